@@ -1,0 +1,373 @@
+//! `execs*` and `vexecs*`: process creation with exec of the papers' "null job" or "big job"
+//! (Appendix A, "execs", "nulljob", "bigjob"; the vexecs programs use vfork).
+//!
+//! The jobs are tiny static programs compiled from csrc/ by the build and carried inside
+//! sysperf; setup puts the chosen one in a memfd, and the child execs it with
+//! execveat(fd, "", AT_EMPTY_PATH), so nothing outside sysperf is run and nothing is left on
+//! disk. As in the paper, the child gets the parent's argv ("execs 1000 0 nulljob") and a small
+//! fixed environment (about the paper's 34-40 bytes), or that plus the run script's fifteen
+//! 71-byte variables (1065 bytes) for the "1K env" tests, so results do not depend on the
+//! caller's environment.
+
+use super::fork::check_status;
+use super::{Benchmark, Ctx, Group, Shape, Spec};
+use crate::error::BenchError;
+use crate::sys::{self, ChildStack, ExecImage, Fork};
+use std::ffi::CString;
+use std::os::fd::{AsRawFd, OwnedFd};
+
+/// The null job: 1 KiB of initialized data, exits 0.
+pub static NULL_JOB: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/nulljob"));
+/// The big job: 250 KiB of initialized data, exits 0.
+pub static BIG_JOB: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/bigjob"));
+
+/// The minimal environment every exec test passes (35 bytes with terminators).
+pub const BASE_ENV: &[&str] = &["HOME=/", "PATH=/bin:/usr/bin", "TERM=dumb"];
+
+/// The run script's "fill environment with ~1024 bytes": setenv a..o, each 69 digits.
+pub fn kilo_env() -> Vec<String> {
+    const VALUE: &str = "012345678901234567890123456789012345678901234567890123456780123456789";
+    ('a'..='o').map(|c| format!("{c}={VALUE}")).collect()
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Job {
+    Null,
+    Big,
+}
+
+impl Job {
+    pub fn bytes(self) -> &'static [u8] {
+        match self {
+            Job::Null => NULL_JOB,
+            Job::Big => BIG_JOB,
+        }
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            Job::Null => "nulljob",
+            Job::Big => "bigjob",
+        }
+    }
+}
+
+macro_rules! exec_spec {
+    ($id:literal, $label:literal, $paper:literal, $today:literal, $vfork:expr, $brk:literal, $job:expr, $kenv:expr) => {
+        Spec {
+            id: $id,
+            label: $label,
+            group: Group::Kernel,
+            paper: $paper,
+            today: $today,
+            paper_count: 1_000,
+            unit: "exec",
+            ops_per_iteration: 1,
+            shape: Shape::Single,
+            make: || Box::new(Execs::new($vfork, $brk, $job, $kenv)),
+        }
+    };
+}
+
+pub static SPECS: &[Spec] = &[
+    exec_spec!(
+        "execs0null",
+        "execs0null",
+        "fork-exec ``null job''-exit-wait 1,000 times",
+        "fork(), execveat of the embedded null job, waitpid",
+        false,
+        0,
+        Job::Null,
+        false
+    ),
+    exec_spec!(
+        "execs0null-1kenv",
+        "execs0null (1K env)",
+        "execs0null above, with 1K environment added",
+        "as execs0null, plus the run script's 15 variables (1065 bytes)",
+        false,
+        0,
+        Job::Null,
+        true
+    ),
+    exec_spec!(
+        "execs1knull",
+        "execs1knull",
+        "sbrk(1024), fault page, fork-exec ``null job''-exit-wait 1,000 times",
+        "sbrk(1024) touched every 1 KiB, fork(), execveat null job, waitpid",
+        false,
+        1024,
+        Job::Null,
+        false
+    ),
+    exec_spec!(
+        "execs1knull-1kenv",
+        "execs1knull (1K env)",
+        "execs1knull above, with 1K environment added",
+        "as execs1knull, plus the run script's 15 variables (1065 bytes)",
+        false,
+        1024,
+        Job::Null,
+        true
+    ),
+    exec_spec!(
+        "execs100knull",
+        "execs100knull",
+        "sbrk(102400), fault pages, fork-exec ``null job''-exit-wait 1,000 times",
+        "sbrk(102400) touched every 1 KiB, fork(), execveat null job, waitpid",
+        false,
+        102_400,
+        Job::Null,
+        false
+    ),
+    exec_spec!(
+        "vexecs0null",
+        "vexecs0null",
+        "vfork-exec ``null job''-exit-wait 1,000 times",
+        "clone(CLONE_VM|CLONE_VFORK), execveat null job, waitpid",
+        true,
+        0,
+        Job::Null,
+        false
+    ),
+    exec_spec!(
+        "vexecs1knull",
+        "vexecs1knull",
+        "sbrk(1024), fault page, vfork-exec ``null job''-exit-wait 1,000 times",
+        "sbrk(1024) touched, clone(CLONE_VM|CLONE_VFORK), execveat null job, waitpid",
+        true,
+        1024,
+        Job::Null,
+        false
+    ),
+    exec_spec!(
+        "vexecs100knull",
+        "vexecs100knull",
+        "sbrk(102400), fault pages, vfork-exec ``null job''-exit-wait 1,000 times",
+        "sbrk(102400) touched, clone(CLONE_VM|CLONE_VFORK), execveat null job, waitpid",
+        true,
+        102_400,
+        Job::Null,
+        false
+    ),
+    exec_spec!(
+        "execs0big",
+        "execs0big",
+        "fork-exec ``big job''-exit-wait 1,000 times",
+        "fork(), execveat of the embedded big job (250 KiB data), waitpid",
+        false,
+        0,
+        Job::Big,
+        false
+    ),
+    exec_spec!(
+        "execs1kbig",
+        "execs1kbig",
+        "sbrk(1024), fault page, fork-exec ``big job''-exit-wait 1,000 times",
+        "sbrk(1024) touched, fork(), execveat big job, waitpid",
+        false,
+        1024,
+        Job::Big,
+        false
+    ),
+    exec_spec!(
+        "execs100kbig",
+        "execs100kbig",
+        "sbrk(102400), fault pages, fork-exec ``big job''-exit-wait 1,000 times",
+        "sbrk(102400) touched, fork(), execveat big job, waitpid",
+        false,
+        102_400,
+        Job::Big,
+        false
+    ),
+    exec_spec!(
+        "vexecs0big",
+        "vexecs0big",
+        "vfork-exec ``big job''-exit-wait 1,000 times",
+        "clone(CLONE_VM|CLONE_VFORK), execveat big job, waitpid",
+        true,
+        0,
+        Job::Big,
+        false
+    ),
+    exec_spec!(
+        "vexecs1kbig",
+        "vexecs1kbig",
+        "sbrk(1024), fault pages, vfork-exec ``big job''-exit-wait 1,000 times",
+        "sbrk(1024) touched, clone(CLONE_VM|CLONE_VFORK), execveat big job, waitpid",
+        true,
+        1024,
+        Job::Big,
+        false
+    ),
+    exec_spec!(
+        "vexecs100kbig",
+        "vexecs100kbig",
+        "sbrk(102400), fault pages, vfork-exec ``big job''-exit-wait 1,000 times",
+        "sbrk(102400) touched, clone(CLONE_VM|CLONE_VFORK), execveat big job, waitpid",
+        true,
+        102_400,
+        Job::Big,
+        false
+    ),
+];
+
+/// What the exec'ing child needs, built before the timed loop; the pointers stay valid
+/// because the CStrings they point into live in the same struct.
+struct ExecArgs {
+    fd: OwnedFd,
+    _strings: Vec<CString>,
+    argv: Vec<*const libc::c_char>,
+    envp: Vec<*const libc::c_char>,
+}
+
+pub(crate) struct Execs {
+    vfork: bool,
+    brk: usize,
+    job: Job,
+    kilo_env: bool,
+    stack: Option<ChildStack>,
+    args: Option<ExecArgs>,
+}
+
+impl Execs {
+    fn new(vfork: bool, brk: usize, job: Job, kilo_env: bool) -> Execs {
+        Execs {
+            vfork,
+            brk,
+            job,
+            kilo_env,
+            stack: None,
+            args: None,
+        }
+    }
+}
+
+/// Bytes the environment occupies in the new image (strings and their terminators).
+pub fn env_bytes(kilo: bool) -> usize {
+    let extra: usize = if kilo {
+        kilo_env().iter().map(|s| s.len() + 1).sum()
+    } else {
+        0
+    };
+    BASE_ENV.iter().map(|s| s.len() + 1).sum::<usize>() + extra
+}
+
+impl Benchmark for Execs {
+    fn setup(&mut self, _ctx: &Ctx, iterations: u64) -> Result<(), BenchError> {
+        sys::sbrk_and_touch(self.brk, 1024).map_err(|e| BenchError::Sys {
+            op: "sbrk",
+            source: e,
+        })?;
+        let fd = sys::memfd_executable(c"sysperf-job", self.job.bytes()).map_err(|e| {
+            BenchError::Sys {
+                op: "memfd_create",
+                source: e,
+            }
+        })?;
+        let prog = if self.vfork { "vexecs" } else { "execs" };
+        let mut argv_s = vec![
+            prog.to_string(),
+            iterations.to_string(),
+            self.brk.to_string(),
+            self.job.name().to_string(),
+        ];
+        let mut env_s: Vec<String> = BASE_ENV.iter().map(|s| s.to_string()).collect();
+        if self.kilo_env {
+            env_s.extend(kilo_env());
+        }
+        let argc = argv_s.len();
+        argv_s.extend(env_s);
+        let strings: Vec<CString> = argv_s
+            .into_iter()
+            .map(|s| {
+                CString::new(s).map_err(|_| BenchError::Protocol("NUL in exec argument".into()))
+            })
+            .collect::<Result<_, _>>()?;
+        let mut argv: Vec<*const libc::c_char> =
+            strings[..argc].iter().map(|s| s.as_ptr()).collect();
+        argv.push(std::ptr::null());
+        let mut envp: Vec<*const libc::c_char> =
+            strings[argc..].iter().map(|s| s.as_ptr()).collect();
+        envp.push(std::ptr::null());
+        self.args = Some(ExecArgs {
+            fd,
+            _strings: strings,
+            argv,
+            envp,
+        });
+        if self.vfork {
+            self.stack = Some(ChildStack::new(16 * 1024));
+        }
+        Ok(())
+    }
+
+    fn run(&mut self, iterations: u64) -> Result<(), BenchError> {
+        let args = self
+            .args
+            .as_ref()
+            .ok_or_else(|| BenchError::Protocol("exec: no setup".into()))?;
+        let img = ExecImage {
+            fd: args.fd.as_raw_fd(),
+            argv: &args.argv,
+            envp: &args.envp,
+        };
+        for _ in 0..iterations {
+            let pid = match &mut self.stack {
+                Some(stack) => sys::vfork_exec(stack, &img).map_err(|e| BenchError::Sys {
+                    op: "clone(CLONE_VFORK)",
+                    source: e,
+                })?,
+                None => match sys::fork().map_err(|e| BenchError::Sys {
+                    op: "fork",
+                    source: e,
+                })? {
+                    Fork::Child => {
+                        let _ = sys::exec_fd(img.fd, img.argv, img.envp);
+                        sys::exit_now(127)
+                    }
+                    Fork::Parent(pid) => pid,
+                },
+            };
+            let code = sys::wait_child(pid).map_err(|e| BenchError::Sys {
+                op: "waitpid",
+                source: e,
+            })?;
+            check_status("exec", code, 0)?;
+        }
+        Ok(())
+    }
+
+    fn teardown(&mut self) -> Result<(), BenchError> {
+        self.args = None;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kilo_env_is_the_run_scripts_1065_bytes() {
+        let v = kilo_env();
+        assert_eq!(v.len(), 15);
+        assert_eq!(v.iter().map(|s| s.len()).sum::<usize>(), 1065);
+        assert_eq!(env_bytes(true) - env_bytes(false), 1080);
+    }
+
+    #[test]
+    fn jobs_are_tiny_static_executables_with_the_papers_data_sizes() {
+        for (job, min, max) in [
+            (Job::Null, 1024, 16 * 1024),
+            (Job::Big, 250 * 1024, 270 * 1024),
+        ] {
+            let b = job.bytes();
+            assert_eq!(&b[..4], b"\x7fELF", "{job:?}");
+            assert!(
+                b.len() >= min && b.len() <= max,
+                "{job:?}: {} bytes",
+                b.len()
+            );
+        }
+    }
+}

@@ -1,0 +1,352 @@
+//! Message passing through pipes and Unix-domain datagram sockets (Appendix A: pipeself,
+//! pipediscard, pipeback; the run script's udgself, udgdiscard, udgback).
+//!
+//! Three shapes, each with 4- and 512-byte messages:
+//! - self: one process writes a message and reads it back (no context switch needed);
+//! - discard: the parent writes, a child reads and discards (a one-way stream);
+//! - back: the parent writes, the child reads and replies, the parent reads the reply
+//!   (a request-response round trip: two context switches on one CPU).
+//!
+//! The child is forked during setup and reaped at the end of the timed loop, so its CPU time
+//! belongs to the trial, as it did under time(1).
+
+use super::{Benchmark, Ctx, Group, Shape, Spec};
+use crate::error::BenchError;
+use crate::sys::{self, Fork, Pid};
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+
+#[derive(Clone, Copy)]
+enum Kind {
+    Pipe,
+    Udg,
+}
+
+#[derive(Clone, Copy)]
+enum Pattern {
+    SelfLoop,
+    Discard,
+    Back,
+}
+
+const PIPE_TODAY: &str = "pipe(2), write then read of the message";
+const UDG_TODAY: &str = "socketpair(AF_UNIX, SOCK_DGRAM), one datagram per message";
+
+macro_rules! ipc_spec {
+    ($id:literal, $paper:literal, $today:expr, $unit:literal, $shape:expr, $kind:expr, $pat:expr, $size:literal) => {
+        Spec {
+            id: $id,
+            label: $id,
+            group: Group::Kernel,
+            paper: $paper,
+            today: $today,
+            paper_count: 10_000,
+            unit: $unit,
+            ops_per_iteration: 1,
+            shape: $shape,
+            make: || Box::new(Ipc::new($kind, $pat, $size)),
+        }
+    };
+}
+
+pub static SPECS: &[Spec] = &[
+    ipc_spec!(
+        "pipeself4",
+        "send 10,000 4-byte messages to yourself",
+        PIPE_TODAY,
+        "message",
+        Shape::Single,
+        Kind::Pipe,
+        Pattern::SelfLoop,
+        4
+    ),
+    ipc_spec!(
+        "pipeself512",
+        "send 10,000 512-byte messages to yourself",
+        PIPE_TODAY,
+        "message",
+        Shape::Single,
+        Kind::Pipe,
+        Pattern::SelfLoop,
+        512
+    ),
+    ipc_spec!(
+        "pipediscard4",
+        "send 10,000 4-byte messages to child who discards",
+        PIPE_TODAY,
+        "message",
+        Shape::Pair,
+        Kind::Pipe,
+        Pattern::Discard,
+        4
+    ),
+    ipc_spec!(
+        "pipediscard512",
+        "send 10,000 512-byte messages to child who discards",
+        PIPE_TODAY,
+        "message",
+        Shape::Pair,
+        Kind::Pipe,
+        Pattern::Discard,
+        512
+    ),
+    ipc_spec!(
+        "pipeback4",
+        "exchange 10,000 4-byte messages with child",
+        "two pipes, request and reply",
+        "round trip",
+        Shape::Pair,
+        Kind::Pipe,
+        Pattern::Back,
+        4
+    ),
+    ipc_spec!(
+        "pipeback512",
+        "exchange 10,000 512-byte messages with child",
+        "two pipes, request and reply",
+        "round trip",
+        Shape::Pair,
+        Kind::Pipe,
+        Pattern::Back,
+        512
+    ),
+    ipc_spec!(
+        "udgself4",
+        "send 10,000 4-byte datagrams to yourself (run script)",
+        UDG_TODAY,
+        "message",
+        Shape::Single,
+        Kind::Udg,
+        Pattern::SelfLoop,
+        4
+    ),
+    ipc_spec!(
+        "udgself512",
+        "send 10,000 512-byte datagrams to yourself (run script)",
+        UDG_TODAY,
+        "message",
+        Shape::Single,
+        Kind::Udg,
+        Pattern::SelfLoop,
+        512
+    ),
+    ipc_spec!(
+        "udgdiscard4",
+        "send 10,000 4-byte datagrams to child who discards (run script)",
+        UDG_TODAY,
+        "message",
+        Shape::Pair,
+        Kind::Udg,
+        Pattern::Discard,
+        4
+    ),
+    ipc_spec!(
+        "udgdiscard512",
+        "send 10,000 512-byte datagrams to child who discards (run script)",
+        UDG_TODAY,
+        "message",
+        Shape::Pair,
+        Kind::Udg,
+        Pattern::Discard,
+        512
+    ),
+    ipc_spec!(
+        "udgback4",
+        "exchange 10,000 4-byte datagrams with child (run script)",
+        "two AF_UNIX datagram socket pairs, request and reply",
+        "round trip",
+        Shape::Pair,
+        Kind::Udg,
+        Pattern::Back,
+        4
+    ),
+    ipc_spec!(
+        "udgback512",
+        "exchange 10,000 512-byte datagrams with child (run script)",
+        "two AF_UNIX datagram socket pairs, request and reply",
+        "round trip",
+        Shape::Pair,
+        Kind::Udg,
+        Pattern::Back,
+        512
+    ),
+];
+
+/// A one-way channel: bytes written to `tx` come out of `rx`.
+struct Channel {
+    rx: OwnedFd,
+    tx: OwnedFd,
+}
+
+impl Channel {
+    fn new(kind: Kind) -> Result<Channel, BenchError> {
+        let (rx, tx) = match kind {
+            Kind::Pipe => sys::pipe().map_err(|e| BenchError::Sys {
+                op: "pipe",
+                source: e,
+            })?,
+            Kind::Udg => sys::dgram_pair().map_err(|e| BenchError::Sys {
+                op: "socketpair",
+                source: e,
+            })?,
+        };
+        Ok(Channel { rx, tx })
+    }
+}
+
+struct Ipc {
+    kind: Kind,
+    pattern: Pattern,
+    size: usize,
+    buf: [u8; 512],
+    to_child: Option<Channel>,
+    to_parent: Option<Channel>,
+    child: Option<Pid>,
+}
+
+impl Ipc {
+    fn new(kind: Kind, pattern: Pattern, size: usize) -> Ipc {
+        Ipc {
+            kind,
+            pattern,
+            size,
+            buf: [0x5a; 512],
+            to_child: None,
+            to_parent: None,
+            child: None,
+        }
+    }
+}
+
+#[inline]
+fn send(fd: RawFd, msg: &[u8]) -> Result<(), BenchError> {
+    let n = sys::write(fd, msg).map_err(|e| BenchError::Sys {
+        op: "write",
+        source: e,
+    })?;
+    if n != msg.len() {
+        return Err(BenchError::Protocol(format!(
+            "short write: {n} of {} bytes",
+            msg.len()
+        )));
+    }
+    Ok(())
+}
+
+/// Reads one whole message: a datagram arrives whole; a pipe may hand it over in pieces.
+#[inline]
+fn recv(fd: RawFd, buf: &mut [u8]) -> Result<(), BenchError> {
+    let mut got = 0;
+    while got < buf.len() {
+        let n = sys::read(fd, &mut buf[got..]).map_err(|e| BenchError::Sys {
+            op: "read",
+            source: e,
+        })?;
+        if n == 0 {
+            return Err(BenchError::Protocol("peer closed the channel early".into()));
+        }
+        got += n;
+    }
+    Ok(())
+}
+
+/// The child's side of discard and back; exits with 0 on success, 1 on any failure.
+fn child_loop(pattern: Pattern, rx: RawFd, tx: Option<RawFd>, size: usize, iterations: u64) -> ! {
+    let mut buf = [0u8; 512];
+    let msg = &mut buf[..size];
+    for _ in 0..iterations {
+        if recv(rx, msg).is_err() {
+            sys::exit_now(1);
+        }
+        if let (Pattern::Back, Some(tx)) = (pattern, tx) {
+            if send(tx, msg).is_err() {
+                sys::exit_now(1);
+            }
+        }
+    }
+    sys::exit_now(0)
+}
+
+impl Benchmark for Ipc {
+    fn setup(&mut self, ctx: &Ctx, iterations: u64) -> Result<(), BenchError> {
+        self.to_child = Some(Channel::new(self.kind)?);
+        if let Pattern::Back = self.pattern {
+            self.to_parent = Some(Channel::new(self.kind)?);
+        }
+        if let Pattern::SelfLoop = self.pattern {
+            return Ok(());
+        }
+        match sys::fork().map_err(|e| BenchError::Sys {
+            op: "fork",
+            source: e,
+        })? {
+            Fork::Child => {
+                ctx.child_init();
+                let rx = self
+                    .to_child
+                    .as_ref()
+                    .map(|c| c.rx.as_raw_fd())
+                    .unwrap_or(-1);
+                let tx = self.to_parent.as_ref().map(|c| c.tx.as_raw_fd());
+                child_loop(self.pattern, rx, tx, self.size, iterations)
+            }
+            Fork::Parent(pid) => self.child = Some(pid),
+        }
+        Ok(())
+    }
+
+    fn run(&mut self, iterations: u64) -> Result<(), BenchError> {
+        let size = self.size;
+        let out = self
+            .to_child
+            .as_ref()
+            .ok_or_else(|| BenchError::Protocol("no channel".into()))?;
+        let (tx, rx) = (out.tx.as_raw_fd(), out.rx.as_raw_fd());
+        match self.pattern {
+            Pattern::SelfLoop => {
+                for _ in 0..iterations {
+                    send(tx, &self.buf[..size])?;
+                    recv(rx, &mut self.buf[..size])?;
+                }
+                return Ok(());
+            }
+            Pattern::Discard => {
+                for _ in 0..iterations {
+                    send(tx, &self.buf[..size])?;
+                }
+            }
+            Pattern::Back => {
+                let back = self
+                    .to_parent
+                    .as_ref()
+                    .ok_or_else(|| BenchError::Protocol("no reply channel".into()))?;
+                let reply = back.rx.as_raw_fd();
+                for _ in 0..iterations {
+                    send(tx, &self.buf[..size])?;
+                    recv(reply, &mut self.buf[..size])?;
+                }
+            }
+        }
+        let child = self
+            .child
+            .take()
+            .ok_or_else(|| BenchError::Protocol("no child".into()))?;
+        let code = sys::wait_child(child).map_err(|e| BenchError::Sys {
+            op: "waitpid",
+            source: e,
+        })?;
+        if code != 0 {
+            return Err(BenchError::Protocol(format!("child exited with {code}")));
+        }
+        Ok(())
+    }
+
+    fn teardown(&mut self) -> Result<(), BenchError> {
+        if let Some(pid) = self.child.take() {
+            let _ = sys::kill(pid, libc::SIGKILL);
+            let _ = sys::wait_child(pid);
+        }
+        self.to_child = None;
+        self.to_parent = None;
+        Ok(())
+    }
+}

@@ -1,0 +1,182 @@
+//! `csw` and `signocsw`: signals with and without a context switch (Appendix A).
+//!
+//! csw forks a child and the two bounce SIGALRM back and forth: each handler sends the signal
+//! on to the other process and counts; each process waits in sigsuspend (today's sigpause).
+//! One operation is a round trip (two signals, two context switches on one CPU), and the
+//! paper's 10,000 round trips force 2 x 10,000 switches. signocsw sends SIGALRM to itself with
+//! kill(), so the handler runs without a switch. The paper estimates the context switch as
+//! csw - 2 x signocsw; see `derived`.
+//!
+//! 4.2BSD handlers re-installed themselves with signal(); a sigaction handler stays installed,
+//! so neither test re-installs it, and the subtraction still cancels like for like.
+
+use super::{Benchmark, Ctx, Group, Shape, Spec};
+use crate::error::BenchError;
+use crate::sys::{self, Fork, Pid};
+use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
+
+pub static SPECS: &[Spec] = &[
+    Spec {
+        id: "csw",
+        label: "csw",
+        group: Group::Kernel,
+        paper: "perform 10,000 context switches using signals",
+        today: "SIGALRM ping-pong between parent and child, each waiting in sigsuspend (for sigpause); one op = a round trip",
+        paper_count: 10_000,
+        unit: "round trip",
+        ops_per_iteration: 1,
+        shape: Shape::Pair,
+        make: || Box::new(Csw { child: None }),
+    },
+    Spec {
+        id: "signocsw",
+        label: "signocsw",
+        group: Group::Kernel,
+        paper: "send 10,000 signals to yourself",
+        today: "kill(getpid(), SIGALRM) with a sigaction handler installed",
+        paper_count: 10_000,
+        unit: "signal",
+        ops_per_iteration: 1,
+        shape: Shape::Single,
+        make: || Box::new(SigNoCsw { pid: 0 }),
+    },
+];
+
+/// The process the handler forwards the signal to.
+static OTHER: AtomicI32 = AtomicI32::new(0);
+/// Signals still to receive in this process.
+static REMAINING: AtomicU64 = AtomicU64::new(0);
+/// Handler invocations, to check that every signal was really delivered.
+static HANDLED: AtomicU64 = AtomicU64::new(0);
+
+extern "C" fn bounce(_sig: libc::c_int) {
+    // Only async-signal-safe work: a kill and two atomics.
+    let _ = sys::kill(OTHER.load(Ordering::Relaxed), libc::SIGALRM);
+    HANDLED.fetch_add(1, Ordering::Relaxed);
+    let left = REMAINING.load(Ordering::Relaxed);
+    REMAINING.store(left.saturating_sub(1), Ordering::Relaxed);
+}
+
+extern "C" fn count_only(_sig: libc::c_int) {
+    HANDLED.fetch_add(1, Ordering::Relaxed);
+}
+
+struct Csw {
+    child: Option<Pid>,
+}
+
+impl Benchmark for Csw {
+    fn setup(&mut self, ctx: &Ctx, iterations: u64) -> Result<(), BenchError> {
+        // Block SIGALRM outside sigsuspend so that a signal arriving early stays pending
+        // instead of being lost between the check and the wait.
+        let alrm = sys::sigset_of(libc::SIGALRM);
+        sys::sigmask(true, &alrm).map_err(|e| BenchError::Sys {
+            op: "sigprocmask",
+            source: e,
+        })?;
+        sys::set_handler(libc::SIGALRM, bounce).map_err(|e| BenchError::Sys {
+            op: "sigaction",
+            source: e,
+        })?;
+        let parent = sys::getpid();
+        match sys::fork().map_err(|e| BenchError::Sys {
+            op: "fork",
+            source: e,
+        })? {
+            Fork::Child => {
+                ctx.child_init();
+                OTHER.store(parent, Ordering::Relaxed);
+                REMAINING.store(iterations, Ordering::Relaxed);
+                let open = sys::sigset_empty();
+                while REMAINING.load(Ordering::Relaxed) > 0 {
+                    sys::sigsuspend(&open);
+                }
+                sys::exit_now(0);
+            }
+            Fork::Parent(pid) => self.child = Some(pid),
+        }
+        Ok(())
+    }
+
+    fn run(&mut self, iterations: u64) -> Result<(), BenchError> {
+        let child = self
+            .child
+            .ok_or_else(|| BenchError::Protocol("csw: no child".into()))?;
+        OTHER.store(child, Ordering::Relaxed);
+        REMAINING.store(iterations, Ordering::Relaxed);
+        HANDLED.store(0, Ordering::Relaxed);
+        let open = sys::sigset_empty();
+        sys::kill(child, libc::SIGALRM).map_err(|e| BenchError::Sys {
+            op: "kill",
+            source: e,
+        })?;
+        while REMAINING.load(Ordering::Relaxed) > 0 {
+            sys::sigsuspend(&open);
+        }
+        let code = sys::wait_child(child).map_err(|e| BenchError::Sys {
+            op: "waitpid",
+            source: e,
+        })?;
+        self.child = None;
+        if code != 0 {
+            return Err(BenchError::Protocol(format!(
+                "csw: child exited with {code}"
+            )));
+        }
+        let handled = HANDLED.load(Ordering::Relaxed);
+        if handled != iterations {
+            return Err(BenchError::Protocol(format!(
+                "csw: {handled} signals handled for {iterations} round trips"
+            )));
+        }
+        Ok(())
+    }
+
+    fn teardown(&mut self) -> Result<(), BenchError> {
+        if let Some(pid) = self.child.take() {
+            let _ = sys::kill(pid, libc::SIGKILL);
+            let _ = sys::wait_child(pid);
+        }
+        sys::default_handler(libc::SIGALRM);
+        Ok(())
+    }
+}
+
+struct SigNoCsw {
+    pid: Pid,
+}
+
+impl Benchmark for SigNoCsw {
+    fn setup(&mut self, _ctx: &Ctx, _iterations: u64) -> Result<(), BenchError> {
+        sys::set_handler(libc::SIGALRM, count_only).map_err(|e| BenchError::Sys {
+            op: "sigaction",
+            source: e,
+        })?;
+        self.pid = sys::getpid();
+        HANDLED.store(0, Ordering::Relaxed);
+        Ok(())
+    }
+
+    fn run(&mut self, iterations: u64) -> Result<(), BenchError> {
+        for _ in 0..iterations {
+            sys::kill(self.pid, libc::SIGALRM).map_err(|e| BenchError::Sys {
+                op: "kill",
+                source: e,
+            })?;
+        }
+        // A signal to self is delivered before kill() returns; a shortfall means the benchmark
+        // did not do what it claims.
+        let handled = HANDLED.load(Ordering::Relaxed);
+        if handled != iterations {
+            return Err(BenchError::Protocol(format!(
+                "signocsw: {handled} signals handled for {iterations} sent"
+            )));
+        }
+        Ok(())
+    }
+
+    fn teardown(&mut self) -> Result<(), BenchError> {
+        sys::default_handler(libc::SIGALRM);
+        Ok(())
+    }
+}

@@ -1,0 +1,185 @@
+//! The worker: one process per trial, started by the harness as `sysperf __worker REQUEST`.
+//!
+//! It names itself `sysperf:<id>` (PR_SET_NAME), pins itself as planned, runs the benchmark's
+//! setup, then reads the clock and resource usage around `run(iterations)` only, runs teardown,
+//! and prints one JSON [`Report`] on stdout. Fresh processes keep trials independent and the
+//! forking process lean (its size is measured and reported, since fork cost grows with it).
+//! This is harness code: benchmarks themselves never read a clock or print.
+
+use crate::bench::{self, Ctx, Placement};
+use crate::model::Usage;
+use crate::sys;
+use serde::{Deserialize, Serialize};
+use std::hint::black_box;
+
+/// What the parent asks a worker to do.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Request {
+    /// A registry id, or "__overhead" to measure the timer and loop overhead.
+    pub id: String,
+    pub iterations: u64,
+    pub pin: Option<Vec<u32>>,
+    pub child_cpu: Option<u32>,
+}
+
+/// What a worker tells the parent.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Report {
+    pub wall_ns: u64,
+    pub usage: Usage,
+    pub rss_bytes: u64,
+    pub maps: u64,
+    pub migrations: Option<u64>,
+    pub cpu_start: Option<u32>,
+    pub cpu_end: Option<u32>,
+    /// For "__overhead": the median cost of a pair of clock reads.
+    pub timer_ns: Option<f64>,
+    pub error: Option<String>,
+}
+
+pub const OVERHEAD_ID: &str = "__overhead";
+
+/// Entry point of `sysperf __worker`; returns the process exit code.
+pub fn main(request: &str) -> i32 {
+    let report = match serde_json::from_str::<Request>(request) {
+        Ok(req) => execute(&req).unwrap_or_else(|e| Report {
+            error: Some(e),
+            ..Report::default()
+        }),
+        Err(e) => Report {
+            error: Some(format!("bad worker request: {e}")),
+            ..Report::default()
+        },
+    };
+    let failed = report.error.is_some();
+    match serde_json::to_string(&report) {
+        Ok(s) => println!("{s}"),
+        Err(_) => return 1,
+    }
+    i32::from(failed)
+}
+
+fn execute(req: &Request) -> Result<Report, String> {
+    sys::set_process_name(&format!("sysperf:{}", req.id));
+    // If sysperf dies, so does its worker (and the worker's children, which do the same).
+    sys::set_parent_death_signal(libc::SIGKILL);
+    if let Some(cpus) = &req.pin {
+        sys::set_affinity(cpus).map_err(|e| format!("pinning to CPUs {cpus:?}: {e}"))?;
+    }
+    if req.id == OVERHEAD_ID {
+        return Ok(overhead(req.iterations));
+    }
+    let spec = bench::find(&req.id).ok_or_else(|| format!("unknown benchmark '{}'", req.id))?;
+    let mut b = (spec.make)();
+    let ctx = Ctx {
+        placement: req
+            .child_cpu
+            .map(Placement::ChildOn)
+            .unwrap_or(Placement::Inherit),
+    };
+    b.setup(&ctx, req.iterations)
+        .map_err(|e| format!("setup: {e}"))?;
+    let (rss_bytes, maps) = own_size();
+    let mig0 = migrations();
+    let cpu_start = sys::current_cpu();
+    let u0 = sys::usage_self_and_children();
+    // The clock reads sit inside the rusage reads so that the wall time covers the loop only.
+    let t0 = sys::monotonic_ns();
+    let ran = b.run(req.iterations);
+    let t1 = sys::monotonic_ns();
+    let u1 = sys::usage_self_and_children();
+    let cpu_end = sys::current_cpu();
+    let mig1 = migrations();
+    let torn = b.teardown();
+    ran.map_err(|e| format!("run: {e}"))?;
+    torn.map_err(|e| format!("teardown: {e}"))?;
+    Ok(Report {
+        wall_ns: t1.saturating_sub(t0),
+        usage: u1.since(&u0),
+        rss_bytes,
+        maps,
+        migrations: mig0.zip(mig1).map(|(a, b)| b.saturating_sub(a)),
+        cpu_start,
+        cpu_end,
+        timer_ns: None,
+        error: None,
+    })
+}
+
+/// Measures the two costs the harness subtracts: a pair of clock reads around nothing (the
+/// timer), and one iteration of an empty loop shaped like the benchmarks' (the loop).
+fn overhead(iterations: u64) -> Report {
+    let mut pairs: Vec<u64> = (0..1001)
+        .map(|_| {
+            let a = sys::monotonic_ns();
+            let b = sys::monotonic_ns();
+            b.saturating_sub(a)
+        })
+        .collect();
+    pairs.sort_unstable();
+    let timer_ns = pairs[pairs.len() / 2] as f64;
+    let u0 = sys::usage_self_and_children();
+    let t0 = sys::monotonic_ns();
+    for i in 0..iterations {
+        black_box(i);
+    }
+    let t1 = sys::monotonic_ns();
+    let u1 = sys::usage_self_and_children();
+    Report {
+        wall_ns: t1.saturating_sub(t0),
+        usage: u1.since(&u0),
+        timer_ns: Some(timer_ns),
+        ..Report::default()
+    }
+}
+
+/// Resident set size and number of mappings of this process.
+fn own_size() -> (u64, u64) {
+    let rss = std::fs::read_to_string("/proc/self/statm")
+        .ok()
+        .and_then(|s| {
+            s.split_whitespace()
+                .nth(1)
+                .and_then(|p| p.parse::<u64>().ok())
+        })
+        .map(|pages| pages * sys::page_size() as u64)
+        .unwrap_or(0);
+    let maps = std::fs::read_to_string("/proc/self/maps")
+        .map(|s| s.lines().count() as u64)
+        .unwrap_or(0);
+    (rss, maps)
+}
+
+/// Migrations of this thread so far, from the scheduler's statistics (CONFIG_SCHED_DEBUG).
+fn migrations() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/thread-self/sched").ok()?;
+    parse_migrations(&text)
+}
+
+fn parse_migrations(text: &str) -> Option<u64> {
+    text.lines()
+        .find(|l| l.starts_with("se.nr_migrations"))
+        .and_then(|l| l.split(':').nth(1))
+        .and_then(|v| v.trim().parse().ok())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_scheduler_migrations() {
+        let t = "sysperf (1, #threads: 1)\n---\nse.exec_start : 1.0\nse.nr_migrations                             :                    7\n";
+        assert_eq!(parse_migrations(t), Some(7));
+        assert_eq!(parse_migrations("nothing"), None);
+    }
+
+    #[test]
+    fn bad_requests_are_reported_not_panicked() {
+        assert_eq!(main("{not json"), 1);
+        assert_eq!(
+            main(r#"{"id":"nope","iterations":1,"pin":null,"child_cpu":null}"#),
+            1
+        );
+    }
+}

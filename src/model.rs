@@ -1,0 +1,288 @@
+//! The data model of a run: what the harness produces, the store keeps, and reports render.
+//!
+//! These are plain serializable records with units in their field names. They hold no logic
+//! beyond small derived accessors; statistics live in `stats`, persistence in `store`, and
+//! rendering in `report`. The JSON shape of [`Run`] is the documented `sysperf run --json`
+//! format (see `docs/json-format.md`), so field renames here are format changes.
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// Which role a single worker execution played in a benchmark's measurement.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TrialKind {
+    /// A run used only to find the iteration count that reaches `--min-time`.
+    Calibration,
+    /// A run at the calibrated count whose figures are kept but not counted.
+    Warmup,
+    /// A counted trial: the medians and intervals come from these.
+    Measured,
+}
+
+impl TrialKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TrialKind::Calibration => "calibration",
+            TrialKind::Warmup => "warmup",
+            TrialKind::Measured => "measured",
+        }
+    }
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "calibration" => Some(TrialKind::Calibration),
+            "warmup" => Some(TrialKind::Warmup),
+            "measured" => Some(TrialKind::Measured),
+            _ => None,
+        }
+    }
+}
+
+/// Tukey's fences label; a trial is never dropped for being an outlier, only labelled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outlier {
+    None,
+    /// Outside 1.5 IQR of the quartiles.
+    Mild,
+    /// Outside 3 IQR of the quartiles.
+    Severe,
+}
+
+impl Outlier {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outlier::None => "none",
+            Outlier::Mild => "mild",
+            Outlier::Severe => "severe",
+        }
+    }
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "none" => Some(Outlier::None),
+            "mild" => Some(Outlier::Mild),
+            "severe" => Some(Outlier::Severe),
+            _ => None,
+        }
+    }
+}
+
+/// Resource usage of a span, as getrusage/wait4 report it, in integer units.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    pub user_ns: u64,
+    pub sys_ns: u64,
+    /// Minor (reclaim) page faults.
+    pub minflt: u64,
+    /// Major page faults (needed I/O).
+    pub majflt: u64,
+    /// Voluntary context switches.
+    pub nvcsw: u64,
+    /// Involuntary context switches.
+    pub nivcsw: u64,
+}
+
+impl Usage {
+    /// Field-wise `self - earlier`, saturating so a clock quirk cannot wrap.
+    pub fn since(&self, earlier: &Usage) -> Usage {
+        Usage {
+            user_ns: self.user_ns.saturating_sub(earlier.user_ns),
+            sys_ns: self.sys_ns.saturating_sub(earlier.sys_ns),
+            minflt: self.minflt.saturating_sub(earlier.minflt),
+            majflt: self.majflt.saturating_sub(earlier.majflt),
+            nvcsw: self.nvcsw.saturating_sub(earlier.nvcsw),
+            nivcsw: self.nivcsw.saturating_sub(earlier.nivcsw),
+        }
+    }
+    pub fn plus(&self, o: &Usage) -> Usage {
+        Usage {
+            user_ns: self.user_ns + o.user_ns,
+            sys_ns: self.sys_ns + o.sys_ns,
+            minflt: self.minflt + o.minflt,
+            majflt: self.majflt + o.majflt,
+            nvcsw: self.nvcsw + o.nvcsw,
+            nivcsw: self.nivcsw + o.nivcsw,
+        }
+    }
+    pub fn cpu_ns(&self) -> u64 {
+        self.user_ns + self.sys_ns
+    }
+}
+
+/// One execution of a benchmark in its own worker process.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Trial {
+    pub kind: TrialKind,
+    pub iterations: u64,
+    /// Wall time of the timed region (the hot loop only; setup and teardown excluded).
+    pub wall_ns: u64,
+    /// Worker plus every child it reaped, over the timed region only.
+    pub usage: Usage,
+    /// The worker process's whole life as its parent's wait4 saw it (startup, setup,
+    /// timed region, teardown), including reaped children. Used for noise accounting.
+    pub worker_total: Usage,
+    /// Resident set size of the worker when the timed region began.
+    pub worker_rss_bytes: u64,
+    /// Number of mappings (lines of /proc/self/maps) of the worker when the timed region began.
+    pub worker_maps: u64,
+    /// CPU migrations of the worker's main thread during the timed region (from
+    /// /proc/thread-self/sched), when the kernel exposes them.
+    pub migrations: Option<u64>,
+    /// CPU the worker was on when the timed region began and ended.
+    pub cpu_start: Option<u32>,
+    pub cpu_end: Option<u32>,
+    /// Tukey label among the measured trials of the same benchmark; `None` for other kinds.
+    pub outlier: Outlier,
+    /// Set when the trial did not complete (timeout, crash, setup error); its figures are 0.
+    pub error: Option<String>,
+}
+
+/// A point estimate with its confidence interval, all in the same unit.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Estimate {
+    /// The median over measured trials.
+    pub median: f64,
+    pub ci_low: f64,
+    pub ci_high: f64,
+    /// The confidence the interval actually achieves (0.95 when enough trials exist; with
+    /// few trials the distribution-free interval is [min, max] and its exact level is stored).
+    pub ci_level: f64,
+    pub min: f64,
+    pub max: f64,
+    pub mean: f64,
+    /// Coefficient of variation (sample standard deviation / mean), 0 for a single trial.
+    pub cv: f64,
+    pub n: usize,
+}
+
+/// Per-operation summary of one benchmark, derived from its measured trials.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Summary {
+    /// Wall nanoseconds per operation, after overhead subtraction.
+    pub wall_ns_per_op: Estimate,
+    pub user_ns_per_op: Estimate,
+    pub sys_ns_per_op: Estimate,
+    /// Medians over measured trials of the per-operation counts.
+    pub minflt_per_op: f64,
+    pub majflt_per_op: f64,
+    pub csw_per_op: f64,
+    pub nvcsw_per_op: f64,
+    pub nivcsw_per_op: f64,
+    pub migrations_per_op: Option<f64>,
+    pub worker_rss_bytes: u64,
+    pub worker_maps: u64,
+}
+
+/// Everything measured for one benchmark in a run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BenchResult {
+    pub id: String,
+    pub group: String,
+    /// Operations one iteration of the hot loop performs (1 except for the paging tests).
+    pub ops_per_iteration: u64,
+    /// Operations in the paper's run, to which table seconds are scaled.
+    pub paper_count: u64,
+    /// What one operation is ("call", "round trip", "fork", "touch", ...).
+    pub unit: String,
+    /// "same", "spread", "free", or "single" for one-process benchmarks.
+    pub placement: String,
+    /// CPUs the benchmark's processes were pinned to, in order (parent first).
+    pub cpus: Vec<u32>,
+    /// Every worker execution, in the order run: calibration, warm-up, measured.
+    pub trials: Vec<Trial>,
+    /// Absent when no measured trial succeeded.
+    pub summary: Option<Summary>,
+    /// Set when the benchmark as a whole failed.
+    pub error: Option<String>,
+}
+
+/// A warning attached to a run (noise, failures, environment).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Warning {
+    /// The benchmark it concerns, or None for the whole run.
+    pub bench: Option<String>,
+    /// Machine-readable kind: "high_cv", "busy_cpu", "trial_failed", "outlier", ...
+    pub kind: String,
+    pub message: String,
+}
+
+/// A figure computed from several results, with the formula that produced it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Derived {
+    pub name: String,
+    pub value: f64,
+    pub unit: String,
+    pub formula: String,
+}
+
+/// How the timer and loop overhead were measured and accounted for.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Overhead {
+    /// Median cost of one pair of clock reads around an empty region.
+    pub timer_ns: f64,
+    /// Median cost of one empty iteration of the harness's loop.
+    pub loop_ns_per_iteration: f64,
+}
+
+/// The parameters a run was made with.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunParams {
+    pub selection: Vec<String>,
+    pub trials: u32,
+    pub min_time_s: f64,
+    pub quick: bool,
+    pub placement: String,
+    pub cpus: Option<Vec<u32>>,
+    pub timeout_s: f64,
+}
+
+/// Machine fingerprint: everything that makes two runs comparable or not.
+/// Values are strings or small records as read from /proc and /sys; absent facts are None.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Fingerprint {
+    pub hostname: Option<String>,
+    pub os: Option<String>,
+    pub kernel_release: Option<String>,
+    pub kernel_version: Option<String>,
+    pub kernel_cmdline: Option<String>,
+    pub arch: Option<String>,
+    pub cpu_model: Option<String>,
+    /// Physical cores and hardware threads (logical CPUs online).
+    pub cores: Option<u32>,
+    pub threads: Option<u32>,
+    pub memory_bytes: Option<u64>,
+    pub virtualization: Option<String>,
+    pub clocksource: Option<String>,
+    pub cpufreq_governor: Option<String>,
+    pub smt: Option<String>,
+    pub thp: Option<String>,
+    /// /sys/devices/system/cpu/vulnerabilities/*: name -> status line.
+    pub vulnerabilities: BTreeMap<String, String>,
+    /// Effective CPU limit of this process's cgroup, in CPUs (quota/period), None if unlimited.
+    pub cgroup_cpu_limit: Option<f64>,
+    /// Memory limit of this process's cgroup in bytes, None if unlimited.
+    pub cgroup_memory_limit_bytes: Option<u64>,
+    pub cgroup_version: Option<String>,
+    /// 1, 5 and 15 minute load averages at the start of the run.
+    pub loadavg: Option<[f64; 3]>,
+}
+
+/// A whole run: what `sysperf run --json` prints and the store keeps.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Run {
+    /// 12 hex digits, random; unique across machines so runs can be merged.
+    pub id: String,
+    pub label: Option<String>,
+    /// Unix time in nanoseconds.
+    pub started_ns: i64,
+    pub ended_ns: Option<i64>,
+    /// False when the run was interrupted or still in progress.
+    pub complete: bool,
+    pub sysperf_version: String,
+    pub params: RunParams,
+    pub fingerprint: Fingerprint,
+    pub overhead: Option<Overhead>,
+    pub results: Vec<BenchResult>,
+    pub derived: Vec<Derived>,
+    pub warnings: Vec<Warning>,
+}

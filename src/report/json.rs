@@ -1,0 +1,54 @@
+//! The machine-readable run (`sysperf run --json`, `sysperf show --json`), documented in
+//! docs/json-format.md.
+//!
+//! It is the stored [`Run`] as is (raw trials included) with, on every entry of `results`,
+//! the figures scripts want without recomputing: `real_s`, `user_s`, `sys_s` (seconds for the
+//! paper's count), `us_per_op` (the median) and `us_per_op_ci` ([low, high]).
+
+use super::scaled_s;
+use crate::model::Run;
+use serde_json::{json, Value};
+
+/// Version of the document shape; bumped on any incompatible change.
+pub const FORMAT_VERSION: u32 = 1;
+
+pub fn run_document(run: &Run) -> Value {
+    let mut v = serde_json::to_value(run).unwrap_or(Value::Null);
+    if let Value::Object(map) = &mut v {
+        map.insert("format".into(), json!("sysperf-run"));
+        map.insert("format_version".into(), json!(FORMAT_VERSION));
+        if let Some(Value::Array(results)) = map.get_mut("results") {
+            for (entry, r) in results.iter_mut().zip(&run.results) {
+                let Value::Object(e) = entry else { continue };
+                let Some(s) = &r.summary else {
+                    for k in ["real_s", "user_s", "sys_s", "us_per_op", "us_per_op_ci"] {
+                        e.insert(k.into(), Value::Null);
+                    }
+                    continue;
+                };
+                let w = &s.wall_ns_per_op;
+                e.insert("real_s".into(), json!(scaled_s(w.median, r.paper_count)));
+                e.insert(
+                    "user_s".into(),
+                    json!(scaled_s(s.user_ns_per_op.median, r.paper_count)),
+                );
+                e.insert(
+                    "sys_s".into(),
+                    json!(scaled_s(s.sys_ns_per_op.median, r.paper_count)),
+                );
+                e.insert("us_per_op".into(), json!(w.median / 1000.0));
+                e.insert(
+                    "us_per_op_ci".into(),
+                    json!([w.ci_low / 1000.0, w.ci_high / 1000.0]),
+                );
+                e.insert("ci_level".into(), json!(w.ci_level));
+                e.insert(
+                    "faults_per_op".into(),
+                    json!(s.minflt_per_op + s.majflt_per_op),
+                );
+                e.insert("csw_per_op".into(), json!(s.csw_per_op));
+            }
+        }
+    }
+    v
+}

@@ -1,0 +1,233 @@
+//! The run as the paper prints it: Table 2 for the kernel tests (udg after the pipe tests),
+//! Table 7 for the paging tests, then the derived figures with their formulas and every
+//! warning. Seconds are scaled to the paper's operation count so rows read like 1984's.
+
+use super::{num, scaled_s, utc};
+use crate::model::{BenchResult, Run};
+use std::fmt::Write;
+
+/// The header lines: what was run, where, and how it was measured.
+pub fn header(run: &Run) -> String {
+    let mut s = String::new();
+    let f = &run.fingerprint;
+    let _ = writeln!(
+        s,
+        "sysperf run {}{}  {}{}",
+        run.id,
+        run.label
+            .as_ref()
+            .map(|l| format!(" \"{l}\""))
+            .unwrap_or_default(),
+        utc(run.started_ns),
+        if run.complete { "" } else { "  (INCOMPLETE)" }
+    );
+    let _ = writeln!(
+        s,
+        "machine: {} | Linux {} | {} | {} CPUs | {} GiB | virt {}",
+        f.hostname.as_deref().unwrap_or("?"),
+        f.kernel_release.as_deref().unwrap_or("?"),
+        f.cpu_model.as_deref().unwrap_or("?"),
+        f.threads
+            .map(|t| t.to_string())
+            .unwrap_or_else(|| "?".into()),
+        f.memory_bytes
+            .map(|b| format!("{:.1}", b as f64 / (1u64 << 30) as f64))
+            .unwrap_or_else(|| "?".into()),
+        f.virtualization.as_deref().unwrap_or("?"),
+    );
+    let p = &run.params;
+    let _ = writeln!(
+        s,
+        "method: {} measured trial(s) per test, each in its own worker process, after calibration to >= {} s{}; placement {}{}",
+        p.trials,
+        p.min_time_s,
+        if p.quick { " (quick)" } else { " and one warm-up" },
+        p.placement,
+        p.cpus.as_ref().map(|c| format!(" on CPUs {}", crate::harness::placement::format_list(c))).unwrap_or_default(),
+    );
+    let level = run
+        .results
+        .iter()
+        .filter_map(|r| r.summary.as_ref())
+        .map(|s| s.wall_ns_per_op.ci_level)
+        .fold(f64::NAN, f64::min);
+    let _ = writeln!(
+        s,
+        "CI: distribution-free interval of the median from order statistics{}",
+        if level.is_finite() && level == 0.0 {
+            " (a single trial has none: the bracket repeats it)".to_string()
+        } else if level.is_finite() && level < 0.95 {
+            format!(
+                " (with this few trials it is [min, max], {:.1}% confidence)",
+                level * 100.0
+            )
+        } else {
+            " (95%)".to_string()
+        }
+    );
+    if let Some(o) = &run.overhead {
+        let _ = writeln!(
+            s,
+            "overhead: timer {} ns per trial and loop {} ns per iteration, measured in a worker and subtracted from elapsed time",
+            num(o.timer_ns),
+            num(o.loop_ns_per_iteration)
+        );
+    }
+    s
+}
+
+fn kernel_row(r: &BenchResult, label: &str) -> String {
+    let Some(s) = &r.summary else {
+        return format!(
+            "{label:<21}| {:>7} | failed: {}",
+            r.paper_count,
+            r.error.as_deref().unwrap_or("no result")
+        );
+    };
+    let w = &s.wall_ns_per_op;
+    format!(
+        "{label:<21}| {:>7} | {:>8} | {:>7} | {:>7} | {:>9} [{:>8}, {:>8}] | {:>9} | {:>7} | {}",
+        r.paper_count,
+        num(scaled_s(w.median, r.paper_count)),
+        num(scaled_s(s.user_ns_per_op.median, r.paper_count)),
+        num(scaled_s(s.sys_ns_per_op.median, r.paper_count)),
+        num(w.median / 1000.0),
+        num(w.ci_low / 1000.0),
+        num(w.ci_high / 1000.0),
+        num(s.minflt_per_op + s.majflt_per_op),
+        num(s.csw_per_op),
+        r.placement,
+    )
+}
+
+fn paging_row(r: &BenchResult, label: &str) -> String {
+    let Some(s) = &r.summary else {
+        return format!(
+            "{label:<14}| failed: {}",
+            r.error.as_deref().unwrap_or("no result")
+        );
+    };
+    let w = &s.wall_ns_per_op;
+    let per_run = r.paper_count as f64;
+    format!(
+        "{label:<14}| {:>6} | {:>7} | {:>7} | {:>7} | {:>8} [{:>7}, {:>7}] | {:>7.0} | {:>6.0}",
+        r.paper_count,
+        num(scaled_s(w.median, r.paper_count)),
+        num(scaled_s(s.user_ns_per_op.median, r.paper_count)),
+        num(scaled_s(s.sys_ns_per_op.median, r.paper_count)),
+        num(w.median / 1000.0),
+        num(w.ci_low / 1000.0),
+        num(w.ci_high / 1000.0),
+        s.minflt_per_op * per_run,
+        s.majflt_per_op * per_run,
+    )
+}
+
+/// The whole run as text: header, Table 2, Table 7, derived figures, warnings.
+pub fn render(run: &Run) -> String {
+    let mut s = header(run);
+    let label_of = |r: &BenchResult| {
+        crate::bench::find(&r.id)
+            .map(|sp| sp.label.to_string())
+            .unwrap_or_else(|| r.id.clone())
+    };
+    let kernel: Vec<&BenchResult> = run.results.iter().filter(|r| r.group != "paging").collect();
+    let paging: Vec<&BenchResult> = run.results.iter().filter(|r| r.group == "paging").collect();
+    if !kernel.is_empty() {
+        let _ = writeln!(
+            s,
+            "\nTable 2. Kernel benchmarks (Elapsed, User, System: seconds for the paper's Count)"
+        );
+        let _ = writeln!(
+            s,
+            "{:<21}| {:>7} | {:>8} | {:>7} | {:>7} | {:>9} {:>20} | {:>9} | {:>7} | placement",
+            "Test",
+            "Count",
+            "Elapsed",
+            "User",
+            "System",
+            "us/op",
+            "[95% CI]",
+            "faults/op",
+            "csw/op"
+        );
+        let _ = writeln!(s, "{}", "-".repeat(122));
+        for r in kernel {
+            let _ = writeln!(s, "{}", kernel_row(r, &label_of(r)));
+        }
+    }
+    if !paging.is_empty() {
+        let _ = writeln!(
+            s,
+            "\nTable 7. Paging benchmarks (seconds and faults for one run of the paper's program)"
+        );
+        let _ = writeln!(
+            s,
+            "{:<14}| {:>6} | {:>7} | {:>7} | {:>7} | {:>8} {:>18} | {:>7} | {:>6}",
+            "Test", "Touch", "Elapsed", "User", "System", "us/touch", "[95% CI]", "Faults", "Major"
+        );
+        let _ = writeln!(s, "{}", "-".repeat(100));
+        for r in paging {
+            let _ = writeln!(s, "{}", paging_row(r, &label_of(r)));
+        }
+    }
+    if !run.derived.is_empty() {
+        let _ = writeln!(s, "\nDerived figures");
+        for d in &run.derived {
+            let _ = writeln!(
+                s,
+                "  {:<44} {:>10} {:<10} = {}",
+                d.name,
+                num(d.value),
+                d.unit,
+                d.formula
+            );
+        }
+    }
+    let rss: Vec<String> = run
+        .results
+        .iter()
+        .filter(|r| r.id == "forks0")
+        .filter_map(|r| r.summary.as_ref())
+        .map(|s| {
+            format!(
+                "forking worker: {} KiB resident, {} mappings (fork cost grows with both)",
+                s.worker_rss_bytes / 1024,
+                s.worker_maps
+            )
+        })
+        .collect();
+    for line in rss {
+        let _ = writeln!(s, "\n{line}");
+    }
+    if !run.warnings.is_empty() {
+        let _ = writeln!(s, "\nWarnings ({})", run.warnings.len());
+        for w in &run.warnings {
+            let _ = writeln!(s, "  ! {}", w.message);
+        }
+    }
+    s
+}
+
+/// One line per stored run, newest first (`sysperf runs`).
+pub fn runs_list(runs: &[crate::store::RunInfo]) -> String {
+    let mut s = format!(
+        "{:<12}  {:<23}  {:<18}  {:<22}  {:>5}  {:>4}  label\n",
+        "id", "started", "host", "kernel", "tests", "warn"
+    );
+    for r in runs {
+        let _ = writeln!(
+            s,
+            "{:<12}  {:<23}  {:<18}  {:<22}  {:>5}  {:>4}  {}{}",
+            r.id,
+            utc(r.started_ns),
+            r.hostname.as_deref().unwrap_or("?"),
+            r.kernel_release.as_deref().unwrap_or("?"),
+            r.benchmarks,
+            r.warnings,
+            r.label.as_deref().unwrap_or(""),
+            if r.complete { "" } else { " (incomplete)" }
+        );
+    }
+    s
+}

@@ -1,0 +1,231 @@
+//! Schema of the store and the ordered migrations that build it.
+//!
+//! `PRAGMA user_version` holds how many migrations a database has had; migration `n` (1-based)
+//! takes it from version `n - 1` to `n`. Migrations are frozen once released: a schema change
+//! is a new entry at the end, never an edit of an old one, because databases in the field were
+//! built by the old text. This module does not decide whether a file may be touched at all;
+//! `Store::open` checks that first and only then calls [`migrate`].
+
+use super::{StoreError, APPLICATION_ID};
+use rusqlite::{Connection, Transaction, TransactionBehavior};
+
+/// The schema version this build reads and writes: the number of migrations.
+pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
+
+/// Migration 1 creates everything.
+///
+/// Float columns are declared without a type on purpose: a column with REAL affinity makes
+/// SQLite store a whole-number double as an integer, which turns -0.0 into 0.0. Untyped
+/// columns keep the exact IEEE-754 value. NaN cannot be bound as a double (SQLite turns it
+/// into NULL), so the store writes NaN as the text 'NaN' in these columns.
+/// Integer columns hold the model's u64 values as i64; values above i64::MAX are refused on
+/// save. JSON columns hold records that are read whole and never filtered on.
+const MIGRATIONS: &[&str] = &[r#"
+CREATE TABLE runs (
+    seq              INTEGER PRIMARY KEY,          -- insertion order, the tie-break for "newest"
+    id               TEXT NOT NULL UNIQUE,         -- 12 lowercase hex digits, made by the caller
+    label            TEXT,
+    started_ns       INTEGER NOT NULL,             -- Unix time in nanoseconds
+    ended_ns         INTEGER,
+    complete         INTEGER NOT NULL DEFAULT 0,   -- 0 while running or when interrupted
+    sysperf_version  TEXT NOT NULL,
+    source           TEXT NOT NULL DEFAULT 'measured',
+    hostname         TEXT,                         -- copies of fingerprint fields, for listing
+    kernel_release   TEXT,                         -- and filtering without parsing JSON
+    params_json      TEXT NOT NULL,
+    fingerprint_json TEXT NOT NULL,
+    overhead_json    TEXT
+);
+CREATE INDEX runs_by_start ON runs (started_ns, seq);
+CREATE INDEX runs_by_label ON runs (label, started_ns);
+
+CREATE TABLE results (
+    id                INTEGER PRIMARY KEY,
+    run_id            TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+    position          INTEGER NOT NULL,            -- order the results were added in
+    bench             TEXT NOT NULL,
+    bench_group       TEXT NOT NULL,
+    ops_per_iteration INTEGER NOT NULL,
+    paper_count       INTEGER NOT NULL,
+    unit              TEXT NOT NULL,
+    placement         TEXT NOT NULL,
+    cpus_json         TEXT NOT NULL,
+    error             TEXT,
+    has_summary       INTEGER NOT NULL,            -- 0: every summary column below is NULL
+    -- Summary: per-operation nanoseconds, one group of columns per estimate.
+    wall_median, wall_ci_low, wall_ci_high, wall_ci_level,
+    wall_min, wall_max, wall_mean, wall_cv, wall_n INTEGER,
+    user_median, user_ci_low, user_ci_high, user_ci_level,
+    user_min, user_max, user_mean, user_cv, user_n INTEGER,
+    sys_median, sys_ci_low, sys_ci_high, sys_ci_level,
+    sys_min, sys_max, sys_mean, sys_cv, sys_n INTEGER,
+    minflt_per_op, majflt_per_op, csw_per_op, nvcsw_per_op, nivcsw_per_op,
+    migrations_per_op,                             -- NULL when the kernel does not expose them
+    summary_rss_bytes INTEGER,
+    summary_maps      INTEGER,
+    UNIQUE (run_id, position)
+);
+
+CREATE TABLE trials (
+    result_id        INTEGER NOT NULL REFERENCES results (id) ON DELETE CASCADE,
+    position         INTEGER NOT NULL,             -- order the trials ran in
+    kind             TEXT NOT NULL,                -- calibration | warmup | measured
+    iterations       INTEGER NOT NULL,
+    wall_ns          INTEGER NOT NULL,
+    -- usage: the timed region only
+    user_ns          INTEGER NOT NULL,
+    sys_ns           INTEGER NOT NULL,
+    minflt           INTEGER NOT NULL,
+    majflt           INTEGER NOT NULL,
+    nvcsw            INTEGER NOT NULL,
+    nivcsw           INTEGER NOT NULL,
+    -- worker_total: the worker's whole life as wait4 saw it
+    total_user_ns    INTEGER NOT NULL,
+    total_sys_ns     INTEGER NOT NULL,
+    total_minflt     INTEGER NOT NULL,
+    total_majflt     INTEGER NOT NULL,
+    total_nvcsw      INTEGER NOT NULL,
+    total_nivcsw     INTEGER NOT NULL,
+    worker_rss_bytes INTEGER NOT NULL,
+    worker_maps      INTEGER NOT NULL,
+    migrations       INTEGER,
+    cpu_start        INTEGER,
+    cpu_end          INTEGER,
+    outlier          TEXT NOT NULL,                -- none | mild | severe
+    error            TEXT,
+    PRIMARY KEY (result_id, position)
+);
+
+CREATE TABLE warnings (
+    run_id   TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+    position INTEGER NOT NULL,
+    bench    TEXT,                                 -- NULL: the warning concerns the whole run
+    kind     TEXT NOT NULL,
+    message  TEXT NOT NULL,
+    PRIMARY KEY (run_id, position)
+);
+
+CREATE TABLE derived (
+    run_id   TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+    position INTEGER NOT NULL,
+    name     TEXT NOT NULL,
+    value    NOT NULL,
+    unit     TEXT NOT NULL,
+    formula  TEXT NOT NULL,
+    PRIMARY KEY (run_id, position)
+);
+"#];
+
+/// What the header of an opened database says about it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct DbState {
+    pub application_id: i32,
+    pub user_version: i64,
+    /// Tables other than SQLite's own.
+    pub tables: i64,
+}
+
+impl DbState {
+    pub(super) fn read(conn: &Connection) -> rusqlite::Result<DbState> {
+        Ok(DbState {
+            application_id: conn.pragma_query_value(None, "application_id", |r| r.get(0))?,
+            user_version: conn.pragma_query_value(None, "user_version", |r| r.get(0))?,
+            tables: conn.query_row(
+                "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'",
+                [],
+                |r| r.get(0),
+            )?,
+        })
+    }
+
+    /// Whether the store may use (and change) this database; errors say why not.
+    /// A database is usable when it carries the sysperf application id, or when it is brand
+    /// new (no id and no tables). Anything else belongs to someone else and is left alone.
+    pub(super) fn check(&self, path: &std::path::Path) -> Result<(), StoreError> {
+        let ours = self.application_id == APPLICATION_ID;
+        let fresh = self.application_id == 0 && self.tables == 0 && self.user_version == 0;
+        if !ours && !fresh {
+            return Err(StoreError::NotSysperf {
+                path: path.to_path_buf(),
+            });
+        }
+        if self.user_version > SCHEMA_VERSION {
+            return Err(StoreError::TooNew {
+                path: path.to_path_buf(),
+                found: self.user_version,
+                supported: SCHEMA_VERSION,
+            });
+        }
+        Ok(())
+    }
+}
+
+/// Brings the schema up to [`SCHEMA_VERSION`] in one transaction.
+///
+/// The state is read again under the write lock because another process may have created or
+/// migrated the same file between our first look and now; then there is nothing left to do.
+pub(super) fn migrate(conn: &Connection, path: &std::path::Path) -> Result<(), StoreError> {
+    let tx = Transaction::new_unchecked(conn, TransactionBehavior::Immediate)?;
+    let state = DbState::read(&tx)?;
+    state.check(path)?;
+    let from = usize::try_from(state.user_version).map_err(|_| {
+        StoreError::Corrupt(format!("negative schema version {}", state.user_version))
+    })?;
+    if from >= MIGRATIONS.len() {
+        return Ok(());
+    }
+    for sql in MIGRATIONS.iter().skip(from) {
+        tx.execute_batch(sql)?;
+    }
+    tx.pragma_update(None, "user_version", SCHEMA_VERSION)?;
+    tx.pragma_update(None, "application_id", APPLICATION_ID)?;
+    tx.commit()?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fresh_database_migrates_to_current_version_once() {
+        let conn = Connection::open_in_memory().unwrap();
+        let path = std::path::Path::new(":memory:");
+        migrate(&conn, path).unwrap();
+        let state = DbState::read(&conn).unwrap();
+        assert_eq!(state.user_version, SCHEMA_VERSION);
+        assert_eq!(state.application_id, APPLICATION_ID);
+        assert_eq!(state.tables, 5);
+        // A second call finds nothing to do rather than failing on existing tables.
+        migrate(&conn, path).unwrap();
+        assert_eq!(DbState::read(&conn).unwrap(), state);
+    }
+
+    #[test]
+    fn check_classifies_states() {
+        let p = std::path::Path::new("x.db");
+        let st = |application_id, user_version, tables| DbState {
+            application_id,
+            user_version,
+            tables,
+        };
+        assert!(st(0, 0, 0).check(p).is_ok());
+        assert!(st(APPLICATION_ID, 1, 5).check(p).is_ok());
+        assert!(matches!(
+            st(0, 0, 1).check(p),
+            Err(StoreError::NotSysperf { .. })
+        ));
+        assert!(matches!(
+            st(0x1234, 0, 0).check(p),
+            Err(StoreError::NotSysperf { .. })
+        ));
+        assert!(matches!(
+            st(0, 3, 0).check(p),
+            Err(StoreError::NotSysperf { .. })
+        ));
+        assert!(matches!(
+            st(APPLICATION_ID, SCHEMA_VERSION + 1, 5).check(p),
+            Err(StoreError::TooNew { found, .. }) if found == SCHEMA_VERSION + 1
+        ));
+    }
+}

@@ -1,0 +1,1016 @@
+//! The embedded SQLite store of runs.
+//!
+//! What it is: one SQLite file (default [`default_path`]) that keeps every run exactly as the
+//! model holds it. Runs, results, trials, warnings and derived figures are real rows with typed
+//! columns, so the file can be queried with any SQLite tool; the run's parameters, machine
+//! fingerprint and overhead are JSON text on the run's row. Every field comes back bit-exact,
+//! floats included. Runs are written incrementally ([`Store::begin_run`],
+//! [`Store::add_result`], [`Store::finish_run`]) so that a run stopped by Ctrl-C keeps the
+//! benchmarks it finished, and several processes may write to one file at once (WAL journal,
+//! generous busy timeout, every write one immediate transaction).
+//!
+//! What it is not: it computes no statistics and renders nothing (see `stats` and `report`),
+//! it does not make run ids (the caller does), and it never touches a file that is not already
+//! a sysperf database or empty: another application's database or a non-SQLite file is
+//! refused unchanged. It does not downgrade: a file from a newer schema is refused.
+//!
+//! # Warnings and derived figures of incremental runs
+//!
+//! [`Store::begin_run`] stores the warnings and derived figures already in the run;
+//! [`Store::add_result`] appends the warnings it is given after those stored; and
+//! [`Store::finish_run`] *replaces* all stored warnings and derived figures of the run with
+//! `run.warnings` and `run.derived`. The caller therefore keeps every warning it passes to
+//! `add_result` in `run.warnings` as well, in the order it wants them kept. A run that never
+//! reaches `finish_run` keeps what `begin_run` and `add_result` stored.
+
+mod json;
+mod migrations;
+#[cfg(test)]
+mod tests;
+
+pub use migrations::SCHEMA_VERSION;
+
+use crate::model::{
+    BenchResult, Derived, Estimate, Fingerprint, Outlier, Overhead, Run, RunParams, Summary, Trial,
+    TrialKind, Usage, Warning,
+};
+use rusqlite::types::{Value, ValueRef};
+use rusqlite::{params, Connection, OpenFlags, OptionalExtension, Row, Transaction};
+use rusqlite::{params_from_iter, TransactionBehavior};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use std::ffi::OsString;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// `PRAGMA application_id` of a sysperf database: "SYSP" in ASCII.
+pub const APPLICATION_ID: i32 = 0x5359_5350;
+
+/// How long a writer waits for another process's transaction before giving up. Writes are
+/// short (one benchmark at a time), so this is only reached if something is badly stuck.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The first 16 bytes of every SQLite database file.
+const SQLITE_HEADER: &[u8; 16] = b"SQLite format 3\0";
+
+/// Shortest id prefix `resolve` accepts, so that a short label is not mistaken for an id.
+const MIN_PREFIX: usize = 4;
+
+/// Errors of the store. [`StoreError::is_user_error`] tells the ones the user can fix.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("'{}' is not a sysperf database (it has other tables); choose another path with --db or SYSPERF_DB", .path.display())]
+    NotSysperf { path: PathBuf },
+    #[error("'{}' is not an SQLite database (sysperf left it untouched); choose another path with --db or SYSPERF_DB", .path.display())]
+    NotSqlite { path: PathBuf },
+    #[error("'{}' was written by a newer sysperf (schema {found}; this one reads up to schema {supported}); upgrade sysperf", .path.display())]
+    TooNew {
+        path: PathBuf,
+        found: i64,
+        supported: i64,
+    },
+    #[error("cannot open the database '{}': {source}; check the path and its permissions, or choose another with --db or SYSPERF_DB", .path.display())]
+    Open {
+        path: PathBuf,
+        #[source]
+        source: rusqlite::Error,
+    },
+    /// The file or its directory could not be read or created (before SQLite is involved).
+    #[error("cannot use '{}': {source}; check the path and its permissions, or choose another with --db or SYSPERF_DB", .path.display())]
+    Access {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("no run matches '{spec}'; 'sysperf runs' lists them")]
+    NoSuchRun { spec: String },
+    #[error("'{spec}' matches {} runs ({}); give more digits of the id ('sysperf runs' lists them)", .candidates.len(), .candidates.join(", "))]
+    AmbiguousRun {
+        spec: String,
+        candidates: Vec<String>,
+    },
+    #[error("the sysperf database is damaged: {0}")]
+    Corrupt(String),
+    #[error("database error: {0}")]
+    Sqlite(#[from] rusqlite::Error),
+    #[error("JSON error: {0}")]
+    Json(#[from] serde_json::Error),
+    #[error("cannot store {what}: it is larger than the database's largest integer (2^63 - 1)")]
+    ValueTooLarge { what: &'static str },
+    /// A float in a JSON column is NaN or infinite, which JSON cannot represent.
+    #[error(
+        "cannot store {what}: it holds NaN or an infinity, which its JSON column cannot represent"
+    )]
+    NotFinite { what: &'static str },
+}
+
+impl StoreError {
+    /// True for errors the user causes and can fix (a bad path, an unknown run); the CLI maps
+    /// them to exit code 2. The rest are failures (exit code 1).
+    pub fn is_user_error(&self) -> bool {
+        matches!(
+            self,
+            StoreError::NotSysperf { .. }
+                | StoreError::NotSqlite { .. }
+                | StoreError::TooNew { .. }
+                | StoreError::Open { .. }
+                | StoreError::Access { .. }
+                | StoreError::NoSuchRun { .. }
+                | StoreError::AmbiguousRun { .. }
+        )
+    }
+}
+
+type Result<T, E = StoreError> = std::result::Result<T, E>;
+
+/// One line of `sysperf runs`.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct RunInfo {
+    pub id: String,
+    pub label: Option<String>,
+    pub started_ns: i64,
+    pub ended_ns: Option<i64>,
+    pub complete: bool,
+    pub hostname: Option<String>,
+    pub kernel_release: Option<String>,
+    /// Results stored for the run.
+    pub benchmarks: u64,
+    pub warnings: u64,
+}
+
+/// Where the database lives unless `--db` says otherwise: `$SYSPERF_DB` if set and non-empty,
+/// else `$XDG_DATA_HOME/sysperf/sysperf.db`, else `$HOME/.local/share/sysperf/sysperf.db`,
+/// else `./sysperf.db`.
+pub fn default_path() -> PathBuf {
+    path_from_env(
+        std::env::var_os("SYSPERF_DB"),
+        std::env::var_os("XDG_DATA_HOME"),
+        std::env::var_os("HOME"),
+    )
+}
+
+/// [`default_path`] without the environment, so it can be tested without touching it.
+fn path_from_env(db: Option<OsString>, xdg: Option<OsString>, home: Option<OsString>) -> PathBuf {
+    let set = |v: Option<OsString>| v.filter(|v| !v.is_empty()).map(PathBuf::from);
+    if let Some(db) = set(db) {
+        return db;
+    }
+    // The XDG base directory spec says a relative $XDG_DATA_HOME is invalid and is ignored.
+    if let Some(xdg) = set(xdg).filter(|p| p.is_absolute()) {
+        return xdg.join("sysperf").join("sysperf.db");
+    }
+    if let Some(home) = set(home) {
+        return home.join(".local/share/sysperf/sysperf.db");
+    }
+    PathBuf::from("./sysperf.db")
+}
+
+/// An open sysperf database.
+#[derive(Debug)]
+pub struct Store {
+    conn: Connection,
+    path: PathBuf,
+}
+
+impl Store {
+    /// Opens the database at `path`, creating it (and its parent directories) if needed and
+    /// bringing its schema up to date.
+    ///
+    /// A file that is neither empty nor SQLite is refused before SQLite sees it, and an SQLite
+    /// file that belongs to another application or to a newer sysperf is refused before
+    /// anything is written to it; in both cases the file is left byte-for-byte unchanged.
+    pub fn open(path: &Path) -> Result<Store> {
+        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(parent).map_err(|source| StoreError::Access {
+                path: parent.to_path_buf(),
+                source,
+            })?;
+        }
+        check_header(path)?;
+        let open_err = |source: rusqlite::Error| match source.sqlite_error_code() {
+            Some(rusqlite::ErrorCode::NotADatabase) => StoreError::NotSqlite {
+                path: path.to_path_buf(),
+            },
+            _ => StoreError::Open {
+                path: path.to_path_buf(),
+                source,
+            },
+        };
+        // No SQLITE_OPEN_URI: a path is a path, even one that starts with "file:".
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
+            | OpenFlags::SQLITE_OPEN_CREATE
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let conn = Connection::open_with_flags(path, flags).map_err(open_err)?;
+        conn.busy_timeout(BUSY_TIMEOUT).map_err(open_err)?;
+        conn.pragma_update(None, "foreign_keys", true)
+            .map_err(open_err)?;
+
+        // Look before writing anything: these reads do not change the file.
+        let state = migrations::DbState::read(&conn).map_err(open_err)?;
+        state.check(path)?;
+
+        // The file is ours (or new) from here on. WAL lets readers and one writer proceed at
+        // once and is a property of the file, so it is set once and persists.
+        // Some file systems cannot do WAL; SQLite then keeps the rollback journal, which is
+        // slower but still safe with the busy timeout, so the mode it reports is not checked.
+        conn.pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get::<_, String>(0))?;
+        if state.user_version < SCHEMA_VERSION {
+            migrations::migrate(&conn, path)?;
+        }
+        Ok(Store {
+            conn,
+            path: path.to_path_buf(),
+        })
+    }
+
+    /// The path this store was opened with.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// A write transaction that takes the write lock at once. A deferred transaction that
+    /// reads and then writes can fail with SQLITE_BUSY without waiting when another process
+    /// wrote in between; taking the lock up front makes the busy timeout apply instead.
+    fn write_tx(&self) -> Result<Transaction<'_>> {
+        Ok(Transaction::new_unchecked(
+            &self.conn,
+            TransactionBehavior::Immediate,
+        )?)
+    }
+
+    /// Stores the start of a run: its row, marked incomplete whatever `run.complete` says,
+    /// and any results, derived figures and warnings it already holds. One transaction.
+    pub fn begin_run(&self, run: &Run) -> Result<()> {
+        let tx = self.write_tx()?;
+        insert_run(&tx, run, false)?;
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// Appends one finished benchmark and the warnings it raised to a stored run, in one
+    /// transaction. Keep `warnings` in `run.warnings` too: [`Store::finish_run`] replaces the
+    /// stored warnings with those (see the module documentation).
+    pub fn add_result(
+        &self,
+        run_id: &str,
+        result: &BenchResult,
+        warnings: &[Warning],
+    ) -> Result<()> {
+        let tx = self.write_tx()?;
+        if !run_exists(&tx, run_id)? {
+            return Err(StoreError::NoSuchRun {
+                spec: run_id.to_string(),
+            });
+        }
+        let position: i64 = tx.query_row(
+            "SELECT COALESCE(MAX(position) + 1, 0) FROM results WHERE run_id = ?1",
+            [run_id],
+            |r| r.get(0),
+        )?;
+        insert_result(&tx, run_id, position, result)?;
+        let first: i64 = tx.query_row(
+            "SELECT COALESCE(MAX(position) + 1, 0) FROM warnings WHERE run_id = ?1",
+            [run_id],
+            |r| r.get(0),
+        )?;
+        insert_warnings(&tx, run_id, first, warnings)?;
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// Records the end of a run: `ended_ns`, `complete` and `overhead` from `run`, and the
+    /// run's derived figures and warnings replaced by `run.derived` and `run.warnings`.
+    /// Results are not touched; they were written by `begin_run` and `add_result`.
+    /// An interrupted run may be finished too, with `complete` false, to keep its end time.
+    pub fn finish_run(&self, run: &Run) -> Result<()> {
+        let overhead = run
+            .overhead
+            .as_ref()
+            .map(|o| to_json(o, "the run's overhead"))
+            .transpose()?;
+        let tx = self.write_tx()?;
+        let updated = tx.execute(
+            "UPDATE runs SET ended_ns = ?1, complete = ?2, overhead_json = ?3 WHERE id = ?4",
+            params![run.ended_ns, run.complete, overhead, run.id],
+        )?;
+        if updated == 0 {
+            return Err(StoreError::NoSuchRun {
+                spec: run.id.clone(),
+            });
+        }
+        tx.execute("DELETE FROM derived WHERE run_id = ?1", [&run.id])?;
+        tx.execute("DELETE FROM warnings WHERE run_id = ?1", [&run.id])?;
+        insert_derived(&tx, &run.id, &run.derived)?;
+        insert_warnings(&tx, &run.id, 0, &run.warnings)?;
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// Stores a whole run in one transaction (for import). Returns false, writing nothing,
+    /// when a run with this id is already stored, so importing the same file twice is harmless.
+    pub fn save_run(&self, run: &Run) -> Result<bool> {
+        let tx = self.write_tx()?;
+        if run_exists(&tx, &run.id)? {
+            return Ok(false);
+        }
+        insert_run(&tx, run, run.complete)?;
+        tx.commit()?;
+        Ok(true)
+    }
+
+    /// Loads a run by its exact id: results in the order they were added, trials in the
+    /// order they ran.
+    pub fn load_run(&self, id: &str) -> Result<Run> {
+        // One read transaction, so a concurrent add_result cannot show up halfway.
+        let tx = self.conn.unchecked_transaction()?;
+        let run = load_run(&tx, id)?;
+        tx.commit()?;
+        Ok(run)
+    }
+
+    /// Every stored run, newest first.
+    pub fn list_runs(&self) -> Result<Vec<RunInfo>> {
+        let mut stmt = self.conn.prepare(
+            "SELECT id, label, started_ns, ended_ns, complete, hostname, kernel_release,
+                    (SELECT count(*) FROM results WHERE results.run_id = runs.id) AS benchmarks,
+                    (SELECT count(*) FROM warnings WHERE warnings.run_id = runs.id) AS warnings
+             FROM runs ORDER BY started_ns DESC, seq DESC",
+        )?;
+        let mut rows = stmt.query([])?;
+        let mut out = Vec::new();
+        while let Some(row) = rows.next()? {
+            let r = Reader::new(row, "runs");
+            out.push(RunInfo {
+                id: r.text("id")?,
+                label: r.opt_text("label")?,
+                started_ns: r.i64("started_ns")?,
+                ended_ns: r.opt_i64("ended_ns")?,
+                complete: r.bool("complete")?,
+                hostname: r.opt_text("hostname")?,
+                kernel_release: r.opt_text("kernel_release")?,
+                benchmarks: r.u64("benchmarks")?,
+                warnings: r.u64("warnings")?,
+            });
+        }
+        Ok(out)
+    }
+
+    /// Turns what the user typed into a run id: "latest" is the newest run; then an exact
+    /// id; then a unique id prefix of at least 4 characters; then a label (the newest run
+    /// carrying it). A prefix shared by several runs is ambiguous unless it is also a label.
+    pub fn resolve(&self, spec: &str) -> Result<String> {
+        let none = || StoreError::NoSuchRun {
+            spec: spec.to_string(),
+        };
+        if spec == "latest" {
+            return self
+                .conn
+                .query_row(
+                    "SELECT id FROM runs ORDER BY started_ns DESC, seq DESC LIMIT 1",
+                    [],
+                    |r| r.get(0),
+                )
+                .optional()?
+                .ok_or_else(none);
+        }
+        // Ids are lowercase hex; accept them typed in upper case.
+        let id = spec.to_ascii_lowercase();
+        if run_exists(&self.conn, &id)? {
+            return Ok(id);
+        }
+        let mut prefixed = Vec::new();
+        if id.chars().count() >= MIN_PREFIX {
+            // substr rather than LIKE, so '%' and '_' in the spec are not wildcards.
+            let mut stmt = self.conn.prepare(
+                "SELECT id FROM runs WHERE substr(id, 1, length(?1)) = ?1
+                 ORDER BY started_ns DESC, seq DESC",
+            )?;
+            let mut rows = stmt.query([&id])?;
+            while let Some(row) = rows.next()? {
+                prefixed.push(Reader::new(row, "runs").text("id")?);
+            }
+        }
+        if prefixed.len() == 1 {
+            return Ok(prefixed.remove(0));
+        }
+        let labelled: Option<String> = self
+            .conn
+            .query_row(
+                "SELECT id FROM runs WHERE label = ?1 ORDER BY started_ns DESC, seq DESC LIMIT 1",
+                [spec],
+                |r| r.get(0),
+            )
+            .optional()?;
+        if let Some(id) = labelled {
+            return Ok(id);
+        }
+        if prefixed.len() > 1 {
+            return Err(StoreError::AmbiguousRun {
+                spec: spec.to_string(),
+                candidates: prefixed,
+            });
+        }
+        Err(none())
+    }
+
+    /// Deletes a run and everything stored for it (the foreign keys cascade).
+    pub fn remove_run(&self, id: &str) -> Result<()> {
+        let tx = self.write_tx()?;
+        if tx.execute("DELETE FROM runs WHERE id = ?1", [id])? == 0 {
+            return Err(StoreError::NoSuchRun {
+                spec: id.to_string(),
+            });
+        }
+        tx.commit()?;
+        Ok(())
+    }
+}
+
+/// Refuses a non-empty file that does not start with the SQLite header, before SQLite opens
+/// it: SQLite would otherwise report the problem only after it may have written to the file.
+/// A missing or empty file is fine: it becomes a new database.
+fn check_header(path: &Path) -> Result<()> {
+    let access = |source| StoreError::Access {
+        path: path.to_path_buf(),
+        source,
+    };
+    let file = match std::fs::File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(access(e)),
+    };
+    let mut head = Vec::with_capacity(SQLITE_HEADER.len());
+    file.take(SQLITE_HEADER.len() as u64)
+        .read_to_end(&mut head)
+        .map_err(access)?;
+    if head.is_empty() || head == SQLITE_HEADER {
+        Ok(())
+    } else {
+        Err(StoreError::NotSqlite {
+            path: path.to_path_buf(),
+        })
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Writing
+
+/// The model's u64 as an SQLite integer, refused rather than wrapped when it does not fit.
+fn int(v: u64, what: &'static str) -> Result<i64> {
+    i64::try_from(v).map_err(|_| StoreError::ValueTooLarge { what })
+}
+
+fn int_usize(v: usize, what: &'static str) -> Result<i64> {
+    i64::try_from(v).map_err(|_| StoreError::ValueTooLarge { what })
+}
+
+/// A float for an untyped column. SQLite turns a bound NaN into NULL, so NaN is written as
+/// the text 'NaN' and read back as NaN (its payload bits are not kept).
+fn real(v: f64) -> Value {
+    if v.is_nan() {
+        Value::Text("NaN".to_string())
+    } else {
+        Value::Real(v)
+    }
+}
+
+/// JSON text for a JSON column, checked to read back equal. serde_json writes NaN and the
+/// infinities as `null`, which would come back as something else or not at all; such a value
+/// is refused instead of being stored wrong.
+fn to_json<T>(v: &T, what: &'static str) -> Result<String>
+where
+    T: Serialize + DeserializeOwned + PartialEq,
+{
+    let text = serde_json::to_string(v)?;
+    match json::from_str::<T>(&text) {
+        Ok(back) if back == *v => Ok(text),
+        _ => Err(StoreError::NotFinite { what }),
+    }
+}
+
+fn run_exists(conn: &Connection, id: &str) -> Result<bool> {
+    Ok(conn
+        .query_row("SELECT 1 FROM runs WHERE id = ?1", [id], |_| Ok(()))
+        .optional()?
+        .is_some())
+}
+
+/// Inserts the run's row and everything it holds.
+fn insert_run(conn: &Connection, run: &Run, complete: bool) -> Result<()> {
+    let params_json = to_json(&run.params, "the run's parameters")?;
+    let fingerprint_json = to_json(&run.fingerprint, "the machine fingerprint")?;
+    let overhead_json = run
+        .overhead
+        .as_ref()
+        .map(|o| to_json(o, "the run's overhead"))
+        .transpose()?;
+    conn.execute(
+        "INSERT INTO runs (id, label, started_ns, ended_ns, complete, sysperf_version,
+                           hostname, kernel_release, params_json, fingerprint_json, overhead_json)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+        params![
+            run.id,
+            run.label,
+            run.started_ns,
+            run.ended_ns,
+            complete,
+            run.sysperf_version,
+            run.fingerprint.hostname,
+            run.fingerprint.kernel_release,
+            params_json,
+            fingerprint_json,
+            overhead_json,
+        ],
+    )?;
+    for (i, result) in run.results.iter().enumerate() {
+        insert_result(conn, &run.id, int_usize(i, "a result position")?, result)?;
+    }
+    insert_derived(conn, &run.id, &run.derived)?;
+    insert_warnings(conn, &run.id, 0, &run.warnings)?;
+    Ok(())
+}
+
+const ESTIMATES: [&str; 3] = ["wall", "user", "sys"];
+const ESTIMATE_FIELDS: [&str; 9] = [
+    "median", "ci_low", "ci_high", "ci_level", "min", "max", "mean", "cv", "n",
+];
+
+/// Columns of `results` in the order [`insert_result`] supplies their values.
+fn result_columns() -> Vec<String> {
+    let head = [
+        "run_id",
+        "position",
+        "bench",
+        "bench_group",
+        "ops_per_iteration",
+        "paper_count",
+        "unit",
+        "placement",
+        "cpus_json",
+        "error",
+        "has_summary",
+    ];
+    let tail = [
+        "minflt_per_op",
+        "majflt_per_op",
+        "csw_per_op",
+        "nvcsw_per_op",
+        "nivcsw_per_op",
+        "migrations_per_op",
+        "summary_rss_bytes",
+        "summary_maps",
+    ];
+    let mut cols: Vec<String> = head.iter().map(|c| c.to_string()).collect();
+    for e in ESTIMATES {
+        cols.extend(ESTIMATE_FIELDS.iter().map(|f| format!("{e}_{f}")));
+    }
+    cols.extend(tail.iter().map(|c| c.to_string()));
+    cols
+}
+
+fn insert_sql(table: &str, cols: &[String]) -> String {
+    let marks = vec!["?"; cols.len()].join(", ");
+    format!("INSERT INTO {table} ({}) VALUES ({marks})", cols.join(", "))
+}
+
+fn push_estimate(vals: &mut Vec<Value>, e: &Estimate) -> Result<()> {
+    vals.extend([
+        real(e.median),
+        real(e.ci_low),
+        real(e.ci_high),
+        real(e.ci_level),
+        real(e.min),
+        real(e.max),
+        real(e.mean),
+        real(e.cv),
+        Value::Integer(int_usize(e.n, "an estimate's trial count")?),
+    ]);
+    Ok(())
+}
+
+fn insert_result(conn: &Connection, run_id: &str, position: i64, r: &BenchResult) -> Result<()> {
+    let cols = result_columns();
+    let mut vals: Vec<Value> = vec![
+        Value::from(run_id.to_string()),
+        Value::Integer(position),
+        Value::from(r.id.clone()),
+        Value::from(r.group.clone()),
+        Value::Integer(int(r.ops_per_iteration, "ops_per_iteration")?),
+        Value::Integer(int(r.paper_count, "paper_count")?),
+        Value::from(r.unit.clone()),
+        Value::from(r.placement.clone()),
+        Value::from(serde_json::to_string(&r.cpus)?),
+        Value::from(r.error.clone()),
+        Value::Integer(i64::from(r.summary.is_some())),
+    ];
+    match &r.summary {
+        Some(s) => {
+            push_estimate(&mut vals, &s.wall_ns_per_op)?;
+            push_estimate(&mut vals, &s.user_ns_per_op)?;
+            push_estimate(&mut vals, &s.sys_ns_per_op)?;
+            vals.extend([
+                real(s.minflt_per_op),
+                real(s.majflt_per_op),
+                real(s.csw_per_op),
+                real(s.nvcsw_per_op),
+                real(s.nivcsw_per_op),
+                s.migrations_per_op.map_or(Value::Null, real),
+                Value::Integer(int(s.worker_rss_bytes, "summary worker_rss_bytes")?),
+                Value::Integer(int(s.worker_maps, "summary worker_maps")?),
+            ]);
+        }
+        None => vals.resize(cols.len(), Value::Null),
+    }
+    if vals.len() != cols.len() {
+        // A programming error in this file, reported rather than panicking.
+        return Err(StoreError::Corrupt(format!(
+            "internal: {} values for {} result columns",
+            vals.len(),
+            cols.len()
+        )));
+    }
+    conn.prepare_cached(&insert_sql("results", &cols))?
+        .execute(params_from_iter(vals))?;
+    let result_id = conn.last_insert_rowid();
+    for (i, t) in r.trials.iter().enumerate() {
+        insert_trial(conn, result_id, int_usize(i, "a trial position")?, t)?;
+    }
+    Ok(())
+}
+
+fn insert_trial(conn: &Connection, result_id: i64, position: i64, t: &Trial) -> Result<()> {
+    let u = &t.usage;
+    let w = &t.worker_total;
+    let vals: [Value; 24] = [
+        Value::Integer(result_id),
+        Value::Integer(position),
+        Value::from(t.kind.as_str().to_string()),
+        Value::Integer(int(t.iterations, "trial iterations")?),
+        Value::Integer(int(t.wall_ns, "trial wall_ns")?),
+        Value::Integer(int(u.user_ns, "trial user_ns")?),
+        Value::Integer(int(u.sys_ns, "trial sys_ns")?),
+        Value::Integer(int(u.minflt, "trial minflt")?),
+        Value::Integer(int(u.majflt, "trial majflt")?),
+        Value::Integer(int(u.nvcsw, "trial nvcsw")?),
+        Value::Integer(int(u.nivcsw, "trial nivcsw")?),
+        Value::Integer(int(w.user_ns, "worker total user_ns")?),
+        Value::Integer(int(w.sys_ns, "worker total sys_ns")?),
+        Value::Integer(int(w.minflt, "worker total minflt")?),
+        Value::Integer(int(w.majflt, "worker total majflt")?),
+        Value::Integer(int(w.nvcsw, "worker total nvcsw")?),
+        Value::Integer(int(w.nivcsw, "worker total nivcsw")?),
+        Value::Integer(int(t.worker_rss_bytes, "trial worker_rss_bytes")?),
+        Value::Integer(int(t.worker_maps, "trial worker_maps")?),
+        match t.migrations {
+            Some(m) => Value::Integer(int(m, "trial migrations")?),
+            None => Value::Null,
+        },
+        Value::from(t.cpu_start.map(i64::from)),
+        Value::from(t.cpu_end.map(i64::from)),
+        Value::from(t.outlier.as_str().to_string()),
+        Value::from(t.error.clone()),
+    ];
+    conn.prepare_cached(
+        "INSERT INTO trials (result_id, position, kind, iterations, wall_ns,
+                             user_ns, sys_ns, minflt, majflt, nvcsw, nivcsw,
+                             total_user_ns, total_sys_ns, total_minflt, total_majflt,
+                             total_nvcsw, total_nivcsw, worker_rss_bytes, worker_maps,
+                             migrations, cpu_start, cpu_end, outlier, error)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    )?
+    .execute(params_from_iter(vals))?;
+    Ok(())
+}
+
+fn insert_warnings(
+    conn: &Connection,
+    run_id: &str,
+    first: i64,
+    warnings: &[Warning],
+) -> Result<()> {
+    let mut stmt = conn.prepare_cached(
+        "INSERT INTO warnings (run_id, position, bench, kind, message) VALUES (?1, ?2, ?3, ?4, ?5)",
+    )?;
+    for (i, w) in warnings.iter().enumerate() {
+        let position = first + int_usize(i, "a warning position")?;
+        stmt.execute(params![run_id, position, w.bench, w.kind, w.message])?;
+    }
+    Ok(())
+}
+
+fn insert_derived(conn: &Connection, run_id: &str, derived: &[Derived]) -> Result<()> {
+    let mut stmt = conn.prepare_cached(
+        "INSERT INTO derived (run_id, position, name, value, unit, formula)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+    )?;
+    for (i, d) in derived.iter().enumerate() {
+        let position = int_usize(i, "a derived figure's position")?;
+        stmt.execute(params![
+            run_id,
+            position,
+            d.name,
+            real(d.value),
+            d.unit,
+            d.formula
+        ])?;
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------
+// Reading
+
+/// Typed access to one row; anything unexpected in it is a [`StoreError::Corrupt`] naming
+/// the table and column, never a panic.
+struct Reader<'a, 'b> {
+    row: &'a Row<'b>,
+    table: &'static str,
+}
+
+impl<'a, 'b> Reader<'a, 'b> {
+    fn new(row: &'a Row<'b>, table: &'static str) -> Self {
+        Reader { row, table }
+    }
+
+    fn corrupt(&self, col: &str, problem: impl std::fmt::Display) -> StoreError {
+        StoreError::Corrupt(format!("{}.{col} {problem}", self.table))
+    }
+
+    fn get(&self, col: &str) -> Result<ValueRef<'a>> {
+        self.row
+            .get_ref(col)
+            .map_err(|e| self.corrupt(col, format_args!("cannot be read: {e}")))
+    }
+
+    fn unexpected(&self, col: &str, expected: &str, found: ValueRef<'_>) -> StoreError {
+        let found = match found {
+            ValueRef::Null => "NULL".to_string(),
+            ValueRef::Integer(i) => format!("the integer {i}"),
+            ValueRef::Real(f) => format!("the real {f}"),
+            ValueRef::Text(_) => "text".to_string(),
+            ValueRef::Blob(_) => "a blob".to_string(),
+        };
+        self.corrupt(col, format_args!("holds {found}, expected {expected}"))
+    }
+
+    fn opt_i64(&self, col: &str) -> Result<Option<i64>> {
+        match self.get(col)? {
+            ValueRef::Null => Ok(None),
+            ValueRef::Integer(v) => Ok(Some(v)),
+            other => Err(self.unexpected(col, "an integer", other)),
+        }
+    }
+
+    fn i64(&self, col: &str) -> Result<i64> {
+        match self.get(col)? {
+            ValueRef::Integer(v) => Ok(v),
+            other => Err(self.unexpected(col, "an integer", other)),
+        }
+    }
+
+    fn convert<T: TryFrom<i64>>(&self, col: &str, v: i64, expected: &str) -> Result<T> {
+        T::try_from(v).map_err(|_| self.unexpected(col, expected, ValueRef::Integer(v)))
+    }
+
+    fn u64(&self, col: &str) -> Result<u64> {
+        let v = self.i64(col)?;
+        self.convert(col, v, "a non-negative integer")
+    }
+
+    fn opt_u64(&self, col: &str) -> Result<Option<u64>> {
+        match self.opt_i64(col)? {
+            Some(v) => self.convert(col, v, "a non-negative integer").map(Some),
+            None => Ok(None),
+        }
+    }
+
+    fn opt_u32(&self, col: &str) -> Result<Option<u32>> {
+        match self.opt_i64(col)? {
+            Some(v) => self.convert(col, v, "a 32-bit unsigned integer").map(Some),
+            None => Ok(None),
+        }
+    }
+
+    fn usize(&self, col: &str) -> Result<usize> {
+        let v = self.i64(col)?;
+        self.convert(col, v, "a non-negative integer")
+    }
+
+    fn bool(&self, col: &str) -> Result<bool> {
+        match self.get(col)? {
+            ValueRef::Integer(0) => Ok(false),
+            ValueRef::Integer(1) => Ok(true),
+            other => Err(self.unexpected(col, "0 or 1", other)),
+        }
+    }
+
+    fn opt_f64(&self, col: &str) -> Result<Option<f64>> {
+        match self.get(col)? {
+            ValueRef::Null => Ok(None),
+            ValueRef::Real(f) => Ok(Some(f)),
+            // Only written by hand; exact for every integer a float can hold.
+            ValueRef::Integer(i) => Ok(Some(i as f64)),
+            ValueRef::Text(b"NaN") => Ok(Some(f64::NAN)),
+            other => Err(self.unexpected(col, "a number", other)),
+        }
+    }
+
+    fn f64(&self, col: &str) -> Result<f64> {
+        self.opt_f64(col)?
+            .ok_or_else(|| self.unexpected(col, "a number", ValueRef::Null))
+    }
+
+    fn opt_text(&self, col: &str) -> Result<Option<String>> {
+        match self.get(col)? {
+            ValueRef::Null => Ok(None),
+            ValueRef::Text(b) => String::from_utf8(b.to_vec())
+                .map(Some)
+                .map_err(|_| self.corrupt(col, "holds text that is not UTF-8")),
+            other => Err(self.unexpected(col, "text", other)),
+        }
+    }
+
+    fn text(&self, col: &str) -> Result<String> {
+        self.opt_text(col)?
+            .ok_or_else(|| self.unexpected(col, "text", ValueRef::Null))
+    }
+
+    /// A JSON column, read with the exact parser.
+    fn json<T: DeserializeOwned>(&self, col: &str) -> Result<T> {
+        let text = self.text(col)?;
+        json::from_str(&text).map_err(|e| self.corrupt(col, format_args!("holds bad JSON: {e}")))
+    }
+
+    fn opt_json<T: DeserializeOwned>(&self, col: &str) -> Result<Option<T>> {
+        match self.opt_text(col)? {
+            Some(text) => json::from_str(&text)
+                .map(Some)
+                .map_err(|e| self.corrupt(col, format_args!("holds bad JSON: {e}"))),
+            None => Ok(None),
+        }
+    }
+
+    fn estimate(&self, prefix: &str) -> Result<Estimate> {
+        let f = |field: &str| self.f64(&format!("{prefix}_{field}"));
+        Ok(Estimate {
+            median: f("median")?,
+            ci_low: f("ci_low")?,
+            ci_high: f("ci_high")?,
+            ci_level: f("ci_level")?,
+            min: f("min")?,
+            max: f("max")?,
+            mean: f("mean")?,
+            cv: f("cv")?,
+            n: self.usize(&format!("{prefix}_n"))?,
+        })
+    }
+
+    fn usage(&self, prefix: &str) -> Result<Usage> {
+        let u = |field: &str| self.u64(&format!("{prefix}{field}"));
+        Ok(Usage {
+            user_ns: u("user_ns")?,
+            sys_ns: u("sys_ns")?,
+            minflt: u("minflt")?,
+            majflt: u("majflt")?,
+            nvcsw: u("nvcsw")?,
+            nivcsw: u("nivcsw")?,
+        })
+    }
+}
+
+fn load_run(conn: &Connection, id: &str) -> Result<Run> {
+    let mut stmt = conn.prepare_cached("SELECT * FROM runs WHERE id = ?1")?;
+    let mut rows = stmt.query([id])?;
+    let Some(row) = rows.next()? else {
+        return Err(StoreError::NoSuchRun {
+            spec: id.to_string(),
+        });
+    };
+    let r = Reader::new(row, "runs");
+    let params: RunParams = r.json("params_json")?;
+    let fingerprint: Fingerprint = r.json("fingerprint_json")?;
+    let overhead: Option<Overhead> = r.opt_json("overhead_json")?;
+    let mut run = Run {
+        id: r.text("id")?,
+        label: r.opt_text("label")?,
+        started_ns: r.i64("started_ns")?,
+        ended_ns: r.opt_i64("ended_ns")?,
+        complete: r.bool("complete")?,
+        sysperf_version: r.text("sysperf_version")?,
+        params,
+        fingerprint,
+        overhead,
+        results: Vec::new(),
+        derived: Vec::new(),
+        warnings: Vec::new(),
+    };
+    run.results = load_results(conn, id)?;
+    run.derived = load_derived(conn, id)?;
+    run.warnings = load_warnings(conn, id)?;
+    Ok(run)
+}
+
+fn load_results(conn: &Connection, run_id: &str) -> Result<Vec<BenchResult>> {
+    let mut stmt =
+        conn.prepare_cached("SELECT * FROM results WHERE run_id = ?1 ORDER BY position")?;
+    let mut rows = stmt.query([run_id])?;
+    let mut out = Vec::new();
+    while let Some(row) = rows.next()? {
+        let r = Reader::new(row, "results");
+        let summary = if r.bool("has_summary")? {
+            Some(Summary {
+                wall_ns_per_op: r.estimate("wall")?,
+                user_ns_per_op: r.estimate("user")?,
+                sys_ns_per_op: r.estimate("sys")?,
+                minflt_per_op: r.f64("minflt_per_op")?,
+                majflt_per_op: r.f64("majflt_per_op")?,
+                csw_per_op: r.f64("csw_per_op")?,
+                nvcsw_per_op: r.f64("nvcsw_per_op")?,
+                nivcsw_per_op: r.f64("nivcsw_per_op")?,
+                migrations_per_op: r.opt_f64("migrations_per_op")?,
+                worker_rss_bytes: r.u64("summary_rss_bytes")?,
+                worker_maps: r.u64("summary_maps")?,
+            })
+        } else {
+            None
+        };
+        let result_id = r.i64("id")?;
+        out.push(BenchResult {
+            id: r.text("bench")?,
+            group: r.text("bench_group")?,
+            ops_per_iteration: r.u64("ops_per_iteration")?,
+            paper_count: r.u64("paper_count")?,
+            unit: r.text("unit")?,
+            placement: r.text("placement")?,
+            cpus: r.json("cpus_json")?,
+            trials: load_trials(conn, result_id)?,
+            summary,
+            error: r.opt_text("error")?,
+        });
+    }
+    Ok(out)
+}
+
+fn load_trials(conn: &Connection, result_id: i64) -> Result<Vec<Trial>> {
+    let mut stmt =
+        conn.prepare_cached("SELECT * FROM trials WHERE result_id = ?1 ORDER BY position")?;
+    let mut rows = stmt.query([result_id])?;
+    let mut out = Vec::new();
+    while let Some(row) = rows.next()? {
+        let r = Reader::new(row, "trials");
+        let kind = r.text("kind")?;
+        let outlier = r.text("outlier")?;
+        out.push(Trial {
+            kind: TrialKind::parse(&kind)
+                .ok_or_else(|| r.corrupt("kind", format_args!("holds unknown kind '{kind}'")))?,
+            iterations: r.u64("iterations")?,
+            wall_ns: r.u64("wall_ns")?,
+            usage: r.usage("")?,
+            worker_total: r.usage("total_")?,
+            worker_rss_bytes: r.u64("worker_rss_bytes")?,
+            worker_maps: r.u64("worker_maps")?,
+            migrations: r.opt_u64("migrations")?,
+            cpu_start: r.opt_u32("cpu_start")?,
+            cpu_end: r.opt_u32("cpu_end")?,
+            outlier: Outlier::parse(&outlier).ok_or_else(|| {
+                r.corrupt("outlier", format_args!("holds unknown label '{outlier}'"))
+            })?,
+            error: r.opt_text("error")?,
+        });
+    }
+    Ok(out)
+}
+
+fn load_derived(conn: &Connection, run_id: &str) -> Result<Vec<Derived>> {
+    let mut stmt =
+        conn.prepare_cached("SELECT * FROM derived WHERE run_id = ?1 ORDER BY position")?;
+    let mut rows = stmt.query([run_id])?;
+    let mut out = Vec::new();
+    while let Some(row) = rows.next()? {
+        let r = Reader::new(row, "derived");
+        out.push(Derived {
+            name: r.text("name")?,
+            value: r.f64("value")?,
+            unit: r.text("unit")?,
+            formula: r.text("formula")?,
+        });
+    }
+    Ok(out)
+}
+
+fn load_warnings(conn: &Connection, run_id: &str) -> Result<Vec<Warning>> {
+    let mut stmt =
+        conn.prepare_cached("SELECT * FROM warnings WHERE run_id = ?1 ORDER BY position")?;
+    let mut rows = stmt.query([run_id])?;
+    let mut out = Vec::new();
+    while let Some(row) = rows.next()? {
+        let r = Reader::new(row, "warnings");
+        out.push(Warning {
+            bench: r.opt_text("bench")?,
+            kind: r.text("kind")?,
+            message: r.text("message")?,
+        });
+    }
+    Ok(out)
+}

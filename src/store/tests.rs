@@ -1,0 +1,789 @@
+//! Tests of the store against real database files in temporary directories.
+
+use super::*;
+use crate::model::*;
+use std::collections::BTreeMap;
+use tempfile::TempDir;
+
+fn usage(base: u64) -> Usage {
+    Usage {
+        user_ns: base + 1,
+        sys_ns: base + 2,
+        minflt: base + 3,
+        majflt: base + 4,
+        nvcsw: base + 5,
+        nivcsw: base + 6,
+    }
+}
+
+fn trial(kind: TrialKind, seed: u64) -> Trial {
+    Trial {
+        kind,
+        iterations: 1000 + seed,
+        wall_ns: 123_456_789 + seed,
+        usage: usage(10 * seed),
+        worker_total: usage(100 * seed + 7),
+        worker_rss_bytes: 4096 * (seed + 1),
+        worker_maps: 40 + seed,
+        migrations: Some(seed),
+        cpu_start: Some(3),
+        cpu_end: Some(u32::MAX),
+        outlier: Outlier::Mild,
+        error: Some(format!("trial {seed} failed: 'quotes' \"and\" é")),
+    }
+}
+
+fn estimate(x: f64) -> Estimate {
+    Estimate {
+        // Values with 17 significant digits and awkward exponents, where inexact code fails.
+        median: x + 0.1 + 0.2,
+        ci_low: x * 0.987_654_321_012_345_6,
+        ci_high: x * 1.012_345_678_901_234_5,
+        ci_level: 0.953_125,
+        min: -0.0,
+        max: 1.797_693_134_862_315_7e308,
+        mean: 5e-324,
+        cv: 2.225_073_858_507_201e-308,
+        n: 31,
+    }
+}
+
+fn summary(x: f64) -> Summary {
+    Summary {
+        wall_ns_per_op: estimate(x),
+        user_ns_per_op: estimate(x / 3.0),
+        sys_ns_per_op: estimate(x / 7.0),
+        minflt_per_op: 0.333_333_333_333_333_3,
+        majflt_per_op: 1e-9,
+        csw_per_op: 2.000_000_000_000_000_4,
+        nvcsw_per_op: 1.5,
+        nivcsw_per_op: 0.5,
+        migrations_per_op: Some(1e-7),
+        worker_rss_bytes: i64::MAX as u64,
+        worker_maps: 77,
+    }
+}
+
+fn result(name: &str, x: f64) -> BenchResult {
+    BenchResult {
+        id: name.to_string(),
+        group: "ipc".to_string(),
+        ops_per_iteration: 2,
+        paper_count: 10_000,
+        unit: "round trip".to_string(),
+        placement: "spread".to_string(),
+        cpus: vec![0, 5, u32::MAX],
+        trials: vec![
+            trial(TrialKind::Calibration, 1),
+            trial(TrialKind::Warmup, 2),
+            Trial {
+                outlier: Outlier::None,
+                migrations: None,
+                cpu_start: None,
+                cpu_end: None,
+                error: None,
+                ..trial(TrialKind::Measured, 3)
+            },
+            Trial {
+                outlier: Outlier::Severe,
+                ..trial(TrialKind::Measured, 4)
+            },
+        ],
+        summary: Some(summary(x)),
+        error: Some("partly failed".to_string()),
+    }
+}
+
+fn warning(bench: Option<&str>, kind: &str) -> Warning {
+    Warning {
+        bench: bench.map(str::to_string),
+        kind: kind.to_string(),
+        message: format!("{kind} happened"),
+    }
+}
+
+fn full_run(id: &str) -> Run {
+    let mut vulnerabilities = BTreeMap::new();
+    vulnerabilities.insert("meltdown".to_string(), "Not affected".to_string());
+    vulnerabilities.insert(
+        "spectre_v2".to_string(),
+        "Mitigation: Retpolines".to_string(),
+    );
+    Run {
+        id: id.to_string(),
+        label: Some("baseline".to_string()),
+        started_ns: 1_700_000_000_123_456_789,
+        ended_ns: Some(1_700_000_100_987_654_321),
+        complete: true,
+        sysperf_version: "0.1.0".to_string(),
+        params: RunParams {
+            selection: vec!["pipe*".to_string(), "syscall".to_string()],
+            trials: 31,
+            min_time_s: 0.1 + 0.2,
+            quick: true,
+            placement: "spread".to_string(),
+            cpus: Some(vec![0, 2]),
+            timeout_s: 60.000_000_000_000_01,
+        },
+        fingerprint: Fingerprint {
+            hostname: Some("box".to_string()),
+            os: Some("Debian GNU/Linux 12".to_string()),
+            kernel_release: Some("6.1.0-18-amd64".to_string()),
+            kernel_version: Some("#1 SMP PREEMPT_DYNAMIC".to_string()),
+            kernel_cmdline: Some("root=/dev/sda1 quiet".to_string()),
+            arch: Some("x86_64".to_string()),
+            cpu_model: Some("Some CPU @ 3.00GHz".to_string()),
+            cores: Some(8),
+            threads: Some(16),
+            memory_bytes: Some(u64::MAX),
+            virtualization: Some("kvm".to_string()),
+            clocksource: Some("tsc".to_string()),
+            cpufreq_governor: Some("performance".to_string()),
+            smt: Some("on".to_string()),
+            thp: Some("madvise".to_string()),
+            vulnerabilities,
+            cgroup_cpu_limit: Some(1.0 / 3.0),
+            cgroup_memory_limit_bytes: Some(8 << 30),
+            cgroup_version: Some("2".to_string()),
+            loadavg: Some([0.123_456_789_012_345_67, 1e-300, 12.5]),
+        },
+        overhead: Some(Overhead {
+            timer_ns: 23.456_789_012_345_67,
+            loop_ns_per_iteration: 0.312_345_678_901_234_56,
+        }),
+        results: vec![result("pipeback4", 1234.5678), result("syscall", 98.765)],
+        derived: vec![
+            Derived {
+                name: "context_switch".to_string(),
+                value: 0.1 + 0.7,
+                unit: "ns".to_string(),
+                formula: "(pipeback2 - pipeself2) / 2".to_string(),
+            },
+            Derived {
+                name: "exec_overhead".to_string(),
+                value: -0.0,
+                unit: "ns".to_string(),
+                formula: "vexec - vfork".to_string(),
+            },
+        ],
+        warnings: vec![
+            warning(None, "busy_cpu"),
+            warning(Some("pipeback4"), "high_cv"),
+            warning(Some("syscall"), "outlier"),
+        ],
+    }
+}
+
+/// A run as `begin_run` sees it: nothing measured yet.
+fn started(run: &Run) -> Run {
+    Run {
+        ended_ns: None,
+        complete: false,
+        overhead: None,
+        results: Vec::new(),
+        derived: Vec::new(),
+        warnings: Vec::new(),
+        ..run.clone()
+    }
+}
+
+fn temp_store() -> (TempDir, Store) {
+    let dir = TempDir::new().unwrap();
+    let store = Store::open(&dir.path().join("sub/dir/sysperf.db")).unwrap();
+    (dir, store)
+}
+
+fn count(store: &Store, sql: &str) -> i64 {
+    store.conn.query_row(sql, [], |r| r.get(0)).unwrap()
+}
+
+/// Every float of the run, as bits, so -0.0 and 0.0 are told apart.
+fn float_bits(run: &Run) -> Vec<u64> {
+    let mut out = vec![
+        run.params.min_time_s.to_bits(),
+        run.params.timeout_s.to_bits(),
+    ];
+    out.extend(run.fingerprint.cgroup_cpu_limit.map(f64::to_bits));
+    out.extend(
+        run.fingerprint
+            .loadavg
+            .iter()
+            .flatten()
+            .map(|f| f.to_bits()),
+    );
+    if let Some(o) = run.overhead {
+        out.extend([o.timer_ns.to_bits(), o.loop_ns_per_iteration.to_bits()]);
+    }
+    for r in &run.results {
+        if let Some(s) = &r.summary {
+            for e in [&s.wall_ns_per_op, &s.user_ns_per_op, &s.sys_ns_per_op] {
+                out.extend(
+                    [
+                        e.median, e.ci_low, e.ci_high, e.ci_level, e.min, e.max, e.mean, e.cv,
+                    ]
+                    .map(f64::to_bits),
+                );
+            }
+            out.extend(
+                [
+                    s.minflt_per_op,
+                    s.majflt_per_op,
+                    s.csw_per_op,
+                    s.nvcsw_per_op,
+                    s.nivcsw_per_op,
+                ]
+                .map(f64::to_bits),
+            );
+            out.extend(s.migrations_per_op.map(f64::to_bits));
+        }
+    }
+    out.extend(run.derived.iter().map(|d| d.value.to_bits()));
+    out
+}
+
+#[test]
+fn full_run_round_trips_exactly() {
+    let (_dir, store) = temp_store();
+    let run = full_run("0123456789ab");
+    assert!(store.save_run(&run).unwrap());
+    let back = store.load_run("0123456789ab").unwrap();
+    assert_eq!(back, run);
+    assert_eq!(float_bits(&back), float_bits(&run));
+}
+
+#[test]
+fn sparse_run_round_trips_exactly() {
+    let (_dir, store) = temp_store();
+    let mut run = full_run("00000000000a");
+    run.label = None;
+    run.ended_ns = None;
+    run.complete = false;
+    run.overhead = None;
+    run.fingerprint = Fingerprint::default();
+    run.params.cpus = None;
+    run.results[0].summary = None;
+    run.results[0].error = None;
+    run.results[0].trials.clear();
+    run.results[0].cpus.clear();
+    run.results[1].summary.as_mut().unwrap().migrations_per_op = None;
+    run.derived.clear();
+    run.warnings.clear();
+    store.save_run(&run).unwrap();
+    assert_eq!(store.load_run(&run.id).unwrap(), run);
+}
+
+#[test]
+fn non_finite_floats_in_columns_round_trip() {
+    let (_dir, store) = temp_store();
+    let mut run = full_run("0000000000ff");
+    let s = run.results[0].summary.as_mut().unwrap();
+    s.wall_ns_per_op.cv = f64::NAN;
+    s.wall_ns_per_op.max = f64::INFINITY;
+    s.wall_ns_per_op.min = f64::NEG_INFINITY;
+    s.migrations_per_op = Some(f64::NAN);
+    run.derived[0].value = f64::NAN;
+    store.save_run(&run).unwrap();
+    let back = store.load_run(&run.id).unwrap();
+    let b = back.results[0].summary.as_ref().unwrap();
+    assert!(b.wall_ns_per_op.cv.is_nan());
+    assert_eq!(b.wall_ns_per_op.max, f64::INFINITY);
+    assert_eq!(b.wall_ns_per_op.min, f64::NEG_INFINITY);
+    assert!(b.migrations_per_op.is_some_and(f64::is_nan));
+    assert!(back.derived[0].value.is_nan());
+    assert_eq!(back.results[1], run.results[1]);
+}
+
+#[test]
+fn non_finite_float_in_json_column_is_refused_and_nothing_written() {
+    let (_dir, store) = temp_store();
+    let mut run = full_run("0000000000fe");
+    run.params.min_time_s = f64::NAN;
+    assert!(matches!(
+        store.save_run(&run),
+        Err(StoreError::NotFinite { .. })
+    ));
+    let mut run = full_run("0000000000fd");
+    run.fingerprint.cgroup_cpu_limit = Some(f64::INFINITY);
+    assert!(matches!(
+        store.begin_run(&run),
+        Err(StoreError::NotFinite { .. })
+    ));
+    assert!(store.list_runs().unwrap().is_empty());
+}
+
+#[test]
+fn save_run_is_idempotent() {
+    let (_dir, store) = temp_store();
+    let run = full_run("0123456789ab");
+    assert!(store.save_run(&run).unwrap());
+    let mut other = full_run("0123456789ab");
+    other.label = Some("different".to_string());
+    assert!(!store.save_run(&other).unwrap());
+    assert_eq!(store.load_run(&run.id).unwrap(), run);
+    assert_eq!(count(&store, "SELECT count(*) FROM results"), 2);
+}
+
+#[test]
+fn incremental_run_loads_as_assembled() {
+    let (_dir, store) = temp_store();
+    let run = full_run("abcdef012345");
+    let mut live = started(&run);
+    live.warnings.push(run.warnings[0].clone());
+    store.begin_run(&live).unwrap();
+    // The harness accumulates each result's warnings in run.warnings as it goes.
+    store
+        .add_result(&run.id, &run.results[0], &run.warnings[1..2])
+        .unwrap();
+    store
+        .add_result(&run.id, &run.results[1], &run.warnings[2..3])
+        .unwrap();
+    store.finish_run(&run).unwrap();
+    assert_eq!(store.load_run(&run.id).unwrap(), run);
+}
+
+#[test]
+fn finish_run_replaces_warnings_and_derived() {
+    let (_dir, store) = temp_store();
+    let run = full_run("abcdef012345");
+    store.begin_run(&run).unwrap();
+    let stored = store.load_run(&run.id).unwrap();
+    assert!(!stored.complete, "begin_run stores the run as incomplete");
+    assert_eq!(stored.warnings, run.warnings);
+    let mut end = run.clone();
+    end.warnings = vec![warning(None, "only_this")];
+    end.derived.truncate(1);
+    store.finish_run(&end).unwrap();
+    assert_eq!(store.load_run(&run.id).unwrap(), end);
+}
+
+#[test]
+fn interrupted_run_keeps_finished_results() {
+    let (_dir, store) = temp_store();
+    let run = full_run("abcdef012345");
+    store.begin_run(&started(&run)).unwrap();
+    store
+        .add_result(&run.id, &run.results[0], &run.warnings[1..2])
+        .unwrap();
+    store
+        .add_result(&run.id, &run.results[1], &run.warnings[2..3])
+        .unwrap();
+    // No finish_run: the process was stopped.
+    let back = store.load_run(&run.id).unwrap();
+    assert!(!back.complete);
+    assert_eq!(back.ended_ns, None);
+    assert_eq!(back.results, run.results);
+    assert_eq!(back.warnings, run.warnings[1..3].to_vec());
+    let info = &store.list_runs().unwrap()[0];
+    assert!(!info.complete);
+    assert_eq!((info.benchmarks, info.warnings), (2, 2));
+}
+
+#[test]
+fn add_result_to_unknown_run_is_no_such_run() {
+    let (_dir, store) = temp_store();
+    let run = full_run("abcdef012345");
+    let err = store.add_result("ffffffffffff", &run.results[0], &[]);
+    assert!(matches!(err, Err(StoreError::NoSuchRun { .. })));
+    assert!(matches!(
+        store.finish_run(&run),
+        Err(StoreError::NoSuchRun { .. })
+    ));
+    assert_eq!(count(&store, "SELECT count(*) FROM results"), 0);
+}
+
+#[test]
+fn value_too_large_is_refused_and_nothing_written() {
+    let (_dir, store) = temp_store();
+    let mut run = full_run("abcdef012345");
+    run.results[1].trials[2].usage.nivcsw = i64::MAX as u64 + 1;
+    let err = store.save_run(&run).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            StoreError::ValueTooLarge {
+                what: "trial nivcsw"
+            }
+        ),
+        "{err}"
+    );
+    assert!(!err.is_user_error());
+    for table in ["runs", "results", "trials", "warnings", "derived"] {
+        assert_eq!(count(&store, &format!("SELECT count(*) FROM {table}")), 0);
+    }
+
+    // Incrementally: the failing result leaves no partial rows behind.
+    let ok = full_run("abcdef012345");
+    store.begin_run(&started(&ok)).unwrap();
+    store.add_result(&ok.id, &ok.results[0], &[]).unwrap();
+    let mut big = ok.results[1].clone();
+    big.summary.as_mut().unwrap().worker_maps = u64::MAX;
+    assert!(matches!(
+        store.add_result(&ok.id, &big, &ok.warnings),
+        Err(StoreError::ValueTooLarge { .. })
+    ));
+    assert_eq!(count(&store, "SELECT count(*) FROM results"), 1);
+    assert_eq!(count(&store, "SELECT count(*) FROM trials"), 4);
+    assert_eq!(count(&store, "SELECT count(*) FROM warnings"), 0);
+}
+
+#[test]
+fn list_runs_is_newest_first_with_counts() {
+    let (_dir, store) = temp_store();
+    let mut old = full_run("111111111111");
+    old.started_ns = 1;
+    old.fingerprint.hostname = None;
+    let new = full_run("222222222222");
+    store.save_run(&old).unwrap();
+    store.save_run(&new).unwrap();
+    let list = store.list_runs().unwrap();
+    assert_eq!(list.len(), 2);
+    assert_eq!(list[0].id, new.id);
+    assert_eq!(list[0].label.as_deref(), Some("baseline"));
+    assert_eq!(list[0].started_ns, new.started_ns);
+    assert_eq!(list[0].ended_ns, new.ended_ns);
+    assert!(list[0].complete);
+    assert_eq!(list[0].hostname.as_deref(), Some("box"));
+    assert_eq!(list[0].kernel_release.as_deref(), Some("6.1.0-18-amd64"));
+    assert_eq!((list[0].benchmarks, list[0].warnings), (2, 3));
+    assert_eq!(list[1].id, old.id);
+    assert_eq!(list[1].hostname, None);
+}
+
+#[test]
+fn resolve_finds_runs_by_every_kind_of_spec() {
+    let (_dir, store) = temp_store();
+    let make = |id: &str, started_ns: i64, label: Option<&str>| {
+        let mut run = full_run(id);
+        run.started_ns = started_ns;
+        run.label = label.map(str::to_string);
+        store.save_run(&run).unwrap();
+    };
+    make("abcd11111111", 1, Some("before"));
+    make("abcd22222222", 2, Some("after"));
+    make("ef0123456789", 3, Some("before"));
+    make("0a0a0a0a0a0a", 4, Some("abcd"));
+    make("bbbb00000000", 0, Some("bbbb"));
+
+    assert_eq!(store.resolve("latest").unwrap(), "0a0a0a0a0a0a");
+    assert_eq!(store.resolve("abcd22222222").unwrap(), "abcd22222222");
+    assert_eq!(store.resolve("ABCD22222222").unwrap(), "abcd22222222");
+    assert_eq!(store.resolve("abcd2").unwrap(), "abcd22222222");
+    assert_eq!(store.resolve("ef01").unwrap(), "ef0123456789");
+    // The newest run carrying the label.
+    assert_eq!(store.resolve("before").unwrap(), "ef0123456789");
+    // A prefix shared by several runs that is also a label means the label.
+    assert_eq!(store.resolve("abcd").unwrap(), "0a0a0a0a0a0a");
+    // A unique prefix wins over a label.
+    assert_eq!(store.resolve("bbbb").unwrap(), "bbbb00000000");
+    // Too short to be a prefix, and not a label.
+    assert!(matches!(
+        store.resolve("ef0"),
+        Err(StoreError::NoSuchRun { .. })
+    ));
+    assert!(matches!(
+        store.resolve("abcd_%"),
+        Err(StoreError::NoSuchRun { .. })
+    ));
+    match store.resolve("nothing") {
+        Err(e @ StoreError::NoSuchRun { .. }) => {
+            assert!(e.is_user_error());
+            assert!(e.to_string().contains("sysperf runs"), "{e}");
+        }
+        other => panic!("{other:?}"),
+    }
+
+    store.remove_run("0a0a0a0a0a0a").unwrap();
+    match store.resolve("abcd") {
+        Err(e @ StoreError::AmbiguousRun { .. }) => {
+            assert!(e.is_user_error());
+            let StoreError::AmbiguousRun { candidates, .. } = &e else {
+                unreachable!()
+            };
+            assert_eq!(candidates, &["abcd22222222", "abcd11111111"]);
+            assert!(e.to_string().contains("abcd11111111"), "{e}");
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn resolve_latest_on_empty_store_is_no_such_run() {
+    let (_dir, store) = temp_store();
+    assert!(matches!(
+        store.resolve("latest"),
+        Err(StoreError::NoSuchRun { spec }) if spec == "latest"
+    ));
+}
+
+#[test]
+fn remove_run_cascades_to_every_row() {
+    let (_dir, store) = temp_store();
+    let gone = full_run("aaaaaaaaaaaa");
+    let kept = full_run("bbbbbbbbbbbb");
+    store.save_run(&gone).unwrap();
+    store.save_run(&kept).unwrap();
+    store.remove_run(&gone.id).unwrap();
+    assert_eq!(count(&store, "SELECT count(*) FROM runs"), 1);
+    assert_eq!(count(&store, "SELECT count(*) FROM results"), 2);
+    assert_eq!(count(&store, "SELECT count(*) FROM trials"), 8);
+    assert_eq!(
+        count(
+            &store,
+            "SELECT count(*) FROM trials WHERE result_id NOT IN (SELECT id FROM results)"
+        ),
+        0
+    );
+    for table in ["results", "warnings", "derived"] {
+        let sql = format!("SELECT count(*) FROM {table} WHERE run_id = 'aaaaaaaaaaaa'");
+        assert_eq!(count(&store, &sql), 0, "{table}");
+    }
+    assert_eq!(store.load_run(&kept.id).unwrap(), kept);
+    assert!(matches!(
+        store.remove_run(&gone.id),
+        Err(StoreError::NoSuchRun { .. })
+    ));
+    assert!(matches!(
+        store.load_run(&gone.id),
+        Err(StoreError::NoSuchRun { .. })
+    ));
+}
+
+#[test]
+fn text_file_is_not_sqlite_and_stays_unchanged() {
+    let dir = TempDir::new().unwrap();
+    let path = dir.path().join("notes.txt");
+    let text = b"these are my notes, not a database\n".repeat(100);
+    std::fs::write(&path, &text).unwrap();
+    let err = Store::open(&path).unwrap_err();
+    assert!(matches!(err, StoreError::NotSqlite { .. }), "{err}");
+    assert!(err.is_user_error());
+    assert!(err.to_string().contains("--db"), "{err}");
+    assert_eq!(std::fs::read(&path).unwrap(), text);
+
+    // Shorter than the header, too.
+    std::fs::write(&path, b"hi").unwrap();
+    assert!(matches!(
+        Store::open(&path),
+        Err(StoreError::NotSqlite { .. })
+    ));
+    assert_eq!(std::fs::read(&path).unwrap(), b"hi");
+    let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+    assert_eq!(names.len(), 1, "no -wal or -shm files were created");
+}
+
+#[test]
+fn other_applications_database_is_refused_unchanged() {
+    let dir = TempDir::new().unwrap();
+    let path = dir.path().join("other.db");
+    {
+        let conn = Connection::open(&path).unwrap();
+        conn.execute_batch(
+            "CREATE TABLE contacts (name TEXT); INSERT INTO contacts VALUES ('alice');",
+        )
+        .unwrap();
+    }
+    let before = std::fs::read(&path).unwrap();
+    let err = Store::open(&path).unwrap_err();
+    assert!(matches!(err, StoreError::NotSysperf { .. }), "{err}");
+    assert!(err.is_user_error());
+    assert!(err.to_string().contains("SYSPERF_DB"), "{err}");
+    assert_eq!(std::fs::read(&path).unwrap(), before);
+
+    // Another application's id on an otherwise empty database is refused as well.
+    let path = dir.path().join("claimed.db");
+    Connection::open(&path)
+        .unwrap()
+        .pragma_update(None, "application_id", 42)
+        .unwrap();
+    let before = std::fs::read(&path).unwrap();
+    assert!(matches!(
+        Store::open(&path),
+        Err(StoreError::NotSysperf { .. })
+    ));
+    assert_eq!(std::fs::read(&path).unwrap(), before);
+}
+
+#[test]
+fn newer_schema_is_too_new() {
+    let dir = TempDir::new().unwrap();
+    let path = dir.path().join("sysperf.db");
+    drop(Store::open(&path).unwrap());
+    Connection::open(&path)
+        .unwrap()
+        .pragma_update(None, "user_version", SCHEMA_VERSION + 1)
+        .unwrap();
+    let err = Store::open(&path).unwrap_err();
+    match &err {
+        StoreError::TooNew {
+            found, supported, ..
+        } => {
+            assert_eq!((*found, *supported), (SCHEMA_VERSION + 1, SCHEMA_VERSION));
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(err.is_user_error());
+    assert!(err.to_string().contains("upgrade sysperf"), "{err}");
+}
+
+#[test]
+fn new_and_empty_files_are_initialized_and_reopen() {
+    let dir = TempDir::new().unwrap();
+    let path = dir.path().join("empty.db");
+    std::fs::write(&path, b"").unwrap();
+    let store = Store::open(&path).unwrap();
+    let app: i32 = store
+        .conn
+        .pragma_query_value(None, "application_id", |r| r.get(0))
+        .unwrap();
+    let version: i64 = store
+        .conn
+        .pragma_query_value(None, "user_version", |r| r.get(0))
+        .unwrap();
+    let mode: String = store
+        .conn
+        .pragma_query_value(None, "journal_mode", |r| r.get(0))
+        .unwrap();
+    let fk: i64 = store
+        .conn
+        .pragma_query_value(None, "foreign_keys", |r| r.get(0))
+        .unwrap();
+    assert_eq!(
+        (app, version, mode.as_str(), fk),
+        (APPLICATION_ID, SCHEMA_VERSION, "wal", 1)
+    );
+    let run = full_run("0123456789ab");
+    store.save_run(&run).unwrap();
+    assert_eq!(store.path(), path);
+    drop(store);
+    let store = Store::open(&path).unwrap();
+    assert_eq!(store.load_run(&run.id).unwrap(), run);
+}
+
+#[test]
+fn unusable_path_is_a_user_error() {
+    let dir = TempDir::new().unwrap();
+    let file = dir.path().join("file");
+    std::fs::write(&file, b"").unwrap();
+    // A path "under" a regular file cannot be created.
+    let err = Store::open(&file.join("sysperf.db")).unwrap_err();
+    assert!(err.is_user_error(), "{err:?}");
+    assert!(err.to_string().contains("--db"), "{err}");
+    // A directory is not a database.
+    let err = Store::open(dir.path()).unwrap_err();
+    assert!(err.is_user_error(), "{err:?}");
+}
+
+#[test]
+fn corrupt_rows_are_typed_errors() {
+    let (_dir, store) = temp_store();
+    let run = full_run("0123456789ab");
+    store.save_run(&run).unwrap();
+    let damage = [
+        "UPDATE trials SET kind = 'bogus' WHERE position = 0",
+        "UPDATE trials SET wall_ns = -1 WHERE position = 0",
+        "UPDATE trials SET cpu_end = 4294967296 WHERE position = 0",
+        "UPDATE trials SET iterations = 'many' WHERE position = 0",
+        "UPDATE results SET wall_median = NULL",
+        "UPDATE results SET has_summary = 2",
+        "UPDATE results SET cpus_json = '[1,'",
+        "UPDATE runs SET params_json = 'not json'",
+        "UPDATE runs SET fingerprint_json = '{\"cores\": -1}'",
+        "UPDATE runs SET complete = 'yes'",
+        "UPDATE derived SET value = 'abc'",
+        "UPDATE warnings SET kind = x'00ff'",
+    ];
+    for sql in damage {
+        store
+            .conn
+            .execute(sql, [])
+            .unwrap_or_else(|e| panic!("{sql}: {e}"));
+        let err = store.load_run(&run.id);
+        assert!(matches!(err, Err(StoreError::Corrupt(_))), "{sql}: {err:?}");
+        // Listing reads only the runs row, which most damage leaves readable.
+        let _ = store.list_runs();
+        store.remove_run(&run.id).unwrap();
+        store.save_run(&run).unwrap();
+    }
+    assert_eq!(store.load_run(&run.id).unwrap(), run);
+}
+
+#[test]
+fn concurrent_writers_both_land_intact() {
+    let dir = TempDir::new().unwrap();
+    let path = dir.path().join("shared.db");
+    let barrier = std::sync::Barrier::new(2);
+    let writer = |t: u64| {
+        // Both open the fresh file at the same moment, so initialization races too.
+        barrier.wait();
+        let store = Store::open(&path).unwrap();
+        let mut written = Vec::new();
+        for i in 0..20u64 {
+            let mut run = full_run(&format!("{t:02x}{i:010x}"));
+            run.started_ns = (i * 2 + t) as i64;
+            run.label = Some(format!("writer{t}"));
+            store.begin_run(&started(&run)).unwrap();
+            for (r, w) in run.results.iter().zip(&run.warnings) {
+                store
+                    .add_result(&run.id, r, std::slice::from_ref(w))
+                    .unwrap();
+            }
+            store.finish_run(&run).unwrap();
+            written.push(run);
+        }
+        written
+    };
+    let (a, b) = std::thread::scope(|s| {
+        let a = s.spawn(|| writer(1));
+        let b = s.spawn(|| writer(2));
+        (a.join().unwrap(), b.join().unwrap())
+    });
+    let store = Store::open(&path).unwrap();
+    assert_eq!(store.list_runs().unwrap().len(), 40);
+    for run in a.iter().chain(&b) {
+        assert_eq!(&store.load_run(&run.id).unwrap(), run);
+    }
+}
+
+#[test]
+fn default_path_follows_environment_order() {
+    let os = |s: &str| Some(OsString::from(s));
+    assert_eq!(
+        path_from_env(os("/x/my.db"), os("/xdg"), os("/home/u")),
+        PathBuf::from("/x/my.db")
+    );
+    assert_eq!(
+        path_from_env(os(""), os("/xdg"), os("/home/u")),
+        PathBuf::from("/xdg/sysperf/sysperf.db")
+    );
+    assert_eq!(
+        path_from_env(None, os("relative"), os("/home/u")),
+        PathBuf::from("/home/u/.local/share/sysperf/sysperf.db")
+    );
+    assert_eq!(
+        path_from_env(None, None, os("/home/u")),
+        PathBuf::from("/home/u/.local/share/sysperf/sysperf.db")
+    );
+    assert_eq!(
+        path_from_env(None, os(""), os("")),
+        PathBuf::from("./sysperf.db")
+    );
+    assert!(!default_path().as_os_str().is_empty());
+}
+
+#[test]
+fn error_messages_say_what_to_do() {
+    let p = PathBuf::from("/tmp/x.db");
+    let e = StoreError::NotSysperf { path: p.clone() };
+    assert_eq!(
+        e.to_string(),
+        "'/tmp/x.db' is not a sysperf database (it has other tables); choose another path with --db or SYSPERF_DB"
+    );
+    let e = StoreError::TooNew {
+        path: p,
+        found: 9,
+        supported: 1,
+    };
+    assert!(e.to_string().contains("schema 9"), "{e}");
+    assert!(!StoreError::Corrupt("x".into()).is_user_error());
+    assert!(!StoreError::NotFinite { what: "x" }.is_user_error());
+}

@@ -1,0 +1,639 @@
+//! The system-call boundary: thin, safe wrappers over the libc calls sysperf needs.
+//!
+//! Every `unsafe` block of the project lives here, each with a `// SAFETY:` line. The wrappers
+//! add no work beyond the call and its error check, because benchmark hot loops call them
+//! (`#[inline]`); they are not a general-purpose POSIX binding.
+
+use crate::model::Usage;
+use std::ffi::CStr;
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+
+pub type Pid = libc::pid_t;
+
+fn cvt(r: libc::c_int) -> io::Result<libc::c_int> {
+    if r < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(r)
+    }
+}
+
+fn timeval_ns(t: libc::timeval) -> u64 {
+    (t.tv_sec as u64) * 1_000_000_000 + (t.tv_usec as u64) * 1_000
+}
+
+/// Converts a kernel rusage record into the model's integer units.
+pub fn usage_of(r: &libc::rusage) -> Usage {
+    Usage {
+        user_ns: timeval_ns(r.ru_utime),
+        sys_ns: timeval_ns(r.ru_stime),
+        minflt: r.ru_minflt as u64,
+        majflt: r.ru_majflt as u64,
+        nvcsw: r.ru_nvcsw as u64,
+        nivcsw: r.ru_nivcsw as u64,
+    }
+}
+
+fn getrusage(who: libc::c_int) -> Usage {
+    // SAFETY: rusage is plain old data; getrusage only writes into the struct we own.
+    let mut r: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: valid `who` constant and a valid pointer; cannot fail with these arguments.
+    unsafe { libc::getrusage(who, &mut r) };
+    usage_of(&r)
+}
+
+/// Resource usage of this process plus every child it has reaped, as time(1) accounts it.
+pub fn usage_self_and_children() -> Usage {
+    getrusage(libc::RUSAGE_SELF).plus(&getrusage(libc::RUSAGE_CHILDREN))
+}
+
+/// CLOCK_MONOTONIC in nanoseconds. Only the harness reads clocks.
+#[inline]
+pub fn monotonic_ns() -> u64 {
+    // SAFETY: timespec is plain old data written by the call.
+    let mut ts: libc::timespec = unsafe { std::mem::zeroed() };
+    // SAFETY: CLOCK_MONOTONIC is always available; the pointer is valid.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    (ts.tv_sec as u64) * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// The real getpid system call, never a cached library value.
+#[inline]
+pub fn getpid_syscall() -> Pid {
+    // SAFETY: SYS_getpid takes no arguments and cannot fail.
+    unsafe { libc::syscall(libc::SYS_getpid) as Pid }
+}
+
+pub fn getpid() -> Pid {
+    // SAFETY: getpid cannot fail.
+    unsafe { libc::getpid() }
+}
+
+/// Pins the calling thread (and children forked after it) to `cpus`.
+pub fn set_affinity(cpus: &[u32]) -> io::Result<()> {
+    // SAFETY: cpu_set_t is a plain bitmask; zeroed is the empty set.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    for &c in cpus {
+        if c as usize >= libc::CPU_SETSIZE as usize {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("CPU {c} is beyond CPU_SETSIZE"),
+            ));
+        }
+        // SAFETY: c < CPU_SETSIZE, checked above.
+        unsafe { libc::CPU_SET(c as usize, &mut set) };
+    }
+    // SAFETY: pid 0 is the calling thread; the set is valid for its size.
+    cvt(unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) })?;
+    Ok(())
+}
+
+/// CPUs this process may run on.
+pub fn get_affinity() -> io::Result<Vec<u32>> {
+    // SAFETY: zeroed cpu_set_t is valid; the kernel fills it.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    // SAFETY: pid 0 is the calling thread; the set pointer and size are valid.
+    cvt(unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) })?;
+    let mut v = Vec::new();
+    for c in 0..libc::CPU_SETSIZE as usize {
+        // SAFETY: c < CPU_SETSIZE.
+        if unsafe { libc::CPU_ISSET(c, &set) } {
+            v.push(c as u32);
+        }
+    }
+    Ok(v)
+}
+
+/// The CPU the calling thread runs on now.
+pub fn current_cpu() -> Option<u32> {
+    // SAFETY: sched_getcpu has no arguments.
+    let c = unsafe { libc::sched_getcpu() };
+    (c >= 0).then_some(c as u32)
+}
+
+/// Names the calling process (comm, at most 15 bytes), so top, ps and traces show it.
+pub fn set_process_name(name: &str) {
+    let mut buf = [0u8; 16];
+    let n = name.len().min(15);
+    buf[..n].copy_from_slice(&name.as_bytes()[..n]);
+    // SAFETY: buf is a NUL-terminated 16-byte buffer as PR_SET_NAME requires.
+    unsafe { libc::prctl(libc::PR_SET_NAME, buf.as_ptr() as libc::c_ulong, 0, 0, 0) };
+}
+
+/// Asks the kernel to send `sig` to this process when its parent dies, so no benchmark
+/// process outlives a killed sysperf.
+pub fn set_parent_death_signal(sig: libc::c_int) {
+    // SAFETY: PR_SET_PDEATHSIG takes a signal number.
+    unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, sig as libc::c_ulong, 0, 0, 0) };
+}
+
+/// Makes this process the reaper of orphaned descendants, so grandchildren of a killed
+/// worker come back to us to be reaped instead of to init.
+pub fn set_child_subreaper() {
+    // SAFETY: PR_SET_CHILD_SUBREAPER takes a boolean.
+    unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1 as libc::c_ulong, 0, 0, 0) };
+}
+
+pub enum Fork {
+    Child,
+    Parent(Pid),
+}
+
+/// fork(2). Only for worker processes, which are single-threaded; the child must restrict
+/// itself to async-signal-safe calls (the benchmarks' children only make system calls).
+pub fn fork() -> io::Result<Fork> {
+    // SAFETY: the worker is single-threaded, so the child's copy of memory is consistent.
+    let pid = cvt(unsafe { libc::fork() })?;
+    Ok(if pid == 0 {
+        Fork::Child
+    } else {
+        Fork::Parent(pid)
+    })
+}
+
+/// _exit(2): leaves without running destructors or atexit handlers (a forked child must not).
+pub fn exit_now(code: i32) -> ! {
+    // SAFETY: _exit never returns and is async-signal-safe.
+    unsafe { libc::_exit(code) }
+}
+
+/// wait4 for one child: returns (pid, raw status, rusage of the child).
+pub fn wait4(pid: Pid, nohang: bool) -> io::Result<(Pid, libc::c_int, Usage)> {
+    let mut status = 0;
+    // SAFETY: rusage is plain old data filled by the kernel.
+    let mut r: libc::rusage = unsafe { std::mem::zeroed() };
+    let flags = if nohang { libc::WNOHANG } else { 0 };
+    loop {
+        // SAFETY: valid pointers to our locals.
+        let got = unsafe { libc::wait4(pid, &mut status, flags, &mut r) };
+        if got < 0 {
+            let e = io::Error::last_os_error();
+            if e.kind() == io::ErrorKind::Interrupted {
+                continue;
+            }
+            return Err(e);
+        }
+        return Ok((got, status, usage_of(&r)));
+    }
+}
+
+/// waitpid for a benchmark child; returns its exit code (or 128+signal).
+#[inline]
+pub fn wait_child(pid: Pid) -> io::Result<i32> {
+    let mut status = 0;
+    loop {
+        // SAFETY: valid pointer to a local.
+        let got = unsafe { libc::waitpid(pid, &mut status, 0) };
+        if got == pid {
+            break;
+        }
+        if got < 0 {
+            let e = io::Error::last_os_error();
+            if e.kind() == io::ErrorKind::Interrupted {
+                continue;
+            }
+            return Err(e);
+        }
+    }
+    Ok(exit_code(status))
+}
+
+/// Decodes a wait status into an exit code, 128+N for death by signal N.
+pub fn exit_code(status: libc::c_int) -> i32 {
+    if libc::WIFEXITED(status) {
+        libc::WEXITSTATUS(status)
+    } else if libc::WIFSIGNALED(status) {
+        128 + libc::WTERMSIG(status)
+    } else {
+        -1
+    }
+}
+
+/// Reaps every already-dead child without blocking (orphans handed to us as subreaper).
+pub fn reap_zombies() {
+    loop {
+        let mut status = 0;
+        // SAFETY: valid pointer; WNOHANG never blocks.
+        let got = unsafe { libc::waitpid(-1, &mut status, libc::WNOHANG) };
+        if got <= 0 {
+            break;
+        }
+    }
+}
+
+pub fn kill(pid: Pid, sig: libc::c_int) -> io::Result<()> {
+    // SAFETY: kill takes plain integers.
+    cvt(unsafe { libc::kill(pid, sig) })?;
+    Ok(())
+}
+
+/// A pipe as (read end, write end), both close-on-exec.
+pub fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
+    let mut fds = [0; 2];
+    // SAFETY: fds is a valid 2-element array.
+    cvt(unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) })?;
+    // SAFETY: the kernel just gave us these two descriptors; nothing else owns them.
+    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+}
+
+/// A connected pair of Unix-domain datagram sockets, close-on-exec.
+pub fn dgram_pair() -> io::Result<(OwnedFd, OwnedFd)> {
+    let mut fds = [0; 2];
+    // SAFETY: fds is a valid 2-element array.
+    cvt(unsafe {
+        libc::socketpair(
+            libc::AF_UNIX,
+            libc::SOCK_DGRAM | libc::SOCK_CLOEXEC,
+            0,
+            fds.as_mut_ptr(),
+        )
+    })?;
+    // SAFETY: the kernel just gave us these two descriptors; nothing else owns them.
+    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+}
+
+/// write(2) once; returns bytes written.
+#[inline]
+pub fn write(fd: RawFd, buf: &[u8]) -> io::Result<usize> {
+    // SAFETY: buf is valid for buf.len() bytes.
+    let n = unsafe { libc::write(fd, buf.as_ptr().cast(), buf.len()) };
+    if n < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(n as usize)
+    }
+}
+
+/// read(2) once; returns bytes read (0 at end of file).
+#[inline]
+pub fn read(fd: RawFd, buf: &mut [u8]) -> io::Result<usize> {
+    // SAFETY: buf is valid for writes of buf.len() bytes.
+    let n = unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) };
+    if n < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(n as usize)
+    }
+}
+
+/// Installs `handler` for `sig` with sigaction (no SA_RESTART, no SA_RESETHAND: the handler
+/// stays installed, which 4.2BSD's signal() did not guarantee).
+pub fn set_handler(sig: libc::c_int, handler: extern "C" fn(libc::c_int)) -> io::Result<()> {
+    // SAFETY: sigaction is plain old data; zeroed means empty mask, no flags.
+    let mut sa: libc::sigaction = unsafe { std::mem::zeroed() };
+    sa.sa_sigaction = handler as usize;
+    // SAFETY: the handler is an extern "C" fn that only makes async-signal-safe calls.
+    cvt(unsafe { libc::sigaction(sig, &sa, std::ptr::null_mut()) })?;
+    Ok(())
+}
+
+/// Restores the default disposition of `sig`.
+pub fn default_handler(sig: libc::c_int) {
+    // SAFETY: zeroed sigaction with SIG_DFL (0).
+    let sa: libc::sigaction = unsafe { std::mem::zeroed() };
+    // SAFETY: valid pointer to a valid struct.
+    unsafe { libc::sigaction(sig, &sa, std::ptr::null_mut()) };
+}
+
+/// A signal mask containing `sig` only.
+pub fn sigset_of(sig: libc::c_int) -> libc::sigset_t {
+    // SAFETY: sigset_t is plain old data; sigemptyset initializes it.
+    let mut s: libc::sigset_t = unsafe { std::mem::zeroed() };
+    // SAFETY: valid pointer.
+    unsafe {
+        libc::sigemptyset(&mut s);
+        libc::sigaddset(&mut s, sig);
+    }
+    s
+}
+
+/// The empty signal mask.
+pub fn sigset_empty() -> libc::sigset_t {
+    // SAFETY: as above.
+    let mut s: libc::sigset_t = unsafe { std::mem::zeroed() };
+    // SAFETY: valid pointer.
+    unsafe { libc::sigemptyset(&mut s) };
+    s
+}
+
+/// Blocks (`true`) or unblocks the signals in `set` for the calling thread.
+pub fn sigmask(block: bool, set: &libc::sigset_t) -> io::Result<()> {
+    let how = if block {
+        libc::SIG_BLOCK
+    } else {
+        libc::SIG_UNBLOCK
+    };
+    // SAFETY: valid pointer; old mask not requested.
+    cvt(unsafe { libc::sigprocmask(how, set, std::ptr::null_mut()) })?;
+    Ok(())
+}
+
+/// sigsuspend(2) with `mask`: today's sigpause. Returns after a handler ran.
+#[inline]
+pub fn sigsuspend(mask: &libc::sigset_t) {
+    // SAFETY: valid pointer; sigsuspend always returns -1/EINTR after a handler.
+    unsafe { libc::sigsuspend(mask) };
+}
+
+/// An anonymous private mapping of `len` bytes (zero-fill on demand, like sbrk'd memory).
+pub struct Mapping {
+    ptr: *mut u8,
+    len: usize,
+}
+
+impl Mapping {
+    pub fn anonymous(len: usize) -> io::Result<Mapping> {
+        // SAFETY: a fresh anonymous mapping at an address of the kernel's choosing.
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        if p == libc::MAP_FAILED {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(Mapping { ptr: p.cast(), len })
+    }
+
+    pub fn advise(&self, advice: libc::c_int) -> io::Result<()> {
+        // SAFETY: the range is exactly our mapping.
+        cvt(unsafe { libc::madvise(self.ptr.cast(), self.len, advice) })?;
+        Ok(())
+    }
+
+    /// Stores `value` at byte `offset` with a volatile write, so the touch (and its page
+    /// fault) cannot be optimized away.
+    #[inline]
+    pub fn touch(&self, offset: usize, value: u8) {
+        assert!(offset < self.len, "touch beyond the mapping");
+        // SAFETY: offset is within the mapping, which is readable and writable.
+        unsafe { self.ptr.add(offset).write_volatile(value) };
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
+impl Drop for Mapping {
+    fn drop(&mut self) {
+        // SAFETY: we own the mapping and nothing borrows it past drop.
+        unsafe { libc::munmap(self.ptr.cast(), self.len) };
+    }
+}
+
+/// Grows the heap with sbrk(2) by `len` bytes and stores a byte every `stride` bytes, as the
+/// forks and execs programs do ("sbrk(size), fault pages"). Returns the old break.
+pub fn sbrk_and_touch(len: usize, stride: usize) -> io::Result<usize> {
+    if len == 0 {
+        return Ok(0);
+    }
+    // SAFETY: growing the break by len; glibc's malloc tolerates a foreign sbrk (it treats the
+    // heap as non-contiguous from then on).
+    let p = unsafe { libc::sbrk(len as libc::intptr_t) };
+    if p as isize == -1 {
+        return Err(io::Error::last_os_error());
+    }
+    let base = p as *mut u8;
+    let mut i = 0;
+    while i < len {
+        // SAFETY: [base, base+len) was just added to the heap and is writable.
+        unsafe { base.add(i).write_volatile(i as u8) };
+        i += stride;
+    }
+    Ok(p as usize)
+}
+
+/// An in-memory executable file (memfd), so exec benchmarks need nothing on disk.
+pub fn memfd_executable(name: &CStr, bytes: &[u8]) -> io::Result<OwnedFd> {
+    // SAFETY: name is NUL-terminated; flags are valid.
+    let fd = cvt(unsafe { libc::memfd_create(name.as_ptr(), libc::MFD_CLOEXEC) })?;
+    // SAFETY: the kernel just gave us this descriptor.
+    let owned = unsafe { OwnedFd::from_raw_fd(fd) };
+    let mut off = 0;
+    while off < bytes.len() {
+        off += write(owned.as_raw_fd(), &bytes[off..])?;
+    }
+    // SAFETY: fchmod on our own descriptor.
+    cvt(unsafe { libc::fchmod(owned.as_raw_fd(), 0o755) })?;
+    Ok(owned)
+}
+
+/// execveat(fd, "", argv, envp, AT_EMPTY_PATH): runs the executable behind `fd`. Returns only
+/// on failure. `argv` and `envp` must be NULL-terminated arrays of C strings.
+#[inline]
+pub fn exec_fd(fd: RawFd, argv: &[*const libc::c_char], envp: &[*const libc::c_char]) -> io::Error {
+    debug_assert!(argv.last().is_some_and(|p| p.is_null()));
+    debug_assert!(envp.last().is_some_and(|p| p.is_null()));
+    // SAFETY: argv and envp are NULL-terminated arrays of valid C strings kept alive by the
+    // caller; the empty path with AT_EMPTY_PATH means "the file behind fd".
+    unsafe {
+        libc::syscall(
+            libc::SYS_execveat,
+            fd,
+            c"".as_ptr(),
+            argv.as_ptr(),
+            envp.as_ptr(),
+            libc::AT_EMPTY_PATH,
+        )
+    };
+    io::Error::last_os_error()
+}
+
+/// A stack for vfork-style children created with clone(CLONE_VM | CLONE_VFORK).
+pub struct ChildStack {
+    mem: Vec<u128>,
+}
+
+impl ChildStack {
+    pub fn new(bytes: usize) -> ChildStack {
+        ChildStack {
+            mem: vec![0u128; bytes.div_ceil(16)],
+        }
+    }
+}
+
+/// vfork(2) semantics, done as posix_spawn does: clone(CLONE_VM | CLONE_VFORK | SIGCHLD) on a
+/// separate stack running `child(arg)`, which must only _exit or exec. The parent is suspended
+/// until the child exits or execs, and no address space is copied. Returns the child's pid.
+#[inline]
+fn vfork_run(
+    stack: &mut ChildStack,
+    child: extern "C" fn(*mut libc::c_void) -> libc::c_int,
+    arg: *mut libc::c_void,
+) -> io::Result<Pid> {
+    let top = stack.mem.as_mut_ptr_range().end as *mut libc::c_void;
+    // SAFETY: `top` is the 16-byte aligned end of a stack we own and keep alive while the child
+    // runs (CLONE_VFORK suspends us until it exits or execs); `child` only calls _exit or
+    // execveat, which are async-signal-safe and do not touch our memory.
+    let pid = unsafe {
+        libc::clone(
+            child,
+            top,
+            libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD,
+            arg,
+        )
+    };
+    cvt(pid)
+}
+
+/// What a child needs to exec: the executable's descriptor and NULL-terminated argv/envp.
+pub struct ExecImage<'a> {
+    pub fd: RawFd,
+    pub argv: &'a [*const libc::c_char],
+    pub envp: &'a [*const libc::c_char],
+}
+
+extern "C" fn exec_trampoline(arg: *mut libc::c_void) -> libc::c_int {
+    // SAFETY: `arg` is the &ExecImage passed by vfork_exec; the parent is suspended by
+    // CLONE_VFORK until we exec or exit, so the image and its arrays are alive and unchanged.
+    let img = unsafe { &*(arg as *const ExecImage) };
+    let _ = exec_fd(img.fd, img.argv, img.envp);
+    exit_now(127)
+}
+
+extern "C" fn exit_trampoline(arg: *mut libc::c_void) -> libc::c_int {
+    // The exit code travels in the pointer's value; nothing is dereferenced.
+    exit_now(arg as usize as i32)
+}
+
+/// vfork, and the child exits at once with `code` (see [`vfork_run`]).
+#[inline]
+pub fn vfork_exit(stack: &mut ChildStack, code: u8) -> io::Result<Pid> {
+    vfork_run(stack, exit_trampoline, code as usize as *mut libc::c_void)
+}
+
+/// vfork + exec of `img` (see [`vfork_run`]); the child exits 127 if exec fails.
+#[inline]
+pub fn vfork_exec(stack: &mut ChildStack, img: &ExecImage) -> io::Result<Pid> {
+    vfork_run(
+        stack,
+        exec_trampoline,
+        img as *const ExecImage as *mut libc::c_void,
+    )
+}
+
+/// A pidfd for `pid` (Linux 5.3+), pollable for the child's exit.
+pub fn pidfd_open(pid: Pid) -> io::Result<OwnedFd> {
+    // SAFETY: pidfd_open takes a pid and flags.
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: the kernel just gave us this descriptor.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd as RawFd) })
+}
+
+/// Waits up to `timeout_ms` for `fd` to become readable; Ok(true) if it did.
+pub fn poll_readable(fd: RawFd, timeout_ms: i32) -> io::Result<bool> {
+    let mut p = libc::pollfd {
+        fd,
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    // SAFETY: one valid pollfd.
+    let r = unsafe { libc::poll(&mut p, 1, timeout_ms) };
+    if r < 0 {
+        let e = io::Error::last_os_error();
+        if e.kind() == io::ErrorKind::Interrupted {
+            return Ok(false);
+        }
+        return Err(e);
+    }
+    Ok(r > 0)
+}
+
+/// The system page size.
+pub fn page_size() -> usize {
+    // SAFETY: sysconf with a valid name.
+    let p = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    if p > 0 {
+        p as usize
+    } else {
+        4096
+    }
+}
+
+/// Ticks per second of /proc/stat's CPU counters.
+pub fn clock_ticks() -> u64 {
+    // SAFETY: sysconf with a valid name.
+    let t = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    if t > 0 {
+        t as u64
+    } else {
+        100
+    }
+}
+
+/// Fills `buf` from the kernel's random source (run ids).
+pub fn random_bytes(buf: &mut [u8]) -> io::Result<()> {
+    let mut off = 0;
+    while off < buf.len() {
+        // SAFETY: buf[off..] is valid for writes.
+        let n = unsafe { libc::getrandom(buf[off..].as_mut_ptr().cast(), buf.len() - off, 0) };
+        if n < 0 {
+            let e = io::Error::last_os_error();
+            if e.kind() == io::ErrorKind::Interrupted {
+                continue;
+            }
+            return Err(e);
+        }
+        off += n as usize;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn getpid_syscall_matches_library() {
+        assert_eq!(getpid_syscall(), getpid());
+    }
+
+    #[test]
+    fn pipe_round_trip() {
+        let (r, w) = pipe().unwrap();
+        assert_eq!(write(w.as_raw_fd(), b"abcd").unwrap(), 4);
+        let mut b = [0u8; 4];
+        assert_eq!(read(r.as_raw_fd(), &mut b).unwrap(), 4);
+        assert_eq!(&b, b"abcd");
+    }
+
+    #[test]
+    fn touching_a_fresh_mapping_faults_each_page() {
+        let ps = page_size();
+        let m = Mapping::anonymous(64 * ps).unwrap();
+        m.advise(libc::MADV_NOHUGEPAGE).unwrap();
+        let before = getrusage(libc::RUSAGE_THREAD).minflt;
+        for i in 0..64 {
+            m.touch(i * ps, 1);
+        }
+        let after = getrusage(libc::RUSAGE_THREAD).minflt;
+        assert!(after - before >= 64, "{} faults", after - before);
+    }
+
+    #[test]
+    fn affinity_round_trip() {
+        let cpus = get_affinity().unwrap();
+        assert!(!cpus.is_empty());
+    }
+
+    #[test]
+    fn exit_code_decodes_status() {
+        assert_eq!(exit_code(0), 0);
+        assert_eq!(exit_code(3 << 8), 3);
+        assert_eq!(exit_code(9), 137);
+    }
+}
