@@ -1,0 +1,447 @@
+//! Command-line behaviour of the `sysperf` binary: the documented commands, the JSON contract
+//! scripts rely on, the store, bad input (exit 2, one line, no panic), interruption and
+//! timeouts (nothing left behind). Figures are checked for sign and shape, never for speed.
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+use serde_json::Value;
+use std::path::Path;
+use std::time::Duration;
+
+fn sysperf(db: &Path) -> Command {
+    let mut c = Command::cargo_bin("sysperf").unwrap();
+    c.env("SYSPERF_DB", db).env("NO_COLOR", "1");
+    c
+}
+
+fn json_of(out: &[u8]) -> Value {
+    serde_json::from_slice(out)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(out)))
+}
+
+/// Live processes named "sysperf:..." (benchmark workers and their children) that carry
+/// `tag` in their environment, i.e. that descend from the sysperf a test started with it
+/// (tests run in parallel, so other tests' workers are not leaks).
+fn leftover_workers(tag: &str) -> Vec<String> {
+    let mut left = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        if !e
+            .file_name()
+            .to_string_lossy()
+            .chars()
+            .all(|c| c.is_ascii_digit())
+        {
+            continue;
+        }
+        let comm = std::fs::read_to_string(e.path().join("comm")).unwrap_or_default();
+        let stat = std::fs::read_to_string(e.path().join("stat")).unwrap_or_default();
+        // Zombies about to be reaped by their own parent are not leaks.
+        let state = stat
+            .rsplit(')')
+            .next()
+            .and_then(|s| s.split_whitespace().next())
+            .unwrap_or("");
+        let environ = std::fs::read(e.path().join("environ")).unwrap_or_default();
+        let tagged = environ
+            .split(|&b| b == 0)
+            .any(|kv| kv == format!("SYSPERF_TEST_TAG={tag}").as_bytes());
+        if comm.starts_with("sysperf:") && state != "Z" && tagged {
+            left.push(format!(
+                "{} {}",
+                e.file_name().to_string_lossy(),
+                comm.trim()
+            ));
+        }
+    }
+    left
+}
+
+#[test]
+fn list_json_has_all_47_ids_in_table_order() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = sysperf(&tmp.path().join("db"))
+        .args(["list", "--json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let v = json_of(&out.stdout);
+    let ids: Vec<&str> = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids.len(), 47);
+    assert_eq!(ids[0], "syscall");
+    assert_eq!(ids[9], "udgself4");
+    assert_eq!(ids[46], "gausspage.inf");
+    for e in v.as_array().unwrap() {
+        assert!(e["paper"].as_str().is_some_and(|s| !s.is_empty()));
+        assert!(e["today"].as_str().is_some_and(|s| !s.is_empty()));
+        assert!(e["paper_count"].as_u64().unwrap() > 0);
+    }
+}
+
+#[test]
+fn quick_run_json_gives_positive_figures_and_is_stored() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("s.db");
+    let sel = [
+        "syscall",
+        "pipeself4",
+        "pipeback4",
+        "forks0",
+        "vexecs0null",
+        "execs0null-1kenv",
+        "seqpage",
+        "gausspage.1",
+    ];
+    let out = sysperf(&db)
+        .arg("run")
+        .args(sel)
+        .args(["--quick", "--json", "--label", "smoke"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v = json_of(&out.stdout);
+    assert_eq!(v["format"], "sysperf-run");
+    assert_eq!(v["complete"], true);
+    let results = v["results"].as_array().unwrap();
+    assert_eq!(results.len(), sel.len());
+    for r in results {
+        let id = r["id"].as_str().unwrap();
+        let f = |k: &str| r[k].as_f64().unwrap_or_else(|| panic!("{id}: {k} missing"));
+        assert!(f("real_s") > 0.0, "{id}");
+        assert!(f("user_s") + f("sys_s") > 0.0, "{id}");
+        assert!(f("us_per_op") > 0.0, "{id}");
+        let ci = r["us_per_op_ci"].as_array().unwrap();
+        assert!(
+            ci[0].as_f64().unwrap() <= f("us_per_op") && f("us_per_op") <= ci[1].as_f64().unwrap()
+        );
+        assert!(
+            !r["trials"].as_array().unwrap().is_empty(),
+            "{id}: raw trials kept"
+        );
+    }
+    let derived = v["derived"].as_array().unwrap();
+    // execs0null-1kenv is selected but not execs0null, so no environment cost; forks0 and
+    // vexecs0null give no exec overhead pair either (vexecs pairs with vforks).
+    assert!(!derived
+        .iter()
+        .any(|d| d["name"].as_str().unwrap().starts_with("environment cost")));
+    assert!(derived.iter().any(|d| d["name"]
+        .as_str()
+        .unwrap()
+        .starts_with("page-fault service time (seqpage)")));
+    for d in derived {
+        assert!(d["formula"].as_str().is_some_and(|s| !s.is_empty()));
+        assert!(d["unit"].as_str().is_some());
+    }
+    let id = v["id"].as_str().unwrap();
+
+    // Stored: listed, shown by id, label and 'latest', identical to what run printed.
+    sysperf(&db)
+        .arg("runs")
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(id).and(predicate::str::contains("smoke")));
+    for spec in [id, "smoke", "latest", &id[..6]] {
+        let shown = sysperf(&db)
+            .args(["show", spec, "--json"])
+            .output()
+            .unwrap();
+        assert!(shown.status.success(), "show {spec}");
+        assert_eq!(
+            json_of(&shown.stdout),
+            v,
+            "show {spec} differs from what run printed"
+        );
+    }
+    sysperf(&db)
+        .args(["show", id])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("Table 2.").and(predicate::str::contains("Table 7.")));
+    sysperf(&db).args(["rm", id]).assert().success();
+    sysperf(&db)
+        .args(["show", id])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("sysperf runs"));
+}
+
+#[test]
+fn bad_input_is_one_line_exit_2_and_no_panic() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("s.db");
+    let cases: &[(&[&str], &str)] = &[
+        (&["run", "pipebak4"], "did you mean pipeback4"),
+        (&["run", "nosuch*"], "matches no benchmark"),
+        (&["run", "--trials", "0"], "trials"),
+        (&["run", "--trials", "-3"], "trials"),
+        (&["run", "--trials", "99999999999"], "trials"),
+        (&["run", "--min-time", "0"], "positive"),
+        (&["run", "--min-time", "-1"], "positive"),
+        (&["run", "--timeout", "-5"], "positive"),
+        (&["run", "--min-time", "1e300"], "more than a day"),
+        (&["run", "--min-time", "NaN"], "positive"),
+        (&["run", "--timeout", "abc"], "not a number"),
+        (&["run", "--cpu", "9999", "syscall"], "--cpu"),
+        (&["run", "--cpu", "1-0", "syscall"], "--cpu"),
+        (&["run", "--placement", "sideways"], "placement"),
+        (&["show", "nope"], "no run matches"),
+        (&["rm", "nope"], "no run matches"),
+    ];
+    for (args, needle) in cases {
+        let out = sysperf(&db).args(*args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(needle), "{args:?}: {err}");
+        assert!(
+            !err.contains("panicked") && !err.contains("RUST_BACKTRACE"),
+            "{args:?}: {err}"
+        );
+    }
+}
+
+#[test]
+fn spread_needs_two_cpus() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = sysperf(&tmp.path().join("s.db"))
+        .args([
+            "run",
+            "pipeback4",
+            "--placement",
+            "spread",
+            "--cpu",
+            "0",
+            "--quick",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("spread needs two CPUs"));
+}
+
+#[test]
+fn unusable_databases_are_refused_untouched() {
+    let tmp = tempfile::tempdir().unwrap();
+    // Not SQLite at all.
+    let text = tmp.path().join("notes.txt");
+    std::fs::write(&text, "my precious notes\n").unwrap();
+    let out = sysperf(&text)
+        .args(["run", "syscall", "--quick"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not an SQLite database"));
+    assert_eq!(
+        std::fs::read_to_string(&text).unwrap(),
+        "my precious notes\n"
+    );
+    // SQLite, but someone else's.
+    let other = tmp.path().join("other.db");
+    rusqlite::Connection::open(&other)
+        .unwrap()
+        .execute_batch("CREATE TABLE accounts(x); INSERT INTO accounts VALUES (1);")
+        .unwrap();
+    let before = std::fs::read(&other).unwrap();
+    let out = sysperf(&other).args(["runs"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not a sysperf database"));
+    assert_eq!(std::fs::read(&other).unwrap(), before);
+    // A path that cannot be created.
+    let out = sysperf(Path::new("/proc/sysperf-nope/x.db"))
+        .args(["runs"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn two_runs_into_one_store_at_once_both_land() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("s.db");
+    let spawn = |label: &str| {
+        std::process::Command::new(assert_cmd::cargo::cargo_bin("sysperf"))
+            .env("SYSPERF_DB", &db)
+            .args([
+                "run",
+                "syscall",
+                "signocsw",
+                "pipeself4",
+                "--quick",
+                "--json",
+                "--label",
+                label,
+            ])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let (a, b) = (spawn("a"), spawn("b"));
+    let (a, b) = (a.wait_with_output().unwrap(), b.wait_with_output().unwrap());
+    assert!(
+        a.status.success() && b.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&a.stderr),
+        String::from_utf8_lossy(&b.stderr)
+    );
+    for (label, printed) in [("a", &a.stdout), ("b", &b.stdout)] {
+        let shown = sysperf(&db)
+            .args(["show", label, "--json"])
+            .output()
+            .unwrap();
+        assert!(shown.status.success());
+        let v = json_of(&shown.stdout);
+        assert_eq!(v, json_of(printed));
+        assert_eq!(v["results"].as_array().unwrap().len(), 3);
+    }
+}
+
+#[test]
+fn a_hanging_trial_is_killed_recorded_and_the_run_goes_on() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("s.db");
+    // Every trial long enough to reach 2 s is killed at 0.3 s: calibration fails, the
+    // benchmark is recorded as failed with the reason, and the next benchmark still runs.
+    let out = sysperf(&db)
+        .env("SYSPERF_TEST_TAG", "hang")
+        .args([
+            "run",
+            "csw",
+            "syscall",
+            "--min-time",
+            "2",
+            "--timeout",
+            "0.3",
+            "--json",
+        ])
+        .timeout(Duration::from_secs(120))
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v = json_of(&out.stdout);
+    let results = v["results"].as_array().unwrap();
+    assert_eq!(results.len(), 2);
+    for r in results {
+        assert!(r["error"].as_str().unwrap().contains("timed out"), "{r}");
+        assert!(r["trials"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t["error"].as_str().is_some_and(|e| e.contains("timed out"))));
+    }
+    assert!(v["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|w| w["kind"] == "failed"));
+    assert!(
+        leftover_workers("hang").is_empty(),
+        "{:?}",
+        leftover_workers("hang")
+    );
+}
+
+#[test]
+fn ctrl_c_keeps_finished_benchmarks_and_leaves_nothing_behind() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("s.db");
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("sysperf"))
+        .env("SYSPERF_DB", &db)
+        .env("SYSPERF_TEST_TAG", "ctrl-c")
+        .args([
+            "run",
+            "syscall",
+            "signocsw",
+            "csw",
+            "pipeback4",
+            "forks0",
+            "--min-time",
+            "0.2",
+            "--json",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait until the first benchmark is stored, then interrupt as a terminal would.
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        let out = sysperf(&db).args(["runs", "--json"]).output().unwrap();
+        let stored = out.status.success()
+            && json_of(&out.stdout).as_array().is_some_and(|a| {
+                a.first()
+                    .is_some_and(|r| r["benchmarks"].as_u64() >= Some(1))
+            });
+        if stored || std::time::Instant::now() > deadline {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v = json_of(&out.stdout);
+    assert_eq!(v["complete"], false);
+    let n = v["results"].as_array().unwrap().len();
+    assert!((1..5).contains(&n), "{n} results");
+    let stored = json_of(
+        &sysperf(&db)
+            .args(["show", "latest", "--json"])
+            .output()
+            .unwrap()
+            .stdout,
+    );
+    assert_eq!(stored["complete"], false);
+    assert_eq!(stored["results"].as_array().unwrap().len(), n);
+    sysperf(&db)
+        .arg("runs")
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("(incomplete)"));
+    assert!(
+        leftover_workers("ctrl-c").is_empty(),
+        "{:?}",
+        leftover_workers("ctrl-c")
+    );
+}
+
+#[test]
+fn help_documents_exit_codes_and_the_store() {
+    let tmp = tempfile::tempdir().unwrap();
+    sysperf(&tmp.path().join("db"))
+        .arg("--help")
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("Exit codes").and(predicate::str::contains("SYSPERF_DB")));
+}

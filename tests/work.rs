@@ -1,0 +1,299 @@
+//! Every benchmark really does its work: counted from the outside, not trusted from its code.
+//!
+//! - System calls per operation, counted by strace on a worker run at two iteration counts; the
+//!   difference cancels process start, setup and teardown, leaving exactly the hot loop's calls.
+//! - Faults and context switches per operation, from the worker's own rusage report.
+//!
+//! Nothing here depends on speed. strace is a test-only Debian package that .ci/run installs;
+//! on CI (CI=true) its absence fails the strace tests instead of skipping them.
+
+use serde_json::{json, Value};
+use std::collections::HashMap;
+use std::process::Command;
+use sysperf::bench::paging;
+
+fn exe() -> &'static str {
+    env!("CARGO_BIN_EXE_sysperf")
+}
+
+fn request(id: &str, iterations: u64, pin: Option<u32>) -> String {
+    json!({ "id": id, "iterations": iterations, "pin": pin.map(|c| vec![c]), "child_cpu": null })
+        .to_string()
+}
+
+/// Runs one trial in a worker and returns its report.
+fn worker(id: &str, iterations: u64, pin: Option<u32>) -> Value {
+    let out = Command::new(exe())
+        .args(["__worker", &request(id, iterations, pin)])
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|_| panic!("{id}: {}", String::from_utf8_lossy(&out.stderr)));
+    assert!(out.status.success() && v["error"].is_null(), "{id}: {v}");
+    v
+}
+
+fn strace_available() -> bool {
+    let ok = Command::new("strace")
+        .arg("-V")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        assert!(
+            std::env::var("CI").is_err(),
+            "strace is missing on CI: .ci/run must install it"
+        );
+        eprintln!("strace not installed: skipping system-call counts (apt-get install strace)");
+    }
+    ok
+}
+
+/// System calls made by a worker run (all its processes), by name.
+fn syscalls(id: &str, iterations: u64) -> HashMap<String, i64> {
+    let dir = tempfile::tempdir().unwrap();
+    let out_file = dir.path().join("strace.txt");
+    let st = Command::new("strace")
+        .args(["-f", "-c", "-U", "calls,name", "-o"])
+        .arg(&out_file)
+        .args([exe(), "__worker", &request(id, iterations, None)])
+        .output()
+        .unwrap();
+    assert!(
+        st.status.success(),
+        "{id}: {}",
+        String::from_utf8_lossy(&st.stderr)
+    );
+    let text = std::fs::read_to_string(&out_file).unwrap();
+    let mut m = HashMap::new();
+    for line in text.lines() {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        if f.len() == 2 {
+            if let Ok(n) = f[0].parse::<i64>() {
+                m.insert(f[1].to_string(), n);
+            }
+        }
+    }
+    assert!(!m.is_empty(), "{id}: no strace summary in {text}");
+    m
+}
+
+/// Calls per iteration of each named system call, from runs at `lo` and `hi` iterations.
+fn per_iteration(id: &str, lo: u64, hi: u64, names: &[&str]) -> Vec<f64> {
+    let (a, b) = (syscalls(id, lo), syscalls(id, hi));
+    names
+        .iter()
+        .map(|n| {
+            let get = |m: &HashMap<String, i64>| m.get(*n).copied().unwrap_or(0);
+            (get(&b) - get(&a)) as f64 / (hi - lo) as f64
+        })
+        .collect()
+}
+
+fn assert_calls(id: &str, lo: u64, hi: u64, expect: &[(&str, f64)]) {
+    let names: Vec<&str> = expect.iter().map(|e| e.0).collect();
+    let got = per_iteration(id, lo, hi, &names);
+    for ((name, want), got) in expect.iter().zip(got) {
+        assert!(
+            (got - want).abs() < 1e-9,
+            "{id}: {got} {name} per op, expected {want}"
+        );
+    }
+}
+
+#[test]
+fn syscall_enters_the_kernel_once_per_call() {
+    if strace_available() {
+        assert_calls("syscall", 100, 300, &[("getpid", 1.0)]);
+    }
+}
+
+#[test]
+fn signal_tests_send_and_handle_their_signals() {
+    if strace_available() {
+        // signocsw: one kill to itself and one handler return per signal.
+        assert_calls(
+            "signocsw",
+            100,
+            300,
+            &[("kill", 1.0), ("rt_sigreturn", 1.0)],
+        );
+        // csw: per round trip each process sends one signal and returns from one handler.
+        assert_calls("csw", 100, 300, &[("kill", 2.0), ("rt_sigreturn", 2.0)]);
+    }
+}
+
+#[test]
+fn message_tests_move_their_messages() {
+    if !strace_available() {
+        return;
+    }
+    for size in ["4", "512"] {
+        for kind in ["pipe", "udg"] {
+            assert_calls(
+                &format!("{kind}self{size}"),
+                100,
+                300,
+                &[("write", 1.0), ("read", 1.0)],
+            );
+            assert_calls(
+                &format!("{kind}discard{size}"),
+                100,
+                300,
+                &[("write", 1.0), ("read", 1.0)],
+            );
+            assert_calls(
+                &format!("{kind}back{size}"),
+                100,
+                300,
+                &[("write", 2.0), ("read", 2.0)],
+            );
+        }
+    }
+}
+
+#[test]
+fn fork_and_exec_tests_create_and_reap_every_child() {
+    if !strace_available() {
+        return;
+    }
+    for id in ["forks0", "forks100k", "vforks0", "vforks100k"] {
+        // glibc's fork() and our vfork are both the clone system call.
+        assert_calls(
+            id,
+            20,
+            60,
+            &[("clone", 1.0), ("wait4", 1.0), ("exit_group", 0.0)],
+        );
+    }
+    for id in [
+        "execs0null",
+        "vexecs0null",
+        "execs1kbig",
+        "execs0null-1kenv",
+    ] {
+        assert_calls(
+            id,
+            20,
+            60,
+            &[("clone", 1.0), ("execveat", 1.0), ("wait4", 1.0)],
+        );
+    }
+}
+
+#[test]
+fn paging_tests_map_touch_and_unmap_one_region_per_run() {
+    if strace_available() {
+        assert_calls(
+            "seqpage",
+            2,
+            5,
+            &[("mmap", 1.0), ("munmap", 1.0), ("madvise", 1.0)],
+        );
+        assert_calls(
+            "randpage-v",
+            2,
+            5,
+            &[("mmap", 1.0), ("munmap", 1.0), ("madvise", 2.0)],
+        );
+    }
+}
+
+fn usage(v: &Value, k: &str) -> f64 {
+    v["usage"][k].as_f64().unwrap()
+}
+
+#[test]
+fn csw_and_round_trips_switch_context_at_least_twice_per_round_trip() {
+    let cpu = sysperf::sys::get_affinity().unwrap()[0];
+    for id in ["csw", "pipeback4", "pipeback512", "udgback4"] {
+        let n = 2000;
+        let v = worker(id, n, Some(cpu));
+        let switches = usage(&v, "nvcsw") + usage(&v, "nivcsw");
+        assert!(
+            switches / n as f64 >= 2.0,
+            "{id}: {switches} switches for {n} round trips"
+        );
+    }
+    // A signal to oneself needs no switch at all: far fewer than one per signal.
+    let v = worker("signocsw", 2000, Some(cpu));
+    assert!(usage(&v, "nvcsw") / 2000.0 < 0.5, "{v}");
+}
+
+#[test]
+fn page_tests_fault_in_every_page_they_touch_first() {
+    let ps = sysperf::sys::page_size();
+    assert!(ps >= 4096);
+    for spec in sysperf::bench::all()
+        .into_iter()
+        .filter(|s| s.group == sysperf::bench::Group::Paging)
+    {
+        let pattern = paging_pattern(spec.id);
+        let mut touched = std::collections::HashSet::new();
+        paging::walk(pattern, paging::NPAGES, |p| {
+            touched.insert(p);
+        });
+        let runs = 2;
+        let v = worker(spec.id, runs, None);
+        let faults = usage(&v, "minflt") + usage(&v, "majflt");
+        let per_run = faults / runs as f64;
+        assert!(
+            per_run >= touched.len() as f64,
+            "{}: {per_run} faults per run for {} distinct pages",
+            spec.id,
+            touched.len()
+        );
+        // And not wildly more: each distinct page faults about once (plus the loop's own few).
+        assert!(
+            per_run <= touched.len() as f64 * 1.05 + 64.0,
+            "{}: {per_run} faults per run for {} pages",
+            spec.id,
+            touched.len()
+        );
+    }
+}
+
+fn paging_pattern(id: &str) -> paging::Pattern {
+    match id {
+        "seqpage" | "seqpage-v" => paging::Pattern::Seq { passes: 10 },
+        "randpage" | "randpage-v" => paging::Pattern::Rand { touches: 30_000 },
+        g => paging::Pattern::Gauss {
+            touches: 30_000,
+            sd: match g.trim_start_matches("gausspage.") {
+                "inf" => 10_000.0,
+                n => n.parse().unwrap(),
+            },
+        },
+    }
+}
+
+#[test]
+fn forks_touch_their_sbrk_region_and_children_fault_it() {
+    // forks100k faults in 100 pages in setup; forks0 none. The worker's size is reported.
+    let v0 = worker("forks0", 50, None);
+    let v100 = worker("forks100k", 50, None);
+    assert!(v0["rss_bytes"].as_u64().unwrap() > 0 && v0["maps"].as_u64().unwrap() > 0);
+    assert!(v100["rss_bytes"].as_u64().unwrap() >= v0["rss_bytes"].as_u64().unwrap());
+}
+
+#[test]
+fn workers_name_themselves_after_their_benchmark() {
+    // The worker sets its name before anything else; a benchmark child inherits it. Check via
+    // a csw worker's child, which lives for the whole trial.
+    let mut child = Command::new(exe())
+        .args(["__worker", &request("csw", 3_000_000, None)])
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let mut name = String::new();
+    for _ in 0..100 {
+        name = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+        if name.starts_with("sysperf:") {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert_eq!(name.trim(), "sysperf:csw");
+}
