@@ -4,7 +4,8 @@
 # per-operation figure and the ratio sysperf/peer. Target: every ratio within 0.85-1.15.
 #
 #   syscall        vs  perf bench syscall basic          (a null system call; perf's is getppid)
-#   pipeback4      vs  perf bench sched pipe             (4-byte pipe round trip between 2 processes)
+#   pipeback4      vs  perf bench sched pipe             (4-byte pipe round trip between 2 processes,
+#                                                         both on one CPU; and again on two CPUs)
 #   vexecs0null    vs  hyperfine -N NULLJOB              (vfork+exec+exit+wait of the null job;
 #                                                         hyperfine spawns with posix_spawn = vfork)
 #   vforks0        vs  stress-ng --vfork --vfork-max 1   (vfork-exit-wait)
@@ -35,6 +36,8 @@ fi
 cargo build --release -q
 SP=./target/release/sysperf
 CPU=${1:-$(python3 -c 'import os; print(max(os.sched_getaffinity(0)))')}
+# A second CPU for the spread comparison: the highest other one we may use, if any.
+CPU2=$(python3 -c "import os; c=sorted(os.sched_getaffinity(0)); o=[x for x in c if x != $CPU]; print(o[-1] if o else '')")
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
@@ -43,6 +46,13 @@ echo "accuracy: CPU $CPU for every tool; $(uname -r); $(grep -m1 'model name' /p
 # sysperf: one run with every operation compared or checked below.
 "$SP" run syscall pipeself4 pipediscard4 pipediscard512 pipeback4 forks0 vforks0 vforks1k vforks100k vexecs0null \
   --placement same --cpu "$CPU" --label accuracy-peers --json >"$work/sysperf.json"
+
+if [ -n "$CPU2" ]; then
+  "$SP" run pipeback4 --placement spread --cpu "$CPU,$CPU2" --label accuracy-peers-spread --json >"$work/sysperf-spread.json"
+  # perf bench sched pipe has no placement option: allowed two idle CPUs, the scheduler puts
+  # the two processes on different ones, which sysperf's spread does explicitly.
+  taskset -c "$CPU,$CPU2" perf bench sched pipe -l 100000 >"$work/perf-pipe-spread.txt" 2>&1
+fi
 
 # Peers, each pinned to the same CPU.
 taskset -c "$CPU" perf bench syscall basic >"$work/perf-syscall.txt" 2>&1
@@ -66,13 +76,21 @@ import json, re, sys, os
 work = sys.argv[1]
 run = json.load(open(os.path.join(work, "sysperf.json")))
 res = {r["id"]: r for r in run["results"]}
+try:
+    spread = {r["id"]: r for r in json.load(open(os.path.join(work, "sysperf-spread.json")))["results"]}
+except OSError:
+    spread = {}
 
 def sp(i):
-    r = res.get(i)
+    r = spread.get("pipeback4") if i == "pipeback4 spread" else res.get(i)
     return None if r is None or r.get("us_per_op") is None else r["us_per_op"]
 
 def perf_usecs(name):
-    m = re.search(r"([0-9.]+)\s+usecs/op", open(os.path.join(work, name)).read())
+    try:
+        text = open(os.path.join(work, name)).read()
+    except OSError:
+        return None
+    m = re.search(r"([0-9.]+)\s+usecs/op", text)
     return float(m.group(1)) if m else None
 
 def hyperfine_us():
@@ -111,21 +129,22 @@ def per_op(prefix, lo, hi, ops):
 rows = [
     ("null system call", "syscall", "perf bench syscall basic", perf_usecs("perf-syscall.txt")),
     ("pipe round trip, 4 B", "pipeback4", "perf bench sched pipe", perf_usecs("perf-pipe.txt")),
+    ("  same, on two CPUs", "pipeback4 spread", "perf sched pipe, 2 CPUs", perf_usecs("perf-pipe-spread.txt") if spread else None),
     ("vfork+exec null job+wait", "vexecs0null", "hyperfine -N (median)", hyperfine_us()),
     ("vfork+exit+wait", "vforks0", "stress-ng --vfork", stress_us("sng-vfork.txt", "vfork")),
 ]
-print(f"{'operation':<28} {'sysperf id':<15} {'sysperf us/op':>13} {'peer':<26} {'peer us/op':>10} {'ratio':>6}  in 0.85-1.15")
+print(f"{'operation':<28} {'sysperf id':<17} {'sysperf us/op':>13} {'peer':<26} {'peer us/op':>10} {'ratio':>6}  in 0.85-1.15")
 bad = 0
 for op, sid, peer, pv in rows:
     sv = sp(sid)
     if sv is None or pv is None:
-        print(f"{op:<28} {sid:<15} {'-' if sv is None else f'{sv:.3f}':>13} {peer:<26} {'-' if pv is None else f'{pv:.3f}':>10} {'-':>6}  no figure")
+        print(f"{op:<28} {sid:<17} {'-' if sv is None else f'{sv:.3f}':>13} {peer:<26} {'-' if pv is None else f'{pv:.3f}':>10} {'-':>6}  no figure")
         bad += 1
         continue
     ratio = sv / pv
     ok = 0.85 <= ratio <= 1.15
     bad += not ok
-    print(f"{op:<28} {sid:<15} {sv:>13.3f} {peer:<26} {pv:>10.3f} {ratio:>6.2f}  {'yes' if ok else 'NO'}")
+    print(f"{op:<28} {sid:<17} {sv:>13.3f} {peer:<26} {pv:>10.3f} {ratio:>6.2f}  {'yes' if ok else 'NO'}")
 
 print()
 print("where the peer's operation differs (system calls per operation, counted by strace):")

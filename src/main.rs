@@ -189,9 +189,10 @@ fn run(a: RunArgs) -> Result<i32> {
     let allowed = sys::get_affinity().context("reading the CPUs this process may use")?;
     let requested = a.cpu.as_deref().map(placement::parse_list).transpose()?;
     let cpus = CpuChoice::new(requested.clone(), &allowed)?;
-    for s in &specs {
-        placement::plan(a.placement, s.shape, &cpus)?;
-    }
+    let plans = specs
+        .iter()
+        .map(|s| placement::plan(a.placement, s.shape, &cpus))
+        .collect::<Result<Vec<_>, _>>()?;
     if let Some(l) = &a.label {
         if l.len() > 200 || l.chars().any(char::is_control) {
             return Err(InputError::InvalidValue {
@@ -281,13 +282,13 @@ fn run(a: RunArgs) -> Result<i32> {
         }
     };
     let mut interrupted = false;
-    for (index, spec) in specs.iter().enumerate() {
+    for (index, (spec, plan)) in specs.iter().zip(&plans).enumerate() {
         progress(Event::Benchmark {
             spec,
             index,
             total: specs.len(),
         });
-        match harness::measure(spec, &opts, run.overhead.as_ref(), &stop, &progress) {
+        match harness::measure(spec, plan, &opts, run.overhead.as_ref(), &stop, &progress) {
             Ok((result, warnings)) => {
                 store
                     .add_result(&run.id, &result, &warnings)

@@ -13,6 +13,7 @@ use crate::model::{BenchResult, Outlier, Overhead, Summary, Trial, TrialKind, Us
 use crate::stats;
 use crate::sys;
 use placement::{CpuChoice, Mode, Plan};
+
 use std::io::Read;
 use std::os::fd::AsRawFd;
 use std::os::unix::process::CommandExt;
@@ -233,26 +234,16 @@ fn next_iterations(n: u64, wall_ns: u64, target_ns: u64) -> u64 {
         .min(MAX_ITERATIONS)
 }
 
-/// Measures one benchmark: calibration, warm-up, counted trials, summary and warnings.
+/// Measures one benchmark placed by `plan` (see [`placement::plan`]): calibration, warm-up,
+/// counted trials, summary and warnings.
 pub fn measure(
     spec: &'static Spec,
+    plan: &Plan,
     opts: &Options,
     overhead: Option<&Overhead>,
     stop: &AtomicBool,
     progress: &dyn Fn(Event),
 ) -> Result<(BenchResult, Vec<Warning>), Stop> {
-    let plan = placement::plan(opts.mode, spec.shape, &opts.cpus).map_err(|_| Stop::Interrupted);
-    let plan: Plan = match plan {
-        Ok(p) => p,
-        // The CLI validates placement against the CPUs before starting; should that ever
-        // disagree, fall back to the scheduler's choice rather than refusing to measure.
-        Err(_) => Plan {
-            worker: None,
-            child: None,
-            label: "free",
-            cpus: opts.cpus.cpus.clone(),
-        },
-    };
     let mut result = BenchResult {
         id: spec.id.to_string(),
         group: spec.group.as_str().to_string(),

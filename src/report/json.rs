@@ -52,3 +52,40 @@ pub fn run_document(run: &Run) -> Value {
     }
     v
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_snapshot() {
+        let doc = run_document(&crate::report::fixture_run());
+        insta::assert_json_snapshot!(doc);
+    }
+
+    #[test]
+    fn scripts_fields_are_present_and_consistent() {
+        let run = crate::report::fixture_run();
+        let doc = run_document(&run);
+        let r = &doc["results"][0];
+        assert_eq!(r["id"], "syscall");
+        // 107 ns per call for the paper's 100,000 calls is 0.0107 s.
+        assert!((r["real_s"].as_f64().unwrap() - 0.0107).abs() < 1e-12);
+        assert!((r["us_per_op"].as_f64().unwrap() - 0.107).abs() < 1e-12);
+        let ci = r["us_per_op_ci"].as_array().unwrap();
+        assert!(ci[0].as_f64().unwrap() < 0.107 && ci[1].as_f64().unwrap() > 0.107);
+        // A failed benchmark keeps its entry with null figures and its error.
+        let failed = doc["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["id"] == "execs0null")
+            .unwrap();
+        assert!(
+            failed["real_s"].is_null() && failed["error"].as_str().unwrap().contains("timed out")
+        );
+        // The document is the run, losslessly: it deserializes back.
+        let back: Run = serde_json::from_value(doc).unwrap();
+        assert_eq!(back, run);
+    }
+}

@@ -52,6 +52,169 @@ pub fn num(v: f64) -> String {
     }
 }
 
+/// A fixed, fully populated run for snapshot tests of every renderer.
+#[cfg(test)]
+pub(crate) fn fixture_run() -> crate::model::Run {
+    use crate::model::*;
+    let est = |m: f64, lo: f64, hi: f64| Estimate {
+        median: m,
+        ci_low: lo,
+        ci_high: hi,
+        ci_level: 0.9375,
+        min: lo,
+        max: hi,
+        mean: m,
+        cv: 0.01,
+        n: 5,
+    };
+    let trial = |kind, iterations, wall_ns| Trial {
+        kind,
+        iterations,
+        wall_ns,
+        usage: Usage {
+            user_ns: wall_ns / 4,
+            sys_ns: wall_ns / 2,
+            minflt: 3,
+            majflt: 0,
+            nvcsw: 2,
+            nivcsw: 1,
+        },
+        worker_total: Usage {
+            user_ns: wall_ns / 3,
+            sys_ns: wall_ns,
+            minflt: 300,
+            majflt: 0,
+            nvcsw: 4,
+            nivcsw: 2,
+        },
+        worker_rss_bytes: 3_432_448,
+        worker_maps: 35,
+        migrations: Some(0),
+        cpu_start: Some(1),
+        cpu_end: Some(1),
+        outlier: Outlier::None,
+        error: None,
+    };
+    let result = |id: &str,
+                  group: &str,
+                  unit: &str,
+                  paper_count: u64,
+                  ops: u64,
+                  wall: f64,
+                  user: f64,
+                  sys: f64,
+                  flt: f64,
+                  csw: f64,
+                  placement: &str| BenchResult {
+        id: id.into(),
+        group: group.into(),
+        ops_per_iteration: ops,
+        paper_count,
+        unit: unit.into(),
+        placement: placement.into(),
+        cpus: vec![1],
+        trials: vec![
+            trial(TrialKind::Calibration, 1000, 50_000_000),
+            trial(TrialKind::Warmup, 2000, 100_000_000),
+            trial(TrialKind::Measured, 2000, 100_500_000),
+        ],
+        summary: Some(Summary {
+            wall_ns_per_op: est(wall, wall * 0.98, wall * 1.03),
+            user_ns_per_op: est(user, user, user),
+            sys_ns_per_op: est(sys, sys, sys),
+            minflt_per_op: flt,
+            majflt_per_op: 0.0,
+            csw_per_op: csw,
+            nvcsw_per_op: csw,
+            nivcsw_per_op: 0.0,
+            migrations_per_op: Some(0.0),
+            worker_rss_bytes: 3_432_448,
+            worker_maps: 35,
+        }),
+        error: None,
+    };
+    let mut failed = result(
+        "execs0null",
+        "kernel",
+        "exec",
+        1000,
+        1,
+        0.0,
+        0.0,
+        0.0,
+        0.0,
+        0.0,
+        "single",
+    );
+    failed.summary = None;
+    failed.error = Some("calibration failed: timed out after 60.0 s".into());
+    let results = vec![
+        result(
+            "syscall", "kernel", "call", 100_000, 1, 107.0, 45.0, 62.0, 0.0, 0.0, "single",
+        ),
+        result(
+            "csw",
+            "kernel",
+            "round trip",
+            10_000,
+            1,
+            8077.0,
+            400.0,
+            7700.0,
+            0.0008,
+            2.0,
+            "same",
+        ),
+        result(
+            "signocsw", "kernel", "signal", 10_000, 1, 1988.0, 140.0, 1800.0, 0.0, 0.0, "single",
+        ),
+        result(
+            "pipeback4",
+            "kernel",
+            "round trip",
+            10_000,
+            1,
+            4600.0,
+            590.0,
+            4000.0,
+            0.0006,
+            2.0,
+            "same",
+        ),
+        result(
+            "forks0", "kernel", "fork", 1000, 1, 120_220.0, 60_000.0, 54_000.0, 11.0, 2.0, "single",
+        ),
+        failed,
+        result(
+            "randpage", "paging", "touch", 30_000, 30_000, 393.0, 10.0, 377.4, 0.246, 0.0, "single",
+        ),
+    ];
+    let derived = crate::derived::compute(&results);
+    Run {
+        id: "5f2c9a1b3d7e".into(),
+        label: Some("before <patch>".into()),
+        started_ns: 1_795_336_212_000_000_000,
+        ended_ns: Some(1_795_336_253_000_000_000),
+        complete: true,
+        sysperf_version: "0.1.0".into(),
+        params: RunParams { selection: vec![], trials: 5, min_time_s: 0.1, quick: false, placement: "same".into(), cpus: None, timeout_s: 60.0 },
+        fingerprint: Fingerprint {
+            hostname: Some("vm".into()),
+            kernel_release: Some("6.18.44".into()),
+            cpu_model: Some("AMD EPYC".into()),
+            threads: Some(2),
+            cores: Some(2),
+            memory_bytes: Some(25_276_502_016),
+            virtualization: Some("kvm".into()),
+            ..Fingerprint::default()
+        },
+        overhead: Some(Overhead { timer_ns: 20.0, loop_ns_per_iteration: 0.257 }),
+        results,
+        derived,
+        warnings: vec![Warning { bench: Some("csw".into()), kind: "high_cv".into(), message: "csw: trials vary by 7.6% (CV above 5%); rerun with more --trials or on a quieter machine".into() }],
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

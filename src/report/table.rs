@@ -164,7 +164,7 @@ pub fn render(run: &Run) -> String {
         let _ = writeln!(
             s,
             "{:<14}| {:>6} | {:>7} | {:>7} | {:>7} | {:>8} {:>18} | {:>7} | {:>6}",
-            "Test", "Touch", "Elapsed", "User", "System", "us/touch", "[95% CI]", "Faults", "Major"
+            "Test", "Touch", "Elapsed", "User", "System", "us/touch", "[CI]", "Faults", "Major"
         );
         let _ = writeln!(s, "{}", "-".repeat(100));
         for r in paging {
@@ -230,4 +230,21 @@ pub fn runs_list(runs: &[crate::store::RunInfo]) -> String {
         );
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn table_snapshot() {
+        insta::assert_snapshot!(render(&crate::report::fixture_run()));
+    }
+
+    #[test]
+    fn incomplete_runs_say_so_in_the_header() {
+        let mut run = crate::report::fixture_run();
+        run.complete = false;
+        assert!(header(&run).contains("(INCOMPLETE)"));
+    }
 }

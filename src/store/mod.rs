@@ -23,7 +23,6 @@
 //! `add_result` in `run.warnings` as well, in the order it wants them kept. A run that never
 //! reaches `finish_run` keeps what `begin_run` and `add_result` stored.
 
-mod json;
 mod migrations;
 #[cfg(test)]
 mod tests;
@@ -483,7 +482,7 @@ where
     T: Serialize + DeserializeOwned + PartialEq,
 {
     let text = serde_json::to_string(v)?;
-    match json::from_str::<T>(&text) {
+    match serde_json::from_str::<T>(&text) {
         Ok(back) if back == *v => Ok(text),
         _ => Err(StoreError::NotFinite { what }),
     }
@@ -839,12 +838,13 @@ impl<'a, 'b> Reader<'a, 'b> {
     /// A JSON column, read with the exact parser.
     fn json<T: DeserializeOwned>(&self, col: &str) -> Result<T> {
         let text = self.text(col)?;
-        json::from_str(&text).map_err(|e| self.corrupt(col, format_args!("holds bad JSON: {e}")))
+        serde_json::from_str(&text)
+            .map_err(|e| self.corrupt(col, format_args!("holds bad JSON: {e}")))
     }
 
     fn opt_json<T: DeserializeOwned>(&self, col: &str) -> Result<Option<T>> {
         match self.opt_text(col)? {
-            Some(text) => json::from_str(&text)
+            Some(text) => serde_json::from_str(&text)
                 .map(Some)
                 .map_err(|e| self.corrupt(col, format_args!("holds bad JSON: {e}"))),
             None => Ok(None),
