@@ -228,6 +228,8 @@ fn run(a: RunArgs) -> Result<i32> {
         ended_ns: None,
         complete: false,
         sysperf_version: env!("CARGO_PKG_VERSION").to_string(),
+        source: "measured".into(),
+        citation: None,
         params: RunParams {
             selection: a.selection.clone(),
             trials,

@@ -267,6 +267,10 @@ pub struct Fingerprint {
     pub loadavg: Option<[f64; 3]>,
 }
 
+fn measured() -> String {
+    "measured".to_string()
+}
+
 /// A whole run: what `sysperf run --json` prints and the store keeps.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Run {
@@ -279,6 +283,13 @@ pub struct Run {
     /// False when the run was interrupted or still in progress.
     pub complete: bool,
     pub sysperf_version: String,
+    /// Where the figures come from: "measured" by sysperf, or "published" (a paper's table,
+    /// shipped as a read-only reference run: no trials, no intervals).
+    #[serde(default = "measured")]
+    pub source: String,
+    /// For published runs, the paper and table the figures are copied from.
+    #[serde(default)]
+    pub citation: Option<String>,
     pub params: RunParams,
     pub fingerprint: Fingerprint,
     pub overhead: Option<Overhead>,

@@ -197,6 +197,8 @@ pub(crate) fn fixture_run() -> crate::model::Run {
         ended_ns: Some(1_795_336_253_000_000_000),
         complete: true,
         sysperf_version: "0.1.0".into(),
+        source: "measured".into(),
+        citation: None,
         params: RunParams { selection: vec![], trials: 5, min_time_s: 0.1, quick: false, placement: "same".into(), cpus: None, timeout_s: 60.0 },
         fingerprint: Fingerprint {
             hostname: Some("vm".into()),

@@ -20,7 +20,8 @@ pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
 /// into NULL), so the store writes NaN as the text 'NaN' in these columns.
 /// Integer columns hold the model's u64 values as i64; values above i64::MAX are refused on
 /// save. JSON columns hold records that are read whole and never filtered on.
-const MIGRATIONS: &[&str] = &[r#"
+const MIGRATIONS: &[&str] = &[
+    r#"
 CREATE TABLE runs (
     seq              INTEGER PRIMARY KEY,          -- insertion order, the tie-break for "newest"
     id               TEXT NOT NULL UNIQUE,         -- 12 lowercase hex digits, made by the caller
@@ -114,7 +115,13 @@ CREATE TABLE derived (
     formula  TEXT NOT NULL,
     PRIMARY KEY (run_id, position)
 );
-"#];
+"#,
+    // Migration 2: where a run's figures come from (runs.source: 'measured' or 'published') and,
+    // for published figures, the paper and table they are copied from.
+    r#"
+ALTER TABLE runs ADD COLUMN citation TEXT;
+"#,
+];
 
 /// What the header of an opened database says about it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

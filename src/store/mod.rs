@@ -506,8 +506,9 @@ fn insert_run(conn: &Connection, run: &Run, complete: bool) -> Result<()> {
         .transpose()?;
     conn.execute(
         "INSERT INTO runs (id, label, started_ns, ended_ns, complete, sysperf_version,
-                           hostname, kernel_release, params_json, fingerprint_json, overhead_json)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+                           hostname, kernel_release, params_json, fingerprint_json, overhead_json,
+                           source, citation)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
         params![
             run.id,
             run.label,
@@ -520,6 +521,8 @@ fn insert_run(conn: &Connection, run: &Run, complete: bool) -> Result<()> {
             params_json,
             fingerprint_json,
             overhead_json,
+            run.source,
+            run.citation,
         ],
     )?;
     for (i, result) in run.results.iter().enumerate() {
@@ -898,6 +901,8 @@ fn load_run(conn: &Connection, id: &str) -> Result<Run> {
         ended_ns: r.opt_i64("ended_ns")?,
         complete: r.bool("complete")?,
         sysperf_version: r.text("sysperf_version")?,
+        source: r.text("source")?,
+        citation: r.opt_text("citation")?,
         params,
         fingerprint,
         overhead,

@@ -116,6 +116,8 @@ fn full_run(id: &str) -> Run {
         ended_ns: Some(1_700_000_100_987_654_321),
         complete: true,
         sysperf_version: "0.1.0".to_string(),
+        source: "published".into(),
+        citation: Some("Leffler et al. 1984, Table 2".into()),
         params: RunParams {
             selection: vec!["pipe*".to_string(), "syscall".to_string()],
             trials: 31,
