@@ -7,10 +7,12 @@
 //! - [`stats`]: pure statistics over raw samples;
 //! - [`fingerprint`]: what machine a run was made on;
 //! - [`store`]: the embedded SQLite store of runs;
+//! - [`compare`]: runs side by side, ratios with bootstrap intervals and verdicts;
 //! - [`derived`]: figures computed from several results (context switch, exec overhead, ...);
 //! - [`report`]: pure functions from runs to bytes (tables, JSON).
 
 pub mod bench;
+pub mod compare;
 pub mod derived;
 pub mod error;
 pub mod fingerprint;

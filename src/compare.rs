@@ -1,0 +1,570 @@
+//! Comparison of runs, the papers' central exhibit: one row per test in the paper's order, one
+//! column per run, each run's ratio to a baseline with a confidence interval, and a verdict.
+//!
+//! Method: the ratio is median(run) / median(baseline) of wall time per operation (after
+//! overhead subtraction), so above 1 means slower. Its 95% interval is a percentile bootstrap
+//! over the measured trials of both runs; a run with no trials (a published reference run)
+//! enters with its single figure. A verdict (faster/slower) is given only when the whole
+//! interval lies outside the noise band (default +-2%); otherwise "no significant change".
+//! Where neither side has trials there is a ratio but no verdict.
+//!
+//! Pure: builds a [`Comparison`] from runs already loaded; rendering is in `report`.
+
+use crate::harness::adjusted_wall_ns;
+use crate::model::{BenchResult, Fingerprint, Run, TrialKind, Warning};
+use crate::report::scaled_s;
+use crate::stats;
+use serde::Serialize;
+
+/// Bootstrap resamples per ratio; 2000 keeps the 2.5% tails stable to about a percent.
+pub const RESAMPLES: usize = 2000;
+/// Confidence of the ratio intervals.
+pub const LEVEL: f64 = 0.95;
+/// Default noise band, in percent.
+pub const DEFAULT_NOISE_PCT: f64 = 2.0;
+
+/// How the verdicts are reached, for `--help`, reports and JSON.
+pub fn method(noise_pct: f64) -> String {
+    format!(
+        "ratio = median(run) / median(baseline) of wall time per operation (above 1 is slower); \
+         95% percentile bootstrap interval over the measured trials ({RESAMPLES} resamples; a published \
+         run enters as its single figure); faster or slower only when the whole interval lies outside \
+         the +-{noise_pct}% noise band, else no significant change"
+    )
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    Faster,
+    Slower,
+    NoChange,
+    /// Neither side has trials (published figures): a ratio, but no interval to judge by.
+    NoVerdict,
+}
+
+impl Verdict {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Faster => "faster",
+            Verdict::Slower => "slower",
+            Verdict::NoChange => "no significant change",
+            Verdict::NoVerdict => "no interval",
+        }
+    }
+}
+
+/// One run's figures for one test.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Cell {
+    /// Seconds for the paper's operation count (as Table 2).
+    pub real_s: f64,
+    pub user_s: f64,
+    pub sys_s: f64,
+    pub us_per_op: f64,
+    /// Absent for published figures.
+    pub us_per_op_ci: Option<[f64; 2]>,
+    pub faults_per_op: f64,
+    pub csw_per_op: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "state")]
+pub enum CellState {
+    Present(Cell),
+    /// The run has the test but it failed.
+    Failed {
+        error: String,
+    },
+    /// The run does not have the test at all.
+    Missing,
+}
+
+impl CellState {
+    pub fn cell(&self) -> Option<&Cell> {
+        match self {
+            CellState::Present(c) => Some(c),
+            _ => None,
+        }
+    }
+}
+
+/// A run against the baseline for one test.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Ratio {
+    pub ratio: f64,
+    pub ci: Option<[f64; 2]>,
+    pub verdict: Verdict,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Row {
+    pub id: String,
+    /// Row label as in the paper ("execs0null (1K env)").
+    pub label: String,
+    pub group: String,
+    /// One per run, in run order.
+    pub cells: Vec<CellState>,
+    /// One per run; None for the baseline itself and where either side lacks the test.
+    pub ratios: Vec<Option<Ratio>>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DerivedRow {
+    pub name: String,
+    pub unit: String,
+    pub formula: String,
+    pub values: Vec<Option<f64>>,
+}
+
+/// A fingerprint fact that differs between the runs.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FingerprintDiff {
+    pub field: String,
+    pub values: Vec<Option<String>>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RunHeader {
+    pub id: String,
+    pub label: Option<String>,
+    pub source: String,
+    pub citation: Option<String>,
+    pub started_ns: i64,
+    pub hostname: Option<String>,
+    pub kernel_release: Option<String>,
+    pub complete: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RunWarning {
+    pub run: String,
+    #[serde(flatten)]
+    pub warning: Warning,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Comparison {
+    pub runs: Vec<RunHeader>,
+    /// Index into `runs`.
+    pub baseline: usize,
+    pub noise_pct: f64,
+    pub method: String,
+    pub rows: Vec<Row>,
+    pub derived: Vec<DerivedRow>,
+    pub fingerprint_diffs: Vec<FingerprintDiff>,
+    pub warnings: Vec<RunWarning>,
+}
+
+/// A test significantly slower than the baseline by more than the threshold.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Regression {
+    pub run: String,
+    pub test: String,
+    pub ratio: f64,
+    pub ci: [f64; 2],
+}
+
+/// Per-operation wall nanoseconds of each successful measured trial (overhead subtracted).
+fn samples(run: &Run, r: &BenchResult) -> Vec<f64> {
+    r.trials
+        .iter()
+        .filter(|t| t.kind == TrialKind::Measured && t.error.is_none() && t.iterations > 0)
+        .map(|t| {
+            adjusted_wall_ns(t, run.overhead.as_ref())
+                / (t.iterations * r.ops_per_iteration.max(1)) as f64
+        })
+        .collect()
+}
+
+fn cell(r: &BenchResult) -> CellState {
+    match &r.summary {
+        Some(s) => {
+            let w = &s.wall_ns_per_op;
+            CellState::Present(Cell {
+                real_s: scaled_s(w.median, r.paper_count),
+                user_s: scaled_s(s.user_ns_per_op.median, r.paper_count),
+                sys_s: scaled_s(s.sys_ns_per_op.median, r.paper_count),
+                us_per_op: w.median / 1000.0,
+                us_per_op_ci: (w.n > 0).then_some([w.ci_low / 1000.0, w.ci_high / 1000.0]),
+                faults_per_op: s.minflt_per_op + s.majflt_per_op,
+                csw_per_op: s.csw_per_op,
+            })
+        }
+        None => CellState::Failed {
+            error: r.error.clone().unwrap_or_else(|| "no result".into()),
+        },
+    }
+}
+
+/// Verdict for a ratio interval against a noise band of `noise_pct` percent.
+pub fn verdict(ci: Option<[f64; 2]>, noise_pct: f64) -> Verdict {
+    let band = noise_pct / 100.0;
+    match ci {
+        Some([lo, _]) if lo > 1.0 + band => Verdict::Slower,
+        Some([_, hi]) if hi < 1.0 - band => Verdict::Faster,
+        Some(_) => Verdict::NoChange,
+        None => Verdict::NoVerdict,
+    }
+}
+
+/// The ratio of `run` to `base` with its bootstrap interval and verdict. `seed` makes the
+/// bootstrap repeatable, so the same runs always compare the same way.
+pub fn ratio(
+    base: &[f64],
+    base_point: f64,
+    run: &[f64],
+    run_point: f64,
+    noise_pct: f64,
+    seed: u64,
+) -> Option<Ratio> {
+    if !base_point.is_finite() || base_point <= 0.0 || !run_point.is_finite() {
+        return None;
+    }
+    let point = run_point / base_point;
+    // A side without trials enters as its single figure, which every resample repeats.
+    let (a, b) = (
+        if base.is_empty() {
+            vec![base_point]
+        } else {
+            base.to_vec()
+        },
+        if run.is_empty() {
+            vec![run_point]
+        } else {
+            run.to_vec()
+        },
+    );
+    let ci = if base.is_empty() && run.is_empty() {
+        None
+    } else {
+        stats::bootstrap_ratio_ci(&a, &b, LEVEL, RESAMPLES, seed)
+            .ok()
+            .filter(|(lo, hi)| lo.is_finite() && hi.is_finite())
+            .map(|(lo, hi)| [lo, hi])
+    };
+    Some(Ratio {
+        ratio: point,
+        ci,
+        verdict: verdict(ci, noise_pct),
+    })
+}
+
+fn seed_of(id: &str) -> u64 {
+    // FNV-1a: a stable, dependency-free hash of the test id.
+    id.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+        (h ^ b as u64).wrapping_mul(0x100_0000_01b3)
+    })
+}
+
+/// Compares `runs` (at least one) against `runs[baseline]`.
+pub fn build(runs: &[Run], baseline: usize, noise_pct: f64) -> Comparison {
+    let baseline = baseline.min(runs.len().saturating_sub(1));
+    // Rows: the registry's order first, then any test the registry does not know.
+    let mut ids: Vec<String> = crate::bench::all()
+        .iter()
+        .map(|s| s.id.to_string())
+        .filter(|id| runs.iter().any(|r| r.results.iter().any(|x| &x.id == id)))
+        .collect();
+    for run in runs {
+        for r in &run.results {
+            if !ids.contains(&r.id) {
+                ids.push(r.id.clone());
+            }
+        }
+    }
+    let rows = ids
+        .into_iter()
+        .map(|id| {
+            let found: Vec<Option<&BenchResult>> = runs
+                .iter()
+                .map(|run| run.results.iter().find(|r| r.id == id))
+                .collect();
+            let spec = crate::bench::find(&id);
+            let group = found
+                .iter()
+                .flatten()
+                .next()
+                .map(|r| r.group.clone())
+                .unwrap_or_default();
+            let cells: Vec<CellState> = found
+                .iter()
+                .map(|f| f.map(cell).unwrap_or(CellState::Missing))
+                .collect();
+            let base = found
+                .get(baseline)
+                .copied()
+                .flatten()
+                .filter(|r| r.summary.is_some());
+            let ratios = runs
+                .iter()
+                .zip(&found)
+                .enumerate()
+                .map(|(i, (run, f))| {
+                    let (b, r) = (base?, f.filter(|r| r.summary.is_some())?);
+                    if i == baseline {
+                        return None;
+                    }
+                    let (bs, rs) = (b.summary.as_ref()?, r.summary.as_ref()?);
+                    ratio(
+                        &samples(&runs[baseline], b),
+                        bs.wall_ns_per_op.median,
+                        &samples(run, r),
+                        rs.wall_ns_per_op.median,
+                        noise_pct,
+                        seed_of(&id) ^ i as u64,
+                    )
+                })
+                .collect();
+            Row {
+                label: spec
+                    .map(|s| s.label.to_string())
+                    .unwrap_or_else(|| id.clone()),
+                id,
+                group,
+                cells,
+                ratios,
+            }
+        })
+        .collect();
+
+    let mut derived: Vec<DerivedRow> = Vec::new();
+    for (i, run) in runs.iter().enumerate() {
+        for d in &run.derived {
+            let row = match derived.iter_mut().position(|x| x.name == d.name) {
+                Some(p) => &mut derived[p],
+                None => {
+                    derived.push(DerivedRow {
+                        name: d.name.clone(),
+                        unit: d.unit.clone(),
+                        formula: d.formula.clone(),
+                        values: vec![None; runs.len()],
+                    });
+                    derived.last_mut().expect("just pushed")
+                }
+            };
+            row.values[i] = Some(d.value);
+        }
+    }
+
+    Comparison {
+        runs: runs
+            .iter()
+            .map(|r| RunHeader {
+                id: r.id.clone(),
+                label: r.label.clone(),
+                source: r.source.clone(),
+                citation: r.citation.clone(),
+                started_ns: r.started_ns,
+                hostname: r.fingerprint.hostname.clone(),
+                kernel_release: r.fingerprint.kernel_release.clone(),
+                complete: r.complete,
+            })
+            .collect(),
+        baseline,
+        noise_pct,
+        method: method(noise_pct),
+        rows,
+        derived,
+        fingerprint_diffs: fingerprint_diffs(runs.iter().map(|r| &r.fingerprint).collect()),
+        warnings: runs
+            .iter()
+            .flat_map(|r| {
+                r.warnings.iter().map(move |w| RunWarning {
+                    run: r.id.clone(),
+                    warning: w.clone(),
+                })
+            })
+            .collect(),
+    }
+}
+
+/// The fingerprint facts that make runs incomparable, where they differ.
+fn fingerprint_diffs(fps: Vec<&Fingerprint>) -> Vec<FingerprintDiff> {
+    type Getter = fn(&Fingerprint) -> Option<String>;
+    let fields: Vec<(&str, Getter)> = vec![
+        ("hostname", |f| f.hostname.clone()),
+        ("kernel", |f| f.kernel_release.clone()),
+        ("kernel command line", |f| f.kernel_cmdline.clone()),
+        ("os", |f| f.os.clone()),
+        ("cpu", |f| f.cpu_model.clone()),
+        ("cores/threads", |f| match (f.cores, f.threads) {
+            (None, None) => None,
+            (c, t) => Some(format!(
+                "{}/{}",
+                c.map(|c| c.to_string()).unwrap_or("?".into()),
+                t.map(|t| t.to_string()).unwrap_or("?".into())
+            )),
+        }),
+        ("memory", |f| {
+            f.memory_bytes
+                .map(|b| format!("{:.1} GiB", b as f64 / (1u64 << 30) as f64))
+        }),
+        ("virtualization", |f| f.virtualization.clone()),
+        ("clocksource", |f| f.clocksource.clone()),
+        ("cpufreq governor", |f| f.cpufreq_governor.clone()),
+        ("smt", |f| f.smt.clone()),
+        ("thp", |f| f.thp.clone()),
+        ("mitigations", |f| {
+            (!f.vulnerabilities.is_empty()).then(|| {
+                f.vulnerabilities
+                    .iter()
+                    .map(|(k, v)| format!("{k}: {v}"))
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            })
+        }),
+        ("cgroup cpu limit", |f| {
+            f.cgroup_cpu_limit.map(|c| format!("{c} CPUs"))
+        }),
+        ("cgroup memory limit", |f| {
+            f.cgroup_memory_limit_bytes.map(|b| format!("{b} bytes"))
+        }),
+    ];
+    fields
+        .into_iter()
+        .filter_map(|(name, get)| {
+            let values: Vec<Option<String>> = fps.iter().map(|f| get(f)).collect();
+            values
+                .windows(2)
+                .any(|w| w[0] != w[1])
+                .then(|| FingerprintDiff {
+                    field: name.to_string(),
+                    values,
+                })
+        })
+        .collect()
+}
+
+/// Tests significantly slower than the baseline by more than `threshold_pct`: the whole
+/// interval lies above 1 + threshold.
+pub fn regressions(c: &Comparison, threshold_pct: f64) -> Vec<Regression> {
+    let limit = 1.0 + threshold_pct / 100.0;
+    c.rows
+        .iter()
+        .flat_map(|row| {
+            row.ratios.iter().enumerate().filter_map(move |(i, r)| {
+                let r = r.as_ref()?;
+                let [lo, hi] = r.ci?;
+                (r.verdict == Verdict::Slower && lo > limit).then(|| Regression {
+                    run: c.runs[i].id.clone(),
+                    test: row.id.clone(),
+                    ratio: r.ratio,
+                    ci: [lo, hi],
+                })
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn verdicts_need_the_whole_interval_outside_the_band() {
+        assert_eq!(verdict(Some([1.03, 1.10]), 2.0), Verdict::Slower);
+        assert_eq!(verdict(Some([1.01, 1.10]), 2.0), Verdict::NoChange);
+        assert_eq!(verdict(Some([0.90, 0.97]), 2.0), Verdict::Faster);
+        assert_eq!(verdict(Some([0.90, 0.99]), 2.0), Verdict::NoChange);
+        assert_eq!(verdict(None, 2.0), Verdict::NoVerdict);
+    }
+
+    #[test]
+    fn published_against_published_has_a_ratio_but_no_verdict() {
+        let r = ratio(&[], 2.0, &[], 1.0, 2.0, 1).unwrap();
+        assert_eq!((r.ratio, r.ci, r.verdict), (0.5, None, Verdict::NoVerdict));
+        // A measured run against a published figure does get an interval.
+        let r = ratio(&[], 10.0, &[1.0, 1.01, 0.99, 1.0, 1.02], 1.0, 2.0, 1).unwrap();
+        assert_eq!(r.verdict, Verdict::Faster);
+        assert!(ratio(&[], 0.0, &[1.0], 1.0, 2.0, 1).is_none());
+    }
+
+    fn sample_set() -> impl Strategy<Value = Vec<f64>> {
+        prop::collection::vec(50.0f64..150.0, 3..12)
+    }
+
+    proptest! {
+        #[test]
+        fn identical_samples_never_give_a_verdict(s in sample_set(), noise in 0.0f64..10.0, seed in any::<u64>()) {
+            let m = stats::median(&s).unwrap();
+            let r = ratio(&s, m, &s, m, noise, seed).unwrap();
+            prop_assert_eq!(r.verdict, Verdict::NoChange);
+        }
+
+        #[test]
+        fn a_clear_shift_always_gives_a_verdict(s in sample_set(), factor in 1.5f64..4.0, seed in any::<u64>()) {
+            // Samples within 50-150 shifted by 1.5x or more: every resampled median ratio clears 2%.
+            let tight: Vec<f64> = s.iter().map(|x| 100.0 + (x - 100.0) / 100.0).collect();
+            let slow: Vec<f64> = tight.iter().map(|x| x * factor).collect();
+            let (m0, m1) = (stats::median(&tight).unwrap(), stats::median(&slow).unwrap());
+            prop_assert_eq!(ratio(&tight, m0, &slow, m1, 2.0, seed).unwrap().verdict, Verdict::Slower);
+            prop_assert_eq!(ratio(&slow, m1, &tight, m0, 2.0, seed).unwrap().verdict, Verdict::Faster);
+        }
+
+        #[test]
+        fn the_noise_band_is_respected(shift in 0.0f64..0.0499, seed in any::<u64>()) {
+            // Constant samples shifted by less than the band: no verdict with a 5% band.
+            let a = vec![100.0; 5];
+            let b = vec![100.0 * (1.0 + shift); 5];
+            prop_assert_eq!(ratio(&a, 100.0, &b, b[0], 5.0, seed).unwrap().verdict, Verdict::NoChange);
+            let c = vec![100.0 * (1.051 + shift); 5];
+            prop_assert_eq!(ratio(&a, 100.0, &c, c[0], 5.0, seed).unwrap().verdict, Verdict::Slower);
+        }
+    }
+
+    #[test]
+    fn rows_follow_the_paper_and_show_missing_tests() {
+        let mut a = crate::report::fixture_run();
+        let mut b = a.clone();
+        b.id = "000000000002".into();
+        b.results.retain(|r| r.id != "csw");
+        a.results.retain(|r| r.id != "randpage");
+        let c = build(&[a, b], 0, 2.0);
+        let ids: Vec<&str> = c.rows.iter().map(|r| r.id.as_str()).collect();
+        assert_eq!(
+            ids,
+            [
+                "syscall",
+                "csw",
+                "signocsw",
+                "pipeback4",
+                "forks0",
+                "execs0null",
+                "randpage"
+            ]
+        );
+        let csw = &c.rows[1];
+        assert!(matches!(csw.cells[1], CellState::Missing));
+        assert!(csw.ratios[1].is_none());
+        assert!(matches!(c.rows[6].cells[0], CellState::Missing));
+        assert!(matches!(c.rows[5].cells[0], CellState::Failed { .. }));
+        // Same fixture on both sides: no regression, and nothing differs in the fingerprint.
+        assert!(regressions(&c, 5.0).is_empty());
+        assert!(c.fingerprint_diffs.is_empty());
+    }
+
+    #[test]
+    fn a_seeded_regression_is_found_and_named() {
+        let base = crate::report::fixture_run();
+        let mut slow = base.clone();
+        slow.id = "000000000003".into();
+        slow.fingerprint.kernel_release = Some("6.19.0".into());
+        for r in slow.results.iter_mut().filter(|r| r.id == "syscall") {
+            for t in &mut r.trials {
+                t.wall_ns = t.wall_ns * 6 / 5;
+            }
+            if let Some(s) = &mut r.summary {
+                s.wall_ns_per_op.median *= 1.2;
+            }
+        }
+        // Give both runs several measured trials so the bootstrap has something to resample.
+        let c = build(&[base, slow], 0, 2.0);
+        let regs = regressions(&c, 5.0);
+        assert_eq!(regs.len(), 1, "{regs:?}");
+        assert_eq!(regs[0].test, "syscall");
+        assert!(regs[0].ratio > 1.15);
+        assert_eq!(c.fingerprint_diffs[0].field, "kernel");
+    }
+}
