@@ -8,11 +8,13 @@
 //! - [`fingerprint`]: what machine a run was made on;
 //! - [`store`]: the embedded SQLite store of runs;
 //! - [`derived`]: figures computed from several results (context switch, exec overhead, ...);
-//! - [`report`]: pure functions from runs to bytes (tables, JSON).
+//! - [`report`]: pure functions from runs to bytes (tables, JSON);
+//! - [`exchange`]: the export file that moves runs between machines, and its validation.
 
 pub mod bench;
 pub mod derived;
 pub mod error;
+pub mod exchange;
 pub mod fingerprint;
 pub mod harness;
 pub mod model;
