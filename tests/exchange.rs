@@ -2,7 +2,8 @@
 //! import losslessly (same `show --json`, byte-identical re-export), importing twice does not
 //! duplicate, and every file of the bad corpus in tests/data/bad/ (plus a 100 MB string and
 //! oversized files made at run time) is refused with exit code 2, one line on stderr naming the
-//! problem, no panic, and nothing written to the store.
+//! problem, no panic, and nothing written to the store. It does not go through every rule of
+//! the checker one by one; the unit and property tests in src/exchange.rs do that.
 
 use assert_cmd::Command;
 use serde_json::Value;
