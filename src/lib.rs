@@ -9,12 +9,14 @@
 //! - [`store`]: the embedded SQLite store of runs;
 //! - [`compare`]: runs side by side, ratios with bootstrap intervals and verdicts;
 //! - [`derived`]: figures computed from several results (context switch, exec overhead, ...);
-//! - [`report`]: pure functions from runs to bytes (tables, JSON).
+//! - [`report`]: pure functions from runs to bytes (tables, JSON);
+//! - [`exchange`]: the export file that moves runs between machines, and its validation.
 
 pub mod bench;
 pub mod compare;
 pub mod derived;
 pub mod error;
+pub mod exchange;
 pub mod fingerprint;
 pub mod harness;
 pub mod model;

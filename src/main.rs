@@ -12,6 +12,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use sysperf::error::InputError;
+use sysperf::exchange::{self, ExchangeError};
 use sysperf::harness::placement::{self, CpuChoice, Mode};
 use sysperf::harness::{self, Event, Options};
 use sysperf::model::{Run, RunParams, TrialKind};
@@ -20,7 +21,7 @@ use sysperf::{bench, derived, exit, fingerprint, report, sys};
 
 const AFTER_HELP: &str = "\
 Exit codes: 0 ok; 1 failure; 2 bad usage or input (unknown benchmark, bad number, unusable
-database); 3 a comparison found a significant regression; 130 interrupted (finished
+database, bad import file); 3 a comparison found a significant regression; 130 interrupted (finished
 benchmarks are kept, the run is marked incomplete).
 
 The store is an SQLite file: --db PATH, else $SYSPERF_DB, else
@@ -73,6 +74,27 @@ enum Cmd {
     /// Delete a stored run and everything measured in it.
     Rm {
         run: String,
+        #[command(flatten)]
+        db: DbArg,
+    },
+    /// Write stored runs (ids, id prefixes, labels or 'latest') as one export file that
+    /// 'sysperf import' reads on another machine: every raw trial, the fingerprint, parameters
+    /// and warnings.
+    #[command(after_help = "The format is documented in docs/export-format.md.")]
+    Export {
+        #[arg(required = true, value_name = "RUN")]
+        runs: Vec<String>,
+        /// Where to write the export (default: standard output).
+        #[arg(short, long, value_name = "FILE")]
+        output: Option<PathBuf>,
+        #[command(flatten)]
+        db: DbArg,
+    },
+    /// Read runs from files written by 'sysperf export' into the store. Every file is checked
+    /// first; if any is bad nothing is stored. A run already in the store is skipped.
+    Import {
+        #[arg(required = true, value_name = "FILE")]
+        files: Vec<PathBuf>,
         #[command(flatten)]
         db: DbArg,
     },
@@ -164,6 +186,8 @@ fn is_user_error(e: &anyhow::Error) -> bool {
         c.downcast_ref::<InputError>().is_some()
             || c.downcast_ref::<store::StoreError>()
                 .is_some_and(|s| s.is_user_error())
+            || c.downcast_ref::<ExchangeError>()
+                .is_some_and(|x| x.is_user_error())
     })
 }
 
@@ -174,6 +198,8 @@ fn dispatch(cli: Cli) -> Result<i32> {
         Cmd::Runs { db, json } => runs(db, json),
         Cmd::Show { run, db, json } => show(&run, db, json),
         Cmd::Rm { run, db } => rm(&run, db),
+        Cmd::Export { runs, output, db } => export(&runs, output.as_deref(), db),
+        Cmd::Import { files, db } => import(&files, db),
         Cmd::Job { which, output } => job(&which, &output),
     }
 }
@@ -440,6 +466,110 @@ fn rm(spec: &str, db: DbArg) -> Result<i32> {
     store.remove_run(&id)?;
     println!("removed run {id}");
     Ok(exit::OK)
+}
+
+fn export(specs: &[String], output: Option<&std::path::Path>, db: DbArg) -> Result<i32> {
+    let store = open_store(&db)?;
+    let mut ids: Vec<String> = Vec::with_capacity(specs.len());
+    for spec in specs {
+        let id = store.resolve(spec)?;
+        // 'latest' and the run's own id name one run; it is exported once.
+        if !ids.contains(&id) {
+            ids.push(id);
+        }
+    }
+    let runs = ids
+        .iter()
+        .map(|id| store.load_run(id))
+        .collect::<Result<Vec<_>, _>>()?;
+    let bytes = exchange::export(&runs)?;
+    let plural = if runs.len() == 1 { "" } else { "s" };
+    match output {
+        Some(path) => {
+            std::fs::write(path, &bytes).with_context(|| format!("writing {}", path.display()))?;
+            eprintln!(
+                "sysperf: exported {} run{plural} to {}",
+                runs.len(),
+                path.display()
+            );
+        }
+        None => {
+            let mut out = std::io::stdout().lock();
+            out.write_all(&bytes)
+                .and_then(|()| out.flush())
+                .context("writing the export to standard output")?;
+        }
+    }
+    Ok(exit::OK)
+}
+
+fn import(files: &[PathBuf], db: DbArg) -> Result<i32> {
+    // Every file is read and checked before the store is opened, so a bad file leaves the
+    // store as it was (not even created); then all runs are saved in one transaction.
+    let mut batches = Vec::with_capacity(files.len());
+    for path in files {
+        let runs = match read_export(path).and_then(|bytes| exchange::import(&bytes)) {
+            Ok(runs) => runs,
+            // A read error names the file already; other problems get it as context.
+            Err(e @ ExchangeError::Read { .. }) => return Err(e.into()),
+            Err(e) => {
+                return Err(anyhow::Error::new(e).context(format!("importing {}", path.display())))
+            }
+        };
+        batches.push((path, runs));
+    }
+    let all: Vec<Run> = batches
+        .iter()
+        .flat_map(|(_, runs)| runs.iter().cloned())
+        .collect();
+    let store = open_store(&db)?;
+    let saved = store
+        .save_runs(&all)
+        .context("saving the imported runs (nothing was stored)")?;
+    let mut saved = saved.into_iter();
+    let mut out = std::io::stdout().lock();
+    for (path, runs) in &batches {
+        for run in runs {
+            if saved.next().unwrap_or(false) {
+                match &run.label {
+                    Some(label) => {
+                        writeln!(out, "imported {} ({label}) from {}", run.id, path.display())?
+                    }
+                    None => writeln!(out, "imported {} from {}", run.id, path.display())?,
+                }
+            } else {
+                writeln!(out, "already present: {}", run.id)?;
+            }
+        }
+    }
+    Ok(exit::OK)
+}
+
+/// The bytes of an export file, reading no more than an export may hold: a larger file (or
+/// an endless one such as /dev/zero) is refused without being read into memory.
+fn read_export(path: &std::path::Path) -> Result<Vec<u8>, ExchangeError> {
+    use std::io::Read;
+    let read_err = |cause| ExchangeError::Read {
+        path: path.to_path_buf(),
+        cause,
+    };
+    let file = std::fs::File::open(path).map_err(read_err)?;
+    let too_large = |size| ExchangeError::TooLarge {
+        size,
+        limit: exchange::MAX_FILE_BYTES,
+    };
+    let len = file.metadata().map_err(read_err)?.len();
+    if len > exchange::MAX_FILE_BYTES {
+        return Err(too_large(len));
+    }
+    let mut bytes = Vec::new();
+    file.take(exchange::MAX_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(read_err)?;
+    if bytes.len() as u64 > exchange::MAX_FILE_BYTES {
+        return Err(too_large(bytes.len() as u64));
+    }
+    Ok(bytes)
 }
 
 fn job(which: &str, output: &std::path::Path) -> Result<i32> {

@@ -318,6 +318,23 @@ impl Store {
         Ok(true)
     }
 
+    /// Stores several whole runs in one transaction: either all of them that are new are
+    /// stored, or (on any error) none is. Returns, for each run in order, whether it was
+    /// stored (false when its id was already there, including earlier in `runs`).
+    pub fn save_runs(&self, runs: &[Run]) -> Result<Vec<bool>> {
+        let tx = self.write_tx()?;
+        let mut saved = Vec::with_capacity(runs.len());
+        for run in runs {
+            let new = !run_exists(&tx, &run.id)?;
+            if new {
+                insert_run(&tx, run, run.complete)?;
+            }
+            saved.push(new);
+        }
+        tx.commit()?;
+        Ok(saved)
+    }
+
     /// Loads a run by its exact id: results in the order they were added, trials in the
     /// order they ran.
     pub fn load_run(&self, id: &str) -> Result<Run> {

@@ -326,6 +326,34 @@ fn save_run_is_idempotent() {
 }
 
 #[test]
+fn save_runs_is_all_or_nothing_and_skips_present_ids() {
+    let (_dir, store) = temp_store();
+    let present = full_run("0123456789ab");
+    assert!(store.save_run(&present).unwrap());
+    let new = full_run("00000000beef");
+    let saved = store
+        .save_runs(&[present.clone(), new.clone(), new.clone()])
+        .unwrap();
+    assert_eq!(saved, [false, true, false]);
+    assert_eq!(store.load_run(&new.id).unwrap(), new);
+    assert_eq!(store.list_runs().unwrap().len(), 2);
+
+    // A run that cannot be stored undoes the whole batch, the good run before it included.
+    let good = full_run("00000000cafe");
+    let mut bad = full_run("00000000dead");
+    bad.results[0].trials[0].wall_ns = u64::MAX;
+    assert!(matches!(
+        store.save_runs(&[good.clone(), bad]),
+        Err(StoreError::ValueTooLarge { .. })
+    ));
+    assert!(matches!(
+        store.load_run(&good.id),
+        Err(StoreError::NoSuchRun { .. })
+    ));
+    assert_eq!(store.list_runs().unwrap().len(), 2);
+}
+
+#[test]
 fn incremental_run_loads_as_assembled() {
     let (_dir, store) = temp_store();
     let run = full_run("abcdef012345");

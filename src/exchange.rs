@@ -1,0 +1,1339 @@
+//! Export and import of runs: the `sysperf-export` JSON document that moves runs between
+//! machines (`sysperf export`, `sysperf import`), documented in docs/export-format.md.
+//!
+//! What it is: two pure functions over bytes. [`export`] writes runs as one document, each run
+//! exactly as the model serializes it, so that (with serde_json's `float_roundtrip`) reading it
+//! back gives the same runs bit for bit. [`import`] reads such a document and returns its runs
+//! only when all of it is acceptable: the size, the JSON syntax, the format name and version,
+//! every type, and every value against the limits below (strings, hostnames, ids, integers the
+//! store keeps as `i64`, finite floats, list lengths, duplicate runs). The first problem found
+//! is returned as one [`ExchangeError`] naming it and, where there is one, its JSON path, e.g.
+//! `runs[0].fingerprint.hostname`. [`export`] applies the same checks, so every file sysperf
+//! writes is one it reads.
+//!
+//! What it is not: it does no I/O and never touches the store. The CLI reads the files, imports
+//! every one of them first, and only then saves their runs, in one transaction, so a bad file
+//! writes nothing. It does not merge, compare or re-derive runs: figures are kept as measured.
+
+use crate::model::{BenchResult, Estimate, Fingerprint, Run, RunParams, Summary, Trial, Usage};
+use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
+use std::fmt;
+use std::path::PathBuf;
+
+/// The `format` every export carries.
+pub const FORMAT: &str = "sysperf-export";
+/// The version of the document shape this sysperf writes and the newest it reads. Bumped on any
+/// change an older sysperf would misread (see docs/export-format.md).
+pub const FORMAT_VERSION: u64 = 1;
+
+/// Largest export file, checked before parsing. A run of the whole suite is well under 1 MiB,
+/// so this holds hundreds of runs while keeping a hostile file from exhausting memory.
+pub const MAX_FILE_BYTES: u64 = 256 << 20;
+/// Longest string anywhere in a run (kernel command lines and messages are far shorter).
+pub const MAX_STRING_BYTES: usize = 64 << 10;
+/// Longest label, as `sysperf run --label` allows.
+pub const MAX_LABEL_CHARS: usize = 200;
+/// Longest hostname (the DNS limit for a full name).
+pub const MAX_HOSTNAME_CHARS: usize = 253;
+/// Longest benchmark id.
+pub const MAX_BENCH_ID_CHARS: usize = 200;
+/// Most results in one run (the suite has 47 benchmarks).
+pub const MAX_RESULTS_PER_RUN: usize = 10_000;
+/// Most trials of one result (`--trials` allows 1000, plus calibration and warm-up).
+pub const MAX_TRIALS_PER_RESULT: usize = 100_000;
+/// Most entries of any other list or map (warnings, derived figures, CPUs, selection, ...).
+pub const MAX_ENTRIES: usize = 100_000;
+
+/// How many characters of an offending value an error message shows.
+const SHOWN_CHARS: usize = 40;
+/// How many characters of a JSON parser's message an error message keeps: the parser quotes
+/// the offending value, which may be a 100 MB string.
+const DETAIL_CHARS: usize = 200;
+
+/// Why runs could not be exported or imported. Every message is one line that names the
+/// problem, and where it lies in the document, and says what to do.
+#[derive(Debug, thiserror::Error)]
+pub enum ExchangeError {
+    /// The CLI could not read an export file (it does the I/O; this names the failure).
+    /// The I/O error is in the message rather than the error's source chain, so that the
+    /// CLI's one-line report does not print it twice.
+    #[error("cannot read '{}': {cause}; check the path and its permissions", .path.display())]
+    Read {
+        path: PathBuf,
+        cause: std::io::Error,
+    },
+    /// `size` is what the file reported or what was read before giving up (an endless file
+    /// such as /dev/zero is not read to its end), hence "at least".
+    #[error("the file has at least {size} bytes, more than the {limit} bytes an export may hold; export fewer runs per file")]
+    TooLarge { size: u64, limit: u64 },
+    #[error("the file is empty, not a sysperf export ('sysperf export RUN -o FILE' writes one)")]
+    Empty,
+    #[error("the file is truncated ({detail}); copy or export it again")]
+    Truncated { detail: String },
+    #[error("the file is not valid JSON ({detail}); a sysperf export is one JSON document written by 'sysperf export'")]
+    Malformed { detail: String },
+    #[error("not a sysperf export: {why}; 'sysperf export RUN -o FILE' writes one")]
+    NotAnExport { why: String },
+    #[error("not a sysperf export: format is {found}, expected \"sysperf-export\"{hint}")]
+    WrongFormat { found: String, hint: &'static str },
+    #[error("written by a newer sysperf (format {found}); this one reads format {supported}: upgrade sysperf")]
+    TooNew { found: u64, supported: u64 },
+    #[error("format_version is {found}, not a format version (1, 2, ...); the file is damaged or was not written by sysperf")]
+    BadVersion { found: String },
+    /// A type error or missing field, as serde reports it, with its path.
+    #[error(
+        "{path}: {detail}; the file does not follow the export format (docs/export-format.md)"
+    )]
+    Shape { path: String, detail: String },
+    #[error("the file holds no runs ('runs' is empty); export at least one run")]
+    NoRuns,
+    #[error("runs[{second}] has the id {id} of runs[{first}]; an export holds each run once")]
+    DuplicateRun {
+        id: String,
+        first: usize,
+        second: usize,
+    },
+    #[error("{path} is {value}, larger than 2^63 - 1, the largest integer the store keeps; the file is damaged or was not written by sysperf")]
+    IntegerTooLarge { path: String, value: u64 },
+    #[error("{path} is {value}, not a finite number; JSON cannot carry NaN or infinities")]
+    NotFinite { path: String, value: f64 },
+    #[error("{path} is a string of {len} bytes, longer than the {limit} allowed")]
+    StringTooLong {
+        path: String,
+        len: usize,
+        limit: usize,
+    },
+    #[error("{path} has {count} entries, more than the {limit} allowed")]
+    TooMany {
+        path: String,
+        count: usize,
+        limit: usize,
+    },
+    #[error("{path} contains the control character U+{code:04X}; ids, labels, names and messages must be printable")]
+    ControlCharacter { path: String, code: u32 },
+    #[error("{path} is {chars} characters long; a label has at most {limit}")]
+    LabelTooLong {
+        path: String,
+        chars: usize,
+        limit: usize,
+    },
+    #[error("{path} {value} is not a hostname: {why}")]
+    BadHostname {
+        path: String,
+        value: String,
+        why: &'static str,
+    },
+    #[error("{path} {value} is not a run id (12 lowercase hex digits)")]
+    BadRunId { path: String, value: String },
+    #[error("{path} {value} is not a benchmark id (1 to {MAX_BENCH_ID_CHARS} printable ASCII characters, no spaces)")]
+    BadBenchId { path: String, value: String },
+    #[error("{path} is {value}; a run's source is \"measured\" or \"published\"")]
+    UnknownSource { path: String, value: String },
+    /// A stored run that cannot be written as an export; the reason names its path in the
+    /// document that would have been written.
+    #[error("run {id} cannot be exported: {reason}")]
+    NotExportable {
+        id: String,
+        reason: Box<ExchangeError>,
+    },
+    #[error("cannot write the export: {0}")]
+    Serialize(#[source] serde_json::Error),
+}
+
+impl ExchangeError {
+    /// True for problems with the user's files or runs, which the CLI maps to exit code 2;
+    /// false for a failure of sysperf itself.
+    pub fn is_user_error(&self) -> bool {
+        !matches!(self, ExchangeError::Serialize(_))
+    }
+}
+
+type Result<T, E = ExchangeError> = std::result::Result<T, E>;
+
+/// The document as written: the runs are borrowed, and serialized exactly as the model does.
+#[derive(Serialize)]
+struct Document<'a> {
+    format: &'static str,
+    format_version: u64,
+    runs: &'a [Run],
+}
+
+/// The first pass of [`import`]: the format and its version, read before the runs so that a
+/// file of another format or a newer version is named as such rather than as a type error.
+/// Other fields (the runs among them) are skipped, but the whole document's syntax is checked.
+struct Header {
+    format: Option<serde_json::Value>,
+    format_version: Option<serde_json::Value>,
+}
+
+/// By hand rather than derived: a derived struct also accepts a JSON array of its fields in
+/// order, and the top level of an export must be an object.
+impl<'de> Deserialize<'de> for Header {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Fields;
+        impl<'de> serde::de::Visitor<'de> for Fields {
+            type Value = Header;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<Header, A::Error> {
+                let mut h = Header {
+                    format: None,
+                    format_version: None,
+                };
+                while let Some(key) = map.next_key::<String>()? {
+                    match key.as_str() {
+                        "format" => h.format = Some(map.next_value()?),
+                        "format_version" => h.format_version = Some(map.next_value()?),
+                        _ => {
+                            map.next_value::<serde::de::IgnoredAny>()?;
+                        }
+                    }
+                }
+                Ok(h)
+            }
+        }
+        d.deserialize_map(Fields)
+    }
+}
+
+/// The second pass of [`import`]: the runs.
+#[derive(Deserialize)]
+struct Body {
+    runs: Vec<Run>,
+}
+
+/// Writes `runs` as one export document (pretty JSON, ending in a newline). The runs are
+/// checked as [`import`] checks them, so that the file can be read back; the first problem
+/// is returned as [`ExchangeError::NotExportable`] naming the run.
+pub fn export(runs: &[Run]) -> Result<Vec<u8>> {
+    validate(runs).map_err(|reason| match reason {
+        ExchangeError::DuplicateRun { .. } | ExchangeError::NoRuns => reason,
+        _ => {
+            let id = first_invalid(runs).unwrap_or_default();
+            ExchangeError::NotExportable {
+                id,
+                reason: Box::new(reason),
+            }
+        }
+    })?;
+    let doc = Document {
+        format: FORMAT,
+        format_version: FORMAT_VERSION,
+        runs,
+    };
+    let mut bytes = serde_json::to_vec_pretty(&doc).map_err(ExchangeError::Serialize)?;
+    bytes.push(b'\n');
+    let size = bytes.len() as u64;
+    if size > MAX_FILE_BYTES {
+        return Err(ExchangeError::TooLarge {
+            size,
+            limit: MAX_FILE_BYTES,
+        });
+    }
+    Ok(bytes)
+}
+
+/// The id of the first run that fails validation, shown quoted and escaped.
+fn first_invalid(runs: &[Run]) -> Option<String> {
+    let root = JsonPath::Root;
+    let list = root.field("runs");
+    runs.iter()
+        .enumerate()
+        .find(|(i, r)| check_run(r, &list.index(*i)).is_err())
+        .map(|(_, r)| shown(&r.id))
+}
+
+/// Reads an export document and returns its runs, in file order, once everything in it has
+/// been checked (see the module documentation). Nothing partial is ever returned.
+pub fn import(bytes: &[u8]) -> Result<Vec<Run>> {
+    let size = bytes.len() as u64;
+    if size > MAX_FILE_BYTES {
+        return Err(ExchangeError::TooLarge {
+            size,
+            limit: MAX_FILE_BYTES,
+        });
+    }
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Err(ExchangeError::Empty);
+    }
+    let header: Header = serde_json::from_slice(bytes).map_err(|e| match e.classify() {
+        serde_json::error::Category::Data => ExchangeError::NotAnExport {
+            why: format!("the top level is not an object ({})", detail(&e)),
+        },
+        _ => syntax_error(&e),
+    })?;
+    check_header(&header)?;
+    let mut de = serde_json::Deserializer::from_slice(bytes);
+    let body: Body = serde_path_to_error::deserialize(&mut de).map_err(|e| {
+        let path = path_of(e.path());
+        let inner = e.into_inner();
+        match inner.classify() {
+            serde_json::error::Category::Data => ExchangeError::Shape {
+                path,
+                detail: detail(&inner),
+            },
+            // The first pass read the whole document, so this is not expected; kept exact.
+            _ => syntax_error(&inner),
+        }
+    })?;
+    de.end().map_err(|e| syntax_error(&e))?;
+    validate(&body.runs)?;
+    Ok(body.runs)
+}
+
+fn syntax_error(e: &serde_json::Error) -> ExchangeError {
+    match e.classify() {
+        serde_json::error::Category::Eof => ExchangeError::Truncated { detail: detail(e) },
+        _ => ExchangeError::Malformed { detail: detail(e) },
+    }
+}
+
+fn check_header(h: &Header) -> Result<()> {
+    use serde_json::Value;
+    match &h.format {
+        Some(Value::String(s)) if s == FORMAT => {}
+        None => {
+            return Err(ExchangeError::NotAnExport {
+                why: "it has no \"format\" field".into(),
+            })
+        }
+        Some(Value::String(s)) if s == "sysperf-run" => {
+            return Err(ExchangeError::WrongFormat {
+                found: shown(s),
+                hint: " (that is the output of 'sysperf run --json'; store the run and write it with 'sysperf export RUN')",
+            })
+        }
+        Some(other) => {
+            return Err(ExchangeError::WrongFormat {
+                found: shown_value(other),
+                hint: "",
+            })
+        }
+    }
+    match &h.format_version {
+        None => Err(ExchangeError::NotAnExport {
+            why: "it has no \"format_version\" field".into(),
+        }),
+        Some(v) => match v.as_u64() {
+            Some(FORMAT_VERSION) => Ok(()),
+            Some(n) if n > FORMAT_VERSION => Err(ExchangeError::TooNew {
+                found: n,
+                supported: FORMAT_VERSION,
+            }),
+            _ => Err(ExchangeError::BadVersion {
+                found: shown_value(v),
+            }),
+        },
+    }
+}
+
+/// Checks a whole list of runs: not empty, no id twice, and each run (see [`check_run`]).
+pub fn validate(runs: &[Run]) -> Result<()> {
+    if runs.is_empty() {
+        return Err(ExchangeError::NoRuns);
+    }
+    let root = JsonPath::Root;
+    let list = root.field("runs");
+    let mut seen: HashMap<&str, usize> = HashMap::new();
+    for (i, run) in runs.iter().enumerate() {
+        check_run(run, &list.index(i))?;
+        if let Some(&first) = seen.get(run.id.as_str()) {
+            return Err(ExchangeError::DuplicateRun {
+                id: run.id.clone(),
+                first,
+                second: i,
+            });
+        }
+        seen.insert(&run.id, i);
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------
+// Paths and shown values
+
+/// A JSON path built on the stack as validation descends, and rendered only for an error.
+#[derive(Clone, Copy)]
+enum JsonPath<'a> {
+    Root,
+    Field(&'a JsonPath<'a>, &'static str),
+    Index(&'a JsonPath<'a>, usize),
+    Key(&'a JsonPath<'a>, &'a str),
+}
+
+impl<'a> JsonPath<'a> {
+    fn field(&'a self, name: &'static str) -> JsonPath<'a> {
+        JsonPath::Field(self, name)
+    }
+    fn index(&'a self, i: usize) -> JsonPath<'a> {
+        JsonPath::Index(self, i)
+    }
+    fn key(&'a self, k: &'a str) -> JsonPath<'a> {
+        JsonPath::Key(self, k)
+    }
+}
+
+impl fmt::Display for JsonPath<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            JsonPath::Root => Ok(()),
+            JsonPath::Field(JsonPath::Root, name) => f.write_str(name),
+            JsonPath::Field(parent, name) => write!(f, "{parent}.{name}"),
+            JsonPath::Index(parent, i) => write!(f, "{parent}[{i}]"),
+            JsonPath::Key(parent, k) => write!(f, "{parent}[{}]", shown(k)),
+        }
+    }
+}
+
+/// The path serde_path_to_error recorded, in the same notation as [`JsonPath`]; map keys come
+/// from the file, so they are escaped and shortened like any shown value.
+fn path_of(p: &serde_path_to_error::Path) -> String {
+    use serde_path_to_error::Segment;
+    let mut out = String::new();
+    for seg in p {
+        match seg {
+            Segment::Seq { index } => out.push_str(&format!("[{index}]")),
+            Segment::Map { key } | Segment::Enum { variant: key } => {
+                if key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') && !key.is_empty() {
+                    if !out.is_empty() {
+                        out.push('.');
+                    }
+                    out.push_str(key);
+                } else {
+                    out.push_str(&format!("[{}]", shown(key)));
+                }
+            }
+            Segment::Unknown => out.push_str(".?"),
+        }
+    }
+    if out.is_empty() {
+        "the document".into()
+    } else {
+        out
+    }
+}
+
+/// A value from the file, quoted, with quotes and control characters escaped and at most
+/// [`SHOWN_CHARS`] characters, so that an error message stays one short line.
+fn shown(s: &str) -> String {
+    format!("\"{}\"", clip(s, SHOWN_CHARS, true))
+}
+
+fn shown_value(v: &serde_json::Value) -> String {
+    match v {
+        serde_json::Value::String(s) => shown(s),
+        other => clip(&other.to_string(), SHOWN_CHARS, false),
+    }
+}
+
+/// At most `max` characters of `s`, control characters (and, with `quotes`, quotes and
+/// backslashes) escaped, "..." when cut.
+fn clip(s: &str, max: usize, quotes: bool) -> String {
+    let mut out = String::new();
+    for c in s.chars().take(max) {
+        if c.is_control() || (quotes && (c == '"' || c == '\\')) {
+            out.extend(c.escape_debug());
+        } else {
+            out.push(c);
+        }
+    }
+    if s.chars().nth(max).is_some() {
+        out.push_str("...");
+    }
+    out
+}
+
+/// The JSON parser's message, shortened, with its line and column.
+fn detail(e: &serde_json::Error) -> String {
+    let full = e.to_string();
+    let at = format!(" at line {} column {}", e.line(), e.column());
+    let msg = full.strip_suffix(&at).unwrap_or(&full);
+    let msg = clip(msg, DETAIL_CHARS, false);
+    if e.line() == 0 {
+        msg
+    } else {
+        format!("{msg}{at}")
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Checks
+
+/// What characters a string may hold besides its length limit.
+#[derive(Clone, Copy)]
+enum Text {
+    /// Ids, names, labels, fingerprint facts: printed in tables, one line, no control characters.
+    Line,
+    /// Messages, errors, citations: may also hold newlines and tabs, nothing else that a
+    /// terminal would interpret.
+    Free,
+}
+
+fn text(s: &str, kind: Text, p: &JsonPath) -> Result<()> {
+    if s.len() > MAX_STRING_BYTES {
+        return Err(ExchangeError::StringTooLong {
+            path: p.to_string(),
+            len: s.len(),
+            limit: MAX_STRING_BYTES,
+        });
+    }
+    let allowed = |c: char| matches!(kind, Text::Free) && (c == '\n' || c == '\t');
+    if let Some(c) = s.chars().find(|&c| c.is_control() && !allowed(c)) {
+        return Err(ExchangeError::ControlCharacter {
+            path: p.to_string(),
+            code: u32::from(c),
+        });
+    }
+    Ok(())
+}
+
+fn opt_text(s: &Option<String>, kind: Text, p: &JsonPath) -> Result<()> {
+    s.as_deref().map_or(Ok(()), |s| text(s, kind, p))
+}
+
+/// The store keeps integers as SQLite's i64; a larger u64 is refused, never wrapped.
+fn int(v: u64, p: &JsonPath) -> Result<()> {
+    if i64::try_from(v).is_err() {
+        return Err(ExchangeError::IntegerTooLarge {
+            path: p.to_string(),
+            value: v,
+        });
+    }
+    Ok(())
+}
+
+fn opt_int(v: Option<u64>, p: &JsonPath) -> Result<()> {
+    v.map_or(Ok(()), |v| int(v, p))
+}
+
+fn usize_int(v: usize, p: &JsonPath) -> Result<()> {
+    int(u64::try_from(v).unwrap_or(u64::MAX), p)
+}
+
+fn float(v: f64, p: &JsonPath) -> Result<()> {
+    if !v.is_finite() {
+        return Err(ExchangeError::NotFinite {
+            path: p.to_string(),
+            value: v,
+        });
+    }
+    Ok(())
+}
+
+fn opt_float(v: Option<f64>, p: &JsonPath) -> Result<()> {
+    v.map_or(Ok(()), |v| float(v, p))
+}
+
+fn count(n: usize, limit: usize, p: &JsonPath) -> Result<()> {
+    if n > limit {
+        return Err(ExchangeError::TooMany {
+            path: p.to_string(),
+            count: n,
+            limit,
+        });
+    }
+    Ok(())
+}
+
+fn run_id(s: &str, p: &JsonPath) -> Result<()> {
+    text(s, Text::Line, p)?;
+    let ok = s.len() == 12 && s.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'));
+    if !ok {
+        return Err(ExchangeError::BadRunId {
+            path: p.to_string(),
+            value: shown(s),
+        });
+    }
+    Ok(())
+}
+
+fn bench_id(s: &str, p: &JsonPath) -> Result<()> {
+    text(s, Text::Line, p)?;
+    let ok =
+        !s.is_empty() && s.len() <= MAX_BENCH_ID_CHARS && s.bytes().all(|b| b.is_ascii_graphic());
+    if !ok {
+        return Err(ExchangeError::BadBenchId {
+            path: p.to_string(),
+            value: shown(s),
+        });
+    }
+    Ok(())
+}
+
+fn label(s: &str, p: &JsonPath) -> Result<()> {
+    text(s, Text::Line, p)?;
+    let chars = s.chars().count();
+    if chars > MAX_LABEL_CHARS {
+        return Err(ExchangeError::LabelTooLong {
+            path: p.to_string(),
+            chars,
+            limit: MAX_LABEL_CHARS,
+        });
+    }
+    Ok(())
+}
+
+/// Letters, digits, '.', '-' and '_' only: a hostname is printed in tables and used to tell
+/// machines apart, so markup, spaces and control characters have no place in it.
+fn hostname(s: &str, p: &JsonPath) -> Result<()> {
+    text(s, Text::Line, p)?;
+    let why = if s.is_empty() {
+        Some("it is empty")
+    } else if s.chars().count() > MAX_HOSTNAME_CHARS {
+        Some("it is longer than 253 characters")
+    } else if !s
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_'))
+    {
+        Some("only letters, digits, '.', '-' and '_' are allowed")
+    } else {
+        None
+    };
+    match why {
+        Some(why) => Err(ExchangeError::BadHostname {
+            path: p.to_string(),
+            value: shown(s),
+            why,
+        }),
+        None => Ok(()),
+    }
+}
+
+/// Everything in one run, field by field, in the order the model declares them.
+fn check_run(run: &Run, p: &JsonPath) -> Result<()> {
+    run_id(&run.id, &p.field("id"))?;
+    if let Some(l) = &run.label {
+        label(l, &p.field("label"))?;
+    }
+    // started_ns and ended_ns are i64 already, which the store keeps as they are.
+    text(
+        &run.sysperf_version,
+        Text::Line,
+        &p.field("sysperf_version"),
+    )?;
+    let source = p.field("source");
+    text(&run.source, Text::Line, &source)?;
+    if run.source != "measured" && run.source != "published" {
+        return Err(ExchangeError::UnknownSource {
+            path: source.to_string(),
+            value: shown(&run.source),
+        });
+    }
+    opt_text(&run.citation, Text::Free, &p.field("citation"))?;
+    check_params(&run.params, &p.field("params"))?;
+    check_fingerprint(&run.fingerprint, &p.field("fingerprint"))?;
+    if let Some(o) = &run.overhead {
+        let op = p.field("overhead");
+        float(o.timer_ns, &op.field("timer_ns"))?;
+        float(o.loop_ns_per_iteration, &op.field("loop_ns_per_iteration"))?;
+    }
+    let results = p.field("results");
+    count(run.results.len(), MAX_RESULTS_PER_RUN, &results)?;
+    for (i, r) in run.results.iter().enumerate() {
+        check_result(r, &results.index(i))?;
+    }
+    let derived = p.field("derived");
+    count(run.derived.len(), MAX_ENTRIES, &derived)?;
+    for (i, d) in run.derived.iter().enumerate() {
+        let dp = derived.index(i);
+        text(&d.name, Text::Line, &dp.field("name"))?;
+        float(d.value, &dp.field("value"))?;
+        text(&d.unit, Text::Line, &dp.field("unit"))?;
+        text(&d.formula, Text::Line, &dp.field("formula"))?;
+    }
+    let warnings = p.field("warnings");
+    count(run.warnings.len(), MAX_ENTRIES, &warnings)?;
+    for (i, w) in run.warnings.iter().enumerate() {
+        let wp = warnings.index(i);
+        if let Some(b) = &w.bench {
+            bench_id(b, &wp.field("bench"))?;
+        }
+        text(&w.kind, Text::Line, &wp.field("kind"))?;
+        text(&w.message, Text::Free, &wp.field("message"))?;
+    }
+    Ok(())
+}
+
+fn check_params(params: &RunParams, p: &JsonPath) -> Result<()> {
+    let sel = p.field("selection");
+    count(params.selection.len(), MAX_ENTRIES, &sel)?;
+    for (i, s) in params.selection.iter().enumerate() {
+        text(s, Text::Line, &sel.index(i))?;
+    }
+    // trials is a u32, which the store keeps exactly.
+    float(params.min_time_s, &p.field("min_time_s"))?;
+    text(&params.placement, Text::Line, &p.field("placement"))?;
+    if let Some(cpus) = &params.cpus {
+        count(cpus.len(), MAX_ENTRIES, &p.field("cpus"))?;
+    }
+    float(params.timeout_s, &p.field("timeout_s"))
+}
+
+fn check_fingerprint(fp: &Fingerprint, p: &JsonPath) -> Result<()> {
+    if let Some(h) = &fp.hostname {
+        hostname(h, &p.field("hostname"))?;
+    }
+    let lines = [
+        (&fp.os, "os"),
+        (&fp.kernel_release, "kernel_release"),
+        (&fp.kernel_version, "kernel_version"),
+        (&fp.kernel_cmdline, "kernel_cmdline"),
+        (&fp.arch, "arch"),
+        (&fp.cpu_model, "cpu_model"),
+        (&fp.virtualization, "virtualization"),
+        (&fp.clocksource, "clocksource"),
+        (&fp.cpufreq_governor, "cpufreq_governor"),
+        (&fp.smt, "smt"),
+        (&fp.thp, "thp"),
+        (&fp.cgroup_version, "cgroup_version"),
+    ];
+    for (value, name) in lines {
+        opt_text(value, Text::Line, &p.field(name))?;
+    }
+    // cores and threads are u32, which the store keeps exactly.
+    opt_int(fp.memory_bytes, &p.field("memory_bytes"))?;
+    let vulns = p.field("vulnerabilities");
+    count(fp.vulnerabilities.len(), MAX_ENTRIES, &vulns)?;
+    for (name, status) in &fp.vulnerabilities {
+        // The key is checked at the map's path, its status at the key's.
+        text(name, Text::Line, &vulns)?;
+        text(status, Text::Line, &vulns.key(name))?;
+    }
+    opt_float(fp.cgroup_cpu_limit, &p.field("cgroup_cpu_limit"))?;
+    opt_int(
+        fp.cgroup_memory_limit_bytes,
+        &p.field("cgroup_memory_limit_bytes"),
+    )?;
+    if let Some(load) = &fp.loadavg {
+        let lp = p.field("loadavg");
+        for (i, v) in load.iter().enumerate() {
+            float(*v, &lp.index(i))?;
+        }
+    }
+    Ok(())
+}
+
+fn check_result(r: &BenchResult, p: &JsonPath) -> Result<()> {
+    bench_id(&r.id, &p.field("id"))?;
+    text(&r.group, Text::Line, &p.field("group"))?;
+    int(r.ops_per_iteration, &p.field("ops_per_iteration"))?;
+    int(r.paper_count, &p.field("paper_count"))?;
+    text(&r.unit, Text::Line, &p.field("unit"))?;
+    text(&r.placement, Text::Line, &p.field("placement"))?;
+    count(r.cpus.len(), MAX_ENTRIES, &p.field("cpus"))?;
+    let trials = p.field("trials");
+    count(r.trials.len(), MAX_TRIALS_PER_RESULT, &trials)?;
+    for (i, t) in r.trials.iter().enumerate() {
+        check_trial(t, &trials.index(i))?;
+    }
+    if let Some(s) = &r.summary {
+        check_summary(s, &p.field("summary"))?;
+    }
+    opt_text(&r.error, Text::Free, &p.field("error"))
+}
+
+fn check_trial(t: &Trial, p: &JsonPath) -> Result<()> {
+    int(t.iterations, &p.field("iterations"))?;
+    int(t.wall_ns, &p.field("wall_ns"))?;
+    check_usage(&t.usage, &p.field("usage"))?;
+    check_usage(&t.worker_total, &p.field("worker_total"))?;
+    int(t.worker_rss_bytes, &p.field("worker_rss_bytes"))?;
+    int(t.worker_maps, &p.field("worker_maps"))?;
+    opt_int(t.migrations, &p.field("migrations"))?;
+    // cpu_start and cpu_end are u32; kind and outlier were checked by their enums.
+    opt_text(&t.error, Text::Free, &p.field("error"))
+}
+
+fn check_usage(u: &Usage, p: &JsonPath) -> Result<()> {
+    int(u.user_ns, &p.field("user_ns"))?;
+    int(u.sys_ns, &p.field("sys_ns"))?;
+    int(u.minflt, &p.field("minflt"))?;
+    int(u.majflt, &p.field("majflt"))?;
+    int(u.nvcsw, &p.field("nvcsw"))?;
+    int(u.nivcsw, &p.field("nivcsw"))
+}
+
+fn check_summary(s: &Summary, p: &JsonPath) -> Result<()> {
+    check_estimate(&s.wall_ns_per_op, &p.field("wall_ns_per_op"))?;
+    check_estimate(&s.user_ns_per_op, &p.field("user_ns_per_op"))?;
+    check_estimate(&s.sys_ns_per_op, &p.field("sys_ns_per_op"))?;
+    float(s.minflt_per_op, &p.field("minflt_per_op"))?;
+    float(s.majflt_per_op, &p.field("majflt_per_op"))?;
+    float(s.csw_per_op, &p.field("csw_per_op"))?;
+    float(s.nvcsw_per_op, &p.field("nvcsw_per_op"))?;
+    float(s.nivcsw_per_op, &p.field("nivcsw_per_op"))?;
+    opt_float(s.migrations_per_op, &p.field("migrations_per_op"))?;
+    int(s.worker_rss_bytes, &p.field("worker_rss_bytes"))?;
+    int(s.worker_maps, &p.field("worker_maps"))
+}
+
+fn check_estimate(e: &Estimate, p: &JsonPath) -> Result<()> {
+    float(e.median, &p.field("median"))?;
+    float(e.ci_low, &p.field("ci_low"))?;
+    float(e.ci_high, &p.field("ci_high"))?;
+    float(e.ci_level, &p.field("ci_level"))?;
+    float(e.min, &p.field("min"))?;
+    float(e.max, &p.field("max"))?;
+    float(e.mean, &p.field("mean"))?;
+    float(e.cv, &p.field("cv"))?;
+    usize_int(e.n, &p.field("n"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Fingerprint;
+    use crate::report::fixture_run;
+    use proptest::prelude::*;
+    use serde_json::{json, Value};
+
+    /// The fixture (fully populated) and a sparse second run.
+    fn two_runs() -> Vec<Run> {
+        let a = fixture_run();
+        let mut b = fixture_run();
+        b.id = "0123456789ab".into();
+        b.label = None;
+        b.ended_ns = None;
+        b.complete = false;
+        b.overhead = None;
+        b.fingerprint = Fingerprint::default();
+        b.results.truncate(2);
+        b.results[1].summary = None;
+        b.derived.clear();
+        b.warnings.clear();
+        vec![a, b]
+    }
+
+    fn doc() -> Value {
+        serde_json::from_slice(&export(&two_runs()).unwrap()).unwrap()
+    }
+
+    fn import_value(v: &Value) -> Result<Vec<Run>> {
+        import(&serde_json::to_vec(v).unwrap())
+    }
+
+    /// Every error is one line that names something, and is short even for a hostile file.
+    fn assert_one_line(e: &ExchangeError) {
+        let m = e.to_string();
+        assert!(
+            !m.is_empty() && !m.contains('\n') && !m.contains('\r'),
+            "{m:?}"
+        );
+        assert!(m.len() < 1000, "{} bytes: {}", m.len(), &m[..200]);
+    }
+
+    #[test]
+    fn export_then_import_is_lossless_and_byte_stable() {
+        let mut runs = two_runs();
+        // Floats that a naive writer or reader would round.
+        let s = runs[0].results[0].summary.as_mut().unwrap();
+        s.wall_ns_per_op.median = 0.1 + 0.2;
+        s.wall_ns_per_op.min = 5e-324;
+        s.wall_ns_per_op.max = f64::MAX;
+        s.wall_ns_per_op.cv = -0.0;
+        s.minflt_per_op = 1.0 / 3.0;
+        runs[0].fingerprint.loadavg = Some([f64::MIN_POSITIVE, 2.5e-308, 123456.789]);
+        runs[0].fingerprint.memory_bytes = Some(i64::MAX as u64);
+        runs[0].results[0].trials[0].wall_ns = i64::MAX as u64;
+        runs[0].started_ns = i64::MIN;
+        let bytes = export(&runs).unwrap();
+        let back = import(&bytes).unwrap();
+        assert_eq!(back, runs);
+        let bits = |r: &Run| {
+            let s = r.results[0].summary.as_ref().unwrap();
+            [
+                s.wall_ns_per_op.median.to_bits(),
+                s.wall_ns_per_op.min.to_bits(),
+                s.wall_ns_per_op.max.to_bits(),
+                s.wall_ns_per_op.cv.to_bits(),
+                s.minflt_per_op.to_bits(),
+            ]
+        };
+        assert_eq!(bits(&back[0]), bits(&runs[0]));
+        assert_eq!(export(&back).unwrap(), bytes);
+        assert!(bytes.ends_with(b"}\n"));
+    }
+
+    #[test]
+    fn document_is_versioned_and_holds_each_run_as_the_model_serializes_it() {
+        let runs = two_runs();
+        let v = doc();
+        assert_eq!(v["format"], "sysperf-export");
+        assert_eq!(v["format_version"], 1);
+        let listed = v["runs"].as_array().unwrap();
+        assert_eq!(listed.len(), 2);
+        for (entry, run) in listed.iter().zip(&runs) {
+            assert_eq!(*entry, serde_json::to_value(run).unwrap());
+            // Raw trials are there, not only summaries.
+            assert!(!entry["results"][0]["trials"].as_array().unwrap().is_empty());
+        }
+    }
+
+    #[test]
+    fn boundaries_that_are_allowed() {
+        let mut v = doc();
+        let r = &mut v["runs"][0];
+        r["label"] = json!("x".repeat(MAX_LABEL_CHARS));
+        r["fingerprint"]["hostname"] = json!(format!("{}.example_1-a", "h".repeat(237)));
+        r["results"][0]["trials"][0]["wall_ns"] = json!(i64::MAX);
+        r["warnings"][0]["message"] = json!("two\nlines\tand a tab");
+        r["warnings"][0]["bench"] = json!("gausspage.inf");
+        let back = import_value(&v).unwrap();
+        assert_eq!(back[0].results[0].trials[0].wall_ns, i64::MAX as u64);
+        // A missing source is an older run: measured.
+        let mut v = doc();
+        v["runs"][0].as_object_mut().unwrap().remove("source");
+        assert_eq!(import_value(&v).unwrap()[0].source, "measured");
+    }
+
+    #[test]
+    fn hostile_values_are_refused_with_their_path() {
+        type Mutate = fn(&mut Value);
+        let cases: Vec<(&str, Mutate, &str)> = vec![
+            (
+                "html hostname",
+                |v| v["runs"][0]["fingerprint"]["hostname"] = json!("<script>alert(1)</script>"),
+                "runs[0].fingerprint.hostname \"<script>alert(1)</script>\" is not a hostname",
+            ),
+            (
+                "control character in hostname",
+                |v| v["runs"][0]["fingerprint"]["hostname"] = json!("vm\u{7}"),
+                "runs[0].fingerprint.hostname contains the control character U+0007",
+            ),
+            (
+                "long hostname",
+                |v| v["runs"][0]["fingerprint"]["hostname"] = json!("h".repeat(254)),
+                "longer than 253",
+            ),
+            (
+                "empty hostname",
+                |v| v["runs"][0]["fingerprint"]["hostname"] = json!(""),
+                "it is empty",
+            ),
+            (
+                "newline in label",
+                |v| v["runs"][1]["label"] = json!("a\nb"),
+                "runs[1].label contains the control character U+000A",
+            ),
+            (
+                "long label",
+                |v| v["runs"][0]["label"] = json!("x".repeat(201)),
+                "runs[0].label is 201 characters long",
+            ),
+            (
+                "escape sequence in a message",
+                |v| v["runs"][0]["warnings"][0]["message"] = json!("\u{1b}[2J"),
+                "runs[0].warnings[0].message contains the control character U+001B",
+            ),
+            (
+                "run id not hex",
+                |v| v["runs"][0]["id"] = json!("zzzzzzzzzzzz"),
+                "runs[0].id \"zzzzzzzzzzzz\" is not a run id",
+            ),
+            (
+                "run id in upper case",
+                |v| v["runs"][0]["id"] = json!("5F2C9A1B3D7E"),
+                "is not a run id",
+            ),
+            (
+                "run id too short",
+                |v| v["runs"][0]["id"] = json!("5f2c"),
+                "is not a run id",
+            ),
+            (
+                "benchmark id with a space",
+                |v| v["runs"][0]["results"][1]["id"] = json!("sys call"),
+                "runs[0].results[1].id \"sys call\" is not a benchmark id",
+            ),
+            (
+                "empty benchmark id in a warning",
+                |v| v["runs"][0]["warnings"][0]["bench"] = json!(""),
+                "runs[0].warnings[0].bench \"\" is not a benchmark id",
+            ),
+            (
+                "u64 of 2^64 - 1",
+                |v| v["runs"][0]["results"][0]["trials"][1]["wall_ns"] = json!(u64::MAX),
+                "runs[0].results[0].trials[1].wall_ns is 18446744073709551615, larger than 2^63 - 1",
+            ),
+            (
+                "u64 of 2^63",
+                |v| v["runs"][0]["fingerprint"]["memory_bytes"] = json!(1u64 << 63),
+                "runs[0].fingerprint.memory_bytes is 9223372036854775808",
+            ),
+            (
+                "usage counter too large",
+                |v| {
+                    v["runs"][0]["results"][2]["trials"][0]["worker_total"]["nivcsw"] =
+                        json!(u64::MAX)
+                },
+                "runs[0].results[2].trials[0].worker_total.nivcsw is 18446744073709551615",
+            ),
+            (
+                "estimate count too large",
+                |v| {
+                    v["runs"][0]["results"][0]["summary"]["sys_ns_per_op"]["n"] = json!(u64::MAX)
+                },
+                "runs[0].results[0].summary.sys_ns_per_op.n is 18446744073709551615",
+            ),
+            (
+                "negative u64",
+                |v| v["runs"][0]["results"][0]["trials"][0]["iterations"] = json!(-1),
+                "runs[0].results[0].trials[0].iterations: invalid value: integer `-1`, expected u64",
+            ),
+            (
+                "number as a string",
+                |v| v["runs"][0]["results"][0]["paper_count"] = json!("100000"),
+                "runs[0].results[0].paper_count: invalid type: string \"100000\", expected u64",
+            ),
+            (
+                "u64 beyond 2^64",
+                |v| v["runs"][0]["results"][0]["paper_count"] = json!(1e20),
+                "runs[0].results[0].paper_count: invalid type: floating point",
+            ),
+            (
+                "u32 too large",
+                |v| v["runs"][0]["fingerprint"]["cores"] = json!(1u64 << 40),
+                "runs[0].fingerprint.cores: invalid value",
+            ),
+            (
+                "missing field",
+                |v| {
+                    v["runs"][0].as_object_mut().unwrap().remove("complete");
+                },
+                "runs[0]: missing field `complete`",
+            ),
+            (
+                "unknown trial kind",
+                |v| v["runs"][0]["results"][0]["trials"][0]["kind"] = json!("imagined"),
+                "runs[0].results[0].trials[0].kind: unknown variant `imagined`",
+            ),
+            (
+                "vulnerability status with a control character",
+                |v| v["runs"][0]["fingerprint"]["vulnerabilities"] = json!({"meltdown": "ok\u{0}"}),
+                "runs[0].fingerprint.vulnerabilities[\"meltdown\"] contains the control character U+0000",
+            ),
+            (
+                "unknown source",
+                |v| v["runs"][0]["source"] = json!("stolen"),
+                "runs[0].source is \"stolen\"",
+            ),
+            (
+                "string over the cap",
+                |v| v["runs"][0]["results"][4]["error"] = json!("e".repeat(MAX_STRING_BYTES + 1)),
+                "runs[0].results[4].error is a string of 65537 bytes, longer than the 65536 allowed",
+            ),
+            (
+                "duplicate run ids",
+                |v| v["runs"][1]["id"] = v["runs"][0]["id"].clone(),
+                "runs[1] has the id 5f2c9a1b3d7e of runs[0]",
+            ),
+            ("empty runs", |v| v["runs"] = json!([]), "the file holds no runs"),
+            (
+                "runs not an array",
+                |v| v["runs"] = json!({}),
+                "runs: invalid type: map, expected a sequence",
+            ),
+            (
+                "runs missing",
+                |v| {
+                    v.as_object_mut().unwrap().remove("runs");
+                },
+                "the document: missing field `runs`",
+            ),
+            (
+                "other format",
+                |v| v["format"] = json!("tarball"),
+                "not a sysperf export: format is \"tarball\"",
+            ),
+            (
+                "run document",
+                |v| v["format"] = json!("sysperf-run"),
+                "that is the output of 'sysperf run --json'",
+            ),
+            (
+                "no format",
+                |v| {
+                    v.as_object_mut().unwrap().remove("format");
+                },
+                "it has no \"format\" field",
+            ),
+            (
+                "newer format",
+                |v| v["format_version"] = json!(2),
+                "written by a newer sysperf (format 2); this one reads format 1: upgrade sysperf",
+            ),
+            (
+                "version 0",
+                |v| v["format_version"] = json!(0),
+                "format_version is 0, not a format version",
+            ),
+            (
+                "version as a string",
+                |v| v["format_version"] = json!("1"),
+                "format_version is \"1\", not a format version",
+            ),
+            (
+                "version as a float",
+                |v| v["format_version"] = json!(1.5),
+                "format_version is 1.5",
+            ),
+            (
+                "no version",
+                |v| {
+                    v.as_object_mut().unwrap().remove("format_version");
+                },
+                "it has no \"format_version\" field",
+            ),
+        ];
+        for (name, mutate, needle) in cases {
+            let mut v = doc();
+            mutate(&mut v);
+            let e = import_value(&v).expect_err(name);
+            assert_one_line(&e);
+            assert!(e.to_string().contains(needle), "{name}: {e}");
+        }
+    }
+
+    #[test]
+    fn bad_bytes_are_named() {
+        let cases: [(&[u8], &str); 9] = [
+            (b"", "the file is empty"),
+            (b" \n\t", "the file is empty"),
+            (b"{", "the file is truncated (EOF while parsing an object"),
+            (b"{\"format\": \"sysperf-exp", "the file is truncated"),
+            (
+                b"{]",
+                "not valid JSON (key must be a string at line 1 column 2)",
+            ),
+            (b"not json", "not valid JSON"),
+            (
+                b"{\"format\": 1e999}",
+                "not valid JSON (number out of range",
+            ),
+            (b"{} x", "not valid JSON (trailing characters"),
+            (
+                b"[1, 2]",
+                "not a sysperf export: the top level is not an object",
+            ),
+        ];
+        for (bytes, needle) in cases {
+            let e = import(bytes).unwrap_err();
+            assert_one_line(&e);
+            assert!(e.to_string().contains(needle), "{bytes:?}: {e}");
+        }
+        // Invalid UTF-8 inside a string.
+        let mut bytes = serde_json::to_vec(&doc()).unwrap();
+        let at = bytes.windows(4).position(|w| w == b"\"vm\"").unwrap();
+        bytes[at + 1] = 0xff;
+        let e = import(&bytes).unwrap_err();
+        assert!(matches!(e, ExchangeError::Malformed { .. }), "{e}");
+        // Deep nesting, skipped or read, does not overflow the stack.
+        for at in ["x", "runs"] {
+            let deep = format!(
+                "{{\"format\":\"sysperf-export\",\"format_version\":1,\"{at}\":{}{}}}",
+                "[".repeat(100_000),
+                "]".repeat(100_000)
+            );
+            let e = import(deep.as_bytes()).unwrap_err();
+            assert_one_line(&e);
+        }
+    }
+
+    #[test]
+    fn a_huge_string_in_a_type_error_is_not_echoed() {
+        let mut v = doc();
+        v["runs"][0]["results"][0]["paper_count"] = json!("9".repeat(1 << 20));
+        let e = import_value(&v).unwrap_err();
+        assert_one_line(&e);
+        assert!(e.to_string().contains("invalid type: string"), "{e}");
+    }
+
+    #[test]
+    fn counts_are_capped() {
+        let mut runs = two_runs();
+        let trial = runs[0].results[0].trials[0].clone();
+        runs[0].results[0].trials = vec![trial; MAX_TRIALS_PER_RESULT + 1];
+        let e = validate(&runs).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("runs[0].results[0].trials has 100001 entries, more than the 100000"),
+            "{e}"
+        );
+        let mut runs = two_runs();
+        let result = runs[1].results[0].clone();
+        runs[1].results = vec![result; MAX_RESULTS_PER_RUN + 1];
+        let e = validate(&runs).unwrap_err();
+        assert!(
+            e.to_string().contains("runs[1].results has 10001 entries"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn export_refuses_what_import_would() {
+        assert!(matches!(export(&[]), Err(ExchangeError::NoRuns)));
+        let mut runs = two_runs();
+        runs[1].id = runs[0].id.clone();
+        assert!(matches!(
+            export(&runs),
+            Err(ExchangeError::DuplicateRun { .. })
+        ));
+        // The store keeps NaN; JSON cannot, so such a run is refused by name and path.
+        let mut runs = two_runs();
+        runs[1].results[0]
+            .summary
+            .as_mut()
+            .unwrap()
+            .wall_ns_per_op
+            .cv = f64::NAN;
+        let e = export(&runs).unwrap_err();
+        assert_one_line(&e);
+        assert_eq!(
+            e.to_string(),
+            "run \"0123456789ab\" cannot be exported: runs[1].results[0].summary.wall_ns_per_op.cv \
+             is NaN, not a finite number; JSON cannot carry NaN or infinities"
+        );
+        assert!(e.is_user_error());
+        let mut runs = two_runs();
+        runs[0].params.timeout_s = f64::INFINITY;
+        assert!(export(&runs)
+            .unwrap_err()
+            .to_string()
+            .contains("runs[0].params.timeout_s is inf"));
+    }
+
+    #[test]
+    fn shown_values_are_escaped_and_short() {
+        assert_eq!(shown("a\"b\\c\u{1b}"), "\"a\\\"b\\\\c\\u{1b}\"");
+        let long = shown(&"é".repeat(1000));
+        assert_eq!(long.chars().count(), SHOWN_CHARS + 2 + 3);
+        assert!(long.ends_with("...\""));
+    }
+
+    /// The property every input must satisfy: import never panics, and either returns runs
+    /// that validate and survive another export and import unchanged, or one short line.
+    fn never_panics(bytes: &[u8]) {
+        match import(bytes) {
+            Ok(runs) => {
+                validate(&runs).unwrap();
+                let again = export(&runs).unwrap();
+                assert_eq!(import(&again).unwrap(), runs);
+            }
+            Err(e) => assert_one_line(&e),
+        }
+    }
+
+    /// A small valid export, so that every truncation of it can be tried.
+    fn small_export() -> Vec<u8> {
+        let mut run = fixture_run();
+        run.results.truncate(2);
+        run.results[1].trials.truncate(1);
+        export(&[run]).unwrap()
+    }
+
+    #[test]
+    fn truncation_at_every_position_is_an_error() {
+        let bytes = small_export();
+        for n in 0..bytes.len() {
+            let cut = &bytes[..n];
+            never_panics(cut);
+            // Only the final newline may go; anything more loses the closing brace.
+            if n + 1 < bytes.len() {
+                assert!(import(cut).is_err(), "accepted a prefix of {n} bytes");
+            }
+        }
+    }
+
+    /// Hostile JSON values to put in place of any leaf of a valid document.
+    fn hostile_value() -> impl Strategy<Value = Value> {
+        prop_oneof![
+            any::<i64>().prop_map(|n| json!(n)),
+            any::<u64>().prop_map(|n| json!(n)),
+            prop::num::f64::NORMAL.prop_map(|f| json!(f)),
+            "\\PC{0,20}".prop_map(|s| json!(s)),
+            "[\\x00-\\x1f<>&\"'\\\\a-z]{0,20}".prop_map(|s| json!(s)),
+            any::<bool>().prop_map(|b| json!(b)),
+            Just(Value::Null),
+            Just(json!([])),
+            Just(json!({})),
+            Just(json!(u64::MAX)),
+            Just(json!(i64::MAX as u64 + 1)),
+        ]
+    }
+
+    /// JSON pointers of every leaf (and empty container) of `v`.
+    fn leaves(v: &Value, at: String, out: &mut Vec<String>) {
+        match v {
+            Value::Object(m) if !m.is_empty() => {
+                for (k, x) in m {
+                    leaves(x, format!("{at}/{k}"), out);
+                }
+            }
+            Value::Array(a) if !a.is_empty() => {
+                for (i, x) in a.iter().enumerate() {
+                    leaves(x, format!("{at}/{i}"), out);
+                }
+            }
+            _ => out.push(at),
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(512))]
+
+        #[test]
+        fn arbitrary_bytes_never_panic(bytes in prop::collection::vec(any::<u8>(), 0..4096)) {
+            never_panics(&bytes);
+        }
+
+        #[test]
+        fn arbitrary_text_never_panics(text in "\\PC{0,200}") {
+            never_panics(text.as_bytes());
+        }
+
+        #[test]
+        fn byte_flips_of_a_valid_export_never_panic(
+            flips in prop::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 1..8)
+        ) {
+            let mut bytes = small_export();
+            for (i, b) in flips {
+                let at = i.index(bytes.len());
+                bytes[at] = b;
+            }
+            never_panics(&bytes);
+        }
+
+        #[test]
+        fn spliced_exports_never_panic(
+            a in any::<prop::sample::Index>(),
+            b in any::<prop::sample::Index>(),
+            insert in prop::collection::vec(any::<u8>(), 0..16),
+        ) {
+            let bytes = small_export();
+            let (a, b) = (a.index(bytes.len()), b.index(bytes.len()));
+            let (lo, hi) = (a.min(b), a.max(b));
+            let mut out = bytes[..lo].to_vec();
+            out.extend(&insert);
+            out.extend(&bytes[hi..]);
+            never_panics(&out);
+        }
+
+        #[test]
+        fn a_hostile_leaf_is_accepted_only_if_valid(
+            which in any::<prop::sample::Index>(),
+            value in hostile_value(),
+        ) {
+            let mut v: Value = serde_json::from_slice(&small_export()).unwrap();
+            let mut all = Vec::new();
+            leaves(&v, String::new(), &mut all);
+            let at = &all[which.index(all.len())];
+            *v.pointer_mut(at).unwrap() = value;
+            never_panics(&serde_json::to_vec(&v).unwrap());
+        }
+    }
+}

@@ -1,0 +1,426 @@
+//! `sysperf export` and `sysperf import` from the outside: a real run survives export and
+//! import losslessly (same `show --json`, byte-identical re-export), importing twice does not
+//! duplicate, and every file of the bad corpus in tests/data/bad/ (plus a 100 MB string and
+//! oversized files made at run time) is refused with exit code 2, one line on stderr naming the
+//! problem, no panic, and nothing written to the store. It does not go through every rule of
+//! the checker one by one; the unit and property tests in src/exchange.rs do that.
+
+use assert_cmd::Command;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+fn sysperf() -> Command {
+    let mut c = Command::cargo_bin("sysperf").unwrap();
+    // No store from the environment: every command here names its store with --db.
+    c.env_remove("SYSPERF_DB").env("NO_COLOR", "1");
+    c
+}
+
+fn data(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data")
+        .join(rel)
+}
+
+fn json_of(out: &[u8]) -> Value {
+    serde_json::from_slice(out)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(out)))
+}
+
+fn text(out: &[u8]) -> String {
+    String::from_utf8_lossy(out).into_owned()
+}
+
+/// Runs `sysperf ARGS --db DB` and returns its output, whatever the exit code.
+fn with_db(db: &Path, args: &[&str]) -> std::process::Output {
+    sysperf().args(args).arg("--db").arg(db).output().unwrap()
+}
+
+fn ok(db: &Path, args: &[&str]) -> Vec<u8> {
+    let out = with_db(db, args);
+    assert!(
+        out.status.success(),
+        "sysperf {args:?} failed: {}",
+        text(&out.stderr)
+    );
+    out.stdout
+}
+
+fn stored_ids(db: &Path) -> Vec<String> {
+    json_of(&ok(db, &["runs", "--json"]))
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["id"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// Asserts the documented refusal: exit code 2, exactly one line on stderr that contains
+/// `needle`, nothing on stdout, no panic.
+fn assert_refused(out: &std::process::Output, what: &str, needle: &str) {
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{what}: {err}");
+    assert_eq!(err.lines().count(), 1, "{what}: not one line: {err:?}");
+    assert!(err.ends_with('\n'), "{what}: {err:?}");
+    assert!(err.contains(needle), "{what}: expected {needle:?} in {err}");
+    assert!(
+        !err.contains("panicked") && !err.contains("RUST_BACKTRACE"),
+        "{what}: {err}"
+    );
+    assert!(out.stdout.is_empty(), "{what}: {}", text(&out.stdout));
+}
+
+/// Every file of tests/data/bad/ with what its one-line error must say.
+const BAD: &[(&str, &str)] = &[
+    (
+        "bench-id-space.json",
+        "runs[0].results[0].id \"sys call\" is not a benchmark id",
+    ),
+    (
+        "bool-as-string.json",
+        "runs[0].complete: invalid type: string \"yes\", expected a boolean",
+    ),
+    ("deep-nesting.json", "runs[0].derived[0]"),
+    (
+        "duplicate-ids.json",
+        "runs[1] has the id 0a1b2c3d4e5f of runs[0]",
+    ),
+    ("empty-file.json", "the file is empty"),
+    (
+        "empty-object.json",
+        "not a sysperf export: it has no \"format\" field",
+    ),
+    ("empty-runs.json", "the file holds no runs"),
+    (
+        "format-version-0.json",
+        "format_version is 0, not a format version",
+    ),
+    (
+        "format-version-2.json",
+        "written by a newer sysperf (format 2)",
+    ),
+    (
+        "hostname-control.json",
+        "runs[0].fingerprint.hostname contains the control character U+001B",
+    ),
+    (
+        "hostname-script.json",
+        "runs[0].fingerprint.hostname \"<script>alert(1)</script>\" is not a hostname",
+    ),
+    ("huge-float.json", "number out of range at line 19"),
+    (
+        "invalid-utf8.json",
+        "not valid JSON (invalid unicode code point",
+    ),
+    (
+        "label-newline.json",
+        "runs[0].label contains the control character U+000A",
+    ),
+    (
+        "label-too-long.json",
+        "runs[0].label is 201 characters long",
+    ),
+    (
+        "message-nul.json",
+        "runs[0].warnings[0].message contains the control character U+0000",
+    ),
+    (
+        "missing-fingerprint.json",
+        "runs[0]: missing field `fingerprint`",
+    ),
+    (
+        "negative-u64.json",
+        "runs[0].results[0].trials[1].iterations: invalid value: integer `-5`, expected u64",
+    ),
+    ("not-json.json", "the file is not valid JSON"),
+    (
+        "number-as-string.json",
+        "runs[0].results[0].paper_count: invalid type: string \"100000\", expected u64",
+    ),
+    (
+        "run-document.json",
+        "that is the output of 'sysperf run --json'",
+    ),
+    (
+        "run-id-not-hex.json",
+        "runs[0].id \"0a1b2c3d4e5g\" is not a run id",
+    ),
+    (
+        "runs-not-array.json",
+        "runs: invalid type: map, expected a sequence",
+    ),
+    ("top-level-array.json", "the top level is not an object"),
+    (
+        "trailing-garbage.json",
+        "not valid JSON (trailing characters",
+    ),
+    ("truncated.json", "the file is truncated"),
+    (
+        "u64-max.json",
+        "runs[0].results[0].trials[1].wall_ns is 18446744073709551615, larger than 2^63 - 1",
+    ),
+    (
+        "wrong-format.json",
+        "format is \"sysperf-backup\", expected \"sysperf-export\"",
+    ),
+];
+
+/// The minimal export with another run id, so that it can be imported beside the original.
+fn minimal_with_id(dir: &Path, id: &str) -> PathBuf {
+    let bytes = std::fs::read_to_string(data("minimal-export.json")).unwrap();
+    assert!(bytes.contains("\"0a1b2c3d4e5f\""));
+    let path = dir.join(format!("{id}.json"));
+    std::fs::write(
+        &path,
+        bytes.replace("\"0a1b2c3d4e5f\"", &format!("\"{id}\"")),
+    )
+    .unwrap();
+    path
+}
+
+#[test]
+fn the_bad_corpus_is_complete_and_documented() {
+    let readme = std::fs::read_to_string(data("bad/README.md")).unwrap();
+    let mut on_disk: Vec<String> = std::fs::read_dir(data("bad"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n != "README.md")
+        .collect();
+    on_disk.sort();
+    let listed: Vec<String> = BAD.iter().map(|(f, _)| f.to_string()).collect();
+    assert_eq!(on_disk, listed, "tests/data/bad/ and BAD differ");
+    for f in &on_disk {
+        assert!(
+            readme.contains(&format!("- `{f}`: ")),
+            "{f} is not in the README"
+        );
+    }
+}
+
+#[test]
+fn every_bad_file_is_refused_with_one_line_and_nothing_is_stored() {
+    let tmp = tempfile::tempdir().unwrap();
+    let good = data("minimal-export.json");
+    let other = minimal_with_id(tmp.path(), "00000000beef");
+    for (file, needle) in BAD {
+        let bad = data(&format!("bad/{file}"));
+
+        // Alone, into no store: the store is not even created.
+        let fresh = tmp.path().join(format!("{file}.db"));
+        let out = with_db(&fresh, &["import", bad.to_str().unwrap()]);
+        assert_refused(&out, file, needle);
+        assert!(!fresh.exists(), "{file}: the store was created");
+
+        // After a good file, into a store that has a run: the good file's run is not stored
+        // either, and the run already there is untouched.
+        let db = tmp.path().join("shared.db");
+        if !db.exists() {
+            ok(&db, &["import", good.to_str().unwrap()]);
+        }
+        let before = ok(&db, &["show", "0a1b2c3d4e5f", "--json"]);
+        let out = with_db(
+            &db,
+            &["import", other.to_str().unwrap(), bad.to_str().unwrap()],
+        );
+        assert_refused(&out, file, needle);
+        assert!(text(&out.stderr).contains(&format!("importing {}", bad.display())));
+        assert_eq!(stored_ids(&db), ["0a1b2c3d4e5f"], "{file}");
+        assert_eq!(ok(&db, &["show", "0a1b2c3d4e5f", "--json"]), before);
+    }
+}
+
+#[test]
+fn a_100_mb_string_is_refused_without_echoing_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let doc = std::fs::read_to_string(data("minimal-export.json")).unwrap();
+    let message =
+        "\"syscall: a single trial has no spread to judge; rerun without --quick\"".to_string();
+    assert!(doc.contains(&message));
+    let huge = format!("\"{}\"", "A".repeat(100 << 20));
+    let path = tmp.path().join("huge-string.json");
+    std::fs::write(&path, doc.replace(&message, &huge)).unwrap();
+    let db = tmp.path().join("s.db");
+    let out = with_db(&db, &["import", path.to_str().unwrap()]);
+    assert_refused(
+        &out,
+        "100 MB string",
+        "runs[0].warnings[0].message is a string of 104857600 bytes, longer than the 65536 allowed",
+    );
+    assert!(out.stderr.len() < 1000);
+    assert!(!db.exists());
+
+    // In a place where a number belongs, the parser's message quotes it: shortened too.
+    let doc = doc.replace(
+        "\"paper_count\": 100000",
+        &format!("\"paper_count\": {huge}"),
+    );
+    std::fs::write(&path, doc).unwrap();
+    let out = with_db(&db, &["import", path.to_str().unwrap()]);
+    assert_refused(
+        &out,
+        "100 MB string as a number",
+        "paper_count: invalid type: string",
+    );
+    assert!(out.stderr.len() < 1000);
+}
+
+#[test]
+fn oversized_missing_and_unreadable_files_are_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("s.db");
+    // A sparse file larger than the limit is refused from its size, without being read.
+    let big = tmp.path().join("big.json");
+    std::fs::File::create(&big)
+        .unwrap()
+        .set_len((256 << 20) + 1)
+        .unwrap();
+    let out = with_db(&db, &["import", big.to_str().unwrap()]);
+    assert_refused(
+        &out,
+        "big",
+        "more than the 268435456 bytes an export may hold",
+    );
+    // An endless file is read only up to the limit.
+    let out = with_db(&db, &["import", "/dev/zero"]);
+    assert_refused(&out, "/dev/zero", "more than the 268435456 bytes");
+    let missing = tmp.path().join("missing.json");
+    let out = with_db(&db, &["import", missing.to_str().unwrap()]);
+    assert_refused(&out, "missing", "No such file or directory");
+    assert!(text(&out.stderr).contains("missing.json"));
+    let out = with_db(&db, &["import", tmp.path().to_str().unwrap()]);
+    assert_refused(&out, "directory", "cannot read");
+    assert!(!db.exists());
+    // No file at all is a usage error.
+    let out = with_db(&db, &["import"]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn the_committed_minimal_export_imports_and_exports_back_byte_identical() {
+    // This file was written by 'sysperf export'; if the model's serialization changes, this
+    // fails, and the change needs a look at docs/export-format.md's versioning rule.
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("s.db");
+    let file = data("minimal-export.json");
+    let out = ok(&db, &["import", file.to_str().unwrap()]);
+    assert_eq!(
+        text(&out),
+        format!("imported 0a1b2c3d4e5f (minimal) from {}\n", file.display())
+    );
+    let exported = ok(&db, &["export", "minimal"]);
+    assert_eq!(exported, std::fs::read(&file).unwrap());
+}
+
+#[test]
+fn real_runs_survive_export_and_import_losslessly() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (a, b, c) = (
+        tmp.path().join("a.db"),
+        tmp.path().join("b.db"),
+        tmp.path().join("c.db"),
+    );
+    let printed = json_of(&ok(
+        &a,
+        &[
+            "run",
+            "syscall",
+            "pipeself4",
+            "seqpage",
+            "--quick",
+            "--json",
+        ],
+    ));
+    let id = printed["id"].as_str().unwrap().to_string();
+
+    // Export to a file and to standard output: the same bytes.
+    let file = tmp.path().join("one.json");
+    let out = with_db(&a, &["export", &id, "-o", file.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(out.stdout.is_empty());
+    let bytes = std::fs::read(&file).unwrap();
+    assert_eq!(ok(&a, &["export", &id]), bytes);
+    let doc = json_of(&bytes);
+    assert_eq!(doc["format"], "sysperf-export");
+    assert_eq!(doc["format_version"], 1);
+    assert_eq!(doc["runs"][0]["id"], id.as_str());
+    assert!(!doc["runs"][0]["results"][0]["trials"]
+        .as_array()
+        .unwrap()
+        .is_empty());
+
+    // Import into another store: shown identically, and exported byte for byte the same.
+    let out = ok(&b, &["import", file.to_str().unwrap()]);
+    assert_eq!(
+        text(&out),
+        format!("imported {id} from {}\n", file.display())
+    );
+    let shown_a = ok(&a, &["show", &id, "--json"]);
+    let shown_b = ok(&b, &["show", &id, "--json"]);
+    assert_eq!(json_of(&shown_b), json_of(&shown_a));
+    assert_eq!(shown_b, shown_a);
+    assert_eq!(json_of(&shown_a), printed);
+    assert_eq!(ok(&b, &["export", &id]), bytes);
+
+    // Importing it again changes nothing.
+    let out = ok(&b, &["import", file.to_str().unwrap()]);
+    assert_eq!(text(&out), format!("already present: {id}\n"));
+    assert_eq!(stored_ids(&b), std::slice::from_ref(&id));
+
+    // Two runs in one file (given by label and by id) land together; one already present.
+    let second = json_of(&ok(
+        &a,
+        &["run", "syscall", "--quick", "--json", "--label", "second"],
+    ));
+    let id2 = second["id"].as_str().unwrap().to_string();
+    let two = tmp.path().join("two.json");
+    ok(
+        &a,
+        &["export", &id, "second", &id, "-o", two.to_str().unwrap()],
+    );
+    let doc = json_of(&std::fs::read(&two).unwrap());
+    assert_eq!(
+        doc["runs"].as_array().unwrap().len(),
+        2,
+        "exported once each"
+    );
+    let out = ok(&c, &["import", two.to_str().unwrap()]);
+    assert_eq!(
+        text(&out),
+        format!(
+            "imported {id} from {f}\nimported {id2} (second) from {f}\n",
+            f = two.display()
+        )
+    );
+    let mut ids = stored_ids(&c);
+    ids.sort();
+    let mut want = vec![id.clone(), id2.clone()];
+    want.sort();
+    assert_eq!(ids, want);
+    for run in [&id, &id2] {
+        assert_eq!(
+            ok(&c, &["show", run, "--json"]),
+            ok(&a, &["show", run, "--json"])
+        );
+    }
+    let out = ok(&b, &["import", two.to_str().unwrap()]);
+    assert_eq!(
+        text(&out),
+        format!(
+            "already present: {id}\nimported {id2} (second) from {}\n",
+            two.display()
+        )
+    );
+    assert_eq!(stored_ids(&b).len(), 2);
+}
+
+#[test]
+fn export_of_an_unknown_run_is_exit_2_and_writes_no_file() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("s.db");
+    let file = tmp.path().join("out.json");
+    let out = with_db(&db, &["export", "nosuchrun", "-o", file.to_str().unwrap()]);
+    assert_refused(&out, "unknown run", "no run matches 'nosuchrun'");
+    assert!(!file.exists());
+    let out = with_db(&db, &["export"]);
+    assert_eq!(out.status.code(), Some(2));
+}
