@@ -55,7 +55,10 @@ pub fn collect_from(root: &Path) -> Fingerprint {
     let (cgroup_cpu_limit, cgroup_memory_limit_bytes) = cgroup_limits(&tree, &proc_cgroup);
 
     Fingerprint {
-        hostname: tree.read_trimmed("proc/sys/kernel/hostname"),
+        // "(none)" is the kernel's placeholder for a hostname never set: no hostname.
+        hostname: tree
+            .read_trimmed("proc/sys/kernel/hostname")
+            .filter(|h| h != "(none)"),
         os: tree
             .read("etc/os-release")
             .or_else(|| tree.read("usr/lib/os-release"))

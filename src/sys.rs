@@ -222,6 +222,20 @@ pub fn reap_zombies() {
     }
 }
 
+/// Waits for every child in process group `pgid` to exit (as subreaper, orphaned
+/// grandchildren of a worker are our children). Call after SIGKILLing the group, so that
+/// nothing of it is still alive when this returns.
+pub fn reap_group(pgid: Pid) {
+    loop {
+        let mut status = 0;
+        // SAFETY: valid pointer to a local; -pgid waits for any child in that group.
+        let got = unsafe { libc::waitpid(-pgid, &mut status, 0) };
+        if got < 0 && io::Error::last_os_error().kind() != io::ErrorKind::Interrupted {
+            break; // ECHILD: none left
+        }
+    }
+}
+
 pub fn kill(pid: Pid, sig: libc::c_int) -> io::Result<()> {
     // SAFETY: kill takes plain integers.
     cvt(unsafe { libc::kill(pid, sig) })?;

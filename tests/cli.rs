@@ -23,6 +23,10 @@ fn json_of(out: &[u8]) -> Value {
 /// `tag` in their environment, i.e. that descend from the sysperf a test started with it
 /// (tests run in parallel, so other tests' workers are not leaks).
 fn leftover_workers(tag: &str) -> Vec<String> {
+    assert!(
+        tag.contains('-'),
+        "use unique_tag(): other test suites may run on this machine"
+    );
     let mut left = Vec::new();
     for e in std::fs::read_dir("/proc").unwrap().flatten() {
         if !e
@@ -54,6 +58,15 @@ fn leftover_workers(tag: &str) -> Vec<String> {
         }
     }
     left
+}
+
+/// A tag no other test, or another checkout's test suite running at the same time, uses.
+fn unique_tag(name: &str) -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    format!("{name}-{}-{nanos}", std::process::id())
 }
 
 #[test]
@@ -316,12 +329,13 @@ fn two_runs_into_one_store_at_once_both_land() {
 
 #[test]
 fn a_hanging_trial_is_killed_recorded_and_the_run_goes_on() {
+    let tag = unique_tag("hang");
     let tmp = tempfile::tempdir().unwrap();
     let db = tmp.path().join("s.db");
     // Every trial long enough to reach 2 s is killed at 0.3 s: calibration fails, the
     // benchmark is recorded as failed with the reason, and the next benchmark still runs.
     let out = sysperf(&db)
-        .env("SYSPERF_TEST_TAG", "hang")
+        .env("SYSPERF_TEST_TAG", &tag)
         .args([
             "run",
             "csw",
@@ -358,19 +372,20 @@ fn a_hanging_trial_is_killed_recorded_and_the_run_goes_on() {
         .iter()
         .any(|w| w["kind"] == "failed"));
     assert!(
-        leftover_workers("hang").is_empty(),
+        leftover_workers(&tag).is_empty(),
         "{:?}",
-        leftover_workers("hang")
+        leftover_workers(&tag)
     );
 }
 
 #[test]
 fn ctrl_c_keeps_finished_benchmarks_and_leaves_nothing_behind() {
+    let tag = unique_tag("ctrl-c");
     let tmp = tempfile::tempdir().unwrap();
     let db = tmp.path().join("s.db");
     let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("sysperf"))
         .env("SYSPERF_DB", &db)
-        .env("SYSPERF_TEST_TAG", "ctrl-c")
+        .env("SYSPERF_TEST_TAG", &tag)
         .args([
             "run",
             "syscall",
@@ -430,9 +445,9 @@ fn ctrl_c_keeps_finished_benchmarks_and_leaves_nothing_behind() {
         .success()
         .stdout(predicate::str::contains("(incomplete)"));
     assert!(
-        leftover_workers("ctrl-c").is_empty(),
+        leftover_workers(&tag).is_empty(),
         "{:?}",
-        leftover_workers("ctrl-c")
+        leftover_workers(&tag)
     );
 }
 

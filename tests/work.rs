@@ -267,12 +267,19 @@ fn paging_pattern(id: &str) -> paging::Pattern {
 }
 
 #[test]
-fn forks_touch_their_sbrk_region_and_children_fault_it() {
-    // forks100k faults in 100 pages in setup; forks0 none. The worker's size is reported.
-    let v0 = worker("forks0", 50, None);
-    let v100 = worker("forks100k", 50, None);
-    assert!(v0["rss_bytes"].as_u64().unwrap() > 0 && v0["maps"].as_u64().unwrap() > 0);
-    assert!(v100["rss_bytes"].as_u64().unwrap() >= v0["rss_bytes"].as_u64().unwrap());
+fn forks100k_grows_and_touches_its_heap_before_forking() {
+    // forks100k sbrk()s 102,400 bytes and touches every 1 KiB of it in setup, so its worker's
+    // anonymous memory is 25 pages larger than forks0's when the timed region starts. (Total
+    // resident size wobbles by tens of KiB with file pages mapped by fault-around.)
+    let anon = |id: &str| worker(id, 20, None)["rss_anon_bytes"].as_u64().unwrap();
+    let (a0, a100) = (anon("forks0"), anon("forks100k"));
+    assert!(a0 > 0);
+    let grown = a100 as i64 - a0 as i64;
+    assert!(
+        (96 * 1024..=160 * 1024).contains(&grown),
+        "forks0 {a0} B, forks100k {a100} B anonymous: grew {grown} B"
+    );
+    assert!(worker("forks0", 20, None)["maps"].as_u64().unwrap() > 0);
 }
 
 #[test]

@@ -131,8 +131,10 @@ fn run_worker(exe: &PathBuf, req: &Request, timeout: Duration, stop: &AtomicBool
             None => std::thread::sleep(Duration::from_millis(5)),
         }
     };
-    // Whatever the worker left in its group dies now; orphans came to us as subreaper.
+    // Whatever the worker left in its group dies now; orphans came to us as subreaper, and
+    // we wait for each of them so that nothing is still dying when this returns.
     let _ = sys::kill(-pid, libc::SIGKILL);
+    sys::reap_group(pid);
     sys::reap_zombies();
     let mut out = String::new();
     let mut err = String::new();

@@ -28,6 +28,9 @@ pub struct Report {
     pub wall_ns: u64,
     pub usage: Usage,
     pub rss_bytes: u64,
+    /// The anonymous part of `rss_bytes` (heap, stack, sbrk'd memory): unlike file-backed
+    /// pages it does not vary with the page cache, so tests can check setup's touches.
+    pub rss_anon_bytes: u64,
     pub maps: u64,
     pub migrations: Option<u64>,
     pub cpu_start: Option<u32>,
@@ -79,7 +82,7 @@ fn execute(req: &Request) -> Result<Report, String> {
     };
     b.setup(&ctx, req.iterations)
         .map_err(|e| format!("setup: {e}"))?;
-    let (rss_bytes, maps) = own_size();
+    let (rss_bytes, rss_anon_bytes, maps) = own_size();
     let mig0 = migrations();
     let cpu_start = sys::current_cpu();
     let u0 = sys::usage_self_and_children();
@@ -97,6 +100,7 @@ fn execute(req: &Request) -> Result<Report, String> {
         wall_ns: t1.saturating_sub(t0),
         usage: u1.since(&u0),
         rss_bytes,
+        rss_anon_bytes,
         maps,
         migrations: mig0.zip(mig1).map(|(a, b)| b.saturating_sub(a)),
         cpu_start,
@@ -133,8 +137,8 @@ fn overhead(iterations: u64) -> Report {
     }
 }
 
-/// Resident set size and number of mappings of this process.
-fn own_size() -> (u64, u64) {
+/// Resident set size, its anonymous part, and the number of mappings of this process.
+fn own_size() -> (u64, u64, u64) {
     let rss = std::fs::read_to_string("/proc/self/statm")
         .ok()
         .and_then(|s| {
@@ -144,10 +148,21 @@ fn own_size() -> (u64, u64) {
         })
         .map(|pages| pages * sys::page_size() as u64)
         .unwrap_or(0);
+    let anon = std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| parse_rss_anon(&s))
+        .unwrap_or(0);
     let maps = std::fs::read_to_string("/proc/self/maps")
         .map(|s| s.lines().count() as u64)
         .unwrap_or(0);
-    (rss, maps)
+    (rss, anon, maps)
+}
+
+/// "RssAnon:    1234 kB" from /proc/self/status, in bytes.
+fn parse_rss_anon(status: &str) -> Option<u64> {
+    let line = status.lines().find(|l| l.starts_with("RssAnon:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
 }
 
 /// Migrations of this thread so far, from the scheduler's statistics (CONFIG_SCHED_DEBUG).
@@ -172,6 +187,15 @@ mod tests {
         let t = "sysperf (1, #threads: 1)\n---\nse.exec_start : 1.0\nse.nr_migrations                             :                    7\n";
         assert_eq!(parse_migrations(t), Some(7));
         assert_eq!(parse_migrations("nothing"), None);
+    }
+
+    #[test]
+    fn parses_anonymous_rss() {
+        assert_eq!(
+            parse_rss_anon("VmRSS:\t 5000 kB\nRssAnon:\t  1204 kB\n"),
+            Some(1204 * 1024)
+        );
+        assert_eq!(parse_rss_anon("VmRSS: 5 kB\n"), None);
     }
 
     #[test]

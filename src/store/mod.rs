@@ -119,6 +119,14 @@ impl StoreError {
                 | StoreError::AmbiguousRun { .. }
         )
     }
+
+    /// True when another connection held a lock SQLite would not wait for.
+    fn is_busy(&self) -> bool {
+        matches!(self, StoreError::Sqlite(e) if matches!(
+            e.sqlite_error_code(),
+            Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+        ))
+    }
 }
 
 type Result<T, E = StoreError> = std::result::Result<T, E>;
@@ -172,6 +180,26 @@ pub struct Store {
     path: PathBuf,
 }
 
+/// Checks that the file is ours (or new), then brings it to WAL mode and the current schema.
+fn set_up(conn: &Connection, path: &Path) -> Result<()> {
+    // Look before writing anything: these reads do not change the file. They share one read
+    // transaction, so a store being created by another process at this moment is seen
+    // either before (empty) or after (tables and application id), never half of each.
+    let snapshot = Transaction::new_unchecked(conn, TransactionBehavior::Deferred)?;
+    let state = migrations::DbState::read(&snapshot)?;
+    snapshot.commit()?;
+    state.check(path)?;
+    // The file is ours (or new) from here on. WAL lets readers and one writer proceed at
+    // once and is a property of the file, so it is set once and persists.
+    // Some file systems cannot do WAL; SQLite then keeps the rollback journal, which is
+    // slower but still safe with the busy timeout, so the mode it reports is not checked.
+    conn.pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get::<_, String>(0))?;
+    if state.user_version < SCHEMA_VERSION {
+        migrations::migrate(conn, path)?;
+    }
+    Ok(())
+}
+
 impl Store {
     /// Opens the database at `path`, creating it (and its parent directories) if needed and
     /// bringing its schema up to date.
@@ -205,17 +233,19 @@ impl Store {
         conn.pragma_update(None, "foreign_keys", true)
             .map_err(open_err)?;
 
-        // Look before writing anything: these reads do not change the file.
-        let state = migrations::DbState::read(&conn).map_err(open_err)?;
-        state.check(path)?;
-
-        // The file is ours (or new) from here on. WAL lets readers and one writer proceed at
-        // once and is a property of the file, so it is set once and persists.
-        // Some file systems cannot do WAL; SQLite then keeps the rollback journal, which is
-        // slower but still safe with the busy timeout, so the mode it reports is not checked.
-        conn.pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get::<_, String>(0))?;
-        if state.user_version < SCHEMA_VERSION {
-            migrations::migrate(&conn, path)?;
+        // SQLite does not apply the busy timeout to every lock it takes while a new database
+        // is set up (switching it to WAL, for one), so two processes creating the same store
+        // at once can see SQLITE_BUSY here. Setting up is idempotent: retry it until the same
+        // deadline the busy timeout would have given.
+        let deadline = std::time::Instant::now() + BUSY_TIMEOUT;
+        loop {
+            match set_up(&conn, path) {
+                Err(e) if e.is_busy() && std::time::Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+                Err(StoreError::Sqlite(source)) => return Err(open_err(source)),
+                other => break other?,
+            }
         }
         Ok(Store {
             conn,
