@@ -9,7 +9,8 @@
 //! - [`store`]: the embedded SQLite store of runs;
 //! - [`compare`]: runs side by side, ratios with bootstrap intervals and verdicts;
 //! - [`derived`]: figures computed from several results (context switch, exec overhead, ...);
-//! - [`report`]: pure functions from runs to bytes (tables, JSON).
+//! - [`reference`]: the papers' published figures as read-only reference runs;
+//! - [`report`]: pure functions from runs and comparisons to bytes (tables, Markdown, CSV, JSON).
 
 pub mod bench;
 pub mod compare;
@@ -18,6 +19,7 @@ pub mod error;
 pub mod fingerprint;
 pub mod harness;
 pub mod model;
+pub mod reference;
 pub mod report;
 pub mod stats;
 pub mod store;
