@@ -103,6 +103,9 @@ pub struct Row {
     /// Row label as in the paper ("execs0null (1K env)").
     pub label: String,
     pub group: String,
+    /// Operations in the paper's run of the test, to which the cells' seconds are scaled;
+    /// Table 7's faults per run of the program are `faults_per_op x paper_count`.
+    pub paper_count: u64,
     /// One per run, in run order.
     pub cells: Vec<CellState>,
     /// One per run; None for the baseline itself and where either side lacks the test.
@@ -281,12 +284,12 @@ pub fn build(runs: &[Run], baseline: usize, noise_pct: f64) -> Comparison {
                 .map(|run| run.results.iter().find(|r| r.id == id))
                 .collect();
             let spec = crate::bench::find(&id);
-            let group = found
-                .iter()
-                .flatten()
-                .next()
-                .map(|r| r.group.clone())
-                .unwrap_or_default();
+            let first = found.iter().flatten().next();
+            let group = first.map(|r| r.group.clone()).unwrap_or_default();
+            let paper_count = first
+                .map(|r| r.paper_count)
+                .or(spec.map(|s| s.paper_count))
+                .unwrap_or(1);
             let cells: Vec<CellState> = found
                 .iter()
                 .map(|f| f.map(cell).unwrap_or(CellState::Missing))
@@ -322,6 +325,7 @@ pub fn build(runs: &[Run], baseline: usize, noise_pct: f64) -> Comparison {
                     .unwrap_or_else(|| id.clone()),
                 id,
                 group,
+                paper_count,
                 cells,
                 ratios,
             }
@@ -396,10 +400,7 @@ fn fingerprint_diffs(fps: Vec<&Fingerprint>) -> Vec<FingerprintDiff> {
                 t.map(|t| t.to_string()).unwrap_or("?".into())
             )),
         }),
-        ("memory", |f| {
-            f.memory_bytes
-                .map(|b| format!("{:.1} GiB", b as f64 / (1u64 << 30) as f64))
-        }),
+        ("memory", |f| f.memory_bytes.map(memory)),
         ("virtualization", |f| f.virtualization.clone()),
         ("clocksource", |f| f.clocksource.clone()),
         ("cpufreq governor", |f| f.cpufreq_governor.clone()),
@@ -434,6 +435,16 @@ fn fingerprint_diffs(fps: Vec<&Fingerprint>) -> Vec<FingerprintDiff> {
                 })
         })
         .collect()
+}
+
+/// Memory in GiB, or in MiB below one GiB, so the VAX's 4.5 megabytes do not read "0.0 GiB".
+fn memory(bytes: u64) -> String {
+    const MIB: f64 = (1u64 << 20) as f64;
+    if bytes < 1 << 30 {
+        format!("{:.1} MiB", bytes as f64 / MIB)
+    } else {
+        format!("{:.1} GiB", bytes as f64 / (MIB * 1024.0))
+    }
 }
 
 /// Tests significantly slower than the baseline by more than `threshold_pct`: the whole

@@ -19,6 +19,13 @@ pub enum InputError {
         value: String,
         why: String,
     },
+    #[error("no runs to compare; name at least one RUN: an id, a unique id prefix, a label, 'latest', or a reference run ({})", crate::reference::NAMES.join(", "))]
+    NoRuns,
+    /// The built-in published runs are never stored, so they cannot be changed or removed.
+    #[error(
+        "'{name}' is a built-in reference run (published figures), which is read-only; {what}"
+    )]
+    ReadOnlyReference { name: String, what: &'static str },
 }
 
 fn suggest(s: &[String]) -> String {

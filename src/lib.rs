@@ -9,8 +9,9 @@
 //! - [`store`]: the embedded SQLite store of runs;
 //! - [`compare`]: runs side by side, ratios with bootstrap intervals and verdicts;
 //! - [`derived`]: figures computed from several results (context switch, exec overhead, ...);
-//! - [`report`]: pure functions from runs to bytes (tables, JSON);
-//! - [`exchange`]: the export file that moves runs between machines, and its validation.
+//! - [`exchange`]: the export file that moves runs between machines, and its validation;
+//! - [`reference`]: the papers' published figures as read-only reference runs;
+//! - [`report`]: pure functions from runs and comparisons to bytes (tables, Markdown, CSV, JSON).
 
 pub mod bench;
 pub mod compare;
@@ -20,6 +21,7 @@ pub mod exchange;
 pub mod fingerprint;
 pub mod harness;
 pub mod model;
+pub mod reference;
 pub mod report;
 pub mod stats;
 pub mod store;

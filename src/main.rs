@@ -1,7 +1,9 @@
 //! The `sysperf` command line: parse arguments, call the library, print, exit with a
 //! documented code. `run` reads as the whole pipeline: select benchmarks, plan placement,
 //! open the store, fingerprint the machine, measure overhead, measure each benchmark, derive,
-//! store, print. No measuring or formatting logic lives here.
+//! store, print. `compare` loads runs (built-in reference runs by name, the rest from the
+//! store), builds the comparison, prints it and applies the regression gate. No measuring,
+//! statistics or formatting logic lives here.
 
 use anyhow::{Context, Result};
 use clap::{Args, Parser, Subcommand};
@@ -17,7 +19,7 @@ use sysperf::harness::placement::{self, CpuChoice, Mode};
 use sysperf::harness::{self, Event, Options};
 use sysperf::model::{Run, RunParams, TrialKind};
 use sysperf::store::{self, Store};
-use sysperf::{bench, derived, exit, fingerprint, report, sys};
+use sysperf::{bench, compare, derived, exit, fingerprint, reference, report, sys};
 
 const AFTER_HELP: &str = "\
 Exit codes: 0 ok; 1 failure; 2 bad usage or input (unknown benchmark, bad number, unusable
@@ -54,15 +56,20 @@ enum Cmd {
         #[arg(long)]
         json: bool,
     },
-    /// List stored runs, newest first.
+    /// List stored runs, newest first, then the built-in published reference runs.
     Runs {
         #[command(flatten)]
         db: DbArg,
-        /// Print JSON instead of a table.
+        /// Print the stored runs as JSON instead of a table (reference runs are not included).
         #[arg(long)]
         json: bool,
     },
-    /// Show a stored run (an id, a unique id prefix, a label, or 'latest').
+    /// Compare runs side by side as the paper's Table 2 and Table 7, with each run's ratio to
+    /// a baseline, its 95% interval and a verdict.
+    #[command(after_help = compare_help())]
+    Compare(CompareArgs),
+    /// Show a run: stored (an id, a unique id prefix, a label, or 'latest') or a built-in
+    /// reference run (vax750-4.1bsd, vax750-4.2bsd, vax750-4.3bsd).
     Show {
         run: String,
         #[command(flatten)]
@@ -140,6 +147,65 @@ struct RunArgs {
     json: bool,
 }
 
+#[derive(Args)]
+struct CompareArgs {
+    /// Runs, in column order: ids, unique id prefixes, labels, 'latest', or reference runs
+    /// (vax750-4.1bsd, vax750-4.2bsd, vax750-4.3bsd); they may come from different machines.
+    runs: Vec<String>,
+    /// The run the others are compared with (default: the first); it becomes column 1.
+    #[arg(long, value_name = "RUN")]
+    baseline: Option<String>,
+    /// Noise band in percent (0-1000): a verdict needs the whole interval outside +-PCT.
+    #[arg(
+        long,
+        value_name = "PCT",
+        default_value = "2",
+        allow_negative_numbers = true
+    )]
+    noise: String,
+    /// Exit with code 3 when a test is significantly slower than the baseline by more than
+    /// PCT percent (0-1000), naming each on stderr.
+    #[arg(long, value_name = "PCT", allow_negative_numbers = true)]
+    fail_on_regression: Option<String>,
+    /// Print the comparison as one JSON document (docs/compare.md).
+    #[arg(long, conflicts_with_all = ["markdown", "csv"])]
+    json: bool,
+    /// Print GitHub-flavoured Markdown, to paste into a mailing list or an issue.
+    #[arg(long, conflicts_with = "csv")]
+    markdown: bool,
+    /// Print CSV: one line per test and run (docs/compare.md lists the columns).
+    #[arg(long)]
+    csv: bool,
+    #[command(flatten)]
+    db: DbArg,
+}
+
+/// `sysperf compare --help`: the method, as every comparison states it.
+fn compare_help() -> String {
+    format!(
+        "Method: {}.\n\nVerdicts: faster, SLOWER (marked !), ~ (no significant change), 'no CI' (published against published: a ratio but no interval). A test a run lacks shows as missing, a failed one as failed; a row without a ratio shows '-'.\n\nReference runs: {} are the published figures of the 4.2BSD paper's Table 2 and Table 7 (a VAX-11/750), built in and read-only; e.g. sysperf compare vax750-4.3bsd latest.\n\nExit codes: 0 ok; 2 bad input; 3 --fail-on-regression found a regression.",
+        compare::method(compare::DEFAULT_NOISE_PCT),
+        reference::NAMES.join(", ")
+    )
+}
+
+/// A percentage option: a finite number from 0 to 1000.
+fn parse_pct(what: &'static str, s: &str) -> Result<f64, InputError> {
+    let bad = |why: &str| InputError::InvalidValue {
+        what,
+        value: s.chars().take(40).collect(),
+        why: why.into(),
+    };
+    let v: f64 = s
+        .trim()
+        .parse()
+        .map_err(|_| bad("not a number; give a percentage such as 5"))?;
+    if !v.is_finite() || !(0.0..=1000.0).contains(&v) {
+        return Err(bad("give a percentage from 0 to 1000"));
+    }
+    Ok(v)
+}
+
 fn parse_seconds(s: &str) -> Result<f64, String> {
     let v: f64 = s
         .trim()
@@ -196,6 +262,7 @@ fn dispatch(cli: Cli) -> Result<i32> {
         Cmd::Run(a) => run(a),
         Cmd::List { json } => list(json),
         Cmd::Runs { db, json } => runs(db, json),
+        Cmd::Compare(a) => compare(a),
         Cmd::Show { run, db, json } => show(&run, db, json),
         Cmd::Rm { run, db } => rm(&run, db),
         Cmd::Export { runs, output, db } => export(&runs, output.as_deref(), db),
@@ -207,6 +274,37 @@ fn dispatch(cli: Cli) -> Result<i32> {
 fn open_store(db: &DbArg) -> Result<Store> {
     let path = db.db.clone().unwrap_or_else(store::default_path);
     Store::open(&path).with_context(|| format!("opening the store {}", path.display()))
+}
+
+/// Finds runs by what the user typed: a reference run's name (or id) first, since those are
+/// built in and never stored; then the store, opened on first need, so that comparing
+/// reference runs alone touches no database.
+struct Loader<'a> {
+    db: &'a DbArg,
+    store: Option<Store>,
+}
+
+impl<'a> Loader<'a> {
+    fn new(db: &'a DbArg) -> Self {
+        Loader { db, store: None }
+    }
+
+    fn store(&mut self) -> Result<&Store> {
+        let store = match self.store.take() {
+            Some(s) => s,
+            None => open_store(self.db)?,
+        };
+        Ok(self.store.insert(store))
+    }
+
+    fn load(&mut self, spec: &str) -> Result<Run> {
+        if let Some(r) = reference::find(spec)? {
+            return Ok(r.clone());
+        }
+        let store = self.store()?;
+        let id = store.resolve(spec)?;
+        Ok(store.load_run(&id)?)
+    }
 }
 
 fn run(a: RunArgs) -> Result<i32> {
@@ -225,6 +323,16 @@ fn run(a: RunArgs) -> Result<i32> {
                 what: "--label",
                 value: l.chars().take(40).collect(),
                 why: "use at most 200 printable characters".into(),
+            }
+            .into());
+        }
+        // A reference name resolves to the built-in run first, so such a label could never
+        // find this run again.
+        if reference::is_name(l) {
+            return Err(InputError::InvalidValue {
+                what: "--label",
+                value: l.clone(),
+                why: "it is the name of a built-in reference run; choose another label".into(),
             }
             .into());
         }
@@ -442,25 +550,107 @@ fn list(json: bool) -> Result<i32> {
 fn runs(db: DbArg, json: bool) -> Result<i32> {
     let store = open_store(&db)?;
     let runs = store.list_runs()?;
+    let mut out = std::io::stdout().lock();
     if json {
-        println!("{}", serde_json::to_string_pretty(&runs)?);
-    } else if runs.is_empty() {
-        println!("no runs stored yet; 'sysperf run' makes one");
-    } else {
-        print!("{}", report::table::runs_list(&runs));
+        writeln!(out, "{}", serde_json::to_string_pretty(&runs)?)?;
+        return Ok(exit::OK);
     }
+    if runs.is_empty() {
+        writeln!(out, "no runs stored yet; 'sysperf run' makes one")?;
+    } else {
+        write!(out, "{}", report::table::runs_list(&runs))?;
+    }
+    write!(out, "{}", report::table::reference_list(reference::all()?))?;
     Ok(exit::OK)
 }
 
+fn compare(a: CompareArgs) -> Result<i32> {
+    // 1. Every option is checked before any run is loaded.
+    let noise = parse_pct("--noise", &a.noise)?;
+    let gate = a
+        .fail_on_regression
+        .as_deref()
+        .map(|v| parse_pct("--fail-on-regression", v))
+        .transpose()?;
+    let mut specs = a.runs.clone();
+    if let Some(b) = &a.baseline {
+        specs.insert(0, b.clone());
+    }
+    if specs.is_empty() {
+        return Err(InputError::NoRuns.into());
+    }
+
+    // 2. The runs, baseline first when one is named; named again among the runs, it is the
+    //    same column, not a second one.
+    let mut loader = Loader::new(&a.db);
+    let mut runs = specs
+        .iter()
+        .map(|s| loader.load(s))
+        .collect::<Result<Vec<_>>>()?;
+    if a.baseline.is_some() {
+        let base = runs[0].id.clone();
+        let mut seen = false;
+        runs.retain(|r| r.id != base || !std::mem::replace(&mut seen, true));
+    }
+
+    // 3. Compare, print, and gate.
+    let c = compare::build(&runs, 0, noise);
+    let text = if a.json {
+        report::compare::json(&c)
+    } else if a.markdown {
+        report::compare::markdown(&c)
+    } else if a.csv {
+        report::compare::csv(&c)
+    } else {
+        report::compare::text(&c)
+    };
+    std::io::stdout()
+        .lock()
+        .write_all(text.as_bytes())
+        .context("writing the comparison")?;
+    let Some(pct) = gate else {
+        return Ok(exit::OK);
+    };
+    let regressions = compare::regressions(&c, pct);
+    for r in &regressions {
+        let label = c
+            .runs
+            .iter()
+            .find(|h| h.id == r.run)
+            .and_then(|h| h.label.as_deref())
+            .map(|l| format!(" \"{l}\""))
+            .unwrap_or_default();
+        eprintln!(
+            "sysperf: regression: run {}{label}, {}: {}x the baseline's time per operation, 95% CI [{}, {}], more than {pct}% slower",
+            r.run,
+            r.test,
+            report::compare::sig3(r.ratio),
+            report::compare::sig3(r.ci[0]),
+            report::compare::sig3(r.ci[1]),
+        );
+    }
+    Ok(if regressions.is_empty() {
+        exit::OK
+    } else {
+        exit::REGRESSION
+    })
+}
+
 fn show(spec: &str, db: DbArg, json: bool) -> Result<i32> {
-    let store = open_store(&db)?;
-    let id = store.resolve(spec)?;
-    let run = store.load_run(&id)?;
+    let run = Loader::new(&db).load(spec)?;
     print_run(&run, json)?;
     Ok(exit::OK)
 }
 
 fn rm(spec: &str, db: DbArg) -> Result<i32> {
+    // Reference runs are not in the store; saying so beats "no run matches".
+    if reference::is_name(spec) {
+        return Err(InputError::ReadOnlyReference {
+            name: spec.to_string(),
+            what: "it is not stored, and there is nothing to remove",
+        }
+        .into());
+    }
     let store = open_store(&db)?;
     let id = store.resolve(spec)?;
     store.remove_run(&id)?;
@@ -469,19 +659,15 @@ fn rm(spec: &str, db: DbArg) -> Result<i32> {
 }
 
 fn export(specs: &[String], output: Option<&std::path::Path>, db: DbArg) -> Result<i32> {
-    let store = open_store(&db)?;
-    let mut ids: Vec<String> = Vec::with_capacity(specs.len());
+    let mut loader = Loader::new(&db);
+    let mut runs: Vec<Run> = Vec::with_capacity(specs.len());
     for spec in specs {
-        let id = store.resolve(spec)?;
+        let run = loader.load(spec)?;
         // 'latest' and the run's own id name one run; it is exported once.
-        if !ids.contains(&id) {
-            ids.push(id);
+        if !runs.iter().any(|r| r.id == run.id) {
+            runs.push(run);
         }
     }
-    let runs = ids
-        .iter()
-        .map(|id| store.load_run(id))
-        .collect::<Result<Vec<_>, _>>()?;
     let bytes = exchange::export(&runs)?;
     let plural = if runs.len() == 1 { "" } else { "s" };
     match output {

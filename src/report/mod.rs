@@ -1,8 +1,10 @@
-//! Reports: pure functions from runs to text or JSON, in the layout of the paper's tables.
+//! Reports: pure functions from runs and comparisons to text, Markdown, CSV or JSON, in the
+//! layout of the paper's tables.
 //!
 //! Nothing here measures, reads the store or writes to a terminal; callers print what these
 //! return, which keeps every layout snapshot-testable.
 
+pub mod compare;
 pub mod json;
 pub mod table;
 

@@ -6,8 +6,60 @@ use super::{num, scaled_s, utc};
 use crate::model::{BenchResult, Run};
 use std::fmt::Write;
 
+/// The header of a published reference run: what the figures are and where they come from;
+/// nothing was measured, so there is no method, interval or overhead to state.
+fn published_header(run: &Run) -> String {
+    let f = &run.fingerprint;
+    format!(
+        "sysperf reference run {}{}  published figures, not measured by sysperf (read-only)\n\
+         machine: {} | {} | {} | {} | {} CPU\n\
+         source: {}\n",
+        run.id,
+        run.label
+            .as_ref()
+            .map(|l| format!(" \"{l}\""))
+            .unwrap_or_default(),
+        f.hostname.as_deref().unwrap_or("?"),
+        f.os.as_deref().unwrap_or("?"),
+        f.cpu_model.as_deref().unwrap_or("?"),
+        f.memory_bytes
+            .map(|b| format!("{:.1} MiB", b as f64 / (1u64 << 20) as f64))
+            .unwrap_or_else(|| "?".into()),
+        f.threads
+            .map(|t| t.to_string())
+            .unwrap_or_else(|| "?".into()),
+        run.citation.as_deref().unwrap_or("no citation"),
+    )
+}
+
+/// Seconds as the paper prints them (one decimal) for a published figure (no trials), else
+/// with the precision that suits their size.
+fn secs(v: f64, published: bool) -> String {
+    if published {
+        format!("{v:.1}")
+    } else {
+        num(v)
+    }
+}
+
+/// The interval of a figure, or nothing for a published one, which has none.
+fn ci(w: &crate::model::Estimate, width: usize) -> String {
+    if w.n == 0 {
+        format!("{:w$}", "", w = 2 * width + 4)
+    } else {
+        format!(
+            "[{:>width$}, {:>width$}]",
+            num(w.ci_low / 1000.0),
+            num(w.ci_high / 1000.0)
+        )
+    }
+}
+
 /// The header lines: what was run, where, and how it was measured.
 pub fn header(run: &Run) -> String {
+    if run.source == "published" {
+        return published_header(run);
+    }
     let mut s = String::new();
     let f = &run.fingerprint;
     let _ = writeln!(
@@ -85,15 +137,15 @@ fn kernel_row(r: &BenchResult, label: &str) -> String {
         );
     };
     let w = &s.wall_ns_per_op;
+    let p = w.n == 0;
     format!(
-        "{label:<21}| {:>7} | {:>8} | {:>7} | {:>7} | {:>9} [{:>8}, {:>8}] | {:>9} | {:>7} | {}",
+        "{label:<21}| {:>7} | {:>8} | {:>7} | {:>7} | {:>9} {} | {:>9} | {:>7} | {}",
         r.paper_count,
-        num(scaled_s(w.median, r.paper_count)),
-        num(scaled_s(s.user_ns_per_op.median, r.paper_count)),
-        num(scaled_s(s.sys_ns_per_op.median, r.paper_count)),
+        secs(scaled_s(w.median, r.paper_count), p),
+        secs(scaled_s(s.user_ns_per_op.median, r.paper_count), p),
+        secs(scaled_s(s.sys_ns_per_op.median, r.paper_count), p),
         num(w.median / 1000.0),
-        num(w.ci_low / 1000.0),
-        num(w.ci_high / 1000.0),
+        ci(w, 8),
         num(s.minflt_per_op + s.majflt_per_op),
         num(s.csw_per_op),
         r.placement,
@@ -108,16 +160,16 @@ fn paging_row(r: &BenchResult, label: &str) -> String {
         );
     };
     let w = &s.wall_ns_per_op;
+    let p = w.n == 0;
     let per_run = r.paper_count as f64;
     format!(
-        "{label:<14}| {:>6} | {:>7} | {:>7} | {:>7} | {:>8} [{:>7}, {:>7}] | {:>7.0} | {:>6.0}",
+        "{label:<14}| {:>6} | {:>7} | {:>7} | {:>7} | {:>8} {} | {:>7.0} | {:>6.0}",
         r.paper_count,
-        num(scaled_s(w.median, r.paper_count)),
-        num(scaled_s(s.user_ns_per_op.median, r.paper_count)),
-        num(scaled_s(s.sys_ns_per_op.median, r.paper_count)),
+        secs(scaled_s(w.median, r.paper_count), p),
+        secs(scaled_s(s.user_ns_per_op.median, r.paper_count), p),
+        secs(scaled_s(s.sys_ns_per_op.median, r.paper_count), p),
         num(w.median / 1000.0),
-        num(w.ci_low / 1000.0),
-        num(w.ci_high / 1000.0),
+        ci(w, 7),
         s.minflt_per_op * per_run,
         s.majflt_per_op * per_run,
     )
@@ -189,6 +241,8 @@ pub fn render(run: &Run) -> String {
         .iter()
         .filter(|r| r.id == "forks0")
         .filter_map(|r| r.summary.as_ref())
+        // Published figures say nothing about the worker (there was none).
+        .filter(|s| s.wall_ns_per_op.n > 0)
         .map(|s| {
             format!(
                 "forking worker: {} KiB resident, {} mappings (fork cost grows with both)",
@@ -232,6 +286,27 @@ pub fn runs_list(runs: &[crate::store::RunInfo]) -> String {
     s
 }
 
+/// The built-in published runs, for the end of `sysperf runs`.
+pub fn reference_list(runs: &[Run]) -> String {
+    let mut s = String::from(
+        "\npublished reference runs (built in, read-only; compare them by name, e.g. sysperf compare vax750-4.3bsd latest)\n",
+    );
+    let _ = writeln!(s, "{:<14}  {:<12}  {:>5}  machine", "name", "id", "tests");
+    for r in runs {
+        let f = &r.fingerprint;
+        let _ = writeln!(
+            s,
+            "{:<14}  {:<12}  {:>5}  {} under {}",
+            r.label.as_deref().unwrap_or(""),
+            r.id,
+            r.results.len(),
+            f.cpu_model.as_deref().unwrap_or("?"),
+            f.os.as_deref().unwrap_or("?"),
+        );
+    }
+    s
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -239,6 +314,28 @@ mod tests {
     #[test]
     fn table_snapshot() {
         insta::assert_snapshot!(render(&crate::report::fixture_run()));
+    }
+
+    #[test]
+    fn published_runs_show_the_papers_figures_and_their_source() {
+        let run = crate::reference::find("vax750-4.2bsd").unwrap().unwrap();
+        let t = render(run);
+        assert!(t.contains("published figures, not measured"), "{t}");
+        assert!(t.contains("Table 2 (page 9)"), "{t}");
+        assert!(!t.contains("method:") && !t.contains("overhead:"), "{t}");
+        let row = t.lines().find(|l| l.starts_with("forks100k ")).unwrap();
+        assert!(row.contains("223.0") && row.contains("218.4"), "{row}");
+        assert!(
+            !row.contains('['),
+            "a published figure has no interval: {row}"
+        );
+        let seq = t.lines().find(|l| l.starts_with("seqpage ")).unwrap();
+        assert!(seq.contains("1126.0") && seq.contains("17113"), "{seq}");
+        let list = reference_list(crate::reference::all().unwrap());
+        assert!(
+            list.contains("vax750-4.3bsd   0000004b5d43     29  DEC VAX-11/750 under 4.3BSD"),
+            "{list}"
+        );
     }
 
     #[test]

@@ -1,0 +1,896 @@
+//! A comparison of runs as bytes: text in the layout of the paper's Table 2 and Table 7 (one
+//! column per run, then each run's ratio to the baseline with its interval and verdict),
+//! GitHub-flavoured Markdown for a mailing list or an issue, CSV (one line per test and run)
+//! and JSON (the [`Comparison`] itself). The formats are described in docs/compare.md.
+//!
+//! Pure functions of a [`Comparison`]: they neither load runs nor decide verdicts (that is
+//! `crate::compare`), and they print nothing.
+
+use super::{num, utc};
+use crate::compare::{Cell, CellState, Comparison, DerivedRow, Ratio, Row, Verdict};
+use serde_json::{json, Value};
+use std::fmt::Write;
+
+/// Version of the JSON document's shape (`"format": "sysperf-compare"`); bumped on any
+/// incompatible change.
+pub const FORMAT_VERSION: u32 = 1;
+
+/// The CSV header: one line per test and run follows it.
+pub const CSV_COLUMNS: [&str; 13] = [
+    "id",
+    "label",
+    "run",
+    "real_s",
+    "user_s",
+    "sys_s",
+    "us_per_op",
+    "ci_low",
+    "ci_high",
+    "ratio",
+    "ratio_ci_low",
+    "ratio_ci_high",
+    "verdict",
+];
+
+/// A number with three significant digits whatever its size: a VAX against today's machine
+/// is a ratio like 0.000382, which `num` would round to 0.0004.
+pub fn sig3(v: f64) -> String {
+    if !v.is_finite() {
+        return "-".into();
+    }
+    if v == 0.0 {
+        return "0".into();
+    }
+    let digits = 2 - v.abs().log10().floor() as i32;
+    format!("{v:.*}", digits.max(0) as usize)
+}
+
+fn published(c: &Comparison, run: usize) -> bool {
+    c.runs[run].source == "published"
+}
+
+/// Seconds as the paper prints them (one decimal) for published runs, so the published
+/// tables come back figure for figure; else with the precision that suits their size.
+fn secs(v: f64, published: bool) -> String {
+    if published {
+        format!("{v:.1}")
+    } else {
+        num(v)
+    }
+}
+
+fn tag(i: usize) -> String {
+    format!("[{}]", i + 1)
+}
+
+/// Runs other than the baseline: those that have a ratio column.
+fn others(c: &Comparison) -> impl Iterator<Item = usize> + '_ {
+    (0..c.runs.len()).filter(move |&i| i != c.baseline)
+}
+
+fn kernel_rows(c: &Comparison) -> impl Iterator<Item = &Row> {
+    c.rows.iter().filter(|r| r.group != "paging")
+}
+
+fn paging_rows(c: &Comparison) -> impl Iterator<Item = &Row> {
+    c.rows.iter().filter(|r| r.group == "paging")
+}
+
+/// A cell's text when the run has no figure for the test.
+fn absent(cell: &CellState) -> Option<&'static str> {
+    match cell {
+        CellState::Present(_) => None,
+        CellState::Failed { .. } => Some("failed"),
+        CellState::Missing => Some("missing"),
+    }
+}
+
+/// One figure of every run for a row, or "missing"/"failed".
+fn per_run(c: &Comparison, row: &Row, f: impl Fn(&Cell, bool) -> String) -> Vec<String> {
+    row.cells
+        .iter()
+        .enumerate()
+        .map(|(i, cell)| match cell {
+            CellState::Present(x) => f(x, published(c, i)),
+            other => absent(other).unwrap_or("-").to_string(),
+        })
+        .collect()
+}
+
+/// A column group of the tables: its title and how a run's cell of a row reads in it (the
+/// flag says the run is published).
+type Figure = (&'static str, fn(&Row, &Cell, bool) -> String);
+
+fn real(_: &Row, x: &Cell, published: bool) -> String {
+    secs(x.real_s, published)
+}
+fn user(_: &Row, x: &Cell, published: bool) -> String {
+    secs(x.user_s, published)
+}
+fn system(_: &Row, x: &Cell, published: bool) -> String {
+    secs(x.sys_s, published)
+}
+fn us_per_op(_: &Row, x: &Cell, _: bool) -> String {
+    num(x.us_per_op)
+}
+/// Faults for one run of the paper's program (Table 7).
+fn faults_per_run(row: &Row, x: &Cell, _: bool) -> String {
+    format!("{:.0}", x.faults_per_op * row.paper_count as f64)
+}
+
+/// Table 2's columns: Elapsed, User, System, then microseconds per operation (`unit` is
+/// "us/op" in plain text, "µs/op" in Markdown).
+fn table2_figures(unit: &'static str) -> [Figure; 4] {
+    [
+        ("Elapsed", real),
+        ("User", user),
+        ("System", system),
+        (unit, us_per_op),
+    ]
+}
+
+/// Table 7's columns: Real, User, System, and page faults for one run of the program.
+const TABLE7_FIGURES: [Figure; 4] = [
+    ("Elapsed", real),
+    ("User", user),
+    ("System", system),
+    ("Page faults", faults_per_run),
+];
+
+fn verdict_word(r: &Ratio) -> String {
+    match r.verdict {
+        Verdict::Faster => format!("faster ({}x)", sig3(1.0 / r.ratio)),
+        // Regressions must stand out in a terminal full of numbers.
+        Verdict::Slower => format!("SLOWER ({}x) !", sig3(r.ratio)),
+        Verdict::NoChange => "~".into(),
+        Verdict::NoVerdict => "no CI".into(),
+    }
+}
+
+fn ci_text(ci: Option<[f64; 2]>) -> String {
+    ci.map(|[lo, hi]| format!("[{}, {}]", sig3(lo), sig3(hi)))
+        .unwrap_or_default()
+}
+
+/// The ratio columns of one run for a row: ratio, interval, verdict; "-" without a ratio.
+fn ratio_cells(r: Option<&Ratio>) -> Vec<String> {
+    match r {
+        Some(r) => vec![sig3(r.ratio), ci_text(r.ci), verdict_word(r)],
+        None => vec!["-".into(), String::new(), String::new()],
+    }
+}
+
+/// A text table: lines of blocks of cells. Every column is as wide as its widest cell; blocks
+/// are separated by " | "; block titles go on a line above. Cells are right-aligned (numbers)
+/// except where `left(block, column)` says otherwise.
+struct Grid {
+    titles: Vec<String>,
+    lines: Vec<Vec<Vec<String>>>,
+}
+
+impl Grid {
+    fn render(&self, left: impl Fn(usize, usize) -> bool) -> String {
+        let Some(first) = self.lines.first() else {
+            return String::new();
+        };
+        let mut widths: Vec<Vec<usize>> = first.iter().map(|b| vec![0; b.len()]).collect();
+        for line in &self.lines {
+            for (b, block) in line.iter().enumerate() {
+                for (k, cell) in block.iter().enumerate() {
+                    widths[b][k] = widths[b][k].max(cell.chars().count());
+                }
+            }
+        }
+        // A title wider than its block widens the block's last column.
+        for (b, title) in self.titles.iter().enumerate() {
+            let w: usize = widths[b].iter().sum::<usize>() + widths[b].len().saturating_sub(1);
+            if let Some(last) = widths[b].last_mut() {
+                *last += title.chars().count().saturating_sub(w);
+            }
+        }
+        let block_width =
+            |b: usize| widths[b].iter().sum::<usize>() + widths[b].len().saturating_sub(1);
+        let mut out = String::new();
+        let titles: Vec<String> = self
+            .titles
+            .iter()
+            .enumerate()
+            .map(|(b, t)| format!("{t:<w$}", w = block_width(b)))
+            .collect();
+        let _ = writeln!(out, "{}", titles.join(" | ").trim_end());
+        for line in &self.lines {
+            let blocks: Vec<String> = line
+                .iter()
+                .enumerate()
+                .map(|(b, block)| {
+                    block
+                        .iter()
+                        .enumerate()
+                        .map(|(k, cell)| {
+                            let w = widths[b][k];
+                            if left(b, k) {
+                                format!("{cell:<w$}")
+                            } else {
+                                format!("{cell:>w$}")
+                            }
+                        })
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                })
+                .collect();
+            let _ = writeln!(out, "{}", blocks.join(" | ").trim_end());
+        }
+        out
+    }
+}
+
+fn run_line(c: &Comparison, i: usize) -> String {
+    let r = &c.runs[i];
+    let label = r
+        .label
+        .as_ref()
+        .map(|l| format!(" \"{l}\""))
+        .unwrap_or_default();
+    let what = if r.source == "published" {
+        format!(
+            "published: {}",
+            r.citation.as_deref().unwrap_or("no citation")
+        )
+    } else {
+        format!(
+            "measured {} on {}, kernel {}",
+            utc(r.started_ns),
+            r.hostname.as_deref().unwrap_or("?"),
+            r.kernel_release.as_deref().unwrap_or("?")
+        )
+    };
+    format!(
+        "{}{}{}{}  {}",
+        r.id,
+        label,
+        if i == c.baseline { " (baseline)" } else { "" },
+        if r.complete { "" } else { " (INCOMPLETE)" },
+        what
+    )
+}
+
+/// The tables' ratio blocks: titles and, per row, cells.
+fn ratio_titles(c: &Comparison) -> Vec<String> {
+    others(c)
+        .map(|i| format!("{} / {}", tag(i), tag(c.baseline)))
+        .collect()
+}
+
+fn text_table(c: &Comparison, rows: &[&Row], figures: &[Figure]) -> String {
+    let n = c.runs.len();
+    let mut titles = vec![String::new()];
+    titles.extend(figures.iter().map(|(t, _)| t.to_string()));
+    titles.extend(ratio_titles(c));
+    let mut head = vec![vec!["Test".to_string()]];
+    for _ in figures {
+        head.push((0..n).map(tag).collect());
+    }
+    for _ in others(c) {
+        head.push(vec!["ratio".into(), "95% CI".into(), "verdict".into()]);
+    }
+    let mut lines = vec![head];
+    for row in rows {
+        let mut line = vec![vec![row.label.clone()]];
+        for (_, f) in figures {
+            line.push(per_run(c, row, |x, p| f(row, x, p)));
+        }
+        for i in others(c) {
+            line.push(ratio_cells(row.ratios[i].as_ref()));
+        }
+        lines.push(line);
+    }
+    let figure_blocks = figures.len();
+    Grid { titles, lines }.render(|b, k| b == 0 || (b > figure_blocks && k == 2))
+}
+
+fn failures(c: &Comparison) -> Vec<String> {
+    c.rows
+        .iter()
+        .flat_map(|row| {
+            row.cells
+                .iter()
+                .enumerate()
+                .filter_map(move |(i, cell)| match cell {
+                    CellState::Failed { error } => Some(format!("{} {}: {error}", tag(i), row.id)),
+                    _ => None,
+                })
+        })
+        .collect()
+}
+
+/// The formula without the figures it was computed from ("(csw - 2 x signocsw) / 2"): each
+/// run's own figures are in `sysperf show RUN`.
+fn formula(d: &DerivedRow) -> &str {
+    d.formula.split(" = ").next().unwrap_or(&d.formula)
+}
+
+fn derived_ratio(d: &DerivedRow, baseline: usize, i: usize) -> String {
+    match (d.values.get(baseline).copied().flatten(), d.values[i]) {
+        (Some(b), Some(v)) if b > 0.0 && v > 0.0 => sig3(v / b),
+        _ => "-".into(),
+    }
+}
+
+/// The comparison as text: runs, method, fingerprint differences, warnings, Table 2, Table 7,
+/// derived figures.
+pub fn text(c: &Comparison) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "sysperf compare: {} run{}; ratios are to {} (the baseline)",
+        c.runs.len(),
+        if c.runs.len() == 1 { "" } else { "s" },
+        tag(c.baseline)
+    );
+    for i in 0..c.runs.len() {
+        let _ = writeln!(s, "  {} {}", tag(i), run_line(c, i));
+    }
+    let _ = writeln!(s, "method: {}", c.method);
+
+    if c.fingerprint_diffs.is_empty() {
+        let _ = writeln!(
+            s,
+            "\nFingerprints: nothing differs (kernel, command line, mitigations, governor, virtualization, CPU, memory, cgroup limits)"
+        );
+    } else {
+        let _ = writeln!(s, "\nWhat differs between the runs' fingerprints");
+        for d in &c.fingerprint_diffs {
+            for (i, v) in d.values.iter().enumerate() {
+                let _ = writeln!(
+                    s,
+                    "  {:<20} {} {}",
+                    if i == 0 { d.field.as_str() } else { "" },
+                    tag(i),
+                    v.as_deref().unwrap_or("unknown")
+                );
+            }
+        }
+    }
+    if c.warnings.is_empty() {
+        let _ = writeln!(s, "\nWarnings: none");
+    } else {
+        let _ = writeln!(s, "\nWarnings ({})", c.warnings.len());
+        for w in &c.warnings {
+            let i = c.runs.iter().position(|r| r.id == w.run).unwrap_or(0);
+            let _ = writeln!(s, "  ! {} {}", tag(i), w.warning.message);
+        }
+    }
+
+    let kernel: Vec<&Row> = kernel_rows(c).collect();
+    if !kernel.is_empty() {
+        let _ = writeln!(
+            s,
+            "\nTable 2. Kernel benchmarks (Elapsed, User, System: seconds for the paper's count; us/op: median wall microseconds per operation)"
+        );
+        s += &text_table(c, &kernel, &table2_figures("us/op"));
+    }
+    let paging: Vec<&Row> = paging_rows(c).collect();
+    if !paging.is_empty() {
+        let _ = writeln!(
+            s,
+            "\nTable 7. Paging benchmarks (seconds and page faults for one run of the paper's program)"
+        );
+        s += &text_table(c, &paging, &TABLE7_FIGURES);
+    }
+    let failed = failures(c);
+    if !failed.is_empty() {
+        let _ = writeln!(s, "\nFailed");
+        for f in failed {
+            let _ = writeln!(s, "  {f}");
+        }
+    }
+    if !c.derived.is_empty() {
+        let _ = writeln!(s, "\nDerived figures");
+        let mut titles = vec![String::new(), String::new(), String::new()];
+        titles.extend(ratio_titles(c));
+        titles.push(String::new());
+        let mut head = vec![
+            vec!["Figure".to_string()],
+            (0..c.runs.len()).map(tag).collect(),
+            vec!["unit".to_string()],
+        ];
+        head.extend(others(c).map(|_| vec!["ratio".to_string()]));
+        head.push(vec!["formula".into()]);
+        let mut lines = vec![head];
+        for d in &c.derived {
+            let mut line = vec![
+                vec![d.name.clone()],
+                d.values
+                    .iter()
+                    .map(|v| v.map(num).unwrap_or_else(|| "-".into()))
+                    .collect(),
+                vec![d.unit.clone()],
+            ];
+            line.extend(others(c).map(|i| vec![derived_ratio(d, c.baseline, i)]));
+            line.push(vec![formula(d).to_string()]);
+            lines.push(line);
+        }
+        let last = lines[0].len() - 1;
+        s += &Grid { titles, lines }.render(|b, _| b == 0 || b == 2 || b == last);
+    }
+    s
+}
+
+/// Markdown-escapes text from outside (labels, citations, warnings, fingerprint values) for a
+/// table cell or a list item: a `|` would end the cell, `<` would open an HTML tag, `*`, `_`
+/// and `` ` `` would change the type, `[` could start a link. sysperf's own tags and
+/// intervals ("[2]", "[1.18, 1.22]") are not escaped, so the raw text stays readable in a mail.
+fn md(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for ch in s.chars() {
+        match ch {
+            '\\' | '|' | '<' | '>' | '*' | '_' | '`' | '[' | ']' | '~' | '&' => {
+                out.push('\\');
+                out.push(ch);
+            }
+            '\n' | '\r' => out.push(' '),
+            _ => out.push(ch),
+        }
+    }
+    out
+}
+
+fn md_row(cells: &[String]) -> String {
+    format!("| {} |\n", cells.join(" | "))
+}
+
+fn md_rule(aligns: &[bool]) -> String {
+    let cells: Vec<String> = aligns
+        .iter()
+        .map(|&right| if right { "---:" } else { "---" }.to_string())
+        .collect();
+    md_row(&cells)
+}
+
+fn md_verdict(r: &Ratio) -> String {
+    match r.verdict {
+        Verdict::Faster => format!("faster ({}x)", sig3(1.0 / r.ratio)),
+        Verdict::Slower => format!("**SLOWER** ({}x)", sig3(r.ratio)),
+        Verdict::NoChange => "no change".into(),
+        Verdict::NoVerdict => "no CI".into(),
+    }
+}
+
+fn md_table(c: &Comparison, rows: &[&Row], figures: &[Figure]) -> String {
+    let n = c.runs.len();
+    let mut head = vec!["Test".to_string()];
+    for (t, _) in figures {
+        head.extend((0..n).map(|i| format!("{t} {}", tag(i))));
+    }
+    for i in others(c) {
+        let t = format!("{} / {}", tag(i), tag(c.baseline));
+        head.extend([t.clone(), format!("{t} 95% CI"), format!("{t} verdict")]);
+    }
+    let mut aligns = vec![false];
+    aligns.extend(std::iter::repeat_n(true, figures.len() * n));
+    for _ in others(c) {
+        aligns.extend([true, true, false]);
+    }
+    let mut s = md_row(&head) + &md_rule(&aligns);
+    for row in rows {
+        let mut cells = vec![md(&row.label)];
+        for (_, f) in figures {
+            cells.extend(per_run(c, row, |x, p| f(row, x, p)));
+        }
+        for i in others(c) {
+            match row.ratios[i].as_ref() {
+                Some(r) => cells.extend([sig3(r.ratio), ci_text(r.ci), md_verdict(r)]),
+                None => cells.extend(["-".into(), String::new(), String::new()]),
+            }
+        }
+        s += &md_row(&cells);
+    }
+    s
+}
+
+/// The comparison as GitHub-flavoured Markdown, to paste into a mailing list or an issue.
+pub fn markdown(c: &Comparison) -> String {
+    let mut s = String::from("## sysperf compare\n\n");
+    s += &md_row(&[
+        String::new(),
+        "run".into(),
+        "label".into(),
+        "source".into(),
+        "started".into(),
+        "host".into(),
+        "kernel".into(),
+    ]);
+    s += &md_rule(&[false; 7]);
+    for (i, r) in c.runs.iter().enumerate() {
+        let published = r.source == "published";
+        s += &md_row(&[
+            format!(
+                "{}{}{}",
+                tag(i),
+                if i == c.baseline { " baseline" } else { "" },
+                if r.complete { "" } else { " **incomplete**" }
+            ),
+            format!("`{}`", r.id),
+            md(r.label.as_deref().unwrap_or("")),
+            md(&r.source),
+            if published {
+                "-".into()
+            } else {
+                utc(r.started_ns)
+            },
+            md(r.hostname.as_deref().unwrap_or("?")),
+            md(r.kernel_release.as_deref().unwrap_or("?")),
+        ]);
+    }
+    for (i, r) in c.runs.iter().enumerate() {
+        if let Some(cite) = &r.citation {
+            let _ = writeln!(s, "\n{} published in: {}", tag(i), md(cite));
+        }
+    }
+    let _ = writeln!(s, "\nMethod: {}", md(&c.method));
+
+    if c.fingerprint_diffs.is_empty() {
+        s += "\nFingerprints: nothing differs (kernel, command line, mitigations, governor, virtualization, CPU, memory, cgroup limits).\n";
+    } else {
+        s += "\n**What differs between the runs' fingerprints**\n\n";
+        let mut head = vec!["fact".to_string()];
+        head.extend((0..c.runs.len()).map(tag));
+        s += &md_row(&head);
+        s += &md_rule(&vec![false; head.len()]);
+        for d in &c.fingerprint_diffs {
+            let mut cells = vec![md(&d.field)];
+            cells.extend(
+                d.values
+                    .iter()
+                    .map(|v| md(v.as_deref().unwrap_or("unknown"))),
+            );
+            s += &md_row(&cells);
+        }
+    }
+    if c.warnings.is_empty() {
+        s += "\nWarnings: none.\n";
+    } else {
+        let _ = writeln!(s, "\n**Warnings ({})**\n", c.warnings.len());
+        for w in &c.warnings {
+            let i = c.runs.iter().position(|r| r.id == w.run).unwrap_or(0);
+            let _ = writeln!(s, "- {} {}", tag(i), md(&w.warning.message));
+        }
+    }
+
+    let kernel: Vec<&Row> = kernel_rows(c).collect();
+    if !kernel.is_empty() {
+        s += "\n**Table 2. Kernel benchmarks** (Elapsed, User, System: seconds for the paper's count; µs/op: median wall microseconds per operation)\n\n";
+        s += &md_table(c, &kernel, &table2_figures("µs/op"));
+    }
+    let paging: Vec<&Row> = paging_rows(c).collect();
+    if !paging.is_empty() {
+        s += "\n**Table 7. Paging benchmarks** (seconds and page faults for one run of the paper's program)\n\n";
+        s += &md_table(c, &paging, &TABLE7_FIGURES);
+    }
+    let failed = failures(c);
+    if !failed.is_empty() {
+        s += "\n**Failed**\n\n";
+        for f in failed {
+            let _ = writeln!(s, "- {}", md(&f));
+        }
+    }
+    if !c.derived.is_empty() {
+        s += "\n**Derived figures**\n\n";
+        let mut head = vec!["Figure".to_string()];
+        head.extend((0..c.runs.len()).map(tag));
+        head.push("unit".into());
+        head.extend(others(c).map(|i| format!("{} / {}", tag(i), tag(c.baseline))));
+        head.push("formula".into());
+        let mut aligns = vec![false];
+        aligns.extend(std::iter::repeat_n(true, c.runs.len()));
+        aligns.push(false);
+        aligns.extend(others(c).map(|_| true));
+        aligns.push(false);
+        s += &md_row(&head);
+        s += &md_rule(&aligns);
+        for d in &c.derived {
+            let mut cells = vec![md(&d.name)];
+            cells.extend(
+                d.values
+                    .iter()
+                    .map(|v| v.map(num).unwrap_or_else(|| "-".into())),
+            );
+            cells.push(md(&d.unit));
+            cells.extend(others(c).map(|i| derived_ratio(d, c.baseline, i)));
+            cells.push(md(formula(d)));
+            s += &md_row(&cells);
+        }
+    }
+    s
+}
+
+/// A CSV field, quoted as RFC 4180 says: when it holds a comma, a quote or a line break, in
+/// double quotes with its quotes doubled.
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+/// A number in full precision (the shortest text that reads back exactly), empty if absent.
+fn csv_num(v: Option<f64>) -> String {
+    v.filter(|v| v.is_finite())
+        .map(|v| v.to_string())
+        .unwrap_or_default()
+}
+
+fn verdict_code(v: Verdict) -> &'static str {
+    match v {
+        Verdict::Faster => "faster",
+        Verdict::Slower => "slower",
+        Verdict::NoChange => "no_change",
+        Verdict::NoVerdict => "no_verdict",
+    }
+}
+
+/// The comparison as CSV: a header, then one line per test and run (tests in the paper's
+/// order, runs in column order). `verdict` is `faster`, `slower`, `no_change`, `no_verdict`
+/// (published against published), `baseline`, `missing`, `failed`, or `no_baseline` (the
+/// baseline lacks the test). Derived figures are not included (see the JSON).
+pub fn csv(c: &Comparison) -> String {
+    let mut s = CSV_COLUMNS.join(",") + "\n";
+    for row in &c.rows {
+        for (i, cell) in row.cells.iter().enumerate() {
+            let x = cell.cell();
+            let ratio = row.ratios[i].as_ref();
+            let verdict = match (cell, ratio) {
+                (CellState::Missing, _) => "missing",
+                (CellState::Failed { .. }, _) => "failed",
+                _ if i == c.baseline => "baseline",
+                (_, Some(r)) => verdict_code(r.verdict),
+                (_, None) => "no_baseline",
+            };
+            let fields = [
+                csv_field(&row.id),
+                csv_field(&row.label),
+                csv_field(&c.runs[i].id),
+                csv_num(x.map(|x| x.real_s)),
+                csv_num(x.map(|x| x.user_s)),
+                csv_num(x.map(|x| x.sys_s)),
+                csv_num(x.map(|x| x.us_per_op)),
+                csv_num(x.and_then(|x| x.us_per_op_ci).map(|c| c[0])),
+                csv_num(x.and_then(|x| x.us_per_op_ci).map(|c| c[1])),
+                csv_num(ratio.map(|r| r.ratio)),
+                csv_num(ratio.and_then(|r| r.ci).map(|c| c[0])),
+                csv_num(ratio.and_then(|r| r.ci).map(|c| c[1])),
+                verdict.to_string(),
+            ];
+            s += &fields.join(",");
+            s.push('\n');
+        }
+    }
+    s
+}
+
+/// The comparison as one JSON document: the [`Comparison`] with `format: "sysperf-compare"`
+/// and `format_version`.
+pub fn json_value(c: &Comparison) -> Value {
+    let mut v = serde_json::to_value(c).unwrap_or(Value::Null);
+    if let Value::Object(map) = &mut v {
+        map.insert("format".into(), json!("sysperf-compare"));
+        map.insert("format_version".into(), json!(FORMAT_VERSION));
+    }
+    v
+}
+
+/// [`json_value`] as pretty-printed text with a final newline.
+pub fn json(c: &Comparison) -> String {
+    let mut s = serde_json::to_string_pretty(&json_value(c)).unwrap_or_default();
+    s.push('\n');
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compare::build;
+    use crate::model::{Run, Trial, TrialKind};
+
+    /// Gives every result five measured trials within +-1% of its median (the fixture's one
+    /// trial is shared by all its results, so the bootstrap would not match the medians).
+    fn with_trials(run: &mut Run) {
+        let o = run.overhead.expect("the fixture has overhead");
+        for r in &mut run.results {
+            let Some(s) = &r.summary else { continue };
+            let median = s.wall_ns_per_op.median;
+            let Some(template) = r
+                .trials
+                .iter()
+                .find(|t| t.kind == TrialKind::Measured)
+                .cloned()
+            else {
+                continue;
+            };
+            r.trials.retain(|t| t.kind != TrialKind::Measured);
+            for f in [0.99, 0.995, 1.0, 1.005, 1.01] {
+                let iterations = 1000u64;
+                let ops = (iterations * r.ops_per_iteration) as f64;
+                let wall =
+                    median * f * ops + o.timer_ns + o.loop_ns_per_iteration * iterations as f64;
+                r.trials.push(Trial {
+                    iterations,
+                    wall_ns: wall.round() as u64,
+                    ..template.clone()
+                });
+            }
+        }
+    }
+
+    /// The fixture, a copy made on a newer kernel where syscall is 20% slower and csw is
+    /// missing, and (optionally) the published 4.3BSD figures.
+    fn runs(with_reference: bool) -> Vec<Run> {
+        let mut base = crate::report::fixture_run();
+        let mut after = base.clone();
+        after.id = "7a3e0c9d1f20".into();
+        after.label = Some("after, \"patched\"".into());
+        after.started_ns += 3_600_000_000_000;
+        after.fingerprint.kernel_release = Some("6.19.0".into());
+        after.results.retain(|r| r.id != "csw");
+        for r in after.results.iter_mut().filter(|r| r.id == "syscall") {
+            if let Some(s) = &mut r.summary {
+                s.wall_ns_per_op.median *= 1.2;
+                s.wall_ns_per_op.ci_low *= 1.2;
+                s.wall_ns_per_op.ci_high *= 1.2;
+            }
+        }
+        with_trials(&mut base);
+        with_trials(&mut after);
+        after.warnings.clear();
+        after.derived = crate::derived::compute(&after.results);
+        let mut v = vec![base, after];
+        if with_reference {
+            v.push(
+                crate::reference::find("vax750-4.3bsd")
+                    .unwrap()
+                    .unwrap()
+                    .clone(),
+            );
+        }
+        v
+    }
+
+    #[test]
+    fn text_snapshot() {
+        insta::assert_snapshot!(text(&build(&runs(true), 0, 2.0)));
+    }
+
+    #[test]
+    fn markdown_snapshot() {
+        insta::assert_snapshot!(markdown(&build(&runs(true), 0, 2.0)));
+    }
+
+    #[test]
+    fn json_snapshot() {
+        insta::assert_snapshot!(json(&build(&runs(false), 0, 2.0)));
+    }
+
+    #[test]
+    fn csv_has_a_line_per_test_and_run_with_every_column() {
+        let c = build(&runs(true), 0, 2.0);
+        let out = csv(&c);
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(lines[0], CSV_COLUMNS.join(","));
+        assert_eq!(lines.len(), 1 + c.rows.len() * 3);
+        // The quoted label of run 2 is not in the CSV (runs are named by id), so no field
+        // here needs quotes except the (1K env) labels, which have none: every line splits
+        // into exactly 13 fields.
+        for l in &lines {
+            assert_eq!(l.split(',').count(), 13, "{l}");
+        }
+        let syscall: Vec<&str> = lines
+            .iter()
+            .copied()
+            .filter(|l| l.starts_with("syscall,"))
+            .collect();
+        assert_eq!(syscall.len(), 3);
+        assert!(syscall[0].ends_with(",baseline"), "{}", syscall[0]);
+        assert!(syscall[1].ends_with(",slower"), "{}", syscall[1]);
+        assert!(syscall[2].ends_with(",slower"), "{}", syscall[2]);
+        assert!(lines
+            .iter()
+            .any(|l| l.starts_with("csw,csw,7a3e0c9d1f20,,") && l.ends_with(",missing")));
+        assert!(lines
+            .iter()
+            .any(|l| l.starts_with("execs0null,") && l.ends_with(",failed")));
+        // A test only the reference run has: no baseline to compare with.
+        assert!(lines
+            .iter()
+            .any(|l| l.starts_with("forks1k,") && l.ends_with(",no_baseline")));
+    }
+
+    #[test]
+    fn csv_quotes_as_rfc_4180_says() {
+        assert_eq!(csv_field("plain"), "plain");
+        assert_eq!(csv_field("a,b"), "\"a,b\"");
+        assert_eq!(csv_field("say \"hi\""), "\"say \"\"hi\"\"\"");
+        assert_eq!(csv_field("two\nlines"), "\"two\nlines\"");
+        let mut c = build(&runs(false), 0, 2.0);
+        c.rows[0].label = "sys,call \"x\"".into();
+        let out = csv(&c);
+        assert!(out.contains(",\"sys,call \"\"x\"\"\","), "{out}");
+    }
+
+    #[test]
+    fn regressions_stand_out_and_missing_tests_show() {
+        let c = build(&runs(false), 0, 2.0);
+        let t = text(&c);
+        let syscall = t.lines().find(|l| l.starts_with("syscall ")).unwrap();
+        assert!(syscall.contains("SLOWER (1.20x) !"), "{syscall}");
+        let csw = t.lines().find(|l| l.starts_with("csw ")).unwrap();
+        assert!(csw.contains("missing"), "{csw}");
+        assert!(csw.trim_end().ends_with('-'), "{csw}");
+        let md = markdown(&c);
+        assert!(md.contains("**SLOWER** (1.20x)"), "{md}");
+        // The label's quote and comma are fine in Markdown; its angle brackets are escaped.
+        assert!(md.contains("before \\<patch\\>"), "{md}");
+    }
+
+    #[test]
+    fn markdown_tables_have_as_many_cells_as_headers() {
+        let mut c = build(&runs(true), 0, 2.0);
+        c.runs[1].label = Some("a | b".into());
+        let md = markdown(&c);
+        // Unescaped pipes delimit cells: every line of a table has as many as its header.
+        let cells = |l: &str| l.replace("\\|", "").matches('|').count();
+        let mut tables = 0;
+        let mut width = None;
+        for l in md.lines() {
+            if l.starts_with('|') {
+                let n = cells(l);
+                assert_eq!(*width.get_or_insert(n), n, "{l}");
+            } else {
+                tables += usize::from(width.is_some());
+                width = None;
+            }
+        }
+        tables += usize::from(width.is_some());
+        assert_eq!(tables, 5, "{md}");
+    }
+
+    #[test]
+    fn published_against_published_prints_the_papers_figures_and_no_verdict() {
+        let refs = crate::reference::all().unwrap().to_vec();
+        let c = build(&refs, 0, 2.0);
+        let t = text(&c);
+        let row = t.lines().find(|l| l.starts_with("forks100k ")).unwrap();
+        for fig in ["217.5", "223.0", "176.0", "0.7", "214.3", "175.2", "no CI"] {
+            assert!(row.contains(fig), "{fig}: {row}");
+        }
+        // No verdict anywhere in the tables (the method line does mention the words).
+        let tables = &t[t.find("Table 2.").unwrap()..];
+        assert!(
+            !tables.contains("faster") && !tables.contains("SLOWER"),
+            "{t}"
+        );
+        let seq = t.lines().find(|l| l.starts_with("seqpage ")).unwrap();
+        assert!(seq.contains("17132") && seq.contains("missing"), "{seq}");
+    }
+
+    #[test]
+    fn json_is_the_comparison_with_its_format() {
+        let c = build(&runs(false), 0, 2.0);
+        let v: Value = serde_json::from_str(&json(&c)).unwrap();
+        assert_eq!(v["format"], "sysperf-compare");
+        assert_eq!(v["format_version"], 1);
+        assert_eq!(v["rows"][0]["id"], "syscall");
+        assert_eq!(v["rows"][0]["ratios"][1]["verdict"], "slower");
+        assert_eq!(v["rows"][1]["cells"][1]["state"], "missing");
+        assert_eq!(v["runs"].as_array().unwrap().len(), 2);
+    }
+
+    #[test]
+    fn three_significant_digits_at_any_size() {
+        assert_eq!(sig3(0.000_382_4), "0.000382");
+        assert_eq!(sig3(1.2), "1.20");
+        assert_eq!(sig3(2617.4), "2617");
+        assert_eq!(sig3(0.0), "0");
+        assert_eq!(sig3(f64::INFINITY), "-");
+    }
+}

@@ -1,0 +1,545 @@
+//! `sysperf compare` from the command line: stored, copied and reference runs in every output
+//! format; the published tables given back figure for figure; the regression gate (exit 3)
+//! on a seeded regression and never on published figures alone; `--baseline`; reference runs
+//! being read-only; bad input (exit 2, one line, no panic).
+//!
+//! Live runs are quick smoke runs. Their figures are checked for presence and shape, not for
+//! speed; the one exception is that today's machine beats a VAX-11/750 at a system call, which
+//! it does by three orders of magnitude.
+
+use assert_cmd::Command;
+use serde_json::Value;
+use std::collections::BTreeSet;
+use std::path::Path;
+
+const LIVE: [&str; 4] = ["syscall", "pipeself4", "pipeback4", "seqpage"];
+
+fn sysperf(db: &Path) -> Command {
+    let mut c = Command::cargo_bin("sysperf").unwrap();
+    c.env("SYSPERF_DB", db).env("NO_COLOR", "1");
+    c
+}
+
+fn json_of(out: &[u8]) -> Value {
+    serde_json::from_slice(out)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(out)))
+}
+
+/// Runs `args`, expects exit code `code`, returns stdout.
+fn ok(db: &Path, args: &[&str], code: i32) -> String {
+    let out = sysperf(db).args(args).output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(code),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// A quick live run of the four LIVE tests into `db`, with `extra` options; returns the run.
+fn live_run(db: &Path, extra: &[&str]) -> Value {
+    let mut args = vec!["run", "--json"];
+    args.extend(LIVE);
+    args.extend(extra);
+    json_of(ok(db, &args, 0).as_bytes())
+}
+
+/// Fields of one CSV record line, unquoting as RFC 4180 says (no line breaks inside fields
+/// in this output).
+fn csv_fields(line: &str) -> Vec<String> {
+    let mut fields = vec![String::new()];
+    let mut quoted = false;
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        match (c, quoted) {
+            ('"', true) if chars.peek() == Some(&'"') => {
+                chars.next();
+                fields.last_mut().unwrap().push('"');
+            }
+            ('"', _) => quoted = !quoted,
+            (',', false) => fields.push(String::new()),
+            (c, _) => fields.last_mut().unwrap().push(c),
+        }
+    }
+    fields
+}
+
+/// The shipped TSV: (test as the paper prints it, figures as printed).
+fn tsv(name: &str) -> Vec<(String, Vec<String>)> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("data/reference")
+        .join(name);
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.starts_with("test\t") && !l.is_empty())
+        .map(|l| {
+            let mut f = l.split('\t').map(str::to_string);
+            let test = f.next().unwrap();
+            (test, f.collect())
+        })
+        .collect()
+}
+
+/// The paper's name of each test -> registry id, from `sysperf list --json`.
+fn ids_by_label(db: &Path) -> std::collections::HashMap<String, String> {
+    let list = json_of(ok(db, &["list", "--json"], 0).as_bytes());
+    list.as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            (
+                e["label"].as_str().unwrap().to_string(),
+                e["id"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+/// The lines of the text table that follows the line starting with `title`: two header
+/// lines, then rows up to the blank line.
+fn table_rows<'a>(text: &'a str, title: &str) -> Vec<Vec<&'a str>> {
+    text.lines()
+        .skip_while(|l| !l.starts_with(title))
+        .skip(3)
+        .take_while(|l| !l.trim().is_empty())
+        .map(|l| l.split('|').map(str::trim).collect())
+        .collect()
+}
+
+#[test]
+fn stored_copied_and_reference_runs_compare_in_every_format() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (db, other) = (tmp.path().join("a.db"), tmp.path().join("b.db"));
+    // Two runs with different options into one store ...
+    live_run(&db, &["--quick", "--label", "before"]);
+    live_run(
+        &db,
+        &[
+            "--trials",
+            "2",
+            "--min-time",
+            "0.02",
+            "--placement",
+            "free",
+            "--label",
+            "after",
+        ],
+    );
+    // ... and one made in another store, moved over with export and import.
+    live_run(&other, &["--quick", "--label", "elsewhere"]);
+    let file = tmp.path().join("elsewhere.json");
+    ok(
+        &other,
+        &["export", "elsewhere", "-o", file.to_str().unwrap()],
+        0,
+    );
+    ok(&db, &["import", file.to_str().unwrap()], 0);
+
+    let runs = ["before", "after", "elsewhere", "vax750-4.3bsd"];
+    let mut args = vec!["compare"];
+    args.extend(runs);
+
+    // Every test of every run is a row: the four live ones and the 29 of Table 2.
+    let j = json_of(ok(&db, &[args.as_slice(), &["--json"]].concat(), 0).as_bytes());
+    assert_eq!(j["format"], "sysperf-compare");
+    assert_eq!(j["format_version"], 1);
+    assert_eq!(j["baseline"], 0);
+    let labels: Vec<&str> = j["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["label"].as_str().unwrap())
+        .collect();
+    assert_eq!(labels, runs);
+    assert_eq!(j["runs"][3]["source"], "published");
+    let rows = j["rows"].as_array().unwrap();
+    let row_ids: BTreeSet<&str> = rows.iter().map(|r| r["id"].as_str().unwrap()).collect();
+    let reference = ids_by_label(&db);
+    let mut expected: BTreeSet<&str> = LIVE.into_iter().collect();
+    for (test, _) in tsv("table2.tsv") {
+        expected.insert(reference[&test].as_str());
+    }
+    assert_eq!(row_ids, expected);
+    for r in rows {
+        assert_eq!(r["cells"].as_array().unwrap().len(), 4);
+        assert_eq!(r["ratios"].as_array().unwrap().len(), 4);
+    }
+    // seqpage: present in the three live runs, missing (never dropped) from 4.3BSD's.
+    let seq = rows.iter().find(|r| r["id"] == "seqpage").unwrap();
+    let states: Vec<&str> = seq["cells"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["state"].as_str().unwrap())
+        .collect();
+    assert_eq!(states, ["present", "present", "present", "missing"]);
+
+    let text = ok(&db, &args, 0);
+    let markdown = ok(&db, &[args.as_slice(), &["--markdown"]].concat(), 0);
+    for out in [&text, &markdown] {
+        assert!(
+            out.contains("Table 2.") && out.contains("Table 7."),
+            "{out}"
+        );
+        for r in rows {
+            assert!(out.contains(r["label"].as_str().unwrap()), "{r}: {out}");
+        }
+    }
+    assert!(markdown.contains("| --- |"), "{markdown}");
+
+    let csv = ok(&db, &[args.as_slice(), &["--csv"]].concat(), 0);
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(
+        lines[0],
+        "id,label,run,real_s,user_s,sys_s,us_per_op,ci_low,ci_high,ratio,ratio_ci_low,ratio_ci_high,verdict"
+    );
+    assert_eq!(lines.len(), 1 + rows.len() * 4);
+    for l in &lines[1..] {
+        let f = csv_fields(l);
+        assert_eq!(f.len(), 13, "{l}");
+        assert!(row_ids.contains(f[0].as_str()), "{l}");
+    }
+}
+
+#[test]
+fn today_against_the_vax_is_faster_and_the_vaxs_missing_tests_show() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("s.db");
+    live_run(&db, &["--quick"]);
+
+    let j = json_of(ok(&db, &["compare", "vax750-4.3bsd", "latest", "--json"], 0).as_bytes());
+    let rows = j["rows"].as_array().unwrap();
+    let row = |id: &str| rows.iter().find(|r| r["id"] == id).unwrap();
+    assert_eq!(row("syscall")["ratios"][1]["verdict"], "faster");
+    assert!(row("syscall")["ratios"][1]["ratio"].as_f64().unwrap() < 0.5);
+    assert_eq!(row("seqpage")["cells"][0]["state"], "missing");
+    assert!(row("seqpage")["ratios"][1].is_null());
+    // A test only the VAX has is there too, missing from today's run.
+    assert_eq!(row("forks0")["cells"][1]["state"], "missing");
+
+    let text = ok(&db, &["compare", "vax750-4.3bsd", "latest"], 0);
+    let line = |start: &str| {
+        text.lines()
+            .find(|l| l.starts_with(start))
+            .unwrap_or_else(|| panic!("no {start} row: {text}"))
+    };
+    assert!(line("syscall ").contains("faster"), "{text}");
+    assert!(line("seqpage ").contains("missing"), "{text}");
+    assert!(
+        text.contains("What differs between the runs' fingerprints"),
+        "{text}"
+    );
+
+    // The other way round the VAX is the regression, and the gate says so: exit 3, one line
+    // per regressed test on stderr naming run, test, ratio and interval.
+    let out = sysperf(&db)
+        .args([
+            "compare",
+            "latest",
+            "vax750-4.2bsd",
+            "--fail-on-regression",
+            "5",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3));
+    let err = String::from_utf8_lossy(&out.stderr);
+    let syscall = err
+        .lines()
+        .find(|l| l.contains(", syscall:"))
+        .unwrap_or_else(|| panic!("{err}"));
+    assert!(
+        syscall.contains("0000004b5d42") && syscall.contains("95% CI ["),
+        "{syscall}"
+    );
+    assert_eq!(err.lines().count(), 4, "one line per live test: {err}");
+}
+
+#[test]
+fn a_seeded_regression_fails_the_gate_and_is_named() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("s.db");
+    live_run(&db, &["--quick", "--label", "base"]);
+    // A copy in which syscall is 20% slower, trials and summary alike, made by editing an
+    // export of the run and importing it back.
+    let exported = json_of(ok(&db, &["export", "base"], 0).as_bytes());
+    let mut doc = exported.clone();
+    let slow = &mut doc["runs"][0];
+    slow["id"] = "5eed00000001".into();
+    slow["label"] = "slow".into();
+    for r in slow["results"].as_array_mut().unwrap() {
+        if r["id"] != "syscall" {
+            continue;
+        }
+        for t in r["trials"].as_array_mut().unwrap() {
+            let w = t["wall_ns"].as_u64().unwrap();
+            t["wall_ns"] = (w * 6 / 5).into();
+        }
+        for k in ["median", "ci_low", "ci_high", "min", "max", "mean"] {
+            let v = r["summary"]["wall_ns_per_op"][k].as_f64().unwrap();
+            r["summary"]["wall_ns_per_op"][k] = (v * 1.2).into();
+        }
+    }
+    let file = tmp.path().join("slow.json");
+    std::fs::write(&file, serde_json::to_vec(&doc).unwrap()).unwrap();
+    ok(&db, &["import", file.to_str().unwrap()], 0);
+
+    let out = sysperf(&db)
+        .args(["compare", "base", "slow", "--fail-on-regression", "5"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("5eed00000001 \"slow\", syscall: 1.2"), "{err}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let row = text.lines().find(|l| l.starts_with("syscall ")).unwrap();
+    assert!(row.contains("SLOWER") && row.contains('!'), "{row}");
+    // 20% is not more than 25%: the same comparison passes a looser gate.
+    ok(
+        &db,
+        &["compare", "base", "slow", "--fail-on-regression", "25"],
+        0,
+    );
+    // Without the gate, the verdict is printed but the exit code stays 0.
+    ok(&db, &["compare", "base", "slow"], 0);
+}
+
+#[test]
+fn the_published_tables_come_back_figure_for_figure() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("s.db");
+    let args = ["compare", "vax750-4.1bsd", "vax750-4.2bsd", "vax750-4.3bsd"];
+    let text = ok(&db, &args, 0);
+    // Comparing published runs alone needs no store.
+    assert!(!db.exists(), "reference runs must not touch the store");
+
+    // Table 2: 29 rows, 9 figures each, exactly as printed in the paper.
+    let table2 = tsv("table2.tsv");
+    assert_eq!(table2.len(), 29);
+    let rows = table_rows(&text, "Table 2.");
+    assert_eq!(rows.len(), 29, "{text}");
+    for ((test, figures), row) in table2.iter().zip(&rows) {
+        assert_eq!(row[0], test);
+        let printed: Vec<&str> = row[1..4]
+            .iter()
+            .flat_map(|block| block.split_whitespace())
+            .collect();
+        assert_eq!(printed, *figures, "{test}");
+    }
+    // Table 7: 12 rows; 4.1 and 4.2 as printed (the paper gives elapsed seconds without a
+    // decimal), 4.3 missing.
+    let table7 = tsv("table7.tsv");
+    let rows = table_rows(&text, "Table 7.");
+    assert_eq!(rows.len(), 12, "{text}");
+    for ((test, figures), row) in table7.iter().zip(&rows) {
+        assert_eq!(row[0], test);
+        let printed: Vec<&str> = row[1..5]
+            .iter()
+            .flat_map(|block| block.split_whitespace())
+            .collect();
+        assert_eq!(printed.len(), 12, "{test}: {printed:?}");
+        for (k, want) in figures.iter().enumerate() {
+            let got: f64 = printed[k / 2 * 3 + k % 2].parse().unwrap();
+            assert_eq!(got, want.parse::<f64>().unwrap(), "{test} column {k}");
+        }
+        for k in [2, 5, 8, 11] {
+            assert_eq!(printed[k], "missing", "{test}");
+        }
+    }
+
+    // The JSON carries the same seconds, within 1e-9.
+    let j = json_of(ok(&db, &[&args[..], &["--json"]].concat(), 0).as_bytes());
+    let ids = ids_by_label(&db);
+    for (test, figures) in &table2 {
+        let row = j["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["id"] == ids[test].as_str())
+            .unwrap();
+        for (k, want) in figures.iter().enumerate() {
+            let (field, run) = (["real_s", "user_s", "sys_s"][k / 3], k % 3);
+            let got = row["cells"][run][field].as_f64().unwrap();
+            let want: f64 = want.parse().unwrap();
+            assert!(
+                (got - want).abs() < 1e-9,
+                "{test} {field} [{run}]: {got} != {want}"
+            );
+        }
+    }
+}
+
+#[test]
+fn published_against_published_never_fails_the_gate() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("s.db");
+    // 4.2BSD was slower than 4.1BSD at most tests, but figures without trials have no
+    // interval, so there is no verdict and nothing for a CI gate to fail on.
+    for pair in [
+        ["vax750-4.1bsd", "vax750-4.2bsd"],
+        ["vax750-4.2bsd", "vax750-4.1bsd"],
+    ] {
+        let out = sysperf(&db)
+            .args([
+                "compare",
+                pair[0],
+                pair[1],
+                "--fail-on-regression",
+                "0",
+                "--json",
+            ])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{pair:?}");
+        assert!(
+            out.stderr.is_empty(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let j = json_of(&out.stdout);
+        for r in j["rows"].as_array().unwrap() {
+            assert_eq!(r["ratios"][1]["verdict"], "no_verdict", "{r}");
+        }
+    }
+    let text = ok(&db, &["compare", "vax750-4.1bsd", "vax750-4.2bsd"], 0);
+    let syscall = text.lines().find(|l| l.starts_with("syscall ")).unwrap();
+    assert!(syscall.contains("no CI"), "{syscall}");
+}
+
+#[test]
+fn the_baseline_becomes_column_one_and_is_not_repeated() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("s.db");
+    let labels = |args: &[&str]| -> Vec<String> {
+        let j = json_of(ok(&db, &[args, &["--json"]].concat(), 0).as_bytes());
+        assert_eq!(j["baseline"], 0);
+        j["runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["label"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(
+        labels(&[
+            "compare",
+            "vax750-4.1bsd",
+            "vax750-4.2bsd",
+            "--baseline",
+            "vax750-4.3bsd"
+        ]),
+        ["vax750-4.3bsd", "vax750-4.1bsd", "vax750-4.2bsd"]
+    );
+    assert_eq!(
+        labels(&[
+            "compare",
+            "vax750-4.1bsd",
+            "vax750-4.2bsd",
+            "--baseline",
+            "0000004b5d42"
+        ]),
+        ["vax750-4.2bsd", "vax750-4.1bsd"]
+    );
+    // A baseline alone is a comparison of one run.
+    assert_eq!(
+        labels(&["compare", "--baseline", "vax750-4.1bsd"]),
+        ["vax750-4.1bsd"]
+    );
+}
+
+#[test]
+fn reference_runs_are_listed_shown_and_read_only() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("s.db");
+    let runs = ok(&db, &["runs"], 0);
+    assert!(runs.contains("published reference runs"), "{runs}");
+    for name in ["vax750-4.1bsd", "vax750-4.2bsd", "vax750-4.3bsd"] {
+        assert!(runs.contains(name), "{runs}");
+    }
+    let shown = ok(&db, &["show", "vax750-4.2bsd"], 0);
+    assert!(
+        shown.contains("published figures") && shown.contains("223.0"),
+        "{shown}"
+    );
+    let j = json_of(ok(&db, &["show", "vax750-4.2bsd", "--json"], 0).as_bytes());
+    assert_eq!(j["source"], "published");
+    assert_eq!(j["id"], "0000004b5d42");
+    assert!(j["citation"].as_str().unwrap().contains("Table 7"));
+    // Not stored, so not removable, and no stored run may take a reference name as label.
+    let out = sysperf(&db).args(["rm", "vax750-4.2bsd"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("read-only"));
+    let out = sysperf(&db)
+        .args(["run", "syscall", "--quick", "--label", "vax750-4.1bsd"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("reference run"));
+    // `runs --json` lists the store only.
+    assert_eq!(
+        json_of(ok(&db, &["runs", "--json"], 0).as_bytes()),
+        Value::Array(vec![])
+    );
+}
+
+#[test]
+fn bad_input_is_one_line_exit_2_and_no_panic() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("s.db");
+    let cases: &[(&[&str], &str)] = &[
+        (&["compare"], "name at least one RUN"),
+        (&["compare", "nosuch"], "no run matches 'nosuch'"),
+        (
+            &["compare", "vax750-4.1bsd", "latest"],
+            "no run matches 'latest'",
+        ),
+        (
+            &["compare", "--baseline", "nosuch", "vax750-4.1bsd"],
+            "nosuch",
+        ),
+        (&["compare", "--noise", "-1", "vax750-4.1bsd"], "--noise"),
+        (&["compare", "--noise", "nan", "vax750-4.1bsd"], "--noise"),
+        (&["compare", "--noise", "inf", "vax750-4.1bsd"], "--noise"),
+        (
+            &["compare", "--noise", "1001", "vax750-4.1bsd"],
+            "0 to 1000",
+        ),
+        (
+            &["compare", "--fail-on-regression", "abc", "vax750-4.1bsd"],
+            "--fail-on-regression",
+        ),
+        (
+            &["compare", "--fail-on-regression", "-5", "vax750-4.1bsd"],
+            "--fail-on-regression",
+        ),
+    ];
+    for (args, needle) in cases {
+        let out = sysperf(&db).args(*args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(needle), "{args:?}: {err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
+        assert!(
+            !err.contains("panicked") && !err.contains("RUST_BACKTRACE"),
+            "{args:?}: {err}"
+        );
+        assert!(out.stdout.is_empty(), "{args:?}");
+    }
+}
+
+#[test]
+fn help_states_the_method() {
+    let tmp = tempfile::tempdir().unwrap();
+    let help = ok(&tmp.path().join("db"), &["compare", "--help"], 0);
+    for needle in [
+        "bootstrap",
+        "noise band",
+        "--fail-on-regression",
+        "vax750-4.3bsd",
+    ] {
+        assert!(help.contains(needle), "{needle}: {help}");
+    }
+}
