@@ -2,9 +2,11 @@
 //! paper's tables.
 //!
 //! Nothing here measures, reads the store or writes to a terminal; callers print or write what
-//! these return, which keeps every layout snapshot-testable.
+//! these return, which keeps every layout snapshot-testable. The one exception is `png`, which
+//! rasterizes an SVG with fonts the caller loads from the system.
 
 pub mod json;
+pub mod png;
 pub mod svg;
 pub mod table;
 
