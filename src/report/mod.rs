@@ -1,10 +1,11 @@
-//! Reports: pure functions from runs to text, JSON and SVG charts, in the layout of the
-//! paper's tables.
+//! Reports: pure functions from runs to text, JSON, SVG charts and a self-contained HTML
+//! report, in the layout of the paper's tables.
 //!
 //! Nothing here measures, reads the store or writes to a terminal; callers print or write what
 //! these return, which keeps every layout snapshot-testable. The one exception is `png`, which
 //! rasterizes an SVG with fonts the caller loads from the system.
 
+pub mod html;
 pub mod json;
 pub mod png;
 pub mod svg;
