@@ -76,6 +76,17 @@ enum Cmd {
         #[command(flatten)]
         db: DbArg,
     },
+    /// Write a self-contained HTML report comparing runs: regressions first, the comparison
+    /// table with verdicts, charts, the paging figure, fingerprints, warnings, derived figures.
+    #[command(
+        after_help = "RUN: an id, a unique id prefix, a label, or 'latest'. The first run is the baseline unless --baseline names another of them.\n\nThe page loads nothing from anywhere (inline styles and charts, no script): open it offline or attach it to a bug report."
+    )]
+    Report(ReportArgs),
+    /// Draw one test or a group of tests across runs as an SVG or PNG figure.
+    #[command(
+        after_help = "Groups: syscall (system call and signals), ipc (pipes and datagram sockets), fork (fork and vfork), exec, paging (bars and the gausspage figure), other.\n\nBars are medians with 95% confidence whiskers, one colour per run; the first run is the baseline of the verdicts written beside the bars. PNG images are drawn at twice the SVG's size."
+    )]
+    Plot(PlotArgs),
     /// Write the embedded null job or big job to a file, e.g. to time it with other tools.
     Job {
         #[arg(value_parser = ["null", "big"])]
@@ -116,6 +127,54 @@ struct RunArgs {
     /// Print the whole run as one JSON document instead of the table.
     #[arg(long)]
     json: bool,
+}
+
+#[derive(Args)]
+struct ReportArgs {
+    /// Runs to compare (id, id prefix, label or 'latest').
+    #[arg(required = true, value_name = "RUN")]
+    runs: Vec<String>,
+    /// Where to write the HTML file.
+    #[arg(short, long, value_name = "FILE.html")]
+    output: PathBuf,
+    /// The run the others are compared with (default: the first RUN); must be one of the RUNs.
+    #[arg(long, value_name = "RUN")]
+    baseline: Option<String>,
+    /// Noise band in percent: a verdict needs the ratio's whole interval outside +-PCT.
+    #[arg(long, value_name = "PCT", default_value_t = 2.0, allow_negative_numbers = true, value_parser = parse_noise)]
+    noise: f64,
+    #[command(flatten)]
+    db: DbArg,
+}
+
+#[derive(Args)]
+#[command(group(clap::ArgGroup::new("what").required(true).args(["test", "group"])))]
+struct PlotArgs {
+    /// Runs to draw, one colour each (id, id prefix, label or 'latest').
+    #[arg(required = true, value_name = "RUN")]
+    runs: Vec<String>,
+    /// One test, e.g. syscall.
+    #[arg(long, value_name = "ID")]
+    test: Option<String>,
+    /// A group of tests: syscall, ipc, fork, exec, paging or other.
+    #[arg(long, value_name = "NAME")]
+    group: Option<String>,
+    /// Where to write the figure: FILE.svg or FILE.png.
+    #[arg(short, long, value_name = "FILE")]
+    output: PathBuf,
+    #[command(flatten)]
+    db: DbArg,
+}
+
+fn parse_noise(s: &str) -> Result<f64, String> {
+    let v: f64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("'{s}' is not a number of percent"))?;
+    if !v.is_finite() || !(0.0..=100.0).contains(&v) {
+        return Err(format!("'{s}' must be between 0 and 100 percent"));
+    }
+    Ok(v)
 }
 
 fn parse_seconds(s: &str) -> Result<f64, String> {
@@ -174,6 +233,8 @@ fn dispatch(cli: Cli) -> Result<i32> {
         Cmd::Runs { db, json } => runs(db, json),
         Cmd::Show { run, db, json } => show(&run, db, json),
         Cmd::Rm { run, db } => rm(&run, db),
+        Cmd::Report(a) => report_cmd(a),
+        Cmd::Plot(a) => plot(a),
         Cmd::Job { which, output } => job(&which, &output),
     }
 }
@@ -439,6 +500,156 @@ fn rm(spec: &str, db: DbArg) -> Result<i32> {
     let id = store.resolve(spec)?;
     store.remove_run(&id)?;
     println!("removed run {id}");
+    Ok(exit::OK)
+}
+
+/// Resolves each RUN spec (id, prefix, label or 'latest') and loads the runs, in the order
+/// given. The one place where specs become runs for `report` and `plot`, so that other run
+/// sources (the published reference runs) can be hooked in here.
+fn load_runs(store: &Store, specs: &[String]) -> Result<Vec<Run>> {
+    specs
+        .iter()
+        .map(|spec| {
+            let id = store.resolve(spec)?;
+            store
+                .load_run(&id)
+                .with_context(|| format!("loading run {id} ('{spec}')"))
+        })
+        .collect()
+}
+
+fn report_cmd(a: ReportArgs) -> Result<i32> {
+    let store = open_store(&a.db)?;
+    let runs = load_runs(&store, &a.runs)?;
+    let baseline = match &a.baseline {
+        None => 0,
+        Some(spec) => {
+            let wanted = load_runs(&store, std::slice::from_ref(spec))?;
+            let id = wanted.first().map(|r| r.id.clone()).unwrap_or_default();
+            runs.iter()
+                .position(|r| r.id == id)
+                .ok_or_else(|| InputError::InvalidValue {
+                    what: "--baseline",
+                    value: spec.clone(),
+                    why: format!(
+                        "run {id} is not among the runs given; add it to the RUN arguments"
+                    ),
+                })?
+        }
+    };
+    let cmp = sysperf::compare::build(&runs, baseline, a.noise);
+    let page = report::html::html(&runs, &cmp);
+    std::fs::write(&a.output, page)
+        .with_context(|| format!("writing the report to {}", a.output.display()))?;
+    eprintln!("sysperf: wrote {}", a.output.display());
+    Ok(exit::OK)
+}
+
+fn plot(a: PlotArgs) -> Result<i32> {
+    use report::svg;
+    // The format comes from the name; checked first so a typo costs nothing.
+    let ext = a
+        .output
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase);
+    let png = match ext.as_deref() {
+        Some("svg") => false,
+        Some("png") => true,
+        _ => {
+            return Err(InputError::InvalidValue {
+                what: "--output",
+                value: a.output.display().to_string(),
+                why: "the file name must end in .svg or .png".into(),
+            }
+            .into())
+        }
+    };
+    if let Some(g) = &a.group {
+        if svg::find_group(g).is_none() {
+            return Err(InputError::InvalidValue {
+                what: "--group",
+                value: g.clone(),
+                why: format!(
+                    "valid groups: {}",
+                    svg::GROUPS
+                        .iter()
+                        .map(|g| g.name)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            }
+            .into());
+        }
+    }
+    let store = open_store(&a.db)?;
+    let runs = load_runs(&store, &a.runs)?;
+    let cmp = sysperf::compare::build(&runs, 0, sysperf::compare::DEFAULT_NOISE_PCT);
+    let present = || {
+        cmp.rows
+            .iter()
+            .map(|r| r.id.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let figure = match (&a.test, &a.group) {
+        (Some(id), _) => svg::test_chart(&cmp, id).ok_or_else(|| InputError::InvalidValue {
+            what: "--test",
+            value: id.clone(),
+            why: format!(
+                "{}; valid tests for these runs: {}",
+                if bench::find(id).is_some() {
+                    "none of these runs has it"
+                } else {
+                    "no such test"
+                },
+                present()
+            ),
+        })?,
+        (None, Some(name)) => {
+            let group = svg::find_group(name).context("group checked above")?;
+            let mut parts: Vec<svg::Svg> = svg::group_chart(&cmp, group).into_iter().collect();
+            if group.name == "paging" {
+                parts.extend(svg::paging_figure(&cmp));
+            }
+            match parts.len() {
+                0 => {
+                    return Err(InputError::InvalidValue {
+                        what: "--group",
+                        value: name.clone(),
+                        why: format!(
+                            "none of these runs has a test in it; their tests: {}",
+                            present()
+                        ),
+                    }
+                    .into())
+                }
+                1 => parts.remove(0),
+                _ => svg::stack(group.title, &parts),
+            }
+        }
+        // clap requires exactly one of the two; kept total rather than unreachable!().
+        (None, None) => {
+            return Err(InputError::InvalidValue {
+                what: "arguments",
+                value: String::new(),
+                why: "give --test ID or --group NAME".into(),
+            }
+            .into())
+        }
+    };
+    let bytes = if png {
+        let image = report::png::render(&figure.document(), report::png::system_fonts())?;
+        if !image.has_text {
+            eprintln!("sysperf: warning: no fonts found, so the PNG has no text; install one (Debian: apt-get install fonts-dejavu-core) or write .svg");
+        }
+        image.bytes
+    } else {
+        figure.document().into_bytes()
+    };
+    std::fs::write(&a.output, bytes)
+        .with_context(|| format!("writing the figure to {}", a.output.display()))?;
+    eprintln!("sysperf: wrote {}", a.output.display());
     Ok(exit::OK)
 }
 
