@@ -22,14 +22,18 @@ pub const RESAMPLES: usize = 2000;
 pub const LEVEL: f64 = 0.95;
 /// Default noise band, in percent.
 pub const DEFAULT_NOISE_PCT: f64 = 2.0;
+/// Measured trials a run needs for its side of an interval: one or two trials say nothing
+/// about spread (the bootstrap would return a zero-width interval and a confident verdict).
+pub const MIN_TRIALS: usize = 3;
 
 /// How the verdicts are reached, for `--help`, reports and JSON.
 pub fn method(noise_pct: f64) -> String {
     format!(
         "ratio = median(run) / median(baseline) of wall time per operation (above 1 is slower); \
          95% percentile bootstrap interval over the measured trials ({RESAMPLES} resamples; a published \
-         run enters as its single figure); faster or slower only when the whole interval lies outside \
-         the +-{noise_pct}% noise band, else no significant change"
+         run enters as its single figure; a measured run with fewer than {MIN_TRIALS} trials gets no \
+         interval); faster or slower only when the whole interval lies outside the +-{noise_pct}% \
+         noise band, else no significant change"
     )
 }
 
@@ -39,7 +43,8 @@ pub enum Verdict {
     Faster,
     Slower,
     NoChange,
-    /// Neither side has trials (published figures): a ratio, but no interval to judge by.
+    /// No interval to judge by: neither side has trials (published figures), or a measured
+    /// side has fewer than [`MIN_TRIALS`].
     NoVerdict,
 }
 
@@ -238,7 +243,8 @@ pub fn ratio(
             run.to_vec()
         },
     );
-    let ci = if base.is_empty() && run.is_empty() {
+    let too_few = |v: &[f64]| !v.is_empty() && v.len() < MIN_TRIALS;
+    let ci = if (base.is_empty() && run.is_empty()) || too_few(base) || too_few(run) {
         None
     } else {
         stats::bootstrap_ratio_ci(&a, &b, LEVEL, RESAMPLES, seed)

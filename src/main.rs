@@ -105,6 +105,17 @@ enum Cmd {
         #[command(flatten)]
         db: DbArg,
     },
+    /// Write a self-contained HTML report comparing runs: regressions first, the comparison
+    /// table with verdicts, charts, the paging figure, fingerprints, warnings, derived figures.
+    #[command(
+        after_help = "RUN: an id, a unique id prefix, a label, 'latest', or a reference run (vax750-4.1bsd, ...). The first run is the baseline unless --baseline names another.\n\nThe page loads nothing from anywhere (inline styles and charts, no script): open it offline or attach it to a bug report."
+    )]
+    Report(ReportArgs),
+    /// Draw one test or a group of tests across runs as an SVG or PNG figure.
+    #[command(
+        after_help = "Groups: syscall (system call and signals), ipc (pipes and datagram sockets), fork (fork and vfork), exec, paging (bars and the gausspage figure), other.\n\nBars are medians with 95% confidence whiskers, one colour per run; the first run is the baseline of the verdicts written beside the bars. PNG images are drawn at twice the SVG's size."
+    )]
+    Plot(PlotArgs),
     /// Write the embedded null job or big job to a file, e.g. to time it with other tools.
     Job {
         #[arg(value_parser = ["null", "big"])]
@@ -176,6 +187,48 @@ struct CompareArgs {
     /// Print CSV: one line per test and run (docs/compare.md lists the columns).
     #[arg(long)]
     csv: bool,
+    #[command(flatten)]
+    db: DbArg,
+}
+
+#[derive(Args)]
+struct ReportArgs {
+    /// Runs to compare (id, id prefix, label, 'latest' or a reference run).
+    #[arg(required = true, value_name = "RUN")]
+    runs: Vec<String>,
+    /// Where to write the HTML file.
+    #[arg(short, long, value_name = "FILE.html")]
+    output: PathBuf,
+    /// The run the others are compared with (default: the first RUN); it becomes column 1.
+    #[arg(long, value_name = "RUN")]
+    baseline: Option<String>,
+    /// Noise band in percent (0-1000): a verdict needs the ratio's whole interval outside +-PCT.
+    #[arg(
+        long,
+        value_name = "PCT",
+        default_value = "2",
+        allow_negative_numbers = true
+    )]
+    noise: String,
+    #[command(flatten)]
+    db: DbArg,
+}
+
+#[derive(Args)]
+#[command(group(clap::ArgGroup::new("what").required(true).args(["test", "group"])))]
+struct PlotArgs {
+    /// Runs to draw, one colour each (id, id prefix, label, 'latest' or a reference run).
+    #[arg(required = true, value_name = "RUN")]
+    runs: Vec<String>,
+    /// One test, e.g. syscall.
+    #[arg(long, value_name = "ID")]
+    test: Option<String>,
+    /// A group of tests: syscall, ipc, fork, exec, paging or other.
+    #[arg(long, value_name = "NAME")]
+    group: Option<String>,
+    /// Where to write the figure: FILE.svg or FILE.png.
+    #[arg(short, long, value_name = "FILE")]
+    output: PathBuf,
     #[command(flatten)]
     db: DbArg,
 }
@@ -267,6 +320,8 @@ fn dispatch(cli: Cli) -> Result<i32> {
         Cmd::Rm { run, db } => rm(&run, db),
         Cmd::Export { runs, output, db } => export(&runs, output.as_deref(), db),
         Cmd::Import { files, db } => import(&files, db),
+        Cmd::Report(a) => report_cmd(a),
+        Cmd::Plot(a) => plot(a),
         Cmd::Job { which, output } => job(&which, &output),
     }
 }
@@ -564,6 +619,29 @@ fn runs(db: DbArg, json: bool) -> Result<i32> {
     Ok(exit::OK)
 }
 
+/// Loads the runs to compare, in the order given, with the baseline (when one is named) first:
+/// named again among the runs, it is the same column, not a second one.
+fn load_with_baseline(db: &DbArg, specs: &[String], baseline: Option<&str>) -> Result<Vec<Run>> {
+    let mut specs = specs.to_vec();
+    if let Some(b) = baseline {
+        specs.insert(0, b.to_string());
+    }
+    if specs.is_empty() {
+        return Err(InputError::NoRuns.into());
+    }
+    let mut loader = Loader::new(db);
+    let mut runs = specs
+        .iter()
+        .map(|s| loader.load(s))
+        .collect::<Result<Vec<_>>>()?;
+    if baseline.is_some() {
+        let base = runs[0].id.clone();
+        let mut seen = false;
+        runs.retain(|r| r.id != base || !std::mem::replace(&mut seen, true));
+    }
+    Ok(runs)
+}
+
 fn compare(a: CompareArgs) -> Result<i32> {
     // 1. Every option is checked before any run is loaded.
     let noise = parse_pct("--noise", &a.noise)?;
@@ -572,26 +650,7 @@ fn compare(a: CompareArgs) -> Result<i32> {
         .as_deref()
         .map(|v| parse_pct("--fail-on-regression", v))
         .transpose()?;
-    let mut specs = a.runs.clone();
-    if let Some(b) = &a.baseline {
-        specs.insert(0, b.clone());
-    }
-    if specs.is_empty() {
-        return Err(InputError::NoRuns.into());
-    }
-
-    // 2. The runs, baseline first when one is named; named again among the runs, it is the
-    //    same column, not a second one.
-    let mut loader = Loader::new(&a.db);
-    let mut runs = specs
-        .iter()
-        .map(|s| loader.load(s))
-        .collect::<Result<Vec<_>>>()?;
-    if a.baseline.is_some() {
-        let base = runs[0].id.clone();
-        let mut seen = false;
-        runs.retain(|r| r.id != base || !std::mem::replace(&mut seen, true));
-    }
+    let runs = load_with_baseline(&a.db, &a.runs, a.baseline.as_deref())?;
 
     // 3. Compare, print, and gate.
     let c = compare::build(&runs, 0, noise);
@@ -756,6 +815,124 @@ fn read_export(path: &std::path::Path) -> Result<Vec<u8>, ExchangeError> {
         return Err(too_large(bytes.len() as u64));
     }
     Ok(bytes)
+}
+
+fn report_cmd(a: ReportArgs) -> Result<i32> {
+    let noise = parse_pct("--noise", &a.noise)?;
+    let runs = load_with_baseline(&a.db, &a.runs, a.baseline.as_deref())?;
+    let cmp = compare::build(&runs, 0, noise);
+    let page = report::html::html(&runs, &cmp);
+    std::fs::write(&a.output, page)
+        .with_context(|| format!("writing the report to {}", a.output.display()))?;
+    eprintln!("sysperf: wrote {}", a.output.display());
+    Ok(exit::OK)
+}
+
+fn plot(a: PlotArgs) -> Result<i32> {
+    use report::svg;
+    // The format comes from the name; checked first so a typo costs nothing.
+    let ext = a
+        .output
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase);
+    let png = match ext.as_deref() {
+        Some("svg") => false,
+        Some("png") => true,
+        _ => {
+            return Err(InputError::InvalidValue {
+                what: "--output",
+                value: a.output.display().to_string(),
+                why: "the file name must end in .svg or .png".into(),
+            }
+            .into())
+        }
+    };
+    if let Some(g) = &a.group {
+        if svg::find_group(g).is_none() {
+            return Err(InputError::InvalidValue {
+                what: "--group",
+                value: g.clone(),
+                why: format!(
+                    "valid groups: {}",
+                    svg::GROUPS
+                        .iter()
+                        .map(|g| g.name)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            }
+            .into());
+        }
+    }
+    let runs = load_with_baseline(&a.db, &a.runs, None)?;
+    let cmp = compare::build(&runs, 0, compare::DEFAULT_NOISE_PCT);
+    let present = || {
+        cmp.rows
+            .iter()
+            .map(|r| r.id.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let figure = match (&a.test, &a.group) {
+        (Some(id), _) => svg::test_chart(&cmp, id).ok_or_else(|| InputError::InvalidValue {
+            what: "--test",
+            value: id.clone(),
+            why: format!(
+                "{}; valid tests for these runs: {}",
+                if bench::find(id).is_some() {
+                    "none of these runs has it"
+                } else {
+                    "no such test"
+                },
+                present()
+            ),
+        })?,
+        (None, Some(name)) => {
+            let group = svg::find_group(name).context("group checked above")?;
+            let mut parts: Vec<svg::Svg> = svg::group_chart(&cmp, group).into_iter().collect();
+            if group.name == "paging" {
+                parts.extend(svg::paging_figure(&cmp));
+            }
+            match parts.len() {
+                0 => {
+                    return Err(InputError::InvalidValue {
+                        what: "--group",
+                        value: name.clone(),
+                        why: format!(
+                            "none of these runs has a test in it; their tests: {}",
+                            present()
+                        ),
+                    }
+                    .into())
+                }
+                1 => parts.remove(0),
+                _ => svg::stack(group.title, &parts),
+            }
+        }
+        // clap requires exactly one of the two; kept total rather than unreachable!().
+        (None, None) => {
+            return Err(InputError::InvalidValue {
+                what: "arguments",
+                value: String::new(),
+                why: "give --test ID or --group NAME".into(),
+            }
+            .into())
+        }
+    };
+    let bytes = if png {
+        let image = report::png::render(&figure.document(), report::png::system_fonts())?;
+        if !image.has_text {
+            eprintln!("sysperf: warning: no fonts found, so the PNG has no text; install one (Debian: apt-get install fonts-dejavu-core) or write .svg");
+        }
+        image.bytes
+    } else {
+        figure.document().into_bytes()
+    };
+    std::fs::write(&a.output, bytes)
+        .with_context(|| format!("writing the figure to {}", a.output.display()))?;
+    eprintln!("sysperf: wrote {}", a.output.display());
+    Ok(exit::OK)
 }
 
 fn job(which: &str, output: &std::path::Path) -> Result<i32> {

@@ -1,12 +1,47 @@
-//! Reports: pure functions from runs and comparisons to text, Markdown, CSV or JSON, in the
-//! layout of the paper's tables.
+//! Reports: pure functions from runs and comparisons to text, Markdown, CSV, JSON, SVG charts
+//! and a self-contained HTML report, in the layout of the paper's tables.
 //!
-//! Nothing here measures, reads the store or writes to a terminal; callers print what these
-//! return, which keeps every layout snapshot-testable.
+//! Nothing here measures, reads the store or writes to a terminal; callers print or write what
+//! these return, which keeps every layout snapshot-testable. The one exception is `png`, which
+//! rasterizes an SVG with fonts the caller loads from the system.
 
 pub mod compare;
+pub mod html;
 pub mod json;
+pub mod png;
+pub mod svg;
 pub mod table;
+
+/// Text made safe for HTML and XML content and attribute values. Labels, hostnames, error
+/// messages and test ids all come from machines or people, so every one of them passes here.
+pub fn escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            // Control characters are not allowed in XML 1.0; a stored label cannot hold them
+            // but an imported run might, and one bad byte must not make the SVG unreadable.
+            c if c.is_control() && c != '\n' && c != '\t' => out.push('\u{fffd}'),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// At most `max` characters of `s`, with an ellipsis when cut (by characters, never bytes).
+pub fn clip(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        s.to_string()
+    } else {
+        let mut t: String = s.chars().take(max.saturating_sub(1)).collect();
+        t.push('\u{2026}');
+        t
+    }
+}
 
 /// Seconds for the paper's operation count from nanoseconds per operation.
 pub fn scaled_s(ns_per_op: f64, paper_count: u64) -> f64 {
@@ -119,6 +154,8 @@ pub(crate) fn fixture_run() -> crate::model::Run {
             trial(TrialKind::Calibration, 1000, 50_000_000),
             trial(TrialKind::Warmup, 2000, 100_000_000),
             trial(TrialKind::Measured, 2000, 100_500_000),
+            trial(TrialKind::Measured, 2000, 99_800_000),
+            trial(TrialKind::Measured, 2000, 101_100_000),
         ],
         summary: Some(Summary {
             wall_ns_per_op: est(wall, wall * 0.98, wall * 1.03),
@@ -219,6 +256,26 @@ pub(crate) fn fixture_run() -> crate::model::Run {
     }
 }
 
+/// The fixture run made 20% slower at `syscall` (trials, median and interval), as another
+/// run labelled "after": a comparison of the two has exactly one regression.
+#[cfg(test)]
+pub(crate) fn fixture_slower(base: &crate::model::Run) -> crate::model::Run {
+    let mut slow = base.clone();
+    slow.id = "0000000000b2".into();
+    slow.label = Some("after".into());
+    for r in slow.results.iter_mut().filter(|r| r.id == "syscall") {
+        for t in &mut r.trials {
+            t.wall_ns = t.wall_ns * 6 / 5;
+        }
+        if let Some(s) = &mut r.summary {
+            s.wall_ns_per_op.median *= 1.2;
+            s.wall_ns_per_op.ci_low *= 1.2;
+            s.wall_ns_per_op.ci_high *= 1.2;
+        }
+    }
+    slow
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -228,6 +285,21 @@ mod tests {
         assert_eq!(utc(0), "1970-01-01 00:00:00 UTC");
         assert_eq!(utc(1_795_336_212_000_000_000), "2026-11-22 08:30:12 UTC");
         assert_eq!(utc(951_782_400_000_000_000), "2000-02-29 00:00:00 UTC");
+    }
+
+    #[test]
+    fn escape_covers_markup_quotes_and_controls() {
+        assert_eq!(
+            escape("<script>alert(1)</script>"),
+            "&lt;script&gt;alert(1)&lt;/script&gt;"
+        );
+        assert_eq!(
+            escape("\"quotes\" & 'ampersands'"),
+            "&quot;quotes&quot; &amp; &#39;ampersands&#39;"
+        );
+        assert_eq!(escape("a\u{0}b"), "a\u{fffd}b");
+        assert_eq!(clip("abcdef", 4), "abc\u{2026}");
+        assert_eq!(clip("\u{e9}\u{e9}\u{e9}", 3), "\u{e9}\u{e9}\u{e9}");
     }
 
     #[test]

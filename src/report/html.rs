@@ -1,0 +1,772 @@
+//! The HTML report (`sysperf report RUN... -o FILE.html`): one self-contained page that reads
+//! at a glance. Regressions and improvements come first, in words and colour; then the runs,
+//! the comparison table with verdicts, a chart per group of tests, the paging figure,
+//! fingerprints side by side, warnings, derived figures with their formulas, and the method.
+//!
+//! Self-contained and offline: inline CSS and inline SVG, no script, no font, image or style
+//! fetched from anywhere, and a Content-Security-Policy that forbids all of it, so a page that
+//! tried would show an error in the browser's console rather than reach the network. Every
+//! string from a machine or a person (labels, hostnames, messages, test ids) is escaped.
+//! A pure function of the runs and their comparison; deterministic, hence snapshot-tested.
+
+use super::svg::{self, colour, run_name};
+use super::{escape as esc, num, utc};
+use crate::compare::{CellState, Comparison, Ratio, Verdict};
+use crate::model::{Fingerprint, Run};
+use std::fmt::Write;
+
+const CSS: &str = r#"
+*{box-sizing:border-box}
+body{margin:0;background:#F2F4F7;color:#1D2939;font:14px/1.5 "DejaVu Sans",system-ui,-apple-system,"Segoe UI",Roboto,Helvetica,Arial,sans-serif}
+main{max-width:1180px;margin:0 auto;padding:28px 28px 48px}
+header h1{font-size:26px;margin:0 0 4px}
+header p{margin:0;color:#475467}
+section{background:#fff;border:1px solid #E4E7EC;border-radius:10px;padding:18px 22px;margin:18px 0}
+h2{font-size:19px;margin:0 0 12px}
+h3{font-size:15px;margin:18px 0 8px}
+nav{margin:14px 0 0;font-size:13px}
+nav a{color:#175CD3;text-decoration:none;margin-right:14px}
+.banner{display:grid;grid-template-columns:repeat(auto-fit,minmax(320px,1fr));gap:14px;margin:0 0 14px}
+.box{border-radius:8px;padding:14px 18px;border:1px solid}
+.box h2{margin:0 0 6px;font-size:21px}
+.box p{margin:0 0 4px}
+.box ul{margin:0;padding:0;list-style:none}
+.box li{padding:3px 0}
+.bad{background:#FEF3F2;border-color:#FDA29B;color:#7A271A}
+.bad h2{color:#B42318}
+.good{background:#ECFDF3;border-color:#75E0A7;color:#054F31}
+.good h2{color:#067647}
+.calm{background:#F9FAFB;border-color:#D0D5DD;color:#344054}
+.counts{margin:4px 0 0;color:#475467}
+.alert{margin:8px 0 0;color:#B54708;font-weight:600}
+table{border-collapse:collapse;width:100%;font-variant-numeric:tabular-nums}
+th,td{padding:5px 10px;border-bottom:1px solid #EAECF0;text-align:right;vertical-align:top}
+thead th{background:#F9FAFB;color:#344054;font-weight:600;border-bottom:2px solid #D0D5DD}
+.l{text-align:left}
+tr.grp th{background:#EEF2F6;text-align:left;font-size:12px;text-transform:uppercase;letter-spacing:.05em;color:#475467}
+tr.slower td{background:#FEF3F2}
+tr.slower td:first-child{box-shadow:inset 4px 0 #B42318}
+tr.faster td{background:#F6FEF9}
+tr.faster td:first-child{box-shadow:inset 4px 0 #067647}
+.name{font-weight:600}
+.unit,.ci{display:block;color:#667085;font-size:12px;font-weight:400}
+.v{font-weight:600}
+.ratio{font-weight:600;margin-left:6px}
+.verdict{display:inline-block;border-radius:4px;padding:0 7px;font-size:12px;font-weight:700;white-space:nowrap}
+.verdict.slower{background:#B42318;color:#fff}
+.verdict.faster{background:#067647;color:#fff}
+.verdict.same{background:#F2F4F7;color:#475467}
+.verdict.none{color:#667085;border:1px solid #D0D5DD}
+.failed{color:#B42318;font-weight:600}
+.muted{color:#667085}
+.sw{display:inline-block;width:12px;height:12px;border-radius:2px;margin-right:6px;vertical-align:-1px}
+.tag{display:inline-block;background:#F2F4F7;border-radius:4px;padding:0 6px;font-size:12px;color:#344054;margin-right:4px}
+.base{background:#EFF8FF;color:#175CD3}
+tr.diff td,tr.diff th{background:#FFFAEB}
+.differs{display:inline-block;margin-left:6px;font-size:11px;font-weight:700;color:#B54708;text-transform:uppercase}
+td.fp,th.fp{text-align:left;word-break:break-word;max-width:360px}
+code,.mono{font-family:"DejaVu Sans Mono",ui-monospace,Menlo,Consolas,monospace;font-size:12.5px}
+figure{margin:0 0 22px}
+figure svg{max-width:100%;height:auto;display:block}
+figcaption{color:#475467;font-size:13px;margin-top:4px}
+ul.warn{margin:0;padding-left:18px}
+ul.warn li{margin:3px 0}
+.formula{font-family:"DejaVu Sans Mono",ui-monospace,Menlo,Consolas,monospace;font-size:12px;color:#344054;text-align:left}
+footer{color:#667085;font-size:12px;text-align:center}
+@media print{body{background:#fff}section{border:none;padding:0}}
+"#;
+
+/// The verdict in words with its class; colour is never the only signal.
+fn verdict_badge(v: Verdict) -> String {
+    let (class, mark) = match v {
+        Verdict::Slower => ("slower", "\u{25b2} "),
+        Verdict::Faster => ("faster", "\u{25bc} "),
+        Verdict::NoChange => ("same", "\u{2248} "),
+        Verdict::NoVerdict => ("none", ""),
+    };
+    format!(
+        "<span class=\"verdict {class}\">{mark}{}</span>",
+        esc(v.as_str())
+    )
+}
+
+fn ratio_text(r: &Ratio) -> String {
+    let ci = match r.ci {
+        Some([lo, hi]) => format!(
+            "<span class=\"ci\">[{}, {}]</span>",
+            esc(&num(lo)),
+            esc(&num(hi))
+        ),
+        None => String::new(),
+    };
+    format!(
+        "{}<span class=\"ratio\">{:.3}\u{d7}</span>{ci}",
+        verdict_badge(r.verdict),
+        r.ratio
+    )
+}
+
+fn swatch(i: usize) -> String {
+    format!(
+        "<span class=\"sw\" style=\"background:{}\"></span>",
+        colour(i)
+    )
+}
+
+fn opt(v: Option<String>) -> String {
+    match v {
+        Some(s) => esc(&s),
+        None => "<span class=\"muted\">\u{2014}</span>".into(),
+    }
+}
+
+/// What the summary lists: one line per test and run with a verdict.
+struct Change<'a> {
+    test: &'a str,
+    run: usize,
+    ratio: &'a Ratio,
+}
+
+fn changes(cmp: &Comparison, verdict: Verdict) -> Vec<Change<'_>> {
+    cmp.rows
+        .iter()
+        .flat_map(|row| {
+            row.ratios
+                .iter()
+                .enumerate()
+                .filter_map(move |(i, r)| match r {
+                    Some(r) if r.verdict == verdict => Some(Change {
+                        test: &row.label,
+                        run: i,
+                        ratio: r,
+                    }),
+                    _ => None,
+                })
+        })
+        .collect()
+}
+
+fn change_list(s: &mut String, cmp: &Comparison, list: &[Change], word: &str) {
+    s.push_str("<ul>");
+    for c in list {
+        let ci = c
+            .ratio
+            .ci
+            .map(|[lo, hi]| format!(" <span class=\"muted\">[{}, {}]</span>", num(lo), num(hi)))
+            .unwrap_or_default();
+        let who = if cmp.runs.len() > 2 {
+            format!(
+                " {}{}",
+                swatch(c.run),
+                esc(&cmp.runs.get(c.run).map(run_name).unwrap_or_default())
+            )
+        } else {
+            String::new()
+        };
+        let _ = write!(
+            s,
+            "<li><span class=\"name\">{}</span>{who}: <b>{:.2}\u{d7} {word}</b>{ci}</li>",
+            esc(c.test),
+            c.ratio.ratio,
+        );
+    }
+    s.push_str("</ul>");
+}
+
+fn summary(s: &mut String, runs: &[Run], cmp: &Comparison) {
+    s.push_str("<div class=\"banner\">");
+    if cmp.runs.len() < 2 {
+        s.push_str("<div class=\"box calm\"><h2>One run</h2><p>Nothing to compare it with: the table and charts show its figures. Give two or more runs to see ratios and verdicts.</p></div>");
+    } else {
+        let base = cmp.runs.get(cmp.baseline).map(run_name).unwrap_or_default();
+        let slower = changes(cmp, Verdict::Slower);
+        let faster = changes(cmp, Verdict::Faster);
+        if slower.is_empty() {
+            let _ = write!(
+                s,
+                "<div class=\"box good\"><h2>No regressions</h2><p>No test is significantly slower than the baseline {}.</p></div>",
+                esc(&base)
+            );
+        } else {
+            let _ = write!(
+                s,
+                "<div class=\"box bad\"><h2>\u{25b2} {} {}</h2><p>Significantly slower than the baseline {}:</p>",
+                slower.len(),
+                if slower.len() == 1 {
+                    "regression"
+                } else {
+                    "regressions"
+                },
+                esc(&base)
+            );
+            change_list(s, cmp, &slower, "slower");
+            s.push_str("</div>");
+        }
+        if faster.is_empty() {
+            s.push_str("<div class=\"box calm\"><h2>No improvements</h2><p>No test is significantly faster than the baseline.</p></div>");
+        } else {
+            let _ = write!(
+                s,
+                "<div class=\"box good\"><h2>\u{25bc} {} {}</h2><p>Significantly faster than the baseline {}:</p>",
+                faster.len(),
+                if faster.len() == 1 {
+                    "improvement"
+                } else {
+                    "improvements"
+                },
+                esc(&base)
+            );
+            change_list(s, cmp, &faster, "faster");
+            s.push_str("</div>");
+        }
+    }
+    s.push_str("</div>");
+
+    // The counts behind the verdicts, and anything that makes them less trustworthy.
+    let all: Vec<&Ratio> = cmp
+        .rows
+        .iter()
+        .flat_map(|r| r.ratios.iter().flatten())
+        .collect();
+    let count = |v: Verdict| all.iter().filter(|r| r.verdict == v).count();
+    let cells = cmp.rows.iter().flat_map(|r| r.cells.iter());
+    let failed = cells
+        .clone()
+        .filter(|c| matches!(c, CellState::Failed { .. }))
+        .count();
+    let missing = cells.filter(|c| matches!(c, CellState::Missing)).count();
+    let _ = write!(
+        s,
+        "<p class=\"counts\">{} tests, {} runs, noise band \u{b1}{}%: {} slower, {} faster, {} with no significant change, {} without an interval; {} failed and {} missing results.</p>",
+        cmp.rows.len(),
+        cmp.runs.len(),
+        cmp.noise_pct,
+        count(Verdict::Slower),
+        count(Verdict::Faster),
+        count(Verdict::NoChange),
+        count(Verdict::NoVerdict),
+        failed,
+        missing
+    );
+    for r in runs.iter().filter(|r| !r.complete) {
+        let _ = write!(
+            s,
+            "<p class=\"alert\">Run {} is incomplete (interrupted or still running): some tests are missing from it.</p>",
+            esc(&r.label.clone().unwrap_or_else(|| r.id.clone()))
+        );
+    }
+    let few: Vec<String> = runs
+        .iter()
+        .filter(|r| r.source != "published" && (r.params.quick || r.params.trials < 3))
+        .map(|r| esc(r.label.as_deref().unwrap_or(&r.id)))
+        .collect();
+    if !few.is_empty() {
+        let _ = write!(
+            s,
+            "<p class=\"alert\">Too few trials for trustworthy verdicts in {}: with one or two trials an interval is only the trials themselves. Rerun without --quick, with --trials 5 or more.</p>",
+            few.join(", ")
+        );
+    }
+    if !cmp.warnings.is_empty() {
+        let _ = write!(
+            s,
+            "<p class=\"alert\">{} warning{} about noise or failures: see <a href=\"#warnings\">Warnings</a>.</p>",
+            cmp.warnings.len(),
+            if cmp.warnings.len() == 1 { "" } else { "s" }
+        );
+    }
+}
+
+fn runs_table(s: &mut String, runs: &[Run], cmp: &Comparison) {
+    s.push_str("<table><thead><tr><th class=\"l\">Run</th><th class=\"l\">Host</th><th class=\"l\">Kernel</th><th class=\"l\">Started</th><th class=\"l\">Source</th><th>Tests</th></tr></thead><tbody>");
+    for (i, r) in runs.iter().enumerate() {
+        let mut notes = String::new();
+        if i == cmp.baseline && runs.len() > 1 {
+            notes.push_str(" <span class=\"tag base\">baseline</span>");
+        }
+        if !r.complete {
+            notes.push_str(" <span class=\"tag\">incomplete</span>");
+        }
+        let source = match (&r.source[..], &r.citation) {
+            ("published", Some(c)) => format!("published: {}", esc(c)),
+            (src, _) => esc(src),
+        };
+        let _ = write!(
+            s,
+            "<tr><td class=\"l\">{}<span class=\"name\">{}</span>{notes}<span class=\"unit mono\">{}</span></td><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\">{source}</td><td>{}</td></tr>",
+            swatch(i),
+            esc(r.label.as_deref().unwrap_or(&r.id)),
+            esc(&r.id),
+            opt(r.fingerprint.hostname.clone()),
+            opt(r.fingerprint.kernel_release.clone()),
+            esc(&utc(r.started_ns)),
+            r.results.len()
+        );
+    }
+    s.push_str("</tbody></table>");
+}
+
+fn comparison_table(s: &mut String, cmp: &Comparison) {
+    let n = cmp.runs.len();
+    let has_ratio = |i: usize| n > 1 && i != cmp.baseline;
+    s.push_str("<table><thead><tr><th class=\"l\" rowspan=\"2\">Test</th>");
+    for (i, h) in cmp.runs.iter().enumerate() {
+        let _ = write!(
+            s,
+            "<th colspan=\"{}\" class=\"l\">{}{}{}</th>",
+            if has_ratio(i) { 2 } else { 1 },
+            swatch(i),
+            esc(&run_name(h)),
+            if i == cmp.baseline && n > 1 {
+                " <span class=\"tag base\">baseline</span>"
+            } else {
+                ""
+            }
+        );
+    }
+    s.push_str("</tr><tr>");
+    for i in 0..n {
+        s.push_str("<th>\u{b5}s/op [95% CI]</th>");
+        if has_ratio(i) {
+            s.push_str("<th class=\"l\">vs baseline</th>");
+        }
+    }
+    s.push_str("</tr></thead><tbody>");
+    let cols = 1 + (0..n).map(|i| 1 + usize::from(has_ratio(i))).sum::<usize>();
+    let mut group = "";
+    for row in &cmp.rows {
+        let g = if row.group == "paging" {
+            "Table 7 \u{b7} paging tests (per page touch)"
+        } else {
+            "Table 2 \u{b7} kernel tests (per operation)"
+        };
+        if g != group {
+            let _ = write!(s, "<tr class=\"grp\"><th colspan=\"{cols}\">{g}</th></tr>");
+            group = g;
+        }
+        let verdicts: Vec<Verdict> = row.ratios.iter().flatten().map(|r| r.verdict).collect();
+        let class = if verdicts.contains(&Verdict::Slower) {
+            " class=\"slower\""
+        } else if verdicts.contains(&Verdict::Faster) {
+            " class=\"faster\""
+        } else {
+            ""
+        };
+        let spec = crate::bench::find(&row.id);
+        let _ = write!(
+            s,
+            "<tr{class}><td class=\"l\" title=\"{}\"><span class=\"name\">{}</span><span class=\"unit\">{}</span></td>",
+            esc(spec.map(|s| s.paper).unwrap_or("")),
+            esc(&row.label),
+            esc(&spec.map(|s| format!("per {}", s.unit)).unwrap_or_default()),
+        );
+        for (i, cell) in row.cells.iter().enumerate() {
+            match cell {
+                CellState::Present(c) => {
+                    let ci = c
+                        .us_per_op_ci
+                        .map(|[lo, hi]| format!("[{}, {}]", num(lo), num(hi)))
+                        .unwrap_or_else(|| "no interval".into());
+                    let _ = write!(
+                        s,
+                        "<td title=\"elapsed {} s, user {} s, system {} s for the paper's count; {} faults/op, {} csw/op\"><span class=\"v\">{}</span><span class=\"ci\">{}</span></td>",
+                        num(c.real_s),
+                        num(c.user_s),
+                        num(c.sys_s),
+                        num(c.faults_per_op),
+                        num(c.csw_per_op),
+                        esc(&num(c.us_per_op)),
+                        esc(&ci)
+                    );
+                }
+                CellState::Failed { error } => {
+                    let _ = write!(
+                        s,
+                        "<td title=\"{}\"><span class=\"failed\">failed</span><span class=\"ci\">{}</span></td>",
+                        esc(error),
+                        esc(&super::clip(error, 40))
+                    );
+                }
+                CellState::Missing => {
+                    s.push_str("<td><span class=\"muted\">not run</span></td>");
+                }
+            }
+            if has_ratio(i) {
+                match row.ratios.get(i).and_then(Option::as_ref) {
+                    Some(r) => {
+                        let _ = write!(s, "<td class=\"l\">{}</td>", ratio_text(r));
+                    }
+                    None => {
+                        s.push_str("<td class=\"l\"><span class=\"muted\">\u{2014}</span></td>")
+                    }
+                }
+            }
+        }
+        s.push_str("</tr>");
+    }
+    s.push_str("</tbody></table>");
+}
+
+/// Every fingerprint fact as (name, value per run), vulnerabilities one per row.
+fn fingerprint_rows(fps: &[&Fingerprint]) -> Vec<(String, Vec<Option<String>>)> {
+    type Getter = fn(&Fingerprint) -> Option<String>;
+    let fields: [(&str, Getter); 19] = [
+        ("hostname", |f| f.hostname.clone()),
+        ("os", |f| f.os.clone()),
+        ("kernel release", |f| f.kernel_release.clone()),
+        ("kernel version", |f| f.kernel_version.clone()),
+        ("kernel command line", |f| f.kernel_cmdline.clone()),
+        ("architecture", |f| f.arch.clone()),
+        ("cpu model", |f| f.cpu_model.clone()),
+        ("cores", |f| f.cores.map(|v| v.to_string())),
+        ("threads", |f| f.threads.map(|v| v.to_string())),
+        ("memory", |f| {
+            f.memory_bytes
+                .map(|b| format!("{:.1} GiB", b as f64 / (1u64 << 30) as f64))
+        }),
+        ("virtualization", |f| f.virtualization.clone()),
+        ("clocksource", |f| f.clocksource.clone()),
+        ("cpufreq governor", |f| f.cpufreq_governor.clone()),
+        ("smt", |f| f.smt.clone()),
+        ("transparent huge pages", |f| f.thp.clone()),
+        ("cgroup version", |f| f.cgroup_version.clone()),
+        ("cgroup cpu limit", |f| {
+            f.cgroup_cpu_limit.map(|c| format!("{c} CPUs"))
+        }),
+        ("cgroup memory limit", |f| {
+            f.cgroup_memory_limit_bytes
+                .map(|b| format!("{:.1} GiB", b as f64 / (1u64 << 30) as f64))
+        }),
+        ("load average (1, 5, 15 min)", |f| {
+            f.loadavg.map(|[a, b, c]| format!("{a:.2}, {b:.2}, {c:.2}"))
+        }),
+    ];
+    let mut rows: Vec<(String, Vec<Option<String>>)> = fields
+        .iter()
+        .map(|(name, get)| (name.to_string(), fps.iter().map(|f| get(f)).collect()))
+        .collect();
+    let mut names: Vec<&String> = fps.iter().flat_map(|f| f.vulnerabilities.keys()).collect();
+    names.sort();
+    names.dedup();
+    for n in names {
+        rows.push((
+            format!("vulnerability: {n}"),
+            fps.iter()
+                .map(|f| f.vulnerabilities.get(n).cloned())
+                .collect(),
+        ));
+    }
+    rows
+}
+
+/// How each run was made, side by side like the fingerprint.
+fn parameter_rows(runs: &[Run]) -> Vec<(String, Vec<Option<String>>)> {
+    type Getter = fn(&Run) -> Option<String>;
+    let fields: [(&str, Getter); 10] = [
+        ("sysperf version", |r| Some(r.sysperf_version.clone())),
+        ("source", |r| Some(r.source.clone())),
+        ("citation", |r| r.citation.clone()),
+        ("measured trials per test", |r| {
+            Some(r.params.trials.to_string())
+        }),
+        ("minimum trial time", |r| {
+            Some(format!("{} s", r.params.min_time_s))
+        }),
+        ("quick", |r| Some(r.params.quick.to_string())),
+        ("placement", |r| Some(r.params.placement.clone())),
+        ("cpus", |r| {
+            r.params
+                .cpus
+                .as_ref()
+                .map(|c| crate::harness::placement::format_list(c))
+        }),
+        ("trial timeout", |r| {
+            Some(format!("{} s", r.params.timeout_s))
+        }),
+        ("timer / loop overhead subtracted", |r| {
+            r.overhead.map(|o| {
+                format!(
+                    "{} ns per trial, {} ns per iteration",
+                    num(o.timer_ns),
+                    num(o.loop_ns_per_iteration)
+                )
+            })
+        }),
+    ];
+    fields
+        .iter()
+        .map(|(name, get)| (name.to_string(), runs.iter().map(get).collect()))
+        .collect()
+}
+
+fn side_by_side(s: &mut String, cmp: &Comparison, rows: &[(String, Vec<Option<String>>)]) {
+    s.push_str("<table><thead><tr><th class=\"fp\">Fact</th>");
+    for (i, h) in cmp.runs.iter().enumerate() {
+        let _ = write!(
+            s,
+            "<th class=\"fp\">{}{}</th>",
+            swatch(i),
+            esc(&run_name(h))
+        );
+    }
+    s.push_str("</tr></thead><tbody>");
+    for (name, values) in rows {
+        let differs = values.len() > 1 && values.windows(2).any(|w| w[0] != w[1]);
+        let _ = write!(
+            s,
+            "<tr{}><th class=\"fp\">{}{}</th>",
+            if differs { " class=\"diff\"" } else { "" },
+            esc(name),
+            if differs {
+                "<span class=\"differs\">differs</span>"
+            } else {
+                ""
+            }
+        );
+        for v in values {
+            let _ = write!(s, "<td class=\"fp\">{}</td>", opt(v.clone()));
+        }
+        s.push_str("</tr>");
+    }
+    s.push_str("</tbody></table>");
+}
+
+fn warnings(s: &mut String, cmp: &Comparison) {
+    if cmp.warnings.is_empty() {
+        s.push_str("<p>No warnings: no noisy trials, busy CPUs, stolen time or failures were detected.</p>");
+        return;
+    }
+    s.push_str("<ul class=\"warn\">");
+    for w in &cmp.warnings {
+        let i = cmp.runs.iter().position(|h| h.id == w.run).unwrap_or(0);
+        let name = cmp.runs.get(i).map(run_name).unwrap_or_default();
+        let _ = write!(
+            s,
+            "<li>{}<span class=\"tag\">{}</span> <code>{}</code>{} {}</li>",
+            swatch(i),
+            esc(&name),
+            esc(&w.warning.kind),
+            w.warning
+                .bench
+                .as_ref()
+                .map(|b| format!(" <span class=\"tag\">{}</span>", esc(b)))
+                .unwrap_or_default(),
+            esc(&w.warning.message)
+        );
+    }
+    s.push_str("</ul>");
+}
+
+fn derived(s: &mut String, runs: &[Run], cmp: &Comparison) {
+    if cmp.derived.is_empty() {
+        s.push_str("<p>None: the runs lack the tests the derived figures need (csw and signocsw, an exec and its fork, the 1K env pairs, the paging tests).</p>");
+        return;
+    }
+    s.push_str("<table><thead><tr><th class=\"l\">Figure</th><th class=\"l\">Unit</th>");
+    for (i, h) in cmp.runs.iter().enumerate() {
+        let _ = write!(s, "<th>{}{}</th>", swatch(i), esc(&run_name(h)));
+    }
+    s.push_str("<th class=\"l\">Formula, with each run's numbers</th></tr></thead><tbody>");
+    for d in &cmp.derived {
+        let _ = write!(
+            s,
+            "<tr><td class=\"l name\">{}</td><td class=\"l\">{}</td>",
+            esc(&d.name),
+            esc(&d.unit)
+        );
+        for v in &d.values {
+            let _ = write!(s, "<td>{}</td>", opt(v.map(num)));
+        }
+        s.push_str("<td class=\"formula\">");
+        for (i, run) in runs.iter().enumerate() {
+            if let Some(x) = run.derived.iter().find(|x| x.name == d.name) {
+                let _ = write!(s, "<div>{}{}</div>", swatch(i), esc(&x.formula));
+            }
+        }
+        s.push_str("</td></tr>");
+    }
+    s.push_str("</tbody></table>");
+}
+
+/// The whole report as one HTML document. `cmp` must be `compare::build` of `runs`.
+pub fn html(runs: &[Run], cmp: &Comparison) -> String {
+    let names: Vec<String> = cmp.runs.iter().map(run_name).collect();
+    let mut s = String::with_capacity(64 * 1024);
+    let _ = write!(
+        s,
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+         <meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">\n\
+         <title>sysperf report: {}</title>\n<style>{CSS}</style>\n</head>\n<body>\n<main>\n",
+        esc(&names.join(" vs "))
+    );
+    let _ = write!(
+        s,
+        "<header><h1>sysperf report</h1><p>{} run{} compared{}, by the method of Leffler, Karels and McKusick's 4.2BSD measurements (1984).</p>\n\
+         <nav><a href=\"#comparison\">Comparison</a><a href=\"#charts\">Charts</a><a href=\"#paging\">Paging</a><a href=\"#fingerprints\">Fingerprints</a><a href=\"#warnings\">Warnings</a><a href=\"#derived\">Derived figures</a><a href=\"#method\">Method</a></nav></header>\n",
+        cmp.runs.len(),
+        if cmp.runs.len() == 1 { "" } else { "s" },
+        cmp.runs
+            .get(cmp.baseline)
+            .filter(|_| cmp.runs.len() > 1)
+            .map(|h| format!(" against the baseline {}", esc(&run_name(h))))
+            .unwrap_or_default()
+    );
+
+    s.push_str("<section id=\"summary\">\n");
+    summary(&mut s, runs, cmp);
+    s.push_str("<h3>Runs</h3>");
+    runs_table(&mut s, runs, cmp);
+    s.push_str("\n</section>\n");
+
+    s.push_str("<section id=\"comparison\">\n<h2>Comparison</h2>\n");
+    comparison_table(&mut s, cmp);
+    s.push_str("\n</section>\n");
+
+    s.push_str("<section id=\"charts\">\n<h2>Charts</h2>\n");
+    let mut any = false;
+    for g in svg::GROUPS {
+        if let Some(chart) = svg::group_chart(cmp, g) {
+            any = true;
+            let _ = write!(
+                s,
+                "<figure>\n{}<figcaption>Bars: median per operation; whiskers: its 95% interval (published runs have none). \u{25b2}/\u{25bc}: significantly slower/faster than the baseline.</figcaption></figure>\n",
+                chart.element()
+            );
+        }
+    }
+    if !any {
+        s.push_str("<p>No test results to chart.</p>");
+    }
+    s.push_str("</section>\n");
+
+    s.push_str("<section id=\"paging\">\n<h2>Paging figure</h2>\n");
+    match svg::paging_figure(cmp) {
+        Some(fig) => {
+            let _ = write!(
+                s,
+                "<figure>\n{}<figcaption>Time and page faults for one run of the paper's program (30,000 touches of 7500 pages) against the standard deviation of the Gaussian walk, as in Tables 6 and 7; 'inf' is the run script's 10,000 pages, placed past the break. Whiskers: 95% interval of the time.</figcaption></figure>\n",
+                fig.element()
+            );
+        }
+        None => s.push_str("<p>The runs have no gausspage tests; run <code>sysperf run 'gausspage*'</code> to draw this figure.</p>"),
+    }
+    s.push_str("</section>\n");
+
+    s.push_str("<section id=\"fingerprints\">\n<h2>Fingerprints</h2>\n");
+    if cmp.fingerprint_diffs.is_empty() || cmp.runs.len() < 2 {
+        s.push_str("<p>The machines' recorded facts, side by side.</p>");
+    } else {
+        let _ = write!(
+            s,
+            "<p class=\"alert\">{} between the runs (highlighted): differences may explain the ratios.</p>",
+            if cmp.fingerprint_diffs.len() == 1 {
+                "1 fact differs".to_string()
+            } else {
+                format!("{} facts differ", cmp.fingerprint_diffs.len())
+            }
+        );
+    }
+    let fps: Vec<&Fingerprint> = runs.iter().map(|r| &r.fingerprint).collect();
+    side_by_side(&mut s, cmp, &fingerprint_rows(&fps));
+    s.push_str("<h3>How the runs were made</h3>");
+    side_by_side(&mut s, cmp, &parameter_rows(runs));
+    s.push_str("\n</section>\n");
+
+    s.push_str("<section id=\"warnings\">\n<h2>Warnings</h2>\n");
+    warnings(&mut s, cmp);
+    s.push_str("\n</section>\n");
+
+    s.push_str("<section id=\"derived\">\n<h2>Derived figures</h2>\n");
+    derived(&mut s, runs, cmp);
+    s.push_str("\n</section>\n");
+
+    let _ = write!(
+        s,
+        "<section id=\"method\">\n<h2>Method</h2>\n<ul class=\"warn\">\
+         <li>Each test runs in its own worker process; iterations grow until a trial lasts the minimum trial time, then come the measured trials. Figures are medians over those trials of wall time per operation, after the timer and loop overhead are subtracted.</li>\
+         <li>The interval of a median is distribution-free (from order statistics): 95% with 6 or more trials; with 5 it is [min, max] at 93.75%.</li>\
+         <li>Verdicts: {}.</li>\
+         <li>Published runs are figures copied from a paper's table: no trials, so no intervals and no whiskers.</li>\
+         </ul>\n</section>\n",
+        esc(&cmp.method)
+    );
+    let _ = write!(
+        s,
+        "<footer>Made by sysperf {}. Self-contained: this page loads nothing from anywhere.</footer>\n</main>\n</body>\n</html>\n",
+        env!("CARGO_PKG_VERSION")
+    );
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compare;
+
+    fn hostile_pair() -> (Vec<Run>, Comparison) {
+        let mut base = crate::report::fixture_run();
+        base.fingerprint.hostname = Some("<script>alert(1)</script>".into());
+        base.fingerprint
+            .vulnerabilities
+            .insert("spectre_v2".into(), "Mitigation: Retpolines".into());
+        let mut slow = crate::report::fixture_slower(&base);
+        slow.label = Some("\"quotes\" & ampersands".into());
+        slow.fingerprint.kernel_release = Some("6.19.0".into());
+        slow.warnings.push(crate::model::Warning {
+            bench: Some("<b>syscall</b>".into()),
+            kind: "busy_cpu".into(),
+            message: "<img src=x onerror=alert(2)> used the CPU".into(),
+        });
+        let runs = vec![base, slow];
+        let cmp = compare::build(&runs, 0, 2.0);
+        (runs, cmp)
+    }
+
+    #[test]
+    fn html_snapshot() {
+        let (runs, cmp) = hostile_pair();
+        insta::assert_snapshot!(html(&runs, &cmp));
+    }
+
+    #[test]
+    fn every_machine_string_is_escaped() {
+        let (runs, cmp) = hostile_pair();
+        let page = html(&runs, &cmp);
+        assert!(!page.contains("<script"), "raw script tag in the page");
+        assert!(!page.contains("<img"), "raw img tag in the page");
+        assert!(!page.contains("<b>syscall"));
+        assert!(page.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
+        assert!(page.contains("&quot;quotes&quot; &amp; ampersands"));
+        assert!(page.contains("&lt;img src=x onerror=alert(2)&gt;"));
+        // The fixture's own label, "before <patch>", too.
+        assert!(page.contains("before &lt;patch&gt;") && !page.contains("<patch>"));
+    }
+
+    #[test]
+    fn regressions_lead_and_the_page_is_self_contained() {
+        let (runs, cmp) = hostile_pair();
+        let page = html(&runs, &cmp);
+        let banner = page.find("1 regression<").expect("regression banner");
+        assert!(banner < page.find("<table").unwrap(), "before any table");
+        assert!(page[banner..].contains("syscall"));
+        assert!(page.contains("class=\"diff\""), "kernel differs");
+        for remote in ["http://", "https://", "@import", "url(", "<script", "<link"] {
+            assert!(!page.contains(remote), "{remote}");
+        }
+        assert!(
+            page.matches("<svg").count() >= 3,
+            "kernel charts and paging bars"
+        );
+    }
+
+    #[test]
+    fn a_single_run_reports_without_verdicts() {
+        let run = crate::report::fixture_run();
+        let cmp = compare::build(std::slice::from_ref(&run), 0, 2.0);
+        let page = html(std::slice::from_ref(&run), &cmp);
+        assert!(page.contains("One run"));
+        assert!(!page.contains("vs baseline"));
+        assert!(!page.contains("class=\"diff\""));
+    }
+}

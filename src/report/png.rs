@@ -1,0 +1,113 @@
+//! PNG images of the SVG charts (`sysperf plot -o FILE.png`), rasterized in pure Rust by resvg
+//! at twice the SVG's size so they stay sharp in print and on dense screens.
+//!
+//! Not a pure function like the other renderers: text needs fonts, and those come from the
+//! system ([`system_fonts`]). Without any font the image is still made, without its text, and
+//! the caller is told so it can say what to install. Not a general SVG tool: it renders what
+//! `svg` draws.
+
+use resvg::tiny_skia;
+use resvg::usvg::{self, fontdb};
+use std::sync::Arc;
+use thiserror::Error;
+
+/// Pixels per SVG unit.
+pub const SCALE: f32 = 2.0;
+
+#[derive(Debug, Error)]
+pub enum PngError {
+    #[error("the chart is not valid SVG ({0}); this is a bug in sysperf, please report it")]
+    Svg(String),
+    #[error("a {width}x{height} image is too large to draw; plot fewer runs or tests")]
+    Size { width: f32, height: f32 },
+    #[error("encoding the PNG failed: {0}")]
+    Encode(String),
+}
+
+/// An encoded image and what it was drawn with.
+#[derive(Debug)]
+pub struct Png {
+    pub bytes: Vec<u8>,
+    pub width: u32,
+    pub height: u32,
+    /// False when no font was available, so the image has no text.
+    pub has_text: bool,
+}
+
+/// The system's fonts, with the generic sans-serif family pointed at one that exists: the
+/// charts ask for DejaVu Sans and fall back to sans-serif, which fontdb maps to Arial unless
+/// told otherwise, and Arial is rarely installed on Linux.
+pub fn system_fonts() -> Arc<fontdb::Database> {
+    let mut db = fontdb::Database::new();
+    db.load_system_fonts();
+    let has = |db: &fontdb::Database, name: &str| {
+        db.faces()
+            .any(|f| f.families.iter().any(|(n, _)| n.as_str() == name))
+    };
+    let preferred = ["DejaVu Sans", "Liberation Sans", "Noto Sans", "FreeSans"]
+        .into_iter()
+        .find(|n| has(&db, n))
+        .map(str::to_string)
+        .or_else(|| {
+            db.faces()
+                .find_map(|f| f.families.first().map(|(n, _)| n.clone()))
+        });
+    if let Some(name) = preferred {
+        db.set_sans_serif_family(name);
+    }
+    Arc::new(db)
+}
+
+/// Rasterizes `svg` at [`SCALE`] on a white background.
+pub fn render(svg: &str, fonts: Arc<fontdb::Database>) -> Result<Png, PngError> {
+    let has_text = !fonts.is_empty();
+    let opt = usvg::Options {
+        fontdb: fonts,
+        ..usvg::Options::default()
+    };
+    let tree = usvg::Tree::from_str(svg, &opt).map_err(|e| PngError::Svg(e.to_string()))?;
+    let size = tree.size();
+    let too_big = || PngError::Size {
+        width: size.width() * SCALE,
+        height: size.height() * SCALE,
+    };
+    let px = size.to_int_size().scale_by(SCALE).ok_or_else(too_big)?;
+    let mut pixmap = tiny_skia::Pixmap::new(px.width(), px.height()).ok_or_else(too_big)?;
+    pixmap.fill(tiny_skia::Color::WHITE);
+    resvg::render(
+        &tree,
+        tiny_skia::Transform::from_scale(SCALE, SCALE),
+        &mut pixmap.as_mut(),
+    );
+    let bytes = pixmap
+        .encode_png()
+        .map_err(|e| PngError::Encode(e.to_string()))?;
+    Ok(Png {
+        bytes,
+        width: px.width(),
+        height: px.height(),
+        has_text,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn renders_at_twice_the_size_even_without_fonts() {
+        let c = crate::compare::build(&[crate::report::fixture_run()], 0, 2.0);
+        let svg = crate::report::svg::test_chart(&c, "syscall").unwrap();
+        let png = render(&svg.document(), Arc::new(fontdb::Database::new())).unwrap();
+        assert!(!png.has_text);
+        assert_eq!(png.width, (svg.width * 2.0).round() as u32);
+        assert_eq!(png.height, (svg.height * 2.0).round() as u32);
+        assert_eq!(&png.bytes[..8], b"\x89PNG\r\n\x1a\n");
+    }
+
+    #[test]
+    fn bad_svg_is_an_error_not_a_panic() {
+        let e = render("<svg", Arc::new(fontdb::Database::new())).unwrap_err();
+        assert!(e.to_string().contains("not valid SVG"), "{e}");
+    }
+}

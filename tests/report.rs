@@ -1,0 +1,495 @@
+//! `sysperf report` and `sysperf plot` from the outside: the HTML file is self-contained and
+//! escapes what machines and people wrote, the figures are valid SVG and PNG, bad input exits
+//! 2, and the report renders in a real browser (headless Chromium) without console errors.
+//!
+//! The runs are quick smoke runs made once for the whole file: their figures are checked for
+//! presence, never for speed.
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+use std::io::Read;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+const SELECTION: &[&str] = &[
+    "syscall",
+    "pipeself4",
+    "pipeback4",
+    "forks0",
+    "gausspage.1",
+    "gausspage.10",
+    "gausspage.inf",
+    "seqpage",
+];
+const HOSTILE: &str = "<script>alert(1)</script>";
+
+fn sysperf(db: &Path) -> Command {
+    let mut c = Command::cargo_bin("sysperf").unwrap();
+    c.env("SYSPERF_DB", db).env("NO_COLOR", "1");
+    c
+}
+
+/// Where this test binary keeps its store: under cargo's scratch directory, one per process.
+/// Directories of earlier processes that are gone are removed first.
+fn scratch() -> PathBuf {
+    let root = Path::new(env!("CARGO_TARGET_TMPDIR"));
+    if let Ok(entries) = std::fs::read_dir(root) {
+        for e in entries.flatten() {
+            let name = e.file_name().to_string_lossy().to_string();
+            if let Some(pid) = name.strip_prefix("report-test-") {
+                if !Path::new("/proc").join(pid).exists() {
+                    let _ = std::fs::remove_dir_all(e.path());
+                }
+            }
+        }
+    }
+    let dir = root.join(format!("report-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// A store with three quick runs labelled "a", "b" and a hostile label, made once.
+fn store() -> &'static Path {
+    static DB: OnceLock<PathBuf> = OnceLock::new();
+    DB.get_or_init(|| {
+        let db = scratch().join("runs.db");
+        for label in ["a", "b", HOSTILE] {
+            let out = sysperf(&db)
+                .arg("run")
+                .args(SELECTION)
+                .args(["--quick", "--label", label])
+                .output()
+                .unwrap();
+            assert!(
+                out.status.success(),
+                "quick run {label}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        db
+    })
+}
+
+fn run_id(label: &str) -> String {
+    let out = sysperf(store())
+        .args(["show", label, "--json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    v["id"].as_str().unwrap().to_string()
+}
+
+fn tmp() -> tempfile::TempDir {
+    tempfile::tempdir().unwrap()
+}
+
+/// Width and height from a PNG's IHDR chunk.
+fn png_size(bytes: &[u8]) -> (u32, u32) {
+    assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n", "not a PNG");
+    assert_eq!(&bytes[12..16], b"IHDR");
+    let be = |b: &[u8]| u32::from_be_bytes([b[0], b[1], b[2], b[3]]);
+    (be(&bytes[16..20]), be(&bytes[20..24]))
+}
+
+/// The number after `name="` in the root element of an SVG document.
+fn svg_attr(svg: &str, name: &str) -> f64 {
+    let key = format!(" {name}=\"");
+    let at = svg.find(&key).unwrap() + key.len();
+    svg[at..].split('"').next().unwrap().parse().unwrap()
+}
+
+#[test]
+fn report_is_one_self_contained_file() {
+    let dir = tmp();
+    let out = dir.path().join("r.html");
+    sysperf(store())
+        .args(["report", "a", "b", "-o"])
+        .arg(&out)
+        .assert()
+        .success()
+        .stderr(predicate::str::contains(out.display().to_string()));
+    let page = std::fs::read_to_string(&out).unwrap();
+    for remote in [
+        "http://", "https://", "@import", "url(", "<script", "<link", " src=",
+    ] {
+        assert!(!page.contains(remote), "the report contains {remote:?}");
+    }
+    for label in ["a", "b"] {
+        assert!(page.contains(&run_id(label)), "run {label}'s id is missing");
+    }
+    assert!(page.contains("<table"));
+    // syscall, ipc, fork and paging bars, and the paging figure.
+    assert!(page.matches("<svg").count() >= 5, "charts are missing");
+    assert!(page.contains("Content-Security-Policy"));
+}
+
+#[test]
+fn report_baseline_and_noise_are_honoured() {
+    let dir = tmp();
+    let out = dir.path().join("r.html");
+    sysperf(store())
+        .args(["report", "a", "b", "--baseline", "b", "--noise", "50", "-o"])
+        .arg(&out)
+        .assert()
+        .success();
+    let page = std::fs::read_to_string(&out).unwrap();
+    assert!(page.contains("against the baseline b"));
+    assert!(page.contains("\u{b1}50%"));
+}
+
+#[test]
+fn plot_writes_svg_and_png() {
+    let dir = tmp();
+    let svg_path = dir.path().join("x.svg");
+    let png_path = dir.path().join("x.png");
+    for path in [&svg_path, &png_path] {
+        sysperf(store())
+            .args(["plot", "a", "b", "--test", "syscall", "-o"])
+            .arg(path)
+            .assert()
+            .success()
+            .stderr(predicate::str::contains(path.display().to_string()));
+    }
+    let svg = std::fs::read_to_string(&svg_path).unwrap();
+    assert!(svg.starts_with("<?xml") && svg.contains("<svg xmlns=\"http://www.w3.org/2000/svg\""));
+    assert!(svg.trim_end().ends_with("</svg>"));
+    assert!(svg.contains(">syscall</text>") && svg.contains("(baseline)"));
+
+    // The PNG is the same figure at twice the size, and has something drawn on it.
+    let bytes = std::fs::read(&png_path).unwrap();
+    let (w, h) = png_size(&bytes);
+    assert_eq!(w, (svg_attr(&svg, "width") * 2.0).round() as u32);
+    assert_eq!(h, (svg_attr(&svg, "height") * 2.0).round() as u32);
+    let decoder = png::Decoder::new(std::io::Cursor::new(&bytes));
+    let mut reader = decoder.read_info().unwrap();
+    let mut buf = vec![0; reader.output_buffer_size().unwrap()];
+    let frame = reader.next_frame(&mut buf).unwrap();
+    let pixels = &buf[..frame.buffer_size()];
+    let px = frame.color_type.samples();
+    let first = &pixels[..px];
+    assert!(
+        pixels.chunks(px).any(|p| p != first),
+        "the PNG is all one colour"
+    );
+
+    let paging = dir.path().join("p.svg");
+    sysperf(store())
+        .args(["plot", "a", "b", "--group", "paging", "-o"])
+        .arg(&paging)
+        .assert()
+        .success();
+    let paging = std::fs::read_to_string(&paging).unwrap();
+    assert!(paging.contains("Gaussian page walks") && paging.contains(">gausspage.inf</text>"));
+}
+
+#[test]
+fn bad_report_and_plot_input_exits_2() {
+    let dir = tmp();
+    let o = |name: &str| dir.path().join(name).display().to_string();
+    let cases: Vec<(Vec<String>, &str)> = vec![
+        (
+            vec![
+                "plot".into(),
+                "a".into(),
+                "--test".into(),
+                "nosuch".into(),
+                "-o".into(),
+                o("x.svg"),
+            ],
+            "pipeback4",
+        ),
+        (
+            vec![
+                "plot".into(),
+                "a".into(),
+                "--test".into(),
+                "csw".into(),
+                "-o".into(),
+                o("x.svg"),
+            ],
+            "none of these runs has it",
+        ),
+        (
+            vec![
+                "plot".into(),
+                "a".into(),
+                "--group".into(),
+                "nosuch".into(),
+                "-o".into(),
+                o("x.svg"),
+            ],
+            "syscall, ipc, fork, exec, paging",
+        ),
+        (
+            vec![
+                "plot".into(),
+                "a".into(),
+                "--group".into(),
+                "exec".into(),
+                "-o".into(),
+                o("x.svg"),
+            ],
+            "none of these runs",
+        ),
+        (
+            vec![
+                "plot".into(),
+                "a".into(),
+                "--test".into(),
+                "syscall".into(),
+                "-o".into(),
+                o("x.jpg"),
+            ],
+            ".svg or .png",
+        ),
+        (
+            vec![
+                "plot".into(),
+                "a".into(),
+                "--test".into(),
+                "syscall".into(),
+                "-o".into(),
+                o("noext"),
+            ],
+            ".svg or .png",
+        ),
+        (
+            vec![
+                "plot".into(),
+                "a".into(),
+                "--test".into(),
+                "syscall".into(),
+                "--group".into(),
+                "ipc".into(),
+                "-o".into(),
+                o("x.svg"),
+            ],
+            "cannot be used with",
+        ),
+        (
+            vec!["plot".into(), "a".into(), "-o".into(), o("x.svg")],
+            "--test",
+        ),
+        (
+            vec![
+                "plot".into(),
+                "--test".into(),
+                "syscall".into(),
+                "-o".into(),
+                o("x.svg"),
+            ],
+            "RUN",
+        ),
+        (
+            vec![
+                "report".into(),
+                "nosuchrun".into(),
+                "-o".into(),
+                o("r.html"),
+            ],
+            "no run matches",
+        ),
+        (vec!["report".into(), "-o".into(), o("r.html")], "RUN"),
+        (vec!["report".into(), "a".into()], "--output"),
+        (
+            vec![
+                "report".into(),
+                "a".into(),
+                "--noise".into(),
+                "-1".into(),
+                "-o".into(),
+                o("r.html"),
+            ],
+            "percentage from 0 to 1000",
+        ),
+        (
+            vec![
+                "report".into(),
+                "a".into(),
+                "--noise".into(),
+                "NaN".into(),
+                "-o".into(),
+                o("r.html"),
+            ],
+            "percentage from 0 to 1000",
+        ),
+        (
+            vec![
+                "report".into(),
+                "a".into(),
+                "--baseline".into(),
+                "nosuch".into(),
+                "-o".into(),
+                o("r.html"),
+            ],
+            "no run matches 'nosuch'",
+        ),
+    ];
+    for (args, needle) in &cases {
+        let out = sysperf(store()).args(args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(needle), "{args:?}: {err:?} lacks {needle:?}");
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+    }
+    assert!(!dir.path().join("x.svg").exists() && !dir.path().join("r.html").exists());
+}
+
+/// Chromium's executable, if installed.
+fn chromium() -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    ["chromium", "chromium-browser"].iter().find_map(|name| {
+        std::env::split_paths(&path)
+            .map(|d| d.join(name))
+            .find(|p| p.is_file())
+    })
+}
+
+fn in_ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "0" && v != "false")
+}
+
+/// Runs headless Chromium on `page` with `extra` arguments, killed after 60 s; returns what
+/// it printed on stdout and stderr.
+fn headless(bin: &Path, page: &Path, extra: &[String], scratch: &Path) -> (String, String) {
+    let profile = tempfile::tempdir_in(scratch).unwrap();
+    let (out_path, err_path) = (scratch.join("stdout"), scratch.join("stderr"));
+    let mut child = std::process::Command::new(bin)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-dev-shm-usage",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--enable-logging=stderr",
+            "--v=0",
+            "--virtual-time-budget=2000",
+        ])
+        .arg(format!("--user-data-dir={}", profile.path().display()))
+        .args(extra)
+        .arg(format!("file://{}", page.display()))
+        .stdin(Stdio::null())
+        // Files, not pipes: the DOM is larger than a pipe holds, and nobody reads until exit.
+        .stdout(std::fs::File::create(&out_path).unwrap())
+        .stderr(std::fs::File::create(&err_path).unwrap())
+        // Its own process group, so a hung browser is killed with all its helpers.
+        .process_group(0)
+        .spawn()
+        .expect("starting chromium");
+    let start = Instant::now();
+    loop {
+        if child.try_wait().unwrap().is_some() {
+            break;
+        }
+        if start.elapsed() > Duration::from_secs(60) {
+            let _ = sysperf::sys::kill(-(child.id() as i32), libc::SIGKILL);
+            let _ = child.wait();
+            panic!("chromium did not finish in 60 s");
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let read = |p: &Path| {
+        let mut s = String::new();
+        std::fs::File::open(p)
+            .unwrap()
+            .read_to_string(&mut s)
+            .unwrap();
+        s
+    };
+    (read(&out_path), read(&err_path))
+}
+
+/// Lines of Chromium's log that are console messages or blocked or failed loads. The report
+/// has no script, so any console message at all is an error or a policy violation.
+fn console_errors(stderr: &str) -> Vec<&str> {
+    stderr
+        .lines()
+        .filter(|l| {
+            l.contains("CONSOLE")
+                || l.contains("Uncaught")
+                || l.contains("Refused to load")
+                || l.contains("net::ERR_")
+                || l.contains("Content Security Policy")
+        })
+        .collect()
+}
+
+#[test]
+fn report_renders_in_a_real_browser() {
+    let Some(bin) = chromium() else {
+        assert!(
+            !in_ci(),
+            "chromium is not installed, and CI is set; .ci/run installs it (apt-get install chromium)"
+        );
+        eprintln!("skipped: chromium not found (Debian: apt-get install chromium)");
+        return;
+    };
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let page = dir.path().join("report.html");
+    sysperf(store())
+        .args(["report", "a", "b", HOSTILE, "-o"])
+        .arg(&page)
+        .assert()
+        .success();
+
+    // The detector must see what it is meant to see: a page that breaks the rules is caught.
+    let bad = dir.path().join("bad.html");
+    std::fs::write(
+        &bad,
+        "<!DOCTYPE html><html><head><meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'\"></head><body><img src=\"missing.png\"><script>throw new Error('boom')</script></body></html>",
+    )
+    .unwrap();
+    let (_, err) = headless(&bin, &bad, &["--dump-dom".into()], dir.path());
+    assert!(
+        !console_errors(&err).is_empty(),
+        "the console check misses a broken page; Chromium's log format changed?\n{err}"
+    );
+
+    let (dom, err) = headless(&bin, &page, &["--dump-dom".into()], dir.path());
+    let errors = console_errors(&err);
+    assert!(errors.is_empty(), "console errors:\n{}", errors.join("\n"));
+    assert!(dom.contains("<h1>sysperf report</h1>"), "no DOM:\n{err}");
+    assert!(
+        dom.matches("<tr").count() >= SELECTION.len(),
+        "comparison table rows missing"
+    );
+    assert!(dom.matches("<svg").count() >= 5, "charts missing");
+    assert!(dom.contains("<rect"), "charts have no bars");
+    // The hostile label is text in the document, never an element.
+    assert!(dom.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
+    assert!(
+        !dom.contains("<script"),
+        "a script element got into the page"
+    );
+
+    let shot = dir.path().join("report.png");
+    let (_, err) = headless(
+        &bin,
+        &page,
+        &[
+            format!("--screenshot={}", shot.display()),
+            "--window-size=1400,3000".into(),
+        ],
+        dir.path(),
+    );
+    let size = std::fs::metadata(&shot)
+        .unwrap_or_else(|e| panic!("no screenshot ({e}):\n{err}"))
+        .len();
+    assert!(size > 10_000, "screenshot is only {size} bytes");
+    let bytes = std::fs::read(&shot).unwrap();
+    assert_eq!(png_size(&bytes), (1400, 3000));
+    // Kept where people and CI can look at it.
+    let keep = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .parent()
+        .unwrap()
+        .join("report-screenshot.png");
+    std::fs::copy(&shot, &keep).unwrap();
+    eprintln!("screenshot: {}", keep.display());
+}
