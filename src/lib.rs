@@ -9,7 +9,8 @@
 //! - [`store`]: the embedded SQLite store of runs;
 //! - [`compare`]: runs side by side, ratios with bootstrap intervals and verdicts;
 //! - [`derived`]: figures computed from several results (context switch, exec overhead, ...);
-//! - [`report`]: pure functions from runs to bytes (tables, JSON).
+//! - [`report`]: pure functions from runs to bytes (tables, JSON);
+//! - [`trace`]: `sysperf trace`, a benchmark observed through the kernel's trace points.
 
 pub mod bench;
 pub mod compare;
@@ -22,6 +23,7 @@ pub mod report;
 pub mod stats;
 pub mod store;
 pub mod sys;
+pub mod trace;
 
 /// Exit codes, documented in the README and `sysperf --help`.
 pub mod exit {
