@@ -5,6 +5,7 @@
 
 pub mod json;
 pub mod table;
+pub mod trace;
 
 /// Seconds for the paper's operation count from nanoseconds per operation.
 pub fn scaled_s(ns_per_op: f64, paper_count: u64) -> f64 {
