@@ -407,3 +407,39 @@ fn bad_usage_is_exit_2_before_anything_is_traced() {
         assert!(!err.contains("panicked"), "{args:?}: {err}");
     }
 }
+
+#[test]
+fn an_instance_left_by_a_killed_sysperf_is_removed_by_the_next_trace() {
+    if !permitted() {
+        return;
+    }
+    let tag = "trace-sigkill";
+    let mut child = std::process::Command::new(exe())
+        .env("SYSPERF_TEST_TAG", tag)
+        .args(["trace", "csw", "--iterations", "100000000"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mine = format!("sysperf-{}", child.id());
+    wait_for("the instance", || sysperf_instances().contains(&mine));
+    // SIGKILL: no cleanup can run; the workers die with their parent (PR_SET_PDEATHSIG).
+    child.kill().unwrap();
+    child.wait().unwrap();
+    wait_for("the workers to die", || leftover_workers(tag).is_empty());
+    let out = sysperf()
+        .args([
+            "trace",
+            "syscall",
+            "--iterations",
+            "10",
+            "--events",
+            "syscalls",
+        ])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    // This trace removed it (and said so), unless a trace of a parallel test came first.
+    assert!(!sysperf_instances().contains(&mine), "{err}");
+}

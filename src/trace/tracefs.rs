@@ -190,7 +190,7 @@ pub fn sweep_stale(fs: &Tracefs) -> Vec<String> {
         };
         // A live process's instance is its own (another sysperf tracing now); one with our
         // pid is replaced by Instance::create.
-        if pid == sys::getpid() || Path::new(&format!("/proc/{pid}")).exists() {
+        if pid == sys::getpid() || alive(pid) {
             continue;
         }
         if fs::remove_dir(e.path()).is_ok() {
@@ -198,6 +198,19 @@ pub fn sweep_stale(fs: &Tracefs) -> Vec<String> {
         }
     }
     removed
+}
+
+/// Whether `pid` is a live process; a zombie (dead, not yet reaped) is not.
+fn alive(pid: i32) -> bool {
+    match fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => !matches!(
+            stat.rsplit(')')
+                .next()
+                .and_then(|s| s.split_whitespace().next()),
+            Some("Z" | "X")
+        ),
+        Err(_) => false,
+    }
 }
 
 /// A tracefs instance: created stopped, removed on drop.
