@@ -281,7 +281,12 @@ fn ctrl_c_midway_leaves_no_instance_worker_or_child() {
     assert_eq!(status.code(), Some(130), "{err}");
     assert!(err.contains("interrupted"), "{err}");
     let left = sysperf_instances();
-    assert!(!left.iter().any(|n| n.starts_with(&mine)), "{left:?}");
+    assert!(
+        !left
+            .iter()
+            .any(|n| *n == mine || n.starts_with(&format!("{mine}-"))),
+        "{left:?}"
+    );
     assert!(
         leftover_workers(tag).is_empty(),
         "{:?}",
@@ -295,7 +300,7 @@ fn a_run_that_times_out_fails_and_leaves_nothing() {
         return;
     }
     let tag = "trace-timeout";
-    let out = sysperf()
+    let child = std::process::Command::new(exe())
         .env("SYSPERF_TEST_TAG", tag)
         .args([
             "trace",
@@ -307,26 +312,23 @@ fn a_run_that_times_out_fails_and_leaves_nothing() {
             "--events",
             "sched,block",
         ])
-        .timeout(Duration::from_secs(120))
-        .output()
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
         .unwrap();
+    let mine = format!("sysperf-{}", child.id());
+    let out = child.wait_with_output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(err.contains("timed out"), "{err}");
-    // Neither this command's instances nor its workers remain (its pid is gone, so any
-    // instance of a dead sysperf counts).
-    let stale: Vec<String> = sysperf_instances()
-        .into_iter()
-        .filter(|n| {
-            let pid = n
-                .trim_start_matches("sysperf-")
-                .split('-')
-                .next()
-                .unwrap_or("");
-            !std::path::Path::new(&format!("/proc/{pid}")).exists()
-        })
-        .collect();
-    assert!(stale.is_empty(), "{stale:?}");
+    // Neither of its instances (main and block) nor its workers remain.
+    let left = sysperf_instances();
+    assert!(
+        !left
+            .iter()
+            .any(|n| *n == mine || n.starts_with(&format!("{mine}-"))),
+        "{left:?}"
+    );
     assert!(leftover_workers(tag).is_empty());
 }
 
