@@ -312,6 +312,12 @@ fn trace_cmd(a: TraceArgs) -> Result<i32> {
     } else {
         write!(out, "{}", report::trace::render(&traced.report))?;
     }
+    out.flush()?;
+    // Counts from an overwritten ring buffer are not the kernel's: shown, but not a success.
+    if traced.report.runs.iter().any(|r| r.lost_events > 0) {
+        eprintln!("sysperf: events were lost, so the counts are incomplete; raise --buffer-kb or lower --iterations");
+        return Ok(exit::FAILURE);
+    }
     Ok(exit::OK)
 }
 

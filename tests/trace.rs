@@ -445,3 +445,33 @@ fn an_instance_left_by_a_killed_sysperf_is_removed_by_the_next_trace() {
     // This trace removed it (and said so), unless a trace of a parallel test came first.
     assert!(!sysperf_instances().contains(&mine), "{err}");
 }
+
+#[test]
+fn lost_events_are_reported_and_fail_the_command() {
+    if !permitted() {
+        return;
+    }
+    // 5000 system calls cannot fit in 8 KB; the buffer was chosen, so it is not raised.
+    let out = sysperf()
+        .args([
+            "trace",
+            "syscall",
+            "--iterations",
+            "5000",
+            "--buffer-kb",
+            "8",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("events were lost"), "{err}");
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(v["runs"][1]["lost_events"].as_u64().unwrap() > 0);
+    assert!(v["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|w| w.as_str().unwrap().contains("raise --buffer-kb")));
+}
