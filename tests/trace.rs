@@ -207,7 +207,8 @@ fn sysperf_instances() -> Vec<String> {
         .collect()
 }
 
-/// Live (non-zombie) processes named "sysperf:..." carrying `tag` in their environment.
+/// Live (non-zombie) processes named "sysperf:..." carrying `tag` in their environment. Tags
+/// carry this test process's pid: other checkouts may run these tests on the machine at once.
 fn leftover_workers(tag: &str) -> Vec<String> {
     let mut left = Vec::new();
     for e in std::fs::read_dir("/proc").unwrap().flatten() {
@@ -246,7 +247,7 @@ fn ctrl_c_midway_leaves_no_instance_worker_or_child() {
     if !permitted() {
         return;
     }
-    let tag = "trace-ctrl-c";
+    let tag = &format!("trace-ctrl-c-{}", std::process::id());
     let mut child = std::process::Command::new(exe())
         .env("SYSPERF_TEST_TAG", tag)
         .args(["trace", "csw", "--iterations", "100000000"])
@@ -299,7 +300,7 @@ fn a_run_that_times_out_fails_and_leaves_nothing() {
     if !permitted() {
         return;
     }
-    let tag = "trace-timeout";
+    let tag = &format!("trace-timeout-{}", std::process::id());
     let child = std::process::Command::new(exe())
         .env("SYSPERF_TEST_TAG", tag)
         .args([
@@ -415,7 +416,7 @@ fn an_instance_left_by_a_killed_sysperf_is_removed_by_the_next_trace() {
     if !permitted() {
         return;
     }
-    let tag = "trace-sigkill";
+    let tag = &format!("trace-sigkill-{}", std::process::id());
     let mut child = std::process::Command::new(exe())
         .env("SYSPERF_TEST_TAG", tag)
         .args(["trace", "csw", "--iterations", "100000000"])
