@@ -11,7 +11,8 @@
 //! - [`derived`]: figures computed from several results (context switch, exec overhead, ...);
 //! - [`exchange`]: the export file that moves runs between machines, and its validation;
 //! - [`reference`]: the papers' published figures as read-only reference runs;
-//! - [`report`]: pure functions from runs and comparisons to bytes (tables, Markdown, CSV, JSON).
+//! - [`report`]: pure functions from runs and comparisons to bytes (tables, Markdown, CSV, JSON, SVG, HTML);
+//! - [`trace`]: `sysperf trace`, a benchmark observed through the kernel's trace points.
 
 pub mod bench;
 pub mod compare;
@@ -26,6 +27,7 @@ pub mod report;
 pub mod stats;
 pub mod store;
 pub mod sys;
+pub mod trace;
 
 /// Exit codes, documented in the README and `sysperf --help`.
 pub mod exit {

@@ -19,7 +19,7 @@ use sysperf::harness::placement::{self, CpuChoice, Mode};
 use sysperf::harness::{self, Event, Options};
 use sysperf::model::{Run, RunParams, TrialKind};
 use sysperf::store::{self, Store};
-use sysperf::{bench, compare, derived, exit, fingerprint, reference, report, sys};
+use sysperf::{bench, compare, derived, exit, fingerprint, reference, report, sys, trace};
 
 const AFTER_HELP: &str = "\
 Exit codes: 0 ok; 1 failure; 2 bad usage or input (unknown benchmark, bad number, unusable
@@ -116,6 +116,10 @@ enum Cmd {
         after_help = "Groups: syscall (system call and signals), ipc (pipes and datagram sockets), fork (fork and vfork), exec, paging (bars and the gausspage figure), other.\n\nBars are medians with 95% confidence whiskers, one colour per run; the first run is the baseline of the verdicts written beside the bars. PNG images are drawn at twice the SVG's size."
     )]
     Plot(PlotArgs),
+    /// Trace one benchmark with the kernel's trace points: system calls, context switches,
+    /// page cache and block I/O, per operation.
+    #[command(after_help = TRACE_HELP)]
+    Trace(TraceArgs),
     /// Write the embedded null job or big job to a file, e.g. to time it with other tools.
     Job {
         #[arg(value_parser = ["null", "big"])]
@@ -189,6 +193,52 @@ struct CompareArgs {
     csv: bool,
     #[command(flatten)]
     db: DbArg,
+}
+
+const TRACE_HELP: &str = "\
+Event sets (--events, comma-separated; default syscalls,sched):
+  syscalls   raw_syscalls:sys_enter: system calls per operation, by name
+  sched      switches (voluntary, preempted), wakeups, wake-up latency, migrations, forks
+  pagecache  filemap and readahead events: pages requested and missed, hit ratio, read-ahead
+             pages and the share of them used (as the paper's section 3.2.6 measured)
+  block      block_rq_issue/complete: requests, bytes, latency (traced system-wide)
+or any events as system:name (see available_events in tracefs), mixed freely.
+
+Method: the benchmark runs twice in its worker, at N and 2N iterations, traced in a tracefs
+instance of sysperf's own (instances/sysperf-<pid>) that follows sysperf's children; per
+operation = difference of the two runs' counts / difference of their operations, which cancels
+start-up, setup and teardown. Needs root (or CAP_SYS_ADMIN); when tracefs is not mounted,
+sysperf mounts it privately for itself. The instance is removed on every exit, Ctrl-C included.";
+
+#[derive(Args)]
+struct TraceArgs {
+    /// The benchmark to trace (an id from 'sysperf list').
+    id: String,
+    /// Event sets (syscalls, sched, pagecache, block) and/or events as system:name.
+    #[arg(long, value_name = "SET|LIST", default_value = trace::DEFAULT_EVENTS)]
+    events: String,
+    /// Ring buffer size per CPU in KB (default 4096, raised automatically if events are lost).
+    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = clap::value_parser!(u64).range(1..=1_048_576))]
+    buffer_kb: Option<u64>,
+    /// Iterations of the first traced run (the second runs twice as many); default: calibrated
+    /// to about 10 ms, at most 5000.
+    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = clap::value_parser!(u64).range(1..=1_000_000_000))]
+    iterations: Option<u64>,
+    /// Also write the text traces of both runs to FILE.
+    #[arg(long, value_name = "FILE")]
+    raw: Option<PathBuf>,
+    /// Where two-process benchmarks run: both on one CPU, on two CPUs, or where the scheduler puts them.
+    #[arg(long, value_enum, default_value_t = Mode::Same)]
+    placement: Mode,
+    /// CPUs to use, e.g. 1 or 0-3,5 (default: the allowed CPUs, last first).
+    #[arg(long, value_name = "LIST")]
+    cpu: Option<String>,
+    /// Kill a traced run (and fail) when it runs longer than this many seconds.
+    #[arg(long, value_name = "S", default_value_t = 60.0, allow_negative_numbers = true, value_parser = parse_seconds)]
+    timeout: f64,
+    /// Print the summary as JSON.
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(Args)]
@@ -323,7 +373,108 @@ fn dispatch(cli: Cli) -> Result<i32> {
         Cmd::Report(a) => report_cmd(a),
         Cmd::Plot(a) => plot(a),
         Cmd::Job { which, output } => job(&which, &output),
+        Cmd::Trace(a) => trace_cmd(a),
     }
+}
+
+fn trace_cmd(a: TraceArgs) -> Result<i32> {
+    // Everything the user gave is checked before tracefs is touched.
+    let spec = match bench::select(std::slice::from_ref(&a.id))?.as_slice() {
+        [one] => *one,
+        many => {
+            return Err(InputError::InvalidValue {
+                what: "benchmark",
+                value: a.id.clone(),
+                why: format!(
+                    "trace takes one benchmark; this matches {} ({})",
+                    many.len(),
+                    many.iter().map(|s| s.id).collect::<Vec<_>>().join(", ")
+                ),
+            }
+            .into())
+        }
+    };
+    let selection = trace::parse_selection(&a.events)?;
+    let allowed = sys::get_affinity().context("reading the CPUs this process may use")?;
+    let requested = a.cpu.as_deref().map(placement::parse_list).transpose()?;
+    let cpus = CpuChoice::new(requested, &allowed)?;
+    let plan = placement::plan(a.placement, spec.shape, &cpus)?;
+    if let Some(raw) = &a.raw {
+        let parent = raw
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(std::path::Path::new("."));
+        if raw.is_dir() || !parent.is_dir() {
+            return Err(InputError::InvalidValue {
+                what: "--raw",
+                value: raw.display().to_string(),
+                why: "name a file in an existing directory".into(),
+            }
+            .into());
+        }
+    }
+    let opts = trace::Options {
+        spec,
+        plan,
+        selection,
+        buffer_kb: a.buffer_kb,
+        iterations: a.iterations,
+        worker_exe: std::env::current_exe()
+            .context("finding the sysperf executable to start workers from")?,
+        timeout: Duration::from_secs_f64(a.timeout),
+        keep_raw: a.raw.is_some(),
+    };
+
+    // Ctrl-C and termination stop the trace; the worker is killed, the instance removed.
+    let stop = stop_flag()?;
+
+    let traced = match trace::trace(&opts, &stop, &|m| eprintln!("sysperf: {m}")) {
+        Ok(t) => t,
+        Err(trace::TraceError::Interrupted) => {
+            eprintln!(
+                "sysperf: interrupted; the worker was stopped and the trace instance removed"
+            );
+            return Ok(exit::INTERRUPTED);
+        }
+        Err(trace::TraceError::Input(e)) => return Err(e.into()),
+        Err(e) => return Err(e.into()),
+    };
+    if let (Some(path), Some(text)) = (&a.raw, &traced.raw) {
+        std::fs::write(path, text)
+            .with_context(|| format!("writing the raw trace to {}", path.display()))?;
+        eprintln!("sysperf: raw trace written to {}", path.display());
+    }
+    let mut out = std::io::stdout().lock();
+    if a.json {
+        serde_json::to_writer_pretty(&mut out, &traced.report)?;
+        writeln!(out)?;
+    } else {
+        write!(out, "{}", report::trace::render(&traced.report))?;
+    }
+    out.flush()?;
+    // Counts from an overwritten ring buffer are not the kernel's: shown, but not a success.
+    if traced.report.runs.iter().any(|r| r.lost_events > 0) {
+        eprintln!("sysperf: events were lost, so the counts are incomplete; raise --buffer-kb or lower --iterations");
+        return Ok(exit::FAILURE);
+    }
+    Ok(exit::OK)
+}
+
+/// A flag that SIGINT, SIGTERM and SIGHUP raise, for commands that run workers: they check it,
+/// kill their worker's process group and clean up, instead of dying with things left behind.
+/// Also makes this process the reaper of any orphaned descendants.
+fn stop_flag() -> Result<Arc<AtomicBool>> {
+    let stop = Arc::new(AtomicBool::new(false));
+    for sig in [
+        signal_hook::consts::SIGINT,
+        signal_hook::consts::SIGTERM,
+        signal_hook::consts::SIGHUP,
+    ] {
+        signal_hook::flag::register(sig, Arc::clone(&stop))
+            .context("installing the signal handler")?;
+    }
+    sys::set_child_subreaper();
+    Ok(stop)
 }
 
 fn open_store(db: &DbArg) -> Result<Store> {
@@ -439,16 +590,7 @@ fn run(a: RunArgs) -> Result<i32> {
         .context("recording the run in the store")?;
 
     // 3. Ctrl-C and termination stop the run between trials; workers are killed, never left.
-    let stop = Arc::new(AtomicBool::new(false));
-    for sig in [
-        signal_hook::consts::SIGINT,
-        signal_hook::consts::SIGTERM,
-        signal_hook::consts::SIGHUP,
-    ] {
-        signal_hook::flag::register(sig, Arc::clone(&stop))
-            .context("installing the signal handler")?;
-    }
-    sys::set_child_subreaper();
+    let stop = stop_flag()?;
 
     // 4. Measure.
     let bar = progress_bar(specs.len() as u64 * (trials as u64 + u64::from(warmup) + 3));

@@ -607,6 +607,60 @@ pub fn random_bytes(buf: &mut [u8]) -> io::Result<()> {
     Ok(())
 }
 
+/// The effective user id (0 for root).
+pub fn euid() -> u32 {
+    // SAFETY: geteuid cannot fail.
+    unsafe { libc::geteuid() }
+}
+
+/// Moves this process into a mount namespace of its own, in which mounts made afterwards are
+/// seen by this process and its children only and vanish with them (however they end), and
+/// no mount event propagates back to the rest of the system (the tree is made a slave of its
+/// origin). Needs CAP_SYS_ADMIN. Call while single-threaded: it affects the calling thread.
+pub fn private_mount_namespace() -> io::Result<()> {
+    // SAFETY: unshare takes a flag word.
+    cvt(unsafe { libc::unshare(libc::CLONE_NEWNS) })?;
+    // SAFETY: a propagation change on "/": no source, type or data (null pointers allowed).
+    cvt(unsafe {
+        libc::mount(
+            std::ptr::null(),
+            c"/".as_ptr(),
+            std::ptr::null(),
+            libc::MS_REC | libc::MS_SLAVE,
+            std::ptr::null(),
+        )
+    })?;
+    Ok(())
+}
+
+/// mount -t `fstype` nodev `target`, for pseudo file systems without a device (tracefs).
+pub fn mount_pseudo(fstype: &CStr, target: &std::path::Path) -> io::Result<()> {
+    use std::os::unix::ffi::OsStrExt;
+    let t = std::ffi::CString::new(target.as_os_str().as_bytes())
+        .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
+    // SAFETY: all strings are NUL-terminated and outlive the call; no data.
+    cvt(unsafe {
+        libc::mount(
+            c"nodev".as_ptr(),
+            t.as_ptr(),
+            fstype.as_ptr(),
+            0,
+            std::ptr::null(),
+        )
+    })?;
+    Ok(())
+}
+
+/// Detaches the mount at `target` (umount2 with MNT_DETACH).
+pub fn unmount(target: &std::path::Path) -> io::Result<()> {
+    use std::os::unix::ffi::OsStrExt;
+    let t = std::ffi::CString::new(target.as_os_str().as_bytes())
+        .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
+    // SAFETY: a NUL-terminated path that outlives the call.
+    cvt(unsafe { libc::umount2(t.as_ptr(), libc::MNT_DETACH) })?;
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -290,9 +290,15 @@ fn a_seeded_regression_fails_the_gate_and_is_named() {
                 .as_f64()
                 .unwrap();
             let median_ns = r["summary"]["wall_ns_per_op"]["median"].as_f64().unwrap();
+            // Trials hold raw wall time: the overhead that the summary's median had subtracted
+            // goes back in, so that the comparison, which subtracts it again, sees the median.
+            let o = &exported["runs"][0]["overhead"];
+            let overhead_ns = o["timer_ns"].as_f64().unwrap()
+                + o["loop_ns_per_iteration"].as_f64().unwrap() * iterations;
             for t in r["trials"].as_array_mut().unwrap() {
                 t["iterations"] = (iterations as u64).into();
-                t["wall_ns"] = ((median_ns * iterations * factor) as u64).into();
+                t["wall_ns"] =
+                    ((median_ns * iterations * factor + overhead_ns).round() as u64).into();
             }
             for k in ["median", "ci_low", "ci_high", "min", "max", "mean"] {
                 r["summary"]["wall_ns_per_op"][k] = (median_ns * factor).into();
@@ -310,7 +316,12 @@ fn a_seeded_regression_fails_the_gate_and_is_named() {
         .output()
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(3), "{err}");
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "{err}\n{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(err.contains("5eed00000001 \"slow\", syscall: 1.2"), "{err}");
     let text = String::from_utf8_lossy(&out.stdout);

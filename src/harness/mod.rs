@@ -225,7 +225,7 @@ pub fn measure_overhead(opts: &Options, stop: &AtomicBool) -> Result<Overhead, S
 
 /// Next iteration count during calibration: aim 15% past the target, grow at least 2x and at
 /// most 100x per step so that a first very fast run cannot overshoot wildly.
-fn next_iterations(n: u64, wall_ns: u64, target_ns: u64) -> u64 {
+pub fn next_iterations(n: u64, wall_ns: u64, target_ns: u64) -> u64 {
     let factor = if wall_ns == 0 {
         100.0
     } else {
@@ -392,6 +392,37 @@ pub fn measure(
         });
     }
     Ok((result, warnings))
+}
+
+/// Why a trial run by [`run_trial`] gave no report.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TrialError {
+    Interrupted,
+    Failed(String),
+}
+
+/// Runs one trial of `spec` placed by `plan`, outside any calibration or trial plan, for
+/// commands that watch a worker from outside (`sysperf trace`). The same guarantees as every
+/// trial: the worker and its process group are killed on timeout or when `stop` is set.
+pub fn run_trial(
+    exe: &PathBuf,
+    spec: &Spec,
+    plan: &Plan,
+    iterations: u64,
+    timeout: Duration,
+    stop: &AtomicBool,
+) -> Result<Report, TrialError> {
+    let req = Request {
+        id: spec.id.to_string(),
+        iterations,
+        pin: plan.worker.clone(),
+        child_cpu: plan.child,
+    };
+    match run_worker(exe, &req, timeout, stop) {
+        Outcome::Done(r, _) => Ok(r),
+        Outcome::Failed(e, _) => Err(TrialError::Failed(e)),
+        Outcome::Interrupted => Err(TrialError::Interrupted),
+    }
 }
 
 /// Per-operation summary of the measured, successful trials; labels their outliers.

@@ -41,6 +41,8 @@ pub struct Report {
 }
 
 pub const OVERHEAD_ID: &str = "__overhead";
+/// Chunks the loop-overhead measurement is split into (see `overhead`).
+const OVERHEAD_CHUNKS: u64 = 50;
 
 /// Entry point of `sysperf __worker`; returns the process exit code.
 pub fn main(request: &str) -> i32 {
@@ -122,15 +124,25 @@ fn overhead(iterations: u64) -> Report {
         .collect();
     pairs.sort_unstable();
     let timer_ns = pairs[pairs.len() / 2] as f64;
+    // The loop runs in short chunks and the fastest chunk stands for all: interference (a
+    // preemption, an interrupt) can only make a chunk slower, and a single long loop on a busy
+    // machine would inflate the overhead that is then subtracted from every trial.
+    let chunk = (iterations / OVERHEAD_CHUNKS).max(1);
     let u0 = sys::usage_self_and_children();
-    let t0 = sys::monotonic_ns();
-    for i in 0..iterations {
-        black_box(i);
-    }
-    let t1 = sys::monotonic_ns();
+    let fastest = (0..OVERHEAD_CHUNKS)
+        .map(|_| {
+            let t0 = sys::monotonic_ns();
+            for i in 0..chunk {
+                black_box(i);
+            }
+            sys::monotonic_ns().saturating_sub(t0)
+        })
+        .min()
+        .unwrap_or(0);
     let u1 = sys::usage_self_and_children();
     Report {
-        wall_ns: t1.saturating_sub(t0),
+        // As if all `iterations` had run at the fastest chunk's pace.
+        wall_ns: fastest * iterations / chunk,
         usage: u1.since(&u0),
         timer_ns: Some(timer_ns),
         ..Report::default()

@@ -11,6 +11,7 @@ pub mod json;
 pub mod png;
 pub mod svg;
 pub mod table;
+pub mod trace;
 
 /// Text made safe for HTML and XML content and attribute values. Labels, hostnames, error
 /// messages and test ids all come from machines or people, so every one of them passes here.

@@ -1,0 +1,402 @@
+//! The `sysperf trace` summary as text: one section per event set, each row a count per
+//! operation (the difference of the two runs) beside its total in the longer run.
+//!
+//! Pure: from a [`TraceReport`] to a string. `--json` prints the report itself instead.
+
+use crate::trace::{Count, Dist, TraceReport};
+use std::fmt::Write;
+
+/// A per-operation figure: two decimals, or three significant digits when smaller.
+pub fn per_op(v: f64) -> String {
+    if !v.is_finite() {
+        "-".into()
+    } else if v == 0.0 {
+        "0".into()
+    } else if v.abs() >= 0.01 {
+        format!("{v:.2}")
+    } else {
+        format!("{v:.2e}")
+    }
+}
+
+/// 1234567 as "1,234,567".
+pub fn thousands(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+fn pct(r: Option<f64>) -> String {
+    r.map_or_else(|| "n/a".into(), |r| format!("{:.1}%", r * 100.0))
+}
+
+fn dist(d: &Option<Dist>, what: &str) -> String {
+    match d {
+        None => format!("no {what} to time"),
+        Some(d) => format!(
+            "median {:.0} us, 95th percentile {:.0} us, max {:.0} us (n = {})",
+            d.median,
+            d.p95,
+            d.max,
+            thousands(d.n as u64)
+        ),
+    }
+}
+
+/// "round trips", "touches".
+pub fn plural(unit: &str) -> String {
+    if unit.ends_with("ch") || unit.ends_with('s') || unit.ends_with("sh") {
+        format!("{unit}es")
+    } else {
+        format!("{unit}s")
+    }
+}
+
+const LABEL: usize = 44;
+
+fn row(out: &mut String, label: &str, c: Count) {
+    let _ = writeln!(
+        out,
+        "  {label:<LABEL$} {:>12} {:>12}",
+        per_op(c.per_op),
+        thousands(c.run_total)
+    );
+}
+
+fn header(out: &mut String, title: &str, unit: &str) {
+    let _ = writeln!(
+        out,
+        "\n{title:<w$} {:>12} {:>12}",
+        format!("per {unit}"),
+        "run 2",
+        w = LABEL + 2
+    );
+}
+
+pub fn render(r: &TraceReport) -> String {
+    let mut out = String::new();
+    let runs: Vec<String> = r.runs.iter().map(|x| thousands(x.iterations)).collect();
+    let d_ops = match (r.runs.first(), r.runs.last()) {
+        (Some(a), Some(b)) => b.ops.saturating_sub(a.ops),
+        _ => 0,
+    };
+    let _ = writeln!(out, "sysperf trace {}: {}", r.bench, r.paper);
+    let _ = writeln!(
+        out,
+        "runs of {} iterations, placement {} (CPU {}); per {} = (run 2 - run 1) / {} {}",
+        runs.join(" and "),
+        r.placement,
+        crate::harness::placement::format_list(&r.cpus),
+        r.unit,
+        thousands(d_ops),
+        plural(&r.unit)
+    );
+    let lost: u64 = r.runs.iter().map(|x| x.lost_events).sum();
+    let _ = writeln!(
+        out,
+        "tracefs {}{}, instance {}, ring buffer {} KB per CPU; {}",
+        r.tracefs,
+        if r.tracefs_mounted_by_sysperf {
+            " (mounted by sysperf, private to it)"
+        } else {
+            ""
+        },
+        r.instance,
+        r.buffer_kb,
+        if lost == 0 {
+            "no events lost".to_string()
+        } else {
+            format!("{} events LOST", thousands(lost))
+        }
+    );
+
+    if let Some(s) = &r.syscalls {
+        header(&mut out, "System calls", &r.unit);
+        row(&mut out, "all", s.total);
+        // A call whose count differs between the runs belongs to the timed loop; the others
+        // are start-up and teardown, folded into one row.
+        let (shown, rest): (Vec<_>, Vec<_>) = s
+            .by_name
+            .iter()
+            .partition(|c| (c.per_op * d_ops as f64).abs() >= 0.5);
+        for c in &shown {
+            row(
+                &mut out,
+                &c.name,
+                Count {
+                    per_op: c.per_op,
+                    run_total: c.run_total,
+                },
+            );
+        }
+        if !rest.is_empty() {
+            let total: u64 = rest.iter().map(|c| c.run_total).sum();
+            let per: f64 = rest.iter().map(|c| c.per_op).sum();
+            row(
+                &mut out,
+                &format!("{} other calls (start-up, setup, teardown)", rest.len()),
+                Count {
+                    per_op: per,
+                    run_total: total,
+                },
+            );
+        }
+    }
+    if let Some(s) = &r.sched {
+        header(&mut out, "Scheduling", &r.unit);
+        row(&mut out, "context switches", s.switches);
+        row(&mut out, "  voluntary (the process slept)", s.voluntary);
+        row(&mut out, "  involuntary (preempted)", s.involuntary);
+        if let Some(w) = s.wakeups {
+            row(&mut out, "wakeups", w);
+        }
+        if let Some(m) = s.migrations {
+            row(&mut out, "migrations to another CPU", m);
+        }
+        row(&mut out, "processes created", s.forks);
+        let _ = writeln!(
+            out,
+            "  wake-up latency, run 2: {}",
+            dist(&s.wakeup_latency_us, "wakeups")
+        );
+    }
+    if let Some(p) = &r.pagecache {
+        header(&mut out, "Page cache", &r.unit);
+        row(
+            &mut out,
+            "pages requested (reads and faults)",
+            p.requested_pages,
+        );
+        row(
+            &mut out,
+            "  missed (the request waited for I/O)",
+            p.missed_pages,
+        );
+        row(&mut out, "pages added to the cache", p.added_pages);
+        row(&mut out, "  read ahead", p.readahead_pages);
+        row(&mut out, "  read ahead, then used", p.readahead_used);
+        row(
+            &mut out,
+            "  read ahead, evicted unused",
+            p.readahead_evicted_unused,
+        );
+        row(&mut out, "pages removed from the cache", p.deleted_pages);
+        row(&mut out, "page faults on files", p.faults);
+        row(&mut out, "pages mapped around faults", p.mapped_pages);
+        row(&mut out, "synchronous read-aheads", p.sync_readaheads);
+        row(&mut out, "asynchronous read-aheads", p.async_readaheads);
+        let _ = writeln!(
+            out,
+            "  hit ratio: {} per {}, {} in run 2; read-ahead pages used: {} per {}, {} in run 2",
+            pct(p.hit_ratio_per_op),
+            r.unit,
+            pct(p.hit_ratio_run),
+            pct(p.readahead_used_share_per_op),
+            r.unit,
+            pct(p.readahead_used_share_run)
+        );
+    }
+    if let Some(b) = &r.block {
+        header(
+            &mut out,
+            "Block I/O (issued by the traced processes)",
+            &r.unit,
+        );
+        row(&mut out, "requests", b.requests);
+        row(&mut out, "  reads", b.reads);
+        row(&mut out, "  writes", b.writes);
+        row(&mut out, "  failed", b.errors);
+        row(&mut out, "bytes", b.bytes);
+        let _ = writeln!(
+            out,
+            "  latency (issue to completion), run 2: {}",
+            dist(&b.latency_us, "requests")
+        );
+        let _ = writeln!(
+            out,
+            "  every device and process during run 2: {} requests, {} bytes; {}",
+            thousands(b.system_requests),
+            thousands(b.system_bytes),
+            dist(&b.system_latency_us, "requests")
+        );
+    }
+    if !r.events_per_op.is_empty() {
+        header(&mut out, "Events", &r.unit);
+        for e in &r.events_per_op {
+            row(
+                &mut out,
+                &e.name,
+                Count {
+                    per_op: e.per_op,
+                    run_total: e.run_total,
+                },
+            );
+        }
+    }
+    if !r.warnings.is_empty() {
+        let _ = writeln!(out, "\nwarnings:");
+        for w in &r.warnings {
+            let _ = writeln!(out, "  {w}");
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trace::*;
+
+    fn c(per_op: f64, run_total: u64) -> Count {
+        Count { per_op, run_total }
+    }
+
+    pub(crate) fn fixture() -> TraceReport {
+        TraceReport {
+            format: "sysperf-trace",
+            format_version: 1,
+            sysperf_version: "0.1.0",
+            bench: "pipeback4".into(),
+            paper: "exchange 10,000 4-byte messages with child".into(),
+            unit: "round trip".into(),
+            ops_per_iteration: 1,
+            placement: "same".into(),
+            cpus: vec![1],
+            tracefs: "/sys/kernel/tracing".into(),
+            tracefs_mounted_by_sysperf: true,
+            instance: "sysperf-4242".into(),
+            buffer_kb: 4096,
+            events: vec!["raw_syscalls:sys_enter".into(), "sched:sched_switch".into()],
+            method: METHOD.into(),
+            runs: vec![
+                RunInfo {
+                    iterations: 2000,
+                    ops: 2000,
+                    wall_ns: 21_000_000,
+                    events: 17_000,
+                    lost_events: 0,
+                    buffer_kb: 4096,
+                },
+                RunInfo {
+                    iterations: 4000,
+                    ops: 4000,
+                    wall_ns: 42_000_000,
+                    events: 33_000,
+                    lost_events: 0,
+                    buffer_kb: 4096,
+                },
+            ],
+            syscalls: Some(Syscalls {
+                total: c(4.0, 16_234),
+                by_name: vec![
+                    SyscallCount {
+                        name: "read".into(),
+                        nr: 0,
+                        per_op: 2.0,
+                        run_total: 8012,
+                    },
+                    SyscallCount {
+                        name: "write".into(),
+                        nr: 1,
+                        per_op: 2.0,
+                        run_total: 8003,
+                    },
+                    SyscallCount {
+                        name: "mmap".into(),
+                        nr: 9,
+                        per_op: 0.0,
+                        run_total: 150,
+                    },
+                    SyscallCount {
+                        name: "close".into(),
+                        nr: 3,
+                        per_op: 0.0,
+                        run_total: 69,
+                    },
+                ],
+            }),
+            sched: Some(Sched {
+                switches: c(2.0, 8010),
+                voluntary: c(1.0, 4006),
+                involuntary: c(1.0, 4004),
+                wakeups: Some(c(1.0, 4003)),
+                migrations: Some(c(0.0, 0)),
+                forks: c(0.0, 1),
+                wakeup_latency_us: Some(Dist {
+                    n: 4003,
+                    median: 2.0,
+                    p95: 4.0,
+                    max: 31.0,
+                }),
+            }),
+            pagecache: Some(PageCache {
+                requested_pages: c(0.0, 240),
+                missed_pages: c(0.0, 3),
+                added_pages: c(0.0, 3),
+                readahead_pages: c(0.0, 0),
+                readahead_used: c(0.0, 0),
+                readahead_evicted_unused: c(0.0, 0),
+                deleted_pages: c(0.0, 0),
+                faults: c(0.0, 200),
+                mapped_pages: c(0.0, 1800),
+                sync_readaheads: c(0.0, 1),
+                async_readaheads: c(0.0, 0),
+                hit_ratio_per_op: None,
+                hit_ratio_run: Some(237.0 / 240.0),
+                readahead_used_share_per_op: None,
+                readahead_used_share_run: None,
+            }),
+            block: Some(Block {
+                requests: c(0.0, 0),
+                bytes: c(0.0, 0),
+                reads: c(0.0, 0),
+                writes: c(0.0, 0),
+                errors: c(0.0, 0),
+                latency_us: None,
+                system_requests: 12,
+                system_bytes: 49152,
+                system_latency_us: Some(Dist {
+                    n: 12,
+                    median: 150.0,
+                    p95: 410.0,
+                    max: 500.0,
+                }),
+            }),
+            events_per_op: vec![NamedCount {
+                name: "sched:sched_switch".into(),
+                per_op: 2.0,
+                run_total: 8010,
+            }],
+            warnings: vec!["an example warning".into()],
+        }
+    }
+
+    #[test]
+    fn trace_snapshot() {
+        insta::assert_snapshot!(render(&fixture()));
+    }
+
+    #[test]
+    fn json_snapshot() {
+        insta::assert_json_snapshot!(fixture());
+    }
+
+    #[test]
+    fn numbers() {
+        assert_eq!(per_op(1.0), "1.00");
+        assert_eq!(per_op(0.0), "0");
+        assert_eq!(per_op(0.000_013_3), "1.33e-5");
+        assert_eq!(per_op(-0.5), "-0.50");
+        assert_eq!(thousands(0), "0");
+        assert_eq!(thousands(1234567), "1,234,567");
+        assert_eq!(thousands(100), "100");
+        assert_eq!(plural("touch"), "touches");
+        assert_eq!(plural("round trip"), "round trips");
+    }
+}
