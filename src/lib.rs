@@ -9,6 +9,7 @@
 //! - [`store`]: the embedded SQLite store of runs;
 //! - [`compare`]: runs side by side, ratios with bootstrap intervals and verdicts;
 //! - [`derived`]: figures computed from several results (context switch, exec overhead, ...);
+//! - [`observe`]: the live system as vmstat and iostat see it, and the doctor's findings;
 //! - [`report`]: pure functions from runs to bytes (tables, JSON).
 
 pub mod bench;
@@ -18,6 +19,7 @@ pub mod error;
 pub mod fingerprint;
 pub mod harness;
 pub mod model;
+pub mod observe;
 pub mod report;
 pub mod stats;
 pub mod store;

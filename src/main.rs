@@ -15,6 +15,7 @@ use sysperf::error::InputError;
 use sysperf::harness::placement::{self, CpuChoice, Mode};
 use sysperf::harness::{self, Event, Options};
 use sysperf::model::{Run, RunParams, TrialKind};
+use sysperf::observe::watch;
 use sysperf::store::{self, Store};
 use sysperf::{bench, derived, exit, fingerprint, report, sys};
 
@@ -76,6 +77,9 @@ enum Cmd {
         #[command(flatten)]
         db: DbArg,
     },
+    /// Watch the system like vmstat (or iostat with --disk): a line since boot, then one per INTERVAL.
+    #[command(after_help = WATCH_HELP)]
+    Watch(WatchArgs),
     /// Write the embedded null job or big job to a file, e.g. to time it with other tools.
     Job {
         #[arg(value_parser = ["null", "big"])]
@@ -114,6 +118,31 @@ struct RunArgs {
     #[command(flatten)]
     db: DbArg,
     /// Print the whole run as one JSON document instead of the table.
+    #[arg(long)]
+    json: bool,
+}
+
+const WATCH_HELP: &str = "\
+Columns (vmstat's, procps-ng semantics): r b = runnable and blocked processes; swpd free buff
+cache = KiB; si so = KiB swapped in/out per second; bi bo = KiB read/written to block devices
+per second; flt = page faults per second; in cs = interrupts and context switches per second;
+us sy id wa st = percent of CPU time in user (with nice), system (with irq and softirq), idle,
+I/O wait, stolen. With --disk (sysstat's iostat -dx): tps = reads, writes and discards per
+second; rkB/s wkB/s; r_await w_await = ms per request; aqu-sz = average queue; %util = time
+busy. The first line covers the time since boot. Ctrl-C ends the watch with exit code 0.";
+
+#[derive(Args)]
+struct WatchArgs {
+    /// Seconds between lines (0.1 to 86400); without it, one line of averages since boot.
+    #[arg(allow_negative_numbers = true)]
+    interval: Option<String>,
+    /// Lines in all, the since-boot one included (default: until Ctrl-C).
+    #[arg(allow_negative_numbers = true)]
+    count: Option<String>,
+    /// iostat's per-device report (tps, kB/s, await, %util) instead of vmstat's line.
+    #[arg(long)]
+    disk: bool,
+    /// One JSON object per line instead of columns.
     #[arg(long)]
     json: bool,
 }
@@ -174,6 +203,7 @@ fn dispatch(cli: Cli) -> Result<i32> {
         Cmd::Runs { db, json } => runs(db, json),
         Cmd::Show { run, db, json } => show(&run, db, json),
         Cmd::Rm { run, db } => rm(&run, db),
+        Cmd::Watch(a) => watch(a),
         Cmd::Job { which, output } => job(&which, &output),
     }
 }
@@ -439,6 +469,32 @@ fn rm(spec: &str, db: DbArg) -> Result<i32> {
     let id = store.resolve(spec)?;
     store.remove_run(&id)?;
     println!("removed run {id}");
+    Ok(exit::OK)
+}
+
+fn watch(a: WatchArgs) -> Result<i32> {
+    let opts = watch::WatchOptions {
+        interval: a
+            .interval
+            .as_deref()
+            .map(watch::parse_interval)
+            .transpose()?,
+        count: a.count.as_deref().map(watch::parse_count).transpose()?,
+        disk: a.disk,
+        json: a.json,
+    };
+    // Ctrl-C (or a termination request) ends the watch between lines: its normal end.
+    let stop = Arc::new(AtomicBool::new(false));
+    for sig in [
+        signal_hook::consts::SIGINT,
+        signal_hook::consts::SIGTERM,
+        signal_hook::consts::SIGHUP,
+    ] {
+        signal_hook::flag::register(sig, Arc::clone(&stop))
+            .context("installing the signal handler")?;
+    }
+    let mut out = std::io::stdout().lock();
+    watch::run(&opts, &stop, &mut out).context("watching the kernel's counters")?;
     Ok(exit::OK)
 }
 
