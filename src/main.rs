@@ -274,6 +274,7 @@ fn run(a: RunArgs) -> Result<i32> {
         results: Vec::new(),
         derived: Vec::new(),
         warnings: Vec::new(),
+        findings: Vec::new(),
     };
     store
         .begin_run(&run)
