@@ -1,7 +1,7 @@
 //! The `sysperf` command line: parse arguments, call the library, print, exit with a
 //! documented code. `run` reads as the whole pipeline: select benchmarks, plan placement,
-//! open the store, fingerprint the machine, measure overhead, measure each benchmark, derive,
-//! store, print. No measuring or formatting logic lives here.
+//! open the store, fingerprint the machine, ask the doctor, measure overhead, measure each
+//! benchmark, derive, store, print. No measuring or formatting logic lives here.
 
 use anyhow::{Context, Result};
 use clap::{Args, Parser, Subcommand};
@@ -15,7 +15,7 @@ use sysperf::error::InputError;
 use sysperf::harness::placement::{self, CpuChoice, Mode};
 use sysperf::harness::{self, Event, Options};
 use sysperf::model::{Run, RunParams, TrialKind};
-use sysperf::observe::watch;
+use sysperf::observe::{doctor, watch};
 use sysperf::store::{self, Store};
 use sysperf::{bench, derived, exit, fingerprint, report, sys};
 
@@ -80,6 +80,12 @@ enum Cmd {
     /// Watch the system like vmstat (or iostat with --disk): a line since boot, then one per INTERVAL.
     #[command(after_help = WATCH_HELP)]
     Watch(WatchArgs),
+    /// What on this machine makes results noisy or not comparable, each with what to do.
+    Doctor {
+        /// Print the findings and the facts behind them as one JSON document.
+        #[arg(long)]
+        json: bool,
+    },
     /// Write the embedded null job or big job to a file, e.g. to time it with other tools.
     Job {
         #[arg(value_parser = ["null", "big"])]
@@ -204,6 +210,7 @@ fn dispatch(cli: Cli) -> Result<i32> {
         Cmd::Show { run, db, json } => show(&run, db, json),
         Cmd::Rm { run, db } => rm(&run, db),
         Cmd::Watch(a) => watch(a),
+        Cmd::Doctor { json } => doctor(json),
         Cmd::Job { which, output } => job(&which, &output),
     }
 }
@@ -249,8 +256,11 @@ fn run(a: RunArgs) -> Result<i32> {
         timeout: Duration::from_secs_f64(a.timeout),
     };
 
-    // 2. The store, the run record and the machine fingerprint.
+    // 2. The store, the run record, the machine fingerprint and what the doctor finds (a
+    // 0.2 s look at the CPUs and the settings that make results noisy or not comparable).
     let store = open_store(&a.db)?;
+    let fingerprint = fingerprint::collect();
+    let findings = doctor::diagnose(&doctor::gather(fingerprint.clone(), doctor::SAMPLE));
     let mut run = Run {
         id: new_run_id()?,
         label: a.label.clone(),
@@ -269,12 +279,12 @@ fn run(a: RunArgs) -> Result<i32> {
             cpus: requested,
             timeout_s: a.timeout,
         },
-        fingerprint: fingerprint::collect(),
+        fingerprint,
         overhead: None,
         results: Vec::new(),
         derived: Vec::new(),
         warnings: Vec::new(),
-        findings: Vec::new(),
+        findings,
     };
     store
         .begin_run(&run)
@@ -496,6 +506,24 @@ fn watch(a: WatchArgs) -> Result<i32> {
     }
     let mut out = std::io::stdout().lock();
     watch::run(&opts, &stop, &mut out).context("watching the kernel's counters")?;
+    Ok(exit::OK)
+}
+
+fn doctor(json: bool) -> Result<i32> {
+    let (facts, findings) = doctor::examine();
+    let mut out = std::io::stdout().lock();
+    if json {
+        let doc = serde_json::json!({
+            "format": "sysperf-doctor",
+            "format_version": 1,
+            "findings": findings,
+            "facts": facts,
+        });
+        serde_json::to_writer_pretty(&mut out, &doc)?;
+        writeln!(out)?;
+    } else {
+        write!(out, "{}", doctor::render(&facts, &findings))?;
+    }
     Ok(exit::OK)
 }
 

@@ -1,5 +1,6 @@
-//! Command-line behaviour of `sysperf watch`. Figures are checked for shape and sign, never
-//! for speed; agreement with vmstat and iostat is tests/watch_vs_peers.rs.
+//! Command-line behaviour of `sysperf watch` and `sysperf doctor`, and the doctor's findings
+//! stored with every run. Figures are checked for shape and sign, never for speed; agreement
+//! with vmstat and iostat is tests/watch_vs_peers.rs.
 
 use assert_cmd::Command;
 use serde_json::Value;
@@ -11,6 +12,93 @@ fn sysperf(db: &Path) -> Command {
     let mut c = Command::cargo_bin("sysperf").unwrap();
     c.env("SYSPERF_DB", db).env("NO_COLOR", "1");
     c
+}
+
+fn json_of(out: &[u8]) -> Value {
+    serde_json::from_slice(out)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(out)))
+}
+
+#[test]
+fn doctor_json_parses_and_every_finding_says_what_to_do() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = sysperf(&tmp.path().join("db"))
+        .args(["doctor", "--json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v = json_of(&out.stdout);
+    assert_eq!(v["format"], "sysperf-doctor");
+    let findings = v["findings"].as_array().unwrap();
+    let mut seen_info = false;
+    for f in findings {
+        for k in ["id", "title", "detail", "fix"] {
+            assert!(
+                f[k].as_str().is_some_and(|s| !s.trim().is_empty()),
+                "{k} empty in {f}"
+            );
+        }
+        match f["severity"].as_str().unwrap() {
+            "warn" => assert!(!seen_info, "warnings come first: {v}"),
+            "info" => seen_info = true,
+            s => panic!("severity {s}"),
+        }
+    }
+    // The facts behind them: a CPU sample was taken, and quickly.
+    let sample = v["facts"]["sample_s"].as_f64().unwrap();
+    assert!(sample > 0.1 && sample < 1.0, "{sample}");
+    // The text form lists the same findings with their fixes.
+    let text = sysperf(&tmp.path().join("db"))
+        .arg("doctor")
+        .output()
+        .unwrap();
+    assert!(text.status.success());
+    let text = String::from_utf8(text.stdout).unwrap();
+    assert!(text.starts_with("sysperf doctor: "), "{text}");
+    assert_eq!(
+        text.matches("\n      fix: ").count(),
+        findings.len(),
+        "{text}"
+    );
+}
+
+#[test]
+fn run_stores_the_doctors_findings() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("s.db");
+    let out = sysperf(&db)
+        .args(["run", "syscall", "--quick", "--json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v = json_of(&out.stdout);
+    let findings = v["findings"].as_array().expect("a findings array");
+    for f in findings {
+        assert!(f["fix"].as_str().is_some_and(|s| !s.is_empty()), "{f}");
+    }
+    let shown = sysperf(&db)
+        .args(["show", "latest", "--json"])
+        .output()
+        .unwrap();
+    assert!(shown.status.success());
+    assert_eq!(
+        json_of(&shown.stdout),
+        v,
+        "show differs from what run printed"
+    );
+    // The table lists the warnings among them after the run's own warnings.
+    let warns = findings.iter().filter(|f| f["severity"] == "warn").count();
+    let table = sysperf(&db).args(["show", "latest"]).output().unwrap();
+    let table = String::from_utf8(table.stdout).unwrap();
+    assert_eq!(table.contains("\nDoctor ("), warns > 0, "{table}");
 }
 
 #[test]
