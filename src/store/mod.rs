@@ -205,8 +205,17 @@ impl Store {
         conn.pragma_update(None, "foreign_keys", true)
             .map_err(open_err)?;
 
-        // Look before writing anything: these reads do not change the file.
-        let state = migrations::DbState::read(&conn).map_err(open_err)?;
+        // Look before writing anything: these reads do not change the file. They share one
+        // read transaction so that another process creating the same file cannot commit
+        // between them (it would look like a foreign database: tables but no application id).
+        let state = conn
+            .unchecked_transaction()
+            .and_then(|tx| {
+                let state = migrations::DbState::read(&tx)?;
+                tx.commit()?;
+                Ok(state)
+            })
+            .map_err(open_err)?;
         state.check(path)?;
 
         // The file is ours (or new) from here on. WAL lets readers and one writer proceed at
