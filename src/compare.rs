@@ -11,7 +11,7 @@
 //! Pure: builds a [`Comparison`] from runs already loaded; rendering is in `report`.
 
 use crate::harness::adjusted_wall_ns;
-use crate::model::{BenchResult, Fingerprint, Run, TrialKind, Warning};
+use crate::model::{BenchResult, Finding, Fingerprint, Run, TrialKind, Warning};
 use crate::report::scaled_s;
 use crate::stats;
 use serde::Serialize;
@@ -151,6 +151,14 @@ pub struct RunWarning {
     pub warning: Warning,
 }
 
+/// What the doctor found on a run's machine when it was made.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RunFinding {
+    pub run: String,
+    #[serde(flatten)]
+    pub finding: Finding,
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Comparison {
     pub runs: Vec<RunHeader>,
@@ -162,6 +170,8 @@ pub struct Comparison {
     pub derived: Vec<DerivedRow>,
     pub fingerprint_diffs: Vec<FingerprintDiff>,
     pub warnings: Vec<RunWarning>,
+    /// Every run's doctor findings, warnings before notes within each run.
+    pub findings: Vec<RunFinding>,
 }
 
 /// A test significantly slower than the baseline by more than the threshold.
@@ -383,6 +393,17 @@ pub fn build(runs: &[Run], baseline: usize, noise_pct: f64) -> Comparison {
                 r.warnings.iter().map(move |w| RunWarning {
                     run: r.id.clone(),
                     warning: w.clone(),
+                })
+            })
+            .collect(),
+        findings: runs
+            .iter()
+            .flat_map(|r| {
+                let mut f: Vec<&Finding> = r.findings.iter().collect();
+                f.sort_by_key(|x| x.severity == crate::model::Severity::Info);
+                f.into_iter().map(move |x| RunFinding {
+                    run: r.id.clone(),
+                    finding: x.clone(),
                 })
             })
             .collect(),

@@ -13,6 +13,8 @@
 //! - [`reference`]: the papers' published figures as read-only reference runs;
 //! - [`report`]: pure functions from runs and comparisons to bytes (tables, Markdown, CSV, JSON, SVG, HTML);
 //! - [`trace`]: `sysperf trace`, a benchmark observed through the kernel's trace points.
+//! - [`observe`]: the live system as vmstat and iostat see it, and the doctor's findings;
+//! - [`report`]: pure functions from runs to bytes (tables, JSON).
 
 pub mod bench;
 pub mod compare;
@@ -22,6 +24,7 @@ pub mod exchange;
 pub mod fingerprint;
 pub mod harness;
 pub mod model;
+pub mod observe;
 pub mod reference;
 pub mod report;
 pub mod stats;

@@ -18,6 +18,7 @@ use sysperf::exchange::{self, ExchangeError};
 use sysperf::harness::placement::{self, CpuChoice, Mode};
 use sysperf::harness::{self, Event, Options};
 use sysperf::model::{Run, RunParams, TrialKind};
+use sysperf::observe::{doctor, watch};
 use sysperf::store::{self, Store};
 use sysperf::{bench, compare, derived, exit, fingerprint, reference, report, sys, trace};
 
@@ -120,6 +121,15 @@ enum Cmd {
     /// page cache and block I/O, per operation.
     #[command(after_help = TRACE_HELP)]
     Trace(TraceArgs),
+    /// Watch the system like vmstat (or iostat with --disk): a line since boot, then one per INTERVAL.
+    #[command(after_help = WATCH_HELP)]
+    Watch(WatchArgs),
+    /// What on this machine makes results noisy or not comparable, each with what to do.
+    Doctor {
+        /// Print the findings and the facts behind them as one JSON document.
+        #[arg(long)]
+        json: bool,
+    },
     /// Write the embedded null job or big job to a file, e.g. to time it with other tools.
     Job {
         #[arg(value_parser = ["null", "big"])]
@@ -237,6 +247,31 @@ struct TraceArgs {
     #[arg(long, value_name = "S", default_value_t = 60.0, allow_negative_numbers = true, value_parser = parse_seconds)]
     timeout: f64,
     /// Print the summary as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+const WATCH_HELP: &str = "\
+Columns (vmstat's, procps-ng semantics): r b = runnable and blocked processes; swpd free buff
+cache = KiB; si so = KiB swapped in/out per second; bi bo = KiB read/written to block devices
+per second; flt = page faults per second; in cs = interrupts and context switches per second;
+us sy id wa st = percent of CPU time in user (with nice), system (with irq and softirq), idle,
+I/O wait, stolen. With --disk (sysstat's iostat -dx): tps = reads, writes and discards per
+second; rkB/s wkB/s; r_await w_await = ms per request; aqu-sz = average queue; %util = time
+busy. The first line covers the time since boot. Ctrl-C ends the watch with exit code 0.";
+
+#[derive(Args)]
+struct WatchArgs {
+    /// Seconds between lines (0.1 to 86400); without it, one line of averages since boot.
+    #[arg(allow_negative_numbers = true)]
+    interval: Option<String>,
+    /// Lines in all, the since-boot one included (default: until Ctrl-C).
+    #[arg(allow_negative_numbers = true)]
+    count: Option<String>,
+    /// iostat's per-device report (tps, kB/s, await, %util) instead of vmstat's line.
+    #[arg(long)]
+    disk: bool,
+    /// One JSON object per line instead of columns.
     #[arg(long)]
     json: bool,
 }
@@ -373,6 +408,8 @@ fn dispatch(cli: Cli) -> Result<i32> {
         Cmd::Report(a) => report_cmd(a),
         Cmd::Plot(a) => plot(a),
         Cmd::Job { which, output } => job(&which, &output),
+        Cmd::Watch(a) => watch(a),
+        Cmd::Doctor { json } => doctor(json),
         Cmd::Trace(a) => trace_cmd(a),
     }
 }
@@ -559,7 +596,10 @@ fn run(a: RunArgs) -> Result<i32> {
         timeout: Duration::from_secs_f64(a.timeout),
     };
 
-    // 2. The store, the run record and the machine fingerprint.
+    // 2. The store, the run record, the machine fingerprint and what the doctor finds (a
+    // 0.2 s look at the CPUs and the settings that make results noisy or not comparable).
+    let fingerprint = fingerprint::collect();
+    let findings = doctor::diagnose(&doctor::gather(fingerprint.clone(), doctor::SAMPLE));
     let store = open_store(&a.db)?;
     let mut run = Run {
         id: new_run_id()?,
@@ -579,7 +619,8 @@ fn run(a: RunArgs) -> Result<i32> {
             cpus: requested,
             timeout_s: a.timeout,
         },
-        fingerprint: fingerprint::collect(),
+        fingerprint,
+        findings,
         overhead: None,
         results: Vec::new(),
         derived: Vec::new(),
@@ -1074,6 +1115,42 @@ fn plot(a: PlotArgs) -> Result<i32> {
     std::fs::write(&a.output, bytes)
         .with_context(|| format!("writing the figure to {}", a.output.display()))?;
     eprintln!("sysperf: wrote {}", a.output.display());
+    Ok(exit::OK)
+}
+
+fn watch(a: WatchArgs) -> Result<i32> {
+    let opts = watch::WatchOptions {
+        interval: a
+            .interval
+            .as_deref()
+            .map(watch::parse_interval)
+            .transpose()?,
+        count: a.count.as_deref().map(watch::parse_count).transpose()?,
+        disk: a.disk,
+        json: a.json,
+    };
+    // Ctrl-C (or a termination request) ends the watch between lines: its normal end.
+    let stop = stop_flag()?;
+    let mut out = std::io::stdout().lock();
+    watch::run(&opts, &stop, &mut out).context("watching the kernel's counters")?;
+    Ok(exit::OK)
+}
+
+fn doctor(json: bool) -> Result<i32> {
+    let (facts, findings) = doctor::examine();
+    let mut out = std::io::stdout().lock();
+    if json {
+        let doc = serde_json::json!({
+            "format": "sysperf-doctor",
+            "format_version": 1,
+            "findings": findings,
+            "facts": facts,
+        });
+        serde_json::to_writer_pretty(&mut out, &doc)?;
+        writeln!(out)?;
+    } else {
+        write!(out, "{}", doctor::render(&facts, &findings))?;
+    }
     Ok(exit::OK)
 }
 

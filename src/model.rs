@@ -267,6 +267,39 @@ pub struct Fingerprint {
     pub loadavg: Option<[f64; 3]>,
 }
 
+/// How much a doctor finding matters for the figures of a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Severity {
+    /// Likely to make results noisy or not comparable; fix it before trusting small changes.
+    Warn,
+    /// Worth knowing when comparing runs (recorded, nothing necessarily wrong).
+    Info,
+}
+
+impl Severity {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Warn => "warn",
+            Severity::Info => "info",
+        }
+    }
+}
+
+/// One thing `sysperf doctor` found about the machine, with what to do about it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Finding {
+    /// Machine-readable check name: "governor", "turbo", "smt", "load", ...
+    pub id: String,
+    pub severity: Severity,
+    /// One line: what was found.
+    pub title: String,
+    /// Why it matters for the measurements.
+    pub detail: String,
+    /// The concrete command or setting that addresses it.
+    pub fix: String,
+}
+
 fn measured() -> String {
     "measured".to_string()
 }
@@ -296,4 +329,8 @@ pub struct Run {
     pub results: Vec<BenchResult>,
     pub derived: Vec<Derived>,
     pub warnings: Vec<Warning>,
+    /// What `sysperf doctor` found at the start of the run (absent in runs stored before it
+    /// existed, which read back as empty).
+    #[serde(default)]
+    pub findings: Vec<Finding>,
 }

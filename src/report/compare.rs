@@ -360,6 +360,25 @@ pub fn text(c: &Comparison) -> String {
             let _ = writeln!(s, "  ! {} {}", tag(i), w.warning.message);
         }
     }
+    if !c.findings.is_empty() {
+        let _ = writeln!(
+            s,
+            "\nDoctor ({}): what on each machine makes results noisy or not comparable",
+            c.findings.len()
+        );
+        for f in &c.findings {
+            let i = c.runs.iter().position(|r| r.id == f.run).unwrap_or(0);
+            let x = &f.finding;
+            let _ = writeln!(
+                s,
+                "  {} {}: {} (fix: {})",
+                tag(i),
+                x.severity.as_str(),
+                x.title,
+                x.fix
+            );
+        }
+    }
 
     let kernel: Vec<&Row> = kernel_rows(c).collect();
     if !kernel.is_empty() {
@@ -554,6 +573,21 @@ pub fn markdown(c: &Comparison) -> String {
         for w in &c.warnings {
             let i = c.runs.iter().position(|r| r.id == w.run).unwrap_or(0);
             let _ = writeln!(s, "- {} {}", tag(i), md(&w.warning.message));
+        }
+    }
+    if !c.findings.is_empty() {
+        let _ = writeln!(s, "\n**Doctor ({})**\n", c.findings.len());
+        for f in &c.findings {
+            let i = c.runs.iter().position(|r| r.id == f.run).unwrap_or(0);
+            let x = &f.finding;
+            let _ = writeln!(
+                s,
+                "- {} {}: {} (fix: {})",
+                tag(i),
+                x.severity.as_str(),
+                md(&x.title),
+                md(&x.fix)
+            );
         }
     }
 

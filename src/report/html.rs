@@ -270,7 +270,7 @@ fn summary(s: &mut String, runs: &[Run], cmp: &Comparison) {
     if !cmp.warnings.is_empty() {
         let _ = write!(
             s,
-            "<p class=\"alert\">{} warning{} about noise or failures: see <a href=\"#warnings\">Warnings</a>.</p>",
+            "<p class=\"alert\">{} warning{} about noise or failures: see <a href=\"#warnings\">Warnings</a><a href=\"#doctor\">Doctor</a>.</p>",
             cmp.warnings.len(),
             if cmp.warnings.len() == 1 { "" } else { "s" }
         );
@@ -531,6 +531,31 @@ fn side_by_side(s: &mut String, cmp: &Comparison, rows: &[(String, Vec<Option<St
     s.push_str("</tbody></table>");
 }
 
+/// The doctor's findings on each run's machine, warnings first, each with its fix.
+fn findings(s: &mut String, cmp: &Comparison) {
+    if cmp.findings.is_empty() {
+        s.push_str("<p>No findings recorded for these runs.</p>");
+        return;
+    }
+    s.push_str("<ul class=\"warn\">");
+    for f in &cmp.findings {
+        let i = cmp.runs.iter().position(|h| h.id == f.run).unwrap_or(0);
+        let name = cmp.runs.get(i).map(run_name).unwrap_or_default();
+        let x = &f.finding;
+        let _ = write!(
+            s,
+            "<li>{}<span class=\"tag\">{}</span> <code>{}</code> <strong>{}</strong>: {} <em>Fix:</em> {}</li>",
+            swatch(i),
+            esc(&name),
+            esc(x.severity.as_str()),
+            esc(&x.title),
+            esc(&x.detail),
+            esc(&x.fix)
+        );
+    }
+    s.push_str("</ul>");
+}
+
 fn warnings(s: &mut String, cmp: &Comparison) {
     if cmp.warnings.is_empty() {
         s.push_str("<p>No warnings: no noisy trials, busy CPUs, stolen time or failures were detected.</p>");
@@ -675,6 +700,10 @@ pub fn html(runs: &[Run], cmp: &Comparison) -> String {
 
     s.push_str("<section id=\"warnings\">\n<h2>Warnings</h2>\n");
     warnings(&mut s, cmp);
+    s.push_str("\n</section>\n");
+
+    s.push_str("<section id=\"doctor\">\n<h2>Doctor</h2>\n<p>What <code>sysperf doctor</code> found on each machine when its run was made: settings and activity that make results noisy or not comparable.</p>\n");
+    findings(&mut s, cmp);
     s.push_str("\n</section>\n");
 
     s.push_str("<section id=\"derived\">\n<h2>Derived figures</h2>\n");

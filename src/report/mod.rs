@@ -254,6 +254,10 @@ pub(crate) fn fixture_run() -> crate::model::Run {
         results,
         derived,
         warnings: vec![Warning { bench: Some("csw".into()), kind: "high_cv".into(), message: "csw: trials vary by 7.6% (CV above 5%); rerun with more --trials or on a quieter machine".into() }],
+        findings: vec![
+            Finding { id: "thp".into(), severity: Severity::Warn, title: "transparent huge pages are 'always'".into(), detail: "the paging tests fault once per huge page".into(), fix: "echo madvise | sudo tee /sys/kernel/mm/transparent_hugepage/enabled".into() },
+            Finding { id: "virtualization".into(), severity: Severity::Info, title: "running virtualized (kvm)".into(), detail: "the host schedules the virtual CPUs".into(), fix: "use dedicated vCPUs".into() },
+        ],
     }
 }
 

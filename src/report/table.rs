@@ -1,6 +1,7 @@
 //! The run as the paper prints it: Table 2 for the kernel tests (udg after the pipe tests),
-//! Table 7 for the paging tests, then the derived figures with their formulas and every
-//! warning. Seconds are scaled to the paper's operation count so rows read like 1984's.
+//! Table 7 for the paging tests, then the derived figures with their formulas, every
+//! warning and the doctor's warnings. Seconds are scaled to the paper's operation count so
+//! rows read like 1984's.
 
 use super::{num, scaled_s, utc};
 use crate::model::{BenchResult, Run};
@@ -258,6 +259,23 @@ pub fn render(run: &Run) -> String {
         let _ = writeln!(s, "\nWarnings ({})", run.warnings.len());
         for w in &run.warnings {
             let _ = writeln!(s, "  ! {}", w.message);
+        }
+    }
+    // The doctor's warnings from the start of the run; its notes are in --json and
+    // 'sysperf doctor'.
+    let doctor: Vec<_> = run
+        .findings
+        .iter()
+        .filter(|f| f.severity == crate::model::Severity::Warn)
+        .collect();
+    if !doctor.is_empty() {
+        let _ = writeln!(
+            s,
+            "\nDoctor ({} at the start; 'sysperf doctor' explains each)",
+            doctor.len()
+        );
+        for f in doctor {
+            let _ = writeln!(s, "  ! {}; fix: {}", f.title, f.fix);
         }
     }
     s

@@ -121,6 +121,11 @@ CREATE TABLE derived (
     r#"
 ALTER TABLE runs ADD COLUMN citation TEXT;
 "#,
+    // Migration (doctor): what `sysperf doctor` found at the start of the run, as a JSON array
+    // of findings. NULL in runs stored before it existed, read back as no findings.
+    r#"
+ALTER TABLE runs ADD COLUMN findings_json TEXT;
+"#,
 ];
 
 /// What the header of an opened database says about it.

@@ -3,8 +3,8 @@
 //! What it is: one SQLite file (default [`default_path`]) that keeps every run exactly as the
 //! model holds it. Runs, results, trials, warnings and derived figures are real rows with typed
 //! columns, so the file can be queried with any SQLite tool; the run's parameters, machine
-//! fingerprint and overhead are JSON text on the run's row. Every field comes back bit-exact,
-//! floats included. Runs are written incrementally ([`Store::begin_run`],
+//! fingerprint, overhead and doctor findings are JSON text on the run's row. Every field comes
+//! back bit-exact, floats included. Runs are written incrementally ([`Store::begin_run`],
 //! [`Store::add_result`], [`Store::finish_run`]) so that a run stopped by Ctrl-C keeps the
 //! benchmarks it finished, and several processes may write to one file at once (WAL journal,
 //! generous busy timeout, every write one immediate transaction).
@@ -30,8 +30,8 @@ mod tests;
 pub use migrations::SCHEMA_VERSION;
 
 use crate::model::{
-    BenchResult, Derived, Estimate, Fingerprint, Outlier, Overhead, Run, RunParams, Summary, Trial,
-    TrialKind, Usage, Warning,
+    BenchResult, Derived, Estimate, Finding, Fingerprint, Outlier, Overhead, Run, RunParams,
+    Summary, Trial, TrialKind, Usage, Warning,
 };
 use rusqlite::types::{Value, ValueRef};
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension, Row, Transaction};
@@ -551,11 +551,12 @@ fn insert_run(conn: &Connection, run: &Run, complete: bool) -> Result<()> {
         .as_ref()
         .map(|o| to_json(o, "the run's overhead"))
         .transpose()?;
+    let findings_json = to_json(&run.findings, "the doctor's findings")?;
     conn.execute(
         "INSERT INTO runs (id, label, started_ns, ended_ns, complete, sysperf_version,
                            hostname, kernel_release, params_json, fingerprint_json, overhead_json,
-                           source, citation)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+                           source, citation, findings_json)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
         params![
             run.id,
             run.label,
@@ -570,6 +571,7 @@ fn insert_run(conn: &Connection, run: &Run, complete: bool) -> Result<()> {
             overhead_json,
             run.source,
             run.citation,
+            findings_json,
         ],
     )?;
     for (i, result) in run.results.iter().enumerate() {
@@ -941,6 +943,7 @@ fn load_run(conn: &Connection, id: &str) -> Result<Run> {
     let params: RunParams = r.json("params_json")?;
     let fingerprint: Fingerprint = r.json("fingerprint_json")?;
     let overhead: Option<Overhead> = r.opt_json("overhead_json")?;
+    let findings: Vec<Finding> = r.opt_json("findings_json")?.unwrap_or_default();
     let mut run = Run {
         id: r.text("id")?,
         label: r.opt_text("label")?,
@@ -956,6 +959,7 @@ fn load_run(conn: &Connection, id: &str) -> Result<Run> {
         results: Vec::new(),
         derived: Vec::new(),
         warnings: Vec::new(),
+        findings,
     };
     run.results = load_results(conn, id)?;
     run.derived = load_derived(conn, id)?;

@@ -173,6 +173,22 @@ fn full_run(id: &str) -> Run {
             warning(Some("pipeback4"), "high_cv"),
             warning(Some("syscall"), "outlier"),
         ],
+        findings: vec![
+            Finding {
+                id: "thp".into(),
+                severity: Severity::Warn,
+                title: "transparent huge pages are 'always'".into(),
+                detail: "quotes ' \" and é survive".into(),
+                fix: "echo madvise | sudo tee /sys/kernel/mm/transparent_hugepage/enabled".into(),
+            },
+            Finding {
+                id: "virtualization".into(),
+                severity: Severity::Info,
+                title: "running virtualized (kvm)".into(),
+                detail: String::new(),
+                fix: "use dedicated vCPUs".into(),
+            },
+        ],
     }
 }
 
@@ -251,6 +267,40 @@ fn full_run_round_trips_exactly() {
     let back = store.load_run("0123456789ab").unwrap();
     assert_eq!(back, run);
     assert_eq!(float_bits(&back), float_bits(&run));
+}
+
+#[test]
+fn findings_are_stored_with_the_run_start_and_old_rows_have_none() {
+    let (_dir, store) = temp_store();
+    let run = full_run("0123456789ac");
+    // Findings are collected before anything is measured, so begin_run stores them.
+    store.begin_run(&started(&run)).unwrap();
+    assert_eq!(
+        store.load_run(&run.id).unwrap().findings,
+        run.findings,
+        "findings after begin_run"
+    );
+    store.finish_run(&run).unwrap();
+    assert_eq!(store.load_run(&run.id).unwrap().findings, run.findings);
+    // A row written before the column existed (NULL) reads back as no findings.
+    store
+        .conn
+        .execute(
+            "UPDATE runs SET findings_json = NULL WHERE id = ?1",
+            [&run.id],
+        )
+        .unwrap();
+    assert!(store.load_run(&run.id).unwrap().findings.is_empty());
+    store
+        .conn
+        .execute(
+            "UPDATE runs SET findings_json = 'nope' WHERE id = ?1",
+            [&run.id],
+        )
+        .unwrap();
+    assert!(
+        matches!(store.load_run(&run.id), Err(StoreError::Corrupt(m)) if m.contains("findings_json"))
+    );
 }
 
 #[test]

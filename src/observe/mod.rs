@@ -1,0 +1,84 @@
+//! Observing the running system, in the manner of the paper's §2.1 maintenance tools: what the
+//! kernel's own counters say while something else (or nothing) runs.
+//!
+//! - [`vmstat`]: vmstat's columns (procs, memory, swap, io, faults, system, cpu) computed from
+//!   /proc/stat, /proc/vmstat, /proc/meminfo and /proc/uptime the way procps-ng computes them;
+//! - [`iostat`]: iostat's per-device figures from /proc/diskstats the way sysstat computes them;
+//! - [`watch`]: the `sysperf watch` loop that samples, sleeps and prints those lines;
+//! - [`doctor`]: what on this machine makes results noisy or not comparable, with fixes.
+//!
+//! The parsers and the arithmetic are pure functions over file contents, tested on literal
+//! snippets; only the small `read` helpers and the watch loop touch the live system. This
+//! module measures no benchmark and stores nothing; `sysperf run` only calls [`doctor`].
+
+// Everything here reads files; nothing needs `unsafe`.
+#![forbid(unsafe_code)]
+
+pub mod doctor;
+pub mod iostat;
+pub mod vmstat;
+pub mod watch;
+
+use std::path::{Path, PathBuf};
+
+/// Errors of observation: a kernel file that could not be read or did not say what it must.
+#[derive(Debug, thiserror::Error)]
+pub enum ObserveError {
+    #[error("cannot read {}: {source}; is /proc mounted and readable?", .path.display())]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{} has no {what}; this kernel's format is not supported", .path.display())]
+    Parse { path: PathBuf, what: &'static str },
+    #[error("writing the output: {0}")]
+    Output(#[source] std::io::Error),
+}
+
+/// The whole of a (small) kernel file.
+pub(crate) fn read(path: &str) -> Result<String, ObserveError> {
+    std::fs::read_to_string(path).map_err(|source| ObserveError::Read {
+        path: PathBuf::from(path),
+        source,
+    })
+}
+
+pub(crate) fn parse_error(path: &str, what: &'static str) -> ObserveError {
+    ObserveError::Parse {
+        path: Path::new(path).to_path_buf(),
+        what,
+    }
+}
+
+/// "key value" lines (/proc/vmstat) or "Key: value kB" lines (/proc/meminfo): the first number
+/// after `key`, or None.
+pub(crate) fn field(text: &str, key: &str) -> Option<u64> {
+    text.lines().find_map(|l| {
+        let mut it = l.split_whitespace();
+        let k = it.next()?;
+        let k = k.strip_suffix(':').unwrap_or(k);
+        if k == key {
+            it.next()?.parse().ok()
+        } else {
+            None
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn field_finds_both_styles() {
+        let vm = "pgpgin 123\npgpgout 456\npgfault 7\n";
+        assert_eq!(field(vm, "pgpgout"), Some(456));
+        assert_eq!(field(vm, "pgpg"), None);
+        let mem = "MemFree:        5000 kB\nCached:   1000 kB\n";
+        assert_eq!(field(mem, "Cached"), Some(1000));
+        assert_eq!(field(mem, "MemFree"), Some(5000));
+        assert_eq!(field("x: y\n", "x"), None);
+        assert_eq!(field("", "x"), None);
+    }
+}
