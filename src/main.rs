@@ -177,17 +177,8 @@ struct CompareArgs {
     /// Runs, in column order: ids, unique id prefixes, labels, 'latest', or reference runs
     /// (vax750-4.1bsd, vax750-4.2bsd, vax750-4.3bsd); they may come from different machines.
     runs: Vec<String>,
-    /// The run the others are compared with (default: the first); it becomes column 1.
-    #[arg(long, value_name = "RUN")]
-    baseline: Option<String>,
-    /// Noise band in percent (0-1000): a verdict needs the whole interval outside +-PCT.
-    #[arg(
-        long,
-        value_name = "PCT",
-        default_value = "2",
-        allow_negative_numbers = true
-    )]
-    noise: String,
+    #[command(flatten)]
+    against: AgainstArgs,
     /// Exit with code 3 when a test is significantly slower than the baseline by more than
     /// PCT percent (0-1000), naming each on stderr.
     #[arg(long, value_name = "PCT", allow_negative_numbers = true)]
@@ -276,14 +267,9 @@ struct WatchArgs {
     json: bool,
 }
 
+/// What runs are compared against, shared by `compare` and `report`.
 #[derive(Args)]
-struct ReportArgs {
-    /// Runs to compare (id, id prefix, label, 'latest' or a reference run).
-    #[arg(required = true, value_name = "RUN")]
-    runs: Vec<String>,
-    /// Where to write the HTML file.
-    #[arg(short, long, value_name = "FILE.html")]
-    output: PathBuf,
+struct AgainstArgs {
     /// The run the others are compared with (default: the first RUN); it becomes column 1.
     #[arg(long, value_name = "RUN")]
     baseline: Option<String>,
@@ -295,6 +281,18 @@ struct ReportArgs {
         allow_negative_numbers = true
     )]
     noise: String,
+}
+
+#[derive(Args)]
+struct ReportArgs {
+    /// Runs to compare (id, id prefix, label, 'latest' or a reference run).
+    #[arg(required = true, value_name = "RUN")]
+    runs: Vec<String>,
+    /// Where to write the HTML file.
+    #[arg(short, long, value_name = "FILE.html")]
+    output: PathBuf,
+    #[command(flatten)]
+    against: AgainstArgs,
     #[command(flatten)]
     db: DbArg,
 }
@@ -827,13 +825,13 @@ fn load_with_baseline(db: &DbArg, specs: &[String], baseline: Option<&str>) -> R
 
 fn compare(a: CompareArgs) -> Result<i32> {
     // 1. Every option is checked before any run is loaded.
-    let noise = parse_pct("--noise", &a.noise)?;
+    let noise = parse_pct("--noise", &a.against.noise)?;
     let gate = a
         .fail_on_regression
         .as_deref()
         .map(|v| parse_pct("--fail-on-regression", v))
         .transpose()?;
-    let runs = load_with_baseline(&a.db, &a.runs, a.baseline.as_deref())?;
+    let runs = load_with_baseline(&a.db, &a.runs, a.against.baseline.as_deref())?;
 
     // 3. Compare, print, and gate.
     let c = compare::build(&runs, 0, noise);
@@ -1001,8 +999,8 @@ fn read_export(path: &std::path::Path) -> Result<Vec<u8>, ExchangeError> {
 }
 
 fn report_cmd(a: ReportArgs) -> Result<i32> {
-    let noise = parse_pct("--noise", &a.noise)?;
-    let runs = load_with_baseline(&a.db, &a.runs, a.baseline.as_deref())?;
+    let noise = parse_pct("--noise", &a.against.noise)?;
+    let runs = load_with_baseline(&a.db, &a.runs, a.against.baseline.as_deref())?;
     let cmp = compare::build(&runs, 0, noise);
     let page = report::html::html(&runs, &cmp);
     std::fs::write(&a.output, page)
