@@ -8,6 +8,7 @@
 //! - [`fingerprint`]: what machine a run was made on;
 //! - [`store`]: the embedded SQLite store of runs;
 //! - [`compare`]: runs side by side, ratios with bootstrap intervals and verdicts;
+//! - [`profile`]: kernel profiles of a benchmark (perf sampling, kallsyms, flat profile, call graph);
 //! - [`derived`]: figures computed from several results (context switch, exec overhead, ...);
 //! - [`report`]: pure functions from runs to bytes (tables, JSON).
 
@@ -18,6 +19,7 @@ pub mod error;
 pub mod fingerprint;
 pub mod harness;
 pub mod model;
+pub mod profile;
 pub mod report;
 pub mod stats;
 pub mod store;

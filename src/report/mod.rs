@@ -4,6 +4,7 @@
 //! return, which keeps every layout snapshot-testable.
 
 pub mod json;
+pub mod profile;
 pub mod table;
 
 /// Seconds for the paper's operation count from nanoseconds per operation.
@@ -94,6 +95,7 @@ pub(crate) fn fixture_run() -> crate::model::Run {
         cpu_end: Some(1),
         outlier: Outlier::None,
         error: None,
+        counters: None,
     };
     let result = |id: &str,
                   group: &str,
@@ -130,6 +132,7 @@ pub(crate) fn fixture_run() -> crate::model::Run {
             migrations_per_op: Some(0.0),
             worker_rss_bytes: 3_432_448,
             worker_maps: 35,
+            counters: None,
         }),
         error: None,
     };
