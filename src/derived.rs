@@ -138,6 +138,7 @@ mod tests {
                 migrations_per_op: None,
                 worker_rss_bytes: 0,
                 worker_maps: 0,
+                counters: None,
             }),
             error: None,
         }

@@ -3,18 +3,20 @@
 //! The library is the whole tool except argument parsing and printing, which live in
 //! `main.rs`. Layout follows the architecture:
 //! - [`bench`]: the registry of benchmarks, one file per family (metadata, parameters, hot loop);
-//! - [`harness`]: owns time (worker processes, calibration, trials, overhead, placement);
+//! - [`harness`]: owns time (worker processes, calibration, trials, overhead, placement,
+//!   per-trial counters);
 //! - [`stats`]: pure statistics over raw samples;
 //! - [`fingerprint`]: what machine a run was made on;
 //! - [`store`]: the embedded SQLite store of runs;
-//! - [`compare`]: runs side by side, ratios with bootstrap intervals and verdicts;
 //! - [`derived`]: figures computed from several results (context switch, exec overhead, ...);
-//! - [`exchange`]: the export file that moves runs between machines, and its validation;
+//! - [`compare`]: runs side by side, ratios with bootstrap intervals and verdicts;
 //! - [`reference`]: the papers' published figures as read-only reference runs;
-//! - [`report`]: pure functions from runs and comparisons to bytes (tables, Markdown, CSV, JSON, SVG, HTML);
-//! - [`trace`]: `sysperf trace`, a benchmark observed through the kernel's trace points.
+//! - [`exchange`]: the export file that moves runs between machines, and its validation;
 //! - [`observe`]: the live system as vmstat and iostat see it, and the doctor's findings;
-//! - [`report`]: pure functions from runs to bytes (tables, JSON).
+//! - [`profile`]: kernel profiles of a benchmark (perf sampling, kallsyms, flat profile, call graph);
+//! - [`trace`]: `sysperf trace`, a benchmark observed through the kernel's trace points;
+//! - [`report`]: pure functions from runs and comparisons to bytes (tables, Markdown, CSV, JSON,
+//!   SVG, HTML).
 
 pub mod bench;
 pub mod compare;
@@ -25,6 +27,7 @@ pub mod fingerprint;
 pub mod harness;
 pub mod model;
 pub mod observe;
+pub mod profile;
 pub mod reference;
 pub mod report;
 pub mod stats;

@@ -19,6 +19,7 @@ use sysperf::harness::placement::{self, CpuChoice, Mode};
 use sysperf::harness::{self, Event, Options};
 use sysperf::model::{Run, RunParams, TrialKind};
 use sysperf::observe::{doctor, watch};
+use sysperf::profile::{self, Profile};
 use sysperf::store::{self, Store};
 use sysperf::{bench, compare, derived, exit, fingerprint, reference, report, sys, trace};
 
@@ -130,6 +131,12 @@ enum Cmd {
         #[arg(long)]
         json: bool,
     },
+    /// Profile the kernel while a benchmark runs: a gprof-like flat profile and call graph of
+    /// where the kernel spends one operation. Or print the profiles stored with a run.
+    #[command(
+        after_help = "TARGET: benchmark ids or globs to profile now (not stored; 'sysperf run --profile' stores profiles with a run), or one stored run (id, label, 'latest') whose profiles to print.\n\nSampling uses perf_event_open (software cpu-clock, ~5 kHz, kernel call chains) on the worker and its children, and names kernel functions from /proc/kallsyms: it needs root, CAP_PERFMON or kernel.perf_event_paranoid <= 1, and kernel addresses visible in /proc/kallsyms (kernel.kptr_restrict). When they are missing it says which and how to allow it, and exits 1."
+    )]
+    Profile(ProfileArgs),
     /// Write the embedded null job or big job to a file, e.g. to time it with other tools.
     Job {
         #[arg(value_parser = ["null", "big"])]
@@ -165,6 +172,19 @@ struct RunArgs {
     /// Kill and record as failed any trial running longer than this many seconds.
     #[arg(long, value_name = "S", default_value_t = 60.0, allow_negative_numbers = true, value_parser = parse_seconds)]
     timeout: f64,
+    /// Count the trials: system-wide /proc deltas (interrupts, softirqs, vmstat, disk I/O) in
+    /// every trial; perf_event_open counters of the worker and its children (task clock,
+    /// context switches, migrations, page faults; cycles and instructions where the CPU has
+    /// them) in the warm-up trial, since they slow switches and forks (every trial if --quick).
+    #[arg(long)]
+    observe: bool,
+    /// After measuring each benchmark, profile the kernel during one extra trial and store
+    /// the profile with the run (see 'sysperf profile').
+    #[arg(long)]
+    profile: bool,
+    /// How long each --profile trial runs, in seconds.
+    #[arg(long, value_name = "S", default_value_t = 1.0, allow_negative_numbers = true, value_parser = parse_seconds)]
+    profile_seconds: f64,
     #[command(flatten)]
     db: DbArg,
     /// Print the whole run as one JSON document instead of the table.
@@ -263,6 +283,33 @@ struct WatchArgs {
     #[arg(long)]
     disk: bool,
     /// One JSON object per line instead of columns.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args)]
+struct ProfileArgs {
+    /// Benchmark ids or globs to profile now, or one stored run whose profiles to print.
+    #[arg(required = true, value_name = "TARGET")]
+    target: Vec<String>,
+    /// How long the profiled trial of each benchmark runs, in seconds.
+    #[arg(long, value_name = "S", default_value_t = 2.0, allow_negative_numbers = true, value_parser = parse_seconds)]
+    seconds: f64,
+    /// Lines of flat profile to print (the call graph shows at most 12 functions).
+    #[arg(long, value_name = "N", default_value_t = 25, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    top: u32,
+    /// Where two-process benchmarks run (as for 'run').
+    #[arg(long, value_enum, default_value_t = Mode::Same)]
+    placement: Mode,
+    /// CPUs to use, e.g. 1 or 0-3,5 (as for 'run').
+    #[arg(long, value_name = "LIST")]
+    cpu: Option<String>,
+    /// Kill a trial running longer than this many seconds past --seconds.
+    #[arg(long, value_name = "S", default_value_t = 60.0, allow_negative_numbers = true, value_parser = parse_seconds)]
+    timeout: f64,
+    #[command(flatten)]
+    db: DbArg,
+    /// Print the profiles as one JSON document (folded stacks, flat profile, call graph).
     #[arg(long)]
     json: bool,
 }
@@ -406,6 +453,7 @@ fn dispatch(cli: Cli) -> Result<i32> {
         Cmd::Report(a) => report_cmd(a),
         Cmd::Plot(a) => plot(a),
         Cmd::Job { which, output } => job(&which, &output),
+        Cmd::Profile(a) => profile(a),
         Cmd::Watch(a) => watch(a),
         Cmd::Doctor { json } => doctor(json),
         Cmd::Trace(a) => trace_cmd(a),
@@ -592,6 +640,13 @@ fn run(a: RunArgs) -> Result<i32> {
         mode: a.placement,
         cpus,
         timeout: Duration::from_secs_f64(a.timeout),
+        observe: a.observe,
+    };
+    // Profiling needs permissions and kernel symbols: find out before measuring anything.
+    let access = if a.profile {
+        Some(profile::check_access()?)
+    } else {
+        None
     };
 
     // 2. The store, the run record, the machine fingerprint and what the doctor finds (a
@@ -654,6 +709,12 @@ fn run(a: RunArgs) -> Result<i32> {
         }
     };
     let mut interrupted = false;
+    let mut profiles = Vec::new();
+    // A profiled trial lasts --profile-seconds however short --timeout is.
+    let profile_opts = Options {
+        timeout: opts.timeout + Duration::from_secs_f64(3.0 * a.profile_seconds),
+        ..opts.clone()
+    };
     for (index, (spec, plan)) in specs.iter().zip(&plans).enumerate() {
         progress(Event::Benchmark {
             spec,
@@ -665,8 +726,36 @@ fn run(a: RunArgs) -> Result<i32> {
                 store
                     .add_result(&run.id, &result, &warnings)
                     .with_context(|| format!("storing {}", spec.id))?;
-                run.results.push(result);
                 run.warnings.extend(warnings);
+                if let (Some(access), Some((n, wall))) = (&access, calibrated(&result)) {
+                    bar.set_message(format!("{} (profiling)", spec.id));
+                    let iterations = profile::iterations_for(a.profile_seconds, n, wall);
+                    match profile::profile_benchmark(
+                        spec,
+                        plan,
+                        &profile_opts,
+                        iterations,
+                        access,
+                        &stop,
+                    ) {
+                        Ok(p) => {
+                            store
+                                .add_profile(&run.id, &p)
+                                .with_context(|| format!("storing the profile of {}", spec.id))?;
+                            profiles.push(p);
+                        }
+                        Err(profile::ProfileError::Interrupted) => interrupted = true,
+                        Err(e) => run.warnings.push(sysperf::model::Warning {
+                            bench: Some(spec.id.into()),
+                            kind: "profile".into(),
+                            message: e.to_string(),
+                        }),
+                    }
+                }
+                run.results.push(result);
+                if interrupted {
+                    break;
+                }
             }
             Err(harness::Stop::Interrupted) => {
                 interrupted = true;
@@ -681,6 +770,18 @@ fn run(a: RunArgs) -> Result<i32> {
     bar.finish_and_clear();
 
     // 5. Derive, finish the record, print.
+    if let Some(e) = run
+        .results
+        .iter()
+        .flat_map(|r| &r.trials)
+        .find_map(|t| t.counters.as_ref().and_then(|c| c.perf_error.clone()))
+    {
+        run.warnings.push(sysperf::model::Warning {
+            bench: None,
+            kind: "observe".into(),
+            message: format!("--observe: no perf counters, only system-wide /proc deltas: {e}"),
+        });
+    }
     run.derived = derived::compute(&run.results);
     run.ended_ns = Some(now_ns());
     run.complete = !interrupted;
@@ -698,7 +799,7 @@ fn run(a: RunArgs) -> Result<i32> {
     store
         .finish_run(&run)
         .context("finishing the run in the store")?;
-    print_run(&run, a.json)?;
+    print_run(&run, &profiles, a.json)?;
     if interrupted {
         eprintln!(
             "sysperf: interrupted; run {} kept as incomplete with {} benchmarks",
@@ -718,15 +819,143 @@ fn run(a: RunArgs) -> Result<i32> {
     })
 }
 
-fn print_run(run: &Run, json: bool) -> Result<()> {
+/// Flat-profile lines printed with a run (`sysperf profile` prints as many as --top asks).
+const RUN_PROFILE_TOP: usize = 15;
+
+fn print_run(run: &Run, profiles: &[Profile], json: bool) -> Result<()> {
     let mut out = std::io::stdout().lock();
     if json {
-        serde_json::to_writer_pretty(&mut out, &report::json::run_document(run))?;
+        let mut doc = report::json::run_document(run);
+        if !profiles.is_empty() {
+            doc["profiles"] =
+                report::profile::json_document(profiles, RUN_PROFILE_TOP)["profiles"].take();
+        }
+        serde_json::to_writer_pretty(&mut out, &doc)?;
         writeln!(out)?;
     } else {
         write!(out, "{}", report::table::render(run))?;
+        for p in profiles {
+            write!(out, "\n{}", report::profile::render(p, RUN_PROFILE_TOP))?;
+        }
     }
     Ok(())
+}
+
+/// Iterations and wall time of a benchmark's last successful measured trial.
+fn calibrated(r: &sysperf::model::BenchResult) -> Option<(u64, u64)> {
+    r.summary.as_ref()?;
+    r.trials
+        .iter()
+        .rev()
+        .find(|t| t.kind == TrialKind::Measured && t.error.is_none() && t.wall_ns > 0)
+        .map(|t| (t.iterations, t.wall_ns))
+}
+
+fn profile(a: ProfileArgs) -> Result<i32> {
+    // A benchmark selection profiles now; otherwise the target names a stored run.
+    let specs = match bench::select(&a.target) {
+        Ok(specs) => specs,
+        Err(bench_err) => {
+            if a.target.len() != 1 {
+                return Err(bench_err.into());
+            }
+            let store = open_store(&a.db)?;
+            let id = match store.resolve(&a.target[0]) {
+                Ok(id) => id,
+                Err(store::StoreError::NoSuchRun { .. }) => {
+                    let what = format!(
+                        "'{}' is neither a benchmark nor a stored run ('sysperf runs' lists those)",
+                        a.target[0]
+                    );
+                    return Err(anyhow::Error::new(bench_err).context(what));
+                }
+                Err(e) => return Err(e.into()),
+            };
+            let profiles = store.load_profiles(&id)?;
+            if a.json {
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&report::profile::json_document(
+                        &profiles,
+                        a.top as usize
+                    ))?
+                );
+            } else if profiles.is_empty() {
+                println!("run {id} has no profiles; 'sysperf run --profile' stores them");
+            } else {
+                for p in &profiles {
+                    println!("{}", report::profile::render(p, a.top as usize));
+                }
+            }
+            return Ok(exit::OK);
+        }
+    };
+    let allowed = sys::get_affinity().context("reading the CPUs this process may use")?;
+    let requested = a.cpu.as_deref().map(placement::parse_list).transpose()?;
+    let cpus = CpuChoice::new(requested, &allowed)?;
+    let plans = specs
+        .iter()
+        .map(|s| placement::plan(a.placement, s.shape, &cpus))
+        .collect::<Result<Vec<_>, _>>()?;
+    let access = profile::check_access()?;
+    let stop = stop_flag()?;
+    let exe =
+        std::env::current_exe().context("finding the sysperf executable to start workers from")?;
+    // Calibration as 'run --quick' does it, then one trial of about --seconds.
+    let calibrate = Options {
+        worker_exe: exe.clone(),
+        trials: 1,
+        min_time: Duration::from_secs_f64(0.1),
+        warmup: false,
+        mode: a.placement,
+        cpus: cpus.clone(),
+        timeout: Duration::from_secs_f64(a.timeout),
+        observe: false,
+    };
+    let long = Options {
+        timeout: Duration::from_secs_f64(a.timeout + 3.0 * a.seconds),
+        ..calibrate.clone()
+    };
+    let mut profiles = Vec::new();
+    for (spec, plan) in specs.iter().zip(&plans) {
+        eprintln!("sysperf: profiling {} for about {} s", spec.id, a.seconds);
+        let (result, _) = match harness::measure(spec, plan, &calibrate, None, &stop, &|_| {}) {
+            Ok(r) => r,
+            Err(harness::Stop::Interrupted) => return interrupted_profile(),
+        };
+        let Some((n, wall)) = calibrated(&result) else {
+            anyhow::bail!(
+                "{} could not be run to calibrate the profile: {}",
+                spec.id,
+                result.error.as_deref().unwrap_or("no trial succeeded")
+            );
+        };
+        let iterations = profile::iterations_for(a.seconds, n, wall);
+        match profile::profile_benchmark(spec, plan, &long, iterations, &access, &stop) {
+            Ok(p) => profiles.push(p),
+            Err(profile::ProfileError::Interrupted) => return interrupted_profile(),
+            Err(e) => return Err(e.into()),
+        }
+    }
+    if a.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&report::profile::json_document(
+                &profiles,
+                a.top as usize
+            ))?
+        );
+    } else {
+        for p in &profiles {
+            println!("{}", report::profile::render(p, a.top as usize));
+        }
+    }
+    Ok(exit::OK)
+}
+
+fn interrupted_profile() -> Result<i32> {
+    eprintln!("sysperf: interrupted; nothing profiled was kept");
+    Ok(exit::INTERRUPTED)
 }
 
 fn progress_bar(len: u64) -> ProgressBar {
@@ -877,8 +1106,14 @@ fn compare(a: CompareArgs) -> Result<i32> {
 }
 
 fn show(spec: &str, db: DbArg, json: bool) -> Result<i32> {
-    let run = Loader::new(&db).load(spec)?;
-    print_run(&run, json)?;
+    let mut loader = Loader::new(&db);
+    let run = loader.load(spec)?;
+    // Profiles live in the store beside their run; a reference run has none.
+    let profiles = match reference::is_name(spec) {
+        true => Vec::new(),
+        false => loader.store()?.load_profiles(&run.id)?,
+    };
+    print_run(&run, &profiles, json)?;
     Ok(exit::OK)
 }
 

@@ -135,6 +135,80 @@ pub struct Trial {
     pub outlier: Outlier,
     /// Set when the trial did not complete (timeout, crash, setup error); its figures are 0.
     pub error: Option<String>,
+    /// Counters over the timed region, when the run observed them (`sysperf run --observe`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counters: Option<Counters>,
+}
+
+/// What `sysperf run --observe` counts over one trial's timed region.
+///
+/// The /proc figures are system-wide deltas (every CPU, every process), read by the worker just
+/// outside the timed region, in every trial. The perf counters are the worker's own and its
+/// children's (inherited, so forked, piped and exec'd children count); they cost context
+/// switches and forks something, so they are taken in the warm-up trial (in every trial when
+/// there is none) and are None elsewhere.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Counters {
+    /// perf_event_open software counters (scaled if the kernel multiplexed them); None when
+    /// not taken in this trial, or refused (`perf_error` says why).
+    pub task_clock_ns: Option<u64>,
+    pub context_switches: Option<u64>,
+    pub cpu_migrations: Option<u64>,
+    pub page_faults: Option<u64>,
+    /// Hardware counters; None where the CPU or hypervisor does not expose them.
+    pub cycles: Option<u64>,
+    pub instructions: Option<u64>,
+    /// True when some perf counter ran for less time than it was enabled and was scaled.
+    pub perf_multiplexed: bool,
+    /// Why the perf counters are missing, when they are.
+    pub perf_error: Option<String>,
+    /// /proc/stat: interrupts of every source on every CPU, softirqs, context switches,
+    /// and processes created, system-wide.
+    pub interrupts: u64,
+    pub softirqs: u64,
+    pub system_context_switches: u64,
+    pub processes_created: u64,
+    /// /proc/interrupts: interrupts on the CPUs the trial was pinned to; None when unpinned.
+    pub interrupts_on_trial_cpus: Option<u64>,
+    /// /proc/interrupts by source (IRQ number, or LOC, RES, CAL, TLB, ...), nonzero ones only.
+    pub interrupts_by_source: BTreeMap<String, u64>,
+    /// /proc/vmstat.
+    pub pgfault: u64,
+    pub pgmajfault: u64,
+    pub pgpgin_kib: u64,
+    pub pgpgout_kib: u64,
+    pub pswpin_pages: u64,
+    pub pswpout_pages: u64,
+    /// /proc/diskstats, whole disks only (partitions would count twice).
+    pub disk_reads: u64,
+    pub disk_writes: u64,
+    pub disk_read_bytes: u64,
+    pub disk_write_bytes: u64,
+}
+
+/// Medians of [`Counters`]: per trial over the measured trials, per operation over the trials
+/// with perf counters.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CounterSummary {
+    /// Measured trials that carried counters (the source of the system-wide figures).
+    pub trials: usize,
+    /// Trials that carried perf counters (the source of the per-operation perf figures): the
+    /// warm-up, or every measured trial of a run without one.
+    pub perf_trials: usize,
+    pub task_clock_ns_per_op: Option<f64>,
+    pub context_switches_per_op: Option<f64>,
+    pub cpu_migrations_per_op: Option<f64>,
+    pub page_faults_per_op: Option<f64>,
+    pub cycles_per_op: Option<f64>,
+    pub instructions_per_op: Option<f64>,
+    /// System-wide interrupts during one trial's timed region, and per operation.
+    pub interrupts_per_trial: f64,
+    pub interrupts_per_op: f64,
+    pub softirqs_per_trial: f64,
+    /// Interrupts on the trial's own CPUs, when it was pinned.
+    pub interrupts_on_trial_cpus_per_trial: Option<f64>,
+    /// Whole-disk reads plus writes completed during one trial.
+    pub disk_ios_per_trial: f64,
 }
 
 /// A point estimate with its confidence interval, all in the same unit.
@@ -171,6 +245,9 @@ pub struct Summary {
     pub migrations_per_op: Option<f64>,
     pub worker_rss_bytes: u64,
     pub worker_maps: u64,
+    /// Counters per operation, when the run observed them (`sysperf run --observe`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counters: Option<CounterSummary>,
 }
 
 /// Everything measured for one benchmark in a run.

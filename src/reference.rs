@@ -227,6 +227,7 @@ fn result(spec: &crate::bench::Spec, real: f64, user: f64, sys: f64, faults: f64
             migrations_per_op: None,
             worker_rss_bytes: 0,
             worker_maps: 0,
+            counters: None,
         }),
         error: None,
     }

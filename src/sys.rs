@@ -70,6 +70,12 @@ pub fn getpid() -> Pid {
     unsafe { libc::getpid() }
 }
 
+/// Whether the effective user is root (whose perf and kallsyms access no sysctl restricts).
+pub fn is_root() -> bool {
+    // SAFETY: geteuid cannot fail.
+    unsafe { libc::geteuid() == 0 }
+}
+
 /// Pins the calling thread (and children forked after it) to `cpus`.
 pub fn set_affinity(cpus: &[u32]) -> io::Result<()> {
     // SAFETY: cpu_set_t is a plain bitmask; zeroed is the empty set.
@@ -659,6 +665,244 @@ pub fn unmount(target: &std::path::Path) -> io::Result<()> {
     // SAFETY: a NUL-terminated path that outlives the call.
     cvt(unsafe { libc::umount2(t.as_ptr(), libc::MNT_DETACH) })?;
     Ok(())
+}
+
+// ---------------------------------------------------------------------------------------
+// perf_event_open(2): the counters of `run --observe` and the sampler of `profile`.
+
+/// Constants of linux/perf_event.h that sysperf uses (libc does not carry them).
+pub mod perf {
+    pub const TYPE_HARDWARE: u32 = 0;
+    pub const TYPE_SOFTWARE: u32 = 1;
+    pub const HW_CPU_CYCLES: u64 = 0;
+    pub const HW_INSTRUCTIONS: u64 = 1;
+    pub const SW_CPU_CLOCK: u64 = 0;
+    pub const SW_TASK_CLOCK: u64 = 1;
+    pub const SW_PAGE_FAULTS: u64 = 2;
+    pub const SW_CONTEXT_SWITCHES: u64 = 3;
+    pub const SW_CPU_MIGRATIONS: u64 = 4;
+    pub const FORMAT_TOTAL_TIME_ENABLED: u64 = 1 << 0;
+    pub const FORMAT_TOTAL_TIME_RUNNING: u64 = 1 << 1;
+    pub const SAMPLE_IP: u64 = 1 << 0;
+    pub const SAMPLE_TID: u64 = 1 << 1;
+    pub const SAMPLE_TIME: u64 = 1 << 2;
+    pub const SAMPLE_CALLCHAIN: u64 = 1 << 5;
+    pub const SAMPLE_PERIOD: u64 = 1 << 8;
+    // Bits of the attribute's flag word, in the order of the C bitfield.
+    pub const FLAG_DISABLED: u64 = 1 << 0;
+    pub const FLAG_INHERIT: u64 = 1 << 1;
+    pub const FLAG_EXCLUDE_HV: u64 = 1 << 6;
+    pub const FLAG_EXCLUDE_IDLE: u64 = 1 << 7;
+    pub const FLAG_COMM: u64 = 1 << 9;
+    pub const FLAG_TASK: u64 = 1 << 13;
+    pub const FLAG_EXCLUDE_CALLCHAIN_USER: u64 = 1 << 22;
+    pub const FLAG_COMM_EXEC: u64 = 1 << 24;
+    pub const FLAG_USE_CLOCKID: u64 = 1 << 25;
+}
+
+/// `struct perf_event_attr` up to `sig_data` (PERF_ATTR_SIZE_VER7, 128 bytes), with the C
+/// bitfield as one flag word (see [`perf`]). Unused fields stay zero.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct PerfEventAttr {
+    pub kind: u32,
+    pub size: u32,
+    pub config: u64,
+    /// sample_period, or sample_freq when the freq flag is set.
+    pub sample_period: u64,
+    pub sample_type: u64,
+    pub read_format: u64,
+    pub flags: u64,
+    pub wakeup_events: u32,
+    pub bp_type: u32,
+    pub config1: u64,
+    pub config2: u64,
+    pub branch_sample_type: u64,
+    pub sample_regs_user: u64,
+    pub sample_stack_user: u32,
+    pub clockid: i32,
+    pub sample_regs_intr: u64,
+    pub aux_watermark: u32,
+    pub sample_max_stack: u16,
+    pub reserved_2: u16,
+    pub aux_sample_size: u32,
+    pub reserved_3: u32,
+    pub sig_data: u64,
+}
+
+const _: () = assert!(std::mem::size_of::<PerfEventAttr>() == 128);
+
+impl PerfEventAttr {
+    pub fn new(kind: u32, config: u64) -> PerfEventAttr {
+        PerfEventAttr {
+            kind,
+            size: std::mem::size_of::<PerfEventAttr>() as u32,
+            config,
+            ..PerfEventAttr::default()
+        }
+    }
+}
+
+/// perf_event_open(attr, pid, cpu, -1, FD_CLOEXEC): pid 0 is the caller, cpu -1 any CPU.
+pub fn perf_event_open(attr: &PerfEventAttr, pid: Pid, cpu: i32) -> io::Result<OwnedFd> {
+    const PERF_FLAG_FD_CLOEXEC: libc::c_ulong = 1 << 3;
+    // SAFETY: attr points to a valid, fully initialized perf_event_attr whose size field
+    // matches its layout; the other arguments are plain integers.
+    let fd = unsafe {
+        libc::syscall(
+            libc::SYS_perf_event_open,
+            attr as *const PerfEventAttr,
+            pid,
+            cpu,
+            -1 as libc::c_int,
+            PERF_FLAG_FD_CLOEXEC,
+        )
+    };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: the kernel just gave us this descriptor.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd as RawFd) })
+}
+
+/// Enables (or disables) every perf event this process opened, and their inherited copies in
+/// its children, in one system call (prctl PR_TASK_PERF_EVENTS_ENABLE/DISABLE).
+#[inline]
+pub fn perf_events_enable_own(enable: bool) {
+    const PR_TASK_PERF_EVENTS_DISABLE: libc::c_int = 31;
+    const PR_TASK_PERF_EVENTS_ENABLE: libc::c_int = 32;
+    let op = if enable {
+        PR_TASK_PERF_EVENTS_ENABLE
+    } else {
+        PR_TASK_PERF_EVENTS_DISABLE
+    };
+    // SAFETY: these prctl operations take no pointers and cannot fail.
+    unsafe { libc::prctl(op, 0 as libc::c_ulong, 0 as libc::c_ulong, 0, 0) };
+}
+
+/// Reads a counter opened with read_format TOTAL_TIME_ENABLED | TOTAL_TIME_RUNNING:
+/// [value, time enabled ns, time running ns].
+pub fn perf_read_counter(fd: RawFd) -> io::Result<[u64; 3]> {
+    let mut b = [0u8; 24];
+    let n = read(fd, &mut b)?;
+    if n != b.len() {
+        return Err(io::Error::new(
+            io::ErrorKind::UnexpectedEof,
+            format!("perf counter read returned {n} bytes, expected 24"),
+        ));
+    }
+    let at = |i: usize| u64::from_ne_bytes(b[i * 8..i * 8 + 8].try_into().unwrap_or([0; 8]));
+    Ok([at(0), at(1), at(2)])
+}
+
+/// The ring buffer of a sampling perf event: one metadata page and `2^k` data pages mapped
+/// shared, read by [`PerfRing::drain`]. Unmapped on drop (the descriptor is the caller's).
+pub struct PerfRing {
+    base: *mut u8,
+    map_len: usize,
+    data_offset: usize,
+    data_size: usize,
+}
+
+// The metadata page's control words (struct perf_event_mmap_page).
+const RING_DATA_HEAD: usize = 1024;
+const RING_DATA_TAIL: usize = 1032;
+const RING_DATA_OFFSET: usize = 1040;
+const RING_DATA_SIZE: usize = 1048;
+
+impl PerfRing {
+    /// Maps `data_pages` (a power of two) data pages of the event behind `fd`.
+    pub fn map(fd: RawFd, data_pages: usize) -> io::Result<PerfRing> {
+        if !data_pages.is_power_of_two() {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "perf ring buffer pages must be a power of two",
+            ));
+        }
+        let page = page_size();
+        let map_len = page * (1 + data_pages);
+        // SAFETY: a fresh shared mapping of the perf event's buffer at an address of the
+        // kernel's choosing; PROT_WRITE lets us publish data_tail so the kernel never
+        // overwrites records we have not read.
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                map_len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED,
+                fd,
+                0,
+            )
+        };
+        if p == libc::MAP_FAILED {
+            return Err(io::Error::last_os_error());
+        }
+        let base = p as *mut u8;
+        // SAFETY: the metadata page is mapped and these u64 fields are 8-byte aligned
+        // within it; kernels older than 4.1 leave them zero.
+        let (off, size) = unsafe {
+            (
+                (base.add(RING_DATA_OFFSET) as *const u64).read_volatile() as usize,
+                (base.add(RING_DATA_SIZE) as *const u64).read_volatile() as usize,
+            )
+        };
+        let (data_offset, data_size) = if size == 0 {
+            (page, page * data_pages)
+        } else {
+            (off, size)
+        };
+        Ok(PerfRing {
+            base,
+            map_len,
+            data_offset,
+            data_size,
+        })
+    }
+
+    /// Appends every complete record written since the last drain to `out` (records that
+    /// wrap around the end of the buffer come out contiguous) and releases that space to
+    /// the kernel. Returns the number of bytes appended.
+    pub fn drain(&mut self, out: &mut Vec<u8>) -> usize {
+        use std::sync::atomic::{AtomicU64, Ordering};
+        // SAFETY: data_head and data_tail are naturally aligned u64 words of the mapped
+        // metadata page, shared with the kernel, which is what atomics are for.
+        let (head_word, tail_word) = unsafe {
+            (
+                &*(self.base.add(RING_DATA_HEAD) as *const AtomicU64),
+                &*(self.base.add(RING_DATA_TAIL) as *const AtomicU64),
+            )
+        };
+        // Acquire: the records up to head are visible once head is.
+        let head = head_word.load(Ordering::Acquire);
+        let tail = tail_word.load(Ordering::Relaxed);
+        let len = head.wrapping_sub(tail) as usize;
+        if len == 0 || len > self.data_size {
+            return 0;
+        }
+        let start = (tail as usize) % self.data_size;
+        let first = len.min(self.data_size - start);
+        // SAFETY: [data_offset, data_offset + data_size) is the mapped data area; start +
+        // first <= data_size and len - first < data_size, so both slices stay inside it.
+        let (a, b) = unsafe {
+            let data = self.base.add(self.data_offset);
+            (
+                std::slice::from_raw_parts(data.add(start), first),
+                std::slice::from_raw_parts(data, len - first),
+            )
+        };
+        out.extend_from_slice(a);
+        out.extend_from_slice(b);
+        // Release: our reads of the records complete before the kernel may reuse the space.
+        tail_word.store(head, Ordering::Release);
+        len
+    }
+}
+
+impl Drop for PerfRing {
+    fn drop(&mut self) {
+        // SAFETY: we own the mapping and no slice into it outlives drain().
+        unsafe { libc::munmap(self.base.cast(), self.map_len) };
+    }
 }
 
 #[cfg(test)]

@@ -4,12 +4,16 @@
 //!
 //! It does not print and does not store: progress goes to a callback, results are returned.
 
+pub mod counters;
 pub mod cpustat;
 pub mod placement;
 pub mod worker;
 
 use crate::bench::Spec;
-use crate::model::{BenchResult, Outlier, Overhead, Summary, Trial, TrialKind, Usage, Warning};
+use crate::model::{
+    BenchResult, CounterSummary, Counters, Outlier, Overhead, Summary, Trial, TrialKind, Usage,
+    Warning,
+};
 use crate::stats;
 use crate::sys;
 use placement::{CpuChoice, Mode, Plan};
@@ -41,6 +45,9 @@ pub struct Options {
     pub mode: Mode,
     pub cpus: CpuChoice,
     pub timeout: Duration,
+    /// Count every trial with system-wide /proc deltas, and the warm-up trial (every trial
+    /// when there is no warm-up) with perf counters too (`run --observe`).
+    pub observe: bool,
 }
 
 /// What the harness reports while it works.
@@ -64,14 +71,39 @@ pub enum Stop {
 
 /// Outcome of one worker execution.
 enum Outcome {
-    Done(Report, Usage),
+    /// Boxed: a report with counters is large next to the other variants.
+    Done(Box<Report>, Usage),
     Failed(String, Usage),
     Interrupted,
+}
+
+/// Something in the parent that watches a worker while it runs (the profiler's sampler).
+pub trait Observer {
+    /// Called once the worker exists and, held before setup, waits for the go-ahead. An error
+    /// kills the worker and fails the trial with that message.
+    fn attach(&mut self, pid: sys::Pid) -> Result<(), String>;
+    /// Called about every 10 ms while the worker runs, and once more after it ended.
+    fn poll(&mut self);
 }
 
 /// Starts a worker for `req` and waits for it, killing its whole process group on timeout or
 /// interruption. Nothing it started survives this function.
 fn run_worker(exe: &PathBuf, req: &Request, timeout: Duration, stop: &AtomicBool) -> Outcome {
+    run_worker_observed(exe, req, timeout, stop, None)
+}
+
+/// [`run_worker`] with an observer attached to the worker before its setup (the request is
+/// sent with `hold` set, and the go-ahead written to the worker's stdin after `attach`).
+fn run_worker_observed(
+    exe: &PathBuf,
+    req: &Request,
+    timeout: Duration,
+    stop: &AtomicBool,
+    mut observer: Option<&mut dyn Observer>,
+) -> Outcome {
+    let mut req = req.clone();
+    req.hold = observer.is_some();
+    let req = &req;
     let json = match serde_json::to_string(req) {
         Ok(j) => j,
         Err(e) => return Outcome::Failed(format!("encoding the request: {e}"), Usage::default()),
@@ -81,7 +113,11 @@ fn run_worker(exe: &PathBuf, req: &Request, timeout: Duration, stop: &AtomicBool
         .arg(json)
         .arg0(format!("sysperf:{}", req.id))
         .process_group(0)
-        .stdin(Stdio::null())
+        .stdin(if req.hold {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     let mut child = match cmd.spawn() {
@@ -97,6 +133,20 @@ fn run_worker(exe: &PathBuf, req: &Request, timeout: Duration, stop: &AtomicBool
     let pidfd = sys::pidfd_open(pid).ok();
     let deadline = Instant::now() + timeout;
     let mut verdict: Option<Outcome> = None;
+    if let Some(obs) = observer.as_deref_mut() {
+        let go = obs.attach(pid).and_then(|()| {
+            let mut stdin = child
+                .stdin
+                .take()
+                .ok_or_else(|| "the worker has no stdin".to_string())?;
+            std::io::Write::write_all(&mut stdin, b"g")
+                .map_err(|e| format!("starting the held worker: {e}"))
+        });
+        if let Err(e) = go {
+            verdict = Some(Outcome::Failed(e, Usage::default()));
+        }
+    }
+    let poll_ms = if observer.is_some() { 10 } else { 100 };
     let (status, total) = loop {
         match sys::wait4(pid, true) {
             Ok((got, status, usage)) if got == pid => break (status, usage),
@@ -109,7 +159,9 @@ fn run_worker(exe: &PathBuf, req: &Request, timeout: Duration, stop: &AtomicBool
                 break (0, Usage::default());
             }
         }
-        if stop.load(Ordering::Relaxed) {
+        if verdict.is_some() {
+            // The observer could not attach: the held worker is killed below.
+        } else if stop.load(Ordering::Relaxed) {
             verdict = Some(Outcome::Interrupted);
         } else if Instant::now() >= deadline {
             verdict = Some(Outcome::Failed(
@@ -126,11 +178,17 @@ fn run_worker(exe: &PathBuf, req: &Request, timeout: Duration, stop: &AtomicBool
         }
         match &pidfd {
             Some(fd) => {
-                let _ = sys::poll_readable(fd.as_raw_fd(), 100);
+                let _ = sys::poll_readable(fd.as_raw_fd(), poll_ms);
             }
             None => std::thread::sleep(Duration::from_millis(5)),
         }
+        if let Some(obs) = observer.as_deref_mut() {
+            obs.poll();
+        }
     };
+    if let Some(obs) = observer {
+        obs.poll();
+    }
     // Whatever the worker left in its group dies now; orphans came to us as subreaper, and
     // we wait for each of them so that nothing is still dying when this returns.
     let _ = sys::kill(-pid, libc::SIGKILL);
@@ -157,7 +215,7 @@ fn run_worker(exe: &PathBuf, req: &Request, timeout: Duration, stop: &AtomicBool
                 format!("worker exited with {}", sys::exit_code(status)),
                 total,
             ),
-            None => Outcome::Done(rep, total),
+            None => Outcome::Done(Box::new(rep), total),
         },
         Err(_) => {
             let last = err.lines().last().unwrap_or("").trim();
@@ -179,7 +237,7 @@ fn run_worker(exe: &PathBuf, req: &Request, timeout: Duration, stop: &AtomicBool
 
 fn trial_from(kind: TrialKind, iterations: u64, outcome: &Outcome) -> Trial {
     let (rep, total, error) = match outcome {
-        Outcome::Done(r, t) => (r.clone(), *t, None),
+        Outcome::Done(r, t) => ((**r).clone(), *t, None),
         Outcome::Failed(e, t) => (Report::default(), *t, Some(e.clone())),
         Outcome::Interrupted => (
             Report::default(),
@@ -200,6 +258,34 @@ fn trial_from(kind: TrialKind, iterations: u64, outcome: &Outcome) -> Trial {
         cpu_end: rep.cpu_end,
         outlier: Outlier::None,
         error,
+        counters: rep.counters,
+    }
+}
+
+/// Runs one trial of `spec` at `iterations` with `observer` attached to its worker from before
+/// setup to the end (the profiler). Returns the worker's report (its `region_ns` bounds the
+/// timed region), or why the trial failed.
+pub fn observed_trial(
+    spec: &Spec,
+    plan: &Plan,
+    opts: &Options,
+    iterations: u64,
+    observer: &mut dyn Observer,
+    stop: &AtomicBool,
+) -> Result<Result<Report, String>, Stop> {
+    let req = Request {
+        id: spec.id.to_string(),
+        iterations,
+        pin: plan.worker.clone(),
+        child_cpu: plan.child,
+        observe: false,
+        perf: false,
+        hold: true,
+    };
+    match run_worker_observed(&opts.worker_exe, &req, opts.timeout, stop, Some(observer)) {
+        Outcome::Done(rep, _) => Ok(Ok(*rep)),
+        Outcome::Failed(e, _) => Ok(Err(e)),
+        Outcome::Interrupted => Err(Stop::Interrupted),
     }
 }
 
@@ -212,6 +298,9 @@ pub fn measure_overhead(opts: &Options, stop: &AtomicBool) -> Result<Overhead, S
         iterations,
         pin: first.map(|c| vec![c]),
         child_cpu: None,
+        observe: false,
+        perf: false,
+        hold: false,
     };
     match run_worker(&opts.worker_exe, &req, opts.timeout, stop) {
         Outcome::Done(r, _) => Ok(Overhead {
@@ -270,6 +359,16 @@ pub fn measure(
                 iterations,
                 pin: plan.worker.clone(),
                 child_cpu: plan.child,
+                observe: opts.observe,
+                // Perf counters cost context switches and forks something (see counters.rs):
+                // the warm-up trial, at the same iteration count, carries them, so that the
+                // counted trials stay undisturbed; without a warm-up (--quick) every trial does.
+                perf: match kind {
+                    TrialKind::Calibration => false,
+                    TrialKind::Warmup => true,
+                    TrialKind::Measured => !opts.warmup,
+                },
+                hold: false,
             };
             let outcome = run_worker(&opts.worker_exe, &req, opts.timeout, stop);
             if let Outcome::Interrupted = outcome {
@@ -417,9 +516,13 @@ pub fn run_trial(
         iterations,
         pin: plan.worker.clone(),
         child_cpu: plan.child,
+        // A trace counts what the kernel does itself; no counters of ours in its way.
+        observe: false,
+        perf: false,
+        hold: false,
     };
     match run_worker(exe, &req, timeout, stop) {
-        Outcome::Done(r, _) => Ok(r),
+        Outcome::Done(r, _) => Ok(*r),
         Outcome::Failed(e, _) => Err(TrialError::Failed(e)),
         Outcome::Interrupted => Err(TrialError::Interrupted),
     }
@@ -469,11 +572,74 @@ pub fn summarize(
         migrations_per_op: migrations.map(med),
         worker_rss_bytes: first.worker_rss_bytes,
         worker_maps: first.worker_maps,
+        counters: summarize_counters(trials, spec.ops_per_iteration),
     };
     for (&i, l) in idx.iter().zip(labels) {
         trials[i].outlier = l;
     }
     Some(summary)
+}
+
+/// Medians of the counters per operation and per trial, None when no trial was observed.
+/// The system-wide /proc figures come from the measured trials; the perf figures from every
+/// successful non-calibration trial that has them (the warm-up, or the measured trials of a
+/// run without one), each only when some trial has it.
+pub fn summarize_counters(trials: &[Trial], ops_per_iteration: u64) -> Option<CounterSummary> {
+    let ok = |t: &&Trial| t.error.is_none() && t.iterations > 0 && t.counters.is_some();
+    fn with_ops(t: &Trial, ops_per_iteration: u64) -> Option<(&Counters, f64)> {
+        let ops = (t.iterations * ops_per_iteration) as f64;
+        t.counters.as_ref().map(|c| (c, ops))
+    }
+    let measured: Vec<(&Counters, f64)> = trials
+        .iter()
+        .filter(ok)
+        .filter(|t| t.kind == TrialKind::Measured)
+        .filter_map(|t| with_ops(t, ops_per_iteration))
+        .collect();
+    if measured.is_empty() {
+        return None;
+    }
+    let perf: Vec<(&Counters, f64)> = trials
+        .iter()
+        .filter(ok)
+        .filter(|t| t.kind != TrialKind::Calibration)
+        .filter_map(|t| with_ops(t, ops_per_iteration))
+        .filter(|(c, _)| c.task_clock_ns.is_some() || c.context_switches.is_some())
+        .collect();
+    let med = |v: Vec<f64>| stats::median(&v).unwrap_or(0.0);
+    let per_op = |f: &dyn Fn(&Counters) -> Option<u64>| -> Option<f64> {
+        let v: Vec<f64> = perf
+            .iter()
+            .filter_map(|(c, ops)| f(c).map(|v| v as f64 / ops))
+            .collect();
+        (!v.is_empty()).then(|| med(v))
+    };
+    let per_trial =
+        |f: &dyn Fn(&Counters) -> u64| med(measured.iter().map(|(c, _)| f(c) as f64).collect());
+    Some(CounterSummary {
+        trials: measured.len(),
+        perf_trials: perf.len(),
+        task_clock_ns_per_op: per_op(&|c| c.task_clock_ns),
+        context_switches_per_op: per_op(&|c| c.context_switches),
+        cpu_migrations_per_op: per_op(&|c| c.cpu_migrations),
+        page_faults_per_op: per_op(&|c| c.page_faults),
+        cycles_per_op: per_op(&|c| c.cycles),
+        instructions_per_op: per_op(&|c| c.instructions),
+        interrupts_per_trial: per_trial(&|c| c.interrupts),
+        interrupts_per_op: med(measured
+            .iter()
+            .map(|(c, ops)| c.interrupts as f64 / ops)
+            .collect()),
+        softirqs_per_trial: per_trial(&|c| c.softirqs),
+        interrupts_on_trial_cpus_per_trial: {
+            let v: Vec<f64> = measured
+                .iter()
+                .filter_map(|(c, _)| c.interrupts_on_trial_cpus.map(|v| v as f64))
+                .collect();
+            (!v.is_empty()).then(|| med(v))
+        },
+        disk_ios_per_trial: per_trial(&|c| c.disk_reads + c.disk_writes),
+    })
 }
 
 /// Wall time of a trial less the timer overhead (once) and the loop overhead (per iteration);
@@ -518,6 +684,7 @@ mod tests {
             cpu_end: Some(1),
             outlier: Outlier::None,
             error: None,
+            counters: None,
         }
     }
 
@@ -545,6 +712,56 @@ mod tests {
         assert!((s.minflt_per_op - 1.0).abs() < 1e-9);
         let s0 = summarize(spec, &mut t, None).unwrap();
         assert!((s0.wall_ns_per_op.median - 100.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn counter_summary_takes_proc_figures_from_measured_and_perf_from_any_trial() {
+        let spec = crate::bench::find("pipeback4").unwrap();
+        let observed = |kind, csw: Option<u64>, intr: u64| {
+            let mut t = trial(kind, 1000, 100_000);
+            t.counters = Some(Counters {
+                context_switches: csw,
+                task_clock_ns: csw.map(|_| 90_000),
+                interrupts: intr,
+                interrupts_on_trial_cpus: Some(intr / 2),
+                disk_reads: 1,
+                ..Counters::default()
+            });
+            t
+        };
+        // Perf counters on the warm-up only, /proc deltas everywhere (the default design).
+        let mut t = vec![
+            observed(TrialKind::Calibration, Some(5), 1000),
+            observed(TrialKind::Warmup, Some(2000), 1000),
+            observed(TrialKind::Measured, None, 10),
+            observed(TrialKind::Measured, None, 30),
+            observed(TrialKind::Measured, None, 20),
+        ];
+        let c = summarize(spec, &mut t, None).unwrap().counters.unwrap();
+        assert_eq!((c.trials, c.perf_trials), (3, 1));
+        assert_eq!(c.context_switches_per_op, Some(2.0));
+        assert_eq!(c.task_clock_ns_per_op, Some(90.0));
+        assert_eq!(c.cycles_per_op, None);
+        assert_eq!(c.interrupts_per_trial, 20.0);
+        assert_eq!(c.interrupts_on_trial_cpus_per_trial, Some(10.0));
+        assert_eq!(c.disk_ios_per_trial, 1.0);
+        // --quick: perf counters on the measured trials; their median.
+        let mut q = vec![
+            observed(TrialKind::Measured, Some(2000), 10),
+            observed(TrialKind::Measured, Some(2100), 10),
+            observed(TrialKind::Measured, Some(1900), 10),
+        ];
+        let c = summarize(spec, &mut q, None).unwrap().counters.unwrap();
+        assert_eq!(
+            (c.trials, c.perf_trials, c.context_switches_per_op),
+            (3, 3, Some(2.0))
+        );
+        // Unobserved runs have no counter summary.
+        let mut plain = vec![trial(TrialKind::Measured, 1000, 100_000)];
+        assert!(summarize(spec, &mut plain, None)
+            .unwrap()
+            .counters
+            .is_none());
     }
 
     #[test]

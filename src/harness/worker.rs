@@ -6,8 +6,9 @@
 //! forking process lean (its size is measured and reported, since fork cost grows with it).
 //! This is harness code: benchmarks themselves never read a clock or print.
 
+use super::counters::{self, PerfCounters};
 use crate::bench::{self, Ctx, Placement};
-use crate::model::Usage;
+use crate::model::{Counters, Usage};
 use crate::sys;
 use serde::{Deserialize, Serialize};
 use std::hint::black_box;
@@ -20,6 +21,16 @@ pub struct Request {
     pub iterations: u64,
     pub pin: Option<Vec<u32>>,
     pub child_cpu: Option<u32>,
+    /// Count the timed region with system-wide /proc deltas (`run --observe`).
+    #[serde(default)]
+    pub observe: bool,
+    /// With `observe`, also count the worker and its children with perf counters (these
+    /// cost the timed region something; see `counters`).
+    #[serde(default)]
+    pub perf: bool,
+    /// Wait for one byte on stdin before setup, so the parent can attach a profiler first.
+    #[serde(default)]
+    pub hold: bool,
 }
 
 /// What a worker tells the parent.
@@ -38,6 +49,13 @@ pub struct Report {
     /// For "__overhead": the median cost of a pair of clock reads.
     pub timer_ns: Option<f64>,
     pub error: Option<String>,
+    /// The counters of an observed trial.
+    #[serde(default)]
+    pub counters: Option<Counters>,
+    /// CLOCK_MONOTONIC at the start and end of the timed region, so a profiler in the parent
+    /// can keep only the samples taken inside it.
+    #[serde(default)]
+    pub region_ns: Option<[u64; 2]>,
 }
 
 pub const OVERHEAD_ID: &str = "__overhead";
@@ -71,10 +89,20 @@ fn execute(req: &Request) -> Result<Report, String> {
     if let Some(cpus) = &req.pin {
         sys::set_affinity(cpus).map_err(|e| format!("pinning to CPUs {cpus:?}: {e}"))?;
     }
+    if req.hold {
+        // The parent attaches its profiler now; EOF means it gave up (or died).
+        let mut go = [0u8; 1];
+        match sys::read(0, &mut go) {
+            Ok(1) => {}
+            _ => return Err("the harness did not give the go-ahead".into()),
+        }
+    }
     if req.id == OVERHEAD_ID {
         return Ok(overhead(req.iterations));
     }
     let spec = bench::find(&req.id).ok_or_else(|| format!("unknown benchmark '{}'", req.id))?;
+    // Opened before setup, so that children forked in setup inherit the counters.
+    let perf = (req.observe && req.perf).then(PerfCounters::open);
     let mut b = (spec.make)();
     let ctx = Ctx {
         placement: req
@@ -87,14 +115,37 @@ fn execute(req: &Request) -> Result<Report, String> {
     let (rss_bytes, rss_anon_bytes, maps) = own_size();
     let mig0 = migrations();
     let cpu_start = sys::current_cpu();
+    let snap0 = req.observe.then(counters::snapshot);
     let u0 = sys::usage_self_and_children();
-    // The clock reads sit inside the rusage reads so that the wall time covers the loop only.
+    // The clock reads sit inside the rusage reads so that the wall time covers the loop only;
+    // the perf counters, when observed, sit right inside the rusage reads too.
+    if let Some(p) = &perf {
+        p.enable(true);
+    }
     let t0 = sys::monotonic_ns();
     let ran = b.run(req.iterations);
     let t1 = sys::monotonic_ns();
+    if let Some(p) = &perf {
+        p.enable(false);
+    }
     let u1 = sys::usage_self_and_children();
+    let snap1 = req.observe.then(counters::snapshot);
     let cpu_end = sys::current_cpu();
     let mig1 = migrations();
+    let counters = match (&snap0, &snap1) {
+        (Some(a), Some(b)) => {
+            let mut cpus: Vec<u32> = req.pin.clone().unwrap_or_default();
+            if !cpus.is_empty() {
+                cpus.extend(req.child_cpu);
+            }
+            let mut c = counters::delta(a, b, &cpus);
+            if let Some(p) = &perf {
+                p.read_into(&mut c);
+            }
+            Some(c)
+        }
+        _ => None,
+    };
     let torn = b.teardown();
     ran.map_err(|e| format!("run: {e}"))?;
     torn.map_err(|e| format!("teardown: {e}"))?;
@@ -109,6 +160,8 @@ fn execute(req: &Request) -> Result<Report, String> {
         cpu_end,
         timer_ns: None,
         error: None,
+        counters,
+        region_ns: Some([t0, t1]),
     })
 }
 

@@ -9,6 +9,7 @@ pub mod compare;
 pub mod html;
 pub mod json;
 pub mod png;
+pub mod profile;
 pub mod svg;
 pub mod table;
 pub mod trace;
@@ -132,6 +133,7 @@ pub(crate) fn fixture_run() -> crate::model::Run {
         cpu_end: Some(1),
         outlier: Outlier::None,
         error: None,
+        counters: None,
     };
     let result = |id: &str,
                   group: &str,
@@ -170,6 +172,7 @@ pub(crate) fn fixture_run() -> crate::model::Run {
             migrations_per_op: Some(0.0),
             worker_rss_bytes: 3_432_448,
             worker_maps: 35,
+            counters: None,
         }),
         error: None,
     };

@@ -224,6 +224,7 @@ pub fn render(run: &Run) -> String {
             let _ = writeln!(s, "{}", paging_row(r, &label_of(r)));
         }
     }
+    s.push_str(&counters_table(run));
     if !run.derived.is_empty() {
         let _ = writeln!(s, "\nDerived figures");
         for d in &run.derived {
@@ -277,6 +278,77 @@ pub fn render(run: &Run) -> String {
         for f in doctor {
             let _ = writeln!(s, "  ! {}; fix: {}", f.title, f.fix);
         }
+    }
+    s
+}
+
+/// The per-operation counters of an observed run (`run --observe`), one row per benchmark
+/// that has them; empty when the run was not observed. Cycles and instructions get columns
+/// only when some benchmark has them (virtual machines often expose no hardware counters).
+pub fn counters_table(run: &Run) -> String {
+    use crate::model::CounterSummary;
+    let rows: Vec<(&BenchResult, &CounterSummary)> = run
+        .results
+        .iter()
+        .filter_map(|r| {
+            r.summary
+                .as_ref()
+                .and_then(|s| s.counters.as_ref())
+                .map(|c| (r, c))
+        })
+        .collect();
+    if rows.is_empty() {
+        return String::new();
+    }
+    let hw = rows
+        .iter()
+        .any(|(_, c)| c.cycles_per_op.is_some() || c.instructions_per_op.is_some());
+    let opt = |v: Option<f64>| v.map(num).unwrap_or_else(|| "-".into());
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "\nCounters (--observe): per operation from perf_event_open on the worker and its children, in the warm-up trial; interrupts, softirqs and disk I/Os system-wide, per measured trial (medians)"
+    );
+    let mut head = format!(
+        "{:<18}| {:>10} | {:>8} | {:>8} | {:>9} |",
+        "Test", "task us/op", "csw/op", "migr/op", "faults/op"
+    );
+    if hw {
+        let _ = write!(head, " {:>10} | {:>10} |", "cycles/op", "instr/op");
+    }
+    let _ = write!(
+        head,
+        " {:>10} | {:>11} | {:>9} | {:>7}",
+        "intr/trial", "on its CPUs", "softirq", "disk I/O"
+    );
+    let _ = writeln!(s, "{head}");
+    let _ = writeln!(s, "{}", "-".repeat(head.len()));
+    for (r, c) in rows {
+        let mut line = format!(
+            "{:<18}| {:>10} | {:>8} | {:>8} | {:>9} |",
+            r.id,
+            opt(c.task_clock_ns_per_op.map(|v| v / 1000.0)),
+            opt(c.context_switches_per_op),
+            opt(c.cpu_migrations_per_op),
+            opt(c.page_faults_per_op),
+        );
+        if hw {
+            let _ = write!(
+                line,
+                " {:>10} | {:>10} |",
+                opt(c.cycles_per_op),
+                opt(c.instructions_per_op)
+            );
+        }
+        let _ = write!(
+            line,
+            " {:>10} | {:>11} | {:>9} | {:>7}",
+            num(c.interrupts_per_trial),
+            opt(c.interrupts_on_trial_cpus_per_trial),
+            num(c.softirqs_per_trial),
+            num(c.disk_ios_per_trial)
+        );
+        let _ = writeln!(s, "{line}");
     }
     s
 }
@@ -354,6 +426,42 @@ mod tests {
             list.contains("vax750-4.3bsd   0000004b5d43     29  DEC VAX-11/750 under 4.3BSD"),
             "{list}"
         );
+    }
+
+    #[test]
+    fn counters_table_snapshot_and_absent_when_not_observed() {
+        let mut run = crate::report::fixture_run();
+        assert!(counters_table(&run).is_empty());
+        let c = crate::model::CounterSummary {
+            trials: 5,
+            perf_trials: 1,
+            task_clock_ns_per_op: Some(4_512.5),
+            context_switches_per_op: Some(2.0),
+            cpu_migrations_per_op: Some(0.0),
+            page_faults_per_op: Some(0.0004),
+            cycles_per_op: None,
+            instructions_per_op: None,
+            interrupts_per_trial: 131.0,
+            interrupts_per_op: 0.0052,
+            softirqs_per_trial: 40.0,
+            interrupts_on_trial_cpus_per_trial: Some(101.0),
+            disk_ios_per_trial: 0.0,
+        };
+        for r in &mut run.results {
+            if let Some(s) = &mut r.summary {
+                s.counters = Some(c.clone());
+            }
+        }
+        insta::assert_snapshot!(counters_table(&run));
+        run.results[0]
+            .summary
+            .as_mut()
+            .unwrap()
+            .counters
+            .as_mut()
+            .unwrap()
+            .cycles_per_op = Some(420.0);
+        assert!(counters_table(&run).contains("cycles/op"));
     }
 
     #[test]

@@ -126,6 +126,21 @@ ALTER TABLE runs ADD COLUMN citation TEXT;
     r#"
 ALTER TABLE runs ADD COLUMN findings_json TEXT;
 "#,
+    // Migration (#4, counters and profiles): what `run --observe` counted over each trial
+    // (model::Counters) and its per-operation medians (model::CounterSummary), as JSON; NULL
+    // when the run was not observed. And the kernel profiles of `run --profile`, one row per
+    // profiled benchmark (profile::Profile as JSON: folded stacks and their sample counts).
+    r#"
+ALTER TABLE trials ADD COLUMN counters_json TEXT;
+ALTER TABLE results ADD COLUMN counters_json TEXT;
+CREATE TABLE profiles (
+    run_id       TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+    position     INTEGER NOT NULL,
+    bench        TEXT NOT NULL,
+    profile_json TEXT NOT NULL,
+    PRIMARY KEY (run_id, position)
+);
+"#,
 ];
 
 /// What the header of an opened database says about it.
@@ -207,7 +222,7 @@ mod tests {
         let state = DbState::read(&conn).unwrap();
         assert_eq!(state.user_version, SCHEMA_VERSION);
         assert_eq!(state.application_id, APPLICATION_ID);
-        assert_eq!(state.tables, 5);
+        assert_eq!(state.tables, 6);
         // A second call finds nothing to do rather than failing on existing tables.
         migrate(&conn, path).unwrap();
         assert_eq!(DbState::read(&conn).unwrap(), state);

@@ -460,6 +460,37 @@ impl Store {
         Err(none())
     }
 
+    /// Appends a kernel profile to a stored run (`sysperf run --profile`).
+    pub fn add_profile(&self, run_id: &str, profile: &crate::profile::Profile) -> Result<()> {
+        let json = to_json(profile, "a kernel profile")?;
+        let tx = self.write_tx()?;
+        if !run_exists(&tx, run_id)? {
+            return Err(StoreError::NoSuchRun {
+                spec: run_id.to_string(),
+            });
+        }
+        tx.execute(
+            "INSERT INTO profiles (run_id, position, bench, profile_json)
+             VALUES (?1, (SELECT COALESCE(MAX(position) + 1, 0) FROM profiles WHERE run_id = ?1), ?2, ?3)",
+            params![run_id, profile.bench, json],
+        )?;
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// The kernel profiles stored with a run, in the order they were added.
+    pub fn load_profiles(&self, run_id: &str) -> Result<Vec<crate::profile::Profile>> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT profile_json FROM profiles WHERE run_id = ?1 ORDER BY position",
+        )?;
+        let mut rows = stmt.query([run_id])?;
+        let mut out = Vec::new();
+        while let Some(row) = rows.next()? {
+            out.push(Reader::new(row, "profiles").json("profile_json")?);
+        }
+        Ok(out)
+    }
+
     /// Deletes a run and everything stored for it (the foreign keys cascade).
     pub fn remove_run(&self, id: &str) -> Result<()> {
         let tx = self.write_tx()?;
@@ -611,6 +642,7 @@ fn result_columns() -> Vec<String> {
         "migrations_per_op",
         "summary_rss_bytes",
         "summary_maps",
+        "counters_json",
     ];
     let mut cols: Vec<String> = head.iter().map(|c| c.to_string()).collect();
     for e in ESTIMATES {
@@ -669,6 +701,12 @@ fn insert_result(conn: &Connection, run_id: &str, position: i64, r: &BenchResult
                 s.migrations_per_op.map_or(Value::Null, real),
                 Value::Integer(int(s.worker_rss_bytes, "summary worker_rss_bytes")?),
                 Value::Integer(int(s.worker_maps, "summary worker_maps")?),
+                Value::from(
+                    s.counters
+                        .as_ref()
+                        .map(|c| to_json(c, "a summary's counters"))
+                        .transpose()?,
+                ),
             ]);
         }
         None => vals.resize(cols.len(), Value::Null),
@@ -693,7 +731,12 @@ fn insert_result(conn: &Connection, run_id: &str, position: i64, r: &BenchResult
 fn insert_trial(conn: &Connection, result_id: i64, position: i64, t: &Trial) -> Result<()> {
     let u = &t.usage;
     let w = &t.worker_total;
-    let vals: [Value; 24] = [
+    let counters = t
+        .counters
+        .as_ref()
+        .map(|c| to_json(c, "a trial's counters"))
+        .transpose()?;
+    let vals: [Value; 25] = [
         Value::Integer(result_id),
         Value::Integer(position),
         Value::from(t.kind.as_str().to_string()),
@@ -721,14 +764,15 @@ fn insert_trial(conn: &Connection, result_id: i64, position: i64, t: &Trial) -> 
         Value::from(t.cpu_end.map(i64::from)),
         Value::from(t.outlier.as_str().to_string()),
         Value::from(t.error.clone()),
+        Value::from(counters),
     ];
     conn.prepare_cached(
         "INSERT INTO trials (result_id, position, kind, iterations, wall_ns,
                              user_ns, sys_ns, minflt, majflt, nvcsw, nivcsw,
                              total_user_ns, total_sys_ns, total_minflt, total_majflt,
                              total_nvcsw, total_nivcsw, worker_rss_bytes, worker_maps,
-                             migrations, cpu_start, cpu_end, outlier, error)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                             migrations, cpu_start, cpu_end, outlier, error, counters_json)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
     )?
     .execute(params_from_iter(vals))?;
     Ok(())
@@ -987,6 +1031,7 @@ fn load_results(conn: &Connection, run_id: &str) -> Result<Vec<BenchResult>> {
                 migrations_per_op: r.opt_f64("migrations_per_op")?,
                 worker_rss_bytes: r.u64("summary_rss_bytes")?,
                 worker_maps: r.u64("summary_maps")?,
+                counters: r.opt_json("counters_json")?,
             })
         } else {
             None
@@ -1033,6 +1078,7 @@ fn load_trials(conn: &Connection, result_id: i64) -> Result<Vec<Trial>> {
                 r.corrupt("outlier", format_args!("holds unknown label '{outlier}'"))
             })?,
             error: r.opt_text("error")?,
+            counters: r.opt_json("counters_json")?,
         });
     }
     Ok(out)

@@ -30,6 +30,7 @@ fn trial(kind: TrialKind, seed: u64) -> Trial {
         cpu_end: Some(u32::MAX),
         outlier: Outlier::Mild,
         error: Some(format!("trial {seed} failed: 'quotes' \"and\" é")),
+        counters: None,
     }
 }
 
@@ -61,6 +62,7 @@ fn summary(x: f64) -> Summary {
         migrations_per_op: Some(1e-7),
         worker_rss_bytes: i64::MAX as u64,
         worker_maps: 77,
+        counters: None,
     }
 }
 
@@ -866,4 +868,139 @@ fn error_messages_say_what_to_do() {
     assert!(e.to_string().contains("schema 9"), "{e}");
     assert!(!StoreError::Corrupt("x".into()).is_user_error());
     assert!(!StoreError::NotFinite { what: "x" }.is_user_error());
+}
+
+fn counters(seed: u64) -> Counters {
+    let mut by_source = BTreeMap::new();
+    by_source.insert("LOC".to_string(), 250 + seed);
+    by_source.insert("36".to_string(), u64::MAX);
+    Counters {
+        task_clock_ns: Some(1_000_000 + seed),
+        context_switches: Some(2 * seed),
+        cpu_migrations: Some(0),
+        page_faults: Some(u64::MAX),
+        cycles: None,
+        instructions: Some(7),
+        perf_multiplexed: true,
+        perf_error: Some("perf_event_open: 'quoted' \"é\"".to_string()),
+        interrupts: 300 + seed,
+        softirqs: 40,
+        system_context_switches: 9,
+        processes_created: 1,
+        interrupts_on_trial_cpus: None,
+        interrupts_by_source: by_source,
+        pgfault: 1,
+        pgmajfault: 2,
+        pgpgin_kib: 3,
+        pgpgout_kib: 4,
+        pswpin_pages: 5,
+        pswpout_pages: 6,
+        disk_reads: 7,
+        disk_writes: 8,
+        disk_read_bytes: 9 * 512,
+        disk_write_bytes: 10 * 512,
+    }
+}
+
+fn observed_run(id: &str) -> Run {
+    let mut run = full_run(id);
+    for (i, r) in run.results.iter_mut().enumerate() {
+        for (j, t) in r.trials.iter_mut().enumerate() {
+            // One trial left unobserved: counters are optional per trial.
+            if j != 1 {
+                t.counters = Some(counters((i * 10 + j) as u64));
+            }
+        }
+        if let Some(s) = &mut r.summary {
+            s.counters = Some(CounterSummary {
+                trials: 3,
+                perf_trials: 1,
+                task_clock_ns_per_op: Some(0.1 + 0.2),
+                context_switches_per_op: Some(2.000_000_000_000_000_4),
+                cpu_migrations_per_op: None,
+                page_faults_per_op: Some(5e-324),
+                cycles_per_op: None,
+                instructions_per_op: Some(1.797_693_134_862_315_7e308),
+                interrupts_per_trial: 131.5,
+                interrupts_per_op: 1e-9,
+                softirqs_per_trial: -0.0,
+                interrupts_on_trial_cpus_per_trial: Some(3.0),
+                disk_ios_per_trial: 0.0,
+            });
+        }
+    }
+    run
+}
+
+fn stored_profile(bench: &str) -> crate::profile::Profile {
+    let mut stacks = BTreeMap::new();
+    stacks.insert(
+        "entry_SYSCALL_64_after_hwframe;do_syscall_64;__x64_sys_getpid".to_string(),
+        1234,
+    );
+    stacks.insert("[user] sysperf:syscall".to_string(), u64::MAX);
+    crate::profile::Profile {
+        bench: bench.to_string(),
+        unit: "call".to_string(),
+        placement: "single".to_string(),
+        cpus: vec![1, u32::MAX],
+        iterations: 1 << 40,
+        operations: 1 << 40,
+        wall_ns: 1_000_000_007,
+        sample_period_ns: 200_033,
+        scope: "whole-CPU 'quoted'".to_string(),
+        samples: 5000,
+        samples_outside_region: 3,
+        samples_other: 2,
+        lost_samples: 1,
+        throttled: 0,
+        stacks,
+    }
+}
+
+#[test]
+fn observed_counters_round_trip_exactly() {
+    let (_dir, store) = temp_store();
+    let run = observed_run("0123456789ab");
+    assert!(store.save_run(&run).unwrap());
+    let back = store.load_run("0123456789ab").unwrap();
+    assert_eq!(back, run);
+    let s = back.results[0]
+        .summary
+        .as_ref()
+        .unwrap()
+        .counters
+        .as_ref()
+        .unwrap();
+    assert_eq!(s.softirqs_per_trial.to_bits(), (-0.0f64).to_bits());
+    assert_eq!(back.results[0].trials[1].counters, None);
+    // Incremental writes keep them too.
+    let inc = observed_run("bbbbbbbbbbbb");
+    store.begin_run(&started(&inc)).unwrap();
+    for r in &inc.results {
+        store.add_result(&inc.id, r, &[]).unwrap();
+    }
+    store.finish_run(&inc).unwrap();
+    assert_eq!(store.load_run(&inc.id).unwrap(), inc);
+}
+
+#[test]
+fn profiles_round_trip_in_order_and_go_with_their_run() {
+    let (_dir, store) = temp_store();
+    let run = full_run("aaaaaaaaaaaa");
+    store.save_run(&run).unwrap();
+    store.save_run(&full_run("cccccccccccc")).unwrap();
+    assert!(store.load_profiles(&run.id).unwrap().is_empty());
+    let (a, b) = (stored_profile("syscall"), stored_profile("forks0"));
+    store.add_profile(&run.id, &a).unwrap();
+    store.add_profile(&run.id, &b).unwrap();
+    store.add_profile("cccccccccccc", &a).unwrap();
+    assert_eq!(store.load_profiles(&run.id).unwrap(), vec![a.clone(), b]);
+    assert!(matches!(
+        store.add_profile("nosuchrunxxx", &a),
+        Err(StoreError::NoSuchRun { .. })
+    ));
+    store.remove_run(&run.id).unwrap();
+    assert_eq!(count(&store, "SELECT count(*) FROM profiles"), 1);
+    assert_eq!(store.load_profiles("cccccccccccc").unwrap(), vec![a]);
 }

@@ -1,0 +1,403 @@
+//! Command-line behaviour of observation (#4): `run --observe` counters on every trial,
+//! `sysperf profile` naming the kernel paths a benchmark exercises, profiles stored with
+//! `run --profile`, and Ctrl-C during a profile leaving nothing behind.
+//!
+//! Profiling needs root (or CAP_PERFMON / kernel.perf_event_paranoid <= 1 and visible kernel
+//! addresses): without it these tests print why and skip, except on CI (CI set), which runs
+//! as root and must pass them. Nothing here depends on speed.
+
+use assert_cmd::Command;
+use serde_json::Value;
+use std::path::Path;
+use std::time::Duration;
+
+fn sysperf(db: &Path) -> Command {
+    let mut c = Command::cargo_bin("sysperf").unwrap();
+    c.env("SYSPERF_DB", db).env("NO_COLOR", "1");
+    c
+}
+
+fn json_of(out: &[u8]) -> Value {
+    serde_json::from_slice(out)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(out)))
+}
+
+fn proc_value(path: &str) -> Option<i64> {
+    std::fs::read_to_string(path).ok()?.trim().parse().ok()
+}
+
+fn is_root() -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("Uid:"))
+                .and_then(|l| l.split_whitespace().nth(2).map(|u| u == "0"))
+        })
+        .unwrap_or(false)
+}
+
+/// Whether this machine lets us profile the kernel; prints why not and, on CI, fails.
+fn profiling_allowed() -> bool {
+    let paranoid = proc_value("/proc/sys/kernel/perf_event_paranoid").unwrap_or(3);
+    let kptr = proc_value("/proc/sys/kernel/kptr_restrict").unwrap_or(2);
+    let ok = is_root() && kptr < 2 || paranoid <= 1 && kptr == 0;
+    if !ok {
+        assert!(
+            std::env::var("CI").is_err(),
+            "CI runs as root and must be able to profile (perf_event_paranoid {paranoid}, kptr_restrict {kptr})"
+        );
+        eprintln!(
+            "skipping: profiling the kernel needs root, or kernel.perf_event_paranoid <= 1 and kernel.kptr_restrict = 0 (they are {paranoid} and {kptr})"
+        );
+    }
+    ok
+}
+
+/// Live processes named "sysperf:..." carrying `tag` in their environment (see tests/cli.rs).
+fn leftover_workers(tag: &str) -> Vec<String> {
+    let mut left = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if !name.chars().all(|c| c.is_ascii_digit()) {
+            continue;
+        }
+        let comm = std::fs::read_to_string(e.path().join("comm")).unwrap_or_default();
+        let stat = std::fs::read_to_string(e.path().join("stat")).unwrap_or_default();
+        let state = stat
+            .rsplit(')')
+            .next()
+            .and_then(|s| s.split_whitespace().next())
+            .unwrap_or("");
+        let environ = std::fs::read(e.path().join("environ")).unwrap_or_default();
+        let tagged = environ
+            .split(|&b| b == 0)
+            .any(|kv| kv == format!("SYSPERF_TEST_TAG={tag}").as_bytes());
+        if comm.starts_with("sysperf") && state != "Z" && tagged {
+            left.push(format!("{name} {}", comm.trim()));
+        }
+    }
+    left
+}
+
+/// Function names of a profile's call graph and the top of its flat profile.
+fn top_symbols(profile: &Value, flat_lines: usize) -> Vec<String> {
+    let mut names: Vec<String> = profile["call_graph"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["name"].as_str().unwrap().to_string())
+        .collect();
+    names.extend(
+        profile["flat"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .take(flat_lines)
+            .map(|e| e["name"].as_str().unwrap().to_string()),
+    );
+    names
+}
+
+#[test]
+fn observe_counts_every_measured_trial() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("s.db");
+    let out = sysperf(&db)
+        .args([
+            "run",
+            "--observe",
+            "syscall",
+            "pipeback4",
+            "--quick",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v = json_of(&out.stdout);
+    for r in v["results"].as_array().unwrap() {
+        let id = r["id"].as_str().unwrap();
+        for t in r["trials"].as_array().unwrap() {
+            let c = &t["counters"];
+            assert!(c.is_object(), "{id}: a trial without counters: {t}");
+            assert!(c["interrupts"].as_u64().is_some(), "{id}: {c}");
+            assert!(c["interrupts_by_source"].is_object(), "{id}: {c}");
+        }
+        let s = &r["summary"]["counters"];
+        assert!(s.is_object(), "{id}: no counter summary");
+        let perf_error = r["trials"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find_map(|t| t["counters"]["perf_error"].as_str());
+        if let Some(e) = perf_error {
+            assert!(
+                std::env::var("CI").is_err() || !is_root(),
+                "perf counters refused as root on CI: {e}"
+            );
+            eprintln!("skipping the perf counter checks: {e}");
+            continue;
+        }
+        // --quick has no warm-up, so the measured trials carry the perf counters.
+        assert!(s["task_clock_ns_per_op"].as_f64().unwrap() > 0.0, "{id}");
+        for t in r["trials"].as_array().unwrap() {
+            if t["kind"] == "measured" {
+                assert!(
+                    t["counters"]["context_switches"].as_u64().is_some(),
+                    "{id}: {t}"
+                );
+            }
+        }
+        if id == "pipeback4" {
+            // A round trip on one CPU switches to the child and back.
+            let csw = s["context_switches_per_op"].as_f64().unwrap();
+            assert!(
+                csw >= 1.9,
+                "pipeback4: {csw} context switches per round trip"
+            );
+        }
+    }
+    // Stored: show gives back what run printed, and the table gains the counters section.
+    let shown = sysperf(&db)
+        .args(["show", "latest", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(json_of(&shown.stdout), v);
+    let text = sysperf(&db).args(["show", "latest"]).output().unwrap();
+    assert!(String::from_utf8_lossy(&text.stdout).contains("Counters (--observe)"));
+    // Without --observe there are none, and no counters section.
+    let plain = sysperf(&db)
+        .args(["run", "syscall", "--quick", "--json"])
+        .output()
+        .unwrap();
+    let p = json_of(&plain.stdout);
+    assert!(p["results"][0]["trials"][0].get("counters").is_none());
+    assert!(p["results"][0]["summary"].get("counters").is_none());
+}
+
+#[test]
+fn observe_keeps_perf_counters_out_of_the_counted_trials() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = sysperf(&tmp.path().join("s.db"))
+        .args([
+            "run",
+            "--observe",
+            "pipeback4",
+            "--trials",
+            "3",
+            "--min-time",
+            "0.02",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v = json_of(&out.stdout);
+    let r = &v["results"][0];
+    let trials = r["trials"].as_array().unwrap();
+    let warmup = trials.iter().find(|t| t["kind"] == "warmup").unwrap();
+    if let Some(e) = warmup["counters"]["perf_error"].as_str() {
+        assert!(
+            std::env::var("CI").is_err() || !is_root(),
+            "perf counters refused as root on CI: {e}"
+        );
+        eprintln!("skipping: {e}");
+        return;
+    }
+    assert!(warmup["counters"]["context_switches"].as_u64().unwrap() > 0);
+    for t in trials.iter().filter(|t| t["kind"] == "measured") {
+        assert!(t["counters"]["interrupts"].as_u64().is_some(), "{t}");
+        assert!(t["counters"]["context_switches"].is_null(), "{t}");
+    }
+    let s = &r["summary"]["counters"];
+    assert_eq!(s["trials"], 3);
+    assert_eq!(s["perf_trials"], 1);
+    assert!(s["context_switches_per_op"].as_f64().unwrap() >= 1.9, "{s}");
+}
+
+#[test]
+fn profile_syscall_names_the_entry_path_and_getpid() {
+    if !profiling_allowed() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let out = sysperf(&tmp.path().join("s.db"))
+        .args(["profile", "syscall", "--seconds", "1", "--json"])
+        .timeout(Duration::from_secs(120))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v = json_of(&out.stdout);
+    assert_eq!(v["format"], "sysperf-profile");
+    let p = &v["profiles"][0];
+    assert_eq!(p["bench"], "syscall");
+    assert!(p["samples"].as_u64().unwrap() > 0);
+    let names = top_symbols(p, 15);
+    assert!(
+        names.iter().any(|n| n.contains("sys_getpid")),
+        "no getpid symbol among {names:?}"
+    );
+    assert!(
+        names
+            .iter()
+            .any(|n| n.starts_with("entry_SYSCALL_64") || n == "do_syscall_64"),
+        "no system-call entry symbol among {names:?}"
+    );
+}
+
+#[test]
+fn profile_forks0_shows_the_fork_exit_wait_path() {
+    if !profiling_allowed() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let out = sysperf(&tmp.path().join("s.db"))
+        .args([
+            "profile",
+            "forks0",
+            "--seconds",
+            "1",
+            "--json",
+            "--top",
+            "60",
+        ])
+        .timeout(Duration::from_secs(120))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v = json_of(&out.stdout);
+    let names = top_symbols(&v["profiles"][0], 60);
+    assert!(
+        names
+            .iter()
+            .any(|n| n == "kernel_clone" || n == "copy_process"),
+        "no fork path among {names:?}"
+    );
+    assert!(
+        names
+            .iter()
+            .any(|n| n == "do_wait" || n == "do_exit" || n == "release_task"),
+        "no exit or wait path among {names:?}"
+    );
+}
+
+#[test]
+fn run_profile_stores_profiles_with_the_run() {
+    if !profiling_allowed() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("s.db");
+    let out = sysperf(&db)
+        .args([
+            "run",
+            "syscall",
+            "--quick",
+            "--profile",
+            "--profile-seconds",
+            "0.3",
+            "--json",
+            "--label",
+            "prof",
+        ])
+        .timeout(Duration::from_secs(120))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v = json_of(&out.stdout);
+    assert_eq!(v["profiles"][0]["bench"], "syscall");
+    let shown = sysperf(&db)
+        .args(["show", "prof", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(json_of(&shown.stdout), v);
+    let text = sysperf(&db).args(["show", "prof"]).output().unwrap();
+    assert!(String::from_utf8_lossy(&text.stdout).contains("Kernel profile of syscall"));
+    let stored = sysperf(&db)
+        .args(["profile", "prof", "--json"])
+        .output()
+        .unwrap();
+    assert!(stored.status.success());
+    assert_eq!(
+        json_of(&stored.stdout)["profiles"][0]["stacks"],
+        v["profiles"][0]["stacks"]
+    );
+}
+
+#[test]
+fn ctrl_c_during_a_profile_leaves_nothing_behind() {
+    if !profiling_allowed() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("sysperf"))
+        .env("SYSPERF_DB", tmp.path().join("s.db"))
+        .env("SYSPERF_TEST_TAG", "profile-ctrl-c")
+        .args(["profile", "forks0", "--seconds", "5"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Interrupt once the profiled trial's worker runs (calibration is over by then).
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while leftover_workers("profile-ctrl-c").len() < 2 && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    std::thread::sleep(Duration::from_millis(1500));
+    std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    let status = child.wait().unwrap();
+    let mut err = String::new();
+    std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut err).unwrap();
+    assert_eq!(status.code(), Some(130), "{err}");
+    assert!(err.contains("interrupted"), "{err}");
+    assert!(
+        leftover_workers("profile-ctrl-c").is_empty(),
+        "{:?}",
+        leftover_workers("profile-ctrl-c")
+    );
+}
+
+#[test]
+fn profile_bad_input_is_exit_2() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("s.db");
+    let cases: &[(&[&str], &str)] = &[
+        (&["profile", "forkz0"], "did you mean forks0"),
+        (&["profile", "nosuch*"], "matches no benchmark"),
+        (&["profile", "syscall", "--seconds", "0"], "positive"),
+        (&["profile", "syscall", "--top", "0"], "top"),
+        (&["profile"], "TARGET"),
+        (&["run", "syscall", "--profile-seconds", "-1"], "positive"),
+    ];
+    for (args, needle) in cases {
+        let out = sysperf(&db).args(*args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(needle), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+    }
+}
