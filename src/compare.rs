@@ -11,7 +11,7 @@
 //! Pure: builds a [`Comparison`] from runs already loaded; rendering is in `report`.
 
 use crate::harness::adjusted_wall_ns;
-use crate::model::{BenchResult, Finding, Fingerprint, Run, TrialKind, Warning};
+use crate::model::{BenchResult, CounterSummary, Finding, Fingerprint, Run, TrialKind, Warning};
 use crate::report::scaled_s;
 use crate::stats;
 use serde::Serialize;
@@ -71,6 +71,9 @@ pub struct Cell {
     pub us_per_op_ci: Option<[f64; 2]>,
     pub faults_per_op: f64,
     pub csw_per_op: f64,
+    /// What `run --observe` counted, when the run was observed (boxed: most cells have none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub counters: Option<Box<CounterSummary>>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -207,6 +210,7 @@ fn cell(r: &BenchResult) -> CellState {
                 us_per_op_ci: (w.n > 0).then_some([w.ci_low / 1000.0, w.ci_high / 1000.0]),
                 faults_per_op: s.minflt_per_op + s.majflt_per_op,
                 csw_per_op: s.csw_per_op,
+                counters: s.counters.clone().map(Box::new),
             })
         }
         None => CellState::Failed {

@@ -1237,7 +1237,16 @@ fn report_cmd(a: ReportArgs) -> Result<i32> {
     let noise = parse_pct("--noise", &a.against.noise)?;
     let runs = load_with_baseline(&a.db, &a.runs, a.against.baseline.as_deref())?;
     let cmp = compare::build(&runs, 0, noise);
-    let page = report::html::html(&runs, &cmp);
+    // Profiles stored with a run (`run --profile`) are shown too; reference runs have none.
+    let profiles = if runs.iter().all(|r| r.source == "published") {
+        vec![Vec::new(); runs.len()]
+    } else {
+        let store = open_store(&a.db)?;
+        runs.iter()
+            .map(|r| store.load_profiles(&r.id))
+            .collect::<Result<Vec<_>, _>>()?
+    };
+    let page = report::html::html(&runs, &cmp, &profiles);
     std::fs::write(&a.output, page)
         .with_context(|| format!("writing the report to {}", a.output.display()))?;
     eprintln!("sysperf: wrote {}", a.output.display());

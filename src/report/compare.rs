@@ -68,6 +68,42 @@ fn others(c: &Comparison) -> impl Iterator<Item = usize> + '_ {
     (0..c.runs.len()).filter(move |&i| i != c.baseline)
 }
 
+/// One test of one observed run: label, run index, and the counters as printed
+/// (context switches/op, migrations/op, page faults/op, interrupts/trial, cycles/op).
+pub struct CounterRow {
+    pub label: String,
+    pub run: usize,
+    pub cells: [String; 5],
+}
+
+/// The counters of every observed run, test by test in the comparison's row order; empty
+/// when no run was observed.
+pub fn counter_rows(c: &Comparison) -> Vec<CounterRow> {
+    let opt = |v: Option<f64>| v.map(num).unwrap_or_else(|| "-".into());
+    let mut out = Vec::new();
+    for row in &c.rows {
+        for (i, cell) in row.cells.iter().enumerate() {
+            let Some(k) = cell.cell().and_then(|x| x.counters.as_ref()) else {
+                continue;
+            };
+            out.push(CounterRow {
+                label: row.label.clone(),
+                run: i,
+                cells: [
+                    opt(k.context_switches_per_op),
+                    opt(k.cpu_migrations_per_op),
+                    opt(k.page_faults_per_op),
+                    num(k.interrupts_per_trial),
+                    opt(k.cycles_per_op),
+                ],
+            });
+        }
+    }
+    out
+}
+
+const COUNTER_HEADS: [&str; 5] = ["csw/op", "migr/op", "faults/op", "intr/trial", "cycles/op"];
+
 fn kernel_rows(c: &Comparison) -> impl Iterator<Item = &Row> {
     c.rows.iter().filter(|r| r.group != "paging")
 }
@@ -396,6 +432,30 @@ pub fn text(c: &Comparison) -> String {
         );
         s += &text_table(c, &paging, &TABLE7_FIGURES);
     }
+    let counters = counter_rows(c);
+    if !counters.is_empty() {
+        let _ = writeln!(s, "\nCounters (run --observe: perf counters per operation from the warm-up trial; interrupts per trial, system-wide)");
+        let _ = writeln!(
+            s,
+            "{:<21} {:>4} {:>10} {:>10} {:>10} {:>11} {:>10}",
+            "Test",
+            "run",
+            COUNTER_HEADS[0],
+            COUNTER_HEADS[1],
+            COUNTER_HEADS[2],
+            COUNTER_HEADS[3],
+            COUNTER_HEADS[4]
+        );
+        for r in &counters {
+            let [a, b, cc, d, e] = &r.cells;
+            let _ = writeln!(
+                s,
+                "{:<21} {:>4} {a:>10} {b:>10} {cc:>10} {d:>11} {e:>10}",
+                r.label,
+                tag(r.run)
+            );
+        }
+    }
     let failed = failures(c);
     if !failed.is_empty() {
         let _ = writeln!(s, "\nFailed");
@@ -601,6 +661,21 @@ pub fn markdown(c: &Comparison) -> String {
         s += "\n**Table 7. Paging benchmarks** (seconds and page faults for one run of the paper's program)\n\n";
         s += &md_table(c, &paging, &TABLE7_FIGURES);
     }
+    let counters = counter_rows(c);
+    if !counters.is_empty() {
+        s += "\n**Counters** (run --observe: perf counters per operation from the warm-up trial; interrupts per trial, system-wide)\n\n";
+        let mut head = vec!["Test".to_string(), "run".to_string()];
+        head.extend(COUNTER_HEADS.iter().map(|h| h.to_string()));
+        s += &md_row(&head);
+        let mut aligns = vec![false, false];
+        aligns.extend([true; 5]);
+        s += &md_rule(&aligns);
+        for r in &counters {
+            let mut cells = vec![md(&r.label), tag(r.run)];
+            cells.extend(r.cells.iter().cloned());
+            s += &md_row(&cells);
+        }
+    }
     let failed = failures(c);
     if !failed.is_empty() {
         s += "\n**Failed**\n\n";
@@ -724,6 +799,50 @@ pub fn json(c: &Comparison) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn observed_runs_show_their_counters_everywhere() {
+        let mut run = crate::report::fixture_run();
+        let c0 = crate::compare::build(std::slice::from_ref(&run), 0, 2.0);
+        assert!(counter_rows(&c0).is_empty() && !text(&c0).contains("\nCounters"));
+        for r in &mut run.results {
+            if let Some(s) = &mut r.summary {
+                s.counters = Some(crate::model::CounterSummary {
+                    trials: 3,
+                    perf_trials: 1,
+                    task_clock_ns_per_op: Some(4500.0),
+                    context_switches_per_op: Some(2.0),
+                    cpu_migrations_per_op: Some(0.0),
+                    page_faults_per_op: Some(0.25),
+                    cycles_per_op: None,
+                    instructions_per_op: None,
+                    interrupts_per_trial: 131.0,
+                    interrupts_per_op: 0.005,
+                    softirqs_per_trial: 40.0,
+                    interrupts_on_trial_cpus_per_trial: Some(101.0),
+                    disk_ios_per_trial: 0.0,
+                });
+            }
+        }
+        let c = crate::compare::build(std::slice::from_ref(&run), 0, 2.0);
+        let rows = counter_rows(&c);
+        assert_eq!(
+            rows.len(),
+            run.results.iter().filter(|r| r.summary.is_some()).count()
+        );
+        assert_eq!(
+            rows[0].cells,
+            ["2.00", "0", "0.250", "131.0", "-"].map(String::from)
+        );
+        let t = text(&c);
+        assert!(
+            t.contains("\nCounters (run --observe") && t.contains("cycles/op"),
+            "{t}"
+        );
+        assert!(markdown(&c).contains("**Counters**"));
+        let page = crate::report::html::html(std::slice::from_ref(&run), &c, &[Vec::new()]);
+        assert!(page.contains("id=\"counters\"") && page.contains("<td>131.0</td>"));
+    }
     use crate::compare::build;
     use crate::model::{Run, Trial, TrialKind};
 

@@ -13,6 +13,7 @@ use super::svg::{self, colour, run_name};
 use super::{escape as esc, num, utc};
 use crate::compare::{CellState, Comparison, Ratio, Verdict};
 use crate::model::{Fingerprint, Run};
+use crate::profile::Profile;
 use std::fmt::Write;
 
 const CSS: &str = r#"
@@ -270,7 +271,7 @@ fn summary(s: &mut String, runs: &[Run], cmp: &Comparison) {
     if !cmp.warnings.is_empty() {
         let _ = write!(
             s,
-            "<p class=\"alert\">{} warning{} about noise or failures: see <a href=\"#warnings\">Warnings</a><a href=\"#doctor\">Doctor</a>.</p>",
+            "<p class=\"alert\">{} warning{} about noise or failures: see <a href=\"#warnings\">Warnings</a>.</p>",
             cmp.warnings.len(),
             if cmp.warnings.len() == 1 { "" } else { "s" }
         );
@@ -531,6 +532,52 @@ fn side_by_side(s: &mut String, cmp: &Comparison, rows: &[(String, Vec<Option<St
     s.push_str("</tbody></table>");
 }
 
+/// Per-operation counters of observed runs, one row per test and run.
+fn counters(s: &mut String, cmp: &Comparison) {
+    let rows = crate::report::compare::counter_rows(cmp);
+    if rows.is_empty() {
+        s.push_str("<p>None of these runs was observed (<code>sysperf run --observe</code>).</p>");
+        return;
+    }
+    s.push_str("<table><thead><tr><th>Test</th><th>Run</th><th>context switches/op</th><th>migrations/op</th><th>page faults/op</th><th>interrupts/trial</th><th>cycles/op</th></tr></thead><tbody>");
+    for r in rows {
+        let name = cmp.runs.get(r.run).map(run_name).unwrap_or_default();
+        let _ = write!(
+            s,
+            "<tr><td>{}</td><td>{}{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            esc(&r.label),
+            swatch(r.run),
+            esc(&name),
+            r.cells[0],
+            r.cells[1],
+            r.cells[2],
+            r.cells[3],
+            r.cells[4]
+        );
+    }
+    s.push_str("</tbody></table>");
+}
+
+/// The stored kernel profiles, as `sysperf profile` prints them.
+fn profiles_section(s: &mut String, cmp: &Comparison, profiles: &[Vec<Profile>]) {
+    if profiles.iter().all(Vec::is_empty) {
+        s.push_str("<p>No profiles are stored with these runs (<code>sysperf run --profile</code> stores them).</p>");
+        return;
+    }
+    for (i, ps) in profiles.iter().enumerate() {
+        let name = cmp.runs.get(i).map(run_name).unwrap_or_default();
+        for p in ps {
+            let _ = write!(
+                s,
+                "<h3>{}{}</h3><pre>{}</pre>",
+                swatch(i),
+                esc(&name),
+                esc(&crate::report::profile::render(p, 15))
+            );
+        }
+    }
+}
+
 /// The doctor's findings on each run's machine, warnings first, each with its fix.
 fn findings(s: &mut String, cmp: &Comparison) {
     if cmp.findings.is_empty() {
@@ -613,8 +660,9 @@ fn derived(s: &mut String, runs: &[Run], cmp: &Comparison) {
     s.push_str("</tbody></table>");
 }
 
-/// The whole report as one HTML document. `cmp` must be `compare::build` of `runs`.
-pub fn html(runs: &[Run], cmp: &Comparison) -> String {
+/// The whole report as one HTML document. `cmp` must be `compare::build` of `runs`;
+/// `profiles[i]` holds the kernel profiles stored with `runs[i]` (`run --profile`), if any.
+pub fn html(runs: &[Run], cmp: &Comparison, profiles: &[Vec<Profile>]) -> String {
     let names: Vec<String> = cmp.runs.iter().map(run_name).collect();
     let mut s = String::with_capacity(64 * 1024);
     let _ = write!(
@@ -628,7 +676,7 @@ pub fn html(runs: &[Run], cmp: &Comparison) -> String {
     let _ = write!(
         s,
         "<header><h1>sysperf report</h1><p>{} run{} compared{}, by the method of Leffler, Karels and McKusick's 4.2BSD measurements (1984).</p>\n\
-         <nav><a href=\"#comparison\">Comparison</a><a href=\"#charts\">Charts</a><a href=\"#paging\">Paging</a><a href=\"#fingerprints\">Fingerprints</a><a href=\"#warnings\">Warnings</a><a href=\"#derived\">Derived figures</a><a href=\"#method\">Method</a></nav></header>\n",
+         <nav><a href=\"#comparison\">Comparison</a><a href=\"#charts\">Charts</a><a href=\"#paging\">Paging</a><a href=\"#fingerprints\">Fingerprints</a><a href=\"#warnings\">Warnings</a><a href=\"#doctor\">Doctor</a><a href=\"#counters\">Counters</a><a href=\"#profiles\">Profiles</a><a href=\"#derived\">Derived figures</a><a href=\"#method\">Method</a></nav></header>\n",
         cmp.runs.len(),
         if cmp.runs.len() == 1 { "" } else { "s" },
         cmp.runs
@@ -702,6 +750,14 @@ pub fn html(runs: &[Run], cmp: &Comparison) -> String {
     warnings(&mut s, cmp);
     s.push_str("\n</section>\n");
 
+    s.push_str("<section id=\"counters\">\n<h2>Counters</h2>\n<p>What <code>sysperf run --observe</code> counted: context switches, migrations and page faults per operation from perf counters on the worker and its children (taken in the warm-up trial, since they slow the work they count), interrupts per trial system-wide.</p>\n");
+    counters(&mut s, cmp);
+    s.push_str("\n</section>\n");
+
+    s.push_str("<section id=\"profiles\">\n<h2>Kernel profiles</h2>\n");
+    profiles_section(&mut s, cmp, profiles);
+    s.push_str("\n</section>\n");
+
     s.push_str("<section id=\"doctor\">\n<h2>Doctor</h2>\n<p>What <code>sysperf doctor</code> found on each machine when its run was made: settings and activity that make results noisy or not comparable.</p>\n");
     findings(&mut s, cmp);
     s.push_str("\n</section>\n");
@@ -755,13 +811,13 @@ mod tests {
     #[test]
     fn html_snapshot() {
         let (runs, cmp) = hostile_pair();
-        insta::assert_snapshot!(html(&runs, &cmp));
+        insta::assert_snapshot!(html(&runs, &cmp, &[]));
     }
 
     #[test]
     fn every_machine_string_is_escaped() {
         let (runs, cmp) = hostile_pair();
-        let page = html(&runs, &cmp);
+        let page = html(&runs, &cmp, &[]);
         assert!(!page.contains("<script"), "raw script tag in the page");
         assert!(!page.contains("<img"), "raw img tag in the page");
         assert!(!page.contains("<b>syscall"));
@@ -775,7 +831,7 @@ mod tests {
     #[test]
     fn regressions_lead_and_the_page_is_self_contained() {
         let (runs, cmp) = hostile_pair();
-        let page = html(&runs, &cmp);
+        let page = html(&runs, &cmp, &[]);
         let banner = page.find("1 regression<").expect("regression banner");
         assert!(banner < page.find("<table").unwrap(), "before any table");
         assert!(page[banner..].contains("syscall"));
@@ -793,7 +849,7 @@ mod tests {
     fn a_single_run_reports_without_verdicts() {
         let run = crate::report::fixture_run();
         let cmp = compare::build(std::slice::from_ref(&run), 0, 2.0);
-        let page = html(std::slice::from_ref(&run), &cmp);
+        let page = html(std::slice::from_ref(&run), &cmp, &[]);
         assert!(page.contains("One run"));
         assert!(!page.contains("vs baseline"));
         assert!(!page.contains("class=\"diff\""));
