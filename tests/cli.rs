@@ -2,72 +2,12 @@
 //! scripts rely on, the store, bad input (exit 2, one line, no panic), interruption and
 //! timeouts (nothing left behind). Figures are checked for sign and shape, never for speed.
 
-use assert_cmd::Command;
 use predicates::prelude::*;
-use serde_json::Value;
 use std::path::Path;
 use std::time::Duration;
 
-fn sysperf(db: &Path) -> Command {
-    let mut c = Command::cargo_bin("sysperf").unwrap();
-    c.env("SYSPERF_DB", db).env("NO_COLOR", "1");
-    c
-}
-
-fn json_of(out: &[u8]) -> Value {
-    serde_json::from_slice(out)
-        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(out)))
-}
-
-/// Live processes named "sysperf:..." (benchmark workers and their children) that carry
-/// `tag` in their environment, i.e. that descend from the sysperf a test started with it
-/// (tests run in parallel, so other tests' workers are not leaks).
-fn leftover_workers(tag: &str) -> Vec<String> {
-    assert!(
-        tag.contains('-'),
-        "use unique_tag(): other test suites may run on this machine"
-    );
-    let mut left = Vec::new();
-    for e in std::fs::read_dir("/proc").unwrap().flatten() {
-        if !e
-            .file_name()
-            .to_string_lossy()
-            .chars()
-            .all(|c| c.is_ascii_digit())
-        {
-            continue;
-        }
-        let comm = std::fs::read_to_string(e.path().join("comm")).unwrap_or_default();
-        let stat = std::fs::read_to_string(e.path().join("stat")).unwrap_or_default();
-        // Zombies about to be reaped by their own parent are not leaks.
-        let state = stat
-            .rsplit(')')
-            .next()
-            .and_then(|s| s.split_whitespace().next())
-            .unwrap_or("");
-        let environ = std::fs::read(e.path().join("environ")).unwrap_or_default();
-        let tagged = environ
-            .split(|&b| b == 0)
-            .any(|kv| kv == format!("SYSPERF_TEST_TAG={tag}").as_bytes());
-        if comm.starts_with("sysperf:") && state != "Z" && tagged {
-            left.push(format!(
-                "{} {}",
-                e.file_name().to_string_lossy(),
-                comm.trim()
-            ));
-        }
-    }
-    left
-}
-
-/// A tag no other test, or another checkout's test suite running at the same time, uses.
-fn unique_tag(name: &str) -> String {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_nanos();
-    format!("{name}-{}-{nanos}", std::process::id())
-}
+mod common;
+use common::*;
 
 #[test]
 fn list_json_has_all_47_ids_in_table_order() {

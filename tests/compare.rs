@@ -7,23 +7,14 @@
 //! speed; the one exception is that today's machine beats a VAX-11/750 at a system call, which
 //! it does by three orders of magnitude.
 
-use assert_cmd::Command;
 use serde_json::Value;
 use std::collections::BTreeSet;
 use std::path::Path;
 
+mod common;
+use common::*;
+
 const LIVE: [&str; 4] = ["syscall", "pipeself4", "pipeback4", "seqpage"];
-
-fn sysperf(db: &Path) -> Command {
-    let mut c = Command::cargo_bin("sysperf").unwrap();
-    c.env("SYSPERF_DB", db).env("NO_COLOR", "1");
-    c
-}
-
-fn json_of(out: &[u8]) -> Value {
-    serde_json::from_slice(out)
-        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(out)))
-}
 
 /// Runs `args`, expects exit code `code`, returns stdout.
 fn ok(db: &Path, args: &[&str], code: i32) -> String {

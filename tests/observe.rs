@@ -2,22 +2,12 @@
 //! stored with every run. Figures are checked for shape and sign, never for speed; agreement
 //! with vmstat and iostat is tests/watch_vs_peers.rs.
 
-use assert_cmd::Command;
 use serde_json::Value;
 use std::io::{BufRead, BufReader};
-use std::path::Path;
 use std::time::{Duration, Instant};
 
-fn sysperf(db: &Path) -> Command {
-    let mut c = Command::cargo_bin("sysperf").unwrap();
-    c.env("SYSPERF_DB", db).env("NO_COLOR", "1");
-    c
-}
-
-fn json_of(out: &[u8]) -> Value {
-    serde_json::from_slice(out)
-        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(out)))
-}
+mod common;
+use common::*;
 
 #[test]
 fn doctor_json_parses_and_every_finding_says_what_to_do() {

@@ -5,7 +5,6 @@
 //! The runs are quick smoke runs made once for the whole file: their figures are checked for
 //! presence, never for speed.
 
-use assert_cmd::Command;
 use predicates::prelude::*;
 use std::io::Read;
 use std::os::unix::process::CommandExt;
@@ -13,6 +12,9 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
+
+mod common;
+use common::*;
 
 const SELECTION: &[&str] = &[
     "syscall",
@@ -25,12 +27,6 @@ const SELECTION: &[&str] = &[
     "seqpage",
 ];
 const HOSTILE: &str = "<script>alert(1)</script>";
-
-fn sysperf(db: &Path) -> Command {
-    let mut c = Command::cargo_bin("sysperf").unwrap();
-    c.env("SYSPERF_DB", db).env("NO_COLOR", "1");
-    c
-}
 
 /// Where this test binary keeps its store: under cargo's scratch directory, one per process.
 /// Directories of earlier processes that are gone are removed first.

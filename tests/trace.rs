@@ -11,6 +11,9 @@ use std::process::Stdio;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
+mod common;
+use common::*;
+
 fn sysperf() -> Command {
     let mut c = Command::cargo_bin("sysperf").unwrap();
     c.env("NO_COLOR", "1");
@@ -205,33 +208,6 @@ fn sysperf_instances() -> Vec<String> {
         .into_iter()
         .filter(|n| n.starts_with("sysperf-"))
         .collect()
-}
-
-/// Live (non-zombie) processes named "sysperf:..." carrying `tag` in their environment. Tags
-/// carry this test process's pid: other checkouts may run these tests on the machine at once.
-fn leftover_workers(tag: &str) -> Vec<String> {
-    let mut left = Vec::new();
-    for e in std::fs::read_dir("/proc").unwrap().flatten() {
-        let name = e.file_name().to_string_lossy().into_owned();
-        if !name.chars().all(|c| c.is_ascii_digit()) {
-            continue;
-        }
-        let comm = std::fs::read_to_string(e.path().join("comm")).unwrap_or_default();
-        let stat = std::fs::read_to_string(e.path().join("stat")).unwrap_or_default();
-        let state = stat
-            .rsplit(')')
-            .next()
-            .and_then(|s| s.split_whitespace().next())
-            .unwrap_or("");
-        let environ = std::fs::read(e.path().join("environ")).unwrap_or_default();
-        let tagged = environ
-            .split(|&b| b == 0)
-            .any(|kv| kv == format!("SYSPERF_TEST_TAG={tag}").as_bytes());
-        if comm.starts_with("sysperf:") && state != "Z" && tagged {
-            left.push(format!("{name} {}", comm.trim()));
-        }
-    }
-    left
 }
 
 fn wait_for(what: &str, mut cond: impl FnMut() -> bool) {

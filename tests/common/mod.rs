@@ -1,0 +1,63 @@
+//! Helpers shared by the CLI test binaries: running `sysperf` against a given store, reading
+//! its JSON, and checking that nothing a test started is still running afterwards.
+//!
+//! Each test binary compiles this module for itself and uses only part of it.
+#![allow(dead_code)]
+
+use assert_cmd::Command;
+use serde_json::Value;
+use std::path::Path;
+
+/// The `sysperf` binary under test, with `db` as its store and no colour.
+pub fn sysperf(db: &Path) -> Command {
+    let mut c = Command::cargo_bin("sysperf").unwrap();
+    c.env("SYSPERF_DB", db).env("NO_COLOR", "1");
+    c
+}
+
+/// Parses command output as JSON, showing the output when it is not.
+pub fn json_of(out: &[u8]) -> Value {
+    serde_json::from_slice(out)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(out)))
+}
+
+/// A tag no other test, nor another checkout's test suite running on this machine at the same
+/// time, uses: give it to a sysperf as SYSPERF_TEST_TAG and its workers inherit it.
+pub fn unique_tag(name: &str) -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    format!("{name}-{}-{nanos}", std::process::id())
+}
+
+/// Live processes named "sysperf:..." (benchmark workers and their children) that carry `tag`
+/// in their environment, i.e. that descend from the sysperf a test started with it. Zombies
+/// about to be reaped by their own parent are not leaks.
+pub fn leftover_workers(tag: &str) -> Vec<String> {
+    assert!(
+        tag.contains('-'),
+        "use unique_tag(): other test suites may run on this machine"
+    );
+    let wanted = format!("SYSPERF_TEST_TAG={tag}");
+    let mut left = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let pid = e.file_name().to_string_lossy().into_owned();
+        if !pid.chars().all(|c| c.is_ascii_digit()) {
+            continue;
+        }
+        let comm = std::fs::read_to_string(e.path().join("comm")).unwrap_or_default();
+        let stat = std::fs::read_to_string(e.path().join("stat")).unwrap_or_default();
+        let state = stat
+            .rsplit(')')
+            .next()
+            .and_then(|s| s.split_whitespace().next())
+            .unwrap_or("");
+        let environ = std::fs::read(e.path().join("environ")).unwrap_or_default();
+        let tagged = environ.split(|&b| b == 0).any(|kv| kv == wanted.as_bytes());
+        if comm.starts_with("sysperf:") && state != "Z" && tagged {
+            left.push(format!("{pid} {}", comm.trim()));
+        }
+    }
+    left
+}
