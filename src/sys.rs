@@ -613,12 +613,6 @@ pub fn random_bytes(buf: &mut [u8]) -> io::Result<()> {
     Ok(())
 }
 
-/// The effective user id (0 for root).
-pub fn euid() -> u32 {
-    // SAFETY: geteuid cannot fail.
-    unsafe { libc::geteuid() }
-}
-
 /// Moves this process into a mount namespace of its own, in which mounts made afterwards are
 /// seen by this process and its children only and vanish with them (however they end), and
 /// no mount event propagates back to the rest of the system (the tree is made a slave of its

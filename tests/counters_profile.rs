@@ -6,42 +6,21 @@
 //! addresses): without it these tests print why and skip, except on CI (CI set), which runs
 //! as root and must pass them. Nothing here depends on speed.
 
-use assert_cmd::Command;
 use serde_json::Value;
-use std::path::Path;
 use std::time::Duration;
 
-fn sysperf(db: &Path) -> Command {
-    let mut c = Command::cargo_bin("sysperf").unwrap();
-    c.env("SYSPERF_DB", db).env("NO_COLOR", "1");
-    c
-}
-
-fn json_of(out: &[u8]) -> Value {
-    serde_json::from_slice(out)
-        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(out)))
-}
+mod common;
+use common::*;
 
 fn proc_value(path: &str) -> Option<i64> {
     std::fs::read_to_string(path).ok()?.trim().parse().ok()
-}
-
-fn is_root() -> bool {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("Uid:"))
-                .and_then(|l| l.split_whitespace().nth(2).map(|u| u == "0"))
-        })
-        .unwrap_or(false)
 }
 
 /// Whether this machine lets us profile the kernel; prints why not and, on CI, fails.
 fn profiling_allowed() -> bool {
     let paranoid = proc_value("/proc/sys/kernel/perf_event_paranoid").unwrap_or(3);
     let kptr = proc_value("/proc/sys/kernel/kptr_restrict").unwrap_or(2);
-    let ok = is_root() && kptr < 2 || paranoid <= 1 && kptr == 0;
+    let ok = sysperf::sys::is_root() && kptr < 2 || paranoid <= 1 && kptr == 0;
     if !ok {
         assert!(
             std::env::var("CI").is_err(),
@@ -52,32 +31,6 @@ fn profiling_allowed() -> bool {
         );
     }
     ok
-}
-
-/// Live processes named "sysperf:..." carrying `tag` in their environment (see tests/cli.rs).
-fn leftover_workers(tag: &str) -> Vec<String> {
-    let mut left = Vec::new();
-    for e in std::fs::read_dir("/proc").unwrap().flatten() {
-        let name = e.file_name().to_string_lossy().into_owned();
-        if !name.chars().all(|c| c.is_ascii_digit()) {
-            continue;
-        }
-        let comm = std::fs::read_to_string(e.path().join("comm")).unwrap_or_default();
-        let stat = std::fs::read_to_string(e.path().join("stat")).unwrap_or_default();
-        let state = stat
-            .rsplit(')')
-            .next()
-            .and_then(|s| s.split_whitespace().next())
-            .unwrap_or("");
-        let environ = std::fs::read(e.path().join("environ")).unwrap_or_default();
-        let tagged = environ
-            .split(|&b| b == 0)
-            .any(|kv| kv == format!("SYSPERF_TEST_TAG={tag}").as_bytes());
-        if comm.starts_with("sysperf") && state != "Z" && tagged {
-            left.push(format!("{name} {}", comm.trim()));
-        }
-    }
-    left
 }
 
 /// Function names of a profile's call graph and the top of its flat profile.
@@ -137,7 +90,7 @@ fn observe_counts_every_measured_trial() {
             .find_map(|t| t["counters"]["perf_error"].as_str());
         if let Some(e) = perf_error {
             assert!(
-                std::env::var("CI").is_err() || !is_root(),
+                std::env::var("CI").is_err() || !sysperf::sys::is_root(),
                 "perf counters refused as root on CI: {e}"
             );
             eprintln!("skipping the perf counter checks: {e}");
@@ -207,7 +160,7 @@ fn observe_keeps_perf_counters_out_of_the_counted_trials() {
     let warmup = trials.iter().find(|t| t["kind"] == "warmup").unwrap();
     if let Some(e) = warmup["counters"]["perf_error"].as_str() {
         assert!(
-            std::env::var("CI").is_err() || !is_root(),
+            std::env::var("CI").is_err() || !sysperf::sys::is_root(),
             "perf counters refused as root on CI: {e}"
         );
         eprintln!("skipping: {e}");
@@ -350,10 +303,11 @@ fn ctrl_c_during_a_profile_leaves_nothing_behind() {
     if !profiling_allowed() {
         return;
     }
+    let tag = unique_tag("profile-ctrl-c");
     let tmp = tempfile::tempdir().unwrap();
     let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("sysperf"))
         .env("SYSPERF_DB", tmp.path().join("s.db"))
-        .env("SYSPERF_TEST_TAG", "profile-ctrl-c")
+        .env("SYSPERF_TEST_TAG", &tag)
         .args(["profile", "forks0", "--seconds", "5"])
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
@@ -361,7 +315,7 @@ fn ctrl_c_during_a_profile_leaves_nothing_behind() {
         .unwrap();
     // Interrupt once the profiled trial's worker runs (calibration is over by then).
     let deadline = std::time::Instant::now() + Duration::from_secs(60);
-    while leftover_workers("profile-ctrl-c").len() < 2 && std::time::Instant::now() < deadline {
+    while leftover_workers(&tag).is_empty() && std::time::Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(100));
     }
     std::thread::sleep(Duration::from_millis(1500));
@@ -375,9 +329,9 @@ fn ctrl_c_during_a_profile_leaves_nothing_behind() {
     assert_eq!(status.code(), Some(130), "{err}");
     assert!(err.contains("interrupted"), "{err}");
     assert!(
-        leftover_workers("profile-ctrl-c").is_empty(),
+        leftover_workers(&tag).is_empty(),
         "{:?}",
-        leftover_workers("profile-ctrl-c")
+        leftover_workers(&tag)
     );
 }
 

@@ -49,7 +49,7 @@ impl Tracefs {
             });
         }
         let target = PathBuf::from("/sys/kernel/tracing");
-        if sys::euid() != 0 {
+        if !sys::is_root() {
             return Err(AccessError::NotPermitted(format!(
                 "tracefs is not mounted and mounting it needs root: {HOW}, or have it mounted \
                  (sudo mount -t tracefs nodev {})",
