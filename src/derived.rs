@@ -19,6 +19,34 @@ fn us(results: &[BenchResult], id: &str) -> Option<f64> {
     summary(results, id).map(|s| s.wall_ns_per_op.median / 1000.0)
 }
 
+/// The interval of wall microseconds per operation (its confidence interval), when the
+/// result has one (published figures do not).
+fn us_ci(results: &[BenchResult], id: &str) -> Option<(f64, f64)> {
+    summary(results, id)
+        .map(|s| &s.wall_ns_per_op)
+        .filter(|w| w.n > 1)
+        .map(|w| (w.ci_low / 1000.0, w.ci_high / 1000.0))
+}
+
+/// What a difference `a - k * b` can be given the two intervals: the widest combination of
+/// their ends. A figure whose interval includes zero is within noise, and says so, because a
+/// difference of two medians can be negative by chance (an environment "costing" less than
+/// none) and a reader must not take it for a finding.
+fn difference_note(results: &[BenchResult], a: &str, b: &str, k: f64, scale: f64) -> String {
+    match (us_ci(results, a), us_ci(results, b)) {
+        (Some((alo, ahi)), Some((blo, bhi))) => {
+            let (lo, hi) = ((alo - k * bhi) * scale, (ahi - k * blo) * scale);
+            let verdict = if lo <= 0.0 && hi >= 0.0 {
+                "includes 0: within noise"
+            } else {
+                "excludes 0"
+            };
+            format!("; from the intervals: {lo:.3} to {hi:.3} ({verdict})")
+        }
+        _ => String::new(),
+    }
+}
+
 /// Every derived figure computable from `results`.
 pub fn compute(results: &[BenchResult]) -> Vec<Derived> {
     let mut out = Vec::new();
@@ -30,7 +58,8 @@ pub fn compute(results: &[BenchResult]) -> Vec<Derived> {
             value: per_round_trip / 2.0,
             unit: "us/switch".into(),
             formula: format!(
-                "(csw - 2 x signocsw) / 2 = ({csw:.3} - 2 x {sig:.3}) / 2 us; a csw round trip is two signals and two switches"
+                "(csw - 2 x signocsw) / 2 = ({csw:.3} - 2 x {sig:.3}) / 2 us; a csw round trip is two signals and two switches{}",
+                difference_note(results, "csw", "signocsw", 2.0, 0.5)
             ),
         });
     }
@@ -50,7 +79,10 @@ pub fn compute(results: &[BenchResult]) -> Vec<Derived> {
                 name: format!("exec overhead ({exec})"),
                 value: e - f,
                 unit: "us/exec".into(),
-                formula: format!("{exec} - {fork} = {e:.2} - {f:.2} us"),
+                formula: format!(
+                    "{exec} - {fork} = {e:.2} - {f:.2} us{}",
+                    difference_note(results, exec, fork, 1.0, 1.0)
+                ),
             });
         }
     }
@@ -65,7 +97,8 @@ pub fn compute(results: &[BenchResult]) -> Vec<Derived> {
                 value: (k - b) * 1000.0 / extra_bytes,
                 unit: "ns/byte".into(),
                 formula: format!(
-                    "({big} - {base}) / {extra_bytes:.0} bytes = ({k:.2} - {b:.2}) us / {extra_bytes:.0}"
+                    "({big} - {base}) / {extra_bytes:.0} bytes = ({k:.2} - {b:.2}) us / {extra_bytes:.0}{}",
+                    difference_note(results, &big, base, 1.0, 1000.0 / extra_bytes)
                 ),
             });
         }
@@ -167,6 +200,42 @@ mod tests {
         assert!((get("exec overhead (execs0null)") - 200.0).abs() < 1e-9);
         assert!((get("environment cost (execs0null)") - 1.0).abs() < 1e-9);
         assert!((get("page-fault service time (randpage)") - 2.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn differences_within_noise_say_so() {
+        let with_ci = |id: &str, wall_ns: f64, half_ns: f64| {
+            let mut r = result(id, wall_ns, 0.0, 0.0);
+            if let Some(s) = &mut r.summary {
+                s.wall_ns_per_op.ci_low = wall_ns - half_ns;
+                s.wall_ns_per_op.ci_high = wall_ns + half_ns;
+            }
+            r
+        };
+        // 1 us apart with +-5 us intervals: the environment "cost" could be anything near 0.
+        let d = compute(&[
+            with_ci("execs0null", 200_000.0, 5_000.0),
+            with_ci("execs0null-1kenv", 199_000.0, 5_000.0),
+        ]);
+        let env = d
+            .iter()
+            .find(|d| d.name.starts_with("environment cost"))
+            .unwrap();
+        assert!(
+            env.value < 0.0 && env.formula.contains("within noise"),
+            "{}",
+            env.formula
+        );
+        // 50 us apart with +-1 us intervals: a real cost.
+        let d = compute(&[
+            with_ci("execs0null", 200_000.0, 1_000.0),
+            with_ci("execs0null-1kenv", 250_000.0, 1_000.0),
+        ]);
+        let env = d
+            .iter()
+            .find(|d| d.name.starts_with("environment cost"))
+            .unwrap();
+        assert!(env.formula.contains("excludes 0"), "{}", env.formula);
     }
 
     #[test]
