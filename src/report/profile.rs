@@ -4,7 +4,7 @@
 //! below, with the samples along each arc), and the same as JSON for scripts.
 
 use super::num;
-use crate::profile::{GraphEntry, Profile};
+use crate::profile::{Arc, GraphEntry, Profile};
 use serde_json::{json, Value};
 use std::fmt::Write;
 
@@ -101,23 +101,7 @@ fn arc_name(name: &str, index: Option<usize>) -> String {
 }
 
 fn render_entry(s: &mut String, e: &GraphEntry) {
-    let pad = " ".repeat(31);
-    for a in e.callers.iter().take(MAX_ARCS) {
-        let _ = writeln!(
-            s,
-            "{pad}{:>10}      {}",
-            format!("{}/{}", a.samples, e.total_samples),
-            arc_name(&a.name, a.index)
-        );
-    }
-    if e.callers.len() > MAX_ARCS {
-        let _ = writeln!(
-            s,
-            "{pad}{:>10}      ({} more callers)",
-            "",
-            e.callers.len() - MAX_ARCS
-        );
-    }
+    arcs(s, e, &e.callers, "", "callers");
     let _ = writeln!(
         s,
         "{:<6} {:>7.2} {:>7.2} {:>8} {:>8}  {}",
@@ -128,23 +112,30 @@ fn render_entry(s: &mut String, e: &GraphEntry) {
         e.total_samples,
         arc_name(&e.name, Some(e.index))
     );
-    for a in e.callees.iter().take(MAX_ARCS) {
+    arcs(s, e, &e.callees, "  ", "callees");
+    let _ = writeln!(s, "{}", "-".repeat(60));
+}
+
+/// One side of a call-graph entry, as gprof prints it: callers above the function, callees
+/// (indented two more) below, each with its samples out of the function's total.
+fn arcs(s: &mut String, e: &GraphEntry, list: &[Arc], indent: &str, what: &str) {
+    let pad = " ".repeat(31);
+    for a in list.iter().take(MAX_ARCS) {
         let _ = writeln!(
             s,
-            "{pad}{:>10}        {}",
+            "{pad}{:>10}      {indent}{}",
             format!("{}/{}", a.samples, e.total_samples),
             arc_name(&a.name, a.index)
         );
     }
-    if e.callees.len() > MAX_ARCS {
+    if list.len() > MAX_ARCS {
         let _ = writeln!(
             s,
-            "{pad}{:>10}        ({} more callees)",
+            "{pad}{:>10}      {indent}({} more {what})",
             "",
-            e.callees.len() - MAX_ARCS
+            list.len() - MAX_ARCS
         );
     }
-    let _ = writeln!(s, "{}", "-".repeat(60));
 }
 
 /// Version of the profile document's shape.
