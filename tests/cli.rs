@@ -49,18 +49,12 @@ fn quick_run_json_gives_positive_figures_and_is_stored() {
         "seqpage",
         "gausspage.1",
     ];
-    let out = sysperf(&db)
-        .arg("run")
-        .args(sel)
-        .args(["--quick", "--json", "--label", "smoke"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let v = success_json(
+        sysperf(&db)
+            .arg("run")
+            .args(sel)
+            .args(["--quick", "--json", "--label", "smoke"]),
     );
-    let v = json_of(&out.stdout);
     assert_eq!(v["format"], "sysperf-run");
     assert_eq!(v["complete"], true);
     let results = v["results"].as_array().unwrap();
@@ -311,11 +305,7 @@ fn a_hanging_trial_is_killed_recorded_and_the_run_goes_on() {
         .unwrap()
         .iter()
         .any(|w| w["kind"] == "failed"));
-    assert!(
-        leftover_workers(&tag).is_empty(),
-        "{:?}",
-        leftover_workers(&tag)
-    );
+    assert_nothing_left(&tag);
 }
 
 #[test]
@@ -323,10 +313,10 @@ fn ctrl_c_keeps_finished_benchmarks_and_leaves_nothing_behind() {
     let tag = unique_tag("ctrl-c");
     let tmp = tempfile::tempdir().unwrap();
     let db = tmp.path().join("s.db");
-    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("sysperf"))
-        .env("SYSPERF_DB", &db)
-        .env("SYSPERF_TEST_TAG", &tag)
-        .args([
+    let child = spawn_tagged(
+        &db,
+        &tag,
+        &[
             "run",
             "syscall",
             "signocsw",
@@ -336,11 +326,8 @@ fn ctrl_c_keeps_finished_benchmarks_and_leaves_nothing_behind() {
             "--min-time",
             "0.2",
             "--json",
-        ])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+        ],
+    );
     // Wait until the first benchmark is stored, then interrupt as a terminal would.
     let deadline = std::time::Instant::now() + Duration::from_secs(60);
     loop {
@@ -355,10 +342,7 @@ fn ctrl_c_keeps_finished_benchmarks_and_leaves_nothing_behind() {
         }
         std::thread::sleep(Duration::from_millis(50));
     }
-    std::process::Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
+    interrupt(&child);
     let out = child.wait_with_output().unwrap();
     assert_eq!(
         out.status.code(),
@@ -384,11 +368,7 @@ fn ctrl_c_keeps_finished_benchmarks_and_leaves_nothing_behind() {
         .assert()
         .success()
         .stdout(predicate::str::contains("(incomplete)"));
-    assert!(
-        leftover_workers(&tag).is_empty(),
-        "{:?}",
-        leftover_workers(&tag)
-    );
+    assert_nothing_left(&tag);
 }
 
 #[test]

@@ -56,23 +56,14 @@ fn top_symbols(profile: &Value, flat_lines: usize) -> Vec<String> {
 fn observe_counts_every_measured_trial() {
     let tmp = tempfile::tempdir().unwrap();
     let db = tmp.path().join("s.db");
-    let out = sysperf(&db)
-        .args([
-            "run",
-            "--observe",
-            "syscall",
-            "pipeback4",
-            "--quick",
-            "--json",
-        ])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v = json_of(&out.stdout);
+    let v = success_json(sysperf(&db).args([
+        "run",
+        "--observe",
+        "syscall",
+        "pipeback4",
+        "--quick",
+        "--json",
+    ]));
     for r in v["results"].as_array().unwrap() {
         let id = r["id"].as_str().unwrap();
         for t in r["trials"].as_array().unwrap() {
@@ -136,25 +127,16 @@ fn observe_counts_every_measured_trial() {
 #[test]
 fn observe_keeps_perf_counters_out_of_the_counted_trials() {
     let tmp = tempfile::tempdir().unwrap();
-    let out = sysperf(&tmp.path().join("s.db"))
-        .args([
-            "run",
-            "--observe",
-            "pipeback4",
-            "--trials",
-            "3",
-            "--min-time",
-            "0.02",
-            "--json",
-        ])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v = json_of(&out.stdout);
+    let v = success_json(sysperf(&tmp.path().join("s.db")).args([
+        "run",
+        "--observe",
+        "pipeback4",
+        "--trials",
+        "3",
+        "--min-time",
+        "0.02",
+        "--json",
+    ]));
     let r = &v["results"][0];
     let trials = r["trials"].as_array().unwrap();
     let warmup = trials.iter().find(|t| t["kind"] == "warmup").unwrap();
@@ -183,17 +165,11 @@ fn profile_syscall_names_the_entry_path_and_getpid() {
         return;
     }
     let tmp = tempfile::tempdir().unwrap();
-    let out = sysperf(&tmp.path().join("s.db"))
-        .args(["profile", "syscall", "--seconds", "1", "--json"])
-        .timeout(Duration::from_secs(120))
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let v = success_json(
+        sysperf(&tmp.path().join("s.db"))
+            .args(["profile", "syscall", "--seconds", "1", "--json"])
+            .timeout(Duration::from_secs(120)),
     );
-    let v = json_of(&out.stdout);
     assert_eq!(v["format"], "sysperf-profile");
     let p = &v["profiles"][0];
     assert_eq!(p["bench"], "syscall");
@@ -217,25 +193,19 @@ fn profile_forks0_shows_the_fork_exit_wait_path() {
         return;
     }
     let tmp = tempfile::tempdir().unwrap();
-    let out = sysperf(&tmp.path().join("s.db"))
-        .args([
-            "profile",
-            "forks0",
-            "--seconds",
-            "1",
-            "--json",
-            "--top",
-            "60",
-        ])
-        .timeout(Duration::from_secs(120))
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let v = success_json(
+        sysperf(&tmp.path().join("s.db"))
+            .args([
+                "profile",
+                "forks0",
+                "--seconds",
+                "1",
+                "--json",
+                "--top",
+                "60",
+            ])
+            .timeout(Duration::from_secs(120)),
     );
-    let v = json_of(&out.stdout);
     let names = top_symbols(&v["profiles"][0], 60);
     assert!(
         names
@@ -258,27 +228,21 @@ fn run_profile_stores_profiles_with_the_run() {
     }
     let tmp = tempfile::tempdir().unwrap();
     let db = tmp.path().join("s.db");
-    let out = sysperf(&db)
-        .args([
-            "run",
-            "syscall",
-            "--quick",
-            "--profile",
-            "--profile-seconds",
-            "0.3",
-            "--json",
-            "--label",
-            "prof",
-        ])
-        .timeout(Duration::from_secs(120))
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let v = success_json(
+        sysperf(&db)
+            .args([
+                "run",
+                "syscall",
+                "--quick",
+                "--profile",
+                "--profile-seconds",
+                "0.3",
+                "--json",
+                "--label",
+                "prof",
+            ])
+            .timeout(Duration::from_secs(120)),
     );
-    let v = json_of(&out.stdout);
     assert_eq!(v["profiles"][0]["bench"], "syscall");
     let shown = sysperf(&db)
         .args(["show", "prof", "--json"])
@@ -305,34 +269,24 @@ fn ctrl_c_during_a_profile_leaves_nothing_behind() {
     }
     let tag = unique_tag("profile-ctrl-c");
     let tmp = tempfile::tempdir().unwrap();
-    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("sysperf"))
-        .env("SYSPERF_DB", tmp.path().join("s.db"))
-        .env("SYSPERF_TEST_TAG", &tag)
-        .args(["profile", "forks0", "--seconds", "5"])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_tagged(
+        &tmp.path().join("s.db"),
+        &tag,
+        &["profile", "forks0", "--seconds", "5"],
+    );
     // Interrupt once the profiled trial's worker runs (calibration is over by then).
     let deadline = std::time::Instant::now() + Duration::from_secs(60);
     while leftover_workers(&tag).is_empty() && std::time::Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(100));
     }
     std::thread::sleep(Duration::from_millis(1500));
-    std::process::Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
+    interrupt(&child);
     let status = child.wait().unwrap();
     let mut err = String::new();
     std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut err).unwrap();
     assert_eq!(status.code(), Some(130), "{err}");
     assert!(err.contains("interrupted"), "{err}");
-    assert!(
-        leftover_workers(&tag).is_empty(),
-        "{:?}",
-        leftover_workers(&tag)
-    );
+    assert_nothing_left(&tag);
 }
 
 #[test]

@@ -12,16 +12,7 @@ use common::*;
 #[test]
 fn doctor_json_parses_and_every_finding_says_what_to_do() {
     let tmp = tempfile::tempdir().unwrap();
-    let out = sysperf(&tmp.path().join("db"))
-        .args(["doctor", "--json"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v = json_of(&out.stdout);
+    let v = success_json(sysperf(&tmp.path().join("db")).args(["doctor", "--json"]));
     assert_eq!(v["format"], "sysperf-doctor");
     let findings = v["findings"].as_array().unwrap();
     let mut seen_info = false;
@@ -70,16 +61,7 @@ fn doctor_json_parses_and_every_finding_says_what_to_do() {
 fn run_stores_the_doctors_findings() {
     let tmp = tempfile::tempdir().unwrap();
     let db = tmp.path().join("s.db");
-    let out = sysperf(&db)
-        .args(["run", "syscall", "--quick", "--json"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v = json_of(&out.stdout);
+    let v = success_json(sysperf(&db).args(["run", "syscall", "--quick", "--json"]));
     let findings = v["findings"].as_array().expect("a findings array");
     for f in findings {
         assert!(f["fix"].as_str().is_some_and(|s| !s.is_empty()), "{f}");

@@ -7,7 +7,6 @@
 
 use assert_cmd::Command;
 use serde_json::Value;
-use std::process::Stdio;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
@@ -218,19 +217,30 @@ fn wait_for(what: &str, mut cond: impl FnMut() -> bool) {
     }
 }
 
+/// Fails if the instance `mine` (sysperf-<pid>) or one of its siblings (sysperf-<pid>-block)
+/// is still in tracefs.
+fn assert_instances_gone(mine: &str) {
+    let left = sysperf_instances();
+    assert!(
+        !left
+            .iter()
+            .any(|n| n == mine || n.starts_with(&format!("{mine}-"))),
+        "{left:?}"
+    );
+}
+
 #[test]
 fn ctrl_c_midway_leaves_no_instance_worker_or_child() {
     if !permitted() {
         return;
     }
-    let tag = &format!("trace-ctrl-c-{}", std::process::id());
-    let mut child = std::process::Command::new(exe())
-        .env("SYSPERF_TEST_TAG", tag)
-        .args(["trace", "csw", "--iterations", "100000000"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let tag = &unique_tag("trace-ctrl-c");
+    let tmp = tempfile::tempdir().unwrap();
+    let mut child = spawn_tagged(
+        &tmp.path().join("s.db"),
+        tag,
+        &["trace", "csw", "--iterations", "100000000"],
+    );
     let mine = format!("sysperf-{}", child.id());
     wait_for("the instance", || sysperf_instances().contains(&mine));
     // Midway: the traced worker and its child are running.
@@ -238,10 +248,7 @@ fn ctrl_c_midway_leaves_no_instance_worker_or_child() {
         leftover_workers(tag).len() >= 2
     });
     std::thread::sleep(Duration::from_millis(200));
-    std::process::Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
+    interrupt(&child);
     let deadline = Instant::now() + Duration::from_secs(30);
     let status = loop {
         if let Some(s) = child.try_wait().unwrap() {
@@ -257,18 +264,8 @@ fn ctrl_c_midway_leaves_no_instance_worker_or_child() {
     std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
     assert_eq!(status.code(), Some(130), "{err}");
     assert!(err.contains("interrupted"), "{err}");
-    let left = sysperf_instances();
-    assert!(
-        !left
-            .iter()
-            .any(|n| *n == mine || n.starts_with(&format!("{mine}-"))),
-        "{left:?}"
-    );
-    assert!(
-        leftover_workers(tag).is_empty(),
-        "{:?}",
-        leftover_workers(tag)
-    );
+    assert_instances_gone(&mine);
+    assert_nothing_left(tag);
 }
 
 #[test]
@@ -276,10 +273,12 @@ fn a_run_that_times_out_fails_and_leaves_nothing() {
     if !permitted() {
         return;
     }
-    let tag = &format!("trace-timeout-{}", std::process::id());
-    let child = std::process::Command::new(exe())
-        .env("SYSPERF_TEST_TAG", tag)
-        .args([
+    let tag = &unique_tag("trace-timeout");
+    let tmp = tempfile::tempdir().unwrap();
+    let child = spawn_tagged(
+        &tmp.path().join("s.db"),
+        tag,
+        &[
             "trace",
             "pipeback4",
             "--iterations",
@@ -288,25 +287,16 @@ fn a_run_that_times_out_fails_and_leaves_nothing() {
             "0.5",
             "--events",
             "sched,block",
-        ])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+        ],
+    );
     let mine = format!("sysperf-{}", child.id());
     let out = child.wait_with_output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(err.contains("timed out"), "{err}");
     // Neither of its instances (main and block) nor its workers remain.
-    let left = sysperf_instances();
-    assert!(
-        !left
-            .iter()
-            .any(|n| *n == mine || n.starts_with(&format!("{mine}-"))),
-        "{left:?}"
-    );
-    assert!(leftover_workers(tag).is_empty());
+    assert_instances_gone(&mine);
+    assert_nothing_left(tag);
 }
 
 #[test]
@@ -392,14 +382,13 @@ fn an_instance_left_by_a_killed_sysperf_is_removed_by_the_next_trace() {
     if !permitted() {
         return;
     }
-    let tag = &format!("trace-sigkill-{}", std::process::id());
-    let mut child = std::process::Command::new(exe())
-        .env("SYSPERF_TEST_TAG", tag)
-        .args(["trace", "csw", "--iterations", "100000000"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let tag = &unique_tag("trace-sigkill");
+    let tmp = tempfile::tempdir().unwrap();
+    let mut child = spawn_tagged(
+        &tmp.path().join("s.db"),
+        tag,
+        &["trace", "csw", "--iterations", "100000000"],
+    );
     let mine = format!("sysperf-{}", child.id());
     wait_for("the instance", || sysperf_instances().contains(&mine));
     // SIGKILL: no cleanup can run; the workers die with their parent (PR_SET_PDEATHSIG).

@@ -61,3 +61,43 @@ pub fn leftover_workers(tag: &str) -> Vec<String> {
     }
     left
 }
+
+/// Starts `sysperf ARGS` in the background with `db` as its store and its processes tagged
+/// `tag` (see [`leftover_workers`]); stdout and stderr are piped.
+pub fn spawn_tagged(db: &Path, tag: &str, args: &[&str]) -> std::process::Child {
+    std::process::Command::new(assert_cmd::cargo::cargo_bin("sysperf"))
+        .env("SYSPERF_DB", db)
+        .env("SYSPERF_TEST_TAG", tag)
+        .env("NO_COLOR", "1")
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// Sends SIGINT, as a terminal's Ctrl-C does.
+pub fn interrupt(child: &std::process::Child) {
+    let status = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success(), "kill -INT {} failed", child.id());
+}
+
+/// Fails if a process tagged `tag` is still alive.
+pub fn assert_nothing_left(tag: &str) {
+    let left = leftover_workers(tag);
+    assert!(left.is_empty(), "left behind: {left:?}");
+}
+
+/// Runs `cmd`, fails with its stderr unless it succeeded, and returns its stdout as JSON.
+pub fn success_json(cmd: &mut Command) -> Value {
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    json_of(&out.stdout)
+}
