@@ -160,12 +160,8 @@ struct RunArgs {
     /// One short trial per benchmark (0.01 s, no warm-up): a smoke test, not a measurement.
     #[arg(long)]
     quick: bool,
-    /// Where two-process benchmarks run: both on one CPU, on two CPUs, or where the scheduler puts them.
-    #[arg(long, value_enum, default_value_t = Mode::Same)]
-    placement: Mode,
-    /// CPUs to use, e.g. 1 or 0-3,5 (default: the allowed CPUs, last first).
-    #[arg(long, value_name = "LIST")]
-    cpu: Option<String>,
+    #[command(flatten)]
+    place: PlaceArgs,
     /// A label to find the run by later (sysperf show LABEL).
     #[arg(long, value_name = "TEXT")]
     label: Option<String>,
@@ -248,12 +244,8 @@ struct TraceArgs {
     /// Also write the text traces of both runs to FILE.
     #[arg(long, value_name = "FILE")]
     raw: Option<PathBuf>,
-    /// Where two-process benchmarks run: both on one CPU, on two CPUs, or where the scheduler puts them.
-    #[arg(long, value_enum, default_value_t = Mode::Same)]
-    placement: Mode,
-    /// CPUs to use, e.g. 1 or 0-3,5 (default: the allowed CPUs, last first).
-    #[arg(long, value_name = "LIST")]
-    cpu: Option<String>,
+    #[command(flatten)]
+    place: PlaceArgs,
     /// Kill a traced run (and fail) when it runs longer than this many seconds.
     #[arg(long, value_name = "S", default_value_t = 60.0, allow_negative_numbers = true, value_parser = parse_seconds)]
     timeout: f64,
@@ -298,12 +290,8 @@ struct ProfileArgs {
     /// Lines of flat profile to print (the call graph shows at most 12 functions).
     #[arg(long, value_name = "N", default_value_t = 25, value_parser = clap::value_parser!(u32).range(1..=100_000))]
     top: u32,
-    /// Where two-process benchmarks run (as for 'run').
-    #[arg(long, value_enum, default_value_t = Mode::Same)]
-    placement: Mode,
-    /// CPUs to use, e.g. 1 or 0-3,5 (as for 'run').
-    #[arg(long, value_name = "LIST")]
-    cpu: Option<String>,
+    #[command(flatten)]
+    place: PlaceArgs,
     /// Kill a trial running longer than this many seconds past --seconds.
     #[arg(long, value_name = "S", default_value_t = 60.0, allow_negative_numbers = true, value_parser = parse_seconds)]
     timeout: f64,
@@ -312,6 +300,27 @@ struct ProfileArgs {
     /// Print the profiles as one JSON document (folded stacks, flat profile, call graph).
     #[arg(long)]
     json: bool,
+}
+
+/// Where a benchmark's processes run, shared by `run`, `trace` and `profile`.
+#[derive(Args)]
+struct PlaceArgs {
+    /// Where two-process benchmarks run: both on one CPU, on two CPUs, or where the scheduler puts them.
+    #[arg(long, value_enum, default_value_t = Mode::Same)]
+    placement: Mode,
+    /// CPUs to use, e.g. 1 or 0-3,5 (default: the allowed CPUs, last first).
+    #[arg(long, value_name = "LIST")]
+    cpu: Option<String>,
+}
+
+impl PlaceArgs {
+    /// The CPUs to use: --cpu, checked against those this process may use, or all of those.
+    /// Also returns the list as the user gave it, which a run records.
+    fn choose(&self) -> Result<(CpuChoice, Option<Vec<u32>>)> {
+        let allowed = sys::get_affinity().context("reading the CPUs this process may use")?;
+        let requested = self.cpu.as_deref().map(placement::parse_list).transpose()?;
+        Ok((CpuChoice::new(requested.clone(), &allowed)?, requested))
+    }
 }
 
 /// What runs are compared against, shared by `compare` and `report`.
@@ -478,10 +487,8 @@ fn trace_cmd(a: TraceArgs) -> Result<i32> {
         }
     };
     let selection = trace::parse_selection(&a.events)?;
-    let allowed = sys::get_affinity().context("reading the CPUs this process may use")?;
-    let requested = a.cpu.as_deref().map(placement::parse_list).transpose()?;
-    let cpus = CpuChoice::new(requested, &allowed)?;
-    let plan = placement::plan(a.placement, spec.shape, &cpus)?;
+    let (cpus, _) = a.place.choose()?;
+    let plan = placement::plan(a.place.placement, spec.shape, &cpus)?;
     if let Some(raw) = &a.raw {
         let parent = raw
             .parent()
@@ -599,12 +606,10 @@ impl<'a> Loader<'a> {
 fn run(a: RunArgs) -> Result<i32> {
     // 1. What to run, where, and with which parameters: all validated before anything starts.
     let specs = bench::select(&a.selection)?;
-    let allowed = sys::get_affinity().context("reading the CPUs this process may use")?;
-    let requested = a.cpu.as_deref().map(placement::parse_list).transpose()?;
-    let cpus = CpuChoice::new(requested.clone(), &allowed)?;
+    let (cpus, requested) = a.place.choose()?;
     let plans = specs
         .iter()
-        .map(|s| placement::plan(a.placement, s.shape, &cpus))
+        .map(|s| placement::plan(a.place.placement, s.shape, &cpus))
         .collect::<Result<Vec<_>, _>>()?;
     if let Some(l) = &a.label {
         if l.len() > 200 || l.chars().any(char::is_control) {
@@ -637,7 +642,7 @@ fn run(a: RunArgs) -> Result<i32> {
         trials,
         min_time: Duration::from_secs_f64(min_time),
         warmup,
-        mode: a.placement,
+        mode: a.place.placement,
         cpus,
         timeout: Duration::from_secs_f64(a.timeout),
         observe: a.observe,
@@ -668,7 +673,7 @@ fn run(a: RunArgs) -> Result<i32> {
             trials,
             min_time_s: min_time,
             quick: a.quick,
-            placement: a.placement.as_str().to_string(),
+            placement: a.place.placement.as_str().to_string(),
             cpus: requested,
             timeout_s: a.timeout,
         },
@@ -890,12 +895,10 @@ fn profile(a: ProfileArgs) -> Result<i32> {
             return Ok(exit::OK);
         }
     };
-    let allowed = sys::get_affinity().context("reading the CPUs this process may use")?;
-    let requested = a.cpu.as_deref().map(placement::parse_list).transpose()?;
-    let cpus = CpuChoice::new(requested, &allowed)?;
+    let (cpus, _) = a.place.choose()?;
     let plans = specs
         .iter()
-        .map(|s| placement::plan(a.placement, s.shape, &cpus))
+        .map(|s| placement::plan(a.place.placement, s.shape, &cpus))
         .collect::<Result<Vec<_>, _>>()?;
     let access = profile::check_access()?;
     let stop = stop_flag()?;
@@ -907,7 +910,7 @@ fn profile(a: ProfileArgs) -> Result<i32> {
         trials: 1,
         min_time: Duration::from_secs_f64(0.1),
         warmup: false,
-        mode: a.placement,
+        mode: a.place.placement,
         cpus: cpus.clone(),
         timeout: Duration::from_secs_f64(a.timeout),
         observe: false,

@@ -274,13 +274,8 @@ pub fn observed_trial(
     stop: &AtomicBool,
 ) -> Result<Result<Report, String>, Stop> {
     let req = Request {
-        id: spec.id.to_string(),
-        iterations,
-        pin: plan.worker.clone(),
-        child_cpu: plan.child,
-        observe: false,
-        perf: false,
         hold: true,
+        ..Request::trial(spec, plan, iterations)
     };
     match run_worker_observed(&opts.worker_exe, &req, opts.timeout, stop, Some(observer)) {
         Outcome::Done(rep, _) => Ok(Ok(*rep)),
@@ -355,10 +350,6 @@ pub fn measure(
     let one =
         |kind: TrialKind, iterations: u64, result: &mut BenchResult| -> Result<Option<u64>, Stop> {
             let req = Request {
-                id: spec.id.to_string(),
-                iterations,
-                pin: plan.worker.clone(),
-                child_cpu: plan.child,
                 observe: opts.observe,
                 // Perf counters cost context switches and forks something (see counters.rs):
                 // the warm-up trial, at the same iteration count, carries them, so that the
@@ -368,7 +359,7 @@ pub fn measure(
                     TrialKind::Warmup => true,
                     TrialKind::Measured => !opts.warmup,
                 },
-                hold: false,
+                ..Request::trial(spec, plan, iterations)
             };
             let outcome = run_worker(&opts.worker_exe, &req, opts.timeout, stop);
             if let Outcome::Interrupted = outcome {
@@ -511,16 +502,8 @@ pub fn run_trial(
     timeout: Duration,
     stop: &AtomicBool,
 ) -> Result<Report, TrialError> {
-    let req = Request {
-        id: spec.id.to_string(),
-        iterations,
-        pin: plan.worker.clone(),
-        child_cpu: plan.child,
-        // A trace counts what the kernel does itself; no counters of ours in its way.
-        observe: false,
-        perf: false,
-        hold: false,
-    };
+    // A trace counts what the kernel does itself: no counters of ours in its way.
+    let req = Request::trial(spec, plan, iterations);
     match run_worker(exe, &req, timeout, stop) {
         Outcome::Done(r, _) => Ok(*r),
         Outcome::Failed(e, _) => Err(TrialError::Failed(e)),

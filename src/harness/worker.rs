@@ -33,6 +33,21 @@ pub struct Request {
     pub hold: bool,
 }
 
+impl Request {
+    /// One trial of `spec` placed by `plan`, plain: no counters, no hold.
+    pub fn trial(spec: &bench::Spec, plan: &super::placement::Plan, iterations: u64) -> Request {
+        Request {
+            id: spec.id.to_string(),
+            iterations,
+            pin: plan.worker.clone(),
+            child_cpu: plan.child,
+            observe: false,
+            perf: false,
+            hold: false,
+        }
+    }
+}
+
 /// What a worker tells the parent.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Report {
