@@ -16,10 +16,15 @@
 # not compared: it uses packet-mode pipes (pipe2 O_DIRECT, one buffer slot per write), which
 # the paper's byte-stream pipediscard is not.
 #
-# It then checks the physics a faithful suite must show (vfork copies nothing; a round trip
-# costs more than a message to oneself) from the same sysperf run.
+# Each pair is measured back to back, ROUNDS times (default 3), sysperf first in odd rounds and
+# the peer first in even ones: this VM's host noise drifts over minutes, and measuring one whole
+# side after the other put that drift into the ratios. A pair's ratio is the median of its
+# rounds' ratios; the range shows how much the host moved.
 #
-# Usage: scripts/accuracy.sh [CPU]      (default: the last CPU this shell may use)
+# It then checks the physics a faithful suite must show (vfork copies nothing; a round trip
+# costs more than a message to oneself) from one stored sysperf run.
+#
+# Usage: [ROUNDS=N] scripts/accuracy.sh [CPU]      (default: the last CPU this shell may use)
 # Needs: linux-perf hyperfine stress-ng python3 (apt-get install linux-perf hyperfine stress-ng)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -43,25 +48,42 @@ trap 'rm -rf "$work"' EXIT
 
 echo "accuracy: CPU $CPU for every tool; $(uname -r); $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')" >&2
 
-# sysperf: one run with every operation compared or checked below.
-"$SP" run syscall pipeself4 pipediscard4 pipediscard512 pipeback4 forks0 vforks0 vforks1k vforks100k vexecs0null \
-  --placement same --cpu "$CPU" --label accuracy-peers --json >"$work/sysperf.json"
-
-if [ -n "$CPU2" ]; then
-  "$SP" run pipeback4 --placement spread --cpu "$CPU,$CPU2" --label accuracy-peers-spread --json >"$work/sysperf-spread.json"
-  # perf bench sched pipe has no placement option: allowed two idle CPUs, the scheduler puts
-  # the two processes on different ones, which sysperf's spread does explicitly.
-  taskset -c "$CPU,$CPU2" perf bench sched pipe -l 100000 >"$work/perf-pipe-spread.txt" 2>&1
-fi
-
-# Peers, each pinned to the same CPU.
-taskset -c "$CPU" perf bench syscall basic >"$work/perf-syscall.txt" 2>&1
-taskset -c "$CPU" perf bench sched pipe -l 500000 >"$work/perf-pipe.txt" 2>&1
+ROUNDS=${ROUNDS:-3}
+case "$ROUNDS" in ''|*[!0-9]*|0) echo "accuracy.sh: ROUNDS must be a positive number" >&2; exit 2;; esac
 "$SP" job null -o "$work/nulljob"
-taskset -c "$CPU" hyperfine -N --warmup 200 --runs 5000 --export-json "$work/hyperfine.json" "$work/nulljob" >/dev/null 2>&1
-# stress-ng 0.15 puts no metrics in --yaml; its "metrc:" lines carry them. 200,000 ops make
-# its start-up (inside its real time) negligible.
-taskset -c "$CPU" stress-ng --vfork 1 --vfork-max 1 --vfork-ops 200000 --metrics >"$work/sng-vfork.txt" 2>&1 || true
+
+# The physics checks: one run, stored in the user's store with a label.
+"$SP" run pipeself4 pipeback4 forks0 vforks0 vforks1k vforks100k \
+  --placement same --cpu "$CPU" --label accuracy-physics --json >"$work/physics.json"
+
+# One side of a pair. sysperf's per-round runs go to a scratch store, not the user's.
+side() { # pair side round
+  local out="$work/$1-$2-$3"
+  case "$1/$2" in
+    syscall/sp)   "$SP" run syscall --cpu "$CPU" --db "$work/rounds.db" --json >"$out" ;;
+    syscall/peer) taskset -c "$CPU" perf bench syscall basic >"$out" 2>&1 ;;
+    pipe/sp)      "$SP" run pipeback4 --placement same --cpu "$CPU" --db "$work/rounds.db" --json >"$out" ;;
+    pipe/peer)    taskset -c "$CPU" perf bench sched pipe -l 500000 >"$out" 2>&1 ;;
+    # perf bench sched pipe has no placement option: allowed two idle CPUs, the scheduler puts
+    # the two processes on different ones, which sysperf's spread does explicitly.
+    spread/sp)    "$SP" run pipeback4 --placement spread --cpu "$CPU,$CPU2" --db "$work/rounds.db" --json >"$out" ;;
+    spread/peer)  taskset -c "$CPU,$CPU2" perf bench sched pipe -l 100000 >"$out" 2>&1 ;;
+    exec/sp)      "$SP" run vexecs0null --cpu "$CPU" --db "$work/rounds.db" --json >"$out" ;;
+    exec/peer)    taskset -c "$CPU" hyperfine -N --warmup 200 --runs 5000 --export-json "$out" "$work/nulljob" >/dev/null 2>&1 ;;
+    vfork/sp)     "$SP" run vforks0 --cpu "$CPU" --db "$work/rounds.db" --json >"$out" ;;
+    # stress-ng 0.15 puts no metrics in --yaml; its "metrc:" lines carry them. 200,000 ops make
+    # its start-up (inside its real time) negligible.
+    vfork/peer)   taskset -c "$CPU" stress-ng --vfork 1 --vfork-max 1 --vfork-ops 200000 --metrics >"$out" 2>&1 || true ;;
+  esac
+}
+pairs="syscall pipe exec vfork"
+[ -n "$CPU2" ] && pairs="syscall pipe spread exec vfork"
+for round in $(seq 1 "$ROUNDS"); do
+  for pair in $pairs; do
+    if [ $((round % 2)) -eq 1 ]; then side "$pair" sp "$round"; side "$pair" peer "$round"
+    else side "$pair" peer "$round"; side "$pair" sp "$round"; fi
+  done
+done
 
 # System calls per operation on each side, where strace is available.
 if command -v strace >/dev/null 2>&1; then
@@ -71,19 +93,22 @@ if command -v strace >/dev/null 2>&1; then
   done
 fi
 
-python3 - "$work" <<'PY'
-import json, re, sys, os
-work = sys.argv[1]
-run = json.load(open(os.path.join(work, "sysperf.json")))
+python3 - "$work" "$ROUNDS" <<'PY'
+import json, re, sys, os, statistics
+work, rounds = sys.argv[1], int(sys.argv[2])
+run = json.load(open(os.path.join(work, "physics.json")))
 res = {r["id"]: r for r in run["results"]}
-try:
-    spread = {r["id"]: r for r in json.load(open(os.path.join(work, "sysperf-spread.json")))["results"]}
-except OSError:
-    spread = {}
 
 def sp(i):
-    r = spread.get("pipeback4") if i == "pipeback4 spread" else res.get(i)
+    r = res.get(i)
     return None if r is None or r.get("us_per_op") is None else r["us_per_op"]
+
+def sp_file(name):
+    try:
+        r = json.load(open(os.path.join(work, name)))["results"][0]
+    except (OSError, ValueError, KeyError, IndexError):
+        return None
+    return r.get("us_per_op")
 
 def perf_usecs(name):
     try:
@@ -93,9 +118,9 @@ def perf_usecs(name):
     m = re.search(r"([0-9.]+)\s+usecs/op", text)
     return float(m.group(1)) if m else None
 
-def hyperfine_us():
+def hyperfine_us(name):
     try:
-        r = json.load(open(os.path.join(work, "hyperfine.json")))["results"][0]
+        r = json.load(open(os.path.join(work, name)))["results"][0]
         return r["median"] * 1e6
     except Exception:
         return None
@@ -126,25 +151,40 @@ def per_op(prefix, lo, hi, ops):
         return None
     return {k: (b.get(k, 0) - a.get(k, 0)) / ops for k in set(a) | set(b) if b.get(k, 0) != a.get(k, 0)}
 
+peer_of = {
+    "syscall": lambda f: perf_usecs(f),
+    "pipe": lambda f: perf_usecs(f),
+    "spread": lambda f: perf_usecs(f),
+    "exec": lambda f: hyperfine_us(f),
+    "vfork": lambda f: stress_us(f, "vfork"),
+}
 rows = [
-    ("null system call", "syscall", "perf bench syscall basic", perf_usecs("perf-syscall.txt")),
-    ("pipe round trip, 4 B", "pipeback4", "perf bench sched pipe", perf_usecs("perf-pipe.txt")),
-    ("  same, on two CPUs", "pipeback4 spread", "perf sched pipe, 2 CPUs", perf_usecs("perf-pipe-spread.txt") if spread else None),
-    ("vfork+exec null job+wait", "vexecs0null", "hyperfine -N (median)", hyperfine_us()),
-    ("vfork+exit+wait", "vforks0", "stress-ng --vfork", stress_us("sng-vfork.txt", "vfork")),
+    ("null system call", "syscall", "syscall", "perf bench syscall basic"),
+    ("pipe round trip, 4 B", "pipe", "pipeback4", "perf bench sched pipe"),
+    ("  same, on two CPUs", "spread", "pipeback4 spread", "perf sched pipe, 2 CPUs"),
+    ("vfork+exec null job+wait", "exec", "vexecs0null", "hyperfine -N (median)"),
+    ("vfork+exit+wait", "vfork", "vforks0", "stress-ng --vfork"),
 ]
-print(f"{'operation':<28} {'sysperf id':<17} {'sysperf us/op':>13} {'peer':<26} {'peer us/op':>10} {'ratio':>6}  in 0.85-1.15")
+print(f"ratios: median of {rounds} rounds, each pair measured back to back in alternating order")
+print(f"{'operation':<28} {'sysperf id':<17} {'sysperf us/op':>13} {'peer':<26} {'peer us/op':>10} {'ratio':>6} {'range':>11}  in 0.85-1.15")
 bad = 0
-for op, sid, peer, pv in rows:
-    sv = sp(sid)
-    if sv is None or pv is None:
-        print(f"{op:<28} {sid:<17} {'-' if sv is None else f'{sv:.3f}':>13} {peer:<26} {'-' if pv is None else f'{pv:.3f}':>10} {'-':>6}  no figure")
+for op, pair, sid, peer in rows:
+    svs, pvs, ratios = [], [], []
+    for r in range(1, rounds + 1):
+        sv, pv = sp_file(f"{pair}-sp-{r}"), peer_of[pair](f"{pair}-peer-{r}")
+        if sv is not None and pv:
+            svs.append(sv); pvs.append(pv); ratios.append(sv / pv)
+    if pair == "spread" and not os.path.exists(os.path.join(work, "spread-sp-1")):
+        continue
+    if not ratios:
+        print(f"{op:<28} {sid:<17} {'-':>13} {peer:<26} {'-':>10} {'-':>6} {'':>11}  no figure")
         bad += 1
         continue
-    ratio = sv / pv
+    ratio = statistics.median(ratios)
     ok = 0.85 <= ratio <= 1.15
     bad += not ok
-    print(f"{op:<28} {sid:<17} {sv:>13.3f} {peer:<26} {pv:>10.3f} {ratio:>6.2f}  {'yes' if ok else 'NO'}")
+    rng = f"{min(ratios):.2f}-{max(ratios):.2f}"
+    print(f"{op:<28} {sid:<17} {statistics.median(svs):>13.3f} {peer:<26} {statistics.median(pvs):>10.3f} {ratio:>6.2f} {rng:>11}  {'yes' if ok else 'NO'}")
 
 print()
 print("where the peer's operation differs (system calls per operation, counted by strace):")
@@ -163,7 +203,7 @@ if perf_calls is None and hf is None:
     print("  (install strace to see them)")
 
 print()
-print("physics (same sysperf run):")
+print("physics (one sysperf run, stored with the label accuracy-physics):")
 def ci(i):
     r = res[i]
     return r["us_per_op_ci"]
