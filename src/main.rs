@@ -21,7 +21,7 @@ use sysperf::model::{Run, RunParams, TrialKind};
 use sysperf::observe::{doctor, watch};
 use sysperf::profile::{self, Profile};
 use sysperf::store::{self, Store};
-use sysperf::{bench, compare, derived, exit, fingerprint, reference, report, sys, trace};
+use sysperf::{bench, compare, derived, exit, fingerprint, reference, report, sweep, sys, trace};
 
 const AFTER_HELP: &str = "\
 Exit codes: 0 ok; 1 failure; 2 bad usage or input (unknown benchmark, bad number, unusable
@@ -149,8 +149,12 @@ enum Cmd {
 
 #[derive(Args)]
 struct RunArgs {
-    /// Benchmark ids or globs (default: all).
+    /// Benchmark ids or globs (default: all, or none when --suite is given).
     selection: Vec<String>,
+    /// Run a suite of the papers' other studies, as curves of x against y: bbn, feder,
+    /// scaling, tty, vm, workload, or all (repeatable; `sysperf list --suites` lists them).
+    #[arg(long, value_name = "NAME")]
+    suite: Vec<String>,
     /// Counted trials per benchmark (1-1000).
     #[arg(long, default_value_t = 5, allow_negative_numbers = true, value_parser = clap::value_parser!(u32).range(1..=1000))]
     trials: u32,
@@ -605,8 +609,26 @@ impl<'a> Loader<'a> {
 
 fn run(a: RunArgs) -> Result<i32> {
     // 1. What to run, where, and with which parameters: all validated before anything starts.
-    let specs = bench::select(&a.selection)?;
+    let suites = sweep::select(&a.suite)?;
+    let specs = if suites.is_empty() || !a.selection.is_empty() {
+        bench::select(&a.selection)?
+    } else {
+        Vec::new()
+    };
     let (cpus, requested) = a.place.choose()?;
+    let suite_plans = suites
+        .iter()
+        .map(|suite| {
+            (suite.series)()
+                .into_iter()
+                .map(|s| {
+                    let plan = placement::plan(a.place.placement, s.shape, &cpus)?;
+                    Ok((s, plan, (s.points)(a.quick)))
+                })
+                .collect::<Result<Vec<_>, InputError>>()
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let points: usize = suite_plans.iter().flatten().map(|(_, _, p)| p.len()).sum();
     let plans = specs
         .iter()
         .map(|s| placement::plan(a.place.placement, s.shape, &cpus))
@@ -670,6 +692,7 @@ fn run(a: RunArgs) -> Result<i32> {
         citation: None,
         params: RunParams {
             selection: a.selection.clone(),
+            suites: suites.iter().map(|s| s.name.to_string()).collect(),
             trials,
             min_time_s: min_time,
             quick: a.quick,
@@ -683,6 +706,8 @@ fn run(a: RunArgs) -> Result<i32> {
         results: Vec::new(),
         derived: Vec::new(),
         warnings: Vec::new(),
+        series: Vec::new(),
+        notes: Vec::new(),
     };
     store
         .begin_run(&run)
@@ -692,7 +717,7 @@ fn run(a: RunArgs) -> Result<i32> {
     let stop = stop_flag()?;
 
     // 4. Measure.
-    let bar = progress_bar(specs.len() as u64 * (trials as u64 + u64::from(warmup) + 3));
+    let bar = progress_bar((specs.len() + points) as u64 * (trials as u64 + u64::from(warmup) + 3));
     bar.set_message("timer and loop overhead");
     match harness::measure_overhead(&opts, &stop) {
         Ok(o) => run.overhead = Some(o),
@@ -703,8 +728,8 @@ fn run(a: RunArgs) -> Result<i32> {
         }),
     }
     let progress = |e: Event| match e {
-        Event::Benchmark { spec, index, total } => {
-            bar.set_message(format!("{} ({}/{})", spec.id, index + 1, total))
+        Event::Benchmark { id, index, total } => {
+            bar.set_message(format!("{} ({}/{})", id, index + 1, total))
         }
         Event::Trial { kind } => {
             if kind == TrialKind::Calibration && bar.position() + 1 >= bar.length().unwrap_or(0) {
@@ -722,11 +747,19 @@ fn run(a: RunArgs) -> Result<i32> {
     };
     for (index, (spec, plan)) in specs.iter().zip(&plans).enumerate() {
         progress(Event::Benchmark {
-            spec,
+            id: spec.id,
             index,
-            total: specs.len(),
+            total: specs.len() + points,
         });
-        match harness::measure(spec, plan, &opts, run.overhead.as_ref(), &stop, &progress) {
+        let target = harness::Target::bench(spec);
+        match harness::measure(
+            &target,
+            plan,
+            &opts,
+            run.overhead.as_ref(),
+            &stop,
+            &progress,
+        ) {
             Ok((result, warnings)) => {
                 store
                     .add_result(&run.id, &result, &warnings)
@@ -772,6 +805,70 @@ fn run(a: RunArgs) -> Result<i32> {
             break;
         }
     }
+    // The suites: every point of every series measured like a benchmark; each series stored
+    // as soon as it is complete, so an interrupted suite keeps its finished curves.
+    let mut index = specs.len();
+    'suites: for (suite, series) in suites.iter().zip(&suite_plans) {
+        if interrupted {
+            break;
+        }
+        match (suite.preflight)() {
+            Ok(notes) => run
+                .notes
+                .extend(notes.into_iter().map(|n| format!("{}: {n}", suite.name))),
+            Err(why) => {
+                run.warnings.push(sysperf::model::Warning {
+                    bench: None,
+                    kind: "suite_skipped".into(),
+                    message: format!("suite {} skipped: {why}", suite.name),
+                });
+                index += series.iter().map(|(_, _, p)| p.len()).sum::<usize>();
+                continue;
+            }
+        }
+        let first = run.series.len();
+        for (spec, plan, pts) in series {
+            let mut measured = Vec::new();
+            for p in pts {
+                let target = harness::Target::point(spec, p);
+                progress(Event::Benchmark {
+                    id: &target.id,
+                    index,
+                    total: specs.len() + points,
+                });
+                index += 1;
+                match harness::measure(
+                    &target,
+                    plan,
+                    &opts,
+                    run.overhead.as_ref(),
+                    &stop,
+                    &progress,
+                ) {
+                    Ok((result, warnings)) => {
+                        run.warnings.extend(warnings);
+                        measured.push((p.clone(), result));
+                    }
+                    Err(harness::Stop::Interrupted) => interrupted = true,
+                }
+                if interrupted || stop.load(Ordering::Relaxed) {
+                    interrupted = true;
+                    break;
+                }
+            }
+            if !measured.is_empty() {
+                let s = sweep::series_from(spec, measured, run.overhead.as_ref());
+                store
+                    .add_series(&run.id, &s)
+                    .with_context(|| format!("storing the series {}", spec.id))?;
+                run.series.push(s);
+            }
+            if interrupted {
+                break 'suites;
+            }
+        }
+        run.derived.extend((suite.derive)(&run.series[first..]));
+    }
     bar.finish_and_clear();
 
     // 5. Derive, finish the record, print.
@@ -787,7 +884,9 @@ fn run(a: RunArgs) -> Result<i32> {
             message: format!("--observe: no perf counters, only system-wide /proc deltas: {e}"),
         });
     }
+    let from_suites = std::mem::take(&mut run.derived);
     run.derived = derived::compute(&run.results);
+    run.derived.extend(from_suites);
     run.ended_ns = Some(now_ns());
     run.complete = !interrupted;
     if interrupted {
@@ -922,7 +1021,8 @@ fn profile(a: ProfileArgs) -> Result<i32> {
     let mut profiles = Vec::new();
     for (spec, plan) in specs.iter().zip(&plans) {
         eprintln!("sysperf: profiling {} for about {} s", spec.id, a.seconds);
-        let (result, _) = match harness::measure(spec, plan, &calibrate, None, &stop, &|_| {}) {
+        let target = harness::Target::bench(spec);
+        let (result, _) = match harness::measure(&target, plan, &calibrate, None, &stop, &|_| {}) {
             Ok(r) => r,
             Err(harness::Stop::Interrupted) => return interrupted_profile(),
         };

@@ -305,6 +305,9 @@ pub struct Overhead {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunParams {
     pub selection: Vec<String>,
+    /// The suites of `run --suite` (empty for the core suite alone).
+    #[serde(default)]
+    pub suites: Vec<String>,
     pub trials: u32,
     pub min_time_s: f64,
     pub quick: bool,
@@ -410,4 +413,95 @@ pub struct Run {
     /// existed, which read back as empty).
     #[serde(default)]
     pub findings: Vec<Finding>,
+    /// The sweeps of `sysperf run --suite` (BBN, Feder, scaling, ...): one curve each, x
+    /// against y, every point with its raw trials. Empty for runs of the core suite alone.
+    #[serde(default)]
+    pub series: Vec<Series>,
+    /// What a suite recorded about how it ran here (commands it found and used, the cgroup
+    /// interface it limited memory with, why it skipped something): facts, not warnings.
+    #[serde(default)]
+    pub notes: Vec<String>,
+}
+
+/// What the y of a series is, computed from each point's per-operation wall time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum YKind {
+    /// Wall nanoseconds per operation (lower is better).
+    CostNs,
+    /// Bytes per second: the point's `bytes_per_op` over the wall time per operation
+    /// (higher is better).
+    BytesPerSec,
+    /// Operations per hour (higher is better): processes per hour in a time-sharing work-load.
+    PerHour,
+}
+
+impl YKind {
+    /// Whether a larger y is the better one (throughputs) rather than the worse (costs).
+    pub fn higher_is_better(self) -> bool {
+        !matches!(self, YKind::CostNs)
+    }
+    /// The y of one trial from its per-operation wall nanoseconds; None when undefined
+    /// (a zero time).
+    pub fn y_of(self, wall_ns_per_op: f64, bytes_per_op: f64) -> Option<f64> {
+        match self {
+            YKind::CostNs => Some(wall_ns_per_op),
+            _ if wall_ns_per_op <= 0.0 => None,
+            YKind::BytesPerSec => Some(bytes_per_op * 1e9 / wall_ns_per_op),
+            YKind::PerHour => Some(3600e9 / wall_ns_per_op),
+        }
+    }
+    pub fn unit(self) -> &'static str {
+        match self {
+            YKind::CostNs => "ns",
+            YKind::BytesPerSec => "B/s",
+            YKind::PerHour => "per hour",
+        }
+    }
+}
+
+/// One curve of a suite: a sweep of x with one measured benchmark per point.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Series {
+    /// The suite it belongs to ("bbn", "feder", "scaling", "tty", "vm", "workload").
+    pub suite: String,
+    /// Registry id of the series, unique across suites ("bbn.pipe").
+    pub id: String,
+    /// Curves with the same figure id are drawn on one chart ("bbn.throughput").
+    pub figure: String,
+    pub figure_title: String,
+    /// The curve's legend ("pipe", "FIFO with an 8-byte header").
+    pub curve: String,
+    /// The paper's experiment this reproduces, with its table or figure number.
+    pub paper: String,
+    pub x_name: String,
+    pub x_unit: String,
+    /// Drawn on a logarithmic x axis (block sizes, table sizes).
+    pub x_log: bool,
+    pub y_kind: YKind,
+    /// What one operation of a point is ("block", "lookup", "process").
+    pub unit: String,
+    pub points: Vec<SeriesPoint>,
+    /// The paper's own figures for this curve as printed, `[x, y]` in this series' units
+    /// (y converted to [`YKind::unit`]), and the system they were measured on; empty where
+    /// the paper printed none. Reports draw them beside today's curve.
+    #[serde(default)]
+    pub paper_points: Vec<[f64; 2]>,
+    #[serde(default)]
+    pub paper_system: Option<String>,
+}
+
+/// One point of a series: x, the measured benchmark behind it, and its y with an interval.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SeriesPoint {
+    pub x: f64,
+    /// A name for x when it is categorical ("cooked", "raw") or worth spelling out.
+    pub label: Option<String>,
+    /// Bytes one operation moves, for throughputs (0 where it means nothing).
+    pub bytes_per_op: f64,
+    /// The series' y (see [`YKind`]): median over the measured trials with its interval;
+    /// None when no trial succeeded.
+    pub y: Option<Estimate>,
+    /// The benchmark measured at this point, with every trial (its id is `series@x`).
+    pub result: BenchResult,
 }

@@ -302,6 +302,7 @@ fn build() -> Result<Vec<Run>, ReferenceError> {
                 citation: Some(format!("{PAPER}, {}", d.citation)),
                 params: RunParams {
                     selection: results.iter().map(|r| r.id.clone()).collect(),
+                    suites: Vec::new(),
                     trials: 0,
                     min_time_s: 0.0,
                     quick: false,
@@ -328,6 +329,8 @@ fn build() -> Result<Vec<Run>, ReferenceError> {
                 warnings: Vec::new(),
                 // No doctor examined a 1984 VAX.
                 findings: Vec::new(),
+                series: Vec::new(),
+                notes: Vec::new(),
             }
         })
         .collect())

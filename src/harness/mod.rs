@@ -50,12 +50,65 @@ pub struct Options {
     pub observe: bool,
 }
 
+/// What one measurement measures: a core benchmark, or one point of a suite's series.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Target {
+    /// What the worker is asked to run: a registry id or a series id.
+    pub request_id: String,
+    /// The series point's parameter, handed to the series' `make` in the worker.
+    pub param: Option<u64>,
+    /// The id of the result: the registry id, or `series@x` for a point.
+    pub id: String,
+    pub group: String,
+    pub unit: String,
+    pub ops_per_iteration: u64,
+    pub paper_count: u64,
+    /// A fixed iteration count instead of calibration to `--min-time`.
+    pub iterations: Option<u64>,
+    /// Every trial runs in a cgroup with this memory limit (see `cgroup`).
+    pub memory_limit_bytes: Option<u64>,
+}
+
+impl Target {
+    /// A core benchmark, measured as the core suite does.
+    pub fn bench(spec: &Spec) -> Target {
+        Target {
+            request_id: spec.id.to_string(),
+            param: None,
+            id: spec.id.to_string(),
+            group: spec.group.as_str().to_string(),
+            unit: spec.unit.to_string(),
+            ops_per_iteration: spec.ops_per_iteration,
+            paper_count: spec.paper_count,
+            iterations: None,
+            memory_limit_bytes: None,
+        }
+    }
+
+    /// One point of a suite's series.
+    pub fn point(series: &crate::sweep::SeriesSpec, p: &crate::sweep::Point) -> Target {
+        let suite = series.id.split('.').next().unwrap_or(series.id);
+        Target {
+            request_id: series.id.to_string(),
+            param: Some(p.param),
+            id: crate::sweep::point_id(series, p),
+            group: suite.to_string(),
+            unit: series.unit.to_string(),
+            ops_per_iteration: p.ops_per_iteration.max(1),
+            // Table seconds are scaled to one operation for series (they have no paper count).
+            paper_count: 1,
+            iterations: p.iterations,
+            memory_limit_bytes: p.memory_limit_bytes,
+        }
+    }
+}
+
 /// What the harness reports while it works.
 #[derive(Debug, Clone)]
 pub enum Event<'a> {
-    /// A benchmark starts; `index` counts from 0.
+    /// A benchmark (or a series point) starts; `index` counts from 0.
     Benchmark {
-        spec: &'a Spec,
+        id: &'a str,
         index: usize,
         total: usize,
     },
@@ -296,6 +349,8 @@ pub fn measure_overhead(opts: &Options, stop: &AtomicBool) -> Result<Overhead, S
         observe: false,
         perf: false,
         hold: false,
+        param: None,
+        cgroup: None,
     };
     match run_worker(&opts.worker_exe, &req, opts.timeout, stop) {
         Outcome::Done(r, _) => Ok(Overhead {
@@ -323,7 +378,7 @@ pub fn next_iterations(n: u64, wall_ns: u64, target_ns: u64) -> u64 {
 /// Measures one benchmark placed by `plan` (see [`placement::plan`]): calibration, warm-up,
 /// counted trials, summary and warnings.
 pub fn measure(
-    spec: &'static Spec,
+    target: &Target,
     plan: &Plan,
     opts: &Options,
     overhead: Option<&Overhead>,
@@ -331,11 +386,11 @@ pub fn measure(
     progress: &dyn Fn(Event),
 ) -> Result<(BenchResult, Vec<Warning>), Stop> {
     let mut result = BenchResult {
-        id: spec.id.to_string(),
-        group: spec.group.as_str().to_string(),
-        ops_per_iteration: spec.ops_per_iteration,
-        paper_count: spec.paper_count,
-        unit: spec.unit.to_string(),
+        id: target.id.clone(),
+        group: target.group.clone(),
+        ops_per_iteration: target.ops_per_iteration,
+        paper_count: target.paper_count,
+        unit: target.unit.clone(),
         placement: plan.label.to_string(),
         cpus: plan.cpus.clone(),
         trials: Vec::new(),
@@ -359,7 +414,7 @@ pub fn measure(
                     TrialKind::Warmup => true,
                     TrialKind::Measured => !opts.warmup,
                 },
-                ..Request::trial(spec, plan, iterations)
+                ..Request::target(target, plan, iterations)
             };
             let outcome = run_worker(&opts.worker_exe, &req, opts.timeout, stop);
             if let Outcome::Interrupted = outcome {
@@ -372,9 +427,11 @@ pub fn measure(
             Ok(wall)
         };
 
-    // Calibration: grow until one trial lasts at least --min-time.
-    let target = opts.min_time.as_nanos().min(u64::MAX as u128) as u64;
-    let mut n = 1u64;
+    // Calibration: grow until one trial lasts at least --min-time, unless the target fixes
+    // its count (the paper's own, like BBN's 1000 blocks); then one trial at that count
+    // checks that it runs at all.
+    let target_ns = opts.min_time.as_nanos().min(u64::MAX as u128) as u64;
+    let mut n = target.iterations.unwrap_or(1).max(1);
     let iterations = loop {
         match one(TrialKind::Calibration, n, &mut result)? {
             None => {
@@ -385,14 +442,15 @@ pub fn measure(
                     .unwrap_or_default();
                 result.error = Some(format!("calibration failed: {why}"));
                 warnings.push(Warning {
-                    bench: Some(spec.id.into()),
+                    bench: Some(target.id.clone()),
                     kind: "failed".into(),
-                    message: format!("{}: {why}", spec.id),
+                    message: format!("{}: {why}", target.id),
                 });
                 return Ok((result, warnings));
             }
-            Some(wall) if wall >= target || n >= MAX_ITERATIONS => break n,
-            Some(wall) => n = next_iterations(n, wall, target),
+            Some(_) if target.iterations.is_some() => break n,
+            Some(wall) if wall >= target_ns || n >= MAX_ITERATIONS => break n,
+            Some(wall) => n = next_iterations(n, wall, target_ns),
         }
     };
     if opts.warmup {
@@ -409,25 +467,25 @@ pub fn measure(
         .collect();
     if let Some(t) = failed.first() {
         warnings.push(Warning {
-            bench: Some(spec.id.into()),
+            bench: Some(target.id.clone()),
             kind: "trial_failed".into(),
             message: format!(
                 "{}: {} of {} trials failed ({})",
-                spec.id,
+                target.id,
                 failed.len(),
                 opts.trials,
                 t.error.clone().unwrap_or_default()
             ),
         });
     }
-    match summarize(spec, &mut result.trials, overhead) {
+    match summarize(target.ops_per_iteration, &mut result.trials, overhead) {
         Some(summary) => {
             let cv = summary.wall_ns_per_op.cv;
             if cv > CV_WARN {
                 warnings.push(Warning {
-                    bench: Some(spec.id.into()),
+                    bench: Some(target.id.clone()),
                     kind: "high_cv".into(),
-                    message: format!("{}: trials vary by {:.1}% (CV above {:.0}%); rerun with more --trials or on a quieter machine", spec.id, cv * 100.0, CV_WARN * 100.0),
+                    message: format!("{}: trials vary by {:.1}% (CV above {:.0}%); rerun with more --trials or on a quieter machine", target.id, cv * 100.0, CV_WARN * 100.0),
                 });
             }
             result.summary = Some(summary);
@@ -460,11 +518,11 @@ pub fn measure(
     let judged = wall >= 0.5;
     if judged && other / (wall * ncpu) > BUSY_WARN {
         warnings.push(Warning {
-            bench: Some(spec.id.into()),
+            bench: Some(target.id.clone()),
             kind: "busy_cpu".into(),
             message: format!(
                 "{}: other work used {:.0}% of CPU {} while it ran; results may be inflated (see what else runs with top)",
-                spec.id,
+                target.id,
                 100.0 * other / (wall * ncpu),
                 if watched.is_empty() { "all".to_string() } else { placement::format_list(&watched) }
             ),
@@ -472,11 +530,11 @@ pub fn measure(
     }
     if judged && d.steal as f64 * tick_s / (wall * ncpu) > 0.02 {
         warnings.push(Warning {
-            bench: Some(spec.id.into()),
+            bench: Some(target.id.clone()),
             kind: "steal".into(),
             message: format!(
                 "{}: the hypervisor took {:.0}% of the CPU (steal time) while it ran",
-                spec.id,
+                target.id,
                 100.0 * d.steal as f64 * tick_s / (wall * ncpu)
             ),
         });
@@ -513,7 +571,7 @@ pub fn run_trial(
 
 /// Per-operation summary of the measured, successful trials; labels their outliers.
 pub fn summarize(
-    spec: &Spec,
+    ops_per_iteration: u64,
     trials: &mut [Trial],
     overhead: Option<&Overhead>,
 ) -> Option<Summary> {
@@ -527,7 +585,7 @@ pub fn summarize(
     if idx.is_empty() {
         return None;
     }
-    let ops = |t: &Trial| (t.iterations * spec.ops_per_iteration) as f64;
+    let ops = |t: &Trial| (t.iterations * ops_per_iteration) as f64;
     let per_op = |f: &dyn Fn(&Trial) -> f64| -> Vec<f64> {
         idx.iter()
             .map(|&i| f(&trials[i]) / ops(&trials[i]))
@@ -555,7 +613,7 @@ pub fn summarize(
         migrations_per_op: migrations.map(med),
         worker_rss_bytes: first.worker_rss_bytes,
         worker_maps: first.worker_maps,
-        counters: summarize_counters(trials, spec.ops_per_iteration),
+        counters: summarize_counters(trials, ops_per_iteration),
     };
     for (&i, l) in idx.iter().zip(labels) {
         trials[i].outlier = l;
@@ -688,12 +746,12 @@ mod tests {
             timer_ns: 0.0,
             loop_ns_per_iteration: 10.0,
         };
-        let s = summarize(spec, &mut t, Some(&o)).unwrap();
+        let s = summarize(spec.ops_per_iteration, &mut t, Some(&o)).unwrap();
         assert_eq!(s.wall_ns_per_op.n, 3);
         assert!((s.wall_ns_per_op.median - 90.0).abs() < 1e-9);
         assert!((s.csw_per_op - 2.0).abs() < 1e-9);
         assert!((s.minflt_per_op - 1.0).abs() < 1e-9);
-        let s0 = summarize(spec, &mut t, None).unwrap();
+        let s0 = summarize(spec.ops_per_iteration, &mut t, None).unwrap();
         assert!((s0.wall_ns_per_op.median - 100.0).abs() < 1e-9);
     }
 
@@ -720,7 +778,10 @@ mod tests {
             observed(TrialKind::Measured, None, 30),
             observed(TrialKind::Measured, None, 20),
         ];
-        let c = summarize(spec, &mut t, None).unwrap().counters.unwrap();
+        let c = summarize(spec.ops_per_iteration, &mut t, None)
+            .unwrap()
+            .counters
+            .unwrap();
         assert_eq!((c.trials, c.perf_trials), (3, 1));
         assert_eq!(c.context_switches_per_op, Some(2.0));
         assert_eq!(c.task_clock_ns_per_op, Some(90.0));
@@ -734,14 +795,17 @@ mod tests {
             observed(TrialKind::Measured, Some(2100), 10),
             observed(TrialKind::Measured, Some(1900), 10),
         ];
-        let c = summarize(spec, &mut q, None).unwrap().counters.unwrap();
+        let c = summarize(spec.ops_per_iteration, &mut q, None)
+            .unwrap()
+            .counters
+            .unwrap();
         assert_eq!(
             (c.trials, c.perf_trials, c.context_switches_per_op),
             (3, 3, Some(2.0))
         );
         // Unobserved runs have no counter summary.
         let mut plain = vec![trial(TrialKind::Measured, 1000, 100_000)];
-        assert!(summarize(spec, &mut plain, None)
+        assert!(summarize(spec.ops_per_iteration, &mut plain, None)
             .unwrap()
             .counters
             .is_none());
@@ -751,6 +815,6 @@ mod tests {
     fn no_successful_trial_means_no_summary() {
         let spec = crate::bench::find("syscall").unwrap();
         let mut t = vec![trial(TrialKind::Calibration, 10, 5)];
-        assert!(summarize(spec, &mut t, None).is_none());
+        assert!(summarize(spec.ops_per_iteration, &mut t, None).is_none());
     }
 }

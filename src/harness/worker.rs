@@ -31,20 +31,47 @@ pub struct Request {
     /// Wait for one byte on stdin before setup, so the parent can attach a profiler first.
     #[serde(default)]
     pub hold: bool,
+    /// For a series id: the point's parameter, handed to the series' `make`.
+    #[serde(default)]
+    pub param: Option<u64>,
+    /// A cgroup directory the worker moves itself into before setup (memory-limited trials);
+    /// the parent made it and removes it.
+    #[serde(default)]
+    pub cgroup: Option<String>,
 }
 
 impl Request {
     /// One trial of `spec` placed by `plan`, plain: no counters, no hold.
     pub fn trial(spec: &bench::Spec, plan: &super::placement::Plan, iterations: u64) -> Request {
+        Request::target(&super::Target::bench(spec), plan, iterations)
+    }
+
+    /// One trial of a measurement target (a core benchmark or a series point).
+    pub fn target(t: &super::Target, plan: &super::placement::Plan, iterations: u64) -> Request {
         Request {
-            id: spec.id.to_string(),
+            id: t.request_id.clone(),
             iterations,
             pin: plan.worker.clone(),
             child_cpu: plan.child,
             observe: false,
             perf: false,
             hold: false,
+            param: t.param,
+            cgroup: None,
         }
+    }
+}
+
+/// Makes the benchmark a request names: a core benchmark by id, or a series' point by
+/// series id and parameter.
+fn instantiate(req: &Request) -> Result<Box<dyn bench::Benchmark>, String> {
+    if let Some(spec) = bench::find(&req.id) {
+        return Ok((spec.make)());
+    }
+    match (crate::sweep::find_series(&req.id), req.param) {
+        (Some(series), Some(param)) => Ok((series.make)(param)),
+        (Some(_), None) => Err(format!("series '{}' needs a parameter", req.id)),
+        (None, _) => Err(format!("unknown benchmark '{}'", req.id)),
     }
 }
 
@@ -115,10 +142,16 @@ fn execute(req: &Request) -> Result<Report, String> {
     if req.id == OVERHEAD_ID {
         return Ok(overhead(req.iterations));
     }
-    let spec = bench::find(&req.id).ok_or_else(|| format!("unknown benchmark '{}'", req.id))?;
+    if let Some(dir) = &req.cgroup {
+        // Before setup, so that every page setup and the timed region touch is charged to
+        // the limited cgroup.
+        let procs = std::path::Path::new(dir).join("cgroup.procs");
+        std::fs::write(&procs, std::process::id().to_string())
+            .map_err(|e| format!("joining the cgroup {}: {e}", procs.display()))?;
+    }
+    let mut b = instantiate(req)?;
     // Opened before setup, so that children forked in setup inherit the counters.
     let perf = (req.observe && req.perf).then(PerfCounters::open);
-    let mut b = (spec.make)();
     let ctx = Ctx {
         placement: req
             .child_cpu

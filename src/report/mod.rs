@@ -242,7 +242,7 @@ pub(crate) fn fixture_run() -> crate::model::Run {
         sysperf_version: "0.1.0".into(),
         source: "measured".into(),
         citation: None,
-        params: RunParams { selection: vec![], trials: 5, min_time_s: 0.1, quick: false, placement: "same".into(), cpus: None, timeout_s: 60.0 },
+        params: RunParams { selection: vec![], suites: vec![], trials: 5, min_time_s: 0.1, quick: false, placement: "same".into(), cpus: None, timeout_s: 60.0 },
         fingerprint: Fingerprint {
             hostname: Some("vm".into()),
             kernel_release: Some("6.18.44".into()),
@@ -261,6 +261,8 @@ pub(crate) fn fixture_run() -> crate::model::Run {
             Finding { id: "thp".into(), severity: Severity::Warn, title: "transparent huge pages are 'always'".into(), detail: "the paging tests fault once per huge page".into(), fix: "echo madvise | sudo tee /sys/kernel/mm/transparent_hugepage/enabled".into() },
             Finding { id: "virtualization".into(), severity: Severity::Info, title: "running virtualized (kvm)".into(), detail: "the host schedules the virtual CPUs".into(), fix: "use dedicated vCPUs".into() },
         ],
+        series: Vec::new(),
+        notes: Vec::new(),
     }
 }
 

@@ -141,6 +141,19 @@ CREATE TABLE profiles (
     PRIMARY KEY (run_id, position)
 );
 "#,
+    // Migration (#5, suites): the sweeps of `run --suite`, one row per series (model::Series
+    // as JSON, every point's benchmark result with its raw trials inside), and the suites'
+    // notes on the run (a JSON array of strings; NULL in older runs, read back as none).
+    r#"
+CREATE TABLE series (
+    run_id      TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+    position    INTEGER NOT NULL,
+    series      TEXT NOT NULL,
+    series_json TEXT NOT NULL,
+    PRIMARY KEY (run_id, position)
+);
+ALTER TABLE runs ADD COLUMN notes_json TEXT;
+"#,
 ];
 
 /// What the header of an opened database says about it.
@@ -222,7 +235,7 @@ mod tests {
         let state = DbState::read(&conn).unwrap();
         assert_eq!(state.user_version, SCHEMA_VERSION);
         assert_eq!(state.application_id, APPLICATION_ID);
-        assert_eq!(state.tables, 6);
+        assert_eq!(state.tables, 7);
         // A second call finds nothing to do rather than failing on existing tables.
         migrate(&conn, path).unwrap();
         assert_eq!(DbState::read(&conn).unwrap(), state);

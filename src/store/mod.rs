@@ -31,7 +31,7 @@ pub use migrations::SCHEMA_VERSION;
 
 use crate::model::{
     BenchResult, Derived, Estimate, Finding, Fingerprint, Outlier, Overhead, Run, RunParams,
-    Summary, Trial, TrialKind, Usage, Warning,
+    Series, Summary, Trial, TrialKind, Usage, Warning,
 };
 use rusqlite::types::{Value, ValueRef};
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension, Row, Transaction};
@@ -308,7 +308,7 @@ impl Store {
         Ok(())
     }
 
-    /// Records the end of a run: `ended_ns`, `complete` and `overhead` from `run`, and the
+    /// Records the end of a run: `ended_ns`, `complete`, `overhead` and `notes` from `run`, and the
     /// run's derived figures and warnings replaced by `run.derived` and `run.warnings`.
     /// Results are not touched; they were written by `begin_run` and `add_result`.
     /// An interrupted run may be finished too, with `complete` false, to keep its end time.
@@ -318,10 +318,12 @@ impl Store {
             .as_ref()
             .map(|o| to_json(o, "the run's overhead"))
             .transpose()?;
+        let notes = to_json(&run.notes, "the suites' notes")?;
         let tx = self.write_tx()?;
         let updated = tx.execute(
-            "UPDATE runs SET ended_ns = ?1, complete = ?2, overhead_json = ?3 WHERE id = ?4",
-            params![run.ended_ns, run.complete, overhead, run.id],
+            "UPDATE runs SET ended_ns = ?1, complete = ?2, overhead_json = ?3, notes_json = ?4
+             WHERE id = ?5",
+            params![run.ended_ns, run.complete, overhead, notes, run.id],
         )?;
         if updated == 0 {
             return Err(StoreError::NoSuchRun {
@@ -478,6 +480,20 @@ impl Store {
         Ok(())
     }
 
+    /// Appends one measured series of a suite to a stored run (`sysperf run --suite`), in one
+    /// transaction, so that an interrupted suite keeps the curves it finished.
+    pub fn add_series(&self, run_id: &str, series: &Series) -> Result<()> {
+        let tx = self.write_tx()?;
+        if !run_exists(&tx, run_id)? {
+            return Err(StoreError::NoSuchRun {
+                spec: run_id.to_string(),
+            });
+        }
+        insert_series(&tx, run_id, std::slice::from_ref(series))?;
+        tx.commit()?;
+        Ok(())
+    }
+
     /// The kernel profiles stored with a run, in the order they were added.
     pub fn load_profiles(&self, run_id: &str) -> Result<Vec<crate::profile::Profile>> {
         let mut stmt = self.conn.prepare_cached(
@@ -583,11 +599,12 @@ fn insert_run(conn: &Connection, run: &Run, complete: bool) -> Result<()> {
         .map(|o| to_json(o, "the run's overhead"))
         .transpose()?;
     let findings_json = to_json(&run.findings, "the doctor's findings")?;
+    let notes_json = to_json(&run.notes, "the suites' notes")?;
     conn.execute(
         "INSERT INTO runs (id, label, started_ns, ended_ns, complete, sysperf_version,
                            hostname, kernel_release, params_json, fingerprint_json, overhead_json,
-                           source, citation, findings_json)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+                           source, citation, findings_json, notes_json)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
         params![
             run.id,
             run.label,
@@ -603,14 +620,49 @@ fn insert_run(conn: &Connection, run: &Run, complete: bool) -> Result<()> {
             run.source,
             run.citation,
             findings_json,
+            notes_json,
         ],
     )?;
     for (i, result) in run.results.iter().enumerate() {
         insert_result(conn, &run.id, int_usize(i, "a result position")?, result)?;
     }
+    insert_series(conn, &run.id, &run.series)?;
     insert_derived(conn, &run.id, &run.derived)?;
     insert_warnings(conn, &run.id, 0, &run.warnings)?;
     Ok(())
+}
+
+/// Appends series after those a run already holds, keeping their order.
+fn insert_series(conn: &Connection, run_id: &str, series: &[Series]) -> Result<()> {
+    let first: i64 = conn.query_row(
+        "SELECT COALESCE(MAX(position) + 1, 0) FROM series WHERE run_id = ?1",
+        [run_id],
+        |r| r.get(0),
+    )?;
+    for (i, s) in series.iter().enumerate() {
+        let json = to_json(s, "a suite's series")?;
+        conn.execute(
+            "INSERT INTO series (run_id, position, series, series_json) VALUES (?1, ?2, ?3, ?4)",
+            params![
+                run_id,
+                first + int_usize(i, "a series position")?,
+                s.id,
+                json
+            ],
+        )?;
+    }
+    Ok(())
+}
+
+fn load_series(conn: &Connection, run_id: &str) -> Result<Vec<Series>> {
+    let mut stmt =
+        conn.prepare_cached("SELECT series_json FROM series WHERE run_id = ?1 ORDER BY position")?;
+    let mut rows = stmt.query([run_id])?;
+    let mut out = Vec::new();
+    while let Some(row) = rows.next()? {
+        out.push(Reader::new(row, "series").json("series_json")?);
+    }
+    Ok(out)
 }
 
 const ESTIMATES: [&str; 3] = ["wall", "user", "sys"];
@@ -988,6 +1040,7 @@ fn load_run(conn: &Connection, id: &str) -> Result<Run> {
     let fingerprint: Fingerprint = r.json("fingerprint_json")?;
     let overhead: Option<Overhead> = r.opt_json("overhead_json")?;
     let findings: Vec<Finding> = r.opt_json("findings_json")?.unwrap_or_default();
+    let notes: Vec<String> = r.opt_json("notes_json")?.unwrap_or_default();
     let mut run = Run {
         id: r.text("id")?,
         label: r.opt_text("label")?,
@@ -1004,8 +1057,11 @@ fn load_run(conn: &Connection, id: &str) -> Result<Run> {
         derived: Vec::new(),
         warnings: Vec::new(),
         findings,
+        series: Vec::new(),
+        notes,
     };
     run.results = load_results(conn, id)?;
+    run.series = load_series(conn, id)?;
     run.derived = load_derived(conn, id)?;
     run.warnings = load_warnings(conn, id)?;
     Ok(run)

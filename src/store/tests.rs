@@ -122,6 +122,7 @@ fn full_run(id: &str) -> Run {
         citation: Some("Leffler et al. 1984, Table 2".into()),
         params: RunParams {
             selection: vec!["pipe*".to_string(), "syscall".to_string()],
+            suites: Vec::new(),
             trials: 31,
             min_time_s: 0.1 + 0.2,
             quick: true,
@@ -191,6 +192,40 @@ fn full_run(id: &str) -> Run {
                 fix: "use dedicated vCPUs".into(),
             },
         ],
+        series: vec![
+            series("bbn.pipe", &[4.0, 4096.0]),
+            series("bbn.fifo", &[4.0]),
+        ],
+        notes: vec!["workload: used cc, grep, sort".into()],
+    }
+}
+
+/// A measured series with one point per x, each carrying a full benchmark result.
+fn series(id: &str, xs: &[f64]) -> Series {
+    Series {
+        suite: "bbn".into(),
+        id: id.into(),
+        figure: "bbn.throughput".into(),
+        figure_title: "Throughput against block size".into(),
+        curve: "pipe \"quoted\" é".into(),
+        paper: "BBN Table 1".into(),
+        x_name: "block size".into(),
+        x_unit: "bytes".into(),
+        x_log: true,
+        y_kind: YKind::BytesPerSec,
+        unit: "block".into(),
+        points: xs
+            .iter()
+            .map(|&x| SeriesPoint {
+                x,
+                label: (x < 10.0).then(|| "small".to_string()),
+                bytes_per_op: x,
+                y: Some(estimate(x * 1e6 + 0.1)),
+                result: result(&format!("{id}@{x}"), x),
+            })
+            .collect(),
+        paper_points: vec![[4.0, 1.0e5], [4096.0, 2.5e6]],
+        paper_system: Some("PDP-11/70".into()),
     }
 }
 
@@ -203,6 +238,8 @@ fn started(run: &Run) -> Run {
         results: Vec::new(),
         derived: Vec::new(),
         warnings: Vec::new(),
+        series: Vec::new(),
+        notes: Vec::new(),
         ..run.clone()
     }
 }
@@ -303,6 +340,35 @@ fn findings_are_stored_with_the_run_start_and_old_rows_have_none() {
     assert!(
         matches!(store.load_run(&run.id), Err(StoreError::Corrupt(m)) if m.contains("findings_json"))
     );
+}
+
+#[test]
+fn series_are_appended_as_measured_and_notes_kept_by_finish() {
+    let (_dir, store) = temp_store();
+    let run = full_run("0123456789ad");
+    store.begin_run(&started(&run)).unwrap();
+    for r in &run.results {
+        store.add_result(&run.id, r, &[]).unwrap();
+    }
+    for s in &run.series {
+        store.add_series(&run.id, s).unwrap();
+    }
+    let mid = store.load_run(&run.id).unwrap();
+    assert_eq!(mid.series, run.series, "series in the order added");
+    assert!(mid.notes.is_empty(), "notes come with finish_run");
+    store.finish_run(&run).unwrap();
+    assert_eq!(store.load_run(&run.id).unwrap(), run);
+    assert!(matches!(
+        store.add_series("ffffffffffff", &run.series[0]),
+        Err(StoreError::NoSuchRun { .. })
+    ));
+    // Removing the run removes its series.
+    store.remove_run(&run.id).unwrap();
+    let n: i64 = store
+        .conn
+        .query_row("SELECT COUNT(*) FROM series", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(n, 0);
 }
 
 #[test]
@@ -419,6 +485,9 @@ fn incremental_run_loads_as_assembled() {
     store
         .add_result(&run.id, &run.results[1], &run.warnings[2..3])
         .unwrap();
+    for s in &run.series {
+        store.add_series(&run.id, s).unwrap();
+    }
     store.finish_run(&run).unwrap();
     assert_eq!(store.load_run(&run.id).unwrap(), run);
 }
@@ -809,6 +878,9 @@ fn concurrent_writers_both_land_intact() {
                     .add_result(&run.id, r, std::slice::from_ref(w))
                     .unwrap();
             }
+            for s in &run.series {
+                store.add_series(&run.id, s).unwrap();
+            }
             store.finish_run(&run).unwrap();
             written.push(run);
         }
@@ -979,6 +1051,9 @@ fn observed_counters_round_trip_exactly() {
     store.begin_run(&started(&inc)).unwrap();
     for r in &inc.results {
         store.add_result(&inc.id, r, &[]).unwrap();
+    }
+    for s in &inc.series {
+        store.add_series(&inc.id, s).unwrap();
     }
     store.finish_run(&inc).unwrap();
     assert_eq!(store.load_run(&inc.id).unwrap(), inc);

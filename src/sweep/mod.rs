@@ -1,0 +1,310 @@
+//! The registry of suites: the papers' other studies, each a set of sweeps (x against y).
+//!
+//! A suite (`sysperf run --suite NAME`) is a list of [`SeriesSpec`]s; a series is one curve of
+//! one of the paper's figures or tables; each of its points is an ordinary [`Benchmark`] made
+//! from the point's parameter and measured by the harness exactly like the core suite's (one
+//! worker per trial, calibration or a fixed count, warm-up, trials, overhead subtraction). The
+//! y of a point is computed from its trials' wall time per operation ([`YKind`]), so every
+//! point keeps its raw trials and its interval.
+//!
+//! This module holds the registry and the types; each suite's benchmarks live in its own
+//! file. It does not measure (the harness does), store or draw anything.
+
+use crate::bench::{Benchmark, Shape};
+use crate::harness::adjusted_wall_ns;
+use crate::model::{BenchResult, Derived, Overhead, Series, SeriesPoint, TrialKind, YKind};
+use crate::stats;
+
+/// Where a series is drawn and what its axes are.
+#[derive(Debug, Clone, Copy)]
+pub struct Axis {
+    pub name: &'static str,
+    pub unit: &'static str,
+    pub log: bool,
+}
+
+/// One point of a series as the suite plans it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Point {
+    pub x: f64,
+    /// Handed to the series' `make` in the worker (a block size, a table size, a row index).
+    pub param: u64,
+    /// A name for x when it is categorical or worth spelling out.
+    pub label: Option<String>,
+    /// Operations one iteration of `run` performs at this point.
+    pub ops_per_iteration: u64,
+    /// Bytes one operation moves (for [`YKind::BytesPerSec`]); 0 otherwise.
+    pub bytes_per_op: f64,
+    /// A fixed iteration count (the paper's, like BBN's 1000 blocks) instead of calibrating
+    /// to `--min-time`.
+    pub iterations: Option<u64>,
+    /// Run every trial of this point in a cgroup whose memory is limited to this many bytes
+    /// (the paging-under-pressure suite).
+    pub memory_limit_bytes: Option<u64>,
+}
+
+impl Point {
+    /// A point with one operation per iteration, calibrated, unlimited.
+    pub fn new(x: f64, param: u64) -> Point {
+        Point {
+            x,
+            param,
+            label: None,
+            ops_per_iteration: 1,
+            bytes_per_op: 0.0,
+            iterations: None,
+            memory_limit_bytes: None,
+        }
+    }
+}
+
+/// Static description of one curve; the single source for `list --suites`, runs and tests.
+pub struct SeriesSpec {
+    /// Unique across suites, prefixed by the suite: "bbn.pipe".
+    pub id: &'static str,
+    /// Curves with the same figure id are drawn on one chart.
+    pub figure: &'static str,
+    pub figure_title: &'static str,
+    /// The legend of this curve.
+    pub curve: &'static str,
+    /// The paper's experiment, with its table or figure number.
+    pub paper: &'static str,
+    /// What sysperf does today for it.
+    pub today: &'static str,
+    pub x: Axis,
+    pub y: YKind,
+    /// What one operation is.
+    pub unit: &'static str,
+    pub shape: Shape,
+    /// The points to measure; `quick` asks for a short sweep (`run --quick`, tests).
+    pub points: fn(quick: bool) -> Vec<Point>,
+    /// Makes the benchmark of one point in the worker process.
+    pub make: fn(param: u64) -> Box<dyn Benchmark>,
+    /// The paper's printed figures for this curve, `[x, y]` in the units of `y` (converted
+    /// to [`YKind::unit`]); empty when it printed none.
+    pub paper_points: &'static [[f64; 2]],
+    pub paper_system: Option<&'static str>,
+}
+
+impl std::fmt::Debug for SeriesSpec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SeriesSpec").field("id", &self.id).finish()
+    }
+}
+
+/// One suite: `sysperf run --suite NAME`.
+pub struct Suite {
+    pub name: &'static str,
+    pub title: &'static str,
+    /// The paper and sections it reproduces.
+    pub paper: &'static str,
+    pub series: fn() -> Vec<&'static SeriesSpec>,
+    /// Checked before anything is measured: `Ok(notes)` to record with the run (which
+    /// commands were found, which cgroup interface is used), or `Err(why)` when the suite
+    /// cannot run here (no permission, no cgroup), in which case it is skipped and says so.
+    pub preflight: fn() -> Result<Vec<String>, String>,
+    /// Figures computed from several measured series once the suite ran (a difference of two
+    /// curves, a peak); none for most suites.
+    pub derive: fn(&[crate::model::Series]) -> Vec<Derived>,
+}
+
+impl std::fmt::Debug for Suite {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Suite").field("name", &self.name).finish()
+    }
+}
+
+/// No preflight: the suite runs anywhere the core suite does.
+pub fn no_preflight() -> Result<Vec<String>, String> {
+    Ok(Vec::new())
+}
+
+/// No derived figures.
+pub fn no_derived(_: &[crate::model::Series]) -> Vec<Derived> {
+    Vec::new()
+}
+
+/// Every suite, in the order `--suite all` runs them.
+pub fn suites() -> Vec<&'static Suite> {
+    vec![]
+}
+
+/// The suite with this name.
+pub fn find_suite(name: &str) -> Option<&'static Suite> {
+    suites().into_iter().find(|s| s.name == name)
+}
+
+/// The series with this id, in any suite (the worker resolves its request with it).
+pub fn find_series(id: &str) -> Option<&'static SeriesSpec> {
+    suites()
+        .into_iter()
+        .flat_map(|s| (s.series)())
+        .find(|s| s.id == id)
+}
+
+/// The suite a series belongs to.
+pub fn suite_of(id: &str) -> Option<&'static Suite> {
+    suites()
+        .into_iter()
+        .find(|s| (s.series)().iter().any(|x| x.id == id))
+}
+
+/// Resolves `--suite` names ("all" for every suite) in registry order, without duplicates.
+pub fn select(names: &[String]) -> Result<Vec<&'static Suite>, crate::error::InputError> {
+    let all = suites();
+    let mut chosen = vec![false; all.len()];
+    for n in names {
+        if n == "all" {
+            chosen.iter_mut().for_each(|c| *c = true);
+            continue;
+        }
+        match all.iter().position(|s| s.name == n) {
+            Some(i) => chosen[i] = true,
+            None => {
+                return Err(crate::error::InputError::InvalidValue {
+                    what: "--suite",
+                    value: n.clone(),
+                    why: format!(
+                        "no such suite; choose one of: all, {} (see `sysperf list --suites`)",
+                        all.iter().map(|s| s.name).collect::<Vec<_>>().join(", ")
+                    ),
+                })
+            }
+        }
+    }
+    Ok(all
+        .into_iter()
+        .zip(chosen)
+        .filter_map(|(s, c)| c.then_some(s))
+        .collect())
+}
+
+/// The y of every successful measured trial of a point, in trial order (see [`YKind::y_of`]).
+pub fn y_samples(
+    kind: YKind,
+    bytes_per_op: f64,
+    result: &BenchResult,
+    overhead: Option<&Overhead>,
+) -> Vec<f64> {
+    result
+        .trials
+        .iter()
+        .filter(|t| t.kind == TrialKind::Measured && t.error.is_none() && t.iterations > 0)
+        .filter_map(|t| {
+            let per_op = adjusted_wall_ns(t, overhead)
+                / (t.iterations * result.ops_per_iteration.max(1)) as f64;
+            kind.y_of(per_op, bytes_per_op)
+        })
+        .collect()
+}
+
+/// A measured series: its points in the order measured, each with its y estimate.
+pub fn series_from(
+    spec: &SeriesSpec,
+    measured: Vec<(Point, BenchResult)>,
+    overhead: Option<&Overhead>,
+) -> Series {
+    let suite = spec.id.split('.').next().unwrap_or(spec.id);
+    let points = measured
+        .into_iter()
+        .map(|(p, result)| {
+            let ys = y_samples(spec.y, p.bytes_per_op, &result, overhead);
+            SeriesPoint {
+                x: p.x,
+                label: p.label,
+                bytes_per_op: p.bytes_per_op,
+                y: stats::estimate(&ys).ok(),
+                result,
+            }
+        })
+        .collect();
+    Series {
+        suite: suite.to_string(),
+        id: spec.id.to_string(),
+        figure: spec.figure.to_string(),
+        figure_title: spec.figure_title.to_string(),
+        curve: spec.curve.to_string(),
+        paper: spec.paper.to_string(),
+        x_name: spec.x.name.to_string(),
+        x_unit: spec.x.unit.to_string(),
+        x_log: spec.x.log,
+        y_kind: spec.y,
+        unit: spec.unit.to_string(),
+        points,
+        paper_points: spec.paper_points.to_vec(),
+        paper_system: spec.paper_system.map(str::to_string),
+    }
+}
+
+/// The id a point's benchmark result carries: `series@x`, or `series@label`.
+pub fn point_id(series: &SeriesSpec, p: &Point) -> String {
+    match &p.label {
+        Some(l) => format!("{}@{}", series.id, l),
+        None => format!("{}@{}", series.id, fmt_x(p.x)),
+    }
+}
+
+/// x without a useless ".0" (block sizes and table sizes are whole numbers).
+pub fn fmt_x(x: f64) -> String {
+    if x.fract() == 0.0 && x.abs() < 1e15 {
+        format!("{}", x as i64)
+    } else {
+        format!("{x}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_series_is_complete_and_unique() {
+        let mut seen = std::collections::HashSet::new();
+        for suite in suites() {
+            assert!(!suite.title.is_empty() && !suite.paper.is_empty());
+            for s in (suite.series)() {
+                assert!(seen.insert(s.id), "duplicate series id {}", s.id);
+                assert!(
+                    s.id.starts_with(&format!("{}.", suite.name)),
+                    "{} is not prefixed by its suite",
+                    s.id
+                );
+                assert!(!s.paper.is_empty() && !s.today.is_empty(), "{}", s.id);
+                assert!(!s.unit.is_empty() && !s.curve.is_empty(), "{}", s.id);
+                // Ids are used unquoted on command lines and in process names.
+                assert!(
+                    s.id.chars()
+                        .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '.'),
+                    "{}",
+                    s.id
+                );
+                for quick in [true, false] {
+                    let pts = (s.points)(quick);
+                    assert!(!pts.is_empty(), "{} has no points", s.id);
+                    for p in &pts {
+                        assert!(p.ops_per_iteration > 0, "{}", s.id);
+                        assert!(p.x.is_finite(), "{}", s.id);
+                        if s.y == YKind::BytesPerSec {
+                            assert!(p.bytes_per_op > 0.0, "{}", s.id);
+                        }
+                    }
+                }
+                // A series' id never collides with a core benchmark's.
+                assert!(crate::bench::find(s.id).is_none(), "{}", s.id);
+            }
+        }
+    }
+
+    #[test]
+    fn unknown_suite_is_a_usage_error_naming_the_choices() {
+        let e = select(&["nope".into()]).unwrap_err();
+        assert!(e.to_string().contains("nope"), "{e}");
+        assert_eq!(select(&["all".into()]).unwrap().len(), suites().len());
+    }
+
+    #[test]
+    fn x_prints_without_a_useless_fraction() {
+        assert_eq!(fmt_x(4096.0), "4096");
+        assert_eq!(fmt_x(0.5), "0.5");
+    }
+}
