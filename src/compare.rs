@@ -11,7 +11,10 @@
 //! Pure: builds a [`Comparison`] from runs already loaded; rendering is in `report`.
 
 use crate::harness::adjusted_wall_ns;
-use crate::model::{BenchResult, CounterSummary, Finding, Fingerprint, Run, TrialKind, Warning};
+use crate::model::{
+    BenchResult, CounterSummary, Estimate, Finding, Fingerprint, Run, SeriesPoint, TrialKind,
+    Warning, YKind,
+};
 use crate::report::scaled_s;
 use crate::stats;
 use serde::Serialize;
@@ -175,6 +178,36 @@ pub struct Comparison {
     pub warnings: Vec<RunWarning>,
     /// Every run's doctor findings, warnings before notes within each run.
     pub findings: Vec<RunFinding>,
+    /// The suites' curves, point by point (empty when no run has series).
+    pub series: Vec<SeriesRow>,
+}
+
+/// One curve of a suite across the runs.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SeriesRow {
+    pub id: String,
+    pub figure: String,
+    pub figure_title: String,
+    pub curve: String,
+    pub x_name: String,
+    pub x_unit: String,
+    pub y_kind: YKind,
+    /// The union of the runs' points, in the order they first appear.
+    pub points: Vec<SeriesPointRow>,
+}
+
+/// One x of a curve across the runs.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SeriesPointRow {
+    pub x: f64,
+    pub label: Option<String>,
+    /// The id of the point's benchmark result (`series@x`), as regressions name it.
+    pub test: String,
+    /// Each run's y at this x; None where the run lacks the point or it failed.
+    pub y: Vec<Option<Estimate>>,
+    /// Each run against the baseline, as for the tests: the ratio of time per operation
+    /// (above 1 is slower, so a throughput that fell gives a ratio above 1).
+    pub ratios: Vec<Option<Ratio>>,
 }
 
 /// A test significantly slower than the baseline by more than the threshold.
@@ -273,6 +306,97 @@ pub fn ratio(
     })
 }
 
+/// The ratio of one run's result to the baseline's, from their measured trials.
+fn result_ratio(
+    (base_run, b): (&Run, &BenchResult),
+    (run, r): (&Run, &BenchResult),
+    noise_pct: f64,
+    seed: u64,
+) -> Option<Ratio> {
+    let (bs, rs) = (b.summary.as_ref()?, r.summary.as_ref()?);
+    ratio(
+        &samples(base_run, b),
+        bs.wall_ns_per_op.median,
+        &samples(run, r),
+        rs.wall_ns_per_op.median,
+        noise_pct,
+        seed,
+    )
+}
+
+/// The suites' curves of `runs` side by side: series matched by id, points by x and label.
+fn series_rows(runs: &[Run], baseline: usize, noise_pct: f64) -> Vec<SeriesRow> {
+    let mut rows: Vec<SeriesRow> = Vec::new();
+    for run in runs {
+        for s in &run.series {
+            let row = match rows.iter().position(|r| r.id == s.id) {
+                Some(i) => &mut rows[i],
+                None => {
+                    rows.push(SeriesRow {
+                        id: s.id.clone(),
+                        figure: s.figure.clone(),
+                        figure_title: s.figure_title.clone(),
+                        curve: s.curve.clone(),
+                        x_name: s.x_name.clone(),
+                        x_unit: s.x_unit.clone(),
+                        y_kind: s.y_kind,
+                        points: Vec::new(),
+                    });
+                    rows.last_mut().expect("just pushed")
+                }
+            };
+            for p in &s.points {
+                if !row.points.iter().any(|q| q.x == p.x && q.label == p.label) {
+                    row.points.push(SeriesPointRow {
+                        x: p.x,
+                        label: p.label.clone(),
+                        test: p.result.id.clone(),
+                        y: Vec::new(),
+                        ratios: Vec::new(),
+                    });
+                }
+            }
+        }
+    }
+    let find = |run: &Run, id: &str, x: f64, label: &Option<String>| -> Option<SeriesPoint> {
+        run.series
+            .iter()
+            .find(|s| s.id == id)?
+            .points
+            .iter()
+            .find(|p| p.x == x && &p.label == label)
+            .cloned()
+    };
+    for row in &mut rows {
+        for pt in &mut row.points {
+            let found: Vec<Option<SeriesPoint>> = runs
+                .iter()
+                .map(|run| find(run, &row.id, pt.x, &pt.label))
+                .collect();
+            pt.y = found.iter().map(|f| f.as_ref().and_then(|p| p.y)).collect();
+            let base = found.get(baseline).cloned().flatten();
+            pt.ratios = runs
+                .iter()
+                .zip(&found)
+                .enumerate()
+                .map(|(i, (run, f))| {
+                    if i == baseline {
+                        return None;
+                    }
+                    let (b, r) = (base.as_ref()?, f.as_ref()?);
+                    result_ratio(
+                        (&runs[baseline], &b.result),
+                        (run, &r.result),
+                        noise_pct,
+                        seed_of(&pt.test) ^ i as u64,
+                    )
+                })
+                .collect();
+        }
+    }
+    rows
+}
+
 fn seed_of(id: &str) -> u64 {
     // FNV-1a: a stable, dependency-free hash of the test id.
     id.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
@@ -328,12 +452,9 @@ pub fn build(runs: &[Run], baseline: usize, noise_pct: f64) -> Comparison {
                     if i == baseline {
                         return None;
                     }
-                    let (bs, rs) = (b.summary.as_ref()?, r.summary.as_ref()?);
-                    ratio(
-                        &samples(&runs[baseline], b),
-                        bs.wall_ns_per_op.median,
-                        &samples(run, r),
-                        rs.wall_ns_per_op.median,
+                    result_ratio(
+                        (&runs[baseline], b),
+                        (run, r),
                         noise_pct,
                         seed_of(&id) ^ i as u64,
                     )
@@ -411,6 +532,7 @@ pub fn build(runs: &[Run], baseline: usize, noise_pct: f64) -> Comparison {
                 })
             })
             .collect(),
+        series: series_rows(runs, baseline, noise_pct),
     }
 }
 
@@ -480,17 +602,24 @@ fn memory(bytes: u64) -> String {
 
 /// Tests significantly slower than the baseline by more than `threshold_pct`: the whole
 /// interval lies above 1 + threshold.
+/// The suites' points count like tests: a throughput that fell is a time per operation that
+/// rose.
 pub fn regressions(c: &Comparison, threshold_pct: f64) -> Vec<Regression> {
     let limit = 1.0 + threshold_pct / 100.0;
-    c.rows
+    let tests = c.rows.iter().map(|row| (&row.id, &row.ratios));
+    let points = c
+        .series
         .iter()
-        .flat_map(|row| {
-            row.ratios.iter().enumerate().filter_map(move |(i, r)| {
+        .flat_map(|s| s.points.iter().map(|p| (&p.test, &p.ratios)));
+    tests
+        .chain(points)
+        .flat_map(|(test, ratios)| {
+            ratios.iter().enumerate().filter_map(move |(i, r)| {
                 let r = r.as_ref()?;
                 let [lo, hi] = r.ci?;
                 (r.verdict == Verdict::Slower && lo > limit).then(|| Regression {
                     run: c.runs[i].id.clone(),
-                    test: row.id.clone(),
+                    test: test.clone(),
                     ratio: r.ratio,
                     ci: [lo, hi],
                 })

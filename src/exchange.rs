@@ -15,7 +15,9 @@
 //! every one of them first, and only then saves their runs, in one transaction, so a bad file
 //! writes nothing. It does not merge, compare or re-derive runs: figures are kept as measured.
 
-use crate::model::{BenchResult, Estimate, Fingerprint, Run, RunParams, Summary, Trial, Usage};
+use crate::model::{
+    BenchResult, Estimate, Fingerprint, Run, RunParams, Series, Summary, Trial, Usage,
+};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::fmt;
@@ -656,6 +658,52 @@ fn check_run(run: &Run, p: &JsonPath) -> Result<()> {
         text(&w.kind, Text::Line, &wp.field("kind"))?;
         text(&w.message, Text::Free, &wp.field("message"))?;
     }
+    let series = p.field("series");
+    count(run.series.len(), MAX_ENTRIES, &series)?;
+    for (i, s) in run.series.iter().enumerate() {
+        check_series(s, &series.index(i))?;
+    }
+    let notes = p.field("notes");
+    count(run.notes.len(), MAX_ENTRIES, &notes)?;
+    for (i, n) in run.notes.iter().enumerate() {
+        text(n, Text::Free, &notes.index(i))?;
+    }
+    Ok(())
+}
+
+fn check_series(s: &Series, p: &JsonPath) -> Result<()> {
+    bench_id(&s.id, &p.field("id"))?;
+    for (v, name) in [
+        (&s.suite, "suite"),
+        (&s.figure, "figure"),
+        (&s.figure_title, "figure_title"),
+        (&s.curve, "curve"),
+        (&s.x_name, "x_name"),
+        (&s.x_unit, "x_unit"),
+        (&s.unit, "unit"),
+    ] {
+        text(v, Text::Line, &p.field(name))?;
+    }
+    text(&s.paper, Text::Free, &p.field("paper"))?;
+    opt_text(&s.paper_system, Text::Line, &p.field("paper_system"))?;
+    let points = p.field("points");
+    count(s.points.len(), MAX_RESULTS_PER_RUN, &points)?;
+    for (i, pt) in s.points.iter().enumerate() {
+        let pp = points.index(i);
+        float(pt.x, &pp.field("x"))?;
+        opt_text(&pt.label, Text::Line, &pp.field("label"))?;
+        float(pt.bytes_per_op, &pp.field("bytes_per_op"))?;
+        if let Some(y) = &pt.y {
+            check_estimate(y, &pp.field("y"))?;
+        }
+        check_result(&pt.result, &pp.field("result"))?;
+    }
+    let printed = p.field("paper_points");
+    count(s.paper_points.len(), MAX_ENTRIES, &printed)?;
+    for (i, [x, y]) in s.paper_points.iter().enumerate() {
+        float(*x, &printed.index(i).index(0))?;
+        float(*y, &printed.index(i).index(1))?;
+    }
     Ok(())
 }
 
@@ -664,6 +712,11 @@ fn check_params(params: &RunParams, p: &JsonPath) -> Result<()> {
     count(params.selection.len(), MAX_ENTRIES, &sel)?;
     for (i, s) in params.selection.iter().enumerate() {
         text(s, Text::Line, &sel.index(i))?;
+    }
+    let suites = p.field("suites");
+    count(params.suites.len(), MAX_ENTRIES, &suites)?;
+    for (i, s) in params.suites.iter().enumerate() {
+        text(s, Text::Line, &suites.index(i))?;
     }
     // trials is a u32, which the store keeps exactly.
     float(params.min_time_s, &p.field("min_time_s"))?;
@@ -857,6 +910,31 @@ mod tests {
         assert_eq!(bits(&back[0]), bits(&runs[0]));
         assert_eq!(export(&back).unwrap(), bytes);
         assert!(bytes.ends_with(b"}\n"));
+    }
+
+    #[test]
+    fn series_travel_losslessly_and_are_validated() {
+        let runs = vec![crate::report::fixture_series_run()];
+        let bytes = export(&runs).unwrap();
+        assert_eq!(import(&bytes).unwrap(), runs);
+        let mut v: Value = serde_json::from_slice(&bytes).unwrap();
+        v["runs"][0]["series"][0]["curve"] = json!("pipe\u{1b}[31m");
+        let e = import_value(&v).unwrap_err().to_string();
+        assert!(e.contains("runs[0].series[0].curve"), "{e}");
+        let mut v: Value = serde_json::from_slice(&bytes).unwrap();
+        v["runs"][0]["series"][1]["points"][0]["result"]["trials"][0]["wall_ns"] = json!(u64::MAX);
+        let e = import_value(&v).unwrap_err().to_string();
+        assert!(
+            e.contains("runs[0].series[1].points[0].result.trials[0].wall_ns"),
+            "{e}"
+        );
+        // Runs from before the suites existed have none.
+        let mut v: Value = serde_json::from_slice(&bytes).unwrap();
+        let r = v["runs"][0].as_object_mut().unwrap();
+        r.remove("series");
+        r.remove("notes");
+        let back = import_value(&v).unwrap();
+        assert!(back[0].series.is_empty() && back[0].notes.is_empty());
     }
 
     #[test]

@@ -57,6 +57,9 @@ enum Cmd {
         /// Print JSON instead of a table.
         #[arg(long)]
         json: bool,
+        /// List the suites of 'run --suite' and their series instead (x, y and points).
+        #[arg(long)]
+        suites: bool,
     },
     /// List stored runs, newest first, then the built-in published reference runs.
     Runs {
@@ -456,7 +459,11 @@ fn is_user_error(e: &anyhow::Error) -> bool {
 fn dispatch(cli: Cli) -> Result<i32> {
     match cli.command {
         Cmd::Run(a) => run(a),
-        Cmd::List { json } => list(json),
+        Cmd::List {
+            json,
+            suites: false,
+        } => list(json),
+        Cmd::List { json, suites: true } => list_suites(json),
         Cmd::Runs { db, json } => runs(db, json),
         Cmd::Compare(a) => compare(a),
         Cmd::Show { run, db, json } => show(&run, db, json),
@@ -1111,6 +1118,65 @@ fn list(json: bool) -> Result<i32> {
             )?;
             writeln!(out, "{:<46}  today: {}", "", s.today)?;
         }
+    }
+    Ok(exit::OK)
+}
+
+fn list_suites(json: bool) -> Result<i32> {
+    let mut out = std::io::stdout().lock();
+    let xs = |s: &sweep::SeriesSpec, quick: bool| -> Vec<String> {
+        (s.points)(quick)
+            .iter()
+            .map(|p| p.label.clone().unwrap_or_else(|| sweep::fmt_x(p.x)))
+            .collect()
+    };
+    if json {
+        let v: Vec<serde_json::Value> = sweep::suites()
+            .iter()
+            .map(|suite| {
+                let series: Vec<serde_json::Value> = (suite.series)()
+                    .iter()
+                    .map(|s| {
+                        serde_json::json!({
+                            "id": s.id, "figure": s.figure, "figure_title": s.figure_title,
+                            "curve": s.curve, "paper": s.paper, "today": s.today,
+                            "x_name": s.x.name, "x_unit": s.x.unit, "x_log": s.x.log,
+                            "y_kind": s.y, "y_unit": s.y.unit(), "unit": s.unit,
+                            "points": xs(s, false), "quick_points": xs(s, true),
+                            "processes": match s.shape { bench::Shape::Single => 1, bench::Shape::Pair => 2 },
+                        })
+                    })
+                    .collect();
+                serde_json::json!({
+                    "name": suite.name, "title": suite.title, "paper": suite.paper, "series": series,
+                })
+            })
+            .collect();
+        serde_json::to_writer_pretty(&mut out, &v)?;
+        writeln!(out)?;
+        return Ok(exit::OK);
+    }
+    for suite in sweep::suites() {
+        writeln!(
+            out,
+            "{}: {}  (sysperf run --suite {})",
+            suite.name, suite.title, suite.name
+        )?;
+        writeln!(out, "  {}", suite.paper)?;
+        for s in (suite.series)() {
+            writeln!(
+                out,
+                "  {:<26} {} against {} ({}): {}",
+                s.id,
+                s.y.unit(),
+                s.x.name,
+                s.curve,
+                s.paper
+            )?;
+            writeln!(out, "  {:<26} today: {}", "", s.today)?;
+            writeln!(out, "  {:<26} points: {}", "", xs(s, false).join(", "))?;
+        }
+        writeln!(out)?;
     }
     Ok(exit::OK)
 }

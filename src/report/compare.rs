@@ -6,8 +6,9 @@
 //! Pure functions of a [`Comparison`]: they neither load runs nor decide verdicts (that is
 //! `crate::compare`), and they print nothing.
 
-use super::{num, utc};
-use crate::compare::{Cell, CellState, Comparison, DerivedRow, Ratio, Row, Verdict};
+use super::{num, series, utc};
+use crate::compare::{Cell, CellState, Comparison, DerivedRow, Ratio, Row, SeriesRow, Verdict};
+use crate::model::{Estimate, YKind};
 use serde_json::{json, Value};
 use std::fmt::Write;
 
@@ -291,6 +292,99 @@ fn run_line(c: &Comparison, i: usize) -> String {
 }
 
 /// The tables' ratio blocks: titles and, per row, cells.
+/// A point's y in a comparison cell, in the unit that suits it; "-" where the run lacks it.
+fn series_y(kind: YKind, y: Option<&Estimate>) -> (String, String) {
+    match y {
+        Some(e) => {
+            let (div, unit) = series::y_unit(kind, e.median.abs());
+            (
+                format!("{} {unit}", num(e.median / div)),
+                if e.n > 0 {
+                    format!("[{}, {}]", num(e.ci_low / div), num(e.ci_high / div))
+                } else {
+                    String::new()
+                },
+            )
+        }
+        None => ("-".into(), String::new()),
+    }
+}
+
+fn series_x(x: f64, label: &Option<String>) -> String {
+    label.clone().unwrap_or_else(|| crate::sweep::fmt_x(x))
+}
+
+fn series_head(row: &SeriesRow) -> String {
+    let x = if row.x_unit.is_empty() {
+        row.x_name.clone()
+    } else {
+        format!("{} ({})", row.x_name, row.x_unit)
+    };
+    format!("{}: {} [{}]; x = {x}", row.figure_title, row.curve, row.id)
+}
+
+/// The suites' curves: per point each run's y with its interval, and each run against the
+/// baseline (ratio of time per operation, so above 1 is slower for a throughput too).
+fn series_text(c: &Comparison) -> String {
+    let mut s = String::new();
+    if c.series.is_empty() {
+        return s;
+    }
+    let _ = writeln!(
+        s,
+        "\nSuites (y per run with its 95% CI; ratios are of time per operation: above 1 is slower)"
+    );
+    for row in &c.series {
+        let _ = writeln!(s, "\n{}", series_head(row));
+        let mut titles = vec![String::new()];
+        titles.extend((0..c.runs.len()).map(tag));
+        titles.extend(ratio_titles(c));
+        let mut lines = Vec::new();
+        for p in &row.points {
+            let mut line = vec![vec![series_x(p.x, &p.label)]];
+            for y in &p.y {
+                let (v, ci) = series_y(row.y_kind, y.as_ref());
+                line.push(vec![v, ci]);
+            }
+            line.extend(others(c).map(|i| ratio_cells(p.ratios[i].as_ref())));
+            lines.push(line);
+        }
+        s += &Grid { titles, lines }.render(|b, _| b == 0);
+    }
+    s
+}
+
+fn series_markdown(c: &Comparison) -> String {
+    let mut s = String::new();
+    if c.series.is_empty() {
+        return s;
+    }
+    s += "\n**Suites** (y per run with its 95% CI; ratios are of time per operation: above 1 is slower)\n";
+    for row in &c.series {
+        let _ = write!(s, "\n{}\n\n", md(&series_head(row)));
+        let mut head = vec!["x".to_string()];
+        head.extend((0..c.runs.len()).map(tag));
+        head.extend(ratio_titles(c));
+        let mut aligns = vec![false];
+        aligns.extend(std::iter::repeat_n(true, c.runs.len() + others(c).count()));
+        s += &md_row(&head);
+        s += &md_rule(&aligns);
+        for p in &row.points {
+            let mut cells = vec![md(&series_x(p.x, &p.label))];
+            for y in &p.y {
+                let (v, ci) = series_y(row.y_kind, y.as_ref());
+                cells.push(format!("{v} {ci}").trim_end().to_string());
+            }
+            cells.extend(others(c).map(|i| match p.ratios[i].as_ref() {
+                Some(r) => format!("{} {} {}", sig3(r.ratio), ci_text(r.ci), md_verdict(r)),
+                None => "-".into(),
+            }));
+            s += &md_row(&cells);
+        }
+    }
+    s
+}
+
 fn ratio_titles(c: &Comparison) -> Vec<String> {
     others(c)
         .map(|i| format!("{} / {}", tag(i), tag(c.baseline)))
@@ -456,6 +550,7 @@ pub fn text(c: &Comparison) -> String {
             );
         }
     }
+    s += &series_text(c);
     let failed = failures(c);
     if !failed.is_empty() {
         let _ = writeln!(s, "\nFailed");
@@ -676,6 +771,7 @@ pub fn markdown(c: &Comparison) -> String {
             s += &md_row(&cells);
         }
     }
+    s += &series_markdown(c);
     let failed = failures(c);
     if !failed.is_empty() {
         s += "\n**Failed**\n\n";
@@ -742,7 +838,8 @@ fn verdict_code(v: Verdict) -> &'static str {
 /// The comparison as CSV: a header, then one line per test and run (tests in the paper's
 /// order, runs in column order). `verdict` is `faster`, `slower`, `no_change`, `no_verdict`
 /// (published against published), `baseline`, `missing`, `failed`, or `no_baseline` (the
-/// baseline lacks the test). Derived figures are not included (see the JSON).
+/// baseline lacks the test). Derived figures and the suites' series are not included (see
+/// the JSON, text or Markdown).
 pub fn csv(c: &Comparison) -> String {
     let mut s = CSV_COLUMNS.join(",") + "\n";
     for row in &c.rows {
@@ -799,6 +896,52 @@ pub fn json(c: &Comparison) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The series fixture with its 512-byte pipe point made 30% slower (trials and figures),
+    /// and its 2-byte FIFO point removed.
+    fn slower_series(base: &crate::model::Run) -> crate::model::Run {
+        let mut slow = base.clone();
+        slow.id = "00000000c0df".into();
+        slow.label = Some("slower pipes".into());
+        for p in slow.series[0].points.iter_mut().filter(|p| p.x == 512.0) {
+            for t in &mut p.result.trials {
+                t.wall_ns = t.wall_ns * 13 / 10;
+            }
+            let s = p.result.summary.as_mut().unwrap();
+            s.wall_ns_per_op.median *= 1.3;
+            let y = p.y.as_mut().unwrap();
+            y.median /= 1.3;
+            y.ci_low /= 1.3;
+            y.ci_high /= 1.3;
+        }
+        slow.series[1].points.retain(|p| p.x != 2.0);
+        slow
+    }
+
+    #[test]
+    fn series_compare_point_by_point_and_a_fallen_throughput_is_a_regression() {
+        let base = crate::report::fixture_series_run();
+        let slow = slower_series(&base);
+        let c = crate::compare::build(&[base, slow], 0, 2.0);
+        assert_eq!(c.series.len(), 3);
+        let pipe = &c.series[0];
+        let at = |x: f64| pipe.points.iter().find(|p| p.x == x).unwrap();
+        let r512 = at(512.0).ratios[1].as_ref().unwrap();
+        assert!((r512.ratio - 1.3).abs() < 0.01, "{r512:?}");
+        assert_eq!(r512.verdict, Verdict::Slower);
+        assert_eq!(
+            at(4096.0).ratios[1].as_ref().unwrap().verdict,
+            Verdict::NoChange
+        );
+        // A point one run lacks: a dash, no ratio.
+        let fifo2 = &c.series[1].points[0];
+        assert!(fifo2.y[1].is_none() && fifo2.ratios[1].is_none());
+        let regs = crate::compare::regressions(&c, 5.0);
+        assert_eq!(regs.len(), 1, "{regs:?}");
+        assert_eq!(regs[0].test, "bbn.pipe@512");
+        insta::assert_snapshot!("series_compare_text", text(&c));
+        insta::assert_snapshot!("series_compare_markdown", series_markdown(&c));
+    }
 
     #[test]
     fn observed_runs_show_their_counters_everywhere() {

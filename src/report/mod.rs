@@ -10,6 +10,7 @@ pub mod html;
 pub mod json;
 pub mod png;
 pub mod profile;
+pub mod series;
 pub mod svg;
 pub mod table;
 pub mod trace;
@@ -264,6 +265,159 @@ pub(crate) fn fixture_run() -> crate::model::Run {
         series: Vec::new(),
         notes: Vec::new(),
     }
+}
+
+/// A run of two suites for the series renderers: two curves on one throughput figure (one
+/// with the paper's printed points, one with a failed point), and a categorical cost series.
+/// Every point carries a full result (trials and summary) scaled from the fixture's pipe test.
+#[cfg(test)]
+pub(crate) fn fixture_series_run() -> crate::model::Run {
+    use crate::model::*;
+    let mut run = fixture_run();
+    run.id = "00000000c0de".into();
+    run.label = Some("suites".into());
+    run.params.selection.clear();
+    run.params.suites = vec!["bbn".into(), "feder".into()];
+    let base = run
+        .results
+        .iter()
+        .find(|r| r.id == "pipeback4")
+        .cloned()
+        .expect("the fixture has pipeback4");
+    run.results.clear();
+    run.derived.clear();
+    let point = |id: &str, x: f64, label: Option<&str>, bytes: f64, kind: YKind, scale: f64| {
+        let mut result = base.clone();
+        result.id = crate::sweep::point_id_of(id, x, label);
+        result.unit = "block".into();
+        for t in &mut result.trials {
+            t.wall_ns = (t.wall_ns as f64 * scale) as u64;
+        }
+        let sm = result.summary.as_mut().expect("fixture summary");
+        for e in [
+            &mut sm.wall_ns_per_op,
+            &mut sm.user_ns_per_op,
+            &mut sm.sys_ns_per_op,
+        ] {
+            for v in [
+                &mut e.median,
+                &mut e.ci_low,
+                &mut e.ci_high,
+                &mut e.min,
+                &mut e.max,
+                &mut e.mean,
+            ] {
+                *v *= scale;
+            }
+        }
+        let w = sm.wall_ns_per_op;
+        let y = match kind {
+            YKind::CostNs => w,
+            // A throughput's interval is the cost's turned over: the low cost gives the high rate.
+            _ => Estimate {
+                median: kind.y_of(w.median, bytes).unwrap_or(0.0),
+                ci_low: kind.y_of(w.ci_high, bytes).unwrap_or(0.0),
+                ci_high: kind.y_of(w.ci_low, bytes).unwrap_or(0.0),
+                min: kind.y_of(w.max, bytes).unwrap_or(0.0),
+                max: kind.y_of(w.min, bytes).unwrap_or(0.0),
+                mean: kind.y_of(w.mean, bytes).unwrap_or(0.0),
+                ..w
+            },
+        };
+        SeriesPoint {
+            x,
+            label: label.map(str::to_string),
+            bytes_per_op: bytes,
+            y: Some(y),
+            result,
+        }
+    };
+    let series = |suite: &str,
+                  id: &str,
+                  figure: &str,
+                  title: &str,
+                  curve: &str,
+                  x_name: &str,
+                  x_unit: &str,
+                  x_log: bool,
+                  kind: YKind,
+                  points: Vec<SeriesPoint>| Series {
+        suite: suite.into(),
+        id: id.into(),
+        figure: figure.into(),
+        figure_title: title.into(),
+        curve: curve.into(),
+        paper: "BBN Report 3970, Tables 1-2".into(),
+        x_name: x_name.into(),
+        x_unit: x_unit.into(),
+        x_log,
+        y_kind: kind,
+        unit: "block".into(),
+        points,
+        paper_points: Vec::new(),
+        paper_system: None,
+    };
+    let bps = YKind::BytesPerSec;
+    let mut pipe = series(
+        "bbn",
+        "bbn.pipe",
+        "bbn.throughput",
+        "Pipe and FIFO throughput against block size",
+        "pipe",
+        "block size",
+        "bytes",
+        true,
+        bps,
+        vec![
+            point("bbn.pipe", 2.0, None, 2.0, bps, 0.2),
+            point("bbn.pipe", 512.0, None, 512.0, bps, 0.25),
+            point("bbn.pipe", 4096.0, None, 4096.0, bps, 0.4),
+        ],
+    );
+    pipe.paper_points = vec![[2.0, 1.9e3], [512.0, 1.2e5], [4096.0, 2.1e5]];
+    pipe.paper_system = Some("fixture system (not the paper's figures)".into());
+    let mut failed = point("bbn.fifo", 4096.0, None, 4096.0, bps, 0.5);
+    failed.y = None;
+    failed.result.summary = None;
+    failed.result.error = Some("setup: mkfifo: permission denied".into());
+    let fifo = series(
+        "bbn",
+        "bbn.fifo",
+        "bbn.throughput",
+        "Pipe and FIFO throughput against block size",
+        "FIFO, 8-byte header",
+        "block size",
+        "bytes",
+        true,
+        bps,
+        vec![
+            point("bbn.fifo", 2.0, None, 2.0, bps, 0.22),
+            point("bbn.fifo", 512.0, None, 512.0, bps, 0.3),
+            failed,
+        ],
+    );
+    let cost = YKind::CostNs;
+    let mut table3 = series(
+        "feder",
+        "feder.table3",
+        "feder.table3",
+        "Kernel operations (Feder Table III)",
+        "today",
+        "operation",
+        "",
+        false,
+        cost,
+        vec![
+            point("feder.table3", 0.0, Some("chdir ."), 0.0, cost, 0.05),
+            point("feder.table3", 1.0, Some("open+close"), 0.0, cost, 0.2),
+        ],
+    );
+    table3.paper = "Feder 1984, Table III".into();
+    table3.paper_points = vec![[0.0, 1.0e6], [1.0, 2.4e6]];
+    table3.paper_system = Some("fixture system (not the paper's figures)".into());
+    run.series = vec![pipe, fifo, table3];
+    run.notes = vec!["workload: used cc, grep, sort; absent: ed".into()];
+    run
 }
 
 /// The fixture run made 20% slower at `syscall` (trials, median and interval), as another

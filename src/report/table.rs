@@ -225,6 +225,7 @@ pub fn render(run: &Run) -> String {
         }
     }
     s.push_str(&counters_table(run));
+    s.push_str(&super::series::render(run));
     if !run.derived.is_empty() {
         let _ = writeln!(s, "\nDerived figures");
         for d in &run.derived {

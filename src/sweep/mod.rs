@@ -236,11 +236,24 @@ pub fn series_from(
     }
 }
 
-/// The id a point's benchmark result carries: `series@x`, or `series@label`.
+/// The id a point's benchmark result carries: `series@x`, or `series@label` with every
+/// character that is not printable ASCII (a space, say) as `_`, so that the id can be typed
+/// and exported like a benchmark id.
 pub fn point_id(series: &SeriesSpec, p: &Point) -> String {
-    match &p.label {
-        Some(l) => format!("{}@{}", series.id, l),
-        None => format!("{}@{}", series.id, fmt_x(p.x)),
+    point_id_of(series.id, p.x, p.label.as_deref())
+}
+
+/// [`point_id`] from its parts.
+pub fn point_id_of(series: &str, x: f64, label: Option<&str>) -> String {
+    match label {
+        Some(l) => {
+            let l: String = l
+                .chars()
+                .map(|c| if c.is_ascii_graphic() { c } else { '_' })
+                .collect();
+            format!("{series}@{l}")
+        }
+        None => format!("{series}@{}", fmt_x(x)),
     }
 }
 
@@ -300,6 +313,15 @@ mod tests {
         let e = select(&["nope".into()]).unwrap_err();
         assert!(e.to_string().contains("nope"), "{e}");
         assert_eq!(select(&["all".into()]).unwrap().len(), suites().len());
+    }
+
+    #[test]
+    fn point_ids_are_typeable() {
+        assert_eq!(point_id_of("bbn.pipe", 4096.0, None), "bbn.pipe@4096");
+        assert_eq!(
+            point_id_of("feder.table3", 0.0, Some("chdir \".\" é")),
+            "feder.table3@chdir_\".\"__"
+        );
     }
 
     #[test]

@@ -1,0 +1,173 @@
+//! The suites' series as text: one table per curve, x against y with its interval, and what
+//! each point cost the system (real, user and system time per operation, CPU %, faults and
+//! context switches). The figures themselves are drawn by the report; this is what `run`
+//! and `show` print. Pure: a run in, text out.
+
+use super::num;
+use crate::model::{Run, Series, SeriesPoint, YKind};
+use crate::sweep::fmt_x;
+use std::fmt::Write;
+
+/// A y unit readable at the size of the values: the divisor and its name.
+pub fn y_unit(kind: YKind, largest: f64) -> (f64, &'static str) {
+    let pick = |steps: &[(f64, &'static str)]| {
+        steps
+            .iter()
+            .rev()
+            .find(|(d, _)| largest >= *d)
+            .copied()
+            .unwrap_or(steps[0])
+    };
+    match kind {
+        YKind::CostNs => pick(&[(1.0, "ns"), (1e3, "us"), (1e6, "ms"), (1e9, "s")]),
+        YKind::BytesPerSec => pick(&[(1.0, "B/s"), (1e3, "KB/s"), (1e6, "MB/s"), (1e9, "GB/s")]),
+        YKind::PerHour => (1.0, "per hour"),
+    }
+}
+
+/// A y with the unit that suits its size: "445 MB/s".
+pub fn y_text(kind: YKind, v: f64) -> String {
+    let (div, unit) = y_unit(kind, v.abs());
+    format!("{} {unit}", num(v / div))
+}
+
+/// What the y of a series is called in a table head.
+pub fn y_name(kind: YKind) -> &'static str {
+    match kind {
+        YKind::CostNs => "time per operation",
+        YKind::BytesPerSec => "throughput",
+        YKind::PerHour => "operations per hour",
+    }
+}
+
+/// What the x of a point reads as: its label, else the number.
+pub fn x_text(p: &SeriesPoint) -> String {
+    p.label.clone().unwrap_or_else(|| fmt_x(p.x))
+}
+
+/// CPU share of a point: (user + system) / real, in percent, as the BBN report prints it.
+pub fn cpu_pct(p: &SeriesPoint) -> Option<f64> {
+    let s = p.result.summary.as_ref()?;
+    let wall = s.wall_ns_per_op.median;
+    (wall > 0.0).then(|| 100.0 * (s.user_ns_per_op.median + s.sys_ns_per_op.median) / wall)
+}
+
+/// The x of a paper's printed point as the series names it (a categorical x by its label).
+fn paper_x(s: &Series, x: f64) -> String {
+    s.points
+        .iter()
+        .find(|p| p.x == x && p.label.is_some())
+        .map(x_text)
+        .unwrap_or_else(|| fmt_x(x))
+}
+
+fn table(s: &Series) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "\n{} [{}]: {}\n  {}",
+        s.figure_title, s.id, s.curve, s.paper
+    );
+    let x_head = if s.x_unit.is_empty() {
+        s.x_name.clone()
+    } else {
+        format!("{} ({})", s.x_name, s.x_unit)
+    };
+    let _ = writeln!(
+        out,
+        "  {:<22} {:<36} | {:>10} {:>10} {:>10} {:>6} | {:>9} {:>9} {:>8}",
+        x_head,
+        format!("{} [95% CI]", y_name(s.y_kind)),
+        "real us/op",
+        "user us/op",
+        "sys us/op",
+        "CPU %",
+        "minflt/op",
+        "majflt/op",
+        "csw/op"
+    );
+    let _ = writeln!(out, "  {}", "-".repeat(140));
+    for p in &s.points {
+        let y = match &p.y {
+            Some(e) => {
+                // The interval in the median's unit, so the three numbers read together.
+                let (div, unit) = y_unit(s.y_kind, e.median.abs());
+                format!(
+                    "{:>9} {:<8} [{}, {}]",
+                    num(e.median / div),
+                    unit,
+                    num(e.ci_low / div),
+                    num(e.ci_high / div)
+                )
+            }
+            None => format!(
+                "failed: {}",
+                p.result.error.as_deref().unwrap_or("no trial succeeded")
+            ),
+        };
+        let costs = match &p.result.summary {
+            Some(m) => format!(
+                "{:>10} {:>10} {:>10} {:>6} | {:>9} {:>9} {:>8}",
+                num(m.wall_ns_per_op.median / 1e3),
+                num(m.user_ns_per_op.median / 1e3),
+                num(m.sys_ns_per_op.median / 1e3),
+                cpu_pct(p).map(|c| format!("{c:.0}")).unwrap_or_default(),
+                num(m.minflt_per_op),
+                num(m.majflt_per_op),
+                num(m.csw_per_op)
+            ),
+            None => String::new(),
+        };
+        let _ = writeln!(out, "  {:<22} {y:<36} | {costs}", x_text(p));
+    }
+    if !s.paper_points.is_empty() {
+        let printed: Vec<String> = s
+            .paper_points
+            .iter()
+            .map(|[x, y]| format!("{}: {}", paper_x(s, *x), y_text(s.y_kind, *y)))
+            .collect();
+        let _ = writeln!(
+            out,
+            "  paper ({}): {}",
+            s.paper_system.as_deref().unwrap_or("as printed"),
+            printed.join(", ")
+        );
+    }
+    out
+}
+
+/// Every series of a run, then the suites' notes; empty for a run without suites.
+pub fn render(run: &Run) -> String {
+    let mut out = String::new();
+    for s in &run.series {
+        out.push_str(&table(s));
+    }
+    if !run.notes.is_empty() {
+        let _ = writeln!(out, "\nNotes");
+        for n in &run.notes {
+            let _ = writeln!(out, "  {n}");
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn units_follow_the_size_of_the_values() {
+        assert_eq!(y_unit(YKind::BytesPerSec, 2.5e9), (1e9, "GB/s"));
+        assert_eq!(y_unit(YKind::BytesPerSec, 3e5), (1e3, "KB/s"));
+        assert_eq!(y_unit(YKind::CostNs, 120.0), (1.0, "ns"));
+        assert_eq!(y_unit(YKind::CostNs, 12_000.0), (1e3, "us"));
+        assert_eq!(y_unit(YKind::CostNs, 0.0), (1.0, "ns"));
+        assert_eq!(y_unit(YKind::PerHour, 5e4).1, "per hour");
+    }
+
+    #[test]
+    fn series_tables_snapshot() {
+        let run = crate::report::fixture_series_run();
+        insta::assert_snapshot!(render(&run));
+    }
+}
