@@ -140,6 +140,8 @@ fn bad_input_is_one_line_exit_2_and_no_panic() {
         (&["run", "--cpu", "9999", "syscall"], "--cpu"),
         (&["run", "--cpu", "1-0", "syscall"], "--cpu"),
         (&["run", "--placement", "sideways"], "placement"),
+        (&["run", "--suite", "nope"], "no such suite"),
+        (&["run", "--suite", "all", "--trials", "0"], "trials"),
         (&["show", "nope"], "no run matches"),
         (&["rm", "nope"], "no run matches"),
     ];
