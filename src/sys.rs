@@ -356,7 +356,8 @@ pub fn sigsuspend(mask: &libc::sigset_t) {
     unsafe { libc::sigsuspend(mask) };
 }
 
-/// An anonymous private mapping of `len` bytes (zero-fill on demand, like sbrk'd memory).
+/// A memory mapping: anonymous private (zero-fill on demand, like sbrk'd memory) or of a
+/// file, shared.
 pub struct Mapping {
     ptr: *mut u8,
     len: usize,
@@ -364,14 +365,19 @@ pub struct Mapping {
 
 impl Mapping {
     pub fn anonymous(len: usize) -> io::Result<Mapping> {
-        // SAFETY: a fresh anonymous mapping at an address of the kernel's choosing.
+        Mapping::new(len, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS, -1)
+    }
+
+    fn new(len: usize, flags: libc::c_int, fd: RawFd) -> io::Result<Mapping> {
+        // SAFETY: a fresh mapping at an address of the kernel's choosing (of `fd` when it is
+        // a descriptor; the mapping stays valid after it is closed).
         let p = unsafe {
             libc::mmap(
                 std::ptr::null_mut(),
                 len,
                 libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
-                -1,
+                flags,
+                fd,
                 0,
             )
         };
@@ -385,22 +391,7 @@ impl Mapping {
     /// `fd` (opened read-write): its pages are the file's page-cache pages, so the kernel can
     /// evict clean ones and read them back from the disk on the next touch.
     pub fn shared_file(fd: RawFd, len: usize) -> io::Result<Mapping> {
-        // SAFETY: a fresh shared mapping of a descriptor we were handed, at an address of the
-        // kernel's choosing; it stays valid after the descriptor is closed.
-        let p = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                len,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_SHARED,
-                fd,
-                0,
-            )
-        };
-        if p == libc::MAP_FAILED {
-            return Err(io::Error::last_os_error());
-        }
-        Ok(Mapping { ptr: p.cast(), len })
+        Mapping::new(len, libc::MAP_SHARED, fd)
     }
 
     /// Loads the byte at `offset` with a volatile read, so the touch (and its page fault)
