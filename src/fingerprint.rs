@@ -487,6 +487,11 @@ pub(crate) struct ProcCgroup {
 }
 
 impl ProcCgroup {
+    /// This process's path in the unified (v2) hierarchy.
+    pub(crate) fn unified(&self) -> Option<&str> {
+        self.unified.as_deref()
+    }
+
     /// "v2", "v1", or "hybrid" (v1 controllers alongside a unified line). Named v1 hierarchies
     /// (e.g. "name=systemd") carry no controllers, so they do not make a v2 system hybrid.
     fn version(&self) -> Option<&'static str> {
@@ -503,7 +508,7 @@ impl ProcCgroup {
     }
 
     /// The v1 hierarchy holding `controller`: its controller list and this process's path.
-    fn v1_controller(&self, controller: &str) -> Option<(&[String], &str)> {
+    pub(crate) fn v1_controller(&self, controller: &str) -> Option<(&[String], &str)> {
         self.v1
             .iter()
             .find(|(ctrls, _)| ctrls.iter().any(|c| c == controller))

@@ -356,7 +356,8 @@ pub fn sigsuspend(mask: &libc::sigset_t) {
     unsafe { libc::sigsuspend(mask) };
 }
 
-/// An anonymous private mapping of `len` bytes (zero-fill on demand, like sbrk'd memory).
+/// A memory mapping: anonymous private (zero-fill on demand, like sbrk'd memory) or of a
+/// file, shared.
 pub struct Mapping {
     ptr: *mut u8,
     len: usize,
@@ -364,14 +365,19 @@ pub struct Mapping {
 
 impl Mapping {
     pub fn anonymous(len: usize) -> io::Result<Mapping> {
-        // SAFETY: a fresh anonymous mapping at an address of the kernel's choosing.
+        Mapping::new(len, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS, -1)
+    }
+
+    fn new(len: usize, flags: libc::c_int, fd: RawFd) -> io::Result<Mapping> {
+        // SAFETY: a fresh mapping at an address of the kernel's choosing (of `fd` when it is
+        // a descriptor; the mapping stays valid after it is closed).
         let p = unsafe {
             libc::mmap(
                 std::ptr::null_mut(),
                 len,
                 libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
-                -1,
+                flags,
+                fd,
                 0,
             )
         };
@@ -379,6 +385,22 @@ impl Mapping {
             return Err(io::Error::last_os_error());
         }
         Ok(Mapping { ptr: p.cast(), len })
+    }
+
+    /// A shared, readable and writable mapping of the first `len` bytes of the file open on
+    /// `fd` (opened read-write): its pages are the file's page-cache pages, so the kernel can
+    /// evict clean ones and read them back from the disk on the next touch.
+    pub fn shared_file(fd: RawFd, len: usize) -> io::Result<Mapping> {
+        Mapping::new(len, libc::MAP_SHARED, fd)
+    }
+
+    /// Loads the byte at `offset` with a volatile read, so the touch (and its page fault)
+    /// cannot be optimized away, and the page stays clean.
+    #[inline]
+    pub fn peek(&self, offset: usize) -> u8 {
+        assert!(offset < self.len, "peek beyond the mapping");
+        // SAFETY: offset is within the mapping, which is readable.
+        unsafe { self.ptr.add(offset).read_volatile() }
     }
 
     pub fn advise(&self, advice: libc::c_int) -> io::Result<()> {
@@ -410,6 +432,36 @@ impl Drop for Mapping {
         // SAFETY: we own the mapping and nothing borrows it past drop.
         unsafe { libc::munmap(self.ptr.cast(), self.len) };
     }
+}
+
+/// posix_fadvise(POSIX_FADV_DONTNEED) over `len` bytes from `offset` (0: to the end): drops
+/// the file's clean page-cache pages in that range.
+pub fn fadvise_dontneed(fd: RawFd, offset: u64, len: u64) -> io::Result<()> {
+    // SAFETY: plain integer arguments; posix_fadvise returns the error number itself.
+    let r = unsafe {
+        libc::posix_fadvise(
+            fd,
+            offset as libc::off_t,
+            len as libc::off_t,
+            libc::POSIX_FADV_DONTNEED,
+        )
+    };
+    if r != 0 {
+        return Err(io::Error::from_raw_os_error(r));
+    }
+    Ok(())
+}
+
+/// The file-system type (statfs f_type magic) of the file system holding `path`.
+pub fn fs_type(path: &std::path::Path) -> io::Result<i64> {
+    use std::os::unix::ffi::OsStrExt;
+    let p = std::ffi::CString::new(path.as_os_str().as_bytes())
+        .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
+    // SAFETY: statfs is plain old data; zeroed is a valid value for it.
+    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
+    // SAFETY: a NUL-terminated path and a valid out-pointer, both outliving the call.
+    cvt(unsafe { libc::statfs(p.as_ptr(), &mut st) })?;
+    Ok(st.f_type as i64)
 }
 
 /// Grows the heap with sbrk(2) by `len` bytes and stores a byte every `stride` bytes, as the

@@ -4,6 +4,7 @@
 //!
 //! It does not print and does not store: progress goes to a callback, results are returned.
 
+pub mod cgroup;
 pub mod counters;
 pub mod cpustat;
 pub mod placement;
@@ -416,7 +417,27 @@ pub fn measure(
                 },
                 ..Request::target(target, plan, iterations)
             };
-            let outcome = run_worker(&opts.worker_exe, &req, opts.timeout, stop);
+            // A memory-limited target runs each trial in a cgroup of its own, made here and
+            // removed (with anything left in it) when `limited` drops, after the worker's
+            // process group is dead: whether the trial succeeded, failed, timed out or was
+            // interrupted.
+            let limited = target
+                .memory_limit_bytes
+                .map(cgroup::Limited::create)
+                .transpose();
+            let outcome = match &limited {
+                Ok(l) => run_worker(
+                    &opts.worker_exe,
+                    &Request {
+                        cgroup: l.as_ref().map(|l| l.path().display().to_string()),
+                        ..req
+                    },
+                    opts.timeout,
+                    stop,
+                ),
+                Err(e) => Outcome::Failed(e.to_string(), Usage::default()),
+            };
+            drop(limited);
             if let Outcome::Interrupted = outcome {
                 return Err(Stop::Interrupted);
             }
