@@ -695,7 +695,7 @@ fn suites(s: &mut String, runs: &[Run]) {
         };
         let _ = write!(
             s,
-            "<table class=\"series\"><thead><tr><th class=\"l\" rowspan=\"2\">{}</th>",
+            "<table class=\"series\" style=\"margin-bottom:28px\"><thead><tr><th class=\"l\" rowspan=\"2\">{}</th>",
             esc(&fig.x_title())
         );
         for c in &fig.curves {
@@ -989,7 +989,7 @@ mod tests {
         assert_eq!(figures[1].matches("<g class=\"curve\"").count(), 2);
         assert_eq!(figures[1].matches("<g class=\"point\"").count(), 4);
         // Tables: 7 block sizes plus the paper's 4096 (no measured point there); 2 modes.
-        let tables: Vec<&str> = section.split("<table class=\"series\">").skip(1).collect();
+        let tables: Vec<&str> = section.split("<table class=\"series\"").skip(1).collect();
         assert_eq!(tables.len(), 2);
         assert_eq!(tables[0].matches("<tr><td").count(), 8);
         assert!(tables[0].contains(">1M</td>") && tables[0].contains(">4K</td>"));
