@@ -647,7 +647,13 @@ pub fn figure_chart(fig: &FigureData) -> Svg {
 
     // Curves side by side around each x, so equal values do not hide one another: a few
     // pixels on a numeric axis, spread over the band for categories (which get no lines).
-    let n = fig.curves.len();
+    // On a numeric axis the paper's points stay at their x; only measured curves are spread.
+    let measured = fig.curves.iter().filter(|c| !c.is_paper()).count();
+    let n = if categorical {
+        fig.curves.len()
+    } else {
+        measured
+    };
     let step = if categorical {
         (band * 0.6 / n as f64).min(14.0)
     } else {
@@ -660,7 +666,11 @@ pub fn figure_chart(fig: &FigureData) -> Svg {
         .filter(|(_, c)| c.is_paper())
         .chain(fig.curves.iter().enumerate().filter(|(_, c)| !c.is_paper()));
     for (k, c) in order {
-        let dodge = (k as f64 - (n as f64 - 1.0) / 2.0) * step;
+        let dodge = if !categorical && c.is_paper() {
+            0.0
+        } else {
+            (k as f64 - (n as f64 - 1.0) / 2.0) * step
+        };
         let mut pts: Vec<(&CurvePoint, f64, f64)> = c
             .points
             .iter()
