@@ -914,7 +914,7 @@ mod tests {
 
     #[test]
     fn series_travel_losslessly_and_are_validated() {
-        let runs = vec![crate::report::fixture_series_run()];
+        let runs = vec![crate::report::fixture_suites_run()];
         let bytes = export(&runs).unwrap();
         assert_eq!(import(&bytes).unwrap(), runs);
         let mut v: Value = serde_json::from_slice(&bytes).unwrap();

@@ -361,7 +361,7 @@ struct ReportArgs {
 }
 
 #[derive(Args)]
-#[command(group(clap::ArgGroup::new("what").required(true).args(["test", "group"])))]
+#[command(group(clap::ArgGroup::new("what").required(true).args(["test", "group", "figure"])))]
 struct PlotArgs {
     /// Runs to draw, one colour each (id, id prefix, label, 'latest' or a reference run).
     #[arg(required = true, value_name = "RUN")]
@@ -372,6 +372,10 @@ struct PlotArgs {
     /// A group of tests: syscall, ipc, fork, exec, paging or other.
     #[arg(long, value_name = "NAME")]
     group: Option<String>,
+    /// A figure of the runs' suites (`run --suite`), e.g. bbn.throughput: its curves of every
+    /// run and the paper's figures.
+    #[arg(long, value_name = "ID")]
+    figure: Option<String>,
     /// Where to write the figure: FILE.svg or FILE.png.
     #[arg(short, long, value_name = "FILE")]
     output: PathBuf,
@@ -1469,6 +1473,28 @@ fn plot(a: PlotArgs) -> Result<i32> {
             .join(", ")
     };
     let figure = match (&a.test, &a.group) {
+        _ if a.figure.is_some() => {
+            let id = a.figure.as_deref().unwrap_or_default();
+            let figs = report::series_svg::figures(&runs);
+            match figs.iter().find(|g| g.id == id) {
+                Some(fig) => report::series_svg::figure_chart(fig),
+                None => {
+                    return Err(InputError::InvalidValue {
+                        what: "--figure",
+                        value: id.to_string(),
+                        why: if figs.is_empty() {
+                            "these runs have no suite figures (make one with `sysperf run --suite NAME`)".into()
+                        } else {
+                            format!(
+                                "no such figure in these runs; their figures: {}",
+                                figs.iter().map(|g| g.id.as_str()).collect::<Vec<_>>().join(", ")
+                            )
+                        },
+                    }
+                    .into())
+                }
+            }
+        }
         (Some(id), _) => svg::test_chart(&cmp, id).ok_or_else(|| InputError::InvalidValue {
             what: "--test",
             value: id.clone(),
@@ -1509,7 +1535,7 @@ fn plot(a: PlotArgs) -> Result<i32> {
             return Err(InputError::InvalidValue {
                 what: "arguments",
                 value: String::new(),
-                why: "give --test ID or --group NAME".into(),
+                why: "give --test ID, --group NAME or --figure ID".into(),
             }
             .into())
         }

@@ -69,6 +69,159 @@ fn store() -> &'static Path {
     })
 }
 
+/// Label of a run with suite series, imported once into the store: run "a" exported, given a
+/// new id, and its measured results used as the points of two series on one figure (x the
+/// block size, powers of two; paper points on one) and of one categorical series (x an
+/// index with names). No suite is measured here: the figures are what is checked.
+const SERIES_LABEL: &str = "with series";
+
+fn series_run() -> &'static str {
+    static DONE: OnceLock<()> = OnceLock::new();
+    DONE.get_or_init(|| {
+        let out = sysperf(store()).args(["export", "a"]).output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let mut doc = json_of(&out.stdout);
+        let run = &mut doc["runs"][0];
+        run["id"] = "5e1e5000000f".into();
+        run["label"] = SERIES_LABEL.into();
+        let results = run["results"].as_array().unwrap().clone();
+        let ok: Vec<&serde_json::Value> =
+            results.iter().filter(|r| !r["summary"].is_null()).collect();
+        assert!(ok.len() >= 4, "the quick run has too few results");
+        let point = |x: f64, label: Option<&str>, r: &serde_json::Value| {
+            serde_json::json!({
+                "x": x, "label": label, "bytes_per_op": 0.0,
+                "y": r["summary"]["wall_ns_per_op"], "result": r,
+            })
+        };
+        let series = |id: &str,
+                      figure: &str,
+                      curve: &str,
+                      points: Vec<serde_json::Value>,
+                      log: bool,
+                      paper: Vec<[f64; 2]>| {
+            serde_json::json!({
+                "suite": "test", "id": id, "figure": figure,
+                "figure_title": format!("Figure {figure} <&>"), "curve": curve,
+                "paper": "a test, Fig. 1", "x_name": "size", "x_unit": "bytes", "x_log": log,
+                "y_kind": "cost_ns", "unit": "call", "points": points,
+                "paper_points": paper, "paper_system": "PDP-11/70 (test)",
+            })
+        };
+        let sizes = |k: usize| -> Vec<serde_json::Value> {
+            ok.iter()
+                .enumerate()
+                .map(|(i, r)| point(2f64.powi((3 * i + k) as i32), None, r))
+                .collect()
+        };
+        run["series"] = serde_json::json!([
+            series(
+                "test.one",
+                "test.sizes",
+                "one",
+                sizes(1),
+                true,
+                vec![[2.0, 5e4], [16.0, 6e4]]
+            ),
+            series("test.two", "test.sizes", "two", sizes(2), true, vec![]),
+            series(
+                "test.modes",
+                "test.modes",
+                "modes",
+                vec![
+                    point(0.0, Some("cooked"), ok[0]),
+                    point(1.0, Some("raw"), ok[1])
+                ],
+                false,
+                vec![],
+            ),
+        ]);
+        run["notes"] = serde_json::json!(["a note about <this> run"]);
+        let dir = scratch();
+        let file = dir.join("series-export.json");
+        std::fs::write(&file, serde_json::to_vec(&doc).unwrap()).unwrap();
+        let out = sysperf(store()).arg("import").arg(&file).output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    });
+    SERIES_LABEL
+}
+
+/// How many points the series run's figure "test.sizes" has: each curve one per result.
+fn series_points() -> usize {
+    let out = sysperf(store())
+        .args(["show", series_run(), "--json"])
+        .output()
+        .unwrap();
+    let v = json_of(&out.stdout);
+    v["series"][0]["points"].as_array().unwrap().len()
+}
+
+#[test]
+fn report_and_plot_draw_suite_figures() {
+    let dir = tmp();
+    let page_path = dir.path().join("r.html");
+    sysperf(store())
+        .args(["report", "a", series_run(), "-o"])
+        .arg(&page_path)
+        .assert()
+        .success();
+    let page = std::fs::read_to_string(&page_path).unwrap();
+    let at = page
+        .find("<section id=\"suites\">")
+        .expect("no Suites section");
+    let section = &page[at..];
+    let n = series_points();
+    let sizes = &section[section.find("id=\"figure-test.sizes\"").unwrap()..];
+    let sizes = &sizes[..sizes.find("</figure>").unwrap()];
+    // Two measured curves and the paper's, for one series.
+    assert_eq!(sizes.matches("<g class=\"curve\"").count(), 3);
+    assert_eq!(sizes.matches("<g class=\"point\"").count(), 2 * n + 2);
+    assert!(section.contains("Figure test.sizes &lt;&amp;&gt;"));
+    assert!(section.contains("a note about &lt;this&gt; run"));
+    assert!(section.contains(">cooked</td>"));
+
+    let svg_path = dir.path().join("f.svg");
+    let png_path = dir.path().join("f.png");
+    for path in [&svg_path, &png_path] {
+        sysperf(store())
+            .args(["plot", series_run(), "--figure", "test.sizes", "-o"])
+            .arg(path)
+            .assert()
+            .success();
+    }
+    let svg = std::fs::read_to_string(&svg_path).unwrap();
+    assert!(svg.starts_with("<?xml") && svg.contains("paper: PDP-11/70 (test)"));
+    let (w, h) = png_size(&std::fs::read(&png_path).unwrap());
+    assert_eq!(w, (svg_attr(&svg, "width") * 2.0).round() as u32);
+    assert_eq!(h, (svg_attr(&svg, "height") * 2.0).round() as u32);
+
+    // An unknown figure lists the figures the runs have; runs without any say how to make one.
+    for (runs, needle) in [
+        (vec![series_run()], "their figures: test.sizes, test.modes"),
+        (vec!["a"], "sysperf run --suite"),
+    ] {
+        let out = sysperf(store())
+            .arg("plot")
+            .args(&runs)
+            .args(["--figure", "nosuch", "-o"])
+            .arg(dir.path().join("n.svg"))
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(err.contains(needle), "{err}");
+    }
+    assert!(!dir.path().join("n.svg").exists());
+}
+
 fn run_id(label: &str) -> String {
     let out = sysperf(store())
         .args(["show", label, "--json"])
@@ -430,7 +583,7 @@ fn report_renders_in_a_real_browser() {
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let page = dir.path().join("report.html");
     sysperf(store())
-        .args(["report", "a", "b", HOSTILE, "-o"])
+        .args(["report", "a", "b", HOSTILE, series_run(), "-o"])
         .arg(&page)
         .assert()
         .success();
@@ -456,8 +609,18 @@ fn report_renders_in_a_real_browser() {
         dom.matches("<tr").count() >= SELECTION.len(),
         "comparison table rows missing"
     );
-    assert!(dom.matches("<svg").count() >= 5, "charts missing");
+    assert!(dom.matches("<svg").count() >= 7, "charts missing");
     assert!(dom.contains("<rect"), "charts have no bars");
+    // The suite figures, as the browser parsed them: every curve and point is an element.
+    let at = dom
+        .find("id=\"figure-test.sizes\"")
+        .expect("suite figure missing");
+    let fig = &dom[at..at + dom[at..].find("</figure>").unwrap()];
+    assert_eq!(fig.matches("<g class=\"curve\"").count(), 3);
+    assert_eq!(
+        fig.matches("<g class=\"point\"").count(),
+        2 * series_points() + 2
+    );
     // The hostile label is text in the document, never an element.
     assert!(dom.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
     assert!(

@@ -920,7 +920,7 @@ mod tests {
 
     #[test]
     fn series_compare_point_by_point_and_a_fallen_throughput_is_a_regression() {
-        let base = crate::report::fixture_series_run();
+        let base = crate::report::fixture_suites_run();
         let slow = slower_series(&base);
         let c = crate::compare::build(&[base, slow], 0, 2.0);
         assert_eq!(c.series.len(), 3);

@@ -1,7 +1,8 @@
 //! The HTML report (`sysperf report RUN... -o FILE.html`): one self-contained page that reads
 //! at a glance. Regressions and improvements come first, in words and colour; then the runs,
-//! the comparison table with verdicts, a chart per group of tests, the paging figure,
-//! fingerprints side by side, warnings, derived figures with their formulas, and the method.
+//! the comparison table with verdicts, a chart per group of tests, the paging figure, the
+//! suites' figures with a table of their points (runs of `run --suite` only), fingerprints
+//! side by side, warnings, derived figures with their formulas, and the method.
 //!
 //! Self-contained and offline: inline CSS and inline SVG, no script, no font, image or style
 //! fetched from anywhere, and a Content-Security-Policy that forbids all of it, so a page that
@@ -660,10 +661,122 @@ fn derived(s: &mut String, runs: &[Run], cmp: &Comparison) {
     s.push_str("</tbody></table>");
 }
 
+/// The suites' figures (`run --suite`), drawn from the runs' series, each with a table of its
+/// points: y with its interval in the figure's unit, CPU use and page faults of the point's
+/// benchmark; then what the suites noted about how they ran.
+fn suites(s: &mut String, runs: &[Run]) {
+    use super::series_svg::{figure_chart, figures};
+    for fig in figures(runs) {
+        let unit = fig.y_unit();
+        let caption = if fig.papers.is_empty() {
+            String::new()
+        } else {
+            format!(" Reproduces {}.", esc(&fig.papers.join("; ")))
+        };
+        let _ = write!(
+            s,
+            "<figure id=\"figure-{}\">\n{}<figcaption>Markers: median of the measured trials; bars: its confidence interval. Hollow markers on dashed lines: the paper's printed figures.{caption}</figcaption></figure>\n",
+            esc(&fig.id),
+            figure_chart(&fig).element()
+        );
+        // Rows: the categories in order, else every x of any curve, ascending.
+        let rows: Vec<(f64, String)> = match fig.categories() {
+            Some(c) => c,
+            None => {
+                let mut xs: Vec<(f64, Option<&str>)> = Vec::new();
+                for p in fig.curves.iter().flat_map(|c| &c.points) {
+                    if p.x.is_finite() && !xs.iter().any(|(x, _)| *x == p.x) {
+                        xs.push((p.x, p.label.as_deref()));
+                    }
+                }
+                xs.sort_by(|a, b| a.0.total_cmp(&b.0));
+                xs.into_iter().map(|(x, l)| (x, fig.x_text(x, l))).collect()
+            }
+        };
+        let _ = write!(
+            s,
+            "<table class=\"series\" style=\"margin-bottom:28px\"><thead><tr><th class=\"l\" rowspan=\"2\">{}</th>",
+            esc(&fig.x_title())
+        );
+        for c in &fig.curves {
+            let _ = write!(
+                s,
+                "<th class=\"l\" colspan=\"{}\">{}{}</th>",
+                if c.is_paper() { 1 } else { 3 },
+                swatch(c.style),
+                esc(&c.name)
+            );
+        }
+        s.push_str("</tr><tr>");
+        for c in &fig.curves {
+            if c.is_paper() {
+                let _ = write!(s, "<th>{}</th>", esc(&unit.label));
+            } else {
+                let _ = write!(
+                    s,
+                    "<th>{} [CI]</th><th>CPU %</th><th>faults/op</th>",
+                    esc(&unit.label)
+                );
+            }
+        }
+        s.push_str("</tr></thead><tbody>");
+        for (x, label) in &rows {
+            let _ = write!(s, "<tr><td class=\"l\">{}</td>", esc(label));
+            for c in &fig.curves {
+                let p = c.points.iter().find(|p| p.x == *x);
+                let y = p.and_then(|p| p.y).map(|v| num(v / unit.factor));
+                if c.is_paper() {
+                    let _ = write!(s, "<td>{}</td>", opt(y));
+                    continue;
+                }
+                let ci = p
+                    .and_then(|p| p.ci)
+                    .map(|[lo, hi]| {
+                        format!(
+                            "<span class=\"ci\">[{}, {}]</span>",
+                            num(lo / unit.factor),
+                            num(hi / unit.factor)
+                        )
+                    })
+                    .unwrap_or_default();
+                let _ = write!(
+                    s,
+                    "<td><span class=\"v\">{}</span>{ci}</td><td>{}</td><td>{}</td>",
+                    opt(y),
+                    opt(p.and_then(|p| p.cpu_pct).map(|v| format!("{v:.0}"))),
+                    opt(p.and_then(|p| p.faults_per_op).map(num))
+                );
+            }
+            s.push_str("</tr>");
+        }
+        s.push_str("</tbody></table>\n");
+    }
+    let notes: Vec<(usize, &String)> = runs
+        .iter()
+        .enumerate()
+        .flat_map(|(i, r)| r.notes.iter().map(move |n| (i, n)))
+        .collect();
+    if !notes.is_empty() {
+        s.push_str("<h3>Notes</h3><ul class=\"warn\">");
+        for (i, note) in notes {
+            let _ = write!(
+                s,
+                "<li>{}<span class=\"tag\">{}</span> {}</li>",
+                swatch(i),
+                esc(runs[i].label.as_deref().unwrap_or(&runs[i].id)),
+                esc(note)
+            );
+        }
+        s.push_str("</ul>");
+    }
+}
+
 /// The whole report as one HTML document. `cmp` must be `compare::build` of `runs`;
 /// `profiles[i]` holds the kernel profiles stored with `runs[i]` (`run --profile`), if any.
 pub fn html(runs: &[Run], cmp: &Comparison, profiles: &[Vec<Profile>]) -> String {
     let names: Vec<String> = cmp.runs.iter().map(run_name).collect();
+    // The Suites section and its link appear only for runs of `run --suite`.
+    let has_series = runs.iter().any(|r| !r.series.is_empty());
     let mut s = String::with_capacity(64 * 1024);
     let _ = write!(
         s,
@@ -676,14 +789,19 @@ pub fn html(runs: &[Run], cmp: &Comparison, profiles: &[Vec<Profile>]) -> String
     let _ = write!(
         s,
         "<header><h1>sysperf report</h1><p>{} run{} compared{}, by the method of Leffler, Karels and McKusick's 4.2BSD measurements (1984).</p>\n\
-         <nav><a href=\"#comparison\">Comparison</a><a href=\"#charts\">Charts</a><a href=\"#paging\">Paging</a><a href=\"#fingerprints\">Fingerprints</a><a href=\"#warnings\">Warnings</a><a href=\"#doctor\">Doctor</a><a href=\"#counters\">Counters</a><a href=\"#profiles\">Profiles</a><a href=\"#derived\">Derived figures</a><a href=\"#method\">Method</a></nav></header>\n",
+         <nav><a href=\"#comparison\">Comparison</a><a href=\"#charts\">Charts</a><a href=\"#paging\">Paging</a>{suites_link}<a href=\"#fingerprints\">Fingerprints</a><a href=\"#warnings\">Warnings</a><a href=\"#doctor\">Doctor</a><a href=\"#counters\">Counters</a><a href=\"#profiles\">Profiles</a><a href=\"#derived\">Derived figures</a><a href=\"#method\">Method</a></nav></header>\n",
         cmp.runs.len(),
         if cmp.runs.len() == 1 { "" } else { "s" },
         cmp.runs
             .get(cmp.baseline)
             .filter(|_| cmp.runs.len() > 1)
             .map(|h| format!(" against the baseline {}", esc(&run_name(h))))
-            .unwrap_or_default()
+            .unwrap_or_default(),
+        suites_link = if has_series {
+            "<a href=\"#suites\">Suites</a>"
+        } else {
+            ""
+        }
     );
 
     s.push_str("<section id=\"summary\">\n");
@@ -725,6 +843,12 @@ pub fn html(runs: &[Run], cmp: &Comparison, profiles: &[Vec<Profile>]) -> String
         None => s.push_str("<p>The runs have no gausspage tests; run <code>sysperf run 'gausspage*'</code> to draw this figure.</p>"),
     }
     s.push_str("</section>\n");
+
+    if has_series {
+        s.push_str("<section id=\"suites\">\n<h2>Suites</h2>\n<p>The suites' sweeps (<code>sysperf run --suite</code>) drawn as the papers' figures, one curve per run and series, each with its points below it.</p>\n");
+        suites(&mut s, runs);
+        s.push_str("</section>\n");
+    }
 
     s.push_str("<section id=\"fingerprints\">\n<h2>Fingerprints</h2>\n");
     if cmp.fingerprint_diffs.is_empty() || cmp.runs.len() < 2 {
@@ -843,6 +967,47 @@ mod tests {
             page.matches("<svg").count() >= 3,
             "kernel charts and paging bars"
         );
+    }
+
+    #[test]
+    fn suites_draw_each_figure_with_its_table_and_notes() {
+        let plain = crate::report::fixture_run();
+        let runs = vec![plain.clone(), crate::report::fixture_series_run()];
+        let cmp = compare::build(&runs, 0, 2.0);
+        let page = html(&runs, &cmp, &[]);
+        let at = page
+            .find("<section id=\"suites\">")
+            .expect("Suites section");
+        let section = &page[at..at + page[at..].find("</section>").unwrap()];
+        assert!(page.contains("<a href=\"#suites\">Suites</a>"));
+        // The throughput figure: two measured curves and two paper ones, 7 + 7 + 4 + 4 points;
+        // the categorical one: one measured and one paper curve of two points each.
+        let figures: Vec<&str> = section.split("<figure ").skip(1).collect();
+        assert_eq!(figures.len(), 2);
+        assert_eq!(figures[0].matches("<g class=\"curve\"").count(), 4);
+        assert_eq!(figures[0].matches("<g class=\"point\"").count(), 22);
+        assert_eq!(figures[1].matches("<g class=\"curve\"").count(), 2);
+        assert_eq!(figures[1].matches("<g class=\"point\"").count(), 4);
+        // Tables: 7 block sizes plus the paper's 4096 (no measured point there); 2 modes.
+        let tables: Vec<&str> = section.split("<table class=\"series\"").skip(1).collect();
+        assert_eq!(tables.len(), 2);
+        assert_eq!(tables[0].matches("<tr><td").count(), 8);
+        assert!(tables[0].contains(">1M</td>") && tables[0].contains(">4K</td>"));
+        assert!(tables[1].contains(">cooked</td>") && tables[1].contains(">raw</td>"));
+        // pipe at 2 bytes: 0.800 MB/s; CPU (0.1 + 0.8) of the wall time.
+        assert!(
+            tables[0].contains("<span class=\"v\">0.800</span>"),
+            "{}",
+            tables[0]
+        );
+        assert!(tables[0].contains("<td>90</td>"));
+        // Notes of the runs, escaped.
+        assert!(section.contains("&lt;cooked&gt; is OPOST|ONLCR"));
+        assert!(section.contains("suites &lt;fixture&gt;") && !section.contains("<fixture>"));
+        // A report of runs without series has no Suites section at all.
+        let one = compare::build(std::slice::from_ref(&plain), 0, 2.0);
+        let page = html(std::slice::from_ref(&plain), &one, &[]);
+        assert!(!page.contains("id=\"suites\"") && !page.contains("#suites"));
     }
 
     #[test]

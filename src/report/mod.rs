@@ -11,6 +11,7 @@ pub mod json;
 pub mod png;
 pub mod profile;
 pub mod series;
+pub mod series_svg;
 pub mod svg;
 pub mod table;
 pub mod trace;
@@ -92,11 +93,10 @@ pub fn num(v: f64) -> String {
     }
 }
 
-/// A fixed, fully populated run for snapshot tests of every renderer.
+/// A median with its interval as the fixtures' five trials give it.
 #[cfg(test)]
-pub(crate) fn fixture_run() -> crate::model::Run {
-    use crate::model::*;
-    let est = |m: f64, lo: f64, hi: f64| Estimate {
+fn fixture_estimate(m: f64, lo: f64, hi: f64) -> crate::model::Estimate {
+    crate::model::Estimate {
         median: m,
         ci_low: lo,
         ci_high: hi,
@@ -106,7 +106,14 @@ pub(crate) fn fixture_run() -> crate::model::Run {
         mean: m,
         cv: 0.01,
         n: 5,
-    };
+    }
+}
+
+/// A fixed, fully populated run for snapshot tests of every renderer.
+#[cfg(test)]
+pub(crate) fn fixture_run() -> crate::model::Run {
+    use crate::model::*;
+    let est = fixture_estimate;
     let trial = |kind, iterations, wall_ns| Trial {
         kind,
         iterations,
@@ -267,11 +274,125 @@ pub(crate) fn fixture_run() -> crate::model::Run {
     }
 }
 
+/// The fixture run with suite series (`run --suite`): a throughput figure of two curves
+/// against block size (powers of two, 2 B to 1 MiB) with paper points for both, and a
+/// categorical figure (cooked against raw terminal output) with paper points. The values are
+/// of the size today's kernel and the 1979-84 machines give, but made up for the tests; the
+/// "paper" systems say "(fixture)" so no one takes them for the papers' numbers.
+#[cfg(test)]
+pub(crate) fn fixture_series_run() -> crate::model::Run {
+    use crate::model::*;
+    let mut run = fixture_run();
+    run.id = "7e57a11c5e21".into();
+    run.label = Some("suites <fixture>".into());
+    run.params.suites = vec!["bbn".into(), "tty".into()];
+    let template = run.results.iter().find(|r| r.id == "pipeback4").cloned();
+    // A point whose benchmark took `ns` per operation moving `bytes`, with `sys` of it in
+    // the kernel; y is bytes per second with a 3% interval.
+    let point = |id: &str, x: f64, label: Option<&str>, bytes: f64, ns: f64, sys: f64| {
+        let mut result = template.clone().unwrap_or_else(|| run.results[0].clone());
+        result.id = format!("{id}@{x}");
+        result.group = "suite".into();
+        result.unit = "block".into();
+        if let Some(m) = &mut result.summary {
+            m.wall_ns_per_op = fixture_estimate(ns, ns * 0.98, ns * 1.03);
+            m.sys_ns_per_op = fixture_estimate(ns * sys, ns * sys, ns * sys);
+            m.user_ns_per_op = fixture_estimate(ns * 0.1, ns * 0.1, ns * 0.1);
+            m.minflt_per_op = bytes / 4096.0 * 0.01;
+        }
+        let y = bytes * 1e9 / ns;
+        SeriesPoint {
+            x,
+            label: label.map(str::to_string),
+            bytes_per_op: bytes,
+            y: Some(fixture_estimate(y, y / 1.03, y / 0.98)),
+            result,
+        }
+    };
+    let sizes = [
+        (2.0, 2500.0),
+        (16.0, 2600.0),
+        (128.0, 2700.0),
+        (1024.0, 3000.0),
+        (8192.0, 6000.0),
+        (65536.0, 30_000.0),
+        (1_048_576.0, 400_000.0),
+    ];
+    let bbn = |id: &str, curve: &str, slower: f64, paper: Vec<[f64; 2]>| Series {
+        suite: "bbn".into(),
+        id: id.into(),
+        figure: "bbn.throughput".into(),
+        figure_title: "Pipe and port throughput against block size".into(),
+        curve: curve.into(),
+        paper: "BBN report, Tables 1-2 (t.pipe1, 1000 blocks)".into(),
+        x_name: "block size".into(),
+        x_unit: "bytes".into(),
+        x_log: true,
+        y_kind: YKind::BytesPerSec,
+        unit: "block".into(),
+        points: sizes
+            .iter()
+            .map(|&(b, ns)| point(id, b, None, b, ns * slower, 0.8))
+            .collect(),
+        paper_points: paper,
+        paper_system: Some("PDP-11/70 (fixture)".into()),
+    };
+    let tty = Series {
+        suite: "tty".into(),
+        id: "tty.output".into(),
+        figure: "tty.output".into(),
+        figure_title: "Terminal output through a pseudo-terminal, 256-byte writes".into(),
+        curve: "pty output".into(),
+        paper: "4.2BSD paper, Fig. 7".into(),
+        x_name: "mode".into(),
+        x_unit: String::new(),
+        x_log: false,
+        y_kind: YKind::BytesPerSec,
+        unit: "write".into(),
+        points: vec![
+            point("tty.output", 0.0, Some("cooked"), 256.0, 4200.0, 0.9),
+            point("tty.output", 1.0, Some("raw"), 256.0, 2900.0, 0.85),
+        ],
+        paper_points: vec![[0.0, 3800.0], [1.0, 9600.0]],
+        paper_system: Some("VAX-11/750 (fixture)".into()),
+    };
+    run.series = vec![
+        bbn(
+            "bbn.pipe",
+            "pipe",
+            1.0,
+            vec![
+                [2.0, 2100.0],
+                [128.0, 98_000.0],
+                [1024.0, 310_000.0],
+                [4096.0, 420_000.0],
+            ],
+        ),
+        bbn(
+            "bbn.fifo",
+            "FIFO with an 8-byte header",
+            1.15,
+            vec![
+                [2.0, 1500.0],
+                [128.0, 71_000.0],
+                [1024.0, 240_000.0],
+                [4096.0, 330_000.0],
+            ],
+        ),
+        tty,
+    ];
+    run.notes = vec![
+        "bbn: ports are FIFOs made with mkfifo(3) in a private temporary directory".into(),
+        "tty: pseudo-terminal from posix_openpt(3); <cooked> is OPOST|ONLCR".into(),
+    ];
+    run
+}
+
 /// A run of two suites for the series renderers: two curves on one throughput figure (one
 /// with the paper's printed points, one with a failed point), and a categorical cost series.
 /// Every point carries a full result (trials and summary) scaled from the fixture's pipe test.
 #[cfg(test)]
-pub(crate) fn fixture_series_run() -> crate::model::Run {
+pub(crate) fn fixture_suites_run() -> crate::model::Run {
     use crate::model::*;
     let mut run = fixture_run();
     run.id = "00000000c0de".into();

@@ -167,7 +167,7 @@ mod tests {
 
     #[test]
     fn series_tables_snapshot() {
-        let run = crate::report::fixture_series_run();
+        let run = crate::report::fixture_suites_run();
         insta::assert_snapshot!(render(&run));
     }
 }

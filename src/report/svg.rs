@@ -26,14 +26,14 @@ pub fn colour(i: usize) -> &'static str {
 pub const SLOWER: &str = "#B42318";
 pub const FASTER: &str = "#067647";
 
-const FONT: &str = "DejaVu Sans, Verdana, Helvetica, Arial, sans-serif";
+pub(crate) const FONT: &str = "DejaVu Sans, Verdana, Helvetica, Arial, sans-serif";
 /// Every chart has this width, so charts line up in the report and read at the same scale.
 pub const WIDTH: f64 = 1000.0;
 /// Estimated advance of one character of 12 px DejaVu Sans (the widest common sans).
-const CHAR_W: f64 = 7.0;
-const INK: &str = "#1D2939";
-const MUTED: &str = "#667085";
-const GRID: &str = "#E4E7EC";
+pub(crate) const CHAR_W: f64 = 7.0;
+pub(crate) const INK: &str = "#1D2939";
+pub(crate) const MUTED: &str = "#667085";
+pub(crate) const GRID: &str = "#E4E7EC";
 
 /// One chart per group of tests of similar magnitude: Table 2 spans 0.1 to 300 us, which no
 /// single axis shows well. A test belongs to the first group one of whose patterns (shell
@@ -118,6 +118,16 @@ pub struct Svg {
 }
 
 impl Svg {
+    /// A chart of this size from its drawn elements (for the other chart modules).
+    pub(crate) fn new(width: f64, height: f64, title: String, body: String) -> Svg {
+        Svg {
+            width,
+            height,
+            title,
+            body,
+        }
+    }
+
     fn open(&self, xmlns: bool) -> String {
         format!(
             "<svg{} width=\"{}\" height=\"{}\" viewBox=\"0 0 {} {}\" role=\"img\" aria-label=\"{}\" font-family=\"{FONT}\" font-size=\"12\" fill=\"{INK}\">\n<title>{}</title>\n",
@@ -170,12 +180,12 @@ pub fn stack(title: &str, parts: &[Svg]) -> Svg {
 }
 
 /// Coordinates to one decimal, never "-0.0".
-fn f(v: f64) -> String {
+pub(crate) fn f(v: f64) -> String {
     let v = if v.is_finite() { v } else { 0.0 };
     format!("{:.1}", (v * 10.0).round() / 10.0 + 0.0)
 }
 
-fn text_w(s: &str, px: f64) -> f64 {
+pub(crate) fn text_w(s: &str, px: f64) -> f64 {
     s.chars().count() as f64 * CHAR_W * px / 12.0
 }
 
@@ -217,7 +227,7 @@ pub struct BarChart {
 /// A value axis: linear from zero, or logarithmic by decades when the values span more than
 /// two of them (a linear axis would flatten the small ones to nothing).
 #[derive(Debug, Clone, Copy, PartialEq)]
-enum Scale {
+pub(crate) enum Scale {
     Linear { top: f64, step: f64 },
     Log { lo: i32, hi: i32 },
 }
@@ -243,6 +253,12 @@ fn nice_step(raw: f64) -> f64 {
 
 impl Scale {
     fn for_values(values: &[f64], allow_log: bool) -> Scale {
+        Scale::log_past(values, if allow_log { 100.0 } else { f64::INFINITY })
+    }
+
+    /// Logarithmic by decades when the largest positive value is more than `ratio` times
+    /// the smallest, else linear from zero.
+    pub(crate) fn log_past(values: &[f64], ratio: f64) -> Scale {
         let pos: Vec<f64> = values
             .iter()
             .copied()
@@ -250,7 +266,7 @@ impl Scale {
             .collect();
         let max = pos.iter().copied().fold(0.0, f64::max);
         let min = pos.iter().copied().fold(f64::INFINITY, f64::min);
-        if allow_log && !pos.is_empty() && max / min > 100.0 {
+        if !pos.is_empty() && max / min > ratio {
             let lo = min.log10().floor() as i32;
             let hi = (max.log10().ceil() as i32).max(lo + 1);
             return Scale::Log { lo, hi };
@@ -258,7 +274,7 @@ impl Scale {
         Scale::linear(max)
     }
 
-    fn linear(max: f64) -> Scale {
+    pub(crate) fn linear(max: f64) -> Scale {
         let max = if max.is_finite() && max > 0.0 {
             max
         } else {
@@ -276,12 +292,12 @@ impl Scale {
         }
     }
 
-    fn is_log(&self) -> bool {
+    pub(crate) fn is_log(&self) -> bool {
         matches!(self, Scale::Log { .. })
     }
 
     /// Position of `v` along the axis, 0 at the start and 1 at the end, clamped.
-    fn frac(&self, v: f64) -> f64 {
+    pub(crate) fn frac(&self, v: f64) -> f64 {
         let x = match *self {
             Scale::Linear { top, .. } => v / top,
             Scale::Log { lo, hi } => {
@@ -300,7 +316,7 @@ impl Scale {
     }
 
     /// Labelled ticks, and unlabelled minor ticks (2-9 of each decade on a log axis).
-    fn ticks(&self) -> (Vec<(f64, String)>, Vec<f64>) {
+    pub(crate) fn ticks(&self) -> (Vec<(f64, String)>, Vec<f64>) {
         match *self {
             Scale::Linear { top, step } => {
                 let decimals = (-step.log10().floor()).max(0.0) as usize;
@@ -336,23 +352,29 @@ impl Scale {
 
 /// Marker shapes cycle with the colours, so series stay apart in greyscale print too.
 fn marker(i: usize, x: f64, y: f64, fill: &str) -> String {
+    marker_painted(i, x, y, &format!("fill=\"{fill}\""))
+}
+
+/// The marker of shape `i` with `paint` as its attributes (a fill, or a white fill and a
+/// coloured stroke for a hollow marker).
+pub(crate) fn marker_painted(i: usize, x: f64, y: f64, paint: &str) -> String {
     let r = 4.0;
     match i % 4 {
         0 => format!(
-            "<circle cx=\"{}\" cy=\"{}\" r=\"{}\" fill=\"{fill}\"/>",
+            "<circle cx=\"{}\" cy=\"{}\" r=\"{}\" {paint}/>",
             f(x),
             f(y),
             f(r)
         ),
         1 => format!(
-            "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{fill}\"/>",
+            "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" {paint}/>",
             f(x - r),
             f(y - r),
             f(2.0 * r),
             f(2.0 * r)
         ),
         2 => format!(
-            "<path d=\"M{} {}L{} {}L{} {}Z\" fill=\"{fill}\"/>",
+            "<path d=\"M{} {}L{} {}L{} {}Z\" {paint}/>",
             f(x),
             f(y - r - 1.0),
             f(x + r + 1.0),
@@ -361,7 +383,7 @@ fn marker(i: usize, x: f64, y: f64, fill: &str) -> String {
             f(y + r)
         ),
         _ => format!(
-            "<path d=\"M{} {}L{} {}L{} {}L{} {}Z\" fill=\"{fill}\"/>",
+            "<path d=\"M{} {}L{} {}L{} {}L{} {}Z\" {paint}/>",
             f(x),
             f(y - r - 1.0),
             f(x + r + 1.0),
@@ -372,6 +394,18 @@ fn marker(i: usize, x: f64, y: f64, fill: &str) -> String {
             f(y)
         ),
     }
+}
+
+/// A vertical interval bar with caps at x from y `lo` to y `hi` (screen coordinates).
+pub(crate) fn whisker(x: f64, lo: f64, hi: f64, stroke: &str) -> String {
+    format!(
+        "<path d=\"M{a} {lo}V{hi}M{b} {lo}H{c}M{b} {hi}H{c}\" stroke=\"{stroke}\" stroke-width=\"1.3\" fill=\"none\"/>",
+        a = f(x),
+        b = f(x - 3.0),
+        c = f(x + 3.0),
+        lo = f(lo),
+        hi = f(hi),
+    )
 }
 
 #[derive(Clone, Copy, PartialEq)]
@@ -427,7 +461,7 @@ fn legend(names: &[String], key: Key, y: f64) -> (String, f64) {
     (s, row_y + 14.0)
 }
 
-fn title(s: &mut String, text: &str) {
+pub(crate) fn title(s: &mut String, text: &str) {
     let _ = writeln!(
         s,
         "<text x=\"16\" y=\"22\" font-size=\"15\" font-weight=\"bold\">{}</text>",
@@ -793,16 +827,7 @@ pub fn xy_figure(fig: &XyFigure) -> Svg {
             for (x, p) in &pts {
                 let (cx, cy) = (x_of(*x), y_of(p.y));
                 if let Some([lo, hi]) = p.ci {
-                    let _ = writeln!(
-                        s,
-                        "<path d=\"M{a} {lo}V{hi}M{b} {lo}H{c}M{b} {hi}H{c}\" stroke=\"{}\" stroke-width=\"1.3\" fill=\"none\"/>",
-                        colour(i),
-                        a = f(cx),
-                        b = f(cx - 3.0),
-                        c = f(cx + 3.0),
-                        lo = f(y_of(lo)),
-                        hi = f(y_of(hi)),
-                    );
+                    let _ = writeln!(s, "{}", whisker(cx, y_of(lo), y_of(hi), colour(i)));
                 }
                 let _ = writeln!(s, "{}", marker(i, cx, cy, colour(i)));
             }
