@@ -13,7 +13,7 @@
 
 mod common;
 
-use common::{success_json, sysperf, unique_tag};
+use common::{strace_available, success_json, sysperf, unique_tag};
 use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::path::Path;
@@ -90,21 +90,6 @@ fn quick_suite_stores_the_throughput_curve_and_leaves_nothing() {
         .map(|p| p["y"]["median"].as_f64().unwrap())
         .fold(0.0, f64::max);
     assert_eq!(peak["value"].as_f64().unwrap(), best);
-}
-
-fn strace_available() -> bool {
-    let ok = Command::new("strace")
-        .arg("-V")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !ok {
-        assert!(
-            std::env::var("CI").is_err(),
-            "strace is missing on CI: .ci/run must install it"
-        );
-        eprintln!("strace not installed: skipping the process counts (apt-get install strace)");
-    }
-    ok
 }
 
 /// Successful execve calls of a worker running `scripts` scripts once, by program path.
