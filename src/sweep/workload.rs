@@ -871,6 +871,23 @@ mod tests {
     }
 
     #[test]
+    fn directories_of_dead_workers_are_removed_and_live_ones_kept() {
+        let base = tempfile::tempdir().unwrap();
+        // Above any pid_max, so no such process exists.
+        let dead = base.path().join(format!("{DIR_PREFIX}2000000000-1"));
+        let live = base
+            .path()
+            .join(format!("{DIR_PREFIX}{}-1", std::process::id()));
+        let other = base.path().join("sysperf-workload-notapid");
+        for d in [&dead, &live, &other] {
+            fs::create_dir(d).unwrap();
+            fs::write(d.join("script"), "exit 0\n").unwrap();
+        }
+        remove_orphans(base.path());
+        assert!(!dead.exists() && live.exists() && other.exists());
+    }
+
+    #[test]
     fn points_count_the_shell_and_each_command_present() {
         let full = present(STEPS, &search_path()).len() as u64;
         let short = present(&steps_for(true), &search_path()).len() as u64;
