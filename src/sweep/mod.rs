@@ -16,6 +16,7 @@ use crate::model::{BenchResult, Derived, Overhead, Series, SeriesPoint, TrialKin
 use crate::stats;
 
 pub mod vm;
+pub mod workload;
 
 /// Where a series is drawn and what its axes are.
 #[derive(Debug, Clone, Copy)]
@@ -128,7 +129,7 @@ pub fn no_derived(_: &[crate::model::Series]) -> Vec<Derived> {
 
 /// Every suite, in the order `--suite all` runs them.
 pub fn suites() -> Vec<&'static Suite> {
-    vec![&vm::SUITE]
+    vec![&vm::SUITE, &workload::SUITE]
 }
 
 /// The suite with this name.
