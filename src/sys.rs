@@ -297,6 +297,56 @@ pub fn read(fd: RawFd, buf: &mut [u8]) -> io::Result<usize> {
     }
 }
 
+/// A pseudo-terminal pair as (master, slave), both close-on-exec and neither becoming the
+/// controlling terminal: posix_openpt, grantpt, unlockpt, ptsname_r, open of the slave.
+pub fn open_pty() -> io::Result<(OwnedFd, OwnedFd)> {
+    // SAFETY: posix_openpt takes open flags and returns a new descriptor or -1.
+    let m = cvt(unsafe { libc::posix_openpt(libc::O_RDWR | libc::O_NOCTTY | libc::O_CLOEXEC) })?;
+    // SAFETY: the kernel just gave us this descriptor; nothing else owns it.
+    let master = unsafe { OwnedFd::from_raw_fd(m) };
+    // SAFETY: grantpt and unlockpt take a master descriptor we own.
+    cvt(unsafe { libc::grantpt(master.as_raw_fd()) })?;
+    // SAFETY: as above.
+    cvt(unsafe { libc::unlockpt(master.as_raw_fd()) })?;
+    let mut name = [0 as libc::c_char; 128];
+    // SAFETY: name is valid for writes of its length; ptsname_r NUL-terminates on success.
+    let r = unsafe { libc::ptsname_r(master.as_raw_fd(), name.as_mut_ptr(), name.len()) };
+    if r != 0 {
+        return Err(io::Error::from_raw_os_error(r));
+    }
+    // SAFETY: name holds the NUL-terminated slave path written by ptsname_r.
+    let s = cvt(unsafe {
+        libc::open(
+            name.as_ptr(),
+            libc::O_RDWR | libc::O_NOCTTY | libc::O_CLOEXEC,
+        )
+    })?;
+    // SAFETY: the kernel just gave us this descriptor; nothing else owns it.
+    Ok((master, unsafe { OwnedFd::from_raw_fd(s) }))
+}
+
+/// The terminal attributes of `fd` (tcgetattr).
+pub fn tcgetattr(fd: RawFd) -> io::Result<libc::termios> {
+    // SAFETY: termios is plain old data filled by the call.
+    let mut t: libc::termios = unsafe { std::mem::zeroed() };
+    // SAFETY: valid pointer to a local.
+    cvt(unsafe { libc::tcgetattr(fd, &mut t) })?;
+    Ok(t)
+}
+
+/// Sets the terminal attributes of `fd` at once (tcsetattr TCSANOW).
+pub fn tcsetattr(fd: RawFd, t: &libc::termios) -> io::Result<()> {
+    // SAFETY: valid pointer to an initialized termios.
+    cvt(unsafe { libc::tcsetattr(fd, libc::TCSANOW, t) })?;
+    Ok(())
+}
+
+/// cfmakeraw: no input or output processing, no echo, non-canonical, 8-bit characters.
+pub fn cfmakeraw(t: &mut libc::termios) {
+    // SAFETY: valid pointer to an initialized termios; the call only edits its flags.
+    unsafe { libc::cfmakeraw(t) };
+}
+
 /// Installs `handler` for `sig` with sigaction (no SA_RESTART, no SA_RESETHAND: the handler
 /// stays installed, which 4.2BSD's signal() did not guarantee).
 pub fn set_handler(sig: libc::c_int, handler: extern "C" fn(libc::c_int)) -> io::Result<()> {
