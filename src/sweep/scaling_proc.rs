@@ -679,3 +679,194 @@ pub static SUITE: Suite = Suite {
     preflight,
     derive,
 };
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bench::Placement;
+
+    fn ctx() -> Ctx {
+        Ctx {
+            placement: Placement::Inherit,
+        }
+    }
+
+    /// Live (not zombie) children of this process, from every /proc/<pid>/stat's ppid.
+    fn live_children() -> Vec<(Pid, char)> {
+        let me = sys::getpid();
+        let mut v = Vec::new();
+        for e in std::fs::read_dir("/proc").unwrap().flatten() {
+            let Ok(pid) = e.file_name().to_string_lossy().parse::<Pid>() else {
+                continue;
+            };
+            let Ok(stat) = std::fs::read_to_string(e.path().join("stat")) else {
+                continue; // exited while we looked
+            };
+            // "pid (comm) state ppid ...": comm may hold spaces, so split after its ')'.
+            let rest: Vec<&str> = stat
+                .rsplit_once(')')
+                .unwrap()
+                .1
+                .split_whitespace()
+                .collect();
+            let state = rest[0].chars().next().unwrap();
+            if rest[1].parse::<Pid>().unwrap() == me && state != 'Z' {
+                v.push((pid, state));
+            }
+        }
+        v
+    }
+
+    /// Of `pids`, those still alive as our children.
+    fn still_ours(pids: &[Pid]) -> Vec<Pid> {
+        live_children()
+            .into_iter()
+            .map(|c| c.0)
+            .filter(|p| pids.contains(p))
+            .collect()
+    }
+
+    #[test]
+    fn setup_makes_p_idle_children_and_teardown_leaves_none() {
+        for op in [ProcOp::ForkWaitPid, ProcOp::ForkWaitAny, ProcOp::Kill] {
+            let mut b = LiveChildren::new(op, 40);
+            b.setup(&ctx(), 1).unwrap();
+            let pids = b.children.clone();
+            assert_eq!(pids.len(), 40);
+            // Idle: each reaches its read and sleeps there (a fresh child may still be on its
+            // way, so look again for a while; never a timing assertion, only a bound).
+            let mut ours: Vec<(Pid, char)> = Vec::new();
+            for _ in 0..1000 {
+                ours = live_children()
+                    .into_iter()
+                    .filter(|c| pids.contains(&c.0))
+                    .collect();
+                if ours.iter().all(|c| c.1 == 'S') {
+                    break;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            assert_eq!(ours.len(), 40, "{op:?}: {ours:?}");
+            assert!(ours.iter().all(|c| c.1 == 'S'), "{op:?}: {ours:?}");
+            // wait4(-1) would reap other tests' children in this multi-threaded process: its
+            // loop is counted from the outside (tests/suite_scaling_proc.rs) instead.
+            if op != ProcOp::ForkWaitAny {
+                b.run(5).unwrap();
+            }
+            // The timed loop leaves the table as it found it.
+            assert_eq!(still_ours(&pids).len(), 40, "{op:?}");
+            b.teardown().unwrap();
+            assert!(b.children.is_empty());
+            assert!(
+                still_ours(&pids).is_empty(),
+                "{op:?}: left {:?}",
+                still_ours(&pids)
+            );
+            // Reaped, not just killed: no /proc entry (no zombie) is left.
+            for p in &pids {
+                assert!(!std::path::Path::new(&format!("/proc/{p}")).exists(), "{p}");
+            }
+        }
+    }
+
+    #[test]
+    fn dropping_without_teardown_reaps_the_children() {
+        let mut b = LiveChildren::new(ProcOp::Kill, 5);
+        b.setup(&ctx(), 1).unwrap();
+        let pids = b.children.clone();
+        drop(b);
+        assert!(still_ours(&pids).is_empty());
+        for p in &pids {
+            assert!(!std::path::Path::new(&format!("/proc/{p}")).exists(), "{p}");
+        }
+    }
+
+    #[test]
+    fn kill_checks_the_newest_child_and_needs_one() {
+        let mut none = LiveChildren::new(ProcOp::Kill, 0);
+        assert!(none.setup(&ctx(), 1).is_err());
+        let mut b = LiveChildren::new(ProcOp::Kill, 3);
+        b.setup(&ctx(), 1).unwrap();
+        let newest = *b.children.last().unwrap();
+        b.run(100).unwrap();
+        b.teardown().unwrap();
+        // The target is gone now, so the same check fails: it really looks the pid up.
+        let e = sys::kill(newest, 0).unwrap_err();
+        assert_eq!(e.raw_os_error(), Some(libc::ESRCH));
+    }
+
+    #[test]
+    fn every_scan_finds_exactly_the_one_ready_descriptor() {
+        for scan in [Scan::Select, Scan::Poll, Scan::Epoll] {
+            for n in [1, 100] {
+                let mut b = ReadySet::new(scan, n);
+                b.setup(&ctx(), 1).unwrap();
+                assert_eq!(b.fds.len() as u64, n);
+                b.run(10).unwrap();
+                b.teardown().unwrap();
+            }
+        }
+    }
+
+    #[test]
+    fn a_broken_set_fails_the_run() {
+        for scan in [Scan::Select, Scan::Poll, Scan::Epoll] {
+            // Nothing ready: drain the ready eventfd's counter.
+            let mut b = ReadySet::new(scan, 10);
+            b.setup(&ctx(), 1).unwrap();
+            let mut c = [0u8; 8];
+            sys::read(b.fds[9].as_raw_fd(), &mut c).unwrap();
+            let e = b.run(1).unwrap_err().to_string();
+            assert!(e.contains("found 0 ready"), "{scan:?}: {e}");
+            // Two ready.
+            let mut b = ReadySet::new(scan, 10);
+            b.setup(&ctx(), 1).unwrap();
+            sys::write(b.fds[0].as_raw_fd(), &1u64.to_ne_bytes()).unwrap();
+            let e = b.run(1).unwrap_err().to_string();
+            assert!(e.contains("found 2 ready"), "{scan:?}: {e}");
+        }
+    }
+
+    #[test]
+    fn select_refuses_descriptors_beyond_fd_setsize() {
+        let mut b = ReadySet::new(Scan::Select, libc::FD_SETSIZE as u64 + 10);
+        let e = b.setup(&ctx(), 1).unwrap_err().to_string();
+        assert!(e.contains("FD_SETSIZE"), "{e}");
+    }
+
+    #[test]
+    fn points_respect_the_limits() {
+        let (cap, why) = child_cap();
+        assert!(
+            cap <= MOST_CHILDREN && why.contains(&cap.to_string()),
+            "{why}"
+        );
+        for s in SERIES {
+            for quick in [true, false] {
+                let pts = (s.points)(quick);
+                let xs: Vec<f64> = pts.iter().map(|p| p.x).collect();
+                assert!(xs.windows(2).all(|w| w[0] < w[1]), "{}: {xs:?}", s.id);
+                assert!(pts.iter().all(|p| p.iterations.is_some()), "{}", s.id);
+                let most = *xs.last().unwrap();
+                match s.id {
+                    "scaling.select" => assert!(most < libc::FD_SETSIZE as f64),
+                    "scaling.poll" | "scaling.epoll" if !quick => assert_eq!(most, 10_000.0),
+                    // The cap follows the tasks running, which change between two looks.
+                    "scaling.forkwait" | "scaling.forkwait-any" | "scaling.kill" => {
+                        assert!(
+                            most <= MOST_CHILDREN as f64 && most % 100.0 == 0.0,
+                            "{most}"
+                        )
+                    }
+                    _ => {}
+                }
+                if quick {
+                    assert!(most <= 100.0, "{}: quick goes to {most}", s.id);
+                }
+            }
+        }
+        // kill needs a target, fork+wait starts from an empty table.
+        assert_eq!(kill_points(false)[0].x, 1.0);
+        assert_eq!(forkwait_points(false)[0].x, 0.0);
+    }
+}
