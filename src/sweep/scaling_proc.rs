@@ -120,8 +120,8 @@ pub fn notes() -> Vec<String> {
 }
 
 /// Fixed counts (setup with a thousand children is too heavy to repeat for calibration):
-/// about 30 ms of timed work per trial on a quiet machine of this kind, a few ms in quick
-/// mode.
+/// about 15 ms of timed work per trial on a quiet machine of this kind (long enough for the
+/// clock, short beside setup), under a millisecond in quick mode.
 fn fixed(x: u64, param: u64, iterations: u64) -> Point {
     Point {
         iterations: Some(iterations.max(1)),
@@ -145,7 +145,7 @@ fn child_sizes(quick: bool, least: u64) -> Vec<u64> {
 }
 
 fn forkwait_points(quick: bool) -> Vec<Point> {
-    let n = if quick { 10 } else { 200 };
+    let n = if quick { 10 } else { 100 };
     child_sizes(quick, 0)
         .into_iter()
         .map(|p| fixed(p, p, n))
@@ -153,17 +153,17 @@ fn forkwait_points(quick: bool) -> Vec<Point> {
 }
 
 fn kill_points(quick: bool) -> Vec<Point> {
-    let n = if quick { 1000 } else { 100_000 };
+    let n = if quick { 1000 } else { 50_000 };
     child_sizes(quick, 1)
         .into_iter()
         .map(|p| fixed(p, p, n))
         .collect()
 }
 
-/// Iterations for one call over `n` descriptors: about 30 ms of calls per trial (3 ms quick)
+/// Iterations for one call over `n` descriptors: about 15 ms of calls per trial (0.3 ms quick)
 /// at roughly 300 ns a call plus 40 ns a descriptor visited.
 fn scan_iterations(quick: bool, n: u64) -> u64 {
-    let budget_ns = if quick { 300_000 } else { 30_000_000 };
+    let budget_ns = if quick { 300_000 } else { 15_000_000 };
     (budget_ns / (300 + 40 * n)).max(if quick { 5 } else { 50 })
 }
 
