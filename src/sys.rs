@@ -1001,6 +1001,146 @@ impl Drop for PerfRing {
     }
 }
 
+// ---------------------------------------------------------------------------------------
+// Descriptor sets and resource limits: the scaling suite's select/poll/epoll and its
+// process-table sizes.
+
+/// An eventfd with counter `init`, close-on-exec: one descriptor per object, readable exactly
+/// when its counter is above zero.
+pub fn eventfd(init: u32) -> io::Result<OwnedFd> {
+    // SAFETY: eventfd takes an integer and a flag word.
+    let fd = cvt(unsafe { libc::eventfd(init, libc::EFD_CLOEXEC) })?;
+    // SAFETY: the kernel just gave us this descriptor; nothing else owns it.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// Raises this process's soft RLIMIT_NOFILE to its hard limit; returns the new soft limit.
+pub fn raise_nofile_limit() -> io::Result<u64> {
+    // SAFETY: rlimit is plain old data written by the call.
+    let mut r: libc::rlimit = unsafe { std::mem::zeroed() };
+    // SAFETY: valid resource and pointer.
+    cvt(unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut r) })?;
+    r.rlim_cur = r.rlim_max;
+    // SAFETY: valid resource and pointer; soft <= hard, so no privilege is needed.
+    cvt(unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &r) })?;
+    Ok(r.rlim_cur as u64)
+}
+
+/// The soft RLIMIT_NPROC (u64::MAX when unlimited).
+pub fn nproc_limit() -> io::Result<u64> {
+    // SAFETY: rlimit is plain old data written by the call.
+    let mut r: libc::rlimit = unsafe { std::mem::zeroed() };
+    // SAFETY: valid resource and pointer.
+    cvt(unsafe { libc::getrlimit(libc::RLIMIT_NPROC, &mut r) })?;
+    Ok(if r.rlim_cur == libc::RLIM_INFINITY {
+        u64::MAX
+    } else {
+        r.rlim_cur as u64
+    })
+}
+
+/// A select(2) read set; only descriptors below FD_SETSIZE fit.
+#[derive(Clone, Copy)]
+pub struct FdSet {
+    set: libc::fd_set,
+    nfds: RawFd,
+}
+
+impl FdSet {
+    pub fn new() -> FdSet {
+        // SAFETY: fd_set is a plain bit array; FD_ZERO initializes it.
+        let mut set: libc::fd_set = unsafe { std::mem::zeroed() };
+        // SAFETY: valid pointer to our set.
+        unsafe { libc::FD_ZERO(&mut set) };
+        FdSet { set, nfds: 0 }
+    }
+
+    /// Adds `fd`; fails for a descriptor select cannot take (negative or >= FD_SETSIZE).
+    pub fn insert(&mut self, fd: RawFd) -> io::Result<()> {
+        if fd < 0 || fd as usize >= libc::FD_SETSIZE {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!(
+                    "descriptor {fd} does not fit select's FD_SETSIZE ({})",
+                    libc::FD_SETSIZE
+                ),
+            ));
+        }
+        // SAFETY: 0 <= fd < FD_SETSIZE, checked above; valid pointer.
+        unsafe { libc::FD_SET(fd, &mut self.set) };
+        self.nfds = self.nfds.max(fd + 1);
+        Ok(())
+    }
+}
+
+impl Default for FdSet {
+    fn default() -> FdSet {
+        FdSet::new()
+    }
+}
+
+/// select(2) for reading on `set` with a zero timeout (a poll, never a sleep); the set is
+/// rewritten with the ready descriptors. Returns how many are ready.
+#[inline]
+pub fn select_read_now(set: &mut FdSet) -> io::Result<usize> {
+    let mut tv = libc::timeval {
+        tv_sec: 0,
+        tv_usec: 0,
+    };
+    // SAFETY: a valid read set covering nfds descriptors, no write or except sets, and a
+    // valid timeout.
+    let n = cvt(unsafe {
+        libc::select(
+            set.nfds,
+            &mut set.set,
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+            &mut tv,
+        )
+    })?;
+    Ok(n as usize)
+}
+
+/// poll(2) over `fds` with a zero timeout; returns how many have events.
+#[inline]
+pub fn poll_now(fds: &mut [libc::pollfd]) -> io::Result<usize> {
+    // SAFETY: the slice is valid for fds.len() pollfd structures.
+    let n = cvt(unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, 0) })?;
+    Ok(n as usize)
+}
+
+/// An epoll instance (level-triggered interest in readability).
+pub struct Epoll(OwnedFd);
+
+impl Epoll {
+    pub fn new() -> io::Result<Epoll> {
+        // SAFETY: epoll_create1 takes a flag word.
+        let fd = cvt(unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) })?;
+        // SAFETY: the kernel just gave us this descriptor; nothing else owns it.
+        Ok(Epoll(unsafe { OwnedFd::from_raw_fd(fd) }))
+    }
+
+    /// Registers `fd` for readability; `fd` comes back in the event's data.
+    pub fn add_readable(&self, fd: RawFd) -> io::Result<()> {
+        let mut ev = libc::epoll_event {
+            events: libc::EPOLLIN as u32,
+            u64: fd as u64,
+        };
+        // SAFETY: valid epoll and target descriptors and a valid event.
+        cvt(unsafe { libc::epoll_ctl(self.0.as_raw_fd(), libc::EPOLL_CTL_ADD, fd, &mut ev) })?;
+        Ok(())
+    }
+
+    /// epoll_wait with a zero timeout into `events`; returns how many are ready.
+    #[inline]
+    pub fn wait_now(&self, events: &mut [libc::epoll_event]) -> io::Result<usize> {
+        let max = events.len().min(libc::c_int::MAX as usize) as libc::c_int;
+        // SAFETY: events is valid for `max` entries.
+        let n = cvt(unsafe { libc::epoll_wait(self.0.as_raw_fd(), events.as_mut_ptr(), max, 0) })?;
+        Ok(n as usize)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

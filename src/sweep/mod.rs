@@ -15,6 +15,7 @@ use crate::harness::adjusted_wall_ns;
 use crate::model::{BenchResult, Derived, Overhead, Series, SeriesPoint, TrialKind, YKind};
 use crate::stats;
 
+pub mod scaling_proc;
 pub mod tty;
 pub mod vm;
 pub mod workload;
@@ -130,7 +131,7 @@ pub fn no_derived(_: &[crate::model::Series]) -> Vec<Derived> {
 
 /// Every suite, in the order `--suite all` runs them.
 pub fn suites() -> Vec<&'static Suite> {
-    vec![&tty::SUITE, &vm::SUITE, &workload::SUITE]
+    vec![&scaling_proc::SUITE, &tty::SUITE, &vm::SUITE, &workload::SUITE]
 }
 
 /// The suite with this name.
