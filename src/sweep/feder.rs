@@ -873,16 +873,16 @@ fn series() -> Vec<&'static SeriesSpec> {
 fn preflight() -> Result<Vec<String>, String> {
     let llc = llc_bytes();
     let mut notes = vec![format!(
-        "feder: Fig. 1's cache invalidation writes a {} KiB buffer (the last-level cache) \
+        "Fig. 1's cache invalidation writes a {} KiB buffer (the last-level cache) \
          between getpid calls",
         llc / 1024
     )];
     notes.push(match disk_dir() {
         Ok((p, t)) => format!(
-            "feder: uncached block reads use O_DIRECT on {} (statfs type {t:#x})",
+            "uncached block reads use O_DIRECT on {} (statfs type {t:#x})",
             p.display()
         ),
-        Err(e) => format!("feder: {e}; Table III rows 5-6 will fail"),
+        Err(e) => format!("{e}; Table III rows 5-6 will fail"),
     });
     Ok(notes)
 }
@@ -904,7 +904,9 @@ fn difference(name: &str, a: (&str, &Estimate), b: (&str, &Estimate), div: f64) 
     let (an, a) = a;
     let (bn, b) = b;
     let (lo, hi) = ((a.ci_low - b.ci_high) / div, (a.ci_high - b.ci_low) / div);
-    let verdict = if lo <= 0.0 && hi >= 0.0 {
+    let verdict = if a.n < 2 || b.n < 2 {
+        "one trial: no interval"
+    } else if lo <= 0.0 && hi >= 0.0 {
         "includes 0: within noise"
     } else {
         "excludes 0"
