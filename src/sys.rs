@@ -899,6 +899,32 @@ impl Drop for PerfRing {
     }
 }
 
+/// openat(dir, path, flags | O_CLOEXEC): opens `path` relative to the directory `dir`, so a
+/// one-component name costs one lookup (Feder's open/close of "file" in the current directory).
+pub fn open_at(dir: RawFd, path: &CStr, flags: libc::c_int) -> io::Result<OwnedFd> {
+    // SAFETY: `path` is NUL-terminated and outlives the call; `dir` is the caller's descriptor.
+    let fd = cvt(unsafe { libc::openat(dir, path.as_ptr(), flags | libc::O_CLOEXEC) })?;
+    // SAFETY: openat just returned this descriptor and nothing else owns it.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// faccessat(dir, path, F_OK): a path search that returns no data (Feder's "search path" rows
+/// use access(2)).
+pub fn access_at(dir: RawFd, path: &CStr) -> io::Result<()> {
+    // SAFETY: `path` is NUL-terminated and outlives the call; `dir` is the caller's descriptor.
+    cvt(unsafe { libc::faccessat(dir, path.as_ptr(), libc::F_OK, 0) })?;
+    Ok(())
+}
+
+/// The file-system type (statfs f_type) of the file system holding `path`.
+pub fn fs_type(path: &CStr) -> io::Result<i64> {
+    // SAFETY: statfs is plain old data; the call only writes into the struct we own.
+    let mut s: libc::statfs = unsafe { std::mem::zeroed() };
+    // SAFETY: `path` is NUL-terminated and `s` is a valid out pointer.
+    cvt(unsafe { libc::statfs(path.as_ptr(), &mut s) })?;
+    Ok(s.f_type as i64)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -942,30 +968,4 @@ mod tests {
         assert_eq!(exit_code(3 << 8), 3);
         assert_eq!(exit_code(9), 137);
     }
-}
-
-/// openat(dir, path, flags | O_CLOEXEC): opens `path` relative to the directory `dir`, so a
-/// one-component name costs one lookup (Feder's open/close of "file" in the current directory).
-pub fn open_at(dir: RawFd, path: &CStr, flags: libc::c_int) -> io::Result<OwnedFd> {
-    // SAFETY: `path` is NUL-terminated and outlives the call; `dir` is the caller's descriptor.
-    let fd = cvt(unsafe { libc::openat(dir, path.as_ptr(), flags | libc::O_CLOEXEC) })?;
-    // SAFETY: openat just returned this descriptor and nothing else owns it.
-    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
-}
-
-/// faccessat(dir, path, F_OK): a path search that returns no data (Feder's "search path" rows
-/// use access(2)).
-pub fn access_at(dir: RawFd, path: &CStr) -> io::Result<()> {
-    // SAFETY: `path` is NUL-terminated and outlives the call; `dir` is the caller's descriptor.
-    cvt(unsafe { libc::faccessat(dir, path.as_ptr(), libc::F_OK, 0) })?;
-    Ok(())
-}
-
-/// The file-system type (statfs f_type) of the file system holding `path`.
-pub fn fs_type(path: &CStr) -> io::Result<i64> {
-    // SAFETY: statfs is plain old data; the call only writes into the struct we own.
-    let mut s: libc::statfs = unsafe { std::mem::zeroed() };
-    // SAFETY: `path` is NUL-terminated and `s` is a valid out pointer.
-    cvt(unsafe { libc::statfs(path.as_ptr(), &mut s) })?;
-    Ok(s.f_type as i64)
 }
