@@ -1141,6 +1141,23 @@ impl Epoll {
     }
 }
 
+/// openat(dir, path, flags | O_CLOEXEC): opens `path` relative to the directory `dir`, so a
+/// one-component name costs one lookup (Feder's open/close of "file" in the current directory).
+pub fn open_at(dir: RawFd, path: &CStr, flags: libc::c_int) -> io::Result<OwnedFd> {
+    // SAFETY: `path` is NUL-terminated and outlives the call; `dir` is the caller's descriptor.
+    let fd = cvt(unsafe { libc::openat(dir, path.as_ptr(), flags | libc::O_CLOEXEC) })?;
+    // SAFETY: openat just returned this descriptor and nothing else owns it.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// faccessat(dir, path, F_OK): a path search that returns no data (Feder's "search path" rows
+/// use access(2)).
+pub fn access_at(dir: RawFd, path: &CStr) -> io::Result<()> {
+    // SAFETY: `path` is NUL-terminated and outlives the call; `dir` is the caller's descriptor.
+    cvt(unsafe { libc::faccessat(dir, path.as_ptr(), libc::F_OK, 0) })?;
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{assert_nothing_left, spawn_tagged, unique_tag};
+use common::{assert_nothing_left, spawn_tagged, strace_available, unique_tag};
 use serde_json::{json, Value};
 use std::process::Command;
 
@@ -66,21 +66,6 @@ fn quick_run_stores_every_curve_with_its_points_and_notes() {
     assert!(notes.contains("FD_SETSIZE"), "{notes}");
 }
 
-fn strace_ok() -> bool {
-    let ok = Command::new("strace")
-        .arg("-V")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    assert!(
-        ok || std::env::var("CI").is_err(),
-        "strace is missing on CI: .ci/run must install it"
-    );
-    if !ok {
-        eprintln!("strace not installed: skipping system-call counts");
-    }
-    ok
-}
-
 /// The strace text of one worker trial of series point `id`@`param`, tracing `calls` in the
 /// worker and every child, one file per process (-ff, so no line is split by another
 /// process's), concatenated.
@@ -130,7 +115,7 @@ fn starts(text: &str, name: &str) -> usize {
 
 #[test]
 fn fork_loops_fork_and_reap_one_child_per_iteration() {
-    if !strace_ok() {
+    if !strace_available() {
         return;
     }
     for id in ["scaling.forkwait", "scaling.forkwait-any"] {
@@ -159,7 +144,7 @@ fn fork_loops_fork_and_reap_one_child_per_iteration() {
 
 #[test]
 fn kill_checks_the_newest_child_once_per_iteration() {
-    if !strace_ok() {
+    if !strace_available() {
         return;
     }
     let t = traced("scaling.kill", 10, 25, "clone,clone3,kill");
@@ -201,7 +186,7 @@ fn kill_checks_the_newest_child_once_per_iteration() {
 
 #[test]
 fn scans_ask_about_n_descriptors_once_per_iteration_and_find_one() {
-    if !strace_ok() {
+    if !strace_available() {
         return;
     }
     let (n, k) = (50u64, 7usize);

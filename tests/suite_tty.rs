@@ -69,18 +69,6 @@ fn quick_suite_stores_the_four_curves() {
     }
 }
 
-/// Whether strace can run here; on CI (CI=true) its absence is a failure.
-fn have_strace() -> bool {
-    match Command::new("strace").arg("-V").output() {
-        Ok(o) if o.status.success() => true,
-        _ => {
-            assert!(std::env::var("CI").is_err(), "CI must install strace");
-            eprintln!("strace not installed: skipping system-call counts");
-            false
-        }
-    }
-}
-
 /// The read and write calls of one worker trial (worker and reader child), one a line, as
 /// strace -ff prints them: `write(4, "text"..., 256) = 256`.
 fn traced_io(id: &str, param: u64, iterations: u64) -> Vec<String> {
@@ -124,7 +112,7 @@ fn count(lines: &[String], call: &str, data: &str, ends: &str) -> usize {
 
 #[test]
 fn one_write_per_output_operation() {
-    if !have_strace() {
+    if !strace_available() {
         return;
     }
     for id in ["tty.out-cooked", "tty.out-raw"] {
@@ -139,7 +127,7 @@ fn one_write_per_output_operation() {
 
 #[test]
 fn canonical_input_is_one_write_and_one_read_per_line() {
-    if !have_strace() {
+    if !strace_available() {
         return;
     }
     let io = traced_io("tty.in-canon", 64, 300);

@@ -15,6 +15,7 @@ use crate::harness::adjusted_wall_ns;
 use crate::model::{BenchResult, Derived, Overhead, Series, SeriesPoint, TrialKind, YKind};
 use crate::stats;
 
+pub mod feder;
 pub mod scaling_proc;
 pub mod tty;
 pub mod vm;
@@ -131,7 +132,13 @@ pub fn no_derived(_: &[crate::model::Series]) -> Vec<Derived> {
 
 /// Every suite, in the order `--suite all` runs them.
 pub fn suites() -> Vec<&'static Suite> {
-    vec![&scaling_proc::SUITE, &tty::SUITE, &vm::SUITE, &workload::SUITE]
+    vec![
+        &feder::SUITE,
+        &scaling_proc::SUITE,
+        &tty::SUITE,
+        &vm::SUITE,
+        &workload::SUITE,
+    ]
 }
 
 /// The suite with this name.
@@ -239,6 +246,41 @@ pub fn series_from(
         paper_points: spec.paper_points.to_vec(),
         paper_system: spec.paper_system.map(str::to_string),
     }
+}
+
+/// statfs magic numbers of the file systems that keep pages in memory only.
+pub(crate) const TMPFS_MAGIC: i64 = 0x0102_1994;
+pub(crate) const RAMFS_MAGIC: i64 = 0x8584_58f6;
+
+/// A name for a statfs magic number, for notes.
+pub fn fs_name(magic: i64) -> String {
+    match magic {
+        0xEF53 => "ext2/3/4".into(),
+        0x5846_5342 => "xfs".into(),
+        0x9123_683E => "btrfs".into(),
+        0x794C_7630 => "overlayfs".into(),
+        TMPFS_MAGIC => "tmpfs".into(),
+        RAMFS_MAGIC => "ramfs".into(),
+        m => format!("file system 0x{m:x}"),
+    }
+}
+
+/// A directory on a disk-backed file system, for suites that must read from storage (the
+/// paged file of `vm`, the uncached reads of `feder`): the temporary directory when a disk
+/// holds it, else /var/tmp; with its file system's name.
+pub fn disk_dir() -> Result<(std::path::PathBuf, String), String> {
+    let mut seen = Vec::new();
+    for dir in [std::env::temp_dir(), std::path::PathBuf::from("/var/tmp")] {
+        match crate::sys::fs_type(&dir) {
+            Ok(m) if m != TMPFS_MAGIC && m != RAMFS_MAGIC => return Ok((dir, fs_name(m))),
+            Ok(m) => seen.push(format!("{} is {}", dir.display(), fs_name(m))),
+            Err(e) => seen.push(format!("{}: {e}", dir.display())),
+        }
+    }
+    Err(format!(
+        "no disk-backed directory ({}); set TMPDIR to a directory on a disk",
+        seen.join(", ")
+    ))
 }
 
 /// The id a point's benchmark result carries: `series@x`, or `series@label` with every

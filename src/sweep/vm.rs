@@ -44,7 +44,7 @@ use crate::sys::{self, Mapping};
 use std::fs::File;
 use std::io::Write;
 use std::os::fd::AsRawFd;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 pub static SUITE: Suite = Suite {
     name: "vm",
@@ -252,40 +252,6 @@ fn series() -> Vec<&'static SeriesSpec> {
     vec![&SEQ, &SEQ_V, &RAND, &RAND_V, &GAUSS10, &GAUSS50]
 }
 
-/// statfs magic numbers of the file systems that keep pages in memory only.
-const TMPFS_MAGIC: i64 = 0x0102_1994;
-const RAMFS_MAGIC: i64 = 0x8584_58f6;
-
-/// A name for a statfs magic number, for notes.
-fn fs_name(magic: i64) -> String {
-    match magic {
-        0xEF53 => "ext2/3/4".into(),
-        0x5846_5342 => "xfs".into(),
-        0x9123_683E => "btrfs".into(),
-        0x794C_7630 => "overlayfs".into(),
-        TMPFS_MAGIC => "tmpfs".into(),
-        RAMFS_MAGIC => "ramfs".into(),
-        m => format!("file system 0x{m:x}"),
-    }
-}
-
-/// The directory for the file-backed pages: the temporary directory when a disk holds it,
-/// else /var/tmp; with its file system's name.
-fn pages_dir() -> Result<(PathBuf, String), String> {
-    let mut seen = Vec::new();
-    for dir in [std::env::temp_dir(), PathBuf::from("/var/tmp")] {
-        match sys::fs_type(&dir) {
-            Ok(m) if m != TMPFS_MAGIC && m != RAMFS_MAGIC => return Ok((dir, fs_name(m))),
-            Ok(m) => seen.push(format!("{} is {}", dir.display(), fs_name(m))),
-            Err(e) => seen.push(format!("{}: {e}", dir.display())),
-        }
-    }
-    Err(format!(
-        "no disk-backed directory for the paged file ({}); set TMPDIR to a directory on a disk",
-        seen.join(", ")
-    ))
-}
-
 /// Whether /proc/swaps lists any swap area (its first line is a header).
 fn has_swap() -> bool {
     std::fs::read_to_string("/proc/swaps")
@@ -294,7 +260,7 @@ fn has_swap() -> bool {
 
 fn preflight() -> Result<Vec<String>, String> {
     let at = cgroup::probe(64 << 20).map_err(|e| e.to_string())?;
-    let (dir, fs) = pages_dir()?;
+    let (dir, fs) = super::disk_dir()?;
     let mut notes = vec![
         at,
         format!(
@@ -352,7 +318,7 @@ fn io(op: &'static str) -> impl Fn(std::io::Error) -> BenchError {
 
 impl Benchmark for FilePaging {
     fn setup(&mut self, _ctx: &Ctx, _iterations: u64) -> Result<(), BenchError> {
-        let (dir, _) = pages_dir().map_err(BenchError::Protocol)?;
+        let (dir, _) = super::disk_dir().map_err(BenchError::Protocol)?;
         let mut f = unlinked_file(&dir).map_err(io("creating the paged file"))?;
         let len = self.npages * sys::page_size();
         // Written, not truncated to size, so that every block exists on the disk and a fault
@@ -471,9 +437,12 @@ mod tests {
 
     #[test]
     fn the_paged_file_lives_on_a_disk_and_has_no_name() {
-        let (dir, fs) = pages_dir().unwrap();
+        let (dir, fs) = crate::sweep::disk_dir().unwrap();
         let m = sys::fs_type(&dir).unwrap();
-        assert!(m != TMPFS_MAGIC && m != RAMFS_MAGIC, "{fs}");
+        assert!(
+            m != crate::sweep::TMPFS_MAGIC && m != crate::sweep::RAMFS_MAGIC,
+            "{fs}"
+        );
         let f = unlinked_file(&dir).unwrap();
         let link = std::fs::read_link(format!("/proc/self/fd/{}", f.as_raw_fd())).unwrap();
         assert!(

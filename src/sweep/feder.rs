@@ -1,0 +1,1111 @@
+//! The Feder suite (`sysperf run --suite feder`): J. Feder, "The Evolution of UNIX System
+//! Performance", AT&T Bell Laboratories Technical Journal 63(8), 1984, Section III (kernel):
+//! Table III (System V kernel operations), Fig. 1 (getpid with an invalid cache), Fig. 2
+//! (context switch), Fig. 3 (fork/exit of a 32K-byte process) and Fig. 5 (pipe bandwidth).
+//! It is not Figs. 4 and 6-8 (i-node table fill, buffer counts, terminals, the time-sharing
+//! script), nor the paper's CPU times: every y here is wall time (or bytes over wall time).
+//!
+//! Where today differs from 1984:
+//! - The i-node table searched by chdir/open/access is today's dentry cache, a hash table, so
+//!   "the 32nd position in a large directory" is a hashed lookup of the 32nd name created (of
+//!   64, the paper's halfway point); ext4's htree keeps no creation order.
+//! - "Access disk block" (CPU cost of one disk transfer, without the copy to the user) is one
+//!   4 KiB pread with O_DIRECT of a file on a disk-backed file system (/tmp, else /var/tmp,
+//!   checked with statfs): O_DIRECT goes to the device every time with no eviction call in the
+//!   loop, so nothing has to be subtracted. It skips the page cache (the paper's buffer cache
+//!   lookup) and its wall time includes waiting for the (virtual) disk, which the paper's CPU
+//!   time did not. "Read 4K file" is open(O_DIRECT), read of 4096 bytes, close: the paper's
+//!   text makes it a disk read (its cost halved when the block size doubled).
+//! - Fork copies page tables and marks copy-on-write instead of copying the data; the forking
+//!   process is the sysperf worker (a Rust program of a few MiB, not the paper's "very small
+//!   benchmark program"), plus the sbrk'd data the point names.
+//! - "Exec 8K BSS" is vfork + execveat of an embedded static program whose only data is 8 KiB of
+//!   BSS (csrc/bss8k.c), + its exit + wait.
+//! - The "invalid cache" of Fig. 1 is made by writing a buffer as large as the last-level cache
+//!   between calls; the sweep is timed too, so its cost alone is a point of its own and `derive`
+//!   reports the difference.
+//! - Fig. 2's switch is a 1-byte pipe round trip between two processes, less the same four pipe
+//!   calls in one process; the placement of the pair is the harness's (`--placement`).
+
+use super::{Axis, Point, SeriesSpec, Suite};
+use crate::bench::{Benchmark, Ctx, Shape};
+use crate::error::BenchError;
+use crate::model::{Derived, Estimate, Series, YKind};
+use crate::sys::{self, ChildStack, ExecImage, Fork, Pid};
+use std::ffi::{CStr, CString};
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+
+/// A static program with 8 KiB of BSS and no other data, exits 0 (csrc/bss8k.c).
+pub static BSS8K_JOB: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/bss8k"));
+
+/// Entries in the "large directory" of Table III row 4; the target is the 32nd, halfway.
+pub const DIR_ENTRIES: usize = 64;
+/// Position (1-based, in creation order) of the name row 4 looks up.
+pub const DIR_TARGET: usize = 32;
+/// Bytes of one "disk block" today (the page and ext4 block size).
+pub const BLOCK: usize = 4096;
+
+fn sys_err(op: &'static str) -> impl FnOnce(std::io::Error) -> BenchError {
+    move |source| BenchError::Sys { op, source }
+}
+
+fn cstring(bytes: &[u8]) -> Result<CString, BenchError> {
+    CString::new(bytes).map_err(|_| BenchError::Protocol("NUL in a path".into()))
+}
+
+/// Name of the `i`th (1-based) entry of the large directory.
+pub fn dir_entry_name(i: usize) -> String {
+    format!("e{i:02}")
+}
+
+// ---------------------------------------------------------------------------------------------
+// Scratch directories
+
+/// A directory made for one benchmark, with a descriptor for *at() calls; removed by Drop.
+pub struct Scratch {
+    path: PathBuf,
+    dir: Option<OwnedFd>,
+}
+
+impl Scratch {
+    pub fn new(base: &Path) -> Result<Scratch, BenchError> {
+        use std::sync::atomic::{AtomicU64, Ordering};
+        static N: AtomicU64 = AtomicU64::new(0);
+        let n = N.fetch_add(1, Ordering::Relaxed);
+        let path = base.join(format!("sysperf-feder-{}-{n}", std::process::id()));
+        std::fs::create_dir(&path).map_err(sys_err("mkdir"))?;
+        let mut s = Scratch { path, dir: None };
+        let c = cstring(s.path.as_os_str().as_bytes())?;
+        s.dir = Some(
+            sys::open_at(libc::AT_FDCWD, &c, libc::O_RDONLY | libc::O_DIRECTORY)
+                .map_err(sys_err("open(directory)"))?,
+        );
+        Ok(s)
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn fd(&self) -> RawFd {
+        self.dir.as_ref().map_or(-1, |d| d.as_raw_fd())
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        self.dir = None;
+        let _ = std::fs::remove_dir_all(&self.path);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Table III rows 1-6: file operations
+
+/// The file-system rows of Table III.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FileRow {
+    Chdir,
+    OpenClose,
+    Path3,
+    Dir32,
+    DiskBlock,
+    Read4k,
+}
+
+/// An aligned 4 KiB buffer for O_DIRECT, carved out of a larger vector without unsafe code.
+struct Aligned {
+    mem: Vec<u8>,
+    off: usize,
+}
+
+impl Aligned {
+    fn new() -> Aligned {
+        let mem = vec![0u8; 2 * BLOCK];
+        let off = mem.as_ptr().align_offset(BLOCK);
+        Aligned { mem, off }
+    }
+    fn block(&mut self) -> &mut [u8] {
+        &mut self.mem[self.off..self.off + BLOCK]
+    }
+}
+
+pub struct FileOps {
+    row: FileRow,
+    scratch: Option<Scratch>,
+    target: CString,
+    block: Option<std::fs::File>,
+    buf: Aligned,
+}
+
+impl FileOps {
+    pub fn new(row: FileRow) -> FileOps {
+        FileOps {
+            row,
+            scratch: None,
+            target: CString::default(),
+            block: None,
+            buf: Aligned::new(),
+        }
+    }
+
+    /// The scratch directory (None before setup and after teardown).
+    pub fn scratch(&self) -> Option<&Scratch> {
+        self.scratch.as_ref()
+    }
+
+    /// The name the timed loop looks up, relative to the scratch directory.
+    pub fn target(&self) -> &CStr {
+        &self.target
+    }
+
+    fn dir(&self) -> RawFd {
+        self.scratch.as_ref().map_or(-1, Scratch::fd)
+    }
+}
+
+impl Benchmark for FileOps {
+    fn setup(&mut self, _ctx: &Ctx, _iterations: u64) -> Result<(), BenchError> {
+        let base = match self.row {
+            FileRow::DiskBlock | FileRow::Read4k => {
+                super::disk_dir().map_err(BenchError::Protocol)?.0
+            }
+            _ => std::env::temp_dir(),
+        };
+        let s = Scratch::new(&base)?;
+        let root = s.path().to_path_buf();
+        let write = |p: PathBuf, len: usize| -> Result<(), BenchError> {
+            let f = std::fs::File::create(p).map_err(sys_err("create"))?;
+            f.write_all_at(&vec![0x5a; len], 0)
+                .map_err(sys_err("write"))?;
+            // On disk before the timed loop: an O_DIRECT read of dirty pages would first
+            // write them back.
+            f.sync_all().map_err(sys_err("fsync"))
+        };
+        let target: String = match self.row {
+            FileRow::Chdir => ".".into(),
+            FileRow::OpenClose => {
+                write(root.join("file"), 100)?;
+                "file".into()
+            }
+            FileRow::Path3 => {
+                std::fs::create_dir_all(root.join("a/b/c")).map_err(sys_err("mkdir"))?;
+                "a/b/c".into()
+            }
+            FileRow::Dir32 => {
+                for i in 1..=DIR_ENTRIES {
+                    write(root.join(dir_entry_name(i)), 0)?;
+                }
+                dir_entry_name(DIR_TARGET)
+            }
+            FileRow::DiskBlock | FileRow::Read4k => {
+                write(root.join("block"), BLOCK)?;
+                "block".into()
+            }
+        };
+        self.target = cstring(target.as_bytes())?;
+        self.scratch = Some(s);
+        if self.row == FileRow::DiskBlock {
+            let fd = sys::open_at(self.dir(), &self.target, libc::O_RDONLY | libc::O_DIRECT)
+                .map_err(sys_err("open(O_DIRECT)"))?;
+            self.block = Some(std::fs::File::from(fd));
+        }
+        Ok(())
+    }
+
+    fn run(&mut self, iterations: u64) -> Result<(), BenchError> {
+        let dir = self.dir();
+        for _ in 0..iterations {
+            match self.row {
+                FileRow::Chdir => std::env::set_current_dir(".").map_err(sys_err("chdir"))?,
+                FileRow::OpenClose => {
+                    drop(sys::open_at(dir, &self.target, libc::O_RDONLY).map_err(sys_err("open"))?)
+                }
+                FileRow::Path3 | FileRow::Dir32 => {
+                    sys::access_at(dir, &self.target).map_err(sys_err("access"))?
+                }
+                FileRow::DiskBlock => {
+                    let f = self
+                        .block
+                        .as_ref()
+                        .ok_or_else(|| BenchError::Protocol("disk block: no setup".into()))?;
+                    let n = f.read_at(self.buf.block(), 0).map_err(sys_err("pread"))?;
+                    check_len(n)?;
+                }
+                FileRow::Read4k => {
+                    let fd = sys::open_at(dir, &self.target, libc::O_RDONLY | libc::O_DIRECT)
+                        .map_err(sys_err("open(O_DIRECT)"))?;
+                    let n = sys::read(fd.as_raw_fd(), self.buf.block()).map_err(sys_err("read"))?;
+                    check_len(n)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn teardown(&mut self) -> Result<(), BenchError> {
+        self.block = None;
+        self.scratch = None;
+        Ok(())
+    }
+}
+
+fn check_len(n: usize) -> Result<(), BenchError> {
+    if n != BLOCK {
+        return Err(BenchError::Protocol(format!(
+            "short read: {n} of {BLOCK} bytes"
+        )));
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// Table III rows 7-8 and Fig. 3: fork/exit with data, exec of the 8K-BSS program
+
+/// fork, the child's immediate _exit(0), wait; with `data` bytes sbrk'd and touched in setup.
+pub struct ForkData {
+    data: usize,
+}
+
+impl ForkData {
+    pub fn new(data: usize) -> ForkData {
+        ForkData { data }
+    }
+}
+
+fn reap(pid: Pid) -> Result<(), BenchError> {
+    let code = sys::wait_child(pid).map_err(sys_err("waitpid"))?;
+    crate::bench::fork::check_status("feder", code, 0)
+}
+
+impl Benchmark for ForkData {
+    fn setup(&mut self, _ctx: &Ctx, _iterations: u64) -> Result<(), BenchError> {
+        // A store every 1 KiB, as the 4.2BSD forks programs do: every page is resident.
+        sys::sbrk_and_touch(self.data, 1024).map_err(sys_err("sbrk"))?;
+        Ok(())
+    }
+
+    fn run(&mut self, iterations: u64) -> Result<(), BenchError> {
+        for _ in 0..iterations {
+            match sys::fork().map_err(sys_err("fork"))? {
+                Fork::Child => sys::exit_now(0),
+                Fork::Parent(pid) => reap(pid)?,
+            }
+        }
+        Ok(())
+    }
+}
+
+/// vfork + execveat of the embedded 8K-BSS program from a memfd, its exit, wait.
+pub struct ExecBss {
+    fd: Option<OwnedFd>,
+    strings: Vec<CString>,
+    stack: ChildStack,
+}
+
+impl ExecBss {
+    pub fn new() -> ExecBss {
+        ExecBss {
+            fd: None,
+            strings: Vec::new(),
+            stack: ChildStack::new(16 * 1024),
+        }
+    }
+}
+
+impl Default for ExecBss {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Benchmark for ExecBss {
+    fn setup(&mut self, _ctx: &Ctx, _iterations: u64) -> Result<(), BenchError> {
+        self.fd =
+            Some(sys::memfd_executable(c"sysperf-bss8k", BSS8K_JOB).map_err(sys_err("memfd"))?);
+        self.strings = std::iter::once("bss8k")
+            .chain(crate::bench::exec::BASE_ENV.iter().copied())
+            .map(|s| cstring(s.as_bytes()))
+            .collect::<Result<_, _>>()?;
+        Ok(())
+    }
+
+    fn run(&mut self, iterations: u64) -> Result<(), BenchError> {
+        let fd = self
+            .fd
+            .as_ref()
+            .ok_or_else(|| BenchError::Protocol("exec: no setup".into()))?
+            .as_raw_fd();
+        let ptrs = |s: &[CString]| -> Vec<*const libc::c_char> {
+            s.iter()
+                .map(|c| c.as_ptr())
+                .chain(std::iter::once(std::ptr::null()))
+                .collect()
+        };
+        let (argv, envp) = (ptrs(&self.strings[..1]), ptrs(&self.strings[1..]));
+        let img = ExecImage {
+            fd,
+            argv: &argv,
+            envp: &envp,
+        };
+        for _ in 0..iterations {
+            let pid = sys::vfork_exec(&mut self.stack, &img).map_err(sys_err("vfork"))?;
+            reap(pid)?;
+        }
+        Ok(())
+    }
+
+    fn teardown(&mut self) -> Result<(), BenchError> {
+        self.fd = None;
+        Ok(())
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Fig. 1: getpid warm and with an invalid cache
+
+/// Size of the last-level cache of CPU 0 from sysfs, or 32 MiB when it cannot be read.
+pub fn llc_bytes() -> usize {
+    let parse = |s: &str| -> Option<usize> {
+        let s = s.trim();
+        let (num, mult) = match s.as_bytes().last()? {
+            b'K' => (&s[..s.len() - 1], 1024),
+            b'M' => (&s[..s.len() - 1], 1024 * 1024),
+            _ => (s, 1),
+        };
+        num.parse::<usize>().ok().map(|n| n * mult)
+    };
+    let mut best: Option<(u32, usize)> = None;
+    if let Ok(dir) = std::fs::read_dir("/sys/devices/system/cpu/cpu0/cache") {
+        for e in dir.flatten() {
+            let p = e.path();
+            let level = std::fs::read_to_string(p.join("level"))
+                .ok()
+                .and_then(|s| s.trim().parse::<u32>().ok());
+            let size = std::fs::read_to_string(p.join("size"))
+                .ok()
+                .and_then(|s| parse(&s));
+            if let (Some(l), Some(sz)) = (level, size) {
+                if best.is_none_or(|(bl, _)| l > bl) {
+                    best = Some((l, sz));
+                }
+            }
+        }
+    }
+    best.map_or(32 << 20, |(_, s)| s)
+}
+
+/// Fig. 1's points: getpid alone, a cache sweep then getpid, the cache sweep alone.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GetpidMode {
+    Warm,
+    Cold,
+    SweepAlone,
+}
+
+pub struct Getpid {
+    mode: GetpidMode,
+    buf: Vec<u8>,
+}
+
+impl Getpid {
+    pub fn new(mode: GetpidMode) -> Getpid {
+        Getpid {
+            mode,
+            buf: Vec::new(),
+        }
+    }
+
+    /// Writes one byte in every 64-byte line of the buffer, pushing everything else out of
+    /// the caches (data and, with it, the kernel's system-call path).
+    #[inline(never)]
+    fn sweep(&mut self) {
+        for i in (0..self.buf.len()).step_by(64) {
+            self.buf[i] = self.buf[i].wrapping_add(1);
+        }
+        std::hint::black_box(&mut self.buf);
+    }
+}
+
+impl Benchmark for Getpid {
+    fn setup(&mut self, _ctx: &Ctx, _iterations: u64) -> Result<(), BenchError> {
+        if self.mode != GetpidMode::Warm {
+            // Filled now, so the timed sweeps never fault.
+            self.buf = vec![1u8; llc_bytes()];
+        }
+        Ok(())
+    }
+
+    fn run(&mut self, iterations: u64) -> Result<(), BenchError> {
+        for _ in 0..iterations {
+            if self.mode != GetpidMode::Warm {
+                self.sweep();
+            }
+            if self.mode != GetpidMode::SweepAlone {
+                std::hint::black_box(sys::getpid_syscall());
+            }
+        }
+        Ok(())
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Fig. 2: a byte passed back and forth between two processes, and the same I/O in one
+
+pub struct Csw {
+    pair: bool,
+    /// Parent to child, child to parent: (read end, write end).
+    pipes: Vec<(OwnedFd, OwnedFd)>,
+    child: Option<Pid>,
+}
+
+impl Csw {
+    pub fn new(pair: bool) -> Csw {
+        Csw {
+            pair,
+            pipes: Vec::new(),
+            child: None,
+        }
+    }
+}
+
+fn put(fd: RawFd, b: &[u8]) -> Result<(), BenchError> {
+    match sys::write(fd, b).map_err(sys_err("write"))? {
+        n if n == b.len() => Ok(()),
+        n => Err(BenchError::Protocol(format!(
+            "short write: {n} of {}",
+            b.len()
+        ))),
+    }
+}
+
+fn get1(fd: RawFd) -> Result<(), BenchError> {
+    let mut b = [0u8; 1];
+    match sys::read(fd, &mut b).map_err(sys_err("read"))? {
+        1 => Ok(()),
+        _ => Err(BenchError::Protocol("peer closed the pipe early".into())),
+    }
+}
+
+/// Kills and reaps a child that a failed run left behind.
+fn kill_child(child: &mut Option<Pid>) {
+    if let Some(pid) = child.take() {
+        let _ = sys::kill(pid, libc::SIGKILL);
+        let _ = sys::wait_child(pid);
+    }
+}
+
+impl Benchmark for Csw {
+    fn setup(&mut self, ctx: &Ctx, iterations: u64) -> Result<(), BenchError> {
+        for _ in 0..2 {
+            self.pipes.push(sys::pipe().map_err(sys_err("pipe"))?);
+        }
+        if !self.pair {
+            return Ok(());
+        }
+        let (down, up) = (self.pipes[0].0.as_raw_fd(), self.pipes[1].1.as_raw_fd());
+        match sys::fork().map_err(sys_err("fork"))? {
+            Fork::Child => {
+                ctx.child_init();
+                for _ in 0..iterations {
+                    if get1(down).and_then(|_| put(up, b"x")).is_err() {
+                        sys::exit_now(1);
+                    }
+                }
+                sys::exit_now(0)
+            }
+            Fork::Parent(pid) => self.child = Some(pid),
+        }
+        Ok(())
+    }
+
+    fn run(&mut self, iterations: u64) -> Result<(), BenchError> {
+        let [(r0, w0), (r1, w1)] = [0, 1].map(|i| {
+            self.pipes
+                .get(i)
+                .map_or((-1, -1), |(r, w)| (r.as_raw_fd(), w.as_raw_fd()))
+        });
+        for _ in 0..iterations {
+            put(w0, b"x")?;
+            if !self.pair {
+                // The same four calls as one round trip of the pair, with no one to switch to.
+                get1(r0)?;
+                put(w1, b"x")?;
+            }
+            get1(r1)?;
+        }
+        if let Some(pid) = self.child.take() {
+            reap(pid)?;
+        }
+        Ok(())
+    }
+
+    fn teardown(&mut self) -> Result<(), BenchError> {
+        kill_child(&mut self.child);
+        self.pipes.clear();
+        Ok(())
+    }
+}
+
+impl Drop for Csw {
+    fn drop(&mut self) {
+        kill_child(&mut self.child);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Fig. 5: pipe bandwidth against chunk size, between two processes
+
+pub struct PipeBw {
+    chunk: usize,
+    tx: Option<OwnedFd>,
+    child: Option<Pid>,
+    buf: Vec<u8>,
+}
+
+impl PipeBw {
+    pub fn new(chunk: usize) -> PipeBw {
+        PipeBw {
+            chunk: chunk.max(1),
+            tx: None,
+            child: None,
+            buf: Vec::new(),
+        }
+    }
+}
+
+impl Benchmark for PipeBw {
+    fn setup(&mut self, ctx: &Ctx, _iterations: u64) -> Result<(), BenchError> {
+        self.buf = vec![0x5a; self.chunk];
+        let (rx, tx) = sys::pipe().map_err(sys_err("pipe"))?;
+        match sys::fork().map_err(sys_err("fork"))? {
+            Fork::Child => {
+                ctx.child_init();
+                drop(tx);
+                // The reader reads in chunks of the same size until the writer closes.
+                loop {
+                    match sys::read(rx.as_raw_fd(), &mut self.buf) {
+                        Ok(0) => sys::exit_now(0),
+                        Ok(_) => {}
+                        Err(_) => sys::exit_now(1),
+                    }
+                }
+            }
+            Fork::Parent(pid) => {
+                self.child = Some(pid);
+                self.tx = Some(tx);
+            }
+        }
+        Ok(())
+    }
+
+    fn run(&mut self, iterations: u64) -> Result<(), BenchError> {
+        let tx = self
+            .tx
+            .take()
+            .ok_or_else(|| BenchError::Protocol("pipe: no setup".into()))?;
+        for _ in 0..iterations {
+            put(tx.as_raw_fd(), &self.buf)?;
+        }
+        // End of data: the reader sees EOF, exits, and is reaped inside the timed region.
+        drop(tx);
+        if let Some(pid) = self.child.take() {
+            reap(pid)?;
+        }
+        Ok(())
+    }
+
+    fn teardown(&mut self) -> Result<(), BenchError> {
+        self.tx = None;
+        kill_child(&mut self.child);
+        Ok(())
+    }
+}
+
+impl Drop for PipeBw {
+    fn drop(&mut self) {
+        self.tx = None;
+        kill_child(&mut self.child);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The series
+
+/// Table III's rows: label, and the VAX-11/780 System V time in ms.
+pub const TABLE3: [(&str, f64); 8] = [
+    ("chdir", 1.2),
+    ("open-close", 2.5),
+    ("path-3rd-level", 5.9),
+    ("dir-32nd-entry", 3.0),
+    ("disk-block", 3.1),
+    ("read-4k-file", 19.0),
+    ("fork-exit-8k", 22.0),
+    ("exec-8k-bss", 19.0),
+];
+
+/// The paper's VAX-11/780 System V column of Table III, ms converted to ns.
+static TABLE3_PAPER: [[f64; 2]; 8] = [
+    [0.0, 1.2e6],
+    [1.0, 2.5e6],
+    [2.0, 5.9e6],
+    [3.0, 3.0e6],
+    [4.0, 3.1e6],
+    [5.0, 19.0e6],
+    [6.0, 22.0e6],
+    [7.0, 19.0e6],
+];
+
+fn table3_make(row: u64) -> Box<dyn Benchmark> {
+    let file = |r| Box::new(FileOps::new(r)) as Box<dyn Benchmark>;
+    match row {
+        0 => file(FileRow::Chdir),
+        1 => file(FileRow::OpenClose),
+        2 => file(FileRow::Path3),
+        3 => file(FileRow::Dir32),
+        4 => file(FileRow::DiskBlock),
+        5 => file(FileRow::Read4k),
+        6 => Box::new(ForkData::new(8 * 1024)),
+        _ => Box::new(ExecBss::new()),
+    }
+}
+
+fn labelled(labels: &[&str]) -> Vec<Point> {
+    labels
+        .iter()
+        .enumerate()
+        .map(|(i, l)| Point {
+            label: Some((*l).to_string()),
+            ..Point::new(i as f64, i as u64)
+        })
+        .collect()
+}
+
+const CATEGORY: Axis = Axis {
+    name: "operation",
+    unit: "",
+    log: false,
+};
+
+pub static TABLE3_SERIES: SeriesSpec = SeriesSpec {
+    id: "feder.table3",
+    figure: "feder.table3",
+    figure_title: "Table III: System V kernel operations, today",
+    curve: "today",
+    paper: "Table III: chdir \".\"; open/close \"file\"; search path 3rd level; search dir 32nd \
+            position; access disk block; read 4K file; fork/exit 8K data; exec 8K BSS",
+    today: "chdir(\".\"); openat+close; faccessat(\"a/b/c\"); faccessat of the 32nd of 64 names; \
+            4 KiB O_DIRECT pread on a disk file system; open(O_DIRECT)+read 4096+close; fork + \
+            _exit + wait with 8 KiB sbrk'd; vfork + exec of an 8 KiB-BSS static program + wait",
+    x: CATEGORY,
+    y: YKind::CostNs,
+    unit: "operation",
+    shape: Shape::Single,
+    points: |_| labelled(&TABLE3.map(|(l, _)| l)),
+    make: table3_make,
+    paper_points: &TABLE3_PAPER,
+    paper_system: Some("VAX-11/780, UNIX System V (5.0), CPU time (Table III)"),
+};
+
+/// Fig. 1's point labels.
+pub const FIG1: [&str; 3] = ["warm", "cache-invalidated", "sweep-alone"];
+
+pub static FIG1_SERIES: SeriesSpec = SeriesSpec {
+    id: "feder.fig1",
+    figure: "feder.fig1",
+    figure_title: "Fig. 1: system call overhead, getpid (invalid cache)",
+    curve: "today",
+    paper: "Fig. 1: getpid with nothing useful in the memory cache at the call",
+    today: "syscall(SYS_getpid) alone; after writing a last-level-cache-sized buffer; and that \
+            sweep alone (derive: cold getpid = second - third)",
+    x: CATEGORY,
+    y: YKind::CostNs,
+    unit: "call",
+    shape: Shape::Single,
+    points: |_| labelled(&FIG1),
+    make: |p| {
+        Box::new(Getpid::new(match p {
+            0 => GetpidMode::Warm,
+            1 => GetpidMode::Cold,
+            _ => GetpidMode::SweepAlone,
+        }))
+    },
+    paper_points: &[],
+    paper_system: None,
+};
+
+fn one_point(label: &str) -> Vec<Point> {
+    labelled(&[label])
+}
+
+pub static FIG2_PAIR: SeriesSpec = SeriesSpec {
+    id: "feder.fig2-pair",
+    figure: "feder.fig2",
+    figure_title: "Fig. 2: context switch (1-byte pipe round trip, less the same I/O alone)",
+    curve: "two processes",
+    paper: "Fig. 2: a byte of data passed back and forth between two processes",
+    today: "parent writes 1 byte on one pipe, child reads it and writes 1 byte back on another, \
+            parent reads it: two switches per round trip",
+    x: CATEGORY,
+    y: YKind::CostNs,
+    unit: "round trip",
+    shape: Shape::Pair,
+    points: |_| one_point("round-trip"),
+    make: |_| Box::new(Csw::new(true)),
+    paper_points: &[],
+    paper_system: None,
+};
+
+pub static FIG2_SELF: SeriesSpec = SeriesSpec {
+    id: "feder.fig2-self",
+    figure: "feder.fig2",
+    figure_title: "Fig. 2: context switch (1-byte pipe round trip, less the same I/O alone)",
+    curve: "one process, same I/O",
+    paper: "Fig. 2: the times to perform equivalent I/O without context switches (subtracted)",
+    today: "one process makes the round trip's two 1-byte writes and two reads on its own pipes",
+    x: CATEGORY,
+    y: YKind::CostNs,
+    unit: "round trip",
+    shape: Shape::Single,
+    points: |_| one_point("round-trip"),
+    make: |_| Box::new(Csw::new(false)),
+    paper_points: &[],
+    paper_system: None,
+};
+
+pub static FIG3_SERIES: SeriesSpec = SeriesSpec {
+    id: "feder.fig3",
+    figure: "feder.fig3",
+    figure_title: "Fig. 3: fork/exit against the process's data size",
+    curve: "today",
+    paper: "Fig. 3: fork/exit of a very small program with 32 kilobytes of data added by sbrk \
+            (Table III: 8K)",
+    today: "sbrk(size) touched every 1 KiB in the worker, then fork, child _exit(0), waitpid",
+    x: Axis {
+        name: "data size",
+        unit: "bytes",
+        log: false,
+    },
+    y: YKind::CostNs,
+    unit: "fork/exit",
+    shape: Shape::Single,
+    points: |quick| {
+        let sizes: &[u64] = if quick {
+            &[0, 32 << 10]
+        } else {
+            &[0, 8 << 10, 32 << 10, 128 << 10, 1 << 20]
+        };
+        sizes.iter().map(|&s| Point::new(s as f64, s)).collect()
+    },
+    make: |p| Box::new(ForkData::new(p as usize)),
+    paper_points: &[],
+    paper_system: None,
+};
+
+pub static FIG5_SERIES: SeriesSpec = SeriesSpec {
+    id: "feder.fig5",
+    figure: "feder.fig5",
+    figure_title: "Fig. 5: pipe bandwidth against transfer size",
+    curve: "today",
+    paper: "Fig. 5: maximum rate of data transfer between two processes through a pipe, \
+            against the size of the chunks (512 and 1024 bytes discussed)",
+    today: "parent writes chunks into a pipe, a child reads chunks of the same size until EOF",
+    x: Axis {
+        name: "chunk size",
+        unit: "bytes",
+        log: true,
+    },
+    y: YKind::BytesPerSec,
+    unit: "chunk",
+    shape: Shape::Pair,
+    points: |quick| {
+        let sizes: &[u64] = if quick {
+            &[512, 4096]
+        } else {
+            &[1, 16, 128, 512, 1024, 4096, 16384, 65536]
+        };
+        sizes
+            .iter()
+            .map(|&s| Point {
+                bytes_per_op: s as f64,
+                ..Point::new(s as f64, s)
+            })
+            .collect()
+    },
+    make: |p| Box::new(PipeBw::new(p as usize)),
+    paper_points: &[],
+    paper_system: None,
+};
+
+fn series() -> Vec<&'static SeriesSpec> {
+    vec![
+        &TABLE3_SERIES,
+        &FIG1_SERIES,
+        &FIG2_PAIR,
+        &FIG2_SELF,
+        &FIG3_SERIES,
+        &FIG5_SERIES,
+    ]
+}
+
+fn preflight() -> Result<Vec<String>, String> {
+    let llc = llc_bytes();
+    let mut notes = vec![format!(
+        "Fig. 1's cache invalidation writes a {} KiB buffer (the last-level cache) \
+         between getpid calls",
+        llc / 1024
+    )];
+    notes.push(match super::disk_dir() {
+        Ok((p, fs)) => format!(
+            "uncached block reads use O_DIRECT on {} ({fs})",
+            p.display()
+        ),
+        Err(e) => format!("{e}; Table III rows 5-6 will fail"),
+    });
+    Ok(notes)
+}
+
+/// The y estimate of the point `label` of series `id`.
+fn point_y<'a>(series: &'a [Series], id: &str, label: &str) -> Option<&'a Estimate> {
+    series
+        .iter()
+        .find(|s| s.id == id)?
+        .points
+        .iter()
+        .find(|p| p.label.as_deref() == Some(label))?
+        .y
+        .as_ref()
+}
+
+/// `(a - b) / div` with the widest interval the two intervals allow, in ns.
+fn difference(name: &str, a: (&str, &Estimate), b: (&str, &Estimate), div: f64) -> Derived {
+    let (an, a) = a;
+    let (bn, b) = b;
+    let (lo, hi) = ((a.ci_low - b.ci_high) / div, (a.ci_high - b.ci_low) / div);
+    let verdict = if a.n < 2 || b.n < 2 {
+        "one trial: no interval"
+    } else if lo <= 0.0 && hi >= 0.0 {
+        "includes 0: within noise"
+    } else {
+        "excludes 0"
+    };
+    let over = if div == 1.0 {
+        String::new()
+    } else {
+        format!(" / {div}")
+    };
+    Derived {
+        name: name.into(),
+        value: (a.median - b.median) / div,
+        unit: "ns".into(),
+        formula: format!(
+            "({an} - {bn}){over} = ({:.1} - {:.1}){over} ns; from the intervals: {lo:.1} to \
+             {hi:.1} ({verdict})",
+            a.median, b.median
+        ),
+    }
+}
+
+fn derive(series: &[Series]) -> Vec<Derived> {
+    let mut out = Vec::new();
+    if let (Some(c), Some(s)) = (
+        point_y(series, "feder.fig1", FIG1[1]),
+        point_y(series, "feder.fig1", FIG1[2]),
+    ) {
+        out.push(difference(
+            "getpid with an invalid cache (Fig. 1)",
+            ("sweep+getpid", c),
+            ("sweep alone", s),
+            1.0,
+        ));
+    }
+    if let (Some(p), Some(s)) = (
+        point_y(series, "feder.fig2-pair", "round-trip"),
+        point_y(series, "feder.fig2-self", "round-trip"),
+    ) {
+        out.push(difference(
+            "context switch (Fig. 2)",
+            ("pair round trip", p),
+            ("same I/O in one process", s),
+            2.0,
+        ));
+    }
+    out
+}
+
+pub static SUITE: Suite = Suite {
+    name: "feder",
+    title: "Feder 1984: the evolution of UNIX system performance (kernel operations)",
+    paper: "J. Feder, \"The Evolution of UNIX System Performance\", AT&T Bell Laboratories \
+            Technical Journal 63(8), 1984: Section III, Table III, Figs. 1, 2, 3, 5",
+    series,
+    preflight,
+    derive,
+};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bench::Placement;
+
+    fn ctx() -> Ctx {
+        Ctx {
+            placement: Placement::Inherit,
+        }
+    }
+
+    /// Bytes this thread has caused to be read from storage (/proc/thread-self/io).
+    fn thread_read_bytes() -> u64 {
+        let s = std::fs::read_to_string("/proc/thread-self/io").unwrap();
+        s.lines()
+            .find_map(|l| l.strip_prefix("read_bytes: "))
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap()
+    }
+
+    #[test]
+    fn the_large_directory_has_64_entries_and_the_target_is_the_32nd_created() {
+        let mut b = FileOps::new(FileRow::Dir32);
+        b.setup(&ctx(), 1).unwrap();
+        let dir = b.scratch().unwrap().path().to_path_buf();
+        let names: Vec<String> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        assert_eq!(names.len(), DIR_ENTRIES);
+        assert!(names.len() >= 32, "{} entries", names.len());
+        // Creation order: each entry's inode is newer than the one before.
+        let ino = |i: usize| {
+            use std::os::unix::fs::MetadataExt;
+            std::fs::metadata(dir.join(dir_entry_name(i)))
+                .unwrap()
+                .ino()
+        };
+        assert!((2..=DIR_ENTRIES).all(|i| ino(i) != ino(i - 1)));
+        assert_eq!(b.target().to_str().unwrap(), dir_entry_name(32));
+        assert_eq!(
+            names.iter().filter(|n| **n == dir_entry_name(32)).count(),
+            1
+        );
+        b.run(3).unwrap();
+        b.teardown().unwrap();
+        assert!(!dir.exists(), "scratch directory left behind");
+    }
+
+    #[test]
+    fn the_third_level_path_exists_and_every_scratch_is_removed() {
+        for row in [FileRow::OpenClose, FileRow::Path3, FileRow::Chdir] {
+            let mut b = FileOps::new(row);
+            b.setup(&ctx(), 1).unwrap();
+            let dir = b.scratch().unwrap().path().to_path_buf();
+            if row == FileRow::Path3 {
+                assert!(dir.join("a/b/c").is_dir());
+                assert_eq!(b.target().to_bytes(), b"a/b/c");
+            }
+            b.run(5).unwrap();
+            drop(b);
+            assert!(!dir.exists(), "{row:?}: {} left behind", dir.display());
+        }
+    }
+
+    #[test]
+    fn uncached_reads_really_read_the_disk_every_time() {
+        // O_DIRECT bypasses the page cache: each read is a block-layer read, counted in this
+        // thread's read_bytes (which counts only bytes fetched from storage).
+        let Ok((base, fs)) = crate::sweep::disk_dir() else {
+            eprintln!("no disk-backed directory here: skipping");
+            return;
+        };
+        let t = sys::fs_type(&base).unwrap();
+        assert!(
+            t != crate::sweep::TMPFS_MAGIC && t != crate::sweep::RAMFS_MAGIC,
+            "{} is {fs}",
+            base.display()
+        );
+        for row in [FileRow::DiskBlock, FileRow::Read4k] {
+            let mut b = FileOps::new(row);
+            b.setup(&ctx(), 1).unwrap();
+            let n = 20;
+            let before = thread_read_bytes();
+            b.run(n).unwrap();
+            let read = thread_read_bytes() - before;
+            assert!(
+                read >= n * BLOCK as u64,
+                "{row:?}: {read} bytes from storage for {n} reads"
+            );
+            b.teardown().unwrap();
+        }
+    }
+
+    #[test]
+    fn the_8k_bss_job_has_exactly_8_kib_of_bss() {
+        // ELF64 program headers: the PT_LOAD segments' memsz - filesz is the zero-filled BSS.
+        let b = BSS8K_JOB;
+        assert_eq!(&b[..4], b"\x7fELF");
+        assert_eq!(b[4], 2, "ELF64");
+        let u16at = |o: usize| u16::from_le_bytes(b[o..o + 2].try_into().unwrap()) as usize;
+        let u64at = |o: usize| u64::from_le_bytes(b[o..o + 8].try_into().unwrap());
+        let (phoff, phentsize, phnum) = (u64at(0x20) as usize, u16at(0x36), u16at(0x38));
+        let mut bss = 0;
+        for i in 0..phnum {
+            let h = phoff + i * phentsize;
+            if u32::from_le_bytes(b[h..h + 4].try_into().unwrap()) == 1 {
+                bss += u64at(h + 0x28) - u64at(h + 0x20);
+            }
+        }
+        // 8 KiB of BSS, plus at most the alignment padding of the segment.
+        assert!((8192..8192 + 64).contains(&bss), "bss {bss}");
+        assert!(
+            b.len() < 8192,
+            "the BSS takes no room in the file: {}",
+            b.len()
+        );
+    }
+
+    #[test]
+    fn exec_and_fork_points_run_their_children_to_completion() {
+        let mut e = ExecBss::new();
+        e.setup(&ctx(), 2).unwrap();
+        e.run(2).unwrap();
+        e.teardown().unwrap();
+        let mut f = ForkData::new(8 * 1024);
+        f.setup(&ctx(), 2).unwrap();
+        f.run(2).unwrap();
+    }
+
+    #[test]
+    fn pipe_and_switch_benchmarks_complete_their_exchanges() {
+        let mut p = PipeBw::new(1000);
+        p.setup(&ctx(), 50).unwrap();
+        p.run(50).unwrap();
+        p.teardown().unwrap();
+        for pair in [true, false] {
+            let mut c = Csw::new(pair);
+            c.setup(&ctx(), 30).unwrap();
+            c.run(30).unwrap();
+            c.teardown().unwrap();
+        }
+    }
+
+    #[test]
+    fn llc_size_is_read_or_defaults_to_32_mib() {
+        let n = llc_bytes();
+        assert!(n >= 256 * 1024, "{n}");
+    }
+
+    #[test]
+    fn derive_reports_cold_getpid_and_per_switch_cost() {
+        // The difference and its interval from two estimates; verdict on the interval.
+        let e = |m: f64| crate::stats::estimate(&[m - 1.0, m, m + 1.0]).unwrap();
+        let d = difference("x", ("a", &e(5000.0)), ("b", &e(1000.0)), 2.0);
+        assert_eq!(d.value, 2000.0);
+        assert!(d.formula.contains("excludes 0"), "{}", d.formula);
+        let d = difference("x", ("a", &e(1000.5)), ("b", &e(1000.0)), 1.0);
+        assert!(d.formula.contains("within noise"), "{}", d.formula);
+    }
+}
