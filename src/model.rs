@@ -305,8 +305,9 @@ pub struct Overhead {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunParams {
     pub selection: Vec<String>,
-    /// The suites of `run --suite` (empty for the core suite alone).
-    #[serde(default)]
+    /// The suites of `run --suite` (empty for the core suite alone, and then not written, so
+    /// that runs without suites serialize as they did before suites existed).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub suites: Vec<String>,
     pub trials: u32,
     pub min_time_s: f64,
@@ -414,12 +415,14 @@ pub struct Run {
     #[serde(default)]
     pub findings: Vec<Finding>,
     /// The sweeps of `sysperf run --suite` (BBN, Feder, scaling, ...): one curve each, x
-    /// against y, every point with its raw trials. Empty for runs of the core suite alone.
-    #[serde(default)]
+    /// against y, every point with its raw trials. Empty for runs of the core suite alone
+    /// (and then not written).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub series: Vec<Series>,
     /// What a suite recorded about how it ran here (commands it found and used, the cgroup
     /// interface it limited memory with, why it skipped something): facts, not warnings.
-    #[serde(default)]
+    /// Not written when empty.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
 }
 
