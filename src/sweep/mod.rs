@@ -10,6 +10,8 @@
 //! This module holds the registry and the types; each suite's benchmarks live in its own
 //! file. It does not measure (the harness does), store or draw anything.
 
+pub mod bbn;
+
 use crate::bench::{Benchmark, Shape};
 use crate::harness::adjusted_wall_ns;
 use crate::model::{BenchResult, Derived, Overhead, Series, SeriesPoint, TrialKind, YKind};
@@ -126,7 +128,7 @@ pub fn no_derived(_: &[crate::model::Series]) -> Vec<Derived> {
 
 /// Every suite, in the order `--suite all` runs them.
 pub fn suites() -> Vec<&'static Suite> {
-    vec![]
+    vec![&bbn::SUITE]
 }
 
 /// The suite with this name.
