@@ -763,6 +763,16 @@ pub fn unmount(target: &std::path::Path) -> io::Result<()> {
     Ok(())
 }
 
+/// mkfifo(3): creates a named pipe (the BBN suite's "ports") with permission bits `mode`.
+pub fn mkfifo(path: &std::path::Path, mode: libc::mode_t) -> io::Result<()> {
+    use std::os::unix::ffi::OsStrExt;
+    let p = std::ffi::CString::new(path.as_os_str().as_bytes())
+        .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
+    // SAFETY: a NUL-terminated path that outlives the call.
+    cvt(unsafe { libc::mkfifo(p.as_ptr(), mode) })?;
+    Ok(())
+}
+
 // ---------------------------------------------------------------------------------------
 // perf_event_open(2): the counters of `run --observe` and the sampler of `profile`.
 

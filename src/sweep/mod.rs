@@ -15,6 +15,7 @@ use crate::harness::adjusted_wall_ns;
 use crate::model::{BenchResult, Derived, Overhead, Series, SeriesPoint, TrialKind, YKind};
 use crate::stats;
 
+pub mod bbn;
 pub mod feder;
 pub mod scaling_proc;
 pub mod tty;
@@ -133,6 +134,7 @@ pub fn no_derived(_: &[crate::model::Series]) -> Vec<Derived> {
 /// Every suite, in the order `--suite all` runs them.
 pub fn suites() -> Vec<&'static Suite> {
     vec![
+        &bbn::SUITE,
         &feder::SUITE,
         &scaling_proc::SUITE,
         &tty::SUITE,
