@@ -122,6 +122,35 @@ fn quick_run_json_gives_positive_figures_and_is_stored() {
 }
 
 #[test]
+fn list_suites_names_every_suite_and_its_series() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = success_json(sysperf(&tmp.path().join("s.db")).args(["list", "--suites", "--json"]));
+    let names: Vec<&str> = out
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["bbn", "feder", "scaling", "tty", "vm", "workload"]);
+    for suite in out.as_array().unwrap() {
+        let series = suite["series"].as_array().unwrap();
+        assert!(!series.is_empty(), "{}", suite["name"]);
+        for s in series {
+            let id = s["id"].as_str().unwrap();
+            assert!(id.starts_with(&format!("{}.", suite["name"].as_str().unwrap())));
+            assert!(!s["points"].as_array().unwrap().is_empty(), "{id}");
+            assert!(!s["quick_points"].as_array().unwrap().is_empty(), "{id}");
+        }
+    }
+    let text = sysperf(&tmp.path().join("s.db"))
+        .args(["list", "--suites"])
+        .output()
+        .unwrap();
+    assert!(text.status.success());
+    assert!(String::from_utf8_lossy(&text.stdout).contains("sysperf run --suite bbn"));
+}
+
+#[test]
 fn bad_input_is_one_line_exit_2_and_no_panic() {
     let tmp = tempfile::tempdir().unwrap();
     let db = tmp.path().join("s.db");
