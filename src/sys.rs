@@ -595,6 +595,114 @@ pub fn clock_ticks() -> u64 {
     }
 }
 
+/// Raises this process's soft limit on open descriptors to its hard limit (as a shell's
+/// `ulimit -n unlimited` would, within what the administrator allows); returns the new soft
+/// limit.
+pub fn raise_nofile_limit() -> io::Result<u64> {
+    let mut r = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit fills one rlimit record we own.
+    cvt(unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut r) })?;
+    if r.rlim_cur < r.rlim_max {
+        r.rlim_cur = r.rlim_max;
+        // SAFETY: setrlimit reads one valid rlimit record.
+        cvt(unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &r) })?;
+    }
+    Ok(r.rlim_cur)
+}
+
+/// fstatat(2): the name lookup of stat(2) (`follow`) or lstat(2) relative to the directory
+/// behind `dir`, so that a benchmark's path has exactly the components it chose.
+#[inline]
+pub fn stat_at(dir: RawFd, path: &CStr, follow: bool) -> io::Result<libc::stat> {
+    // SAFETY: an all-zero stat is a valid value of this plain C record.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    let flags = if follow { 0 } else { libc::AT_SYMLINK_NOFOLLOW };
+    // SAFETY: path is NUL-terminated and st is a valid stat record we own.
+    cvt(unsafe { libc::fstatat(dir, path.as_ptr(), &mut st, flags) })?;
+    Ok(st)
+}
+
+/// creat(2) of a new name in the directory behind `dir` (openat with O_CREAT | O_EXCL, mode
+/// 0600, close-on-exec).
+#[inline]
+pub fn create_at(dir: RawFd, name: &CStr) -> io::Result<OwnedFd> {
+    let flags = libc::O_CREAT | libc::O_EXCL | libc::O_WRONLY | libc::O_CLOEXEC;
+    // SAFETY: name is NUL-terminated; the mode argument is read because of O_CREAT.
+    let fd = cvt(unsafe { libc::openat(dir, name.as_ptr(), flags, 0o600 as libc::c_uint) })?;
+    // SAFETY: the kernel just gave us this descriptor.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// unlink(2) of a name in the directory behind `dir`.
+#[inline]
+pub fn unlink_at(dir: RawFd, name: &CStr) -> io::Result<()> {
+    // SAFETY: name is NUL-terminated.
+    cvt(unsafe { libc::unlinkat(dir, name.as_ptr(), 0) }).map(drop)
+}
+
+/// The type of the file system holding `path` (statfs(2) `f_type`, e.g. 0xEF53 for
+/// ext2/3/4, 0x01021994 for tmpfs).
+pub fn fs_magic(path: &std::path::Path) -> io::Result<i64> {
+    use std::os::unix::ffi::OsStrExt;
+    let p = std::ffi::CString::new(path.as_os_str().as_bytes())
+        .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
+    // SAFETY: an all-zero statfs is a valid value of this plain C record.
+    let mut s: libc::statfs = unsafe { std::mem::zeroed() };
+    // SAFETY: p is NUL-terminated and s is a valid statfs record we own.
+    cvt(unsafe { libc::statfs(p.as_ptr(), &mut s) })?;
+    Ok(s.f_type as i64)
+}
+
+/// The user name of `uid` from the user database, looked up through the C library's NSS
+/// (getpwuid_r, as ls -l does); `None` when the database has no such user.
+pub fn user_name(uid: u32) -> io::Result<Option<String>> {
+    // SAFETY: an all-zero passwd is a valid value (null pointers, zero ids).
+    let mut pw: libc::passwd = unsafe { std::mem::zeroed() };
+    let mut found: *mut libc::passwd = std::ptr::null_mut();
+    let mut buf = vec![0 as libc::c_char; 4096];
+    // SAFETY: every pointer is to memory we own, buf.len() bytes at buf; on success `found`
+    // points to pw, whose strings live in buf.
+    let r = unsafe { libc::getpwuid_r(uid, &mut pw, buf.as_mut_ptr(), buf.len(), &mut found) };
+    if r != 0 {
+        return Err(io::Error::from_raw_os_error(r));
+    }
+    if found.is_null() || pw.pw_name.is_null() {
+        return Ok(None);
+    }
+    // SAFETY: pw_name is a NUL-terminated string inside buf, which is still alive.
+    Ok(Some(
+        unsafe { CStr::from_ptr(pw.pw_name) }
+            .to_string_lossy()
+            .into_owned(),
+    ))
+}
+
+/// The group name of `gid` from the group database (getgrgid_r through NSS, as ls -l does);
+/// `None` when the database has no such group.
+pub fn group_name(gid: u32) -> io::Result<Option<String>> {
+    // SAFETY: an all-zero group is a valid value (null pointers, zero ids).
+    let mut gr: libc::group = unsafe { std::mem::zeroed() };
+    let mut found: *mut libc::group = std::ptr::null_mut();
+    let mut buf = vec![0 as libc::c_char; 16384];
+    // SAFETY: as in user_name: every pointer is to memory we own.
+    let r = unsafe { libc::getgrgid_r(gid, &mut gr, buf.as_mut_ptr(), buf.len(), &mut found) };
+    if r != 0 {
+        return Err(io::Error::from_raw_os_error(r));
+    }
+    if found.is_null() || gr.gr_name.is_null() {
+        return Ok(None);
+    }
+    // SAFETY: gr_name is a NUL-terminated string inside buf, which is still alive.
+    Ok(Some(
+        unsafe { CStr::from_ptr(gr.gr_name) }
+            .to_string_lossy()
+            .into_owned(),
+    ))
+}
+
 /// Fills `buf` from the kernel's random source (run ids).
 pub fn random_bytes(buf: &mut [u8]) -> io::Result<()> {
     let mut off = 0;

@@ -15,6 +15,8 @@ use crate::harness::adjusted_wall_ns;
 use crate::model::{BenchResult, Derived, Overhead, Series, SeriesPoint, TrialKind, YKind};
 use crate::stats;
 
+pub mod scaling;
+
 /// Where a series is drawn and what its axes are.
 #[derive(Debug, Clone, Copy)]
 pub struct Axis {
@@ -126,7 +128,7 @@ pub fn no_derived(_: &[crate::model::Series]) -> Vec<Derived> {
 
 /// Every suite, in the order `--suite all` runs them.
 pub fn suites() -> Vec<&'static Suite> {
-    vec![]
+    vec![&scaling::SUITE]
 }
 
 /// The suite with this name.
