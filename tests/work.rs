@@ -7,6 +7,9 @@
 //! Nothing here depends on speed. strace is a test-only Debian package that .ci/run installs;
 //! on CI (CI=true) its absence fails the strace tests instead of skipping them.
 
+mod common;
+
+use common::strace_available;
 use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::process::Command;
@@ -31,21 +34,6 @@ fn worker(id: &str, iterations: u64, pin: Option<u32>) -> Value {
         .unwrap_or_else(|_| panic!("{id}: {}", String::from_utf8_lossy(&out.stderr)));
     assert!(out.status.success() && v["error"].is_null(), "{id}: {v}");
     v
-}
-
-fn strace_available() -> bool {
-    let ok = Command::new("strace")
-        .arg("-V")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !ok {
-        assert!(
-            std::env::var("CI").is_err(),
-            "strace is missing on CI: .ci/run must install it"
-        );
-        eprintln!("strace not installed: skipping system-call counts (apt-get install strace)");
-    }
-    ok
 }
 
 /// System calls made by a worker run (all its processes), by name.

@@ -100,208 +100,258 @@ fn fixed_when_big(mut p: Point, size: u64, iterations: u64) -> Point {
     p
 }
 
-pub static FS_SERIES: &[SeriesSpec] = &[
-    SeriesSpec {
-        id: "scaling.chdir-open-files",
-        figure: "scaling.chdir",
-        figure_title: "chdir(\".\") against files held open (Feder Fig. 4)",
-        curve: "chdir(\".\") with K distinct files open",
-        paper: "Feder 1984 Fig. 4: CPU time of chdir \".\" against the position of \".\" in the \
-                i-node table (linear search: a straight line rising with position; hashed: flat); \
-                the position set by opening files first. Table III: 1.2 ms on the VAX-11/780 \
-                with 120 i-node entries, target at the halfway point",
-        today: "setup creates and opens K distinct files (soft RLIMIT_NOFILE raised to the hard \
-                limit); each operation is chdir(\".\"). The i-node table is now the inode and \
-                dentry hash tables, descriptors index an array, and \".\" needs no lookup: \
-                nothing is searched",
-        x: Axis {
-            name: "files held open",
-            unit: "files",
-            log: true,
-        },
-        y: YKind::CostNs,
-        unit: "chdir",
-        shape: Shape::Single,
-        points: |quick| {
-            let ks: &[u64] = if quick {
-                &[1, 100]
-            } else {
-                &[1, 10, 100, 1_000, 10_000]
-            };
-            ks.iter()
-                .map(|&k| fixed_when_big(Point::new(k as f64, k), k, 300_000))
-                .collect()
-        },
-        make: |k| Box::new(FsBench::new(Op::ChdirDot { open_files: k })),
-        paper_points: &[[60.0, 1.2e6]],
-        paper_system: Some("VAX-11/780, UNIX System V (Feder Table III: 120 i-node entries, \".\" at the halfway point)"),
+/// What the curves of one figure share.
+struct Fig {
+    figure: &'static str,
+    title: &'static str,
+    x: Axis,
+    unit: &'static str,
+}
+
+const CHDIR: Fig = Fig {
+    figure: "scaling.chdir",
+    title: "chdir(\".\") against files held open (Feder Fig. 4)",
+    x: Axis {
+        name: "files held open",
+        unit: "files",
+        log: true,
     },
-    SeriesSpec {
-        id: "scaling.lookup-last",
-        figure: "scaling.dir-lookup",
-        figure_title: "Name lookup against directory size (Feder Table III, Leffler §4.1.6)",
-        curve: "stat of the last-created name (a dentry-cache hit)",
-        paper: "Feder 1984 Table III: search to the 32nd position of a large directory, 3.0 ms \
-                on the VAX-11/780 (System V); directories were searched linearly, so the cost \
-                grew with the name's position",
-        today: "setup creates N files in a fresh ext4 directory; each operation is fstatat of \
-                the last one created (position N). The name is in the dentry cache (created \
-                names are), so this is a hash lookup, not a directory search",
-        x: ENTRIES,
-        y: YKind::CostNs,
-        unit: "stat",
-        shape: Shape::Single,
-        points: |quick| dir_sizes(quick, u64::MAX, 300_000),
-        make: |n| Box::new(FsBench::new(Op::LookupLast { entries: n })),
-        paper_points: &[[32.0, 3.0e6]],
-        paper_system: Some("VAX-11/780, UNIX System V (Feder Table III, directory search to the 32nd position)"),
+    unit: "chdir",
+};
+
+const DIR_LOOKUP: Fig = Fig {
+    figure: "scaling.dir-lookup",
+    title: "Name lookup against directory size (Feder Table III, Leffler §4.1.6)",
+    x: ENTRIES,
+    unit: "stat",
+};
+
+const DIR_CREATE: Fig = Fig {
+    figure: "scaling.dir-create",
+    title: "Creating a name against directory size (Leffler §4.1.6)",
+    x: ENTRIES,
+    unit: "create+unlink",
+};
+
+const PATH: Fig = Fig {
+    figure: "scaling.path",
+    title: "Path name translation against depth (Leffler §3.2.2, Feder Table III)",
+    x: Axis {
+        name: "path components",
+        unit: "components",
+        log: true,
     },
+    unit: "stat",
+};
+
+const NAME_CACHE: Fig = Fig {
+    figure: "scaling.name-cache",
+    title: "The name cache: hit, negative hit, miss (Leffler §4.1.1)",
+    x: Axis {
+        name: "case",
+        unit: "",
+        log: false,
+    },
+    unit: "stat",
+};
+
+const LS: Fig = Fig {
+    figure: "scaling.ls",
+    title: "ls -l against directory size (Leffler §4.1.1)",
+    x: ENTRIES,
+    unit: "listing",
+};
+
+/// A cost curve of figure `fig` (one process, no printed figures unless set after).
+const fn spec(
+    fig: Fig,
+    id: &'static str,
+    curve: &'static str,
+    [paper, today]: [&'static str; 2],
+    points: fn(bool) -> Vec<Point>,
+    make: fn(u64) -> Box<dyn Benchmark>,
+) -> SeriesSpec {
     SeriesSpec {
-        id: "scaling.lookup-absent",
-        figure: "scaling.dir-lookup",
-        figure_title: "Name lookup against directory size (Feder Table III, Leffler §4.1.6)",
-        curve: "stat of a never-seen absent name (the directory search)",
-        paper: "Leffler et al. 1984 §4.1.6: a name not in a directory is found absent only after \
-                the whole directory is scanned (the cost of every creation)",
-        today: "setup creates N files; each operation is fstatat of a new name that does not \
-                exist and was never looked up, so the dentry cache misses and ext4 searches \
-                the directory (htree hash probe of page-cached blocks), leaving a negative \
-                dentry",
-        x: ENTRIES,
+        id,
+        figure: fig.figure,
+        figure_title: fig.title,
+        curve,
+        paper,
+        today,
+        x: fig.x,
         y: YKind::CostNs,
-        unit: "stat",
+        unit: fig.unit,
         shape: Shape::Single,
-        points: |quick| dir_sizes(quick, u64::MAX, 100_000),
-        make: |n| Box::new(FsBench::new(Op::LookupAbsent { entries: n })),
+        points,
+        make,
         paper_points: &[],
         paper_system: None,
+    }
+}
+
+pub static FS_SERIES: &[SeriesSpec] = &[
+    SeriesSpec {
+        paper_points: &[[60.0, 1.2e6]],
+        paper_system: Some(
+            "VAX-11/780, UNIX System V (Feder Table III: 120 i-node entries, \".\" at the \
+             halfway point)",
+        ),
+        ..spec(
+            CHDIR,
+            "scaling.chdir-open-files",
+            "chdir(\".\") with K distinct files open",
+            [
+                "Feder 1984 Fig. 4: CPU time of chdir \".\" against the position of \".\" in the \
+                 i-node table (linear search: a straight line rising with position; hashed: \
+                 flat); the position set by opening files first. Table III: 1.2 ms on the \
+                 VAX-11/780 with 120 i-node entries, target at the halfway point",
+                "setup creates and opens K distinct files (soft RLIMIT_NOFILE raised to the \
+                 hard limit); each operation is chdir(\".\"). The i-node table is now the inode \
+                 and dentry hash tables, descriptors index an array, and \".\" needs no lookup: \
+                 nothing is searched",
+            ],
+            |quick| {
+                let ks: &[u64] = if quick {
+                    &[1, 100]
+                } else {
+                    &[1, 10, 100, 1_000, 10_000]
+                };
+                ks.iter()
+                    .map(|&k| fixed_when_big(Point::new(k as f64, k), k, 300_000))
+                    .collect()
+            },
+            |k| Box::new(FsBench::new(Op::ChdirDot { open_files: k })),
+        )
     },
     SeriesSpec {
-        id: "scaling.create",
-        figure: "scaling.dir-create",
-        figure_title: "Creating a name against directory size (Leffler §4.1.6)",
-        curve: "create+unlink in a directory of N entries",
-        paper: "Leffler et al. 1984 §4.1.6: creating a name scans the entire directory to be \
-                sure the name does not exist, which is slow for large directories",
-        today: "setup creates N files; each operation creates a new file (openat O_CREAT|O_EXCL), \
-                closes and unlinks it. ext4 hashes the name to one htree leaf block",
-        x: ENTRIES,
-        y: YKind::CostNs,
-        unit: "create+unlink",
-        shape: Shape::Single,
-        points: |quick| dir_sizes(quick, 10_000, 20_000),
-        make: |n| {
+        paper_points: &[[32.0, 3.0e6]],
+        paper_system: Some(
+            "VAX-11/780, UNIX System V (Feder Table III, directory search to the 32nd position)",
+        ),
+        ..spec(
+            DIR_LOOKUP,
+            "scaling.lookup-last",
+            "stat of the last-created name (a dentry-cache hit)",
+            [
+                "Feder 1984 Table III: search to the 32nd position of a large directory, 3.0 ms \
+                 on the VAX-11/780 (System V); directories were searched linearly, so the cost \
+                 grew with the name's position",
+                "setup creates N files in a fresh directory; each operation is fstatat of the \
+                 last one created (position N). The name is in the dentry cache (created names \
+                 are), so this is a hash lookup, not a directory search",
+            ],
+            |quick| dir_sizes(quick, u64::MAX, 300_000),
+            |n| Box::new(FsBench::new(Op::LookupLast { entries: n })),
+        )
+    },
+    spec(
+        DIR_LOOKUP,
+        "scaling.lookup-absent",
+        "stat of a never-seen absent name (the directory search)",
+        [
+            "Leffler et al. 1984 §4.1.6: a name not in a directory is found absent only after \
+             the whole directory is scanned (the cost of every creation)",
+            "setup creates N files; each operation is fstatat of a new name that does not exist \
+             and was never looked up, so the dentry cache misses and ext4 searches the \
+             directory (htree hash probe of page-cached blocks), leaving a negative dentry",
+        ],
+        |quick| dir_sizes(quick, u64::MAX, 100_000),
+        |n| Box::new(FsBench::new(Op::LookupAbsent { entries: n })),
+    ),
+    spec(
+        DIR_CREATE,
+        "scaling.create",
+        "create+unlink in a directory of N entries",
+        [
+            "Leffler et al. 1984 §4.1.6: creating a name scans the entire directory to be sure \
+             the name does not exist, which is slow for large directories",
+            "setup creates N files; each operation creates a new file (openat O_CREAT|O_EXCL), \
+             closes and unlinks it. ext4 hashes the name to one htree leaf block",
+        ],
+        |quick| dir_sizes(quick, 10_000, 20_000),
+        |n| {
             Box::new(FsBench::new(Op::Create {
                 entries: n,
                 emptied: false,
             }))
         },
-        paper_points: &[],
-        paper_system: None,
-    },
-    SeriesSpec {
-        id: "scaling.create-emptied",
-        figure: "scaling.dir-create",
-        figure_title: "Creating a name against directory size (Leffler §4.1.6)",
-        curve: "create+unlink in an emptied directory that once held N entries",
-        paper: "Leffler et al. 1984 §4.1.6: directories did not shrink, so a once over-filled \
-                directory kept the cost of creation after it was emptied (\"a congested uucp \
-                connection can leave a legacy\"); 4.3BSD truncates empty blocks at its end",
-        today: "setup creates N files and unlinks them all (ext4 keeps the directory's blocks: \
-                the preflight note gives the size); each operation is create+close+unlink in \
-                that empty directory",
-        x: ENTRIES,
-        y: YKind::CostNs,
-        unit: "create+unlink",
-        shape: Shape::Single,
-        points: |quick| dir_sizes(quick, 10_000, 20_000),
-        make: |n| {
+    ),
+    spec(
+        DIR_CREATE,
+        "scaling.create-emptied",
+        "create+unlink in an emptied directory that once held N entries",
+        [
+            "Leffler et al. 1984 §4.1.6: directories did not shrink, so a once over-filled \
+             directory kept the cost of creation after it was emptied (\"a congested uucp \
+             connection can leave a legacy\"); 4.3BSD truncates empty blocks at its end",
+            "setup creates N files and unlinks them all (ext4 keeps the directory's blocks: the \
+             preflight note gives the size); each operation is create+close+unlink in that \
+             empty directory",
+        ],
+        |quick| dir_sizes(quick, 10_000, 20_000),
+        |n| {
             Box::new(FsBench::new(Op::Create {
                 entries: n,
                 emptied: true,
             }))
         },
-        paper_points: &[],
-        paper_system: None,
-    },
+    ),
     SeriesSpec {
-        id: "scaling.path-depth",
-        figure: "scaling.path",
-        figure_title: "Path name translation against depth (Leffler §3.2.2, Feder Table III)",
-        curve: "stat of d/d/.../f (directories)",
-        paper: "Feder 1984 Table III: search (access) to a third-level directory, 5.9 ms on the \
-                VAX-11/780 (System V); Leffler et al. §3.2.2: namei's outer loop runs once per \
-                component, the kernel's single most expensive function",
-        today: "fstatat relative to the test directory of a path of x components: x-1 \
-                directories then a file",
-        x: Axis {
-            name: "path components",
-            unit: "components",
-            log: true,
-        },
-        y: YKind::CostNs,
-        unit: "stat",
-        shape: Shape::Single,
-        points: depths,
-        make: |d| {
-            Box::new(FsBench::new(Op::Path {
-                depth: d,
-                symlinks: false,
-            }))
-        },
         paper_points: &[[3.0, 5.9e6]],
         paper_system: Some("VAX-11/780, UNIX System V (Feder Table III, search path 3rd level)"),
+        ..spec(
+            PATH,
+            "scaling.path-depth",
+            "stat of d/d/.../f (directories)",
+            [
+                "Feder 1984 Table III: search (access) to a third-level directory, 5.9 ms on the \
+                 VAX-11/780 (System V); Leffler et al. §3.2.2: namei's outer loop runs once per \
+                 component, the kernel's single most expensive function",
+                "fstatat relative to the test directory of a path of x components: x-1 \
+                 directories then a file",
+            ],
+            depths,
+            |d| {
+                Box::new(FsBench::new(Op::Path {
+                    depth: d,
+                    symlinks: false,
+                }))
+            },
+        )
     },
-    SeriesSpec {
-        id: "scaling.path-symlinks",
-        figure: "scaling.path",
-        figure_title: "Path name translation against depth (Leffler §3.2.2, Feder Table III)",
-        curve: "stat of s/s/.../g (every component a symbolic link)",
-        paper: "Leffler et al. 1984 §3.2.2: symbolic links raise the number of components to \
-                translate; /tmp made a link to /usr/tmp turns /tmp/tmp1234 from two component \
-                translations into four plus reading the link",
-        today: "the same path with every component a symbolic link (\"s\" -> \"d\" at each \
-                level, \"g\" -> \"f\" at the end), so the walk reads x links and looks up 2x \
-                names",
-        x: Axis {
-            name: "path components",
-            unit: "components",
-            log: true,
-        },
-        y: YKind::CostNs,
-        unit: "stat",
-        shape: Shape::Single,
-        points: depths,
-        make: |d| {
+    spec(
+        PATH,
+        "scaling.path-symlinks",
+        "stat of s/s/.../g (every component a symbolic link)",
+        [
+            "Leffler et al. 1984 §3.2.2: symbolic links raise the number of components to \
+             translate; /tmp made a link to /usr/tmp turns /tmp/tmp1234 from two component \
+             translations into four plus reading the link",
+            "the same path with every component a symbolic link (\"s\" -> \"d\" at each level, \
+             \"g\" -> \"f\" at the end), so the walk reads x links and looks up 2x names",
+        ],
+        depths,
+        |d| {
             Box::new(FsBench::new(Op::Path {
                 depth: d,
                 symlinks: true,
             }))
         },
-        paper_points: &[],
-        paper_system: None,
-    },
-    SeriesSpec {
-        id: "scaling.name-cache",
-        figure: "scaling.name-cache",
-        figure_title: "The name cache: hit, negative hit, miss (Leffler §4.1.1)",
-        curve: "stat of one name in a 100-entry directory",
-        paper: "Leffler et al. 1984 §4.1.1: a cache of recent name translations removes namei's \
-                inner loop (the linear directory search) on a hit; 4.3BSD's cache also keeps \
-                names found absent",
-        today: "hit: the same existing name every time (dentry cache hit); negative hit: the \
-                same absent name every time (cached negative dentry); miss: a new absent name \
-                every time, never looked up before (ext4 searches the directory and a negative \
-                dentry is made)",
-        x: Axis {
-            name: "case",
-            unit: "",
-            log: false,
-        },
-        y: YKind::CostNs,
-        unit: "stat",
-        shape: Shape::Single,
-        points: |_| {
+    ),
+    spec(
+        NAME_CACHE,
+        "scaling.name-cache",
+        "stat of one name in a 100-entry directory",
+        [
+            "Leffler et al. 1984 §4.1.1: a cache of recent name translations removes namei's \
+             inner loop (the linear directory search) on a hit; 4.3BSD's cache also keeps names \
+             found absent",
+            "hit: the same existing name every time (dentry cache hit); negative hit: the same \
+             absent name every time (cached negative dentry); miss: a new absent name every \
+             time, never looked up before (ext4 searches the directory and a negative dentry \
+             is made)",
+        ],
+        |_| {
             CacheCase::ALL
                 .iter()
                 .enumerate()
@@ -311,32 +361,32 @@ pub static FS_SERIES: &[SeriesSpec] = &[
                 })
                 .collect()
         },
-        make: |i| Box::new(FsBench::new(Op::Cache(CacheCase::from_param(i)))),
-        paper_points: &[],
-        paper_system: None,
-    },
+        |i| Box::new(FsBench::new(Op::Cache(CacheCase::from_param(i)))),
+    ),
     SeriesSpec {
-        id: "scaling.ls-l",
-        figure: "scaling.ls",
-        figure_title: "ls -l against directory size (Leffler §4.1.1)",
-        curve: "one ls -l listing: readdir, lstat each entry, owner and group names",
-        paper: "Leffler et al. 1984 §4.1.1: ls -l of a directory of 600 files used 22.3 s of \
-                system time on 4.2BSD (quadratic: each lstat searched the directory linearly); \
-                3.3 s with the per-process directory offset cache",
-        today: "one operation is a whole listing: opendir/readdir, lstat (statx relative to the \
-                directory) of every entry, getpwuid_r/getgrgid_r once per distinct owner and \
-                group (ls's uid cache, emptied for each listing). No sorting or formatting",
-        x: ENTRIES,
-        y: YKind::CostNs,
-        unit: "listing",
-        shape: Shape::Single,
-        points: |quick| {
-            let ns: &[u64] = if quick { &[60] } else { &[60, 600, 6_000] };
-            ns.iter().map(|&n| Point::new(n as f64, n)).collect()
-        },
-        make: |n| Box::new(FsBench::new(Op::List { entries: n })),
         paper_points: &[[600.0, 22.3e9]],
-        paper_system: Some("VAX-11/780, 4.2BSD (system time of ls -l on 600 files, before the per-process cache)"),
+        paper_system: Some(
+            "VAX-11/780, 4.2BSD (system time of ls -l on 600 files, before the per-process \
+             cache)",
+        ),
+        ..spec(
+            LS,
+            "scaling.ls-l",
+            "one ls -l listing: readdir, lstat each entry, owner and group names",
+            [
+                "Leffler et al. 1984 §4.1.1: ls -l of a directory of 600 files used 22.3 s of \
+                 system time on 4.2BSD (quadratic: each lstat searched the directory linearly); \
+                 3.3 s with the per-process directory offset cache",
+                "one operation is a whole listing: opendir/readdir, lstat (statx relative to \
+                 the directory) of every entry, getpwuid_r/getgrgid_r once per distinct owner \
+                 and group (ls's uid cache, emptied for each listing). No sorting or formatting",
+            ],
+            |quick| {
+                let ns: &[u64] = if quick { &[60] } else { &[60, 600, 6_000] };
+                ns.iter().map(|&n| Point::new(n as f64, n)).collect()
+            },
+            |n| Box::new(FsBench::new(Op::List { entries: n })),
+        )
     },
 ];
 

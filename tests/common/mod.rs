@@ -101,3 +101,20 @@ pub fn success_json(cmd: &mut Command) -> Value {
     );
     json_of(&out.stdout)
 }
+
+/// Whether strace runs here; on CI (CI=true) its absence fails the test instead of skipping
+/// the system-call counts.
+pub fn strace_available() -> bool {
+    let ok = std::process::Command::new("strace")
+        .arg("-V")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        assert!(
+            std::env::var("CI").is_err(),
+            "strace is missing on CI: .ci/run must install it"
+        );
+        eprintln!("strace not installed: skipping system-call counts (apt-get install strace)");
+    }
+    ok
+}
