@@ -697,6 +697,101 @@ pub fn clock_ticks() -> u64 {
     }
 }
 
+/// Raises this process's soft limit on open descriptors to its hard limit (as a shell's
+/// `ulimit -n unlimited` would, within what the administrator allows); returns the new soft
+/// limit.
+pub fn raise_nofile_limit() -> io::Result<u64> {
+    let mut r = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit fills one rlimit record we own.
+    cvt(unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut r) })?;
+    if r.rlim_cur < r.rlim_max {
+        r.rlim_cur = r.rlim_max;
+        // SAFETY: setrlimit reads one valid rlimit record.
+        cvt(unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &r) })?;
+    }
+    Ok(r.rlim_cur)
+}
+
+/// fstatat(2): the name lookup of stat(2) (`follow`) or lstat(2) relative to the directory
+/// behind `dir`, so that a benchmark's path has exactly the components it chose.
+#[inline]
+pub fn stat_at(dir: RawFd, path: &CStr, follow: bool) -> io::Result<libc::stat> {
+    // SAFETY: an all-zero stat is a valid value of this plain C record.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    let flags = if follow { 0 } else { libc::AT_SYMLINK_NOFOLLOW };
+    // SAFETY: path is NUL-terminated and st is a valid stat record we own.
+    cvt(unsafe { libc::fstatat(dir, path.as_ptr(), &mut st, flags) })?;
+    Ok(st)
+}
+
+/// creat(2) of a new name in the directory behind `dir` (openat with O_CREAT | O_EXCL, mode
+/// 0600, close-on-exec).
+#[inline]
+pub fn create_at(dir: RawFd, name: &CStr) -> io::Result<OwnedFd> {
+    let flags = libc::O_CREAT | libc::O_EXCL | libc::O_WRONLY | libc::O_CLOEXEC;
+    // SAFETY: name is NUL-terminated; the mode argument is read because of O_CREAT.
+    let fd = cvt(unsafe { libc::openat(dir, name.as_ptr(), flags, 0o600 as libc::c_uint) })?;
+    // SAFETY: the kernel just gave us this descriptor.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// unlink(2) of a name in the directory behind `dir`.
+#[inline]
+pub fn unlink_at(dir: RawFd, name: &CStr) -> io::Result<()> {
+    // SAFETY: name is NUL-terminated.
+    cvt(unsafe { libc::unlinkat(dir, name.as_ptr(), 0) }).map(drop)
+}
+
+/// The user name of `uid` from the user database, looked up through the C library's NSS
+/// (getpwuid_r, as ls -l does); `None` when the database has no such user.
+pub fn user_name(uid: u32) -> io::Result<Option<String>> {
+    // SAFETY: an all-zero passwd is a valid value (null pointers, zero ids).
+    let mut pw: libc::passwd = unsafe { std::mem::zeroed() };
+    let mut found: *mut libc::passwd = std::ptr::null_mut();
+    let mut buf = vec![0 as libc::c_char; 4096];
+    // SAFETY: every pointer is to memory we own, buf.len() bytes at buf; on success `found`
+    // points to pw, whose strings live in buf.
+    let r = unsafe { libc::getpwuid_r(uid, &mut pw, buf.as_mut_ptr(), buf.len(), &mut found) };
+    if r != 0 {
+        return Err(io::Error::from_raw_os_error(r));
+    }
+    if found.is_null() || pw.pw_name.is_null() {
+        return Ok(None);
+    }
+    // SAFETY: pw_name is a NUL-terminated string inside buf, which is still alive.
+    Ok(Some(
+        unsafe { CStr::from_ptr(pw.pw_name) }
+            .to_string_lossy()
+            .into_owned(),
+    ))
+}
+
+/// The group name of `gid` from the group database (getgrgid_r through NSS, as ls -l does);
+/// `None` when the database has no such group.
+pub fn group_name(gid: u32) -> io::Result<Option<String>> {
+    // SAFETY: an all-zero group is a valid value (null pointers, zero ids).
+    let mut gr: libc::group = unsafe { std::mem::zeroed() };
+    let mut found: *mut libc::group = std::ptr::null_mut();
+    let mut buf = vec![0 as libc::c_char; 16384];
+    // SAFETY: as in user_name: every pointer is to memory we own.
+    let r = unsafe { libc::getgrgid_r(gid, &mut gr, buf.as_mut_ptr(), buf.len(), &mut found) };
+    if r != 0 {
+        return Err(io::Error::from_raw_os_error(r));
+    }
+    if found.is_null() || gr.gr_name.is_null() {
+        return Ok(None);
+    }
+    // SAFETY: gr_name is a NUL-terminated string inside buf, which is still alive.
+    Ok(Some(
+        unsafe { CStr::from_ptr(gr.gr_name) }
+            .to_string_lossy()
+            .into_owned(),
+    ))
+}
+
 /// Fills `buf` from the kernel's random source (run ids).
 pub fn random_bytes(buf: &mut [u8]) -> io::Result<()> {
     let mut off = 0;
@@ -1022,18 +1117,6 @@ pub fn eventfd(init: u32) -> io::Result<OwnedFd> {
     let fd = cvt(unsafe { libc::eventfd(init, libc::EFD_CLOEXEC) })?;
     // SAFETY: the kernel just gave us this descriptor; nothing else owns it.
     Ok(unsafe { OwnedFd::from_raw_fd(fd) })
-}
-
-/// Raises this process's soft RLIMIT_NOFILE to its hard limit; returns the new soft limit.
-pub fn raise_nofile_limit() -> io::Result<u64> {
-    // SAFETY: rlimit is plain old data written by the call.
-    let mut r: libc::rlimit = unsafe { std::mem::zeroed() };
-    // SAFETY: valid resource and pointer.
-    cvt(unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut r) })?;
-    r.rlim_cur = r.rlim_max;
-    // SAFETY: valid resource and pointer; soft <= hard, so no privilege is needed.
-    cvt(unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &r) })?;
-    Ok(r.rlim_cur as u64)
 }
 
 /// The soft RLIMIT_NPROC (u64::MAX when unlimited).

@@ -17,6 +17,7 @@ use crate::stats;
 
 pub mod bbn;
 pub mod feder;
+pub mod scaling;
 pub mod scaling_proc;
 pub mod tty;
 pub mod vm;
@@ -136,7 +137,7 @@ pub fn suites() -> Vec<&'static Suite> {
     vec![
         &bbn::SUITE,
         &feder::SUITE,
-        &scaling_proc::SUITE,
+        &scaling::SUITE,
         &tty::SUITE,
         &vm::SUITE,
         &workload::SUITE,

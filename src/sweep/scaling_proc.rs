@@ -34,7 +34,7 @@
 //!
 //! This file defines the benchmarks and [`SERIES`]; it does not measure, store or draw.
 
-use super::{Axis, Point, SeriesSpec, Suite};
+use super::{Axis, Point, SeriesSpec};
 use crate::bench::{Benchmark, Ctx, Shape};
 use crate::error::BenchError;
 use crate::model::{Derived, Series, YKind};
@@ -664,21 +664,6 @@ pub fn derive(series: &[Series]) -> Vec<Derived> {
     }
     out
 }
-
-fn preflight() -> Result<Vec<String>, String> {
-    Ok(notes())
-}
-
-/// TEMPORARY: registers this half alone as suite "scaling" for end-to-end testing on this
-/// branch; the merged suite (the file-system half's `SUITE`) replaces it.
-pub static SUITE: Suite = Suite {
-    name: "scaling",
-    title: "Table searches, then and now (processes and descriptors)",
-    paper: "McKusick, Leffler, Karels 1985, §3.2.5, §4.1.3, §5.1.4",
-    series: || SERIES.iter().collect(),
-    preflight,
-    derive,
-};
 
 #[cfg(test)]
 mod tests {
