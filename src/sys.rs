@@ -738,6 +738,13 @@ pub fn create_at(dir: RawFd, name: &CStr) -> io::Result<OwnedFd> {
     Ok(unsafe { OwnedFd::from_raw_fd(fd) })
 }
 
+/// link(2): a new name `new` in the directory behind `dir` for the file `old` there.
+#[inline]
+pub fn link_at(dir: RawFd, old: &CStr, new: &CStr) -> io::Result<()> {
+    // SAFETY: both names are NUL-terminated and outlive the call.
+    cvt(unsafe { libc::linkat(dir, old.as_ptr(), dir, new.as_ptr(), 0) }).map(drop)
+}
+
 /// unlink(2) of a name in the directory behind `dir`.
 #[inline]
 pub fn unlink_at(dir: RawFd, name: &CStr) -> io::Result<()> {

@@ -14,7 +14,7 @@
 
 mod common;
 
-use common::strace_available;
+use common::*;
 
 use serde_json::{json, Value};
 use std::collections::HashMap;
@@ -115,28 +115,16 @@ fn quick_run_stores_the_reports_series() {
 fn strace(args: &[&str], id: &str, param: u64, iterations: u64) -> Vec<String> {
     let dir = tempfile::tempdir().unwrap();
     let follow = if args.contains(&"-c") { "-f" } else { "-ff" };
-    let st = Command::new("strace")
-        .arg(follow)
-        .args(args)
-        .arg("-o")
-        .arg(dir.path().join("strace"))
-        .args([exe(), "__worker", &request(id, param, iterations)])
-        .output()
-        .unwrap();
-    assert!(
-        st.status.success(),
-        "{id}: {}",
-        String::from_utf8_lossy(&st.stderr)
-    );
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir.path())
-        .unwrap()
-        .map(|e| e.unwrap().path())
+    let args: Vec<&str> = std::iter::once(follow)
+        .chain(args.iter().copied())
         .collect();
-    files.sort();
-    files
-        .iter()
-        .map(|f| std::fs::read_to_string(f).unwrap())
-        .collect()
+    strace_worker(
+        &args,
+        &dir.path().join("strace"),
+        &point_request(id, param, iterations),
+        &[],
+    );
+    files_in(dir.path())
 }
 
 /// Calls of `name` per block, from strace -c of runs at `lo` and `hi` blocks.

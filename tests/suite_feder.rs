@@ -7,15 +7,10 @@
 
 mod common;
 
-use common::strace_available;
+use common::*;
 
 use serde_json::{json, Value};
 use std::collections::HashMap;
-use std::process::Command;
-
-fn exe() -> &'static str {
-    env!("CARGO_BIN_EXE_sysperf")
-}
 
 #[test]
 fn quick_run_stores_every_series_and_leaves_nothing_behind() {
@@ -93,18 +88,12 @@ fn quick_run_stores_every_series_and_leaves_nothing_behind() {
 fn syscalls(id: &str, param: u64, iterations: u64) -> HashMap<String, i64> {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("strace.txt");
-    let req = json!({"id": id, "param": param, "iterations": iterations, "pin": null,
-                     "child_cpu": null})
-    .to_string();
-    let st = Command::new("strace")
-        .args(["-f", "-c", "-U", "calls,name", "-o"])
-        .arg(&out)
-        .args([exe(), "__worker", &req])
-        .output()
-        .unwrap();
-    assert!(st.status.success(), "{id}@{param}: {st:?}");
-    let report: Value = serde_json::from_slice(&st.stdout).unwrap();
-    assert!(report["error"].is_null(), "{id}@{param}: {report}");
+    strace_worker(
+        &["-f", "-c", "-U", "calls,name"],
+        &out,
+        &point_request(id, param, iterations),
+        &[],
+    );
     std::fs::read_to_string(&out)
         .unwrap()
         .lines()

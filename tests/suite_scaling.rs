@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{strace_available, success_json, sysperf};
+use common::*;
 use serde_json::{json, Value};
 use std::process::Command;
 use sysperf::sweep::scaling::{CacheCase, FS_SERIES};
@@ -82,19 +82,12 @@ fn quick_suite_stores_every_fs_curve_with_its_points() {
 fn trace(id: &str, param: u64, iterations: u64, calls: &str) -> String {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("strace.txt");
-    let st = Command::new("strace")
-        .args(["-f", "-e", &format!("trace={calls}"), "-o"])
-        .arg(&out)
-        .args([exe(), "__worker", &request(id, param, iterations)])
-        .output()
-        .unwrap();
-    assert!(
-        st.status.success(),
-        "{id}: {}",
-        String::from_utf8_lossy(&st.stderr)
+    strace_worker(
+        &["-f", "-e", &format!("trace={calls}")],
+        &out,
+        &point_request(id, param, iterations),
+        &[],
     );
-    let report: Value = serde_json::from_slice(&st.stdout).unwrap();
-    assert!(report["error"].is_null(), "{id}: {report}");
     std::fs::read_to_string(&out).unwrap()
 }
 

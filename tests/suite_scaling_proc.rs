@@ -5,9 +5,8 @@
 
 mod common;
 
-use common::{assert_nothing_left, spawn_tagged, strace_available, unique_tag};
-use serde_json::{json, Value};
-use std::process::Command;
+use common::*;
+use serde_json::Value;
 
 /// This half's series and the x values of their quick sweep.
 const QUICK: &[(&str, &[f64])] = &[
@@ -72,27 +71,13 @@ fn quick_run_stores_every_curve_with_its_points_and_notes() {
 fn traced(id: &str, param: u64, iterations: u64, calls: &str) -> String {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("trace");
-    let req = json!({"id": id, "param": param, "iterations": iterations, "pin": null,
-                     "child_cpu": null})
-    .to_string();
-    let out = Command::new("strace")
-        .args(["-ff", "-qq", "-e", &format!("trace={calls}"), "-o"])
-        .arg(&file)
-        .args([env!("CARGO_BIN_EXE_sysperf"), "__worker", &req])
-        .output()
-        .unwrap();
-    let report: Value = serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|_| panic!("{id}: {}", String::from_utf8_lossy(&out.stderr)));
-    assert!(report["error"].is_null(), "{id}: {report}");
-    let mut files: Vec<_> = std::fs::read_dir(dir.path())
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
-    files.sort();
-    files
-        .iter()
-        .map(|f| std::fs::read_to_string(f).unwrap())
-        .collect()
+    strace_worker(
+        &["-ff", "-qq", "-e", &format!("trace={calls}")],
+        &file,
+        &point_request(id, param, iterations),
+        &[],
+    );
+    files_in(dir.path()).concat()
 }
 
 /// The calls of `name` in `text` that completed, one line each with strace's padding

@@ -3,9 +3,6 @@
 //! behind, and, counted by strace from the outside, each output operation is one write(2) and
 //! each canonical input operation is one write and one read. Nothing here depends on speed.
 
-use serde_json::{json, Value};
-use std::process::Command;
-
 mod common;
 use common::*;
 
@@ -76,20 +73,11 @@ fn traced_io(id: &str, param: u64, iterations: u64) -> Vec<String> {
     // -ff: one file per process, so that no call is split into "unfinished" and "resumed"
     // lines by the other process's calls.
     let log = dir.path().join("io");
-    let req = json!({ "id": id, "param": param, "iterations": iterations, "pin": null,
-                      "child_cpu": null })
-    .to_string();
-    let st = Command::new("strace")
-        .args(["-ff", "-e", "trace=read,write", "-e", "signal=none", "-o"])
-        .arg(&log)
-        .args([env!("CARGO_BIN_EXE_sysperf"), "__worker", &req])
-        .output()
-        .unwrap();
-    let report: Value = serde_json::from_slice(&st.stdout).unwrap_or(Value::Null);
-    assert!(
-        st.status.success() && report["error"].is_null(),
-        "{id}: {} {report}",
-        String::from_utf8_lossy(&st.stderr)
+    strace_worker(
+        &["-ff", "-e", "trace=read,write", "-e", "signal=none"],
+        &log,
+        &point_request(id, param, iterations),
+        &[],
     );
     let mut lines = Vec::new();
     for f in std::fs::read_dir(dir.path()).unwrap() {

@@ -13,11 +13,10 @@
 
 mod common;
 
-use common::{strace_available, success_json, sysperf, unique_tag};
-use serde_json::{json, Value};
+use common::*;
+use serde_json::Value;
 use std::collections::HashMap;
 use std::path::Path;
-use std::process::Command;
 use sysperf::sweep::workload::{present, processes_per_script, search_path, SHELL, STEPS};
 
 fn entries(dir: &Path) -> Vec<String> {
@@ -96,27 +95,13 @@ fn quick_suite_stores_the_throughput_curve_and_leaves_nothing() {
 fn execs(scripts: u64) -> HashMap<String, u64> {
     let dir = tempfile::tempdir().unwrap();
     let tmp = tempfile::tempdir().unwrap();
-    let req = json!({
-        "id": "workload.throughput", "param": scripts, "iterations": 1,
-        "pin": null, "child_cpu": null
-    })
-    .to_string();
     // One output file per process (-ff), so concurrent calls are never split across lines.
-    let st = Command::new("strace")
-        .args(["-f", "-ff", "-qq", "-e", "trace=execve", "-o"])
-        .arg(dir.path().join("t"))
-        .arg(env!("CARGO_BIN_EXE_sysperf"))
-        .args(["__worker", &req])
-        .env("TMPDIR", tmp.path())
-        .output()
-        .unwrap();
-    assert!(
-        st.status.success(),
-        "{}",
-        String::from_utf8_lossy(&st.stderr)
+    strace_worker(
+        &["-f", "-ff", "-qq", "-e", "trace=execve"],
+        &dir.path().join("t"),
+        &point_request("workload.throughput", scripts, 1),
+        &[("TMPDIR", tmp.path())],
     );
-    let report: Value = serde_json::from_slice(&st.stdout).unwrap();
-    assert!(report["error"].is_null(), "{report}");
     assert!(
         entries(tmp.path()).is_empty(),
         "the worker left its directory"

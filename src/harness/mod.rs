@@ -449,29 +449,33 @@ pub fn measure(
         };
 
     // Calibration: grow until one trial lasts at least --min-time, unless the target fixes
-    // its count (the paper's own, like BBN's 1000 blocks); then one trial at that count
-    // checks that it runs at all.
+    // its count (the paper's own, like BBN's 1000 blocks): then there is nothing to find,
+    // and a target that cannot run fails its warm-up and trials instead (some suites' setup
+    // costs seconds, which a calibration trial would spend for nothing).
     let target_ns = opts.min_time.as_nanos().min(u64::MAX as u128) as u64;
     let mut n = target.iterations.unwrap_or(1).max(1);
-    let iterations = loop {
-        match one(TrialKind::Calibration, n, &mut result)? {
-            None => {
-                let why = result
-                    .trials
-                    .last()
-                    .and_then(|t| t.error.clone())
-                    .unwrap_or_default();
-                result.error = Some(format!("calibration failed: {why}"));
-                warnings.push(Warning {
-                    bench: Some(target.id.clone()),
-                    kind: "failed".into(),
-                    message: format!("{}: {why}", target.id),
-                });
-                return Ok((result, warnings));
+    let iterations = if let Some(fixed) = target.iterations {
+        fixed.max(1)
+    } else {
+        loop {
+            match one(TrialKind::Calibration, n, &mut result)? {
+                None => {
+                    let why = result
+                        .trials
+                        .last()
+                        .and_then(|t| t.error.clone())
+                        .unwrap_or_default();
+                    result.error = Some(format!("calibration failed: {why}"));
+                    warnings.push(Warning {
+                        bench: Some(target.id.clone()),
+                        kind: "failed".into(),
+                        message: format!("{}: {why}", target.id),
+                    });
+                    return Ok((result, warnings));
+                }
+                Some(wall) if wall >= target_ns || n >= MAX_ITERATIONS => break n,
+                Some(wall) => n = next_iterations(n, wall, target_ns),
             }
-            Some(_) if target.iterations.is_some() => break n,
-            Some(wall) if wall >= target_ns || n >= MAX_ITERATIONS => break n,
-            Some(wall) => n = next_iterations(n, wall, target_ns),
         }
     };
     if opts.warmup {
@@ -512,7 +516,13 @@ pub fn measure(
             result.summary = Some(summary);
         }
         None => {
-            result.error = Some("no trial succeeded".into());
+            // Say why, as calibration failures do: with a fixed count there was no calibration
+            // trial to fail first.
+            let why = result.trials.iter().find_map(|t| t.error.clone());
+            result.error = Some(match why {
+                Some(e) => format!("no trial succeeded: {e}"),
+                None => "no trial succeeded".into(),
+            });
         }
     }
 

@@ -118,3 +118,44 @@ pub fn strace_available() -> bool {
     }
     ok
 }
+
+/// The request of one worker trial of series point `id`@`param`, as `sysperf __worker` takes it.
+pub fn point_request(id: &str, param: u64, iterations: u64) -> String {
+    serde_json::json!({ "id": id, "param": param, "iterations": iterations, "pin": null,
+                        "child_cpu": null })
+    .to_string()
+}
+
+/// Runs one worker trial, `sysperf __worker REQUEST`, under `strace ARGS -o OUT` (with `envs`
+/// added to its environment), and fails the test unless both strace and the worker succeeded.
+/// Returns the worker's JSON report.
+pub fn strace_worker(args: &[&str], out: &Path, request: &str, envs: &[(&str, &Path)]) -> Value {
+    let st = std::process::Command::new("strace")
+        .args(args)
+        .arg("-o")
+        .arg(out)
+        .args([env!("CARGO_BIN_EXE_sysperf"), "__worker", request])
+        .envs(envs.iter().copied())
+        .output()
+        .unwrap();
+    let report: Value = serde_json::from_slice(&st.stdout).unwrap_or(Value::Null);
+    assert!(
+        st.status.success() && report["error"].is_null(),
+        "{request}: {} {report}",
+        String::from_utf8_lossy(&st.stderr)
+    );
+    report
+}
+
+/// The text of every file in `dir`, in name order: strace -ff's one file per process.
+pub fn files_in(dir: &Path) -> Vec<String> {
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    files.sort();
+    files
+        .iter()
+        .map(|f| std::fs::read_to_string(f).unwrap())
+        .collect()
+}
