@@ -39,7 +39,8 @@ pub struct FigureData {
     pub x_unit: String,
     pub x_log: bool,
     pub y_kind: YKind,
-    /// What one operation is, from the first series ("block", "process").
+    /// What one operation is ("block", "process"): the series' own when they all agree, else
+    /// "operation".
     pub unit: String,
     /// Measured curves first (in the order of the runs and their series), then the paper's.
     pub curves: Vec<Curve>,
@@ -126,6 +127,11 @@ pub fn figures(runs: &[Run]) -> Vec<FigureData> {
                 }
             };
             let fig = &mut figs[k];
+            // Curves of different operations (select, poll, epoll_wait) share one axis: time
+            // per operation.
+            if fig.unit != s.unit {
+                fig.unit = "operation".into();
+            }
             if !s.paper.is_empty() && !fig.papers.contains(&s.paper) {
                 fig.papers.push(s.paper.clone());
             }

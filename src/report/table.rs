@@ -357,18 +357,19 @@ pub fn counters_table(run: &Run) -> String {
 /// One line per stored run, newest first (`sysperf runs`).
 pub fn runs_list(runs: &[crate::store::RunInfo]) -> String {
     let mut s = format!(
-        "{:<12}  {:<23}  {:<18}  {:<22}  {:>5}  {:>4}  label\n",
-        "id", "started", "host", "kernel", "tests", "warn"
+        "{:<12}  {:<23}  {:<18}  {:<22}  {:>5}  {:>6}  {:>4}  label\n",
+        "id", "started", "host", "kernel", "tests", "curves", "warn"
     );
     for r in runs {
         let _ = writeln!(
             s,
-            "{:<12}  {:<23}  {:<18}  {:<22}  {:>5}  {:>4}  {}{}",
+            "{:<12}  {:<23}  {:<18}  {:<22}  {:>5}  {:>6}  {:>4}  {}{}",
             r.id,
             utc(r.started_ns),
             r.hostname.as_deref().unwrap_or("?"),
             r.kernel_release.as_deref().unwrap_or("?"),
             r.benchmarks,
+            r.series,
             r.warnings,
             r.label.as_deref().unwrap_or(""),
             if r.complete { "" } else { " (incomplete)" }

@@ -143,6 +143,8 @@ pub struct RunInfo {
     pub kernel_release: Option<String>,
     /// Results stored for the run.
     pub benchmarks: u64,
+    /// Series (suite curves) stored for the run.
+    pub series: u64,
     pub warnings: u64,
 }
 
@@ -382,6 +384,7 @@ impl Store {
         let mut stmt = self.conn.prepare(
             "SELECT id, label, started_ns, ended_ns, complete, hostname, kernel_release,
                     (SELECT count(*) FROM results WHERE results.run_id = runs.id) AS benchmarks,
+                    (SELECT count(*) FROM series WHERE series.run_id = runs.id) AS series,
                     (SELECT count(*) FROM warnings WHERE warnings.run_id = runs.id) AS warnings
              FROM runs ORDER BY started_ns DESC, seq DESC",
         )?;
@@ -398,6 +401,7 @@ impl Store {
                 hostname: r.opt_text("hostname")?,
                 kernel_release: r.opt_text("kernel_release")?,
                 benchmarks: r.u64("benchmarks")?,
+                series: r.u64("series")?,
                 warnings: r.u64("warnings")?,
             });
         }
