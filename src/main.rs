@@ -436,6 +436,9 @@ fn main() {
     let cli = Cli::parse();
     let code = match dispatch(cli) {
         Ok(code) => code,
+        // A reader that stopped reading (`sysperf runs | head`) is not a failure to report;
+        // a run interrupted so is already stored.
+        Err(e) if is_broken_pipe(&e) => exit::OK,
         Err(e) => {
             eprintln!("sysperf: error: {e:#}");
             if is_user_error(&e) {
@@ -447,6 +450,13 @@ fn main() {
     };
     let _ = std::io::stdout().flush();
     std::process::exit(code);
+}
+
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
 }
 
 /// Errors caused by the user's input map to exit code 2.
