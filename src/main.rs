@@ -155,7 +155,8 @@ struct RunArgs {
     /// Benchmark ids or globs (default: all, or none when --suite is given).
     selection: Vec<String>,
     /// Run a suite of the papers' other studies, as curves of x against y: bbn, feder,
-    /// scaling, tty, vm, workload, or all (repeatable; `sysperf list --suites` lists them).
+    /// scaling, tty, vm, workload, or all; or one series (scaling.poll) or point
+    /// (bbn.pipe@65536), globs allowed (repeatable; `sysperf list --suites` lists them).
     #[arg(long, value_name = "NAME")]
     suite: Vec<String>,
     /// Counted trials per benchmark (1-1000).
@@ -630,21 +631,22 @@ impl<'a> Loader<'a> {
 
 fn run(a: RunArgs) -> Result<i32> {
     // 1. What to run, where, and with which parameters: all validated before anything starts.
-    let suites = sweep::select(&a.suite)?;
-    let specs = if suites.is_empty() || !a.selection.is_empty() {
+    let chosen = sweep::choose(&a.suite, a.quick)?;
+    let specs = if chosen.is_empty() || !a.selection.is_empty() {
         bench::select(&a.selection)?
     } else {
         Vec::new()
     };
     let (cpus, requested) = a.place.choose()?;
-    let suite_plans = suites
-        .iter()
-        .map(|suite| {
-            (suite.series)()
+    let suites: Vec<&sweep::Suite> = chosen.iter().map(|c| c.suite).collect();
+    let suite_plans = chosen
+        .into_iter()
+        .map(|c| {
+            c.series
                 .into_iter()
-                .map(|s| {
+                .map(|(s, points)| {
                     let plan = placement::plan(a.place.placement, s.shape, &cpus)?;
-                    Ok((s, plan, (s.points)(a.quick)))
+                    Ok((s, plan, points))
                 })
                 .collect::<Result<Vec<_>, InputError>>()
         })
@@ -713,7 +715,7 @@ fn run(a: RunArgs) -> Result<i32> {
         citation: None,
         params: RunParams {
             selection: a.selection.clone(),
-            suites: suites.iter().map(|s| s.name.to_string()).collect(),
+            suites: a.suite.clone(),
             trials,
             min_time_s: min_time,
             quick: a.quick,

@@ -305,7 +305,7 @@ pub struct Overhead {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunParams {
     pub selection: Vec<String>,
-    /// The suites of `run --suite` (empty for the core suite alone, and then not written, so
+    /// The `--suite` patterns as given (empty for the core suite alone, and then not written, so
     /// that runs without suites serialize as they did before suites existed).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub suites: Vec<String>,

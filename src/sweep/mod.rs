@@ -164,34 +164,81 @@ pub fn suite_of(id: &str) -> Option<&'static Suite> {
         .find(|s| (s.series)().iter().any(|x| x.id == id))
 }
 
-/// Resolves `--suite` names ("all" for every suite) in registry order, without duplicates.
-pub fn select(names: &[String]) -> Result<Vec<&'static Suite>, crate::error::InputError> {
-    let all = suites();
-    let mut chosen = vec![false; all.len()];
-    for n in names {
-        if n == "all" {
-            chosen.iter_mut().for_each(|c| *c = true);
-            continue;
-        }
-        match all.iter().position(|s| s.name == n) {
-            Some(i) => chosen[i] = true,
-            None => {
-                return Err(crate::error::InputError::InvalidValue {
-                    what: "--suite",
-                    value: n.clone(),
-                    why: format!(
-                        "no such suite; choose one of: all, {} (see `sysperf list --suites`)",
-                        all.iter().map(|s| s.name).collect::<Vec<_>>().join(", ")
-                    ),
-                })
+/// What `--suite` chose in one suite: its series, each with the points to measure.
+#[derive(Debug)]
+pub struct Chosen {
+    pub suite: &'static Suite,
+    pub series: Vec<(&'static SeriesSpec, Vec<Point>)>,
+}
+
+/// Resolves `--suite` patterns into what to measure, in registry order, without duplicates.
+/// A pattern is `all`, a suite's name (`scaling`), a series id (`scaling.poll`) or a point id
+/// (`bbn.pipe@65536`), and series and point ids may be shell globs (`'scaling.*poll'`,
+/// `'bbn.pipe@[0-9]*'`). A pattern that matches nothing is an error naming the suites.
+pub fn choose(patterns: &[String], quick: bool) -> Result<Vec<Chosen>, crate::error::InputError> {
+    let mut out: Vec<Chosen> = suites()
+        .into_iter()
+        .map(|suite| Chosen {
+            suite,
+            series: (suite.series)()
+                .into_iter()
+                .map(|s| (s, Vec::new()))
+                .collect(),
+        })
+        .collect();
+    // Every planned point, with a flag for whether some pattern chose it.
+    let planned: Vec<Vec<Vec<(Point, bool)>>> = out
+        .iter()
+        .map(|c| {
+            c.series
+                .iter()
+                .map(|(s, _)| (s.points)(quick).into_iter().map(|p| (p, false)).collect())
+                .collect()
+        })
+        .collect();
+    let mut planned = planned;
+    for pat in patterns {
+        let mut matched = false;
+        for (c, series) in out.iter().zip(planned.iter_mut()) {
+            let whole = pat == "all" || crate::bench::glob_match(pat, c.suite.name);
+            for ((s, _), points) in c.series.iter().zip(series.iter_mut()) {
+                let all_points = whole || crate::bench::glob_match(pat, s.id);
+                for (p, chosen) in points.iter_mut() {
+                    if all_points || crate::bench::glob_match(pat, &point_id(s, p)) {
+                        *chosen = true;
+                        matched = true;
+                    }
+                }
             }
         }
+        if !matched {
+            return Err(crate::error::InputError::InvalidValue {
+                what: "--suite",
+                value: pat.clone(),
+                why: format!(
+                    "no such suite, series or point; suites: all, {} (their series and points: \
+                     `sysperf list --suites`)",
+                    suites()
+                        .iter()
+                        .map(|s| s.name)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            });
+        }
     }
-    Ok(all
-        .into_iter()
-        .zip(chosen)
-        .filter_map(|(s, c)| c.then_some(s))
-        .collect())
+    for (c, series) in out.iter_mut().zip(planned) {
+        for ((_, points), plan) in c.series.iter_mut().zip(series) {
+            *points = plan
+                .into_iter()
+                .filter(|(_, x)| *x)
+                .map(|(p, _)| p)
+                .collect();
+        }
+        c.series.retain(|(_, points)| !points.is_empty());
+    }
+    out.retain(|c| !c.series.is_empty());
+    Ok(out)
 }
 
 /// The y of every successful measured trial of a point, in trial order (see [`YKind::y_of`]).
@@ -360,9 +407,55 @@ mod tests {
 
     #[test]
     fn unknown_suite_is_a_usage_error_naming_the_choices() {
-        let e = select(&["nope".into()]).unwrap_err();
-        assert!(e.to_string().contains("nope"), "{e}");
-        assert_eq!(select(&["all".into()]).unwrap().len(), suites().len());
+        let e = choose(&["nope".into()], true).unwrap_err();
+        assert!(
+            e.to_string().contains("nope") && e.to_string().contains("bbn"),
+            "{e}"
+        );
+        assert_eq!(choose(&["all".into()], true).unwrap().len(), suites().len());
+        assert!(choose(&[], true).unwrap().is_empty());
+    }
+
+    #[test]
+    fn suites_series_and_points_can_be_chosen_by_name_and_glob() {
+        let ids = |c: &[Chosen]| -> Vec<String> {
+            c.iter()
+                .flat_map(|c| &c.series)
+                .flat_map(|(s, pts)| pts.iter().map(|p| point_id(s, p)))
+                .collect()
+        };
+        // A whole suite: every point of every series, as planned.
+        let bbn = choose(&["bbn".into()], false).unwrap();
+        let planned: usize = (find_suite("bbn").unwrap().series)()
+            .iter()
+            .map(|s| (s.points)(false).len())
+            .sum();
+        assert_eq!(ids(&bbn).len(), planned);
+        // One series; one point; a glob over series in two suites, without duplicates and
+        // in registry order.
+        let one = choose(&["scaling.poll".into()], false).unwrap();
+        assert_eq!(one.len(), 1);
+        assert_eq!(one[0].series.len(), 1);
+        assert_eq!(one[0].series[0].0.id, "scaling.poll");
+        assert_eq!(
+            ids(&choose(&["bbn.pipe@65536".into()], false).unwrap()),
+            ["bbn.pipe@65536"]
+        );
+        let globbed = choose(
+            &[
+                "scaling.*poll".into(),
+                "scaling.poll".into(),
+                "bbn.pipe@4096".into(),
+            ],
+            false,
+        )
+        .unwrap();
+        let got: Vec<&str> = globbed
+            .iter()
+            .flat_map(|c| c.series.iter().map(|(s, _)| s.id))
+            .collect();
+        assert_eq!(got, ["bbn.pipe", "scaling.poll", "scaling.epoll"]);
+        assert!(choose(&["bbn.pipe@3".into()], false).is_err());
     }
 
     #[test]
