@@ -9,6 +9,10 @@
 #   vexecs0null    vs  hyperfine -N NULLJOB              (vfork+exec+exit+wait of the null job;
 #                                                         hyperfine spawns with posix_spawn = vfork)
 #   vforks0        vs  stress-ng --vfork --vfork-max 1   (vfork-exit-wait)
+#   bbn.pipe@65536 vs  dd if=/dev/zero | dd of=/dev/null (64 KiB blocks through a pipe between
+#                                                         two processes on one CPU; the BBN
+#                                                         suite's pipe throughput; dd's writer
+#                                                         also reads each block from /dev/zero)
 #
 # Where a peer's operation is not exactly sysperf's, the script measures the difference instead
 # of hiding it: with strace installed it counts the system calls each side makes per operation
@@ -74,10 +78,13 @@ side() { # pair side round
     # stress-ng 0.15 puts no metrics in --yaml; its "metrc:" lines carry them. 200,000 ops make
     # its start-up (inside its real time) negligible.
     vfork/peer)   taskset -c "$CPU" stress-ng --vfork 1 --vfork-max 1 --vfork-ops 200000 --metrics >"$out" 2>&1 || true ;;
+    tput/sp)      "$SP" run --suite bbn.pipe@65536 --placement same --cpu "$CPU" --db "$work/rounds.db" --json >"$out" ;;
+    # The reader's dd reports the bytes and seconds of the whole stream (100,000 blocks).
+    tput/peer)    taskset -c "$CPU" sh -c 'dd if=/dev/zero bs=64K count=100000 2>/dev/null | dd of=/dev/null bs=64K iflag=fullblock' 2>"$out" ;;
   esac
 }
-pairs="syscall pipe exec vfork"
-[ -n "$CPU2" ] && pairs="syscall pipe spread exec vfork"
+pairs="syscall pipe exec vfork tput"
+[ -n "$CPU2" ] && pairs="syscall pipe spread exec vfork tput"
 for round in $(seq 1 "$ROUNDS"); do
   for pair in $pairs; do
     if [ $((round % 2)) -eq 1 ]; then side "$pair" sp "$round"; side "$pair" peer "$round"
@@ -105,10 +112,24 @@ def sp(i):
 
 def sp_file(name):
     try:
-        r = json.load(open(os.path.join(work, name)))["results"][0]
-    except (OSError, ValueError, KeyError, IndexError):
+        doc = json.load(open(os.path.join(work, name)))
+        if doc.get("series"):
+            # A suite point: its result's median wall time per operation.
+            r = doc["series"][0]["points"][0]["result"]
+            return r["summary"]["wall_ns_per_op"]["median"] / 1000.0
+        r = doc["results"][0]
+    except (OSError, ValueError, KeyError, IndexError, TypeError):
         return None
     return r.get("us_per_op")
+
+def dd_us(name, blocks=100000):
+    # "6553600000 bytes (6.6 GB, 6.1 GiB) copied, 1.93532 s, 3.4 GB/s"
+    try:
+        text = open(os.path.join(work, name)).read()
+    except OSError:
+        return None
+    m = re.search(r"copied, ([0-9.]+) s", text)
+    return float(m.group(1)) * 1e6 / blocks if m else None
 
 def perf_usecs(name):
     try:
@@ -157,6 +178,7 @@ peer_of = {
     "spread": lambda f: perf_usecs(f),
     "exec": lambda f: hyperfine_us(f),
     "vfork": lambda f: stress_us(f, "vfork"),
+    "tput": lambda f: dd_us(f),
 }
 rows = [
     ("null system call", "syscall", "syscall", "perf bench syscall basic"),
@@ -164,6 +186,7 @@ rows = [
     ("  same, on two CPUs", "spread", "pipeback4 spread", "perf sched pipe, 2 CPUs"),
     ("vfork+exec null job+wait", "exec", "vexecs0null", "hyperfine -N (median)"),
     ("vfork+exit+wait", "vfork", "vforks0", "stress-ng --vfork"),
+    ("64 KiB block through a pipe", "tput", "bbn.pipe@65536", "dd /dev/zero | dd"),
 ]
 print(f"ratios: median of {rounds} rounds, each pair measured back to back in alternating order")
 print(f"{'operation':<28} {'sysperf id':<17} {'sysperf us/op':>13} {'peer':<26} {'peer us/op':>10} {'ratio':>6} {'range':>11}  in 0.85-1.15")
@@ -199,6 +222,9 @@ if hf is not None:
     print(f"  hyperfine -N, per run, besides clone3+execve+wait4: {extra}")
     print(f"  ({sum(extra.values()):.0f} more system calls: glibc posix_spawn resets every signal handler in the")
     print(f"  child, and hyperfine opens /dev/null and reads rusage); sysperf's vexecs0null makes none of them.")
+print("  dd's writer reads each 64 KiB block from /dev/zero (the kernel clears 64 KiB) before")
+print("  writing it, and its reader writes it to /dev/null: two more system calls per block than")
+print("  bbn.pipe's write and read, so dd's time per block is expected to be somewhat longer.")
 if perf_calls is None and hf is None:
     print("  (install strace to see them)")
 
