@@ -153,13 +153,7 @@ pub fn figures(runs: &[Run]) -> Vec<FigureData> {
                             label: p.label.clone(),
                             y: p.y.map(|e| e.median),
                             ci: p.y.map(|e| [e.ci_low, e.ci_high]),
-                            cpu_pct: sum.and_then(|m| {
-                                let wall = m.wall_ns_per_op.median;
-                                (wall > 0.0).then(|| {
-                                    (m.user_ns_per_op.median + m.sys_ns_per_op.median) / wall
-                                        * 100.0
-                                })
-                            }),
+                            cpu_pct: super::series::cpu_pct(p),
                             faults_per_op: sum.map(|m| m.minflt_per_op + m.majflt_per_op),
                         }
                     })
@@ -233,22 +227,14 @@ impl FigureData {
         } else {
             max
         };
-        let pick = |steps: &[(f64, &str)]| {
-            let (factor, label) = steps
-                .iter()
-                .rev()
-                .find(|(k, _)| max >= *k)
-                .unwrap_or(&steps[0]);
-            YUnit {
-                factor: *factor,
-                label: label.to_string(),
-            }
-        };
+        let (factor, label) = super::series::y_unit(self.y_kind, max);
+        // The text tables keep to ASCII; a figure can say µs.
+        let label = if label == "us" { "\u{b5}s" } else { label };
         match self.y_kind {
-            YKind::CostNs => pick(&[(1.0, "ns"), (1e3, "\u{b5}s"), (1e6, "ms"), (1e9, "s")]),
-            YKind::BytesPerSec => {
-                pick(&[(1.0, "B/s"), (1e3, "KB/s"), (1e6, "MB/s"), (1e9, "GB/s")])
-            }
+            YKind::CostNs | YKind::BytesPerSec => YUnit {
+                factor,
+                label: label.to_string(),
+            },
             YKind::PerHour => YUnit {
                 factor: 1.0,
                 label: format!("{} per hour", plural(&self.unit)),

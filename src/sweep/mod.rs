@@ -157,13 +157,6 @@ pub fn find_series(id: &str) -> Option<&'static SeriesSpec> {
         .find(|s| s.id == id)
 }
 
-/// The suite a series belongs to.
-pub fn suite_of(id: &str) -> Option<&'static Suite> {
-    suites()
-        .into_iter()
-        .find(|s| (s.series)().iter().any(|x| x.id == id))
-}
-
 /// What `--suite` chose in one suite: its series, each with the points to measure.
 #[derive(Debug)]
 pub struct Chosen {
@@ -187,7 +180,7 @@ pub fn choose(patterns: &[String], quick: bool) -> Result<Vec<Chosen>, crate::er
         })
         .collect();
     // Every planned point, with a flag for whether some pattern chose it.
-    let planned: Vec<Vec<Vec<(Point, bool)>>> = out
+    let mut planned: Vec<Vec<Vec<(Point, bool)>>> = out
         .iter()
         .map(|c| {
             c.series
@@ -196,7 +189,6 @@ pub fn choose(patterns: &[String], quick: bool) -> Result<Vec<Chosen>, crate::er
                 .collect()
         })
         .collect();
-    let mut planned = planned;
     for pat in patterns {
         let mut matched = false;
         for (c, series) in out.iter().zip(planned.iter_mut()) {
