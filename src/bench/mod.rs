@@ -73,16 +73,18 @@ impl std::fmt::Debug for Spec {
 }
 
 /// CPU placement of a benchmark's processes, decided by the harness before `setup`.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub enum Placement {
     /// The worker and its children share the worker's pinning (or lack of it).
+    #[default]
     Inherit,
     /// The second process of a pair pins itself to this CPU right after fork.
     ChildOn(u32),
 }
 
-/// What a benchmark may ask of the harness during setup.
-#[derive(Debug, Clone)]
+/// What a benchmark may ask of the harness during setup. The default, children placed
+/// where the worker is, is what a benchmark's own tests run it with.
+#[derive(Debug, Clone, Default)]
 pub struct Ctx {
     pub placement: Placement,
 }

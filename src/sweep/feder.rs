@@ -955,13 +955,6 @@ pub static SUITE: Suite = Suite {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::Placement;
-
-    fn ctx() -> Ctx {
-        Ctx {
-            placement: Placement::Inherit,
-        }
-    }
 
     /// Bytes this thread has caused to be read from storage (/proc/thread-self/io).
     fn thread_read_bytes() -> u64 {
@@ -977,7 +970,7 @@ mod tests {
     #[test]
     fn the_large_directory_has_64_entries_and_the_target_is_the_32nd_created() {
         let mut b = FileOps::new(FileRow::Dir32);
-        b.setup(&ctx(), 1).unwrap();
+        b.setup(&Ctx::default(), 1).unwrap();
         let dir = b.scratch().unwrap().path().to_path_buf();
         let names: Vec<String> = std::fs::read_dir(&dir)
             .unwrap()
@@ -1007,7 +1000,7 @@ mod tests {
     fn the_third_level_path_exists_and_every_scratch_is_removed() {
         for row in [FileRow::OpenClose, FileRow::Path3, FileRow::Chdir] {
             let mut b = FileOps::new(row);
-            b.setup(&ctx(), 1).unwrap();
+            b.setup(&Ctx::default(), 1).unwrap();
             let dir = b.scratch().unwrap().path().to_path_buf();
             if row == FileRow::Path3 {
                 assert!(dir.join("a/b/c").is_dir());
@@ -1035,7 +1028,7 @@ mod tests {
         );
         for row in [FileRow::DiskBlock, FileRow::Read4k] {
             let mut b = FileOps::new(row);
-            b.setup(&ctx(), 1).unwrap();
+            b.setup(&Ctx::default(), 1).unwrap();
             let n = 20;
             let before = thread_read_bytes();
             b.run(n).unwrap();
@@ -1076,23 +1069,23 @@ mod tests {
     #[test]
     fn exec_and_fork_points_run_their_children_to_completion() {
         let mut e = ExecBss::new();
-        e.setup(&ctx(), 2).unwrap();
+        e.setup(&Ctx::default(), 2).unwrap();
         e.run(2).unwrap();
         e.teardown().unwrap();
         let mut f = ForkData::new(8 * 1024);
-        f.setup(&ctx(), 2).unwrap();
+        f.setup(&Ctx::default(), 2).unwrap();
         f.run(2).unwrap();
     }
 
     #[test]
     fn pipe_and_switch_benchmarks_complete_their_exchanges() {
         let mut p = PipeBw::new(1000);
-        p.setup(&ctx(), 50).unwrap();
+        p.setup(&Ctx::default(), 50).unwrap();
         p.run(50).unwrap();
         p.teardown().unwrap();
         for pair in [true, false] {
             let mut c = Csw::new(pair);
-            c.setup(&ctx(), 30).unwrap();
+            c.setup(&Ctx::default(), 30).unwrap();
             c.run(30).unwrap();
             c.teardown().unwrap();
         }

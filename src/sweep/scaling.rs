@@ -840,13 +840,6 @@ fn remove_leftovers(tmp: &Path) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::Placement;
-
-    fn ctx() -> Ctx {
-        Ctx {
-            placement: Placement::Inherit,
-        }
-    }
 
     fn names_in(dir: &Path) -> Vec<String> {
         std::fs::read_dir(dir)
@@ -859,7 +852,7 @@ mod tests {
     /// its directory is gone.
     fn with_setup(op: Op, check: impl FnOnce(&FsBench)) {
         let mut b = FsBench::new(op);
-        b.setup(&ctx(), 10).unwrap();
+        b.setup(&Ctx::default(), 10).unwrap();
         let dir = b.dir().unwrap().to_path_buf();
         assert!(dir.starts_with(std::env::temp_dir()), "{}", dir.display());
         check(&b);
@@ -881,7 +874,7 @@ mod tests {
     #[test]
     fn absent_names_are_fresh_and_absent_and_each_lookup_uses_a_new_one() {
         let mut b = FsBench::new(Op::LookupAbsent { entries: 50 });
-        b.setup(&ctx(), 5).unwrap();
+        b.setup(&Ctx::default(), 5).unwrap();
         assert_eq!(names_in(b.dir().unwrap()).len(), 50);
         b.run(5).unwrap();
         assert_eq!(b.fresh, 5);
@@ -1011,7 +1004,7 @@ mod tests {
     #[test]
     fn a_listing_reads_every_entry_and_names_the_owner() {
         let mut b = FsBench::new(Op::List { entries: 60 });
-        b.setup(&ctx(), 1).unwrap();
+        b.setup(&Ctx::default(), 1).unwrap();
         b.run(2).unwrap();
         let me = std::fs::metadata(b.dir().unwrap()).unwrap();
         let expected = 2
@@ -1025,7 +1018,7 @@ mod tests {
     #[test]
     fn drop_removes_the_directory_when_teardown_never_ran() {
         let mut b = FsBench::new(Op::LookupLast { entries: 10 });
-        b.setup(&ctx(), 1).unwrap();
+        b.setup(&Ctx::default(), 1).unwrap();
         let dir = b.dir().unwrap().to_path_buf();
         assert!(dir.exists());
         drop(b);

@@ -668,13 +668,6 @@ pub fn derive(series: &[Series]) -> Vec<Derived> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::Placement;
-
-    fn ctx() -> Ctx {
-        Ctx {
-            placement: Placement::Inherit,
-        }
-    }
 
     /// Live (not zombie) children of this process, from every /proc/<pid>/stat's ppid.
     fn live_children() -> Vec<(Pid, char)> {
@@ -715,7 +708,7 @@ mod tests {
     fn setup_makes_p_idle_children_and_teardown_leaves_none() {
         for op in [ProcOp::ForkWaitPid, ProcOp::ForkWaitAny, ProcOp::Kill] {
             let mut b = LiveChildren::new(op, 40);
-            b.setup(&ctx(), 1).unwrap();
+            b.setup(&Ctx::default(), 1).unwrap();
             let pids = b.children.clone();
             assert_eq!(pids.len(), 40);
             // Idle: each reaches its read and sleeps there (a fresh child may still be on its
@@ -757,7 +750,7 @@ mod tests {
     #[test]
     fn dropping_without_teardown_reaps_the_children() {
         let mut b = LiveChildren::new(ProcOp::Kill, 5);
-        b.setup(&ctx(), 1).unwrap();
+        b.setup(&Ctx::default(), 1).unwrap();
         let pids = b.children.clone();
         drop(b);
         assert!(still_ours(&pids).is_empty());
@@ -769,9 +762,9 @@ mod tests {
     #[test]
     fn kill_checks_the_newest_child_and_needs_one() {
         let mut none = LiveChildren::new(ProcOp::Kill, 0);
-        assert!(none.setup(&ctx(), 1).is_err());
+        assert!(none.setup(&Ctx::default(), 1).is_err());
         let mut b = LiveChildren::new(ProcOp::Kill, 3);
-        b.setup(&ctx(), 1).unwrap();
+        b.setup(&Ctx::default(), 1).unwrap();
         let newest = *b.children.last().unwrap();
         b.run(100).unwrap();
         b.teardown().unwrap();
@@ -785,7 +778,7 @@ mod tests {
         for scan in [Scan::Select, Scan::Poll, Scan::Epoll] {
             for n in [1, 100] {
                 let mut b = ReadySet::new(scan, n);
-                b.setup(&ctx(), 1).unwrap();
+                b.setup(&Ctx::default(), 1).unwrap();
                 assert_eq!(b.fds.len() as u64, n);
                 b.run(10).unwrap();
                 b.teardown().unwrap();
@@ -798,14 +791,14 @@ mod tests {
         for scan in [Scan::Select, Scan::Poll, Scan::Epoll] {
             // Nothing ready: drain the ready eventfd's counter.
             let mut b = ReadySet::new(scan, 10);
-            b.setup(&ctx(), 1).unwrap();
+            b.setup(&Ctx::default(), 1).unwrap();
             let mut c = [0u8; 8];
             sys::read(b.fds[9].as_raw_fd(), &mut c).unwrap();
             let e = b.run(1).unwrap_err().to_string();
             assert!(e.contains("found 0 ready"), "{scan:?}: {e}");
             // Two ready.
             let mut b = ReadySet::new(scan, 10);
-            b.setup(&ctx(), 1).unwrap();
+            b.setup(&Ctx::default(), 1).unwrap();
             sys::write(b.fds[0].as_raw_fd(), &1u64.to_ne_bytes()).unwrap();
             let e = b.run(1).unwrap_err().to_string();
             assert!(e.contains("found 2 ready"), "{scan:?}: {e}");
@@ -815,7 +808,7 @@ mod tests {
     #[test]
     fn select_refuses_descriptors_beyond_fd_setsize() {
         let mut b = ReadySet::new(Scan::Select, libc::FD_SETSIZE as u64 + 10);
-        let e = b.setup(&ctx(), 1).unwrap_err().to_string();
+        let e = b.setup(&Ctx::default(), 1).unwrap_err().to_string();
         assert!(e.contains("FD_SETSIZE"), "{e}");
     }
 

@@ -625,18 +625,11 @@ pub static SUITE: Suite = Suite {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::Placement;
-
-    fn ctx() -> Ctx {
-        Ctx {
-            placement: Placement::Inherit,
-        }
-    }
 
     /// setup, run(n), teardown of one output point; returns what the reader received.
     fn output_delivered(mode: OutMode, size: usize, n: u64) -> u64 {
         let mut b = Output::new(mode, size);
-        b.setup(&ctx(), n).unwrap();
+        b.setup(&Ctx::default(), n).unwrap();
         b.run(n).unwrap();
         let got = b.delivered.unwrap();
         b.teardown().unwrap();
@@ -669,7 +662,7 @@ mod tests {
     #[test]
     fn the_reader_is_reaped_by_run() {
         let mut b = Output::new(OutMode::Raw, 64);
-        b.setup(&ctx(), 10).unwrap();
+        b.setup(&Ctx::default(), 10).unwrap();
         let pid = b.child.unwrap();
         b.run(10).unwrap();
         assert!(b.child.is_none());
@@ -682,7 +675,7 @@ mod tests {
     #[test]
     fn a_dead_reader_is_an_error_not_a_hang() {
         let mut b = Output::new(OutMode::Raw, 16);
-        b.setup(&ctx(), 1).unwrap();
+        b.setup(&Ctx::default(), 1).unwrap();
         let pid = b.child.unwrap();
         sys::kill(pid, libc::SIGKILL).unwrap();
         // Either the write fails (the master is closed: EIO) or, if the reader was not dead
@@ -695,7 +688,7 @@ mod tests {
     #[test]
     fn canonical_input_delivers_one_line_per_read() {
         let mut b = Input::new(true, 64);
-        b.setup(&ctx(), 50).unwrap();
+        b.setup(&Ctx::default(), 50).unwrap();
         b.run(50).unwrap();
         assert_eq!(b.reads, 50);
         assert_eq!(&b.buf[..64], &b.line[..]);
@@ -721,7 +714,7 @@ mod tests {
     #[test]
     fn raw_input_hands_over_bytes_without_waiting_for_a_newline() {
         let mut b = Input::new(false, 64);
-        b.setup(&ctx(), 20).unwrap();
+        b.setup(&Ctx::default(), 20).unwrap();
         b.run(20).unwrap();
         assert!(b.reads >= 20);
         let (m, s) = (
@@ -738,8 +731,12 @@ mod tests {
 
     #[test]
     fn out_of_range_sizes_are_setup_errors() {
-        assert!(Output::new(OutMode::Raw, 0).setup(&ctx(), 1).is_err());
-        assert!(Input::new(true, MAX_LINE + 1).setup(&ctx(), 1).is_err());
+        assert!(Output::new(OutMode::Raw, 0)
+            .setup(&Ctx::default(), 1)
+            .is_err());
+        assert!(Input::new(true, MAX_LINE + 1)
+            .setup(&Ctx::default(), 1)
+            .is_err());
     }
 
     #[test]

@@ -456,9 +456,7 @@ mod tests {
         // Unlimited: sequential reads of a cold file fault each page in (fault-around maps
         // cached neighbours, so count faults of either kind, at least one per 16 pages).
         let mut b = make(Walk::Seq, None, param(256, 256));
-        let ctx = Ctx {
-            placement: crate::bench::Placement::Inherit,
-        };
+        let ctx = Ctx::default();
         b.setup(&ctx, 1).unwrap();
         let u0 = sys::usage_self_and_children();
         b.run(1).unwrap();

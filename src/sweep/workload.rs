@@ -688,14 +688,7 @@ impl Benchmark for Workload {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::Placement;
     use std::collections::HashMap;
-
-    fn ctx() -> Ctx {
-        Ctx {
-            placement: Placement::Inherit,
-        }
-    }
 
     /// A search path holding only the named commands (links to the real ones, or to
     /// `stand_in` under the command's name), for the absent-command and failure tests.
@@ -720,7 +713,7 @@ mod tests {
     #[test]
     fn scripts_really_run_their_commands_and_leave_their_outputs() {
         let mut w = Workload::new(2, false, search_path());
-        w.setup(&ctx(), 1).unwrap();
+        w.setup(&Ctx::default(), 1).unwrap();
         w.run(1).unwrap();
         let dir = w.dir().unwrap().to_path_buf();
         let used = w.commands();
@@ -841,7 +834,7 @@ mod tests {
             "absent: cc, sed, awk, diff, ls, ed (no C compiler: the compile step is skipped)"
         );
         let mut w = Workload::new(1, false, path.clone());
-        w.setup(&ctx(), 1).unwrap();
+        w.setup(&Ctx::default(), 1).unwrap();
         assert_eq!(w.commands(), ["grep", "sort", "wc", "cat"]);
         let body = read(&w.dir().unwrap().join("s0"), "script");
         assert!(
@@ -854,7 +847,9 @@ mod tests {
         w.teardown().unwrap();
         let (_e, empty) = only(&[], None);
         assert!(command_notes(&empty).is_err());
-        assert!(Workload::new(1, false, empty).setup(&ctx(), 1).is_err());
+        assert!(Workload::new(1, false, empty)
+            .setup(&Ctx::default(), 1)
+            .is_err());
     }
 
     #[test]
@@ -862,7 +857,7 @@ mod tests {
         // "grep" here is false(1): it exits 1 whatever it is asked.
         let (_d, path) = only(&["sort", "cat"], Some(("grep", "false")));
         let mut w = Workload::new(3, false, path);
-        w.setup(&ctx(), 1).unwrap();
+        w.setup(&Ctx::default(), 1).unwrap();
         let e = w.run(1).unwrap_err().to_string();
         assert!(e.contains("command grep failed (exit status 1)"), "{e}");
         let dir = w.dir().unwrap().to_path_buf();
