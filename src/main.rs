@@ -768,21 +768,19 @@ fn run(a: RunArgs) -> Result<i32> {
         timeout: opts.timeout + Duration::from_secs_f64(3.0 * a.profile_seconds),
         ..opts.clone()
     };
-    for (index, (spec, plan)) in specs.iter().zip(&plans).enumerate() {
+    // One benchmark or suite point: announced to the progress bar, then measured.
+    let total = specs.len() + points;
+    let overhead = run.overhead;
+    let measure_one = |target: &harness::Target, plan: &placement::Plan, index: usize| {
         progress(Event::Benchmark {
-            id: spec.id,
+            id: &target.id,
             index,
-            total: specs.len() + points,
+            total,
         });
-        let target = harness::Target::bench(spec);
-        match harness::measure(
-            &target,
-            plan,
-            &opts,
-            run.overhead.as_ref(),
-            &stop,
-            &progress,
-        ) {
+        harness::measure(target, plan, &opts, overhead.as_ref(), &stop, &progress)
+    };
+    for (index, (spec, plan)) in specs.iter().zip(&plans).enumerate() {
+        match measure_one(&harness::Target::bench(spec), plan, index) {
             Ok((result, warnings)) => {
                 store
                     .add_result(&run.id, &result, &warnings)
@@ -853,21 +851,9 @@ fn run(a: RunArgs) -> Result<i32> {
         for (spec, plan, pts) in series {
             let mut measured = Vec::new();
             for p in pts {
-                let target = harness::Target::point(spec, p);
-                progress(Event::Benchmark {
-                    id: &target.id,
-                    index,
-                    total: specs.len() + points,
-                });
+                let measured_point = measure_one(&harness::Target::point(spec, p), plan, index);
                 index += 1;
-                match harness::measure(
-                    &target,
-                    plan,
-                    &opts,
-                    run.overhead.as_ref(),
-                    &stop,
-                    &progress,
-                ) {
+                match measured_point {
                     Ok((result, warnings)) => {
                         run.warnings.extend(warnings);
                         measured.push((p.clone(), result));
