@@ -67,14 +67,7 @@ fn quick_run_stores_the_reports_series() {
             );
         }
     }
-    let xs = |id: &str| -> Vec<f64> {
-        by_id[id]["points"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|p| p["x"].as_f64().unwrap())
-            .collect()
-    };
+    let xs = |id: &str| xs_of(by_id[id]);
     assert_eq!(xs("bbn.pipe-1000"), vec![2.0, 256.0, 4096.0]);
     assert_eq!(xs("bbn.pipe"), vec![2.0, 4096.0, 1048576.0]);
     assert_eq!(xs("bbn.realworld"), vec![128.0, 4096.0]);

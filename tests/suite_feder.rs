@@ -69,12 +69,7 @@ fn quick_run_stores_every_series_and_leaves_nothing_behind() {
             assert!(p["y"]["median"].as_f64().unwrap() > 0.0, "{}: {p}", s["id"]);
         }
     }
-    let derived: Vec<&str> = v["derived"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|d| d["name"].as_str().unwrap())
-        .collect();
+    let derived = derived_names(&v);
     assert!(
         derived.contains(&"getpid with an invalid cache (Fig. 1)"),
         "{derived:?}"

@@ -39,31 +39,18 @@ fn quick_suite_stores_every_fs_curve_with_its_points() {
     let tmp = tempfile::tempdir().unwrap();
     let db = tmp.path().join("s.db");
     let v = success_json(sysperf(&db).args(["run", "--suite", "scaling", "--quick", "--json"]));
-    let series = v["series"].as_array().unwrap();
     for spec in FS_SERIES {
-        let s = series
-            .iter()
-            .find(|s| s["id"] == spec.id)
-            .unwrap_or_else(|| panic!("{} not stored", spec.id));
+        let s = series_of(&v, spec.id);
         assert_eq!(s["figure"], spec.figure, "{}", spec.id);
         assert_eq!(s["y_kind"], "cost_ns", "{}", spec.id);
         let want: Vec<f64> = (spec.points)(true).iter().map(|p| p.x).collect();
-        let got: Vec<f64> = s["points"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|p| p["x"].as_f64().unwrap())
-            .collect();
-        assert_eq!(got, want, "{}", spec.id);
+        assert_eq!(xs_of(s), want, "{}", spec.id);
         for p in s["points"].as_array().unwrap() {
             let y = p["y"]["median"].as_f64();
             assert!(y.is_some_and(|y| y > 0.0), "{}: {p}", spec.id);
         }
     }
-    let cache = series
-        .iter()
-        .find(|s| s["id"] == "scaling.name-cache")
-        .unwrap();
+    let cache = series_of(&v, "scaling.name-cache");
     let labels: Vec<&str> = cache["points"]
         .as_array()
         .unwrap()

@@ -32,20 +32,10 @@ fn quick_run_stores_every_curve_with_its_points_and_notes() {
     );
     assert_nothing_left(&tag);
     let v: Value = common::json_of(&out.stdout);
-    let series = v["series"].as_array().unwrap();
     for (id, xs) in QUICK {
-        let s = series
-            .iter()
-            .find(|s| s["id"] == *id)
-            .unwrap_or_else(|| panic!("{id} not stored"));
+        let s = series_of(&v, id);
         assert_eq!(s["y_kind"], "cost_ns", "{id}");
-        let got: Vec<f64> = s["points"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|p| p["x"].as_f64().unwrap())
-            .collect();
-        assert_eq!(&got, xs, "{id}");
+        assert_eq!(&xs_of(s), xs, "{id}");
         for p in s["points"].as_array().unwrap() {
             let y = p["y"]["median"].as_f64();
             assert!(y.is_some_and(|y| y > 0.0), "{id}: {p}");

@@ -50,12 +50,7 @@ fn quick_suite_stores_the_four_curves() {
             assert_eq!(s["y_kind"], "cost_ns", "{id}");
         }
     }
-    let derived: Vec<&str> = v["derived"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|d| d["name"].as_str().unwrap())
-        .collect();
+    let derived = derived_names(&v);
     for want in [
         "tty output processing CPU (256-byte writes)",
         "tty output at 100% CPU, cooked (Fig. 7 measure)",

@@ -52,8 +52,7 @@ fn quick_suite_stores_the_throughput_curve_and_leaves_nothing() {
     assert_eq!(s["y_kind"], "per_hour");
     assert_eq!(s["unit"], "process");
     let points = s["points"].as_array().unwrap();
-    let xs: Vec<f64> = points.iter().map(|p| p["x"].as_f64().unwrap()).collect();
-    assert_eq!(xs, [1.0, 2.0]);
+    assert_eq!(xs_of(s), [1.0, 2.0]);
     for p in points {
         let x = p["x"].as_f64().unwrap() as u64;
         let ops = p["result"]["ops_per_iteration"].as_u64().unwrap();

@@ -159,3 +159,31 @@ pub fn files_in(dir: &Path) -> Vec<String> {
         .map(|f| std::fs::read_to_string(f).unwrap())
         .collect()
 }
+
+/// The series `id` of a run's JSON document; fails the test when the run did not store it.
+pub fn series_of<'a>(run: &'a Value, id: &str) -> &'a Value {
+    run["series"]
+        .as_array()
+        .and_then(|all| all.iter().find(|s| s["id"] == id))
+        .unwrap_or_else(|| panic!("series {id} not stored"))
+}
+
+/// The x of every point of a series, in order.
+pub fn xs_of(series: &Value) -> Vec<f64> {
+    series["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["x"].as_f64().unwrap())
+        .collect()
+}
+
+/// The names of a run's derived figures.
+pub fn derived_names(run: &Value) -> Vec<&str> {
+    run["derived"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["name"].as_str().unwrap())
+        .collect()
+}
