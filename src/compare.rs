@@ -358,23 +358,22 @@ fn series_rows(runs: &[Run], baseline: usize, noise_pct: f64) -> Vec<SeriesRow> 
             }
         }
     }
-    let find = |run: &Run, id: &str, x: f64, label: &Option<String>| -> Option<SeriesPoint> {
+    fn find<'r>(run: &'r Run, id: &str, x: f64, label: &Option<String>) -> Option<&'r SeriesPoint> {
         run.series
             .iter()
             .find(|s| s.id == id)?
             .points
             .iter()
             .find(|p| p.x == x && &p.label == label)
-            .cloned()
-    };
+    }
     for row in &mut rows {
         for pt in &mut row.points {
-            let found: Vec<Option<SeriesPoint>> = runs
+            let found: Vec<Option<&SeriesPoint>> = runs
                 .iter()
                 .map(|run| find(run, &row.id, pt.x, &pt.label))
                 .collect();
-            pt.y = found.iter().map(|f| f.as_ref().and_then(|p| p.y)).collect();
-            let base = found.get(baseline).cloned().flatten();
+            pt.y = found.iter().map(|f| f.and_then(|p| p.y)).collect();
+            let base = found.get(baseline).copied().flatten();
             pt.ratios = runs
                 .iter()
                 .zip(&found)
@@ -383,7 +382,7 @@ fn series_rows(runs: &[Run], baseline: usize, noise_pct: f64) -> Vec<SeriesRow> 
                     if i == baseline {
                         return None;
                     }
-                    let (b, r) = (base.as_ref()?, f.as_ref()?);
+                    let (b, r) = (base?, (*f)?);
                     result_ratio(
                         (&runs[baseline], &b.result),
                         (run, &r.result),
