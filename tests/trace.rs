@@ -229,6 +229,19 @@ fn assert_instances_gone(mine: &str) {
     );
 }
 
+/// Starts a trace of csw long enough to be stopped midway, tagged `tag`, and waits for its
+/// tracefs instance; returns the process and the instance's name.
+fn long_trace(dir: &std::path::Path, tag: &str) -> (std::process::Child, String) {
+    let child = spawn_tagged(
+        &dir.join("s.db"),
+        tag,
+        &["trace", "csw", "--iterations", "100000000"],
+    );
+    let mine = format!("sysperf-{}", child.id());
+    wait_for("the instance", || sysperf_instances().contains(&mine));
+    (child, mine)
+}
+
 #[test]
 fn ctrl_c_midway_leaves_no_instance_worker_or_child() {
     if !permitted() {
@@ -236,13 +249,7 @@ fn ctrl_c_midway_leaves_no_instance_worker_or_child() {
     }
     let tag = &unique_tag("trace-ctrl-c");
     let tmp = tempfile::tempdir().unwrap();
-    let mut child = spawn_tagged(
-        &tmp.path().join("s.db"),
-        tag,
-        &["trace", "csw", "--iterations", "100000000"],
-    );
-    let mine = format!("sysperf-{}", child.id());
-    wait_for("the instance", || sysperf_instances().contains(&mine));
+    let (mut child, mine) = long_trace(tmp.path(), tag);
     // Midway: the traced worker and its child are running.
     wait_for("the worker and its child", || {
         leftover_workers(tag).len() >= 2
@@ -384,13 +391,7 @@ fn an_instance_left_by_a_killed_sysperf_is_removed_by_the_next_trace() {
     }
     let tag = &unique_tag("trace-sigkill");
     let tmp = tempfile::tempdir().unwrap();
-    let mut child = spawn_tagged(
-        &tmp.path().join("s.db"),
-        tag,
-        &["trace", "csw", "--iterations", "100000000"],
-    );
-    let mine = format!("sysperf-{}", child.id());
-    wait_for("the instance", || sysperf_instances().contains(&mine));
+    let (mut child, mine) = long_trace(tmp.path(), tag);
     // SIGKILL: no cleanup can run; the workers die with their parent (PR_SET_PDEATHSIG).
     child.kill().unwrap();
     child.wait().unwrap();
