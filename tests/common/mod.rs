@@ -187,3 +187,16 @@ pub fn derived_names(run: &Value) -> Vec<&str> {
         .map(|d| d["name"].as_str().unwrap())
         .collect()
 }
+
+/// Runs `cmd`, fails unless it exited with 2 (bad usage or input) without panicking, and
+/// returns its stderr.
+pub fn usage_error(cmd: &mut Command) -> String {
+    let out = cmd.output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        !err.contains("panicked") && !err.contains("RUST_BACKTRACE"),
+        "{err}"
+    );
+    err
+}
