@@ -88,12 +88,11 @@ impl Target {
 
     /// One point of a suite's series.
     pub fn point(series: &crate::sweep::SeriesSpec, p: &crate::sweep::Point) -> Target {
-        let suite = series.id.split('.').next().unwrap_or(series.id);
         Target {
             request_id: series.id.to_string(),
             param: Some(p.param),
             id: crate::sweep::point_id(series, p),
-            group: suite.to_string(),
+            group: series.suite().to_string(),
             unit: series.unit.to_string(),
             ops_per_iteration: p.ops_per_iteration.max(1),
             // Table seconds are scaled to one operation for series (they have no paper count).

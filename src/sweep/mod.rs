@@ -94,6 +94,14 @@ pub struct SeriesSpec {
     pub paper_system: Option<&'static str>,
 }
 
+impl SeriesSpec {
+    /// The suite's name: the id's prefix ("bbn" of "bbn.pipe"), which the registry's test
+    /// holds every series to.
+    pub fn suite(&self) -> &'static str {
+        self.id.split('.').next().unwrap_or(self.id)
+    }
+}
+
 impl std::fmt::Debug for SeriesSpec {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("SeriesSpec").field("id", &self.id).finish()
@@ -258,7 +266,6 @@ pub fn series_from(
     measured: Vec<(Point, BenchResult)>,
     overhead: Option<&Overhead>,
 ) -> Series {
-    let suite = spec.id.split('.').next().unwrap_or(spec.id);
     let points = measured
         .into_iter()
         .map(|(p, result)| {
@@ -273,7 +280,7 @@ pub fn series_from(
         })
         .collect();
     Series {
-        suite: suite.to_string(),
+        suite: spec.suite().to_string(),
         id: spec.id.to_string(),
         figure: spec.figure.to_string(),
         figure_title: spec.figure_title.to_string(),
