@@ -177,34 +177,31 @@ pub struct Chosen {
 /// (`bbn.pipe@65536`), and series and point ids may be shell globs (`'scaling.*poll'`,
 /// `'bbn.pipe@[0-9]*'`). A pattern that matches nothing is an error naming the suites.
 pub fn choose(patterns: &[String], quick: bool) -> Result<Vec<Chosen>, crate::error::InputError> {
-    let mut out: Vec<Chosen> = suites()
+    // Every planned point of every series, with whether some pattern chose it.
+    type Marked = Vec<(&'static SeriesSpec, Vec<(Point, bool)>)>;
+    let mut all: Vec<(&'static Suite, Marked)> = suites()
         .into_iter()
-        .map(|suite| Chosen {
-            suite,
-            series: (suite.series)()
+        .map(|suite| {
+            let series = (suite.series)()
                 .into_iter()
-                .map(|s| (s, Vec::new()))
-                .collect(),
-        })
-        .collect();
-    // Every planned point, with a flag for whether some pattern chose it.
-    let mut planned: Vec<Vec<Vec<(Point, bool)>>> = out
-        .iter()
-        .map(|c| {
-            c.series
-                .iter()
-                .map(|(s, _)| (s.points)(quick).into_iter().map(|p| (p, false)).collect())
-                .collect()
+                .map(|s| {
+                    (
+                        s,
+                        (s.points)(quick).into_iter().map(|p| (p, false)).collect(),
+                    )
+                })
+                .collect();
+            (suite, series)
         })
         .collect();
     for pat in patterns {
         let mut matched = false;
-        for (c, series) in out.iter().zip(planned.iter_mut()) {
-            let whole = pat == "all" || crate::bench::glob_match(pat, c.suite.name);
-            for ((s, _), points) in c.series.iter().zip(series.iter_mut()) {
-                let all_points = whole || crate::bench::glob_match(pat, s.id);
-                for (p, chosen) in points.iter_mut() {
-                    if all_points || crate::bench::glob_match(pat, &point_id(s, p)) {
+        for (suite, series) in &mut all {
+            let whole = pat == "all" || crate::bench::glob_match(pat, suite.name);
+            for (s, points) in series {
+                let every = whole || crate::bench::glob_match(pat, s.id);
+                for (p, chosen) in points {
+                    if every || crate::bench::glob_match(pat, &point_id(s, p)) {
                         *chosen = true;
                         matched = true;
                     }
@@ -227,18 +224,18 @@ pub fn choose(patterns: &[String], quick: bool) -> Result<Vec<Chosen>, crate::er
             });
         }
     }
-    for (c, series) in out.iter_mut().zip(planned) {
-        for ((_, points), plan) in c.series.iter_mut().zip(series) {
-            *points = plan
+    Ok(all
+        .into_iter()
+        .map(|(suite, series)| Chosen {
+            suite,
+            series: series
                 .into_iter()
-                .filter(|(_, x)| *x)
-                .map(|(p, _)| p)
-                .collect();
-        }
-        c.series.retain(|(_, points)| !points.is_empty());
-    }
-    out.retain(|c| !c.series.is_empty());
-    Ok(out)
+                .map(|(s, points)| (s, points.into_iter().filter(|p| p.1).map(|p| p.0).collect()))
+                .filter(|(_, points): &(_, Vec<Point>)| !points.is_empty())
+                .collect(),
+        })
+        .filter(|c| !c.series.is_empty())
+        .collect())
 }
 
 /// The y of every successful measured trial of a point, in trial order (see [`YKind::y_of`]).
