@@ -199,10 +199,22 @@ fn run_worker_observed(
             verdict = Some(Outcome::Failed(e, Usage::default()));
         }
     }
-    let poll_ms = if observer.is_some() { 10 } else { 100 };
+    // The observer (the profiler's sampler) wants to be polled every 10 ms; otherwise the
+    // wait sleeps on the pidfd until the worker ends, the deadline comes, or 100 ms pass (so
+    // that Ctrl-C is seen promptly).
+    let poll_every = Duration::from_millis(if observer.is_some() { 10 } else { 100 });
     let (status, total) = loop {
         match sys::wait4(pid, true) {
-            Ok((got, status, usage)) if got == pid => break (status, usage),
+            Ok((got, status, usage)) if got == pid => {
+                // The rule is about when the worker ended, not about when we looked: a worker
+                // that ended after its deadline timed out, however soon we noticed.
+                if verdict.is_none() {
+                    if let Some(msg) = judge_end(Instant::now(), deadline, timeout) {
+                        verdict = Some(Outcome::Failed(msg, Usage::default()));
+                    }
+                }
+                break (status, usage);
+            }
             Ok(_) => {}
             Err(e) => {
                 verdict = Some(Outcome::Failed(
@@ -212,13 +224,14 @@ fn run_worker_observed(
                 break (0, Usage::default());
             }
         }
+        let now = Instant::now();
         if verdict.is_some() {
             // The observer could not attach: the held worker is killed below.
         } else if stop.load(Ordering::Relaxed) {
             verdict = Some(Outcome::Interrupted);
-        } else if Instant::now() >= deadline {
+        } else if now >= deadline {
             verdict = Some(Outcome::Failed(
-                format!("timed out after {:.1} s; killed with its process group (raise --timeout if this is expected)", timeout.as_secs_f64()),
+                timeout_message(timeout, None),
                 Usage::default(),
             ));
         }
@@ -229,11 +242,12 @@ fn run_worker_observed(
                 .unwrap_or((0, Usage::default()));
             break r;
         }
+        let wait = poll_every.min(deadline.saturating_duration_since(now));
         match &pidfd {
             Some(fd) => {
-                let _ = sys::poll_readable(fd.as_raw_fd(), poll_ms);
+                let _ = sys::poll_readable(fd.as_raw_fd(), ceil_ms(wait));
             }
-            None => std::thread::sleep(Duration::from_millis(5)),
+            None => std::thread::sleep(wait.min(Duration::from_millis(5))),
         }
         if let Some(obs) = observer.as_deref_mut() {
             obs.poll();
@@ -286,6 +300,46 @@ fn run_worker_observed(
             )
         }
     }
+}
+
+/// The wait rule: a worker that ended at `ended`, with `deadline` set `limit` after its start,
+/// timed out if it ended after the deadline; the message says by how much.
+fn judge_end(ended: Instant, deadline: Instant, limit: Duration) -> Option<String> {
+    let late = ended.checked_duration_since(deadline)?;
+    (!late.is_zero()).then(|| timeout_message(limit, Some(late)))
+}
+
+/// Why a trial timed out, with the real limit: killed at it (`late` None) or ended `late` after it.
+fn timeout_message(limit: Duration, late: Option<Duration>) -> String {
+    let limit = limit.as_secs_f64();
+    match late {
+        None => format!(
+            "timed out at its {limit} s limit; killed with its process group (raise --timeout if this is expected)"
+        ),
+        Some(late) => format!(
+            "timed out: ended {} after its {limit} s limit (raise --timeout if this is expected)",
+            fmt_late(late)
+        ),
+    }
+}
+
+/// How late a worker ended, at a precision that suits the size.
+fn fmt_late(late: Duration) -> String {
+    let s = late.as_secs_f64();
+    if s >= 1.0 {
+        format!("{s:.2} s")
+    } else if s >= 0.001 {
+        format!("{:.1} ms", s * 1e3)
+    } else {
+        format!("{:.0} us", s * 1e6)
+    }
+}
+
+/// A wait in whole milliseconds for poll(2), rounded up so that a wait never ends before the
+/// deadline it aims at (which would spin), and at least 1 ms.
+fn ceil_ms(d: Duration) -> i32 {
+    let ms = d.as_nanos().div_ceil(1_000_000).max(1);
+    ms.min(i32::MAX as u128) as i32
 }
 
 fn trial_from(kind: TrialKind, iterations: u64, outcome: &Outcome) -> Trial {
@@ -725,6 +779,70 @@ pub fn adjusted_wall_ns(t: &Trial, overhead: Option<&Overhead>) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_worker_that_ends_after_its_deadline_timed_out_with_the_real_limit() {
+        let start = Instant::now();
+        let limit = Duration::from_millis(1);
+        let deadline = start + limit;
+        // Ended 40 ms late, but noticed at once: still a timeout, saying by how much.
+        let m = judge_end(deadline + Duration::from_millis(40), deadline, limit).unwrap();
+        assert!(m.starts_with("timed out"), "{m}");
+        assert!(m.contains("0.001 s limit"), "{m}");
+        assert!(m.contains("40.0 ms after"), "{m}");
+        // Ended before (or exactly at) the deadline: on time.
+        assert_eq!(judge_end(start, deadline, limit), None);
+        assert_eq!(judge_end(deadline, deadline, limit), None);
+        // The killed-at-the-limit message names the real limit, not a rounded one.
+        let m = timeout_message(Duration::from_millis(50), None);
+        assert!(m.contains("at its 0.05 s limit"), "{m}");
+        assert_eq!(fmt_late(Duration::from_micros(250)), "250 us");
+        assert_eq!(fmt_late(Duration::from_millis(1500)), "1.50 s");
+    }
+
+    #[test]
+    fn waits_round_up_to_whole_milliseconds() {
+        assert_eq!(ceil_ms(Duration::ZERO), 1);
+        assert_eq!(ceil_ms(Duration::from_micros(1)), 1);
+        assert_eq!(ceil_ms(Duration::from_micros(1001)), 2);
+        assert_eq!(ceil_ms(Duration::from_millis(100)), 100);
+        assert_eq!(ceil_ms(Duration::from_secs(1 << 40)), i32::MAX);
+    }
+
+    /// A stand-in worker: a shell script that ignores its arguments and sleeps.
+    fn sleeper(dir: &std::path::Path, secs: &str) -> PathBuf {
+        use std::os::unix::fs::PermissionsExt;
+        let p = dir.join("sleeper");
+        std::fs::write(&p, format!("#!/bin/sh\nexec sleep {secs}\n")).unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+        p
+    }
+
+    #[test]
+    fn a_worker_past_its_limit_is_killed_and_the_message_states_the_limit() {
+        let dir = tempfile::tempdir().unwrap();
+        let exe = sleeper(dir.path(), "30");
+        let req = Request {
+            id: "syscall".into(),
+            iterations: 1,
+            pin: None,
+            child_cpu: None,
+            observe: false,
+            perf: false,
+            hold: false,
+            param: None,
+            cgroup: None,
+        };
+        let stop = AtomicBool::new(false);
+        let t0 = Instant::now();
+        let out = run_worker(&exe, &req, Duration::from_millis(50), &stop);
+        // Killed at the deadline (not after a 30 s sleep), with the limit as given.
+        assert!(t0.elapsed() < Duration::from_secs(20));
+        match out {
+            Outcome::Failed(m, _) => assert!(m.contains("at its 0.05 s limit"), "{m}"),
+            _ => panic!("a sleeping worker past its limit must time out"),
+        }
+    }
 
     #[test]
     fn calibration_grows_boundedly() {
