@@ -5,7 +5,7 @@
 //! - [`bench`]: the registry of benchmarks, one file per family (metadata, parameters, hot loop);
 //! - [`harness`]: owns time (worker processes, calibration, trials, overhead, placement,
 //!   per-trial counters);
-//! - [`sweep`]: the registry of suites: the papers' other studies as sweeps of x against y;
+//! - [`suite`]: the registry of suites: the papers' other studies as sweeps of x against y;
 //! - [`stats`]: pure statistics over raw samples;
 //! - [`fingerprint`]: what machine a run was made on;
 //! - [`store`]: the embedded SQLite store of runs;
@@ -33,7 +33,7 @@ pub mod reference;
 pub mod report;
 pub mod stats;
 pub mod store;
-pub mod sweep;
+pub mod suite;
 pub mod sys;
 pub mod trace;
 

@@ -21,7 +21,7 @@ use sysperf::model::{Run, RunParams, TrialKind};
 use sysperf::observe::{doctor, watch};
 use sysperf::profile::{self, Profile};
 use sysperf::store::{self, Store};
-use sysperf::{bench, compare, derived, exit, fingerprint, reference, report, sweep, sys, trace};
+use sysperf::{bench, compare, derived, exit, fingerprint, reference, report, suite, sys, trace};
 
 const AFTER_HELP: &str = "\
 Exit codes: 0 ok; 1 failure; 2 bad usage or input (unknown benchmark, bad number, unusable
@@ -631,14 +631,14 @@ impl<'a> Loader<'a> {
 
 fn run(a: RunArgs) -> Result<i32> {
     // 1. What to run, where, and with which parameters: all validated before anything starts.
-    let chosen = sweep::choose(&a.suite, a.quick)?;
+    let chosen = suite::choose(&a.suite, a.quick)?;
     let specs = if chosen.is_empty() || !a.selection.is_empty() {
         bench::select(&a.selection)?
     } else {
         Vec::new()
     };
     let (cpus, requested) = a.place.choose()?;
-    let suites: Vec<&sweep::Suite> = chosen.iter().map(|c| c.suite).collect();
+    let suites: Vec<&suite::Suite> = chosen.iter().map(|c| c.suite).collect();
     let suite_plans = chosen
         .into_iter()
         .map(|c| {
@@ -866,7 +866,7 @@ fn run(a: RunArgs) -> Result<i32> {
                 }
             }
             if !measured.is_empty() {
-                let s = sweep::series_from(spec, measured, run.overhead.as_ref());
+                let s = suite::series_from(spec, measured, run.overhead.as_ref());
                 store
                     .add_series(&run.id, &s)
                     .with_context(|| format!("storing the series {}", spec.id))?;
@@ -1126,14 +1126,14 @@ fn list(json: bool) -> Result<i32> {
 
 fn list_suites(json: bool) -> Result<i32> {
     let mut out = std::io::stdout().lock();
-    let xs = |s: &sweep::SeriesSpec, quick: bool| -> Vec<String> {
+    let xs = |s: &suite::SeriesSpec, quick: bool| -> Vec<String> {
         (s.points)(quick)
             .iter()
-            .map(|p| p.label.clone().unwrap_or_else(|| sweep::fmt_x(p.x)))
+            .map(|p| p.label.clone().unwrap_or_else(|| suite::fmt_x(p.x)))
             .collect()
     };
     if json {
-        let v: Vec<serde_json::Value> = sweep::suites()
+        let v: Vec<serde_json::Value> = suite::suites()
             .iter()
             .map(|suite| {
                 let series: Vec<serde_json::Value> = (suite.series)()
@@ -1158,7 +1158,7 @@ fn list_suites(json: bool) -> Result<i32> {
         writeln!(out)?;
         return Ok(exit::OK);
     }
-    for suite in sweep::suites() {
+    for suite in suite::suites() {
         writeln!(
             out,
             "{}: {}  (sysperf run --suite {})",

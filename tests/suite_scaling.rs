@@ -8,7 +8,7 @@ mod common;
 use common::*;
 use serde_json::{json, Value};
 use std::process::Command;
-use sysperf::sweep::scaling::{CacheCase, FS_SERIES};
+use sysperf::suite::scaling::{CacheCase, FS_SERIES};
 
 fn exe() -> &'static str {
     env!("CARGO_BIN_EXE_sysperf")

@@ -144,7 +144,7 @@ fn quick_run_stores_one_curve_per_pattern_or_says_why_it_skipped() {
 fn randpage_v(npages: usize, cgroup: Option<&str>) -> Value {
     let req = json!({
         "id": "vm.randpage-v",
-        "param": sysperf::sweep::vm::param(npages, 4 * npages),
+        "param": sysperf::suite::vm::param(npages, 4 * npages),
         "iterations": 1,
         "pin": null,
         "child_cpu": null,
@@ -170,7 +170,7 @@ fn under_the_limit_random_touches_take_major_faults() {
     let touches = 4 * npages as u64;
     let ws = (npages * 4096) as u64;
     // A quarter of the working set fits: about three touches in four miss.
-    let limited = Limited::create(ws / 4 + sysperf::sweep::vm::WORKER_ALLOWANCE).unwrap();
+    let limited = Limited::create(ws / 4 + sysperf::suite::vm::WORKER_ALLOWANCE).unwrap();
     let path = limited.path().display().to_string();
     let tight = randpage_v(npages, Some(&path))["usage"]["majflt"]
         .as_u64()
@@ -195,7 +195,7 @@ fn under_the_limit_random_touches_take_major_faults() {
 fn target(request_id: &str, npages: usize) -> Target {
     Target {
         request_id: request_id.into(),
-        param: Some(sysperf::sweep::vm::param(npages, 4 * npages)),
+        param: Some(sysperf::suite::vm::param(npages, 4 * npages)),
         id: format!("{request_id}@test"),
         group: "vm".into(),
         unit: "touch".into(),
@@ -203,7 +203,7 @@ fn target(request_id: &str, npages: usize) -> Target {
         paper_count: 1,
         iterations: Some(1),
         memory_limit_bytes: Some(
-            ((npages * 4096) / 2) as u64 + sysperf::sweep::vm::WORKER_ALLOWANCE,
+            ((npages * 4096) / 2) as u64 + sysperf::suite::vm::WORKER_ALLOWANCE,
         ),
     }
 }

@@ -17,7 +17,7 @@ use common::*;
 use serde_json::Value;
 use std::collections::HashMap;
 use std::path::Path;
-use sysperf::sweep::workload::{present, processes_per_script, search_path, SHELL, STEPS};
+use sysperf::suite::workload::{present, processes_per_script, search_path, SHELL, STEPS};
 
 fn entries(dir: &Path) -> Vec<String> {
     std::fs::read_dir(dir)

@@ -87,11 +87,11 @@ impl Target {
     }
 
     /// One point of a suite's series.
-    pub fn point(series: &crate::sweep::SeriesSpec, p: &crate::sweep::Point) -> Target {
+    pub fn point(series: &crate::suite::SeriesSpec, p: &crate::suite::Point) -> Target {
         Target {
             request_id: series.id.to_string(),
             param: Some(p.param),
-            id: crate::sweep::point_id(series, p),
+            id: crate::suite::point_id(series, p),
             group: series.suite().to_string(),
             unit: series.unit.to_string(),
             ops_per_iteration: p.ops_per_iteration.max(1),

@@ -68,7 +68,7 @@ fn instantiate(req: &Request) -> Result<Box<dyn bench::Benchmark>, String> {
     if let Some(spec) = bench::find(&req.id) {
         return Ok((spec.make)());
     }
-    match (crate::sweep::find_series(&req.id), req.param) {
+    match (crate::suite::find_series(&req.id), req.param) {
         (Some(series), Some(param)) => Ok((series.make)(param)),
         (Some(_), None) => Err(format!("series '{}' needs a parameter", req.id)),
         (None, _) => Err(format!("unknown benchmark '{}'", req.id)),

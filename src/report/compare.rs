@@ -311,7 +311,7 @@ fn series_y(kind: YKind, y: Option<&Estimate>) -> (String, String) {
 }
 
 fn series_x(x: f64, label: &Option<String>) -> String {
-    label.clone().unwrap_or_else(|| crate::sweep::fmt_x(x))
+    label.clone().unwrap_or_else(|| crate::suite::fmt_x(x))
 }
 
 fn series_head(row: &SeriesRow) -> String {

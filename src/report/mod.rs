@@ -409,7 +409,7 @@ pub(crate) fn fixture_suites_run() -> crate::model::Run {
     run.derived.clear();
     let point = |id: &str, x: f64, label: Option<&str>, bytes: f64, kind: YKind, scale: f64| {
         let mut result = base.clone();
-        result.id = crate::sweep::point_id_of(id, x, label);
+        result.id = crate::suite::point_id_of(id, x, label);
         result.unit = "block".into();
         for t in &mut result.trials {
             t.wall_ns = (t.wall_ns as f64 * scale) as u64;

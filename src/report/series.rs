@@ -5,7 +5,7 @@
 
 use super::num;
 use crate::model::{Run, Series, SeriesPoint, YKind};
-use crate::sweep::fmt_x;
+use crate::suite::fmt_x;
 use std::fmt::Write;
 
 /// A y unit readable at the size of the values: the divisor and its name.

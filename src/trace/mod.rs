@@ -475,7 +475,7 @@ struct RunOut {
 /// messages (for stderr). Every instance made is removed before this returns.
 pub fn trace(opts: &Options, stop: &AtomicBool, note: &dyn Fn(&str)) -> Result<Traced, TraceError> {
     let fs = tracefs::Tracefs::open()?;
-    for name in tracefs::sweep_stale(&fs) {
+    for name in tracefs::remove_stale(&fs) {
         note(&format!(
             "removed the tracefs instance {name} left by a sysperf that no longer runs"
         ));

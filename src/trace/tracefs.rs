@@ -4,7 +4,7 @@
 //! neither disturbs nor is disturbed by anyone else tracing the machine. [`Instance`] removes
 //! its directory when dropped, on every exit path that unwinds (errors, Ctrl-C handled by the
 //! caller, panics); an instance left by a sysperf killed outright (SIGKILL) is removed by the
-//! next `sysperf trace` ([`sweep_stale`]). When tracefs is not mounted, sysperf mounts it in
+//! next `sysperf trace` ([`remove_stale`]). When tracefs is not mounted, sysperf mounts it in
 //! a private mount namespace of its own ([`sys::private_mount_namespace`]): the mount is
 //! invisible to the rest of the system and vanishes with sysperf, whatever way it ends.
 //!
@@ -178,7 +178,7 @@ pub fn instance_pid(name: &str) -> Option<i32> {
 
 /// Removes the instances of sysperf processes that no longer exist (killed with SIGKILL,
 /// which no cleanup survives). Returns the names removed.
-pub fn sweep_stale(fs: &Tracefs) -> Vec<String> {
+pub fn remove_stale(fs: &Tracefs) -> Vec<String> {
     let mut removed = Vec::new();
     let Ok(dir) = fs::read_dir(fs.root.join("instances")) else {
         return removed;

@@ -39,7 +39,7 @@
 use crate::bench::{Benchmark, Ctx, Shape};
 use crate::error::BenchError;
 use crate::model::YKind;
-use crate::sweep::{Axis, Point, SeriesSpec, Suite};
+use crate::suite::{Axis, Point, SeriesSpec, Suite};
 use crate::sys;
 use std::collections::HashMap;
 use std::ffi::{CStr, CString};
@@ -777,13 +777,13 @@ fn preflight() -> Result<Vec<String>, String> {
     let mut notes = vec![format!(
         "directories made under {} on {} (statfs f_type {magic:#x})",
         tmp.display(),
-        crate::sweep::fs_name(magic)
+        crate::suite::fs_name(magic)
     )];
     match emptied_size(1_000) {
         Ok((fresh, full, emptied)) => notes.push(format!(
             "a directory of {} there is {fresh} bytes empty, {full} bytes with 1000 \
              entries, {emptied} bytes after all were unlinked ({})",
-            crate::sweep::fs_name(magic),
+            crate::suite::fs_name(magic),
             if emptied > fresh {
                 "directories do not shrink"
             } else {
@@ -916,7 +916,7 @@ mod tests {
     fn an_emptied_ext4_directory_keeps_its_size() {
         let (fresh, full, emptied) = emptied_size(1000).unwrap();
         assert!(full > fresh, "{fresh} {full}");
-        if crate::sweep::fs_name(sys::fs_type(&std::env::temp_dir()).unwrap()) == "ext2/3/4" {
+        if crate::suite::fs_name(sys::fs_type(&std::env::temp_dir()).unwrap()) == "ext2/3/4" {
             assert_eq!(emptied, full, "ext4 directories do not shrink");
         }
     }

@@ -437,10 +437,10 @@ mod tests {
 
     #[test]
     fn the_paged_file_lives_on_a_disk_and_has_no_name() {
-        let (dir, fs) = crate::sweep::disk_dir().unwrap();
+        let (dir, fs) = crate::suite::disk_dir().unwrap();
         let m = sys::fs_type(&dir).unwrap();
         assert!(
-            m != crate::sweep::TMPFS_MAGIC && m != crate::sweep::RAMFS_MAGIC,
+            m != crate::suite::TMPFS_MAGIC && m != crate::suite::RAMFS_MAGIC,
             "{fs}"
         );
         let f = unlinked_file(&dir).unwrap();

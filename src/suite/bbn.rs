@@ -845,7 +845,7 @@ mod tests {
     }
 
     #[test]
-    fn sweeps_follow_the_report_and_go_on_to_a_mebibyte() {
+    fn block_sizes_follow_the_report_and_go_on_to_a_mebibyte() {
         let report: Vec<f64> = report_count_points(false).iter().map(|p| p.x).collect();
         assert_eq!(report, PAPER_SIZES.map(|s| s as f64).to_vec());
         assert!(report_count_points(false)

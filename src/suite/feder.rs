@@ -410,7 +410,7 @@ pub fn private_cache_bytes() -> usize {
 pub enum GetpidMode {
     Warm,
     Cold,
-    SweepAlone,
+    EvictAlone,
 }
 
 pub struct Getpid {
@@ -429,7 +429,7 @@ impl Getpid {
     /// Writes one byte in every 64-byte line of the buffer, pushing everything else out of
     /// the caches (data and, with it, the kernel's system-call path).
     #[inline(never)]
-    fn sweep(&mut self) {
+    fn evict_l2(&mut self) {
         for i in (0..self.buf.len()).step_by(64) {
             self.buf[i] = self.buf[i].wrapping_add(1);
         }
@@ -449,9 +449,9 @@ impl Benchmark for Getpid {
     fn run(&mut self, iterations: u64) -> Result<(), BenchError> {
         for _ in 0..iterations {
             if self.mode != GetpidMode::Warm {
-                self.sweep();
+                self.evict_l2();
             }
-            if self.mode != GetpidMode::SweepAlone {
+            if self.mode != GetpidMode::EvictAlone {
                 std::hint::black_box(sys::getpid_syscall());
             }
         }
@@ -737,7 +737,7 @@ pub static FIG1_SERIES: SeriesSpec = SeriesSpec {
         Box::new(Getpid::new(match p {
             0 => GetpidMode::Warm,
             1 => GetpidMode::Cold,
-            _ => GetpidMode::SweepAlone,
+            _ => GetpidMode::EvictAlone,
         }))
     },
     paper_points: &[],
@@ -1016,13 +1016,13 @@ mod tests {
     fn uncached_reads_really_read_the_disk_every_time() {
         // O_DIRECT bypasses the page cache: each read is a block-layer read, counted in this
         // thread's read_bytes (which counts only bytes fetched from storage).
-        let Ok((base, fs)) = crate::sweep::disk_dir() else {
+        let Ok((base, fs)) = crate::suite::disk_dir() else {
             eprintln!("no disk-backed directory here: skipping");
             return;
         };
         let t = sys::fs_type(&base).unwrap();
         assert!(
-            t != crate::sweep::TMPFS_MAGIC && t != crate::sweep::RAMFS_MAGIC,
+            t != crate::suite::TMPFS_MAGIC && t != crate::suite::RAMFS_MAGIC,
             "{} is {fs}",
             base.display()
         );
