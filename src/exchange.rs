@@ -655,7 +655,7 @@ fn check_run(run: &Run, p: &JsonPath) -> Result<()> {
         if let Some(b) = &w.bench {
             bench_id(b, &wp.field("bench"))?;
         }
-        text(&w.kind, Text::Line, &wp.field("kind"))?;
+        text(w.kind.as_str(), Text::Line, &wp.field("kind"))?;
         text(&w.message, Text::Free, &wp.field("message"))?;
     }
     let series = p.field("series");
@@ -835,6 +835,33 @@ fn check_estimate(e: &Estimate, p: &JsonPath) -> Result<()> {
     float(e.mean, &p.field("mean"))?;
     float(e.cv, &p.field("cv"))?;
     usize_int(e.n, &p.field("n"))
+}
+
+/// The bytes of an export file, reading no more than an export may hold: a larger file (or
+/// an endless one such as /dev/zero) is refused without being read into memory.
+pub fn read_file(path: &std::path::Path) -> Result<Vec<u8>, ExchangeError> {
+    use std::io::Read;
+    let read_err = |cause| ExchangeError::Read {
+        path: path.to_path_buf(),
+        cause,
+    };
+    let file = std::fs::File::open(path).map_err(read_err)?;
+    let too_large = |size| ExchangeError::TooLarge {
+        size,
+        limit: MAX_FILE_BYTES,
+    };
+    let len = file.metadata().map_err(read_err)?.len();
+    if len > MAX_FILE_BYTES {
+        return Err(too_large(len));
+    }
+    let mut bytes = Vec::new();
+    file.take(MAX_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(read_err)?;
+    if bytes.len() as u64 > MAX_FILE_BYTES {
+        return Err(too_large(bytes.len() as u64));
+    }
+    Ok(bytes)
 }
 
 #[cfg(test)]

@@ -5,7 +5,10 @@
 //! - [`bench`]: the registry of benchmarks, one file per family (metadata, parameters, hot loop);
 //! - [`harness`]: owns time (worker processes, calibration, trials, overhead, placement,
 //!   per-trial counters);
+//! - [`engine`]: a run from plan to store: budget, plan, interleaved rounds, events;
 //! - [`suite`]: the registry of suites: the papers' other studies as sweeps of x against y;
+//! - [`catalog`]: finds runs by name (reference runs, then the store);
+//! - [`cli`]: the command line's definitions (clap), the one source of `--help`;
 //! - [`stats`]: pure statistics over raw samples;
 //! - [`fingerprint`]: what machine a run was made on;
 //! - [`store`]: the embedded SQLite store of runs;
@@ -20,8 +23,11 @@
 //!   SVG, HTML).
 
 pub mod bench;
+pub mod catalog;
+pub mod cli;
 pub mod compare;
 pub mod derived;
+pub mod engine;
 pub mod error;
 pub mod exchange;
 pub mod fingerprint;

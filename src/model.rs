@@ -278,9 +278,93 @@ pub struct BenchResult {
 pub struct Warning {
     /// The benchmark it concerns, or None for the whole run.
     pub bench: Option<String>,
-    /// Machine-readable kind: "high_cv", "busy_cpu", "trial_failed", "outlier", ...
-    pub kind: String,
+    /// Machine-readable kind, stored and exported as its string ("high_cv", "busy_cpu", ...).
+    pub kind: WarningKind,
     pub message: String,
+}
+
+/// What a warning is about. Serialized as the strings runs have always stored, so stored runs,
+/// exports and `--json` read the same; a kind this version does not know (from an import of a
+/// newer version's run) is kept as it was written.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(from = "String", into = "String")]
+pub enum WarningKind {
+    /// The timer and loop overhead could not be measured; nothing was subtracted.
+    Overhead,
+    /// A benchmark's calibration failed.
+    Failed,
+    /// Some counted trials failed.
+    TrialFailed,
+    /// The trials vary more than [`crate::harness::CV_WARN`].
+    HighCv,
+    /// Other work used the benchmark's CPUs.
+    BusyCpu,
+    /// The hypervisor took CPU time (steal).
+    Steal,
+    /// A profile could not be made.
+    Profile,
+    /// A suite cannot run here and was skipped.
+    SuiteSkipped,
+    /// `--observe` had no perf counters.
+    Observe,
+    /// The run was stopped before its end.
+    Interrupted,
+    /// A kind this version does not know, kept as written.
+    Other(String),
+}
+
+impl WarningKind {
+    const KNOWN: [(WarningKind, &'static str); 10] = [
+        (WarningKind::Overhead, "overhead"),
+        (WarningKind::Failed, "failed"),
+        (WarningKind::TrialFailed, "trial_failed"),
+        (WarningKind::HighCv, "high_cv"),
+        (WarningKind::BusyCpu, "busy_cpu"),
+        (WarningKind::Steal, "steal"),
+        (WarningKind::Profile, "profile"),
+        (WarningKind::SuiteSkipped, "suite_skipped"),
+        (WarningKind::Observe, "observe"),
+        (WarningKind::Interrupted, "interrupted"),
+    ];
+
+    pub fn as_str(&self) -> &str {
+        match self {
+            WarningKind::Other(s) => s,
+            known => WarningKind::KNOWN
+                .iter()
+                .find(|(k, _)| k == known)
+                .map(|(_, s)| *s)
+                .unwrap_or(""),
+        }
+    }
+}
+
+impl From<String> for WarningKind {
+    fn from(s: String) -> Self {
+        WarningKind::KNOWN
+            .iter()
+            .find(|(_, name)| *name == s)
+            .map(|(k, _)| k.clone())
+            .unwrap_or(WarningKind::Other(s))
+    }
+}
+
+impl From<&str> for WarningKind {
+    fn from(s: &str) -> Self {
+        WarningKind::from(s.to_string())
+    }
+}
+
+impl From<WarningKind> for String {
+    fn from(k: WarningKind) -> String {
+        k.as_str().to_string()
+    }
+}
+
+impl std::fmt::Display for WarningKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 /// A figure computed from several results, with the formula that produced it.

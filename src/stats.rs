@@ -285,6 +285,16 @@ impl SplitMix64 {
     }
 }
 
+/// Shuffles `items` in place (Fisher-Yates) with a SplitMix64 stream seeded by `seed`: the
+/// same seed gives the same order on every platform, so a run's trial order can be replayed
+/// from the seed it stores.
+pub fn shuffle<T>(items: &mut [T], seed: u64) {
+    let mut rng = SplitMix64(seed);
+    for i in (1..items.len()).rev() {
+        items.swap(i, rng.below(i + 1));
+    }
+}
+
 /// Median of a resample of `from` drawn with replacement into `buf`.
 fn resampled_median(rng: &mut SplitMix64, from: &[f64], buf: &mut Vec<f64>) -> f64 {
     buf.clear();
@@ -339,6 +349,24 @@ pub fn bootstrap_ratio_ci(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn shuffle_is_a_seeded_permutation() {
+        let mut a: Vec<u32> = (0..50).collect();
+        let mut b = a.clone();
+        shuffle(&mut a, 7);
+        shuffle(&mut b, 7);
+        assert_eq!(a, b, "same seed, same order");
+        let mut c: Vec<u32> = (0..50).collect();
+        shuffle(&mut c, 8);
+        assert_ne!(a, c, "another seed, another order");
+        let mut sorted = a.clone();
+        sorted.sort();
+        assert_eq!(sorted, (0..50).collect::<Vec<_>>(), "a permutation");
+        let mut one = [1];
+        shuffle(&mut one, 1);
+        shuffle(&mut [] as &mut [u8], 1);
+    }
     use proptest::prelude::*;
 
     fn close(a: f64, b: f64, rel: f64) -> bool {

@@ -135,6 +135,22 @@ pub fn find(id: &str) -> Option<&'static Spec> {
 
 /// Resolves a user's selection (ids and shell-style globs with `*`, `?` and `[...]`) into
 /// specs in registry order, without duplicates. An empty selection means every benchmark.
+/// Exactly one benchmark for a command that takes one (`trace`): an id or a glob matching one.
+pub fn select_one(pattern: &str, command: &str) -> Result<&'static Spec, InputError> {
+    match select(&[pattern.to_string()])?.as_slice() {
+        [one] => Ok(*one),
+        many => Err(InputError::InvalidValue {
+            what: "benchmark",
+            value: pattern.to_string(),
+            why: format!(
+                "{command} takes one benchmark; this matches {} ({})",
+                many.len(),
+                many.iter().map(|s| s.id).collect::<Vec<_>>().join(", ")
+            ),
+        }),
+    }
+}
+
 pub fn select(patterns: &[String]) -> Result<Vec<&'static Spec>, InputError> {
     let registry = all();
     if patterns.is_empty() {

@@ -4,6 +4,7 @@
 //!
 //! It does not print and does not store: progress goes to a callback, results are returned.
 
+pub mod budget;
 pub mod cgroup;
 pub mod counters;
 pub mod cpustat;
@@ -13,7 +14,7 @@ pub mod worker;
 use crate::bench::Spec;
 use crate::model::{
     BenchResult, CounterSummary, Counters, Outlier, Overhead, Summary, Trial, TrialKind, Usage,
-    Warning,
+    Warning, WarningKind,
 };
 use crate::stats;
 use crate::sys;
@@ -429,8 +430,344 @@ pub fn next_iterations(n: u64, wall_ns: u64, target_ns: u64) -> u64 {
         .min(MAX_ITERATIONS)
 }
 
-/// Measures one benchmark placed by `plan` (see [`placement::plan`]): calibration, warm-up,
-/// counted trials, summary and warnings.
+/// Other work on a measurement's CPUs, accumulated over the windows in which its own trials
+/// ran: with interleaved rounds those windows are spread over the whole run.
+#[derive(Debug, Default, Clone, Copy)]
+struct Window {
+    wall_s: f64,
+    busy_ticks: u64,
+    steal_ticks: u64,
+    ours_s: f64,
+    ncpu: usize,
+}
+
+/// The CPUs whose other work is judged: the plan's, or all when the scheduler places freely.
+fn watched_cpus(plan: &Plan) -> Vec<u32> {
+    if plan.label == "free" && plan.worker.is_none() {
+        Vec::new()
+    } else {
+        plan.cpus.clone()
+    }
+}
+
+/// One target being measured: calibration and warm-up first ([`Measurement::prepare`]), then
+/// counted trials one at a time ([`Measurement::trial`]), so that the engine can interleave
+/// the trials of many targets in rounds; [`Measurement::finish`] summarizes and warns.
+pub struct Measurement<'a> {
+    target: &'a Target,
+    plan: &'a Plan,
+    opts: &'a Options,
+    result: BenchResult,
+    warnings: Vec<Warning>,
+    /// The calibrated count; None until prepared, or when calibration failed.
+    iterations: Option<u64>,
+    window: Window,
+}
+
+impl<'a> Measurement<'a> {
+    pub fn new(target: &'a Target, plan: &'a Plan, opts: &'a Options) -> Measurement<'a> {
+        Measurement {
+            target,
+            plan,
+            opts,
+            result: BenchResult {
+                id: target.id.clone(),
+                group: target.group.clone(),
+                ops_per_iteration: target.ops_per_iteration,
+                paper_count: target.paper_count,
+                unit: target.unit.clone(),
+                placement: plan.label.to_string(),
+                cpus: plan.cpus.clone(),
+                trials: Vec::new(),
+                summary: None,
+                error: None,
+            },
+            warnings: Vec::new(),
+            iterations: None,
+            window: Window::default(),
+        }
+    }
+
+    pub fn id(&self) -> &str {
+        &self.target.id
+    }
+
+    /// Whether counted trials can run: calibration (or the fixed count) gave an iteration count.
+    pub fn ready(&self) -> bool {
+        self.iterations.is_some()
+    }
+
+    /// Counted trials done so far (successful or not).
+    pub fn measured_trials(&self) -> usize {
+        self.result
+            .trials
+            .iter()
+            .filter(|t| t.kind == TrialKind::Measured)
+            .count()
+    }
+
+    /// Whether this target has something to store: a counted trial, or a failed calibration.
+    pub fn settled(&self) -> bool {
+        self.measured_trials() > 0 || (self.iterations.is_none() && self.result.error.is_some())
+    }
+
+    /// Per-operation wall times of the successful counted trials so far (overhead not
+    /// subtracted): what a precision target watches between rounds.
+    pub fn wall_ns_per_op(&self) -> Vec<f64> {
+        let ops = self.target.ops_per_iteration.max(1) as f64;
+        self.result
+            .trials
+            .iter()
+            .filter(|t| t.kind == TrialKind::Measured && t.error.is_none() && t.iterations > 0)
+            .map(|t| t.wall_ns as f64 / (t.iterations as f64 * ops))
+            .collect()
+    }
+
+    /// Runs `f` and adds its wall time, the CPUs' busy and steal ticks and sysperf's own CPU
+    /// time to the window that the busy-CPU and steal warnings judge.
+    fn windowed<T>(&mut self, f: impl FnOnce(&mut Self) -> T) -> T {
+        let own0 = sys::usage_self_and_children();
+        let stat0 = cpustat::read();
+        let t0 = Instant::now();
+        let out = f(self);
+        let wall = t0.elapsed().as_secs_f64();
+        let stat1 = cpustat::read();
+        let own1 = sys::usage_self_and_children();
+        let watched = self.watched();
+        let d = cpustat::delta(&stat0, &stat1, &watched);
+        let w = &mut self.window;
+        w.wall_s += wall;
+        w.busy_ticks += d.busy;
+        w.steal_ticks += d.steal;
+        w.ours_s += own1.since(&own0).cpu_ns() as f64 / 1e9;
+        w.ncpu = if watched.is_empty() {
+            stat1.len().max(1)
+        } else {
+            watched.len()
+        };
+        out
+    }
+
+    fn watched(&self) -> Vec<u32> {
+        watched_cpus(self.plan)
+    }
+
+    /// One worker run of `kind` at `iterations`, its trial recorded; the wall time when it
+    /// succeeded.
+    fn one(
+        &mut self,
+        kind: TrialKind,
+        iterations: u64,
+        stop: &AtomicBool,
+        progress: &dyn Fn(Event),
+    ) -> Result<Option<u64>, Stop> {
+        let (target, plan, opts) = (self.target, self.plan, self.opts);
+        let req = Request {
+            observe: opts.observe,
+            // Perf counters cost context switches and forks something (see counters.rs):
+            // the warm-up trial, at the same iteration count, carries them, so that the
+            // counted trials stay undisturbed; without a warm-up (--quick) every trial does.
+            perf: match kind {
+                TrialKind::Calibration => false,
+                TrialKind::Warmup => true,
+                TrialKind::Measured => !opts.warmup,
+            },
+            ..Request::target(target, plan, iterations)
+        };
+        // A memory-limited target runs each trial in a cgroup of its own, made here and
+        // removed (with anything left in it) when `limited` drops, after the worker's
+        // process group is dead: whether the trial succeeded, failed, timed out or was
+        // interrupted.
+        let limited = target
+            .memory_limit_bytes
+            .map(cgroup::Limited::create)
+            .transpose();
+        let outcome = match &limited {
+            Ok(l) => run_worker(
+                &opts.worker_exe,
+                &Request {
+                    cgroup: l.as_ref().map(|l| l.path().display().to_string()),
+                    ..req
+                },
+                opts.timeout,
+                stop,
+            ),
+            Err(e) => Outcome::Failed(e.to_string(), Usage::default()),
+        };
+        drop(limited);
+        if let Outcome::Interrupted = outcome {
+            return Err(Stop::Interrupted);
+        }
+        let t = trial_from(kind, iterations, &outcome);
+        let wall = t.error.is_none().then_some(t.wall_ns);
+        self.result.trials.push(t);
+        progress(Event::Trial { kind });
+        Ok(wall)
+    }
+
+    /// Calibration, then the warm-up trial. Calibration grows the count until one trial lasts
+    /// at least `--min-time`, unless the target fixes its count (the paper's own, like BBN's
+    /// 1000 blocks): then there is nothing to find, and a target that cannot run fails its
+    /// warm-up and trials instead (some suites' setup costs seconds, which a calibration trial
+    /// would spend for nothing). A failed calibration records the error; [`Self::ready`] says.
+    pub fn prepare(&mut self, stop: &AtomicBool, progress: &dyn Fn(Event)) -> Result<(), Stop> {
+        self.windowed(|m| m.prepare_inner(stop, progress))
+    }
+
+    fn prepare_inner(&mut self, stop: &AtomicBool, progress: &dyn Fn(Event)) -> Result<(), Stop> {
+        let target_ns = self.opts.min_time.as_nanos().min(u64::MAX as u128) as u64;
+        let iterations = if let Some(fixed) = self.target.iterations {
+            fixed.max(1)
+        } else {
+            let mut n = 1;
+            loop {
+                match self.one(TrialKind::Calibration, n, stop, progress)? {
+                    None => {
+                        let why = self
+                            .result
+                            .trials
+                            .last()
+                            .and_then(|t| t.error.clone())
+                            .unwrap_or_default();
+                        self.result.error = Some(format!("calibration failed: {why}"));
+                        self.warnings.push(Warning {
+                            bench: Some(self.target.id.clone()),
+                            kind: WarningKind::Failed,
+                            message: format!("{}: {why}", self.target.id),
+                        });
+                        return Ok(());
+                    }
+                    Some(wall) if wall >= target_ns || n >= MAX_ITERATIONS => break n,
+                    Some(wall) => n = next_iterations(n, wall, target_ns),
+                }
+            }
+        };
+        if self.opts.warmup {
+            self.one(TrialKind::Warmup, iterations, stop, progress)?;
+        }
+        self.iterations = Some(iterations);
+        Ok(())
+    }
+
+    /// One counted trial at the calibrated count; nothing when calibration failed.
+    pub fn trial(&mut self, stop: &AtomicBool, progress: &dyn Fn(Event)) -> Result<(), Stop> {
+        let Some(n) = self.iterations else {
+            return Ok(());
+        };
+        self.windowed(|m| m.one(TrialKind::Measured, n, stop, progress).map(|_| ()))
+    }
+
+    /// Summary (overhead subtracted, outliers labelled) and the warnings: failed trials, high
+    /// variation, other work on the CPUs, steal.
+    /// Non-destructive: the engine takes a snapshot after every round to store what the run
+    /// has so far.
+    pub fn finish(&self, overhead: Option<&Overhead>) -> (BenchResult, Vec<Warning>) {
+        Self::summarized(
+            self.target,
+            self.plan,
+            self.window,
+            self.iterations,
+            self.result.clone(),
+            self.warnings.clone(),
+            overhead,
+        )
+    }
+
+    fn summarized(
+        target: &Target,
+        plan: &Plan,
+        window: Window,
+        iterations: Option<u64>,
+        mut result: BenchResult,
+        mut warnings: Vec<Warning>,
+        overhead: Option<&Overhead>,
+    ) -> (BenchResult, Vec<Warning>) {
+        let id = target.id.clone();
+        if iterations.is_none() {
+            return (result, warnings);
+        }
+        let measured = result
+            .trials
+            .iter()
+            .filter(|t| t.kind == TrialKind::Measured)
+            .count();
+        let failed: Vec<&Trial> = result
+            .trials
+            .iter()
+            .filter(|t| t.kind == TrialKind::Measured && t.error.is_some())
+            .collect();
+        if let Some(t) = failed.first() {
+            let w = Warning {
+                bench: Some(id.clone()),
+                kind: WarningKind::TrialFailed,
+                message: format!(
+                    "{id}: {} of {measured} trials failed ({})",
+                    failed.len(),
+                    t.error.clone().unwrap_or_default()
+                ),
+            };
+            warnings.push(w);
+        }
+        match summarize(target.ops_per_iteration, &mut result.trials, overhead) {
+            Some(summary) => {
+                let cv = summary.wall_ns_per_op.cv;
+                if cv > CV_WARN {
+                    warnings.push(Warning {
+                        bench: Some(id.clone()),
+                        kind: WarningKind::HighCv,
+                        message: format!("{id}: trials vary by {:.1}% (CV above {:.0}%); rerun with more --trials or on a quieter machine", cv * 100.0, CV_WARN * 100.0),
+                    });
+                }
+                result.summary = Some(summary);
+            }
+            None => {
+                // Say why, as calibration failures do: with a fixed count there was no
+                // calibration trial to fail first.
+                let why = result.trials.iter().find_map(|t| t.error.clone());
+                result.error = Some(match why {
+                    Some(e) => format!("no trial succeeded: {e}"),
+                    None => "no trial succeeded".into(),
+                });
+            }
+        }
+        // Other work on our CPUs: their busy time minus what sysperf's processes used.
+        let w = window;
+        let tick_s = 1.0 / sys::clock_ticks() as f64;
+        let other = (w.busy_ticks as f64 * tick_s - w.ours_s).max(0.0);
+        let ncpu = w.ncpu.max(1) as f64;
+        let watched = watched_cpus(plan);
+        // /proc/stat counts in clock ticks (10 ms here): a window shorter than half a second
+        // cannot tell a few percent of other work from rounding, so it is not judged.
+        let judged = w.wall_s >= 0.5;
+        if judged && other / (w.wall_s * ncpu) > BUSY_WARN {
+            warnings.push(Warning {
+                bench: Some(id.clone()),
+                kind: WarningKind::BusyCpu,
+                message: format!(
+                    "{id}: other work used {:.0}% of CPU {} while it ran; results may be inflated (see what else runs with top)",
+                    100.0 * other / (w.wall_s * ncpu),
+                    if watched.is_empty() { "all".to_string() } else { placement::format_list(&watched) }
+                ),
+            });
+        }
+        let steal = w.steal_ticks as f64 * tick_s / (w.wall_s * ncpu);
+        if judged && steal > 0.02 {
+            warnings.push(Warning {
+                bench: Some(id.clone()),
+                kind: WarningKind::Steal,
+                message: format!(
+                    "{id}: the hypervisor took {:.0}% of the CPU (steal time) while it ran",
+                    100.0 * steal
+                ),
+            });
+        }
+        (result, warnings)
+    }
+}
+
+/// Measures one target placed by `plan` (see [`placement::plan`]) on its own: calibration,
+/// warm-up, counted trials back to back, summary and warnings. The engine interleaves
+/// [`Measurement`]s instead; this is for one-off measurements (profile calibration, tests).
 pub fn measure(
     target: &Target,
     plan: &Plan,
@@ -439,191 +776,14 @@ pub fn measure(
     stop: &AtomicBool,
     progress: &dyn Fn(Event),
 ) -> Result<(BenchResult, Vec<Warning>), Stop> {
-    let mut result = BenchResult {
-        id: target.id.clone(),
-        group: target.group.clone(),
-        ops_per_iteration: target.ops_per_iteration,
-        paper_count: target.paper_count,
-        unit: target.unit.clone(),
-        placement: plan.label.to_string(),
-        cpus: plan.cpus.clone(),
-        trials: Vec::new(),
-        summary: None,
-        error: None,
-    };
-    let mut warnings = Vec::new();
-    let own0 = sys::usage_self_and_children();
-    let stat0 = cpustat::read();
-    let started = Instant::now();
-
-    let one =
-        |kind: TrialKind, iterations: u64, result: &mut BenchResult| -> Result<Option<u64>, Stop> {
-            let req = Request {
-                observe: opts.observe,
-                // Perf counters cost context switches and forks something (see counters.rs):
-                // the warm-up trial, at the same iteration count, carries them, so that the
-                // counted trials stay undisturbed; without a warm-up (--quick) every trial does.
-                perf: match kind {
-                    TrialKind::Calibration => false,
-                    TrialKind::Warmup => true,
-                    TrialKind::Measured => !opts.warmup,
-                },
-                ..Request::target(target, plan, iterations)
-            };
-            // A memory-limited target runs each trial in a cgroup of its own, made here and
-            // removed (with anything left in it) when `limited` drops, after the worker's
-            // process group is dead: whether the trial succeeded, failed, timed out or was
-            // interrupted.
-            let limited = target
-                .memory_limit_bytes
-                .map(cgroup::Limited::create)
-                .transpose();
-            let outcome = match &limited {
-                Ok(l) => run_worker(
-                    &opts.worker_exe,
-                    &Request {
-                        cgroup: l.as_ref().map(|l| l.path().display().to_string()),
-                        ..req
-                    },
-                    opts.timeout,
-                    stop,
-                ),
-                Err(e) => Outcome::Failed(e.to_string(), Usage::default()),
-            };
-            drop(limited);
-            if let Outcome::Interrupted = outcome {
-                return Err(Stop::Interrupted);
-            }
-            let t = trial_from(kind, iterations, &outcome);
-            let wall = t.error.is_none().then_some(t.wall_ns);
-            result.trials.push(t);
-            progress(Event::Trial { kind });
-            Ok(wall)
-        };
-
-    // Calibration: grow until one trial lasts at least --min-time, unless the target fixes
-    // its count (the paper's own, like BBN's 1000 blocks): then there is nothing to find,
-    // and a target that cannot run fails its warm-up and trials instead (some suites' setup
-    // costs seconds, which a calibration trial would spend for nothing).
-    let target_ns = opts.min_time.as_nanos().min(u64::MAX as u128) as u64;
-    let mut n = target.iterations.unwrap_or(1).max(1);
-    let iterations = if let Some(fixed) = target.iterations {
-        fixed.max(1)
-    } else {
-        loop {
-            match one(TrialKind::Calibration, n, &mut result)? {
-                None => {
-                    let why = result
-                        .trials
-                        .last()
-                        .and_then(|t| t.error.clone())
-                        .unwrap_or_default();
-                    result.error = Some(format!("calibration failed: {why}"));
-                    warnings.push(Warning {
-                        bench: Some(target.id.clone()),
-                        kind: "failed".into(),
-                        message: format!("{}: {why}", target.id),
-                    });
-                    return Ok((result, warnings));
-                }
-                Some(wall) if wall >= target_ns || n >= MAX_ITERATIONS => break n,
-                Some(wall) => n = next_iterations(n, wall, target_ns),
-            }
-        }
-    };
-    if opts.warmup {
-        one(TrialKind::Warmup, iterations, &mut result)?;
-    }
-    for _ in 0..opts.trials {
-        one(TrialKind::Measured, iterations, &mut result)?;
-    }
-
-    let failed: Vec<&Trial> = result
-        .trials
-        .iter()
-        .filter(|t| t.kind == TrialKind::Measured && t.error.is_some())
-        .collect();
-    if let Some(t) = failed.first() {
-        warnings.push(Warning {
-            bench: Some(target.id.clone()),
-            kind: "trial_failed".into(),
-            message: format!(
-                "{}: {} of {} trials failed ({})",
-                target.id,
-                failed.len(),
-                opts.trials,
-                t.error.clone().unwrap_or_default()
-            ),
-        });
-    }
-    match summarize(target.ops_per_iteration, &mut result.trials, overhead) {
-        Some(summary) => {
-            let cv = summary.wall_ns_per_op.cv;
-            if cv > CV_WARN {
-                warnings.push(Warning {
-                    bench: Some(target.id.clone()),
-                    kind: "high_cv".into(),
-                    message: format!("{}: trials vary by {:.1}% (CV above {:.0}%); rerun with more --trials or on a quieter machine", target.id, cv * 100.0, CV_WARN * 100.0),
-                });
-            }
-            result.summary = Some(summary);
-        }
-        None => {
-            // Say why, as calibration failures do: with a fixed count there was no calibration
-            // trial to fail first.
-            let why = result.trials.iter().find_map(|t| t.error.clone());
-            result.error = Some(match why {
-                Some(e) => format!("no trial succeeded: {e}"),
-                None => "no trial succeeded".into(),
-            });
+    let mut m = Measurement::new(target, plan, opts);
+    m.prepare(stop, progress)?;
+    if m.ready() {
+        for _ in 0..opts.trials {
+            m.trial(stop, progress)?;
         }
     }
-
-    // Other work on our CPUs: their busy time minus what sysperf's processes used.
-    let wall = started.elapsed().as_secs_f64();
-    let stat1 = cpustat::read();
-    let own1 = sys::usage_self_and_children();
-    let watched: Vec<u32> = if plan.label == "free" && plan.worker.is_none() {
-        Vec::new()
-    } else {
-        plan.cpus.clone()
-    };
-    let d = cpustat::delta(&stat0, &stat1, &watched);
-    let tick_s = 1.0 / sys::clock_ticks() as f64;
-    let ours = own1.since(&own0).cpu_ns() as f64 / 1e9;
-    let other = (d.busy as f64 * tick_s - ours).max(0.0);
-    let ncpu = if watched.is_empty() {
-        stat1.len().max(1)
-    } else {
-        watched.len()
-    } as f64;
-    // /proc/stat counts in clock ticks (10 ms here): a window shorter than half a second
-    // cannot tell a few percent of other work from rounding, so it is not judged.
-    let judged = wall >= 0.5;
-    if judged && other / (wall * ncpu) > BUSY_WARN {
-        warnings.push(Warning {
-            bench: Some(target.id.clone()),
-            kind: "busy_cpu".into(),
-            message: format!(
-                "{}: other work used {:.0}% of CPU {} while it ran; results may be inflated (see what else runs with top)",
-                target.id,
-                100.0 * other / (wall * ncpu),
-                if watched.is_empty() { "all".to_string() } else { placement::format_list(&watched) }
-            ),
-        });
-    }
-    if judged && d.steal as f64 * tick_s / (wall * ncpu) > 0.02 {
-        warnings.push(Warning {
-            bench: Some(target.id.clone()),
-            kind: "steal".into(),
-            message: format!(
-                "{}: the hypervisor took {:.0}% of the CPU (steal time) while it ran",
-                target.id,
-                100.0 * d.steal as f64 * tick_s / (wall * ncpu)
-            ),
-        });
-    }
-    Ok((result, warnings))
+    Ok(m.finish(overhead))
 }
 
 /// Why a trial run by [`run_trial`] gave no report.

@@ -243,6 +243,8 @@ pub enum ProfileError {
     Symbols(#[from] KallsymsError),
     #[error("profiling {bench} failed: {why}")]
     Failed { bench: String, why: String },
+    #[error("{bench} could not be run to calibrate the profile: {why}")]
+    Calibration { bench: String, why: String },
     #[error("interrupted")]
     Interrupted,
 }

@@ -35,6 +35,25 @@ pub const CSV_COLUMNS: [&str; 13] = [
 
 /// A number with three significant digits whatever its size: a VAX against today's machine
 /// is a ratio like 0.000382, which `num` would round to 0.0004.
+/// The line `compare --fail-on-regression` prints for each regression it found.
+pub fn regression_line(c: &Comparison, r: &crate::compare::Regression, pct: f64) -> String {
+    let label = c
+        .runs
+        .iter()
+        .find(|h| h.id == r.run)
+        .and_then(|h| h.label.as_deref())
+        .map(|l| format!(" \"{l}\""))
+        .unwrap_or_default();
+    format!(
+        "run {}{label}, {}: {}x the baseline's time per operation, 95% CI [{}, {}], more than {pct}% slower",
+        r.run,
+        r.test,
+        sig3(r.ratio),
+        sig3(r.ci[0]),
+        sig3(r.ci[1]),
+    )
+}
+
 pub fn sig3(v: f64) -> String {
     if !v.is_finite() {
         return "-".into();

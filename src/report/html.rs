@@ -618,7 +618,7 @@ fn warnings(s: &mut String, cmp: &Comparison) {
             "<li>{}<span class=\"tag\">{}</span> <code>{}</code>{} {}</li>",
             swatch(i),
             esc(&name),
-            esc(&w.warning.kind),
+            esc(w.warning.kind.as_str()),
             w.warning
                 .bench
                 .as_ref()

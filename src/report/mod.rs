@@ -8,6 +8,8 @@
 pub mod compare;
 pub mod html;
 pub mod json;
+pub mod list;
+pub mod plot;
 pub mod png;
 pub mod profile;
 pub mod series;

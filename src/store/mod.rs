@@ -310,6 +310,27 @@ impl Store {
         Ok(())
     }
 
+    /// Writes `result` at `position` among the run's results, replacing what an earlier
+    /// snapshot of it wrote there: the engine stores every benchmark after each round of
+    /// trials, so that a run killed midway keeps the rounds it finished. Warnings are left to
+    /// [`Store::finish_run`].
+    pub fn put_result(&self, run_id: &str, position: usize, result: &BenchResult) -> Result<()> {
+        let tx = self.write_tx()?;
+        if !run_exists(&tx, run_id)? {
+            return Err(StoreError::NoSuchRun {
+                spec: run_id.to_string(),
+            });
+        }
+        let position = int_usize(position, "a result's position")?;
+        tx.execute(
+            "DELETE FROM results WHERE run_id = ?1 AND position = ?2",
+            params![run_id, position],
+        )?;
+        insert_result(&tx, run_id, position, result)?;
+        tx.commit()?;
+        Ok(())
+    }
+
     /// Records the end of a run: `ended_ns`, `complete`, `overhead` and `notes` from `run`, and the
     /// run's derived figures and warnings replaced by `run.derived` and `run.warnings`.
     /// Results are not touched; they were written by `begin_run` and `add_result`.
@@ -845,7 +866,13 @@ fn insert_warnings(
     )?;
     for (i, w) in warnings.iter().enumerate() {
         let position = first + int_usize(i, "a warning position")?;
-        stmt.execute(params![run_id, position, w.bench, w.kind, w.message])?;
+        stmt.execute(params![
+            run_id,
+            position,
+            w.bench,
+            w.kind.as_str(),
+            w.message
+        ])?;
     }
     Ok(())
 }
@@ -1170,7 +1197,7 @@ fn load_warnings(conn: &Connection, run_id: &str) -> Result<Vec<Warning>> {
         let r = Reader::new(row, "warnings");
         out.push(Warning {
             bench: r.opt_text("bench")?,
-            kind: r.text("kind")?,
+            kind: r.text("kind")?.into(),
             message: r.text("message")?,
         });
     }

@@ -99,7 +99,7 @@ fn result(name: &str, x: f64) -> BenchResult {
 fn warning(bench: Option<&str>, kind: &str) -> Warning {
     Warning {
         bench: bench.map(str::to_string),
-        kind: kind.to_string(),
+        kind: kind.into(),
         message: format!("{kind} happened"),
     }
 }

@@ -25,14 +25,13 @@ pub mod tracefs;
 
 use crate::bench::Spec;
 use crate::error::InputError;
-use crate::harness::{self, placement::Plan, TrialError};
+use crate::harness::{self, budget::Budget, placement::Plan, TrialError};
 use crate::{stats, sys};
 use serde::Serialize;
 use std::collections::BTreeSet;
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
 use tally::Tally;
 use thiserror::Error;
 pub use tracefs::AccessError;
@@ -45,10 +44,9 @@ pub const DEFAULT_BUFFER_KB: u64 = 4096;
 pub const MAX_AUTO_BUFFER_KB: u64 = 65536;
 /// Bounds of `--buffer-kb`.
 pub const BUFFER_KB_RANGE: std::ops::RangeInclusive<u64> = 1..=1_048_576;
-/// Calibration aims for a first run this long untraced ...
-const CALIBRATION_TARGET: Duration = Duration::from_millis(10);
-/// ... with at most this many iterations, which keeps the traces to a few MB.
-pub const MAX_CALIBRATED_ITERATIONS: u64 = 5000;
+/// Calibration stops at this many iterations, which keeps the traces to a few MB (the
+/// budget's; see [`Budget::trace`]).
+pub const MAX_CALIBRATED_ITERATIONS: u64 = Budget::TRACE_MAX_ITERATIONS;
 
 /// A named group of events, each summarized its own way.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -293,7 +291,8 @@ pub struct Options {
     /// Iterations of the first run (the second runs twice as many); None = calibrate.
     pub iterations: Option<u64>,
     pub worker_exe: PathBuf,
-    pub timeout: Duration,
+    /// The calibration target and the worker timeout ([`Budget::trace`]).
+    pub budget: Budget,
     /// Keep the text traces (`--raw`).
     pub keep_raw: bool,
 }
@@ -542,7 +541,7 @@ pub fn trace(opts: &Options, stop: &AtomicBool, note: &dyn Fn(&str)) -> Result<T
                 opts.spec,
                 &opts.plan,
                 n,
-                opts.timeout,
+                opts.budget.timeout,
                 stop,
             );
             for i in &instances {
@@ -706,7 +705,7 @@ fn read_trace(
 /// Grows the iteration count, untraced, until one run lasts about 10 ms, capped at
 /// [`MAX_CALIBRATED_ITERATIONS`].
 fn calibrate(opts: &Options, stop: &AtomicBool) -> Result<u64, TraceError> {
-    let target = CALIBRATION_TARGET.as_nanos() as u64;
+    let target = opts.budget.min_time.as_nanos().min(u64::MAX as u128) as u64;
     let mut n = 1u64;
     loop {
         let rep = harness::run_trial(
@@ -714,7 +713,7 @@ fn calibrate(opts: &Options, stop: &AtomicBool) -> Result<u64, TraceError> {
             opts.spec,
             &opts.plan,
             n,
-            opts.timeout,
+            opts.budget.timeout,
             stop,
         )
         .map_err(|e| match e {

@@ -1,0 +1,123 @@
+//! Finds runs by what the user typed: a built-in reference run's name (or id) first, since
+//! those are never stored; then the store, opened on first need, so that comparing reference
+//! runs alone touches no database. Also resolves the baseline of `compare`, `report` and `plot`.
+//!
+//! It is not the store (which it opens) nor a cache: every command makes its own.
+
+use crate::error::InputError;
+use crate::model::Run;
+use crate::reference;
+use crate::store::{self, Store, StoreError};
+use std::path::PathBuf;
+
+/// Why a run could not be found or loaded.
+#[derive(Debug, thiserror::Error)]
+pub enum CatalogError {
+    #[error("opening the store {path}")]
+    Open {
+        path: PathBuf,
+        #[source]
+        source: StoreError,
+    },
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Input(#[from] InputError),
+    #[error(transparent)]
+    Reference(#[from] reference::ReferenceError),
+}
+
+impl CatalogError {
+    /// Whether the user's input caused it (exit code 2): a run that does not exist, a bad
+    /// name, a store path that is not a usable store.
+    pub fn is_user_error(&self) -> bool {
+        match self {
+            CatalogError::Open { source, .. } | CatalogError::Store(source) => {
+                source.is_user_error()
+            }
+            CatalogError::Input(_) => true,
+            CatalogError::Reference(_) => false,
+        }
+    }
+}
+
+/// The store named by `--db`, else `$SYSPERF_DB`, else the default path.
+pub fn open_store(db: Option<&PathBuf>) -> Result<Store, CatalogError> {
+    let path = db.cloned().unwrap_or_else(store::default_path);
+    Store::open(&path).map_err(|source| CatalogError::Open { path, source })
+}
+
+/// Runs by name, from the reference runs and one store.
+pub struct Catalog {
+    db: Option<PathBuf>,
+    store: Option<Store>,
+}
+
+impl Catalog {
+    pub fn new(db: Option<PathBuf>) -> Self {
+        Catalog { db, store: None }
+    }
+
+    /// The store, opened on first use.
+    pub fn store(&mut self) -> Result<&Store, CatalogError> {
+        let store = match self.store.take() {
+            Some(s) => s,
+            None => open_store(self.db.as_ref())?,
+        };
+        Ok(self.store.insert(store))
+    }
+
+    /// A run by id, unique id prefix, label, `latest`, or reference name.
+    pub fn load(&mut self, spec: &str) -> Result<Run, CatalogError> {
+        if let Some(r) = reference::find(spec)? {
+            return Ok(r.clone());
+        }
+        let store = self.store()?;
+        let id = store.resolve(spec)?;
+        Ok(store.load_run(&id)?)
+    }
+
+    /// The runs to compare, in the order given, with the baseline (when one is named) first:
+    /// named again among the runs, it is the same column, not a second one.
+    pub fn load_with_baseline(
+        &mut self,
+        specs: &[String],
+        baseline: Option<&str>,
+    ) -> Result<Vec<Run>, CatalogError> {
+        let mut specs = specs.to_vec();
+        if let Some(b) = baseline {
+            specs.insert(0, b.to_string());
+        }
+        if specs.is_empty() {
+            return Err(InputError::NoRuns.into());
+        }
+        let mut runs = specs
+            .iter()
+            .map(|s| self.load(s))
+            .collect::<Result<Vec<_>, _>>()?;
+        if baseline.is_some() {
+            let base = runs[0].id.clone();
+            let mut seen = false;
+            runs.retain(|r| r.id != base || !std::mem::replace(&mut seen, true));
+        }
+        Ok(runs)
+    }
+
+    /// The profiles stored with each run (`run --profile`); reference runs have none, and
+    /// runs that are all references open no store.
+    pub fn profiles(
+        &mut self,
+        runs: &[Run],
+    ) -> Result<Vec<Vec<crate::profile::Profile>>, CatalogError> {
+        if runs.iter().all(|r| r.source == "published") {
+            return Ok(vec![Vec::new(); runs.len()]);
+        }
+        let store = self.store()?;
+        runs.iter()
+            .map(|r| match r.source.as_str() {
+                "published" => Ok(Vec::new()),
+                _ => store.load_profiles(&r.id).map_err(CatalogError::from),
+            })
+            .collect()
+    }
+}

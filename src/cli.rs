@@ -1,0 +1,454 @@
+//! The command line's definitions: every subcommand, option and help text of `sysperf`, as
+//! clap derives them. This is the single source of `--help`, and of the man pages and shell
+//! completions generated from it. It parses and checks the shape of input only; what the
+//! commands do is in `main.rs` (thin) and the library's modules.
+
+use crate::error::InputError;
+use crate::harness::placement::{self, CpuChoice, Mode};
+use crate::{compare, reference, sys, trace};
+use anyhow::{Context, Result};
+use clap::{Args, Parser, Subcommand};
+use std::path::PathBuf;
+
+pub const AFTER_HELP: &str = "\
+Exit codes: 0 ok; 1 failure; 2 bad usage or input (unknown benchmark, bad number, unusable
+database, bad import file); 3 a comparison found a significant regression; 130 interrupted (finished
+benchmarks are kept, the run is marked incomplete).
+
+The store is an SQLite file: --db PATH, else $SYSPERF_DB, else
+$XDG_DATA_HOME/sysperf/sysperf.db (~/.local/share/sysperf/sysperf.db).";
+
+#[derive(Parser)]
+#[command(name = "sysperf", version, about = "Measure, observe and compare UNIX kernel performance: the 4.2/4.3BSD benchmark suite, done rigorously", after_help = AFTER_HELP)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Cmd,
+}
+
+#[derive(Args, Clone)]
+pub struct DbArg {
+    /// SQLite store to use (default: $SYSPERF_DB, else the XDG data directory).
+    #[arg(long, value_name = "PATH", global = true)]
+    pub db: Option<PathBuf>,
+}
+
+#[derive(Subcommand)]
+pub enum Cmd {
+    /// Run benchmarks (all by default), store the run, print it as the paper's Table 2.
+    #[command(
+        after_help = "Selection: ids or shell globs, e.g. sysperf run 'pipe*' forks0. 'sysperf list' shows all ids.\n\nCI: the median's distribution-free confidence interval from order statistics (95% when there are 6 or more trials; with 5 it is [min, max], 93.8%)."
+    )]
+    Run(RunArgs),
+    /// List the benchmarks: id, group, the paper's description and count, today's equivalent.
+    List {
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+        /// List the suites of 'run --suite' and their series instead (x, y and points).
+        #[arg(long)]
+        suites: bool,
+    },
+    /// List stored runs, newest first, then the built-in published reference runs.
+    Runs {
+        #[command(flatten)]
+        db: DbArg,
+        /// Print the stored runs as JSON instead of a table (reference runs are not included).
+        #[arg(long)]
+        json: bool,
+    },
+    /// Compare runs side by side as the paper's Table 2 and Table 7, with each run's ratio to
+    /// a baseline, its 95% interval and a verdict.
+    #[command(after_help = compare_help())]
+    Compare(CompareArgs),
+    /// Show a run: stored (an id, a unique id prefix, a label, or 'latest') or a built-in
+    /// reference run (vax750-4.1bsd, vax750-4.2bsd, vax750-4.3bsd).
+    Show {
+        run: String,
+        #[command(flatten)]
+        db: DbArg,
+        /// Print the whole run as JSON (the format of 'run --json').
+        #[arg(long)]
+        json: bool,
+    },
+    /// Delete a stored run and everything measured in it.
+    Rm {
+        run: String,
+        #[command(flatten)]
+        db: DbArg,
+    },
+    /// Write stored runs (ids, id prefixes, labels or 'latest') as one export file that
+    /// 'sysperf import' reads on another machine: every raw trial, the fingerprint, parameters
+    /// and warnings.
+    #[command(after_help = "The format is documented in docs/export-format.md.")]
+    Export {
+        #[arg(required = true, value_name = "RUN")]
+        runs: Vec<String>,
+        /// Where to write the export (default: standard output).
+        #[arg(short, long, value_name = "FILE")]
+        output: Option<PathBuf>,
+        #[command(flatten)]
+        db: DbArg,
+    },
+    /// Read runs from files written by 'sysperf export' into the store. Every file is checked
+    /// first; if any is bad nothing is stored. A run already in the store is skipped.
+    Import {
+        #[arg(required = true, value_name = "FILE")]
+        files: Vec<PathBuf>,
+        #[command(flatten)]
+        db: DbArg,
+    },
+    /// Write a self-contained HTML report comparing runs: regressions first, the comparison
+    /// table with verdicts, charts, the paging figure, fingerprints, warnings, derived figures.
+    #[command(
+        after_help = "RUN: an id, a unique id prefix, a label, 'latest', or a reference run (vax750-4.1bsd, ...). The first run is the baseline unless --baseline names another.\n\nThe page loads nothing from anywhere (inline styles and charts, no script): open it offline or attach it to a bug report."
+    )]
+    Report(ReportArgs),
+    /// Draw one test or a group of tests across runs as an SVG or PNG figure.
+    #[command(
+        after_help = "Groups: syscall (system call and signals), ipc (pipes and datagram sockets), fork (fork and vfork), exec, paging (bars and the gausspage figure), other.\n\nBars are medians with 95% confidence whiskers, one colour per run; the first run is the baseline of the verdicts written beside the bars. PNG images are drawn at twice the SVG's size."
+    )]
+    Plot(PlotArgs),
+    /// Trace one benchmark with the kernel's trace points: system calls, context switches,
+    /// page cache and block I/O, per operation.
+    #[command(after_help = TRACE_HELP)]
+    Trace(TraceArgs),
+    /// Watch the system like vmstat (or iostat with --disk): a line since boot, then one per INTERVAL.
+    #[command(after_help = WATCH_HELP)]
+    Watch(WatchArgs),
+    /// What on this machine makes results noisy or not comparable, each with what to do.
+    Doctor {
+        /// Print the findings and the facts behind them as one JSON document.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Profile the kernel while a benchmark runs: a gprof-like flat profile and call graph of
+    /// where the kernel spends one operation. Or print the profiles stored with a run.
+    #[command(
+        after_help = "TARGET: benchmark ids or globs to profile now (not stored; 'sysperf run --profile' stores profiles with a run), or one stored run (id, label, 'latest') whose profiles to print.\n\nSampling uses perf_event_open (software cpu-clock, ~5 kHz, kernel call chains) on the worker and its children, and names kernel functions from /proc/kallsyms: it needs root, CAP_PERFMON or kernel.perf_event_paranoid <= 1, and kernel addresses visible in /proc/kallsyms (kernel.kptr_restrict). When they are missing it says which and how to allow it, and exits 1."
+    )]
+    Profile(ProfileArgs),
+    /// Write the embedded null job or big job to a file, e.g. to time it with other tools.
+    Job {
+        #[arg(value_parser = ["null", "big"])]
+        which: String,
+        /// Where to write the executable.
+        #[arg(short, long)]
+        output: PathBuf,
+    },
+}
+
+#[derive(Args)]
+pub struct RunArgs {
+    /// Benchmark ids or globs (default: all, or none when --suite is given).
+    pub selection: Vec<String>,
+    /// Run a suite of the papers' other studies, as curves of x against y: bbn, feder,
+    /// scaling, tty, vm, workload, or all; or one series (scaling.poll) or point
+    /// (bbn.pipe@65536), globs allowed (repeatable; `sysperf list --suites` lists them).
+    #[arg(long, value_name = "NAME")]
+    pub suite: Vec<String>,
+    /// Counted trials per benchmark (1-1000; default 5). With several benchmarks they run in
+    /// rounds: each round runs one trial of every benchmark, in a shuffled order.
+    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub trials: Option<u32>,
+    /// Minimum duration of one trial in seconds (default 0.1); iterations grow until a trial
+    /// lasts this long.
+    #[arg(long, value_name = "S", allow_negative_numbers = true, value_parser = parse_seconds)]
+    pub min_time: Option<f64>,
+    /// One short trial per benchmark (0.01 s, no warm-up): a smoke test, not a measurement.
+    /// Not combined with --trials or --min-time.
+    #[arg(long)]
+    pub quick: bool,
+    /// Run each benchmark's trials back to back instead of in shuffled rounds (the order of
+    /// sysperf before 0.2; trials then describe one moment of the machine, not the whole run).
+    #[arg(long)]
+    pub sequential: bool,
+    /// Seed of the shuffled order of the trials (default: random; the run stores it).
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
+    /// Print the plan (what would run, where, with which budget) and run nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    #[command(flatten)]
+    pub place: PlaceArgs,
+    /// A label to find the run by later (sysperf show LABEL).
+    #[arg(long, value_name = "TEXT")]
+    pub label: Option<String>,
+    /// Kill and record as failed any trial running longer than this many seconds.
+    #[arg(long, value_name = "S", default_value_t = 60.0, allow_negative_numbers = true, value_parser = parse_seconds)]
+    pub timeout: f64,
+    /// Count the trials: system-wide /proc deltas (interrupts, softirqs, vmstat, disk I/O) in
+    /// every trial; perf_event_open counters of the worker and its children (task clock,
+    /// context switches, migrations, page faults; cycles and instructions where the CPU has
+    /// them) in the warm-up trial, since they slow switches and forks (every trial if --quick).
+    #[arg(long)]
+    pub observe: bool,
+    /// After measuring each benchmark, profile the kernel during one extra trial and store
+    /// the profile with the run (see 'sysperf profile').
+    #[arg(long)]
+    pub profile: bool,
+    /// How long each --profile trial runs, in seconds.
+    #[arg(long, value_name = "S", default_value_t = 1.0, allow_negative_numbers = true, value_parser = parse_seconds)]
+    pub profile_seconds: f64,
+    #[command(flatten)]
+    pub db: DbArg,
+    /// Print the whole run as one JSON document instead of the table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args)]
+pub struct CompareArgs {
+    /// Runs, in column order: ids, unique id prefixes, labels, 'latest', or reference runs
+    /// (vax750-4.1bsd, vax750-4.2bsd, vax750-4.3bsd); they may come from different machines.
+    pub runs: Vec<String>,
+    #[command(flatten)]
+    pub against: AgainstArgs,
+    /// Exit with code 3 when a test is significantly slower than the baseline by more than
+    /// PCT percent (0-1000), naming each on stderr.
+    #[arg(long, value_name = "PCT", allow_negative_numbers = true)]
+    pub fail_on_regression: Option<String>,
+    /// Print the comparison as one JSON document (docs/compare.md).
+    #[arg(long, conflicts_with_all = ["markdown", "csv"])]
+    pub json: bool,
+    /// Print GitHub-flavoured Markdown, to paste into a mailing list or an issue.
+    #[arg(long, conflicts_with = "csv")]
+    pub markdown: bool,
+    /// Print CSV: one line per test and run (docs/compare.md lists the columns).
+    #[arg(long)]
+    pub csv: bool,
+    #[command(flatten)]
+    pub db: DbArg,
+}
+
+pub const TRACE_HELP: &str = "\
+Event sets (--events, comma-separated; default syscalls,sched):
+  syscalls   raw_syscalls:sys_enter: system calls per operation, by name
+  sched      switches (voluntary, preempted), wakeups, wake-up latency, migrations, forks
+  pagecache  filemap and readahead events: pages requested and missed, hit ratio, read-ahead
+             pages and the share of them used (as the paper's section 3.2.6 measured)
+  block      block_rq_issue/complete: requests, bytes, latency (traced system-wide)
+or any events as system:name (see available_events in tracefs), mixed freely.
+
+Method: the benchmark runs twice in its worker, at N and 2N iterations, traced in a tracefs
+instance of sysperf's own (instances/sysperf-<pid>) that follows sysperf's children; per
+operation = difference of the two runs' counts / difference of their operations, which cancels
+start-up, setup and teardown. Needs root (or CAP_SYS_ADMIN); when tracefs is not mounted,
+sysperf mounts it privately for itself. The instance is removed on every exit, Ctrl-C included.";
+
+#[derive(Args)]
+pub struct TraceArgs {
+    /// The benchmark to trace (an id from 'sysperf list').
+    pub id: String,
+    /// Event sets (syscalls, sched, pagecache, block) and/or events as system:name.
+    #[arg(long, value_name = "SET|LIST", default_value = trace::DEFAULT_EVENTS)]
+    pub events: String,
+    /// Ring buffer size per CPU in KB (default 4096, raised automatically if events are lost).
+    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = clap::value_parser!(u64).range(1..=1_048_576))]
+    pub buffer_kb: Option<u64>,
+    /// Iterations of the first traced run (the second runs twice as many); default: calibrated
+    /// to about 10 ms, at most 5000.
+    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = clap::value_parser!(u64).range(1..=1_000_000_000))]
+    pub iterations: Option<u64>,
+    /// Also write the text traces of both runs to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub raw: Option<PathBuf>,
+    #[command(flatten)]
+    pub place: PlaceArgs,
+    /// Kill a traced run (and fail) when it runs longer than this many seconds.
+    #[arg(long, value_name = "S", default_value_t = 60.0, allow_negative_numbers = true, value_parser = parse_seconds)]
+    pub timeout: f64,
+    /// Print the summary as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub const WATCH_HELP: &str = "\
+Columns (vmstat's, procps-ng semantics): r b = runnable and blocked processes; swpd free buff
+cache = KiB; si so = KiB swapped in/out per second; bi bo = KiB read/written to block devices
+per second; flt = page faults per second; in cs = interrupts and context switches per second;
+us sy id wa st = percent of CPU time in user (with nice), system (with irq and softirq), idle,
+I/O wait, stolen. With --disk (sysstat's iostat -dx): tps = reads, writes and discards per
+second; rkB/s wkB/s; r_await w_await = ms per request; aqu-sz = average queue; %util = time
+busy. The first line covers the time since boot. Ctrl-C ends the watch with exit code 0.";
+
+#[derive(Args)]
+pub struct WatchArgs {
+    /// Seconds between lines (0.1 to 86400); without it, one line of averages since boot.
+    #[arg(allow_negative_numbers = true)]
+    pub interval: Option<String>,
+    /// Lines in all, the since-boot one included (default: until Ctrl-C).
+    #[arg(allow_negative_numbers = true)]
+    pub count: Option<String>,
+    /// iostat's per-device report (tps, kB/s, await, %util) instead of vmstat's line.
+    #[arg(long)]
+    pub disk: bool,
+    /// One JSON object per line instead of columns.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args)]
+pub struct ProfileArgs {
+    /// Benchmark ids or globs to profile now, or one stored run whose profiles to print.
+    #[arg(required = true, value_name = "TARGET")]
+    pub target: Vec<String>,
+    /// How long the profiled trial of each benchmark runs, in seconds.
+    #[arg(long, value_name = "S", default_value_t = 2.0, allow_negative_numbers = true, value_parser = parse_seconds)]
+    pub seconds: f64,
+    /// Lines of flat profile to print (the call graph shows at most 12 functions).
+    #[arg(long, value_name = "N", default_value_t = 25, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    pub top: u32,
+    #[command(flatten)]
+    pub place: PlaceArgs,
+    /// Kill a trial running longer than this many seconds past --seconds.
+    #[arg(long, value_name = "S", default_value_t = 60.0, allow_negative_numbers = true, value_parser = parse_seconds)]
+    pub timeout: f64,
+    #[command(flatten)]
+    pub db: DbArg,
+    /// Print the profiles as one JSON document (folded stacks, flat profile, call graph).
+    #[arg(long)]
+    pub json: bool,
+}
+
+impl RunArgs {
+    /// What the user asked for, as the engine takes it; `seed` when --seed was not given.
+    pub fn request(&self, seed: u64) -> Result<crate::engine::RunRequest> {
+        let cpus = self
+            .place
+            .cpu
+            .as_deref()
+            .map(placement::parse_list)
+            .transpose()?;
+        Ok(crate::engine::RunRequest {
+            selection: self.selection.clone(),
+            suites: self.suite.clone(),
+            trials: self.trials,
+            min_time_s: self.min_time,
+            quick: self.quick,
+            placement: self.place.placement,
+            cpus,
+            label: self.label.clone(),
+            timeout_s: self.timeout,
+            observe: self.observe,
+            profile_seconds: self.profile.then_some(self.profile_seconds),
+            seed: self.seed.unwrap_or(seed),
+            interleave: !self.sequential,
+        })
+    }
+}
+
+/// Where a benchmark's processes run, shared by `run`, `trace` and `profile`.
+#[derive(Args)]
+pub struct PlaceArgs {
+    /// Where two-process benchmarks run: both on one CPU, on two CPUs, or where the scheduler puts them.
+    #[arg(long, value_enum, default_value_t = Mode::Same)]
+    pub placement: Mode,
+    /// CPUs to use, e.g. 1 or 0-3,5 (default: the allowed CPUs, last first).
+    #[arg(long, value_name = "LIST")]
+    pub cpu: Option<String>,
+}
+
+impl PlaceArgs {
+    /// The CPUs to use: --cpu, checked against those this process may use, or all of those.
+    /// Also returns the list as the user gave it, which a run records.
+    pub fn choose(&self) -> Result<(CpuChoice, Option<Vec<u32>>)> {
+        let allowed = sys::get_affinity().context("reading the CPUs this process may use")?;
+        let requested = self.cpu.as_deref().map(placement::parse_list).transpose()?;
+        Ok((CpuChoice::new(requested.clone(), &allowed)?, requested))
+    }
+}
+
+/// What runs are compared against, shared by `compare` and `report`.
+#[derive(Args)]
+pub struct AgainstArgs {
+    /// The run the others are compared with (default: the first RUN); it becomes column 1.
+    #[arg(long, value_name = "RUN")]
+    pub baseline: Option<String>,
+    /// Noise band in percent (0-1000): a verdict needs the ratio's whole interval outside +-PCT.
+    #[arg(
+        long,
+        value_name = "PCT",
+        default_value = "2",
+        allow_negative_numbers = true
+    )]
+    pub noise: String,
+}
+
+#[derive(Args)]
+pub struct ReportArgs {
+    /// Runs to compare (id, id prefix, label, 'latest' or a reference run).
+    #[arg(required = true, value_name = "RUN")]
+    pub runs: Vec<String>,
+    /// Where to write the HTML file.
+    #[arg(short, long, value_name = "FILE.html")]
+    pub output: PathBuf,
+    #[command(flatten)]
+    pub against: AgainstArgs,
+    #[command(flatten)]
+    pub db: DbArg,
+}
+
+#[derive(Args)]
+#[command(group(clap::ArgGroup::new("what").required(true).args(["test", "group", "figure"])))]
+pub struct PlotArgs {
+    /// Runs to draw, one colour each (id, id prefix, label, 'latest' or a reference run).
+    #[arg(required = true, value_name = "RUN")]
+    pub runs: Vec<String>,
+    /// One test, e.g. syscall.
+    #[arg(long, value_name = "ID")]
+    pub test: Option<String>,
+    /// A group of tests: syscall, ipc, fork, exec, paging or other.
+    #[arg(long, value_name = "NAME")]
+    pub group: Option<String>,
+    /// A figure of the runs' suites (`run --suite`), e.g. bbn.throughput: its curves of every
+    /// run and the paper's figures.
+    #[arg(long, value_name = "ID")]
+    pub figure: Option<String>,
+    /// Where to write the figure: FILE.svg or FILE.png.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: PathBuf,
+    #[command(flatten)]
+    pub db: DbArg,
+}
+
+/// `sysperf compare --help`: the method, as every comparison states it.
+pub fn compare_help() -> String {
+    format!(
+        "Method: {}.\n\nVerdicts: faster, SLOWER (marked !), ~ (no significant change), 'no CI' (published against published: a ratio but no interval). A test a run lacks shows as missing, a failed one as failed; a row without a ratio shows '-'.\n\nReference runs: {} are the published figures of the 4.2BSD paper's Table 2 and Table 7 (a VAX-11/750), built in and read-only; e.g. sysperf compare vax750-4.3bsd latest.\n\nExit codes: 0 ok; 2 bad input; 3 --fail-on-regression found a regression.",
+        compare::method(compare::DEFAULT_NOISE_PCT),
+        reference::NAMES.join(", ")
+    )
+}
+
+/// A percentage option: a finite number from 0 to 1000.
+pub fn parse_pct(what: &'static str, s: &str) -> Result<f64, InputError> {
+    let bad = |why: &str| InputError::InvalidValue {
+        what,
+        value: s.chars().take(40).collect(),
+        why: why.into(),
+    };
+    let v: f64 = s
+        .trim()
+        .parse()
+        .map_err(|_| bad("not a number; give a percentage such as 5"))?;
+    if !v.is_finite() || !(0.0..=1000.0).contains(&v) {
+        return Err(bad("give a percentage from 0 to 1000"));
+    }
+    Ok(v)
+}
+
+pub fn parse_seconds(s: &str) -> Result<f64, String> {
+    let v: f64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("'{s}' is not a number of seconds"))?;
+    if !v.is_finite() || v <= 0.0 {
+        return Err(format!("'{s}' must be a positive number of seconds"));
+    }
+    if v > 86_400.0 {
+        return Err(format!(
+            "'{s}' is more than a day; use a smaller number of seconds"
+        ));
+    }
+    Ok(v)
+}

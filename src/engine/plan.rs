@@ -1,0 +1,446 @@
+//! A run's plan: every decision made before the first trial (what is measured, where, with
+//! which budget, in which order, with which probes), made from what the user asked and the
+//! CPUs this process may use. Resolving a plan runs nothing and touches no file, so it is
+//! tested without measuring and printed by `sysperf run --dry-run`.
+//!
+//! It is not the execution: [`super::Engine`] carries a plan out.
+
+use crate::bench::{self, Spec};
+use crate::error::InputError;
+use crate::harness::budget::Budget;
+use crate::harness::placement::{self, CpuChoice, Mode, Plan};
+use crate::harness::Target;
+use crate::model::RunParams;
+use crate::reference;
+use crate::suite::{self, Point, SeriesSpec, Suite};
+use serde::Serialize;
+use std::time::Duration;
+
+/// Default counted trials per benchmark.
+pub const DEFAULT_TRIALS: u32 = 5;
+/// Default calibration target, in seconds.
+pub const DEFAULT_MIN_TIME_S: f64 = 0.1;
+
+/// What the user asked `run` to do, before anything is checked (the CLI's arguments, or a
+/// test's).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunRequest {
+    pub selection: Vec<String>,
+    pub suites: Vec<String>,
+    /// `--trials`, None when not given.
+    pub trials: Option<u32>,
+    /// `--min-time` in seconds, None when not given.
+    pub min_time_s: Option<f64>,
+    pub quick: bool,
+    pub placement: Mode,
+    /// `--cpu`, parsed.
+    pub cpus: Option<Vec<u32>>,
+    pub label: Option<String>,
+    pub timeout_s: f64,
+    pub observe: bool,
+    /// `--profile`: the seconds of each profiled trial.
+    pub profile_seconds: Option<f64>,
+    /// Seeds the order of the trials within each round.
+    pub seed: u64,
+    /// Trials in shuffled rounds across every target (the default), or each target's trials
+    /// back to back (`--sequential`).
+    pub interleave: bool,
+}
+
+impl Default for RunRequest {
+    fn default() -> Self {
+        RunRequest {
+            selection: Vec::new(),
+            suites: Vec::new(),
+            trials: None,
+            min_time_s: None,
+            quick: false,
+            placement: Mode::Same,
+            cpus: None,
+            label: None,
+            timeout_s: 60.0,
+            observe: false,
+            profile_seconds: None,
+            seed: 0,
+            interleave: true,
+        }
+    }
+}
+
+/// Where a planned target comes from.
+#[derive(Debug, Clone)]
+pub enum Origin {
+    /// A core benchmark of the registry.
+    Bench(&'static Spec),
+    /// A point of a suite's series; `suite` indexes [`RunPlan::suites`].
+    Point {
+        suite: usize,
+        series: &'static SeriesSpec,
+        point: Point,
+    },
+}
+
+/// One thing to measure, placed.
+#[derive(Debug, Clone)]
+pub struct Planned {
+    pub target: Target,
+    pub placement: Plan,
+    pub origin: Origin,
+}
+
+/// Every decision of a run, made before the first trial.
+#[derive(Debug, Clone)]
+pub struct RunPlan {
+    /// Core benchmarks first, then the suites' points, in registry order.
+    pub targets: Vec<Planned>,
+    pub suites: Vec<&'static Suite>,
+    pub budget: Budget,
+    pub mode: Mode,
+    pub cpus: CpuChoice,
+    pub label: Option<String>,
+    pub observe: bool,
+    pub profile_seconds: Option<f64>,
+    pub seed: u64,
+    pub interleave: bool,
+    /// What the run records of how it was asked for.
+    pub params: RunParams,
+}
+
+impl RunPlan {
+    /// Checks and resolves `req` against the registries and the CPUs this process may use.
+    pub fn resolve(req: &RunRequest, allowed_cpus: &[u32]) -> Result<RunPlan, InputError> {
+        let chosen = suite::choose(&req.suites, req.quick)?;
+        let specs = if chosen.is_empty() || !req.selection.is_empty() {
+            bench::select(&req.selection)?
+        } else {
+            Vec::new()
+        };
+        if req.quick && (req.trials.is_some() || req.min_time_s.is_some()) {
+            return Err(InputError::InvalidValue {
+                what: "--quick",
+                value: "with --trials or --min-time".into(),
+                why: format!(
+                    "--quick is its own budget ({} trial of {} s, no warm-up); drop --quick to choose trials and time",
+                    Budget::QUICK_TRIALS,
+                    Budget::QUICK_MIN_TIME.as_secs_f64()
+                ),
+            });
+        }
+        let cpus = CpuChoice::new(req.cpus.clone(), allowed_cpus)?;
+        check_label(req.label.as_deref())?;
+        if let Some(s) = req.profile_seconds {
+            positive("--profile-seconds", s)?;
+        }
+        positive("--timeout", req.timeout_s)?;
+        let trials = req.trials.unwrap_or(DEFAULT_TRIALS);
+        let min_time_s = req.min_time_s.unwrap_or(DEFAULT_MIN_TIME_S);
+        positive("--min-time", min_time_s)?;
+        let budget = Budget::run(
+            trials,
+            Duration::from_secs_f64(min_time_s),
+            Duration::from_secs_f64(req.timeout_s),
+            req.quick,
+        );
+
+        let mut targets = Vec::new();
+        for spec in specs {
+            targets.push(Planned {
+                target: Target::bench(spec),
+                placement: placement::plan(req.placement, spec.shape, &cpus)?,
+                origin: Origin::Bench(spec),
+            });
+        }
+        let mut suites = Vec::new();
+        for c in chosen {
+            let index = suites.len();
+            suites.push(c.suite);
+            for (series, points) in c.series {
+                let placed = placement::plan(req.placement, series.shape, &cpus)?;
+                for point in points {
+                    targets.push(Planned {
+                        target: Target::point(series, &point),
+                        placement: placed.clone(),
+                        origin: Origin::Point {
+                            suite: index,
+                            series,
+                            point,
+                        },
+                    });
+                }
+            }
+        }
+        let params = RunParams {
+            selection: req.selection.clone(),
+            suites: req.suites.clone(),
+            trials: budget.trials,
+            min_time_s: budget.min_time.as_secs_f64(),
+            quick: budget.quick,
+            placement: req.placement.as_str().to_string(),
+            cpus: req.cpus.clone(),
+            timeout_s: req.timeout_s,
+        };
+        Ok(RunPlan {
+            targets,
+            suites,
+            budget,
+            mode: req.placement,
+            cpus,
+            label: req.label.clone(),
+            observe: req.observe,
+            profile_seconds: req.profile_seconds,
+            seed: req.seed,
+            interleave: req.interleave,
+            params,
+        })
+    }
+
+    /// Trials at the calibrated count that the plan will run (warm-ups and counted trials):
+    /// calibration trials are not known before they run and are not counted here.
+    pub fn planned_trials(&self) -> u64 {
+        self.targets.len() as u64 * self.budget.trials_per_target()
+    }
+
+    /// Targets whose count is found by calibration (the others have a fixed count).
+    pub fn calibrated_targets(&self) -> usize {
+        self.targets
+            .iter()
+            .filter(|t| t.target.iterations.is_none())
+            .count()
+    }
+
+    /// The plan as a document: what `run --dry-run --json` prints.
+    pub fn document(&self) -> PlanDocument {
+        PlanDocument {
+            format: "sysperf-plan",
+            trials: self.budget.trials,
+            warmup: self.budget.warmup,
+            min_time_s: self.budget.min_time.as_secs_f64(),
+            timeout_s: self.budget.timeout.as_secs_f64(),
+            quick: self.budget.quick,
+            order: if self.interleave {
+                "interleaved"
+            } else {
+                "sequential"
+            },
+            seed: self.seed,
+            cpus: self.cpus.cpus.clone(),
+            observe: self.observe,
+            profile_seconds: self.profile_seconds,
+            suites: self.suites.iter().map(|s| s.name).collect(),
+            planned_trials: self.planned_trials(),
+            targets: self
+                .targets
+                .iter()
+                .map(|p| PlannedDoc {
+                    id: p.target.id.clone(),
+                    placement: p.placement.label,
+                    cpus: p.placement.cpus.clone(),
+                    iterations: match p.target.iterations {
+                        Some(n) => format!("fixed {n}"),
+                        None => format!("calibrated to {} s", self.budget.min_time.as_secs_f64()),
+                    },
+                    memory_limit_bytes: p.target.memory_limit_bytes,
+                })
+                .collect(),
+        }
+    }
+
+    /// The plan as text: what `run --dry-run` prints.
+    pub fn render(&self) -> String {
+        let d = self.document();
+        let mut s = format!(
+            "plan: {} targets, {} counted trial{} each{}, {} order (seed {}), CPUs {}\n",
+            d.targets.len(),
+            d.trials,
+            if d.trials == 1 { "" } else { "s" },
+            if d.warmup {
+                " after a warm-up"
+            } else {
+                ", no warm-up"
+            },
+            d.order,
+            d.seed,
+            placement::format_list(&d.cpus),
+        );
+        s.push_str(&format!(
+            "budget: trials of at least {} s, killed after {} s{}{}{}\n",
+            d.min_time_s,
+            d.timeout_s,
+            if d.quick {
+                "; --quick: a smoke test, not a measurement"
+            } else {
+                ""
+            },
+            if d.observe { "; counters observed" } else { "" },
+            match d.profile_seconds {
+                Some(p) => format!("; each benchmark profiled for {p} s"),
+                None => String::new(),
+            }
+        ));
+        if !d.suites.is_empty() {
+            s.push_str(&format!("suites: {}\n", d.suites.join(", ")));
+        }
+        s.push_str(&format!(
+            "{} trials at the calibrated counts (plus calibration)\n\n",
+            d.planned_trials
+        ));
+        s.push_str(&format!(
+            "{:<28} {:<9} {:<7} iterations\n",
+            "target", "placement", "cpus"
+        ));
+        for t in &d.targets {
+            s.push_str(&format!(
+                "{:<28} {:<9} {:<7} {}{}\n",
+                t.id,
+                t.placement,
+                placement::format_list(&t.cpus),
+                t.iterations,
+                match t.memory_limit_bytes {
+                    Some(b) => format!(", memory limited to {} KiB", b / 1024),
+                    None => String::new(),
+                }
+            ));
+        }
+        s
+    }
+}
+
+/// The plan as `run --dry-run --json` prints it.
+#[derive(Debug, Clone, Serialize)]
+pub struct PlanDocument {
+    pub format: &'static str,
+    pub trials: u32,
+    pub warmup: bool,
+    pub min_time_s: f64,
+    pub timeout_s: f64,
+    pub quick: bool,
+    pub order: &'static str,
+    pub seed: u64,
+    pub cpus: Vec<u32>,
+    pub observe: bool,
+    pub profile_seconds: Option<f64>,
+    pub suites: Vec<&'static str>,
+    pub planned_trials: u64,
+    pub targets: Vec<PlannedDoc>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct PlannedDoc {
+    pub id: String,
+    pub placement: &'static str,
+    pub cpus: Vec<u32>,
+    pub iterations: String,
+    pub memory_limit_bytes: Option<u64>,
+}
+
+fn positive(what: &'static str, v: f64) -> Result<(), InputError> {
+    if v.is_finite() && v > 0.0 {
+        Ok(())
+    } else {
+        Err(InputError::InvalidValue {
+            what,
+            value: v.to_string(),
+            why: "give a positive number of seconds".into(),
+        })
+    }
+}
+
+/// A label finds the run again: printable, not too long, and not a reference run's name
+/// (which resolves to the built-in run first, so such a label could never find this run).
+fn check_label(label: Option<&str>) -> Result<(), InputError> {
+    let Some(l) = label else { return Ok(()) };
+    if l.len() > 200 || l.chars().any(char::is_control) {
+        return Err(InputError::InvalidValue {
+            what: "--label",
+            value: l.chars().take(40).collect(),
+            why: "use at most 200 printable characters".into(),
+        });
+    }
+    if reference::is_name(l) {
+        return Err(InputError::InvalidValue {
+            what: "--label",
+            value: l.to_string(),
+            why: "it is the name of a built-in reference run; choose another label".into(),
+        });
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn req(selection: &[&str]) -> RunRequest {
+        RunRequest {
+            selection: selection.iter().map(|s| s.to_string()).collect(),
+            seed: 42,
+            ..RunRequest::default()
+        }
+    }
+
+    #[test]
+    fn a_plan_is_resolved_without_running_anything() {
+        let p = RunPlan::resolve(&req(&["syscall", "pipeback4"]), &[0, 1]).unwrap();
+        assert_eq!(p.targets.len(), 2);
+        assert_eq!(p.budget.trials, DEFAULT_TRIALS);
+        assert!(p.budget.warmup);
+        assert_eq!(p.planned_trials(), 2 * (DEFAULT_TRIALS as u64 + 1));
+        assert_eq!(p.calibrated_targets(), 2);
+        // Default CPUs: the last allowed first; a pair on one CPU by default.
+        assert_eq!(p.targets[1].placement.label, "same");
+        let text = p.render();
+        assert!(text.contains("interleaved order (seed 42)"), "{text}");
+        assert!(text.contains("pipeback4"), "{text}");
+        let doc = serde_json::to_value(p.document()).unwrap();
+        assert_eq!(doc["targets"][0]["id"], "syscall");
+        assert_eq!(doc["planned_trials"], 12);
+    }
+
+    #[test]
+    fn quick_refuses_an_explicit_budget_and_bad_input_is_an_input_error() {
+        let quick = RunRequest {
+            quick: true,
+            trials: Some(10),
+            ..req(&["syscall"])
+        };
+        let e = RunPlan::resolve(&quick, &[0]).unwrap_err().to_string();
+        assert!(e.contains("--quick is its own budget"), "{e}");
+        let q = RunPlan::resolve(
+            &RunRequest {
+                quick: true,
+                ..req(&["syscall"])
+            },
+            &[0],
+        )
+        .unwrap();
+        assert_eq!(q.budget, Budget::quick(Duration::from_secs(60)));
+        assert!(RunPlan::resolve(&req(&["nosuch"]), &[0]).is_err());
+        let bad_cpu = RunRequest {
+            cpus: Some(vec![7]),
+            ..req(&["syscall"])
+        };
+        assert!(RunPlan::resolve(&bad_cpu, &[0, 1]).is_err());
+        let label = RunRequest {
+            label: Some("vax750-4.2bsd".into()),
+            ..req(&["syscall"])
+        };
+        assert!(RunPlan::resolve(&label, &[0]).is_err());
+    }
+
+    #[test]
+    fn suite_points_are_planned_after_the_benchmarks() {
+        let r = RunRequest {
+            suites: vec!["bbn.pipe@65536".into()],
+            ..req(&["syscall"])
+        };
+        let p = RunPlan::resolve(&r, &[0, 1]).unwrap();
+        assert_eq!(p.suites.len(), 1);
+        assert_eq!(p.targets.len(), 2);
+        assert!(matches!(p.targets[0].origin, Origin::Bench(_)));
+        assert!(matches!(
+            p.targets[1].origin,
+            Origin::Point { suite: 0, .. }
+        ));
+        assert_eq!(p.targets[1].target.id, "bbn.pipe@65536");
+    }
+}
