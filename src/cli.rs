@@ -3,12 +3,18 @@
 //! completions generated from it. It parses and checks the shape of input only; what the
 //! commands do is in `main.rs` (thin) and the library's modules.
 
+use crate::engine::{Event, Sink};
 use crate::error::InputError;
 use crate::harness::placement::{self, CpuChoice, Mode};
+use crate::model::TrialKind;
 use crate::{compare, reference, sys, trace};
 use anyhow::{Context, Result};
 use clap::{Args, Parser, Subcommand};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::io::IsTerminal;
+use std::path::Path;
 use std::path::PathBuf;
+use std::time::Duration;
 
 pub const AFTER_HELP: &str = "\
 Exit codes: 0 ok; 1 failure; 2 bad usage or input (unknown benchmark, bad number, unusable
@@ -451,4 +457,75 @@ pub fn parse_seconds(s: &str) -> Result<f64, String> {
         ));
     }
     Ok(v)
+}
+
+/// An output file must be a file name in an existing directory.
+pub fn check_output_file(what: &'static str, path: &Path) -> Result<(), InputError> {
+    let parent = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    if path.is_dir() || !parent.is_dir() {
+        return Err(InputError::InvalidValue {
+            what,
+            value: path.display().to_string(),
+            why: "name a file in an existing directory".into(),
+        });
+    }
+    Ok(())
+}
+
+/// The progress bar on stderr (hidden when stderr is not a terminal): the engine's sink for
+/// `sysperf run`.
+pub struct ProgressSink(pub ProgressBar);
+
+impl ProgressSink {
+    pub fn new() -> ProgressSink {
+        let bar = ProgressBar::new(0);
+        if !std::io::stderr().is_terminal() {
+            bar.set_draw_target(ProgressDrawTarget::hidden());
+        } else {
+            bar.set_draw_target(ProgressDrawTarget::stderr());
+            if let Ok(style) = ProgressStyle::with_template(
+                "{elapsed_precise} [{bar:30}] {pos}/{len} trials, ETA {eta}  {msg}",
+            ) {
+                bar.set_style(style.progress_chars("=> "));
+            }
+            bar.enable_steady_tick(Duration::from_millis(200));
+        }
+        ProgressSink(bar)
+    }
+}
+
+impl Sink for ProgressSink {
+    fn event(&mut self, e: Event<'_>) {
+        let bar = &self.0;
+        match e {
+            // Calibration takes a few trials per calibrated target: guessed at 3, corrected
+            // as they come.
+            Event::RunStarted {
+                planned_trials,
+                calibrated,
+                ..
+            } => bar.set_length(1 + planned_trials + 3 * calibrated as u64),
+            Event::Phase { what } => bar.set_message(what.to_string()),
+            Event::TargetStarted { id, index, total } => {
+                bar.set_message(format!("{} ({}/{})", id, index + 1, total))
+            }
+            Event::TrialFinished { kind } => {
+                if kind == TrialKind::Calibration && bar.position() + 1 >= bar.length().unwrap_or(0)
+                {
+                    bar.inc_length(1);
+                }
+                bar.inc(1)
+            }
+            Event::Warning { .. } | Event::BenchmarkDone { .. } | Event::RunFinished { .. } => {}
+        }
+    }
+}
+
+impl Default for ProgressSink {
+    fn default() -> Self {
+        Self::new()
+    }
 }

@@ -19,7 +19,7 @@ pub enum InputError {
         value: String,
         why: String,
     },
-    #[error("no runs to compare; name at least one RUN: an id, a unique id prefix, a label, 'latest', or a reference run ({})", crate::reference::NAMES.join(", "))]
+    #[error("no runs to compare; name at least one RUN: an id, a unique id prefix, a label, 'latest', or a reference run ('sysperf runs' lists them)")]
     NoRuns,
     /// The built-in published runs are never stored, so they cannot be changed or removed.
     #[error(

@@ -7,20 +7,19 @@
 
 use anyhow::{Context, Result};
 use clap::Parser;
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 use sysperf::catalog::{self, Catalog, CatalogError};
 use sysperf::cli::{
-    parse_pct, Cli, Cmd, CompareArgs, DbArg, PlotArgs, ProfileArgs, ReportArgs, RunArgs, TraceArgs,
-    WatchArgs,
+    parse_pct, Cli, Cmd, CompareArgs, DbArg, PlotArgs, ProfileArgs, ProgressSink, ReportArgs,
+    RunArgs, TraceArgs, WatchArgs,
 };
 use sysperf::engine::{self, Budget, Engine, Event, RunPlan, Sink};
 use sysperf::error::InputError;
 use sysperf::exchange::{self, ExchangeError};
 use sysperf::harness::{self, placement};
-use sysperf::model::{Run, TrialKind};
+use sysperf::model::Run;
 use sysperf::observe::{doctor, watch};
 use sysperf::profile::{self, Profile};
 use sysperf::report::plot::{self, What};
@@ -32,6 +31,7 @@ fn main() {
     if args.get(1).map(String::as_str) == Some("__worker") {
         std::process::exit(harness::worker::main(
             args.get(2).map(String::as_str).unwrap_or(""),
+            engine::make_benchmark,
         ));
     }
     let cli = Cli::parse();
@@ -133,7 +133,7 @@ fn run(a: RunArgs) -> Result<i32> {
         worker_exe: worker_exe()?,
         stop: &stop,
     };
-    let mut bar = Bar::new();
+    let mut bar = ProgressSink::new();
     let outcome = engine.execute(&plan, &store, &mut bar)?;
     bar.0.finish_and_clear();
     // 4. Print.
@@ -156,54 +156,6 @@ fn run(a: RunArgs) -> Result<i32> {
     } else {
         exit::OK
     })
-}
-
-/// The progress bar on stderr (hidden when stderr is not a terminal): the engine's sink.
-struct Bar(ProgressBar);
-
-impl Bar {
-    fn new() -> Bar {
-        let bar = ProgressBar::new(0);
-        if !std::io::stderr().is_terminal() {
-            bar.set_draw_target(ProgressDrawTarget::hidden());
-        } else {
-            bar.set_draw_target(ProgressDrawTarget::stderr());
-            if let Ok(style) = ProgressStyle::with_template(
-                "{elapsed_precise} [{bar:30}] {pos}/{len} trials, ETA {eta}  {msg}",
-            ) {
-                bar.set_style(style.progress_chars("=> "));
-            }
-            bar.enable_steady_tick(Duration::from_millis(200));
-        }
-        Bar(bar)
-    }
-}
-
-impl Sink for Bar {
-    fn event(&mut self, e: Event<'_>) {
-        let bar = &self.0;
-        match e {
-            // Calibration takes a few trials per calibrated target: guessed at 3, corrected
-            // as they come.
-            Event::RunStarted {
-                planned_trials,
-                calibrated,
-                ..
-            } => bar.set_length(1 + planned_trials + 3 * calibrated as u64),
-            Event::Phase { what } => bar.set_message(what.to_string()),
-            Event::TargetStarted { id, index, total } => {
-                bar.set_message(format!("{} ({}/{})", id, index + 1, total))
-            }
-            Event::TrialFinished { kind } => {
-                if kind == TrialKind::Calibration && bar.position() + 1 >= bar.length().unwrap_or(0)
-                {
-                    bar.inc_length(1);
-                }
-                bar.inc(1)
-            }
-            Event::Warning { .. } | Event::BenchmarkDone { .. } | Event::RunFinished { .. } => {}
-        }
-    }
 }
 
 /// Flat-profile lines printed with a run (`sysperf profile` prints as many as --top asks).
@@ -316,7 +268,7 @@ fn trace_cmd(a: TraceArgs) -> Result<i32> {
     let (cpus, _) = a.place.choose()?;
     let plan = placement::plan(a.place.placement, spec.shape, &cpus)?;
     if let Some(raw) = &a.raw {
-        check_output_file("--raw", raw)?;
+        sysperf::cli::check_output_file("--raw", raw)?;
     }
     let opts = trace::Options {
         spec,
@@ -356,22 +308,6 @@ fn trace_cmd(a: TraceArgs) -> Result<i32> {
         return Ok(exit::FAILURE);
     }
     Ok(exit::OK)
-}
-
-/// An output file must be a file name in an existing directory.
-fn check_output_file(what: &'static str, path: &Path) -> Result<(), InputError> {
-    let parent = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    if path.is_dir() || !parent.is_dir() {
-        return Err(InputError::InvalidValue {
-            what,
-            value: path.display().to_string(),
-            why: "name a file in an existing directory".into(),
-        });
-    }
-    Ok(())
 }
 
 fn runs(db: DbArg, json: bool) -> Result<i32> {

@@ -283,6 +283,11 @@ pub struct Warning {
     pub message: String,
 }
 
+/// Seconds for the paper's operation count from nanoseconds per operation.
+pub fn scaled_s(ns_per_op: f64, paper_count: u64) -> f64 {
+    ns_per_op * paper_count as f64 / 1e9
+}
+
 /// What a warning is about. Serialized as the strings runs have always stored, so stored runs,
 /// exports and `--json` read the same; a kind this version does not know (from an import of a
 /// newer version's run) is kept as it was written.
@@ -591,4 +596,24 @@ pub struct SeriesPoint {
     pub y: Option<Estimate>,
     /// The benchmark measured at this point, with every trial (its id is `series@x`).
     pub result: BenchResult,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn warning_kinds_serialize_as_the_strings_runs_have_always_stored() {
+        for (kind, name) in WarningKind::KNOWN {
+            assert_eq!(serde_json::to_string(&kind).unwrap(), format!("\"{name}\""));
+            assert_eq!(WarningKind::from(name), kind);
+        }
+        // A kind from a newer version survives a round trip unchanged.
+        let other: WarningKind = serde_json::from_str("\"from_the_future\"").unwrap();
+        assert_eq!(other, WarningKind::Other("from_the_future".into()));
+        assert_eq!(
+            serde_json::to_string(&other).unwrap(),
+            "\"from_the_future\""
+        );
+    }
 }

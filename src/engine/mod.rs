@@ -573,6 +573,22 @@ impl SeriesOf {
     }
 }
 
+/// The benchmark a worker request names: a core benchmark by id, or a series' point by series
+/// id and parameter (the worker's [`harness::worker::Make`]).
+pub fn make_benchmark(
+    id: &str,
+    param: Option<u64>,
+) -> Result<Box<dyn crate::bench::Benchmark>, String> {
+    if let Some(spec) = crate::bench::find(id) {
+        return Ok((spec.make)());
+    }
+    match (suite::find_series(id), param) {
+        (Some(series), Some(param)) => Ok((series.make)(param)),
+        (Some(_), None) => Err(format!("series '{id}' needs a parameter")),
+        (None, _) => Err(format!("unknown benchmark '{id}'")),
+    }
+}
+
 /// Iterations and wall time of a benchmark's last successful measured trial.
 pub fn calibrated(r: &BenchResult) -> Option<(u64, u64)> {
     r.summary.as_ref()?;

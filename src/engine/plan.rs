@@ -158,7 +158,7 @@ impl RunPlan {
                 let placed = placement::plan(req.placement, series.shape, &cpus)?;
                 for point in points {
                     targets.push(Planned {
-                        target: Target::point(series, &point),
+                        target: suite::target(series, &point),
                         placement: placed.clone(),
                         origin: Origin::Point {
                             suite: index,

@@ -86,22 +86,6 @@ impl Target {
             memory_limit_bytes: None,
         }
     }
-
-    /// One point of a suite's series.
-    pub fn point(series: &crate::suite::SeriesSpec, p: &crate::suite::Point) -> Target {
-        Target {
-            request_id: series.id.to_string(),
-            param: Some(p.param),
-            id: crate::suite::point_id(series, p),
-            group: series.suite().to_string(),
-            unit: series.unit.to_string(),
-            ops_per_iteration: p.ops_per_iteration.max(1),
-            // Table seconds are scaled to one operation for series (they have no paper count).
-            paper_count: 1,
-            iterations: p.iterations,
-            memory_limit_bytes: p.memory_limit_bytes,
-        }
-    }
 }
 
 /// What the harness reports while it works.

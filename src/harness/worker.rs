@@ -62,18 +62,10 @@ impl Request {
     }
 }
 
-/// Makes the benchmark a request names: a core benchmark by id, or a series' point by
-/// series id and parameter.
-fn instantiate(req: &Request) -> Result<Box<dyn bench::Benchmark>, String> {
-    if let Some(spec) = bench::find(&req.id) {
-        return Ok((spec.make)());
-    }
-    match (crate::suite::find_series(&req.id), req.param) {
-        (Some(series), Some(param)) => Ok((series.make)(param)),
-        (Some(_), None) => Err(format!("series '{}' needs a parameter", req.id)),
-        (None, _) => Err(format!("unknown benchmark '{}'", req.id)),
-    }
-}
+/// Makes the benchmark a request names (an id and, for a series' point, its parameter). The
+/// registries live above the harness, so the binary hands the worker their lookup
+/// (`engine::make_benchmark`).
+pub type Make = fn(&str, Option<u64>) -> Result<Box<dyn bench::Benchmark>, String>;
 
 /// What a worker tells the parent.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -105,9 +97,9 @@ pub const OVERHEAD_ID: &str = "__overhead";
 const OVERHEAD_CHUNKS: u64 = 50;
 
 /// Entry point of `sysperf __worker`; returns the process exit code.
-pub fn main(request: &str) -> i32 {
+pub fn main(request: &str, make: Make) -> i32 {
     let report = match serde_json::from_str::<Request>(request) {
-        Ok(req) => execute(&req).unwrap_or_else(|e| Report {
+        Ok(req) => execute(&req, make).unwrap_or_else(|e| Report {
             error: Some(e),
             ..Report::default()
         }),
@@ -124,7 +116,7 @@ pub fn main(request: &str) -> i32 {
     i32::from(failed)
 }
 
-fn execute(req: &Request) -> Result<Report, String> {
+fn execute(req: &Request, make: Make) -> Result<Report, String> {
     sys::set_process_name(&format!("sysperf:{}", req.id));
     // If sysperf dies, so does its worker (and the worker's children, which do the same).
     sys::set_parent_death_signal(libc::SIGKILL);
@@ -149,7 +141,7 @@ fn execute(req: &Request) -> Result<Report, String> {
         std::fs::write(&procs, std::process::id().to_string())
             .map_err(|e| format!("joining the cgroup {}: {e}", procs.display()))?;
     }
-    let mut b = instantiate(req)?;
+    let mut b = make(&req.id, req.param)?;
     // Opened before setup, so that children forked in setup inherit the counters.
     let perf = (req.observe && req.perf).then(PerfCounters::open);
     let ctx = Ctx {
@@ -313,9 +305,12 @@ mod tests {
 
     #[test]
     fn bad_requests_are_reported_not_panicked() {
-        assert_eq!(main("{not json"), 1);
+        assert_eq!(main("{not json", crate::engine::make_benchmark), 1);
         assert_eq!(
-            main(r#"{"id":"nope","iterations":1,"pin":null,"child_cpu":null}"#),
+            main(
+                r#"{"id":"nope","iterations":1,"pin":null,"child_cpu":null}"#,
+                crate::engine::make_benchmark
+            ),
             1
         );
     }

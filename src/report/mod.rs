@@ -49,10 +49,7 @@ pub fn clip(s: &str, max: usize) -> String {
     }
 }
 
-/// Seconds for the paper's operation count from nanoseconds per operation.
-pub fn scaled_s(ns_per_op: f64, paper_count: u64) -> f64 {
-    ns_per_op * paper_count as f64 / 1e9
-}
+pub use crate::model::scaled_s;
 
 /// "2026-11-22 08:30:12 UTC" from Unix nanoseconds (proleptic Gregorian, no leap seconds).
 pub fn utc(ns: i64) -> String {

@@ -12,6 +12,7 @@
 
 use crate::bench::{Benchmark, Shape};
 use crate::harness::adjusted_wall_ns;
+use crate::harness::Target;
 use crate::model::{BenchResult, Derived, Overhead, Series, SeriesPoint, TrialKind, YKind};
 use crate::stats;
 
@@ -356,6 +357,22 @@ pub fn fmt_x(x: f64) -> String {
         format!("{}", x as i64)
     } else {
         format!("{x}")
+    }
+}
+
+/// The harness's target for one point of a series.
+pub fn target(series: &SeriesSpec, p: &Point) -> Target {
+    Target {
+        request_id: series.id.to_string(),
+        param: Some(p.param),
+        id: point_id(series, p),
+        group: series.suite().to_string(),
+        unit: series.unit.to_string(),
+        ops_per_iteration: p.ops_per_iteration.max(1),
+        // Table seconds are scaled to one operation for series (they have no paper count).
+        paper_count: 1,
+        iterations: p.iterations,
+        memory_limit_bytes: p.memory_limit_bytes,
     }
 }
 

@@ -1,0 +1,127 @@
+//! The run engine in process: a plan of two cheap benchmarks executed with a test sink and a
+//! temporary store, without the command line. Workers are still processes (a benchmark runs
+//! in one), started from the built `sysperf` binary.
+
+use std::sync::atomic::AtomicBool;
+use sysperf::engine::{Engine, Event, RunPlan, RunRequest, Sink};
+use sysperf::model::TrialKind;
+use sysperf::store::Store;
+
+/// Records every event as a short line.
+#[derive(Default)]
+struct Recorder(Vec<String>);
+
+impl Sink for Recorder {
+    fn event(&mut self, e: Event<'_>) {
+        self.0.push(match e {
+            Event::RunStarted { planned_trials, .. } => format!("started {planned_trials}"),
+            Event::Phase { what } => format!("phase {what}"),
+            Event::TargetStarted { id, .. } => format!("target {id}"),
+            Event::TrialFinished { kind } => format!("trial {kind:?}"),
+            Event::Warning { warning } => format!("warning {}", warning.kind),
+            Event::BenchmarkDone { result } => format!("done {}", result.id),
+            Event::RunFinished { interrupted, .. } => format!("finished {interrupted}"),
+        });
+    }
+}
+
+#[test]
+fn a_plan_runs_in_rounds_and_every_planned_trial_is_reported_and_stored() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = Store::open(&tmp.path().join("s.db")).unwrap();
+    let req = RunRequest {
+        selection: vec!["syscall".into(), "signocsw".into()],
+        trials: Some(3),
+        min_time_s: Some(0.005),
+        seed: 7,
+        ..RunRequest::default()
+    };
+    let plan = RunPlan::resolve(&req, &sysperf::sys::get_affinity().unwrap()).unwrap();
+    assert_eq!(plan.planned_trials(), 2 * (3 + 1));
+    let stop = AtomicBool::new(false);
+    let engine = Engine {
+        worker_exe: assert_cmd::cargo::cargo_bin("sysperf"),
+        stop: &stop,
+    };
+    let mut sink = Recorder::default();
+    let out = engine.execute(&plan, &store, &mut sink).unwrap();
+    let ev = &sink.0;
+
+    // Order: started, overhead, calibration (each target, then its trials), three rounds,
+    // the results, finished.
+    assert_eq!(ev.first().unwrap(), "started 8", "{ev:?}");
+    assert_eq!(ev.last().unwrap(), "finished false", "{ev:?}");
+    let at = |s: &str| {
+        ev.iter()
+            .position(|e| e == s)
+            .unwrap_or_else(|| panic!("{s}: {ev:?}"))
+    };
+    assert!(at("phase overhead") < at("phase calibration"));
+    assert!(at("phase calibration") < at("target syscall"));
+    assert!(at("target syscall") < at("target signocsw"));
+    assert!(at("target signocsw") < at("phase round 1 of 3"));
+    assert!(at("phase round 1 of 3") < at("phase round 2 of 3"));
+    assert!(at("phase round 3 of 3") < at("done syscall"));
+    // Each round holds one counted trial of each target.
+    let round = |r: &str, next: Option<&str>| {
+        let from = at(r);
+        let to = next.map(at).unwrap_or_else(|| at("done syscall"));
+        ev[from..to]
+            .iter()
+            .filter(|e| *e == "trial Measured")
+            .count()
+    };
+    assert_eq!(round("phase round 1 of 3", Some("phase round 2 of 3")), 2);
+    assert_eq!(round("phase round 2 of 3", Some("phase round 3 of 3")), 2);
+    assert_eq!(round("phase round 3 of 3", None), 2);
+
+    // Planned trials (warm-ups and counted) equal finished ones; calibration comes on top.
+    let count = |k: TrialKind| ev.iter().filter(|e| **e == format!("trial {k:?}")).count();
+    assert_eq!(
+        (count(TrialKind::Warmup) + count(TrialKind::Measured)) as u64,
+        plan.planned_trials()
+    );
+    assert!(count(TrialKind::Calibration) >= 2);
+
+    // What the engine returned is what the store holds.
+    assert!(!out.interrupted && out.run.complete);
+    let stored = store.load_run(&out.run.id).unwrap();
+    assert_eq!(stored.results.len(), 2);
+    for r in &stored.results {
+        let measured = r
+            .trials
+            .iter()
+            .filter(|t| t.kind == TrialKind::Measured)
+            .count();
+        assert_eq!(measured, 3, "{}", r.id);
+        assert!(r.summary.is_some(), "{}", r.id);
+    }
+    assert_eq!(
+        stored.results[0].id, "syscall",
+        "results keep the plan's order"
+    );
+}
+
+#[test]
+fn a_stop_before_the_first_trial_stores_an_incomplete_run_with_nothing_measured() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = Store::open(&tmp.path().join("s.db")).unwrap();
+    let req = RunRequest {
+        selection: vec!["syscall".into()],
+        seed: 1,
+        ..RunRequest::default()
+    };
+    let plan = RunPlan::resolve(&req, &sysperf::sys::get_affinity().unwrap()).unwrap();
+    let stop = AtomicBool::new(true);
+    let engine = Engine {
+        worker_exe: assert_cmd::cargo::cargo_bin("sysperf"),
+        stop: &stop,
+    };
+    let out = engine
+        .execute(&plan, &store, &mut Recorder::default())
+        .unwrap();
+    assert!(out.interrupted);
+    let stored = store.load_run(&out.run.id).unwrap();
+    assert!(!stored.complete);
+    assert!(stored.results.is_empty());
+}
