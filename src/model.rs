@@ -138,6 +138,14 @@ pub struct Trial {
     /// Counters over the timed region, when the run observed them (`sysperf run --observe`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub counters: Option<Counters>,
+    /// The round a counted trial ran in (from 0): each round runs one trial of every target
+    /// in a shuffled order. None for calibration and warm-up trials and in older runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub round: Option<u32>,
+    /// When the worker was started, Unix nanoseconds (None in older runs): with the round it
+    /// shows when in the run each trial sampled the machine.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started_ns: Option<i64>,
 }
 
 /// What `sysperf run --observe` counts over one trial's timed region.

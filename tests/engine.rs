@@ -94,6 +94,16 @@ fn a_plan_runs_in_rounds_and_every_planned_trial_is_reported_and_stored() {
             .filter(|t| t.kind == TrialKind::Measured)
             .count();
         assert_eq!(measured, 3, "{}", r.id);
+        // Each counted trial records its round and when it started; rounds 0, 1, 2 in time order.
+        let rounds: Vec<Option<u32>> = r
+            .trials
+            .iter()
+            .filter(|t| t.kind == TrialKind::Measured)
+            .map(|t| t.round)
+            .collect();
+        assert_eq!(rounds, vec![Some(0), Some(1), Some(2)], "{}", r.id);
+        let starts: Vec<i64> = r.trials.iter().map(|t| t.started_ns.unwrap()).collect();
+        assert!(starts.windows(2).all(|w| w[0] <= w[1]), "{}", r.id);
         assert!(r.summary.is_some(), "{}", r.id);
     }
     assert_eq!(

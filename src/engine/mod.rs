@@ -27,7 +27,6 @@ use std::cell::RefCell;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 /// What the engine reports while it works, in this order: `RunStarted`, `Phase`s with
 /// `TargetStarted` and `TrialFinished` (calibration and warm-up of each target, then the
@@ -163,10 +162,7 @@ pub fn new_run_id() -> Result<String, EngineError> {
 }
 
 pub fn now_ns() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_nanos() as i64)
-        .unwrap_or(0)
+    harness::unix_ns()
 }
 
 /// The seed of round `round`: each round shuffles with its own stream of the run's seed.
@@ -355,7 +351,9 @@ impl Engine<'_> {
                     sink.borrow_mut().event(Event::Phase { what: &what });
                 }
                 prev = Some((r, i));
-                if ms[i].trial(self.stop, &progress).is_err() || self.stop.load(Ordering::Relaxed) {
+                if ms[i].trial(r, self.stop, &progress).is_err()
+                    || self.stop.load(Ordering::Relaxed)
+                {
                     interrupted = true;
                     break;
                 }

@@ -351,6 +351,8 @@ fn trial_from(kind: TrialKind, iterations: u64, outcome: &Outcome) -> Trial {
         outlier: Outlier::None,
         error,
         counters: rep.counters,
+        round: None,
+        started_ns: None,
     }
 }
 
@@ -423,6 +425,14 @@ struct Window {
     steal_ticks: u64,
     ours_s: f64,
     ncpu: usize,
+}
+
+/// Unix time in nanoseconds: when a trial's worker was started, when a run began.
+pub fn unix_ns() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as i64)
+        .unwrap_or(0)
 }
 
 /// The CPUs whose other work is judged: the plan's, or all when the scheduler places freely.
@@ -541,6 +551,7 @@ impl<'a> Measurement<'a> {
     fn one(
         &mut self,
         kind: TrialKind,
+        round: Option<u32>,
         iterations: u64,
         stop: &AtomicBool,
         progress: &dyn Fn(Event),
@@ -562,6 +573,7 @@ impl<'a> Measurement<'a> {
         // removed (with anything left in it) when `limited` drops, after the worker's
         // process group is dead: whether the trial succeeded, failed, timed out or was
         // interrupted.
+        let started_ns = unix_ns();
         let limited = target
             .memory_limit_bytes
             .map(cgroup::Limited::create)
@@ -582,7 +594,11 @@ impl<'a> Measurement<'a> {
         if let Outcome::Interrupted = outcome {
             return Err(Stop::Interrupted);
         }
-        let t = trial_from(kind, iterations, &outcome);
+        let t = Trial {
+            round,
+            started_ns: Some(started_ns),
+            ..trial_from(kind, iterations, &outcome)
+        };
         let wall = t.error.is_none().then_some(t.wall_ns);
         self.result.trials.push(t);
         progress(Event::Trial { kind });
@@ -605,7 +621,7 @@ impl<'a> Measurement<'a> {
         } else {
             let mut n = 1;
             loop {
-                match self.one(TrialKind::Calibration, n, stop, progress)? {
+                match self.one(TrialKind::Calibration, None, n, stop, progress)? {
                     None => {
                         let why = self
                             .result
@@ -627,18 +643,26 @@ impl<'a> Measurement<'a> {
             }
         };
         if self.opts.warmup {
-            self.one(TrialKind::Warmup, iterations, stop, progress)?;
+            self.one(TrialKind::Warmup, None, iterations, stop, progress)?;
         }
         self.iterations = Some(iterations);
         Ok(())
     }
 
-    /// One counted trial at the calibrated count; nothing when calibration failed.
-    pub fn trial(&mut self, stop: &AtomicBool, progress: &dyn Fn(Event)) -> Result<(), Stop> {
+    /// One counted trial at the calibrated count, in `round`; nothing when calibration failed.
+    pub fn trial(
+        &mut self,
+        round: u32,
+        stop: &AtomicBool,
+        progress: &dyn Fn(Event),
+    ) -> Result<(), Stop> {
         let Some(n) = self.iterations else {
             return Ok(());
         };
-        self.windowed(|m| m.one(TrialKind::Measured, n, stop, progress).map(|_| ()))
+        self.windowed(|m| {
+            m.one(TrialKind::Measured, Some(round), n, stop, progress)
+                .map(|_| ())
+        })
     }
 
     /// Summary (overhead subtracted, outliers labelled) and the warnings: failed trials, high
@@ -763,8 +787,8 @@ pub fn measure(
     let mut m = Measurement::new(target, plan, opts);
     m.prepare(stop, progress)?;
     if m.ready() {
-        for _ in 0..opts.trials {
-            m.trial(stop, progress)?;
+        for round in 0..opts.trials {
+            m.trial(round, stop, progress)?;
         }
     }
     Ok(m.finish(overhead))
@@ -1018,6 +1042,8 @@ mod tests {
             outlier: Outlier::None,
             error: None,
             counters: None,
+            round: None,
+            started_ns: None,
         }
     }
 

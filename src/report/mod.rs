@@ -141,6 +141,8 @@ pub(crate) fn fixture_run() -> crate::model::Run {
         outlier: Outlier::None,
         error: None,
         counters: None,
+        round: None,
+        started_ns: None,
     };
     let result = |id: &str,
                   group: &str,

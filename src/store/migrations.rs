@@ -154,6 +154,12 @@ CREATE TABLE series (
 );
 ALTER TABLE runs ADD COLUMN notes_json TEXT;
 "#,
+    // Migration 6 (#12, interleaved rounds): the round each counted trial ran in and when its
+    // worker started; NULL in older runs, which read back as None.
+    r#"
+ALTER TABLE trials ADD COLUMN round INTEGER;
+ALTER TABLE trials ADD COLUMN started_ns INTEGER;
+"#,
 ];
 
 /// What the header of an opened database says about it.

@@ -813,7 +813,7 @@ fn insert_trial(conn: &Connection, result_id: i64, position: i64, t: &Trial) -> 
         .as_ref()
         .map(|c| to_json(c, "a trial's counters"))
         .transpose()?;
-    let vals: [Value; 25] = [
+    let vals: [Value; 27] = [
         Value::Integer(result_id),
         Value::Integer(position),
         Value::from(t.kind.as_str().to_string()),
@@ -842,14 +842,17 @@ fn insert_trial(conn: &Connection, result_id: i64, position: i64, t: &Trial) -> 
         Value::from(t.outlier.as_str().to_string()),
         Value::from(t.error.clone()),
         Value::from(counters),
+        Value::from(t.round.map(i64::from)),
+        Value::from(t.started_ns),
     ];
     conn.prepare_cached(
         "INSERT INTO trials (result_id, position, kind, iterations, wall_ns,
                              user_ns, sys_ns, minflt, majflt, nvcsw, nivcsw,
                              total_user_ns, total_sys_ns, total_minflt, total_majflt,
                              total_nvcsw, total_nivcsw, worker_rss_bytes, worker_maps,
-                             migrations, cpu_start, cpu_end, outlier, error, counters_json)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                             migrations, cpu_start, cpu_end, outlier, error, counters_json,
+                             round, started_ns)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
     )?
     .execute(params_from_iter(vals))?;
     Ok(())
@@ -1166,6 +1169,8 @@ fn load_trials(conn: &Connection, result_id: i64) -> Result<Vec<Trial>> {
             })?,
             error: r.opt_text("error")?,
             counters: r.opt_json("counters_json")?,
+            round: r.opt_u32("round")?,
+            started_ns: r.opt_i64("started_ns")?,
         });
     }
     Ok(out)
