@@ -31,8 +31,8 @@ fn trial(kind: TrialKind, seed: u64) -> Trial {
         outlier: Outlier::Mild,
         error: Some(format!("trial {seed} failed: 'quotes' \"and\" é")),
         counters: None,
-        round: (seed % 2 == 0).then_some(seed as u32),
-        started_ns: (seed % 2 == 0).then_some(1_700_000_000_000_000_000 + seed as i64),
+        round: seed.is_multiple_of(2).then_some(seed as u32),
+        started_ns: seed.is_multiple_of(2).then_some(1_700_000_000_000_000_000 + seed as i64),
     }
 }
 
