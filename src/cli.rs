@@ -174,6 +174,18 @@ pub struct RunArgs {
     /// Print the plan (what would run, where, with which budget) and run nothing.
     #[arg(long)]
     pub dry_run: bool,
+    /// Make N runs of the selection, one after the other, stored as one group under the same
+    /// label: 'sysperf compare' takes a label with several runs as a group, and its interval
+    /// then covers the run-to-run variance too (1-1000).
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub repeat: u32,
+    /// Add rounds of trials until every benchmark's 95% interval half-width is at most PCT%
+    /// of its median (or --max-time runs out, and then name those that did not get there).
+    #[arg(long, value_name = "PCT", allow_negative_numbers = true)]
+    pub precision: Option<f64>,
+    /// With --precision: how long rounds may go on, in seconds (default 300).
+    #[arg(long, value_name = "S", allow_negative_numbers = true, value_parser = parse_seconds)]
+    pub max_time: Option<f64>,
     #[command(flatten)]
     pub place: PlaceArgs,
     /// A label to find the run by later (sysperf show LABEL).
@@ -339,6 +351,9 @@ impl RunArgs {
             profile_seconds: self.profile.then_some(self.profile_seconds),
             seed: self.seed.unwrap_or(seed),
             interleave: !self.sequential,
+            repeat: self.repeat,
+            precision_pct: self.precision,
+            max_time_s: self.max_time,
         })
     }
 }

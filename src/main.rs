@@ -134,10 +134,31 @@ fn run(a: RunArgs) -> Result<i32> {
         stop: &stop,
     };
     let mut bar = ProgressSink::new();
-    let outcome = engine.execute(&plan, &store, &mut bar)?;
+    let outcomes = engine.execute_repeated(&plan, &store, &mut bar)?;
     bar.0.finish_and_clear();
-    // 4. Print.
-    print_run(&outcome.run, &outcome.profiles, a.json)?;
+    // 4. Print: the run, or with --repeat each run (as a JSON array with --json).
+    if a.json && outcomes.len() > 1 {
+        let docs: Vec<_> = outcomes
+            .iter()
+            .map(|o| report::json::run_document(&o.run))
+            .collect();
+        print(&format!("{}\n", serde_json::to_string_pretty(&docs)?))?;
+    } else {
+        for o in &outcomes {
+            print_run(&o.run, &o.profiles, a.json)?;
+        }
+    }
+    let Some(outcome) = outcomes.last() else {
+        return Ok(exit::FAILURE);
+    };
+    if outcomes.len() > 1 {
+        eprintln!(
+            "sysperf: stored {} runs labelled '{}' (sysperf compare '{}' ... takes them as one group)",
+            outcomes.len(),
+            outcome.run.label.as_deref().unwrap_or_default(),
+            outcome.run.label.as_deref().unwrap_or_default()
+        );
+    }
     let run = &outcome.run;
     if outcome.interrupted {
         eprintln!(

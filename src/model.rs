@@ -322,12 +322,14 @@ pub enum WarningKind {
     Observe,
     /// The run was stopped before its end.
     Interrupted,
+    /// `--precision` was not reached for a benchmark before `--max-time` ran out.
+    Imprecise,
     /// A kind this version does not know, kept as written.
     Other(String),
 }
 
 impl WarningKind {
-    const KNOWN: [(WarningKind, &'static str); 10] = [
+    const KNOWN: [(WarningKind, &'static str); 11] = [
         (WarningKind::Overhead, "overhead"),
         (WarningKind::Failed, "failed"),
         (WarningKind::TrialFailed, "trial_failed"),
@@ -338,6 +340,7 @@ impl WarningKind {
         (WarningKind::SuiteSkipped, "suite_skipped"),
         (WarningKind::Observe, "observe"),
         (WarningKind::Interrupted, "interrupted"),
+        (WarningKind::Imprecise, "imprecise"),
     ];
 
     pub fn as_str(&self) -> &str {
@@ -399,7 +402,7 @@ pub struct Overhead {
 }
 
 /// The parameters a run was made with.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct RunParams {
     pub selection: Vec<String>,
     /// The `--suite` patterns as given (empty for the core suite alone, and then not written, so
@@ -412,6 +415,23 @@ pub struct RunParams {
     pub placement: String,
     pub cpus: Option<Vec<u32>>,
     pub timeout_s: f64,
+    /// How the counted trials were ordered: "interleaved" (shuffled rounds) or "sequential".
+    /// Absent in runs made before rounds existed (sequential, then).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub order: Option<String>,
+    /// The seed of the rounds' shuffled order (replays it with `run --seed`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u64>,
+    /// `run --repeat N`: the id shared by the N runs of one invocation, and this run's place
+    /// among them (from 0). Absent for a run made alone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replicate: Option<u32>,
+    /// `run --precision PCT`: the interval half-width, in percent of the median, that rounds
+    /// were added for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub precision_pct: Option<f64>,
 }
 
 /// Machine fingerprint: everything that makes two runs comparable or not.

@@ -309,6 +309,7 @@ fn build() -> Result<Vec<Run>, ReferenceError> {
                     placement: "published".into(),
                     cpus: None,
                     timeout_s: 0.0,
+                    ..RunParams::default()
                 },
                 fingerprint: Fingerprint {
                     hostname: Some("vax750".into()),

@@ -135,3 +135,77 @@ fn a_stop_before_the_first_trial_stores_an_incomplete_run_with_nothing_measured(
     assert!(!stored.complete);
     assert!(stored.results.is_empty());
 }
+
+#[test]
+fn precision_adds_rounds_and_names_the_benchmarks_that_did_not_get_there() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = Store::open(&tmp.path().join("s.db")).unwrap();
+    // A half-width nothing reaches, and a short time limit: rounds are added, then both are
+    // named with what they reached.
+    let req = RunRequest {
+        selection: vec!["syscall".into(), "signocsw".into()],
+        trials: Some(3),
+        min_time_s: Some(0.005),
+        precision_pct: Some(1e-9),
+        max_time_s: Some(1.0),
+        seed: 3,
+        ..RunRequest::default()
+    };
+    let plan = RunPlan::resolve(&req, &sysperf::sys::get_affinity().unwrap()).unwrap();
+    let stop = AtomicBool::new(false);
+    let engine = Engine {
+        worker_exe: assert_cmd::cargo::cargo_bin("sysperf"),
+        stop: &stop,
+    };
+    let out = engine
+        .execute(&plan, &store, &mut Recorder::default())
+        .unwrap();
+    for r in &out.run.results {
+        let measured = r
+            .trials
+            .iter()
+            .filter(|t| t.kind == TrialKind::Measured)
+            .count();
+        assert!(measured > 3, "{}: {measured} trials, no round added", r.id);
+    }
+    let imprecise: Vec<&str> = out
+        .run
+        .warnings
+        .iter()
+        .filter(|w| w.kind.as_str() == "imprecise")
+        .filter_map(|w| w.bench.as_deref())
+        .collect();
+    assert_eq!(imprecise, vec!["syscall", "signocsw"]);
+    assert_eq!(out.run.params.precision_pct, Some(1e-9));
+}
+
+#[test]
+fn repeat_stores_a_group_of_runs_under_one_label() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = Store::open(&tmp.path().join("s.db")).unwrap();
+    let req = RunRequest {
+        selection: vec!["syscall".into()],
+        quick: true,
+        repeat: 2,
+        label: Some("twice".into()),
+        seed: 5,
+        ..RunRequest::default()
+    };
+    let plan = RunPlan::resolve(&req, &sysperf::sys::get_affinity().unwrap()).unwrap();
+    let stop = AtomicBool::new(false);
+    let engine = Engine {
+        worker_exe: assert_cmd::cargo::cargo_bin("sysperf"),
+        stop: &stop,
+    };
+    let outs = engine
+        .execute_repeated(&plan, &store, &mut Recorder::default())
+        .unwrap();
+    assert_eq!(outs.len(), 2);
+    let (a, b) = (&outs[0].run, &outs[1].run);
+    assert_ne!(a.id, b.id);
+    assert_eq!(a.label.as_deref(), Some("twice"));
+    assert_eq!(b.label.as_deref(), Some("twice"));
+    assert!(a.params.group.is_some() && a.params.group == b.params.group);
+    assert_eq!((a.params.replicate, b.params.replicate), (Some(0), Some(1)));
+    assert_ne!(a.params.seed, b.params.seed, "each run its own order");
+}

@@ -198,6 +198,7 @@ impl Engine<'_> {
         store: &Store,
         sink: &mut dyn Sink,
     ) -> Result<RunOutcome, EngineError> {
+        let began = std::time::Instant::now();
         // Profiling needs permissions and kernel symbols: found out before measuring anything.
         let access = match plan.profile_seconds {
             Some(_) => Some(profile::check_access()?),
@@ -360,6 +361,58 @@ impl Engine<'_> {
             }
         }
 
+        // --precision: more rounds, of the targets whose interval is still too wide, until
+        // none is or --max-time has passed since the run began.
+        if let (false, Some(pct)) = (interrupted, plan.precision_pct) {
+            snapshot(&ms, &mut (0..ms.len()))?;
+            let mut r = plan.budget.trials;
+            loop {
+                let mut active: Vec<usize> = (0..ms.len())
+                    .filter(|&i| ms[i].ready() && !precise(&ms[i], pct))
+                    .collect();
+                if active.is_empty() || began.elapsed() >= plan.max_time {
+                    break;
+                }
+                if plan.interleave {
+                    crate::stats::shuffle(&mut active, round_seed(plan.seed, r));
+                }
+                let what = format!("round {} ({} above +-{pct}%)", r + 1, active.len());
+                sink.borrow_mut().event(Event::Phase { what: &what });
+                for &i in &active {
+                    if ms[i].trial(r, self.stop, &progress).is_err()
+                        || self.stop.load(Ordering::Relaxed)
+                    {
+                        interrupted = true;
+                        break;
+                    }
+                }
+                snapshot(&ms, &mut active.iter().copied())?;
+                if interrupted {
+                    break;
+                }
+                r += 1;
+            }
+            for m in ms.iter().filter(|m| m.ready() && !precise(m, pct)) {
+                let hw = half_width_pct(m)
+                    .map(|h| format!("+-{h:.1}%"))
+                    .unwrap_or_else(|| "no 95% interval yet".into());
+                run.warnings.push(Warning {
+                    bench: Some(m.id().to_string()),
+                    kind: WarningKind::Imprecise,
+                    message: format!(
+                        "{}: {hw} after {} trials, not the +-{pct}% asked for{}",
+                        m.id(),
+                        m.measured_trials(),
+                        if interrupted {
+                            " (interrupted)"
+                        } else {
+                            " before --max-time ran out"
+                        }
+                    ),
+                });
+            }
+        }
+
         // Summaries, in plan order; then profiles, series and derived figures.
         let sink = sink.into_inner();
         let mut points: Vec<(usize, SeriesOf, BenchResult)> = Vec::new();
@@ -488,6 +541,44 @@ impl Engine<'_> {
         })
     }
 
+    /// `run --repeat N`: the plan's runs one after the other, each stored as a replicate of
+    /// one group (a fresh group id, the same label; without one, the label `repeat-GROUP`,
+    /// which `compare` takes as the group), each with its own stream of the seed. Stops after
+    /// an interrupted run.
+    pub fn execute_repeated(
+        &self,
+        plan: &RunPlan,
+        store: &Store,
+        sink: &mut dyn Sink,
+    ) -> Result<Vec<RunOutcome>, EngineError> {
+        if plan.repeat <= 1 {
+            return Ok(vec![self.execute(plan, store, sink)?]);
+        }
+        let group = new_run_id()?;
+        let mut out = Vec::new();
+        for k in 0..plan.repeat {
+            let mut p = plan.clone();
+            p.seed = plan.seed.wrapping_add(u64::from(k));
+            p.label = Some(
+                plan.label
+                    .clone()
+                    .unwrap_or_else(|| format!("repeat-{group}")),
+            );
+            p.params.seed = Some(p.seed);
+            p.params.group = Some(group.clone());
+            p.params.replicate = Some(k);
+            let what = format!("run {} of {}", k + 1, plan.repeat);
+            sink.event(Event::Phase { what: &what });
+            let outcome = self.execute(&p, store, sink)?;
+            let stop = outcome.interrupted;
+            out.push(outcome);
+            if stop {
+                break;
+            }
+        }
+        Ok(out)
+    }
+
     /// One profiled trial of `spec`, scaled from its measured trials to `seconds`.
     fn profile_one(
         &self,
@@ -585,6 +676,19 @@ pub fn make_benchmark(
         (Some(_), None) => Err(format!("series '{id}' needs a parameter")),
         (None, _) => Err(format!("unknown benchmark '{id}'")),
     }
+}
+
+/// The half-width of a target's 95% median interval so far, in percent of its median; None
+/// while its trials are too few for an order-statistic interval to reach 95% (6 or more).
+pub fn half_width_pct(m: &Measurement) -> Option<f64> {
+    let sorted = crate::stats::sorted(&m.wall_ns_per_op()).ok()?;
+    let (lo, hi, level) = crate::stats::median_ci(&sorted, 0.95);
+    let med = crate::stats::quantile(&sorted, 0.5);
+    (level >= 0.95 && med > 0.0).then(|| 100.0 * (med - lo).max(hi - med) / med)
+}
+
+fn precise(m: &Measurement, pct: f64) -> bool {
+    half_width_pct(m).is_some_and(|h| h <= pct)
 }
 
 /// Iterations and wall time of a benchmark's last successful measured trial.

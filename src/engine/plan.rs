@@ -20,6 +20,8 @@ use std::time::Duration;
 pub const DEFAULT_TRIALS: u32 = 5;
 /// Default calibration target, in seconds.
 pub const DEFAULT_MIN_TIME_S: f64 = 0.1;
+/// How long `--precision` may add rounds unless `--max-time` says otherwise, in seconds.
+pub const DEFAULT_MAX_TIME_S: f64 = 300.0;
 
 /// What the user asked `run` to do, before anything is checked (the CLI's arguments, or a
 /// test's).
@@ -45,6 +47,13 @@ pub struct RunRequest {
     /// Trials in shuffled rounds across every target (the default), or each target's trials
     /// back to back (`--sequential`).
     pub interleave: bool,
+    /// `--repeat N`: N runs of the plan, one after the other, grouped.
+    pub repeat: u32,
+    /// `--precision PCT`: rounds are added until every target's interval half-width is at
+    /// most PCT% of its median ...
+    pub precision_pct: Option<f64>,
+    /// ... or until this many seconds of rounds have passed (`--max-time`).
+    pub max_time_s: Option<f64>,
 }
 
 impl Default for RunRequest {
@@ -63,6 +72,9 @@ impl Default for RunRequest {
             profile_seconds: None,
             seed: 0,
             interleave: true,
+            repeat: 1,
+            precision_pct: None,
+            max_time_s: None,
         }
     }
 }
@@ -102,6 +114,12 @@ pub struct RunPlan {
     pub profile_seconds: Option<f64>,
     pub seed: u64,
     pub interleave: bool,
+    /// Runs to make of this plan (`--repeat`), each a replicate of one group.
+    pub repeat: u32,
+    /// The interval half-width asked for (`--precision`), in percent of the median.
+    pub precision_pct: Option<f64>,
+    /// How long rounds may go on for `--precision`.
+    pub max_time: Duration,
     /// What the run records of how it was asked for.
     pub params: RunParams,
 }
@@ -169,6 +187,39 @@ impl RunPlan {
                 }
             }
         }
+        if let Some(p) = req.precision_pct {
+            if !(p.is_finite() && p > 0.0 && p <= 100.0) {
+                return Err(InputError::InvalidValue {
+                    what: "--precision",
+                    value: p.to_string(),
+                    why: "give a percentage above 0 and at most 100, such as 3".into(),
+                });
+            }
+            if req.quick {
+                return Err(InputError::InvalidValue {
+                    what: "--precision",
+                    value: p.to_string(),
+                    why: "--quick runs one trial, which has no interval; drop --quick".into(),
+                });
+            }
+        }
+        if let Some(m) = req.max_time_s {
+            positive("--max-time", m)?;
+            if req.precision_pct.is_none() {
+                return Err(InputError::InvalidValue {
+                    what: "--max-time",
+                    value: m.to_string(),
+                    why: "it bounds --precision; give --precision PCT too".into(),
+                });
+            }
+        }
+        if req.repeat == 0 || req.repeat > 1000 {
+            return Err(InputError::InvalidValue {
+                what: "--repeat",
+                value: req.repeat.to_string(),
+                why: "give a number of runs from 1 to 1000".into(),
+            });
+        }
         let params = RunParams {
             selection: req.selection.clone(),
             suites: req.suites.clone(),
@@ -178,6 +229,18 @@ impl RunPlan {
             placement: req.placement.as_str().to_string(),
             cpus: req.cpus.clone(),
             timeout_s: req.timeout_s,
+            order: Some(
+                if req.interleave {
+                    "interleaved"
+                } else {
+                    "sequential"
+                }
+                .into(),
+            ),
+            seed: Some(req.seed),
+            group: None,
+            replicate: None,
+            precision_pct: req.precision_pct,
         };
         Ok(RunPlan {
             targets,
@@ -190,6 +253,9 @@ impl RunPlan {
             profile_seconds: req.profile_seconds,
             seed: req.seed,
             interleave: req.interleave,
+            repeat: req.repeat,
+            precision_pct: req.precision_pct,
+            max_time: Duration::from_secs_f64(req.max_time_s.unwrap_or(DEFAULT_MAX_TIME_S)),
             params,
         })
     }

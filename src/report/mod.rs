@@ -251,7 +251,7 @@ pub(crate) fn fixture_run() -> crate::model::Run {
         sysperf_version: "0.1.0".into(),
         source: "measured".into(),
         citation: None,
-        params: RunParams { selection: vec![], suites: vec![], trials: 5, min_time_s: 0.1, quick: false, placement: "same".into(), cpus: None, timeout_s: 60.0 },
+        params: RunParams { selection: vec![], suites: vec![], trials: 5, min_time_s: 0.1, quick: false, placement: "same".into(), cpus: None, timeout_s: 60.0, ..RunParams::default() },
         fingerprint: Fingerprint {
             hostname: Some("vm".into()),
             kernel_release: Some("6.18.44".into()),

@@ -32,7 +32,9 @@ fn trial(kind: TrialKind, seed: u64) -> Trial {
         error: Some(format!("trial {seed} failed: 'quotes' \"and\" é")),
         counters: None,
         round: seed.is_multiple_of(2).then_some(seed as u32),
-        started_ns: seed.is_multiple_of(2).then_some(1_700_000_000_000_000_000 + seed as i64),
+        started_ns: seed
+            .is_multiple_of(2)
+            .then_some(1_700_000_000_000_000_000 + seed as i64),
     }
 }
 
@@ -131,6 +133,11 @@ fn full_run(id: &str) -> Run {
             placement: "spread".to_string(),
             cpus: Some(vec![0, 2]),
             timeout_s: 60.000_000_000_000_01,
+            order: Some("interleaved".into()),
+            seed: Some(u64::MAX),
+            group: Some("0123456789ab".into()),
+            replicate: Some(2),
+            precision_pct: Some(2.5),
         },
         fingerprint: Fingerprint {
             hostname: Some("box".to_string()),
