@@ -402,3 +402,49 @@ fn help_documents_exit_codes_and_the_store() {
         .success()
         .stdout(predicate::str::contains("Exit codes").and(predicate::str::contains("SYSPERF_DB")));
 }
+
+/// A stdout whose reader is already gone: every write fails with EPIPE.
+fn closed_pipe() -> std::process::Stdio {
+    use std::os::fd::FromRawFd;
+    let mut fds = [0; 2];
+    // SAFETY: pipe(2) fills two descriptors we then own.
+    assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+    // SAFETY: both descriptors were just made and are owned once each.
+    unsafe {
+        drop(std::os::fd::OwnedFd::from_raw_fd(fds[0]));
+        std::process::Stdio::from(std::os::fd::OwnedFd::from_raw_fd(fds[1]))
+    }
+}
+
+#[test]
+fn a_closed_stdout_ends_every_command_quietly() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("s.db");
+    sysperf(&db)
+        .args(["run", "syscall", "--quick"])
+        .assert()
+        .success();
+    for args in [
+        &["show", "latest", "--json"][..],
+        &["show", "latest"],
+        &["compare", "latest", "vax750-4.2bsd", "--json"],
+        &["runs", "--json"],
+        &["list", "--json"],
+        &["list", "--suites"],
+        &["export", "latest"],
+        &["run", "syscall", "--quick", "--json"],
+    ] {
+        let out = std::process::Command::new(assert_cmd::cargo::cargo_bin("sysperf"))
+            .args(args)
+            .env("SYSPERF_DB", &db)
+            .stdout(closed_pipe())
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {err}");
+        assert!(
+            !err.contains("panicked") && !err.contains("error"),
+            "{args:?}: {err}"
+        );
+    }
+}
