@@ -41,10 +41,20 @@ impl CatalogError {
     }
 }
 
-/// The store named by `--db`, else `$SYSPERF_DB`, else the default path.
+/// The store named by `--db`, else `$SYSPERF_DB`, else the default path. A named path must
+/// be a usable file path ([`store::check_named_path`]); only the default one gets its
+/// directories created.
 pub fn open_store(db: Option<&PathBuf>) -> Result<Store, CatalogError> {
+    let from_env = std::env::var_os("SYSPERF_DB").filter(|v| !v.is_empty());
+    let named = db.is_some() || from_env.is_some();
     let path = db.cloned().unwrap_or_else(store::default_path);
-    Store::open(&path).map_err(|source| CatalogError::Open { path, source })
+    let open = || {
+        if named {
+            store::check_named_path(&path)?;
+        }
+        Store::open(&path)
+    };
+    open().map_err(|source| CatalogError::Open { path, source })
 }
 
 /// Runs by name, from the reference runs and one store.

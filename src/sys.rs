@@ -675,6 +675,12 @@ pub fn poll_readable(fd: RawFd, timeout_ms: i32) -> io::Result<bool> {
     Ok(r > 0)
 }
 
+/// The effective user id of this process.
+pub fn euid() -> u32 {
+    // SAFETY: geteuid takes nothing and cannot fail.
+    unsafe { libc::geteuid() }
+}
+
 /// The system page size.
 pub fn page_size() -> usize {
     // SAFETY: sysconf with a valid name.

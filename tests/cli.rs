@@ -448,3 +448,44 @@ fn a_closed_stdout_ends_every_command_quietly() {
         );
     }
 }
+
+#[test]
+fn a_store_path_that_cannot_be_a_store_is_refused_and_nothing_is_created() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    std::fs::create_dir(dir.join("adir")).unwrap();
+    let cases: &[(&str, &str)] = &[
+        ("missing-dir/x.db", "does not exist"),
+        ("typo/", "names a directory"),
+        ("postgres://u@h:5432/db", "URLs are not supported"),
+        ("/dev/null", "not a regular file"),
+        ("adir", "is a directory"),
+    ];
+    for (db, why) in cases {
+        for args in [
+            &["runs"][..],
+            &["show", "latest"],
+            &["run", "syscall", "--quick"],
+        ] {
+            let out = std::process::Command::new(assert_cmd::cargo::cargo_bin("sysperf"))
+                .args(args)
+                .arg("--db")
+                .arg(db)
+                .current_dir(dir)
+                .output()
+                .unwrap();
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{db} {args:?}: {err}");
+            assert!(err.contains(why), "{db} {args:?}: {err}");
+        }
+    }
+    // Nothing was made: no mistyped directory, no "postgres:" directory, no journal.
+    let mut left: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    left.sort();
+    assert_eq!(left, vec!["adir".to_string()]);
+    assert_eq!(std::fs::read_dir(dir.join("adir")).unwrap().count(), 0);
+    assert!(!std::path::Path::new("/dev/null-journal").exists());
+}

@@ -82,6 +82,10 @@ pub enum StoreError {
         #[source]
         source: std::io::Error,
     },
+    /// A store path given with --db or SYSPERF_DB that cannot be a store: checked before
+    /// anything is created.
+    #[error("cannot use '{}' as the store: {why}", .path.display())]
+    BadPath { path: PathBuf, why: String },
     #[error("no run matches '{spec}'; 'sysperf runs' lists them")]
     NoSuchRun { spec: String },
     #[error("'{spec}' matches {} runs ({}); give more digits of the id ('sysperf runs' lists them)", .candidates.len(), .candidates.join(", "))]
@@ -115,6 +119,7 @@ impl StoreError {
                 | StoreError::TooNew { .. }
                 | StoreError::Open { .. }
                 | StoreError::Access { .. }
+                | StoreError::BadPath { .. }
                 | StoreError::NoSuchRun { .. }
                 | StoreError::AmbiguousRun { .. }
         )
@@ -173,6 +178,71 @@ fn path_from_env(db: Option<OsString>, xdg: Option<OsString>, home: Option<OsStr
         return home.join(".local/share/sysperf/sysperf.db");
     }
     PathBuf::from("./sysperf.db")
+}
+
+/// Checks a store path the user named (`--db`, `SYSPERF_DB`) before anything is created: a
+/// mistyped directory is not made, a URL is not taken for a file name, and a directory, a
+/// device or another user's symbolic link is refused. The default path needs none of this
+/// (its directories are created).
+pub fn check_named_path(path: &Path) -> Result<()> {
+    let bad = |why: String| StoreError::BadPath {
+        path: path.to_path_buf(),
+        why,
+    };
+    let text = path.to_string_lossy();
+    if let Some((scheme, _)) = text.split_once("://") {
+        return Err(bad(format!(
+            "'{scheme}://' URLs are not supported; sysperf stores runs in an SQLite file: give a file path"
+        )));
+    }
+    if text.ends_with('/') {
+        return Err(bad(
+            "it names a directory; name a file, e.g. DIR/sysperf.db".into(),
+        ));
+    }
+    match std::fs::symlink_metadata(path) {
+        Ok(meta) => {
+            use std::os::unix::fs::MetadataExt;
+            if meta.file_type().is_symlink() && meta.uid() != crate::sys::euid() {
+                return Err(bad(
+                    "it is a symbolic link owned by another user, which sysperf does not follow; name the file itself".into(),
+                ));
+            }
+            let target = std::fs::metadata(path).map_err(|source| StoreError::Access {
+                path: path.to_path_buf(),
+                source,
+            })?;
+            if target.is_dir() {
+                return Err(bad(
+                    "it is a directory; name a file in it, e.g. DIR/sysperf.db".into(),
+                ));
+            }
+            if !target.is_file() {
+                return Err(bad(
+                    "it is not a regular file (a device, FIFO or socket); name a file".into(),
+                ));
+            }
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let parent = path
+                .parent()
+                .filter(|p| !p.as_os_str().is_empty())
+                .unwrap_or(Path::new("."));
+            if !parent.is_dir() {
+                return Err(bad(format!(
+                    "the directory '{}' does not exist; create it first (mkdir -p) or choose another path",
+                    parent.display()
+                )));
+            }
+        }
+        Err(source) => {
+            return Err(StoreError::Access {
+                path: path.to_path_buf(),
+                source,
+            })
+        }
+    }
+    Ok(())
 }
 
 /// An open sysperf database.
