@@ -12,7 +12,6 @@ use anyhow::{Context, Result};
 use clap::{Args, Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
-use std::path::Path;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -472,22 +471,6 @@ pub fn parse_seconds(s: &str) -> Result<f64, String> {
         ));
     }
     Ok(v)
-}
-
-/// An output file must be a file name in an existing directory.
-pub fn check_output_file(what: &'static str, path: &Path) -> Result<(), InputError> {
-    let parent = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    if path.is_dir() || !parent.is_dir() {
-        return Err(InputError::InvalidValue {
-            what,
-            value: path.display().to_string(),
-            why: "name a file in an existing directory".into(),
-        });
-    }
-    Ok(())
 }
 
 /// The progress bar on stderr (hidden when stderr is not a terminal): the engine's sink for

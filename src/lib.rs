@@ -16,6 +16,7 @@
 //! - [`compare`]: runs side by side, ratios with bootstrap intervals and verdicts;
 //! - [`reference`]: the papers' published figures as read-only reference runs;
 //! - [`exchange`]: the export file that moves runs between machines, and its validation;
+//! - [`output`]: files the user asked for, written without following anyone's symlinks;
 //! - [`observe`]: the live system as vmstat and iostat see it, and the doctor's findings;
 //! - [`profile`]: kernel profiles of a benchmark (perf sampling, kallsyms, flat profile, call graph);
 //! - [`trace`]: `sysperf trace`, a benchmark observed through the kernel's trace points;
@@ -34,6 +35,7 @@ pub mod fingerprint;
 pub mod harness;
 pub mod model;
 pub mod observe;
+pub mod output;
 pub mod profile;
 pub mod reference;
 pub mod report;

@@ -21,6 +21,7 @@ use sysperf::exchange::{self, ExchangeError};
 use sysperf::harness::{self, placement};
 use sysperf::model::Run;
 use sysperf::observe::{doctor, watch};
+use sysperf::output::{self, OutputError};
 use sysperf::profile::{self, Profile};
 use sysperf::report::plot::{self, What};
 use sysperf::{bench, compare, exit, reference, report, store, trace};
@@ -72,6 +73,8 @@ fn is_user_error(e: &anyhow::Error) -> bool {
                 .is_some_and(|s| s.is_user_error())
             || c.downcast_ref::<ExchangeError>()
                 .is_some_and(|x| x.is_user_error())
+            || c.downcast_ref::<OutputError>()
+                .is_some_and(|o| matches!(o, OutputError::Refused { .. }))
             || c.downcast_ref::<CatalogError>()
                 .is_some_and(|x| x.is_user_error())
             || c.downcast_ref::<trace::TraceError>()
@@ -293,7 +296,7 @@ fn trace_cmd(a: TraceArgs) -> Result<i32> {
     let (cpus, _) = a.place.choose()?;
     let plan = placement::plan(a.place.placement, spec.shape, &cpus)?;
     if let Some(raw) = &a.raw {
-        sysperf::cli::check_output_file("--raw", raw)?;
+        output::check(raw)?;
     }
     let opts = trace::Options {
         spec,
@@ -318,8 +321,8 @@ fn trace_cmd(a: TraceArgs) -> Result<i32> {
         Err(e) => return Err(e.into()),
     };
     if let (Some(path), Some(text)) = (&a.raw, &traced.raw) {
-        std::fs::write(path, text)
-            .with_context(|| format!("writing the raw trace to {}", path.display()))?;
+        // Raw traces hold other processes' scheduling events: readable by the owner only.
+        output::write(path, text.as_bytes(), 0o600)?;
         eprintln!("sysperf: raw trace written to {}", path.display());
     }
     print(&if a.json {
@@ -429,7 +432,7 @@ fn export(specs: &[String], output: Option<&Path>, db: DbArg) -> Result<i32> {
             .context("writing the export to standard output")?;
         return Ok(exit::OK);
     };
-    std::fs::write(path, &bytes).with_context(|| format!("writing {}", path.display()))?;
+    output::write(path, &bytes, 0o644)?;
     let plural = if runs.len() == 1 { "" } else { "s" };
     eprintln!(
         "sysperf: exported {} run{plural} to {}",
@@ -480,14 +483,14 @@ fn import(files: &[PathBuf], db: DbArg) -> Result<i32> {
 
 fn report_cmd(a: ReportArgs) -> Result<i32> {
     let noise = parse_pct("--noise", &a.against.noise)?;
+    output::check(&a.output)?;
     let mut catalog = Catalog::new(a.db.db);
     let runs = catalog.load_with_baseline(&a.runs, a.against.baseline.as_deref())?;
     let cmp = compare::build(&runs, 0, noise);
     // Profiles stored with a run (`run --profile`) are shown too; reference runs have none.
     let profiles = catalog.profiles(&runs)?;
     let page = report::html::html(&runs, &cmp, &profiles);
-    std::fs::write(&a.output, page)
-        .with_context(|| format!("writing the report to {}", a.output.display()))?;
+    output::write(&a.output, page.as_bytes(), 0o644)?;
     eprintln!("sysperf: wrote {}", a.output.display());
     Ok(exit::OK)
 }
@@ -495,6 +498,7 @@ fn report_cmd(a: ReportArgs) -> Result<i32> {
 fn plot(a: PlotArgs) -> Result<i32> {
     // The format and the group are checked first, so a typo costs nothing.
     let format = plot::format_of(&a.output)?;
+    output::check(&a.output)?;
     if let Some(g) = &a.group {
         plot::check_group(g)?;
     }
@@ -524,8 +528,7 @@ fn plot(a: PlotArgs) -> Result<i32> {
         }
         plot::Format::Svg => figure.document().into_bytes(),
     };
-    std::fs::write(&a.output, bytes)
-        .with_context(|| format!("writing the figure to {}", a.output.display()))?;
+    output::write(&a.output, &bytes, 0o644)?;
     eprintln!("sysperf: wrote {}", a.output.display());
     Ok(exit::OK)
 }
@@ -564,13 +567,10 @@ fn doctor(json: bool) -> Result<i32> {
 }
 
 fn job(which: &str, output: &Path) -> Result<i32> {
-    use std::os::unix::fs::PermissionsExt;
     let bytes = match which {
         "big" => bench::exec::BIG_JOB,
         _ => bench::exec::NULL_JOB,
     };
-    std::fs::write(output, bytes).with_context(|| format!("writing {}", output.display()))?;
-    std::fs::set_permissions(output, std::fs::Permissions::from_mode(0o755))
-        .with_context(|| format!("making {} executable", output.display()))?;
+    output::write(output, bytes, 0o755)?;
     Ok(exit::OK)
 }

@@ -489,3 +489,42 @@ fn a_store_path_that_cannot_be_a_store_is_refused_and_nothing_is_created() {
     assert_eq!(std::fs::read_dir(dir.join("adir")).unwrap().count(), 0);
     assert!(!std::path::Path::new("/dev/null-journal").exists());
 }
+
+#[test]
+fn outputs_never_write_through_another_users_symlink() {
+    // As root: a link planted by another user (owned by nobody) at the output's name is
+    // refused with exit 2 and what it points to is unchanged; without root there is no other
+    // user to own a link, and the output then replaces a link of our own instead of following it.
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let victim = dir.join("victim");
+    std::fs::write(&victim, b"precious").unwrap();
+    let planted = dir.join("nulljob");
+    std::os::unix::fs::symlink(&victim, &planted).unwrap();
+    let root = unsafe { libc::geteuid() } == 0;
+    if root {
+        std::os::unix::fs::lchown(&planted, Some(65534), Some(65534)).unwrap();
+    }
+    for args in [
+        &["job", "null", "-o"][..],
+        &["export", "vax750-4.2bsd", "-o"],
+        &["report", "vax750-4.2bsd", "vax750-4.3bsd", "-o"],
+    ] {
+        let out = std::process::Command::new(assert_cmd::cargo::cargo_bin("sysperf"))
+            .args(args)
+            .arg(&planted)
+            .env("SYSPERF_DB", dir.join("s.db"))
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        if root {
+            assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+            assert!(err.contains("symbolic link owned by user 65534"), "{err}");
+        } else {
+            assert_eq!(out.status.code(), Some(0), "{args:?}: {err}");
+            std::fs::remove_file(&planted).unwrap();
+            std::os::unix::fs::symlink(&victim, &planted).unwrap();
+        }
+        assert_eq!(std::fs::read(&victim).unwrap(), b"precious", "{args:?}");
+    }
+}
