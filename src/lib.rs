@@ -10,6 +10,7 @@
 //! - [`catalog`]: finds runs by name (reference runs, then the store);
 //! - [`cli`]: the command line's definitions (clap), the one source of `--help`;
 //! - [`stats`]: pure statistics over raw samples;
+//! - [`variance`]: within-run and run-to-run variance, and ratio intervals that include both;
 //! - [`fingerprint`]: what machine a run was made on;
 //! - [`store`]: the embedded SQLite store of runs;
 //! - [`derived`]: figures computed from several results (context switch, exec overhead, ...);
@@ -44,6 +45,7 @@ pub mod store;
 pub mod suite;
 pub mod sys;
 pub mod trace;
+pub mod variance;
 
 /// Exit codes, documented in the README and `sysperf --help`.
 pub mod exit {

@@ -285,6 +285,21 @@ impl SplitMix64 {
     }
 }
 
+/// A seeded random stream for resampling and shuffling elsewhere (variance, engine): the same
+/// SplitMix64 as the bootstrap, so results are reproducible across platforms.
+pub struct Rng(SplitMix64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Rng {
+        Rng(SplitMix64(seed))
+    }
+
+    /// An index in [0, n), for n > 0.
+    pub fn below(&mut self, n: usize) -> usize {
+        self.0.below(n)
+    }
+}
+
 /// Shuffles `items` in place (Fisher-Yates) with a SplitMix64 stream seeded by `seed`: the
 /// same seed gives the same order on every platform, so a run's trial order can be replayed
 /// from the seed it stores.

@@ -1,0 +1,460 @@
+//! Variance at two levels, and the intervals of a ratio that respect both: trials vary within a
+//! run, and whole runs of the same machine shift against each other (host drift, frequency,
+//! placement, page layout: Kalibera & Jones, "Rigorous Benchmarking in Reasonable Time",
+//! ISMM 2013). An interval built from the trials of one run per side sees only the first
+//! level, so two runs of an unchanged machine are called different far more often than its
+//! level claims. This module estimates both levels and gives intervals that include the
+//! second: Welch's interval over replicated runs' medians, or, with one run per side, the
+//! trial interval widened by a known run-to-run variance.
+//!
+//! Pure: no I/O, no clocks. Everything is on the log scale (a ratio is a difference of logs),
+//! and every function returns None rather than a number it cannot stand behind.
+
+use crate::stats;
+
+/// The two variance components of one benchmark on one machine, on the log scale.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Components {
+    /// Variance of a trial's log time around its run's mean.
+    pub within_var: f64,
+    /// Variance of the runs' true log means around the machine's (clipped at 0).
+    pub between_var: f64,
+    pub runs: usize,
+    pub trials: usize,
+}
+
+impl Components {
+    /// Coefficient of variation of a trial within a run (≈ the log-scale standard deviation).
+    pub fn within_cv(&self) -> f64 {
+        self.within_var.sqrt()
+    }
+    /// Coefficient of variation of a run's level across runs.
+    pub fn between_cv(&self) -> f64 {
+        self.between_var.sqrt()
+    }
+}
+
+fn logs(v: &[f64]) -> Option<Vec<f64>> {
+    v.iter()
+        .map(|&x| (x.is_finite() && x > 0.0).then(|| x.ln()))
+        .collect()
+}
+
+fn mean(v: &[f64]) -> f64 {
+    v.iter().sum::<f64>() / v.len() as f64
+}
+
+/// One-way random-effects (ANOVA, method of moments) estimate of the within-run and
+/// between-run variance from the trials of several runs (unequal counts allowed). Needs two
+/// runs with two or more positive trials each; other runs are left out.
+pub fn components(runs: &[Vec<f64>]) -> Option<Components> {
+    let groups: Vec<Vec<f64>> = runs
+        .iter()
+        .filter_map(|r| logs(r))
+        .filter(|r| r.len() >= 2)
+        .collect();
+    let k = groups.len();
+    if k < 2 {
+        return None;
+    }
+    let n: usize = groups.iter().map(Vec::len).sum();
+    let grand = groups.iter().flatten().sum::<f64>() / n as f64;
+    let means: Vec<f64> = groups.iter().map(|g| mean(g)).collect();
+    let ss_within: f64 = groups
+        .iter()
+        .zip(&means)
+        .map(|(g, m)| g.iter().map(|x| (x - m).powi(2)).sum::<f64>())
+        .sum();
+    let ss_between: f64 = groups
+        .iter()
+        .zip(&means)
+        .map(|(g, m)| g.len() as f64 * (m - grand).powi(2))
+        .sum();
+    let ms_within = ss_within / (n - k) as f64;
+    let ms_between = ss_between / (k - 1) as f64;
+    // The effective trials per run for unequal counts (n0 of the one-way ANOVA).
+    let sum_sq: f64 = groups.iter().map(|g| (g.len() * g.len()) as f64).sum();
+    let n0 = (n as f64 - sum_sq / n as f64) / (k - 1) as f64;
+    let between_var = ((ms_between - ms_within) / n0).max(0.0);
+    (ms_within.is_finite() && between_var.is_finite()).then_some(Components {
+        within_var: ms_within,
+        between_var,
+        runs: k,
+        trials: n,
+    })
+}
+
+/// The standard normal quantile (Acklam's rational approximation, relative error < 1.2e-9).
+pub fn normal_quantile(p: f64) -> f64 {
+    if !(p > 0.0 && p < 1.0) {
+        return f64::NAN;
+    }
+    const A: [f64; 6] = [
+        -3.969_683_028_665_376e1,
+        2.209_460_984_245_205e2,
+        -2.759_285_104_469_687e2,
+        1.383_577_518_672_69e2,
+        -3.066_479_806_614_716e1,
+        2.506_628_277_459_239,
+    ];
+    const B: [f64; 5] = [
+        -5.447_609_879_822_406e1,
+        1.615_858_368_580_409e2,
+        -1.556_989_798_598_866e2,
+        6.680_131_188_771_972e1,
+        -1.328_068_155_288_572e1,
+    ];
+    const C: [f64; 6] = [
+        -7.784_894_002_430_293e-3,
+        -3.223_964_580_411_365e-1,
+        -2.400_758_277_161_838,
+        -2.549_732_539_343_734,
+        4.374_664_141_464_968,
+        2.938_163_982_698_783,
+    ];
+    const D: [f64; 4] = [
+        7.784_695_709_041_462e-3,
+        3.224_671_290_700_398e-1,
+        2.445_134_137_142_996,
+        3.754_408_661_907_416,
+    ];
+    let tail = |q: f64| {
+        (((((C[0] * q + C[1]) * q + C[2]) * q + C[3]) * q + C[4]) * q + C[5])
+            / ((((D[0] * q + D[1]) * q + D[2]) * q + D[3]) * q + 1.0)
+    };
+    if p < 0.02425 {
+        tail((-2.0 * p.ln()).sqrt())
+    } else if p > 1.0 - 0.02425 {
+        -tail((-2.0 * (1.0 - p).ln()).sqrt())
+    } else {
+        let q = p - 0.5;
+        let r = q * q;
+        (((((A[0] * r + A[1]) * r + A[2]) * r + A[3]) * r + A[4]) * r + A[5]) * q
+            / (((((B[0] * r + B[1]) * r + B[2]) * r + B[3]) * r + B[4]) * r + 1.0)
+    }
+}
+
+/// Standard error of the log of a run's median from its trials: the median's asymptotic
+/// efficiency relative to the mean is 2/pi, so its standard error is about 1.2533 sd/sqrt(n).
+fn se_log_median(trials: &[f64]) -> Option<f64> {
+    let l = logs(trials)?;
+    if l.len() < 2 {
+        return None;
+    }
+    let m = mean(&l);
+    let var = l.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (l.len() - 1) as f64;
+    Some(1.2533 * (var / l.len() as f64).sqrt())
+}
+
+/// A ratio with its interval.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RatioCi {
+    pub ratio: f64,
+    pub ci: [f64; 2],
+}
+
+/// One run per side: the ratio of medians new/base, with a normal interval on the log ratio
+/// whose variance is both runs' trial variance plus twice the machine's known between-run
+/// variance `between_var` (se^2 = se_base^2 + se_new^2 + 2 sigma_run^2). Needs two trials a side.
+pub fn widened_ratio_ci(
+    base: &[f64],
+    new: &[f64],
+    between_var: f64,
+    level: f64,
+) -> Option<RatioCi> {
+    let (sa, sb) = (se_log_median(base)?, se_log_median(new)?);
+    let (ma, mb) = (stats::median(base).ok()?, stats::median(new).ok()?);
+    if !(ma > 0.0 && mb > 0.0 && between_var >= 0.0 && level > 0.0 && level < 1.0) {
+        return None;
+    }
+    let d = (mb / ma).ln();
+    let se = (sa * sa + sb * sb + 2.0 * between_var).sqrt();
+    let z = normal_quantile(0.5 + level / 2.0);
+    Some(RatioCi {
+        ratio: mb / ma,
+        ci: [(d - z * se).exp(), (d + z * se).exp()],
+    })
+}
+
+/// Student's t quantile for `df` degrees of freedom, rounded down to a whole number (which
+/// widens the interval, never narrows it): exact for 1 and 2, the Cornish-Fisher expansion in
+/// 1/df from the normal quantile above (within 0.5% at 3, better beyond).
+pub fn t_quantile(p: f64, df: f64) -> f64 {
+    if !(p > 0.0 && p < 1.0) || !(df >= 1.0) {
+        return f64::NAN;
+    }
+    let v = df.floor();
+    if v == 1.0 {
+        return (std::f64::consts::PI * (p - 0.5)).tan();
+    }
+    if v == 2.0 {
+        return (2.0 * p - 1.0) / (2.0 * p * (1.0 - p)).sqrt();
+    }
+    let z = normal_quantile(p);
+    let (z2, z3, z5, z7, z9) = (z * z, z.powi(3), z.powi(5), z.powi(7), z.powi(9));
+    let _ = z2;
+    z + (z3 + z) / (4.0 * v)
+        + (5.0 * z5 + 16.0 * z3 + 3.0 * z) / (96.0 * v * v)
+        + (3.0 * z7 + 19.0 * z5 + 17.0 * z3 - 15.0 * z) / (384.0 * v.powi(3))
+        + (79.0 * z9 + 776.0 * z7 + 1482.0 * z5 - 1920.0 * z3 - 945.0 * z) / (92160.0 * v.powi(4))
+}
+
+/// Two or more runs per side: Welch's interval on the logs of the runs' medians, so that each
+/// run counts once and the run-to-run variance is in the interval (the trials' spread enters
+/// through each run's median). The ratio is that of the sides' geometric means of run
+/// medians. None when a side has fewer than two usable runs.
+pub fn welch_ratio_ci(base: &[Vec<f64>], new: &[Vec<f64>], level: f64) -> Option<RatioCi> {
+    let medians = |side: &[Vec<f64>]| -> Vec<f64> {
+        side.iter()
+            .filter_map(|r| stats::median(r).ok())
+            .filter(|m| m.is_finite() && *m > 0.0)
+            .map(f64::ln)
+            .collect()
+    };
+    let (a, b) = (medians(base), medians(new));
+    if a.len() < 2 || b.len() < 2 || !(level > 0.0 && level < 1.0) {
+        return None;
+    }
+    let var = |v: &[f64]| {
+        let m = mean(v);
+        v.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (v.len() - 1) as f64
+    };
+    let (va, vb) = (var(&a) / a.len() as f64, var(&b) / b.len() as f64);
+    let d = mean(&b) - mean(&a);
+    let se = (va + vb).sqrt();
+    // Welch-Satterthwaite; identical runs (zero variance) get the smallest df.
+    let df = if se > 0.0 {
+        (va + vb).powi(2)
+            / (va * va / (a.len() - 1) as f64 + vb * vb / (b.len() - 1) as f64)
+    } else {
+        ((a.len() + b.len()) - 2) as f64
+    };
+    let t = t_quantile(0.5 + level / 2.0, df.max(1.0));
+    let ci = [(d - t * se).exp(), (d + t * se).exp()];
+    (ci[0].is_finite() && ci[1].is_finite()).then_some(RatioCi {
+        ratio: d.exp(),
+        ci,
+    })
+}
+
+/// The smallest relative change (as a fraction: 0.05 = 5%) that a comparison of `runs` runs of
+/// `trials` trials per side detects at `level` with probability `power`, by the normal
+/// approximation on the log scale: (z_(1-a/2) + z_power) * sqrt(2 (sigma_w^2 / (t * 0.637) +
+/// sigma_b^2) / runs), where 0.637 = 2/pi is the median's efficiency.
+pub fn detectable_change(
+    c: &Components,
+    trials: usize,
+    runs: usize,
+    level: f64,
+    power: f64,
+) -> f64 {
+    if trials == 0 || runs == 0 {
+        return f64::INFINITY;
+    }
+    let per_run = c.within_var / (trials as f64 * 2.0 / std::f64::consts::PI) + c.between_var;
+    let se = (2.0 * per_run / runs as f64).sqrt();
+    let z = normal_quantile(0.5 + level / 2.0) + normal_quantile(power);
+    (z * se).exp() - 1.0
+}
+
+/// The standard normal distribution function (Abramowitz & Stegun 26.2.17, error < 7.5e-8).
+pub fn normal_cdf(x: f64) -> f64 {
+    if x.is_nan() {
+        return f64::NAN;
+    }
+    let t = 1.0 / (1.0 + 0.231_641_9 * x.abs());
+    let poly = t
+        * (0.319_381_530
+            + t * (-0.356_563_782 + t * (1.781_477_937 + t * (-1.821_255_978 + t * 1.330_274_429))));
+    let tail = (-x * x / 2.0).exp() / (2.0 * std::f64::consts::PI).sqrt() * poly;
+    if x >= 0.0 {
+        1.0 - tail
+    } else {
+        tail
+    }
+}
+
+/// The probability that a comparison of `runs` runs of `trials` trials a side calls a true
+/// slowdown of `change` (0.10 = 10%) "slower" with a verdict band of `band` (0.02 = 2%): the
+/// whole interval at `level` above 1 + band, by the normal approximation of
+/// [`detectable_change`] on the log scale, with Student's t for the runs' degrees of freedom.
+pub fn power(c: &Components, trials: usize, runs: usize, level: f64, change: f64, band: f64) -> f64 {
+    if trials == 0 || runs == 0 {
+        return 0.0;
+    }
+    let per_run = c.within_var / (trials as f64 * 2.0 / std::f64::consts::PI) + c.between_var;
+    let se = (2.0 * per_run / runs as f64).sqrt();
+    let df = if runs >= 2 { (2 * runs - 2) as f64 } else { f64::INFINITY };
+    let q = 0.5 + level / 2.0;
+    let t = if df.is_finite() { t_quantile(q, df) } else { normal_quantile(q) };
+    normal_cdf(((1.0 + change).ln() - (1.0 + band).ln()) / se - t)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// A two-level model: a log-normal run effect, log-normal trial noise with occasional
+    /// outliers (1 in 20 trials 30% slow), as a busy VM shows them.
+    fn simulate(rng: &mut stats::Rng, runs: usize, trials: usize, run_cv: f64, trial_cv: f64, level: f64) -> Vec<Vec<f64>> {
+        (0..runs)
+            .map(|_| {
+                let run = level * (run_cv * gauss(rng)).exp();
+                (0..trials)
+                    .map(|_| {
+                        let slow = if rng.below(20) == 0 { 1.3 } else { 1.0 };
+                        run * (trial_cv * gauss(rng)).exp() * slow
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+
+    fn gauss(rng: &mut stats::Rng) -> f64 {
+        // Box-Muller from two uniforms in (0, 1].
+        let u = |rng: &mut stats::Rng| (rng.below(1 << 30) as f64 + 1.0) / (1u64 << 30) as f64;
+        let (a, b) = (u(rng), u(rng));
+        (-2.0 * a.ln()).sqrt() * (2.0 * std::f64::consts::PI * b).cos()
+    }
+
+    #[test]
+    fn the_normal_cdf_is_right() {
+        assert!((normal_cdf(1.959_964) - 0.975).abs() < 1e-6);
+        assert!((normal_cdf(0.0) - 0.5).abs() < 1e-7);
+        assert!((normal_cdf(-1.0) - 0.158_655).abs() < 1e-6);
+    }
+
+    #[test]
+    fn normal_quantiles_are_right() {
+        assert!((normal_quantile(0.975) - 1.959_964).abs() < 1e-5);
+        assert!((normal_quantile(0.5)).abs() < 1e-12);
+        assert!((normal_quantile(0.001) + 3.090_232).abs() < 1e-5);
+        assert!(normal_quantile(0.0).is_nan() && normal_quantile(1.0).is_nan());
+    }
+
+    #[test]
+    fn components_recover_the_two_levels() {
+        let mut rng = stats::Rng::new(11);
+        let runs = simulate(&mut rng, 200, 10, 0.05, 0.02, 100.0);
+        let c = components(&runs).unwrap();
+        assert!((c.between_cv() - 0.05).abs() < 0.01, "{c:?}");
+        // Outliers widen the within-run spread a little above the 2% of the model.
+        assert!(c.within_cv() > 0.015 && c.within_cv() < 0.09, "{c:?}");
+        assert!(components(&runs[..1]).is_none());
+    }
+
+    /// 1,000 simulated A/A comparisons: how often the interval covers 1, and how often a verdict
+    /// (the whole interval outside +-2%) is called.
+    fn aa(
+        f: impl Fn(&[Vec<f64>], &[Vec<f64>], u64) -> Option<RatioCi>,
+        runs: usize,
+        seed: u64,
+    ) -> (f64, f64) {
+        let mut rng = stats::Rng::new(seed);
+        let (mut covered, mut verdicts, n) = (0, 0, 1000);
+        for i in 0..n {
+            let a = simulate(&mut rng, runs, 5, 0.03, 0.03, 100.0);
+            let b = simulate(&mut rng, runs, 5, 0.03, 0.03, 100.0);
+            let r = f(&a, &b, i).unwrap();
+            covered += usize::from(r.ci[0] <= 1.0 && 1.0 <= r.ci[1]);
+            verdicts += usize::from(r.ci[0] > 1.02 || r.ci[1] < 0.98);
+        }
+        let out = (covered as f64 / n as f64, verdicts as f64 / n as f64);
+        eprintln!("A/A x{n}, {runs} run(s) a side: coverage {:.1}%, false verdicts {:.1}%", out.0 * 100.0, out.1 * 100.0);
+        out
+    }
+
+    #[test]
+    fn one_run_a_side_widened_by_the_run_variance_covers_and_stays_quiet() {
+        let (coverage, false_verdicts) = aa(
+            |a, b, _| widened_ratio_ci(&a[0], &b[0], 0.03f64.powi(2), 0.95),
+            1,
+            21,
+        );
+        assert!((0.93..=0.99).contains(&coverage), "coverage {coverage}");
+        assert!(false_verdicts <= 0.05, "false verdicts {false_verdicts}");
+    }
+
+    #[test]
+    fn the_trial_only_interval_of_one_run_a_side_is_wrong_under_a_run_effect() {
+        // What compare did before: the run effect is invisible to it, so it covers far less
+        // than 95% and calls changes that are not there. Were this to pass, the widened
+        // interval above would not be needed.
+        let (coverage, false_verdicts) = aa(
+            |a, b, _| widened_ratio_ci(&a[0], &b[0], 0.0, 0.95),
+            1,
+            22,
+        );
+        assert!(coverage < 0.80, "coverage {coverage}");
+        assert!(false_verdicts > 0.08, "false verdicts {false_verdicts}");
+    }
+
+    #[test]
+    fn t_quantiles_are_right() {
+        for (df, want) in [(1.0, 12.706), (2.0, 4.303), (3.0, 3.182), (5.0, 2.571), (10.0, 2.228), (30.0, 2.042)] {
+            let t = t_quantile(0.975, df);
+            assert!((t - want).abs() / want < 0.005, "df {df}: {t} vs {want}");
+        }
+        assert!(t_quantile(0.975, 3.7) >= t_quantile(0.975, 4.0), "df rounds down");
+    }
+
+    #[test]
+    fn welch_over_five_runs_a_side_covers_and_stays_quiet() {
+        let (coverage, false_verdicts) = aa(|a, b, _| welch_ratio_ci(a, b, 0.95), 5, 23);
+        assert!((0.90..=0.98).contains(&coverage), "coverage {coverage}");
+        assert!(false_verdicts <= 0.05, "false verdicts {false_verdicts}");
+    }
+
+    #[test]
+    fn a_ten_percent_change_is_detected_as_often_as_predicted() {
+        let c = Components {
+            within_var: 0.03f64.powi(2),
+            between_var: 0.03f64.powi(2),
+            runs: 0,
+            trials: 0,
+        };
+        // At 5 runs of 5 trials a side, 10% is well above the detectable change.
+        let mde = detectable_change(&c, 5, 5, 0.95, 0.8);
+        assert!(mde < 0.10, "{mde}");
+        let mut rng = stats::Rng::new(31);
+        let (mut hits, n) = (0, 300);
+        for i in 0..n {
+            let a = simulate(&mut rng, 5, 5, 0.03, 0.03, 100.0);
+            let b = simulate(&mut rng, 5, 5, 0.03, 0.03, 110.0);
+            let r = welch_ratio_ci(&a, &b, 0.95).unwrap();
+            hits += usize::from(r.ci[0] > 1.02);
+            let _ = i;
+        }
+        let seen = hits as f64 / n as f64;
+        let predicted = power(&c, 5, 5, 0.95, 0.10, 0.02);
+        eprintln!("10% change, 5 runs of 5 a side: detected {:.1}%, predicted {:.1}% (detectable change at 80% power: {:.1}%)", seen * 100.0, predicted * 100.0, mde * 100.0);
+        assert!((seen - predicted).abs() <= 0.10, "detected {seen}, predicted {predicted}");
+    }
+
+    proptest! {
+        #[test]
+        fn intervals_hold_their_point_and_are_finite(
+            a in prop::collection::vec(prop::collection::vec(1.0f64..1e6, 2..8), 2..6),
+            b in prop::collection::vec(prop::collection::vec(1.0f64..1e6, 2..8), 2..6),
+            seed in any::<u64>(),
+        ) {
+            let r = welch_ratio_ci(&a, &b, 0.95).unwrap();
+            prop_assert!(r.ci[0].is_finite() && r.ci[1].is_finite() && r.ci[0] <= r.ci[1]);
+            let _ = seed;
+            let w = widened_ratio_ci(&a[0], &b[0], 0.001, 0.95).unwrap();
+            prop_assert!(w.ci[0] <= w.ratio && w.ratio <= w.ci[1]);
+            let c = components(&a).unwrap();
+            prop_assert!(c.within_var >= 0.0 && c.between_var >= 0.0);
+        }
+
+        #[test]
+        fn bad_input_gives_none_never_a_panic(x in prop::num::f64::ANY) {
+            let runs = vec![vec![x, 1.0], vec![1.0, 2.0]];
+            let _ = components(&runs);
+            let _ = welch_ratio_ci(&runs, &runs, 0.95);
+            let _ = widened_ratio_ci(&[x], &[1.0, 2.0], 0.0, 0.95);
+            prop_assert!(welch_ratio_ci(&[], &runs, 0.95).is_none());
+        }
+    }
+}
