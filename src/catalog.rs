@@ -4,6 +4,7 @@
 //!
 //! It is not the store (which it opens) nor a cache: every command makes its own.
 
+use crate::compare::{self, Comparison, Known};
 use crate::error::InputError;
 use crate::model::Run;
 use crate::reference;
@@ -40,6 +41,9 @@ impl CatalogError {
         }
     }
 }
+
+/// Stored runs of the baseline's machine that its run-to-run variance is estimated from.
+pub const HISTORY_RUNS: usize = 30;
 
 /// The store named by `--db`, else `$SYSPERF_DB`, else the default path. A named path must
 /// be a usable file path ([`store::check_named_path`]); only the default one gets its
@@ -111,6 +115,94 @@ impl Catalog {
             runs.retain(|r| r.id != base || !std::mem::replace(&mut seen, true));
         }
         Ok(runs)
+    }
+
+    /// The columns of a comparison: like [`Self::load_with_baseline`], but a label that names
+    /// several complete runs (`run --repeat`) is one column holding all of them, newest first.
+    pub fn load_columns(
+        &mut self,
+        specs: &[String],
+        baseline: Option<&str>,
+    ) -> Result<Vec<Vec<Run>>, CatalogError> {
+        let firsts = self.load_with_baseline(specs, baseline)?;
+        let mut columns = Vec::with_capacity(firsts.len());
+        for run in firsts {
+            let mut group = Vec::new();
+            if let (Some(label), "measured") = (run.label.clone(), run.source.as_str()) {
+                let ids = self.store()?.labelled(&label)?;
+                if ids.len() >= 2 {
+                    for id in ids {
+                        let r = self.store()?.load_run(&id)?;
+                        if r.complete {
+                            group.push(r);
+                        }
+                    }
+                }
+            }
+            if group.len() < 2 {
+                group = vec![run];
+            }
+            columns.push(group);
+        }
+        Ok(columns)
+    }
+
+    /// Earlier runs of the machine that made `run` (same host name, kernel and CPU model),
+    /// complete and measured, newest first, at most `limit`: the history from which the
+    /// machine's run-to-run variance is estimated. The runs in `exclude` (those being
+    /// compared) are left out, so that a change under judgement is not taken for noise.
+    pub fn history(
+        &mut self,
+        run: &Run,
+        limit: usize,
+        exclude: &[&str],
+    ) -> Result<Vec<Run>, CatalogError> {
+        if run.source != "measured" {
+            return Ok(Vec::new());
+        }
+        let store = self.store()?;
+        let fp = &run.fingerprint;
+        let mut out = Vec::new();
+        for info in store.list_runs()? {
+            if out.len() >= limit {
+                break;
+            }
+            if info.hostname != fp.hostname
+                || info.kernel_release != fp.kernel_release
+                || exclude.contains(&info.id.as_str())
+            {
+                continue;
+            }
+            let r = store.load_run(&info.id)?;
+            if r.complete && r.source == "measured" && r.fingerprint.cpu_model == fp.cpu_model {
+                out.push(r);
+            }
+        }
+        Ok(out)
+    }
+
+    /// The columns named (a label of several runs is a group) and their comparison, with the
+    /// run-to-run variance of the baseline's machine from its stored runs. Returns each
+    /// column's first run too, for the renderings that draw one run per column.
+    pub fn comparison(
+        &mut self,
+        specs: &[String],
+        baseline: Option<&str>,
+        noise_pct: f64,
+    ) -> Result<(Vec<Run>, Comparison), CatalogError> {
+        let columns = self.load_columns(specs, baseline)?;
+        let compared: Vec<&str> = columns.iter().flatten().map(|r| r.id.as_str()).collect();
+        let known = match columns.first().and_then(|c| c.first()) {
+            Some(base) => Known::from_history(&self.history(base, HISTORY_RUNS, &compared)?),
+            None => Known::default(),
+        };
+        let refs: Vec<Vec<&Run>> = columns.iter().map(|c| c.iter().collect()).collect();
+        let c = compare::build_grouped(&refs, 0, noise_pct, &known);
+        let firsts = columns
+            .into_iter()
+            .filter_map(|c| c.into_iter().next())
+            .collect();
+        Ok((firsts, c))
     }
 
     /// The profiles stored with each run (`run --profile`); reference runs have none, and

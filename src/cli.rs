@@ -44,6 +44,14 @@ pub enum Cmd {
         after_help = "Selection: ids or shell globs, e.g. sysperf run 'pipe*' forks0. 'sysperf list' shows all ids.\n\nCI: the median's distribution-free confidence interval from order statistics (95% when there are 6 or more trials; with 5 it is [min, max], 93.8%)."
     )]
     Run(RunArgs),
+    /// Measure this machine's noise (an A/A experiment): K runs of a selection, the variance
+    /// within and between runs, the false verdicts among them, and the smallest change a
+    /// comparison can detect. The runs are stored, and 'compare' uses the run-to-run variance
+    /// they show.
+    #[command(
+        after_help = "Default selection: syscall csw pipeback4 forks0 execs0null seqpage, 5 runs (about a minute on 2 cores)."
+    )]
+    Noise(NoiseArgs),
     /// List the benchmarks: id, group, the paper's description and count, today's equivalent.
     List {
         /// Print JSON instead of a table.
@@ -211,6 +219,70 @@ pub struct RunArgs {
     /// Print the whole run as one JSON document instead of the table.
     #[arg(long)]
     pub json: bool,
+}
+
+#[derive(Args)]
+pub struct NoiseArgs {
+    /// Benchmark ids or globs (default: syscall csw pipeback4 forks0 execs0null seqpage).
+    pub selection: Vec<String>,
+    /// Runs to make (2-100).
+    #[arg(long, value_name = "K", default_value_t = 5, value_parser = clap::value_parser!(u32).range(2..=100))]
+    pub runs: u32,
+    /// Counted trials per benchmark in each run (1-1000; default 5).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub trials: Option<u32>,
+    /// Label of the runs (default: repeat-GROUP).
+    #[arg(long, value_name = "TEXT")]
+    pub label: Option<String>,
+    /// Noise band in percent for the false-verdict count, as compare's --noise.
+    #[arg(
+        long,
+        value_name = "PCT",
+        default_value = "2",
+        allow_negative_numbers = true
+    )]
+    pub noise: String,
+    #[command(flatten)]
+    pub place: PlaceArgs,
+    #[command(flatten)]
+    pub db: DbArg,
+    /// Print the result as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// The selection `noise` measures when none is given: the six tests of the verdicts issue.
+pub const NOISE_DEFAULT: [&str; 6] = [
+    "syscall",
+    "csw",
+    "pipeback4",
+    "forks0",
+    "execs0null",
+    "seqpage",
+];
+
+impl NoiseArgs {
+    pub fn request(&self, seed: u64) -> Result<crate::engine::RunRequest> {
+        Ok(crate::engine::RunRequest {
+            selection: if self.selection.is_empty() {
+                NOISE_DEFAULT.iter().map(|s| s.to_string()).collect()
+            } else {
+                self.selection.clone()
+            },
+            trials: self.trials,
+            placement: self.place.placement,
+            cpus: self
+                .place
+                .cpu
+                .as_deref()
+                .map(placement::parse_list)
+                .transpose()?,
+            label: self.label.clone(),
+            seed,
+            repeat: self.runs,
+            ..crate::engine::RunRequest::default()
+        })
+    }
 }
 
 #[derive(Args)]

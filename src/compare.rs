@@ -45,7 +45,11 @@ pub fn method(noise_pct: f64) -> String {
 pub enum Verdict {
     Faster,
     Slower,
+    /// The whole interval lies inside the noise band.
     NoChange,
+    /// The interval straddles an edge of the noise band: neither a change nor its absence is
+    /// shown at this precision.
+    Inconclusive,
     /// No interval to judge by: neither side has trials (published figures), or a measured
     /// side has fewer than [`MIN_TRIALS`].
     NoVerdict,
@@ -57,6 +61,7 @@ impl Verdict {
             Verdict::Faster => "faster",
             Verdict::Slower => "slower",
             Verdict::NoChange => "no significant change",
+            Verdict::Inconclusive => "inconclusive",
             Verdict::NoVerdict => "no interval",
         }
     }
@@ -106,6 +111,58 @@ pub struct Ratio {
     pub ratio: f64,
     pub ci: Option<[f64; 2]>,
     pub verdict: Verdict,
+    /// What the interval covers: `trials` (within one run a side: the machine's run-to-run
+    /// variance is not in it), `trials+runs` (one run a side, widened by the run-to-run
+    /// variance known for this machine), or `runs` (replicated runs a side).
+    pub covers: Covers,
+}
+
+/// What a ratio's interval covers (see [`Ratio::covers`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum Covers {
+    #[serde(rename = "trials")]
+    Trials,
+    #[serde(rename = "trials+runs")]
+    TrialsAndKnownRuns,
+    #[serde(rename = "runs")]
+    Runs,
+    #[serde(rename = "none")]
+    Nothing,
+}
+
+/// The run-to-run variance known for each test on the compared machine (log scale), from
+/// replicated or earlier runs of the same machine in the store; empty when none is known.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Known {
+    pub between_var: std::collections::BTreeMap<String, f64>,
+    /// How many stored runs the estimate came from.
+    pub runs: usize,
+}
+
+impl Known {
+    /// The between-run variance of each test across `history` (runs of one machine, each with
+    /// its trials), for tests measured in at least three of them.
+    pub fn from_history(history: &[Run]) -> Known {
+        let mut per: std::collections::BTreeMap<String, Vec<Vec<f64>>> = Default::default();
+        for run in history {
+            for r in &run.results {
+                let s = samples(run, r);
+                if s.len() >= 2 {
+                    per.entry(r.id.clone()).or_default().push(s);
+                }
+            }
+        }
+        Known {
+            between_var: per
+                .into_iter()
+                .filter(|(_, runs)| runs.len() >= 3)
+                .filter_map(|(id, runs)| {
+                    crate::variance::components(&runs).map(|c| (id, c.between_var))
+                })
+                .collect(),
+            runs: history.len(),
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -180,6 +237,34 @@ pub struct Comparison {
     pub findings: Vec<RunFinding>,
     /// The suites' curves, point by point (empty when no run has series).
     pub series: Vec<SeriesRow>,
+    /// Runs in each column (1, or a group's replicates).
+    pub group_runs: Vec<usize>,
+    /// What the ratio intervals cover, in words, for the header of every rendering.
+    pub covers: String,
+}
+
+/// What the comparison's intervals cover, said once for the whole table.
+fn covers_note(columns: &[Vec<&Run>], known: &Known) -> String {
+    if columns.iter().all(|c| c.len() >= 2) {
+        format!(
+            "intervals cover run-to-run variance: each column is a group of replicated runs ({})",
+            columns
+                .iter()
+                .map(|c| c.len().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    } else if !known.between_var.is_empty() {
+        format!(
+            "intervals cover the trials and this machine's run-to-run variance, known for {} tests from {} stored runs of it",
+            known.between_var.len(),
+            known.runs
+        )
+    } else if columns.iter().any(|c| c.len() >= 2) {
+        "intervals of a group against one run include the group's run-to-run variance".into()
+    } else {
+        "intervals cover only the trials within each run: no run-to-run variance is known for this machine, so a verdict may be the machine drifting (make some with 'sysperf run --repeat 5' or 'sysperf noise')".into()
+    }
 }
 
 /// One curve of a suite across the runs.
@@ -252,13 +337,16 @@ fn cell(r: &BenchResult) -> CellState {
     }
 }
 
-/// Verdict for a ratio interval against a noise band of `noise_pct` percent.
+/// Verdict for a ratio interval against a noise band of `noise_pct` percent: slower or faster
+/// only when the whole interval lies outside the band, no change when it lies inside it, and
+/// inconclusive when it straddles an edge.
 pub fn verdict(ci: Option<[f64; 2]>, noise_pct: f64) -> Verdict {
     let band = noise_pct / 100.0;
     match ci {
         Some([lo, _]) if lo > 1.0 + band => Verdict::Slower,
         Some([_, hi]) if hi < 1.0 - band => Verdict::Faster,
-        Some(_) => Verdict::NoChange,
+        Some([lo, hi]) if lo >= 1.0 - band && hi <= 1.0 + band => Verdict::NoChange,
+        Some(_) => Verdict::Inconclusive,
         None => Verdict::NoVerdict,
     }
 }
@@ -303,7 +391,61 @@ pub fn ratio(
         ratio: point,
         ci,
         verdict: verdict(ci, noise_pct),
+        covers: if ci.is_some() {
+            Covers::Trials
+        } else {
+            Covers::Nothing
+        },
     })
+}
+
+/// The ratio of a column to the baseline from the runs of each (one or more, each a list of
+/// per-operation trial times): over replicated runs a side, Welch's interval on the runs'
+/// medians; with one run a side, the trial interval widened by the run-to-run variance
+/// `between_var` when it is known (from history, or from the side that has replicates), else
+/// the trial bootstrap of [`ratio`], which covers the trials only.
+#[allow(clippy::too_many_arguments)]
+pub fn grouped_ratio(
+    base: &[Vec<f64>],
+    base_point: f64,
+    new: &[Vec<f64>],
+    new_point: f64,
+    noise_pct: f64,
+    seed: u64,
+    between_var: Option<f64>,
+) -> Option<Ratio> {
+    use crate::variance;
+    if base.len() >= 2 && new.len() >= 2 {
+        let r = variance::welch_ratio_ci(base, new, LEVEL)?;
+        return Some(Ratio {
+            ratio: r.ratio,
+            ci: Some(r.ci),
+            verdict: verdict(Some(r.ci), noise_pct),
+            covers: Covers::Runs,
+        });
+    }
+    let replicated = |side: &[Vec<f64>]| {
+        (side.len() >= 2)
+            .then(|| variance::components(side))
+            .flatten()
+            .map(|c| c.between_var)
+    };
+    let known = between_var.or_else(|| replicated(base).or_else(|| replicated(new)));
+    let (a, b) = (
+        base.first().map(Vec::as_slice).unwrap_or(&[]),
+        new.first().map(Vec::as_slice).unwrap_or(&[]),
+    );
+    if let (Some(v), true) = (known, a.len() >= MIN_TRIALS && b.len() >= MIN_TRIALS) {
+        if let Some(w) = variance::widened_ratio_ci(a, b, v, LEVEL) {
+            return Some(Ratio {
+                ratio: new_point / base_point,
+                ci: Some(w.ci),
+                verdict: verdict(Some(w.ci), noise_pct),
+                covers: Covers::TrialsAndKnownRuns,
+            });
+        }
+    }
+    ratio(a, base_point, b, new_point, noise_pct, seed)
 }
 
 /// The ratio of one run's result to the baseline's, from their measured trials.
@@ -403,8 +545,42 @@ fn seed_of(id: &str) -> u64 {
     })
 }
 
-/// Compares `runs` (at least one) against `runs[baseline]`.
+/// Compares `runs` (at least one) against `runs[baseline]`, each run its own column, with no
+/// run-to-run variance known.
 pub fn build(runs: &[Run], baseline: usize, noise_pct: f64) -> Comparison {
+    let columns: Vec<Vec<&Run>> = runs.iter().map(|r| vec![r]).collect();
+    build_grouped(&columns, baseline, noise_pct, &Known::default())
+}
+
+/// Per-operation trial times of test `id` in each run of a column that measured it.
+fn group_samples(group: &[&Run], id: &str) -> Vec<Vec<f64>> {
+    group
+        .iter()
+        .filter_map(|run| {
+            let r = run
+                .results
+                .iter()
+                .find(|r| r.id == id && r.summary.is_some())?;
+            let s = samples(run, r);
+            (!s.is_empty()).then_some(s)
+        })
+        .collect()
+}
+
+/// Compares columns of runs: each column is one run or a group of replicated runs (its first
+/// run's figures are shown; the ratio uses all of them), against `columns[baseline]`, with the
+/// run-to-run variance `known` for this machine where there is one.
+pub fn build_grouped(
+    columns: &[Vec<&Run>],
+    baseline: usize,
+    noise_pct: f64,
+    known: &Known,
+) -> Comparison {
+    let firsts: Vec<Run> = columns
+        .iter()
+        .filter_map(|c| c.first().map(|r| (*r).clone()))
+        .collect();
+    let runs = &firsts[..];
     let baseline = baseline.min(runs.len().saturating_sub(1));
     // Rows: the registry's order first, then any test the registry does not know.
     let mut ids: Vec<String> = crate::bench::all()
@@ -446,16 +622,20 @@ pub fn build(runs: &[Run], baseline: usize, noise_pct: f64) -> Comparison {
                 .iter()
                 .zip(&found)
                 .enumerate()
-                .map(|(i, (run, f))| {
+                .map(|(i, (_, f))| {
                     let (b, r) = (base?, f.filter(|r| r.summary.is_some())?);
                     if i == baseline {
                         return None;
                     }
-                    result_ratio(
-                        (&runs[baseline], b),
-                        (run, r),
+                    let (bs, rs) = (b.summary.as_ref()?, r.summary.as_ref()?);
+                    grouped_ratio(
+                        &group_samples(&columns[baseline], &id),
+                        bs.wall_ns_per_op.median,
+                        &group_samples(&columns[i], &id),
+                        rs.wall_ns_per_op.median,
                         noise_pct,
                         seed_of(&id) ^ i as u64,
+                        known.between_var.get(&id).copied(),
                     )
                 })
                 .collect();
@@ -505,6 +685,8 @@ pub fn build(runs: &[Run], baseline: usize, noise_pct: f64) -> Comparison {
                 complete: r.complete,
             })
             .collect(),
+        group_runs: columns.iter().map(Vec::len).collect(),
+        covers: covers_note(columns, known),
         baseline,
         noise_pct,
         method: method(noise_pct),
@@ -627,6 +809,87 @@ pub fn regressions(c: &Comparison, threshold_pct: f64) -> Vec<Regression> {
         .collect()
 }
 
+/// What `sysperf noise` found for one test over K runs of one machine (an A/A experiment).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct NoiseRow {
+    pub id: String,
+    pub runs: usize,
+    /// Coefficient of variation of a trial within a run, and of a run's level across runs.
+    pub within_cv: f64,
+    pub between_cv: f64,
+    /// Pairs of runs compared (K(K-1)/2) and how many were called faster or slower with the
+    /// trials-only interval (what compare did without known run variance) and with the
+    /// interval widened by the run variance measured here.
+    pub pairs: usize,
+    pub false_verdicts_trials_only: usize,
+    pub false_verdicts_widened: usize,
+    /// The smallest change (percent) a comparison detects at 95% with 80% power: one run a
+    /// side, and `runs` runs a side.
+    pub detectable_pct_one_run: f64,
+    pub detectable_pct_k_runs: f64,
+}
+
+/// The A/A analysis of `runs` (replicates of one selection on one machine): per test, the
+/// variance components, the false verdicts among all pairs of runs under the noise band, and
+/// the detectable change. Tests measured in fewer than two runs are left out.
+pub fn noise(runs: &[Run], noise_pct: f64) -> Vec<NoiseRow> {
+    let mut ids: Vec<String> = Vec::new();
+    for run in runs {
+        for r in &run.results {
+            if !ids.contains(&r.id) {
+                ids.push(r.id.clone());
+            }
+        }
+    }
+    let refs: Vec<&Run> = runs.iter().collect();
+    ids.into_iter()
+        .filter_map(|id| {
+            let per_run = group_samples(&refs, &id);
+            let c = crate::variance::components(&per_run)?;
+            let trials = per_run.iter().map(Vec::len).min().unwrap_or(0);
+            let (mut pairs, mut plain, mut widened) = (0, 0, 0);
+            for i in 0..per_run.len() {
+                for j in i + 1..per_run.len() {
+                    pairs += 1;
+                    let called = |r: Option<Ratio>| {
+                        usize::from(r.is_some_and(|r| {
+                            matches!(r.verdict, Verdict::Faster | Verdict::Slower)
+                        }))
+                    };
+                    let (a, b) = (&per_run[i], &per_run[j]);
+                    let (ma, mb) = (
+                        stats::median(a).unwrap_or(f64::NAN),
+                        stats::median(b).unwrap_or(f64::NAN),
+                    );
+                    let seed = seed_of(&id) ^ (i * 1000 + j) as u64;
+                    plain += called(ratio(a, ma, b, mb, noise_pct, seed));
+                    widened += called(grouped_ratio(
+                        std::slice::from_ref(a),
+                        ma,
+                        std::slice::from_ref(b),
+                        mb,
+                        noise_pct,
+                        seed,
+                        Some(c.between_var),
+                    ));
+                }
+            }
+            let detect = |k| 100.0 * crate::variance::detectable_change(&c, trials, k, LEVEL, 0.8);
+            Some(NoiseRow {
+                runs: per_run.len(),
+                within_cv: c.within_cv(),
+                between_cv: c.between_cv(),
+                pairs,
+                false_verdicts_trials_only: plain,
+                false_verdicts_widened: widened,
+                detectable_pct_one_run: detect(1),
+                detectable_pct_k_runs: detect(per_run.len()),
+                id,
+            })
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -635,9 +898,12 @@ mod tests {
     #[test]
     fn verdicts_need_the_whole_interval_outside_the_band() {
         assert_eq!(verdict(Some([1.03, 1.10]), 2.0), Verdict::Slower);
-        assert_eq!(verdict(Some([1.01, 1.10]), 2.0), Verdict::NoChange);
+        // Straddling an edge of the band shows neither a change nor its absence.
+        assert_eq!(verdict(Some([1.01, 1.10]), 2.0), Verdict::Inconclusive);
         assert_eq!(verdict(Some([0.90, 0.97]), 2.0), Verdict::Faster);
-        assert_eq!(verdict(Some([0.90, 0.99]), 2.0), Verdict::NoChange);
+        assert_eq!(verdict(Some([0.90, 0.99]), 2.0), Verdict::Inconclusive);
+        assert_eq!(verdict(Some([0.99, 1.015]), 2.0), Verdict::NoChange);
+        assert_eq!(verdict(Some([0.98, 1.02]), 2.0), Verdict::NoChange);
         assert_eq!(verdict(None, 2.0), Verdict::NoVerdict);
     }
 
@@ -660,7 +926,7 @@ mod tests {
         fn identical_samples_never_give_a_verdict(s in sample_set(), noise in 0.0f64..10.0, seed in any::<u64>()) {
             let m = stats::median(&s).unwrap();
             let r = ratio(&s, m, &s, m, noise, seed).unwrap();
-            prop_assert_eq!(r.verdict, Verdict::NoChange);
+            prop_assert!(!matches!(r.verdict, Verdict::Faster | Verdict::Slower), "{:?}", r);
         }
 
         #[test]

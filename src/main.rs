@@ -12,8 +12,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 use sysperf::catalog::{self, Catalog, CatalogError};
 use sysperf::cli::{
-    parse_pct, Cli, Cmd, CompareArgs, DbArg, PlotArgs, ProfileArgs, ProgressSink, ReportArgs,
-    RunArgs, TraceArgs, WatchArgs,
+    parse_pct, Cli, Cmd, CompareArgs, DbArg, NoiseArgs, PlotArgs, ProfileArgs, ProgressSink,
+    ReportArgs, RunArgs, TraceArgs, WatchArgs,
 };
 use sysperf::engine::{self, Budget, Engine, Event, RunPlan, Sink};
 use sysperf::error::InputError;
@@ -92,6 +92,7 @@ fn dispatch(cli: Cli) -> Result<i32> {
         }),
         Cmd::Runs { db, json } => runs(db, json),
         Cmd::Compare(a) => compare(a),
+        Cmd::Noise(a) => noise(a),
         Cmd::Show { run, db, json } => show(&run, db, json),
         Cmd::Rm { run, db } => rm(&run, db),
         Cmd::Export { runs, output, db } => export(&runs, output.as_deref(), db),
@@ -158,13 +159,9 @@ fn run(a: RunArgs) -> Result<i32> {
     let Some(outcome) = outcomes.last() else {
         return Ok(exit::FAILURE);
     };
-    if outcomes.len() > 1 {
-        eprintln!(
-            "sysperf: stored {} runs labelled '{}' (sysperf compare '{}' ... takes them as one group)",
-            outcomes.len(),
-            outcome.run.label.as_deref().unwrap_or_default(),
-            outcome.run.label.as_deref().unwrap_or_default()
-        );
+    if let (true, Some(l)) = (outcomes.len() > 1, &outcome.run.label) {
+        let n = outcomes.len();
+        eprintln!("sysperf: stored {n} runs labelled '{l}' ('sysperf compare {l} ...' takes them as one group)");
     }
     let run = &outcome.run;
     if outcome.interrupted {
@@ -296,7 +293,7 @@ fn trace_cmd(a: TraceArgs) -> Result<i32> {
     let (cpus, _) = a.place.choose()?;
     let plan = placement::plan(a.place.placement, spec.shape, &cpus)?;
     if let Some(raw) = &a.raw {
-        output::check(raw)?;
+        output::check(raw).context("--raw")?;
     }
     let opts = trace::Options {
         spec,
@@ -361,9 +358,9 @@ fn compare(a: CompareArgs) -> Result<i32> {
         .as_deref()
         .map(|v| parse_pct("--fail-on-regression", v))
         .transpose()?;
-    let runs = Catalog::new(a.db.db).load_with_baseline(&a.runs, a.against.baseline.as_deref())?;
+    let mut catalog = Catalog::new(a.db.db);
     // 2. Compare, print, and gate.
-    let c = compare::build(&runs, 0, noise);
+    let (_, c) = catalog.comparison(&a.runs, a.against.baseline.as_deref(), noise)?;
     print(&if a.json {
         report::compare::json(&c)
     } else if a.markdown {
@@ -388,6 +385,31 @@ fn compare(a: CompareArgs) -> Result<i32> {
         exit::OK
     } else {
         exit::REGRESSION
+    })
+}
+
+fn noise(a: NoiseArgs) -> Result<i32> {
+    let band = parse_pct("--noise", &a.noise)?;
+    let plan = RunPlan::resolve(&a.request(engine::fresh_seed()?)?, &allowed_cpus()?)?;
+    let stop = engine::stop_flag()?;
+    let store = catalog::open_store(a.db.db.as_ref())?;
+    let engine = Engine {
+        worker_exe: worker_exe()?,
+        stop: &stop,
+    };
+    let mut bar = ProgressSink::new();
+    let outcomes = engine.execute_repeated(&plan, &store, &mut bar)?;
+    bar.0.finish_and_clear();
+    if outcomes.iter().any(|o| o.interrupted) {
+        eprintln!("sysperf: interrupted; the finished runs are stored");
+        return Ok(exit::INTERRUPTED);
+    }
+    let runs: Vec<Run> = outcomes.into_iter().map(|o| o.run).collect();
+    let rows = compare::noise(&runs, band);
+    print(&if a.json {
+        format!("{}\n", serde_json::to_string_pretty(&rows)?)
+    } else {
+        report::compare::noise_text(&runs, &rows, band)
     })
 }
 
@@ -483,10 +505,9 @@ fn import(files: &[PathBuf], db: DbArg) -> Result<i32> {
 
 fn report_cmd(a: ReportArgs) -> Result<i32> {
     let noise = parse_pct("--noise", &a.against.noise)?;
-    output::check(&a.output)?;
+    output::check(&a.output).context("--output")?;
     let mut catalog = Catalog::new(a.db.db);
-    let runs = catalog.load_with_baseline(&a.runs, a.against.baseline.as_deref())?;
-    let cmp = compare::build(&runs, 0, noise);
+    let (runs, cmp) = catalog.comparison(&a.runs, a.against.baseline.as_deref(), noise)?;
     // Profiles stored with a run (`run --profile`) are shown too; reference runs have none.
     let profiles = catalog.profiles(&runs)?;
     let page = report::html::html(&runs, &cmp, &profiles);
@@ -498,7 +519,7 @@ fn report_cmd(a: ReportArgs) -> Result<i32> {
 fn plot(a: PlotArgs) -> Result<i32> {
     // The format and the group are checked first, so a typo costs nothing.
     let format = plot::format_of(&a.output)?;
-    output::check(&a.output)?;
+    output::check(&a.output).context("--output")?;
     if let Some(g) = &a.group {
         plot::check_group(g)?;
     }

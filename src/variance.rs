@@ -180,7 +180,7 @@ pub fn widened_ratio_ci(
 /// widens the interval, never narrows it): exact for 1 and 2, the Cornish-Fisher expansion in
 /// 1/df from the normal quantile above (within 0.5% at 3, better beyond).
 pub fn t_quantile(p: f64, df: f64) -> f64 {
-    if !(p > 0.0 && p < 1.0) || !(df >= 1.0) {
+    if !(p > 0.0 && p < 1.0 && df >= 1.0) {
         return f64::NAN;
     }
     let v = df.floor();
@@ -224,17 +224,13 @@ pub fn welch_ratio_ci(base: &[Vec<f64>], new: &[Vec<f64>], level: f64) -> Option
     let se = (va + vb).sqrt();
     // Welch-Satterthwaite; identical runs (zero variance) get the smallest df.
     let df = if se > 0.0 {
-        (va + vb).powi(2)
-            / (va * va / (a.len() - 1) as f64 + vb * vb / (b.len() - 1) as f64)
+        (va + vb).powi(2) / (va * va / (a.len() - 1) as f64 + vb * vb / (b.len() - 1) as f64)
     } else {
         ((a.len() + b.len()) - 2) as f64
     };
     let t = t_quantile(0.5 + level / 2.0, df.max(1.0));
     let ci = [(d - t * se).exp(), (d + t * se).exp()];
-    (ci[0].is_finite() && ci[1].is_finite()).then_some(RatioCi {
-        ratio: d.exp(),
-        ci,
-    })
+    (ci[0].is_finite() && ci[1].is_finite()).then_some(RatioCi { ratio: d.exp(), ci })
 }
 
 /// The smallest relative change (as a fraction: 0.05 = 5%) that a comparison of `runs` runs of
@@ -265,7 +261,8 @@ pub fn normal_cdf(x: f64) -> f64 {
     let t = 1.0 / (1.0 + 0.231_641_9 * x.abs());
     let poly = t
         * (0.319_381_530
-            + t * (-0.356_563_782 + t * (1.781_477_937 + t * (-1.821_255_978 + t * 1.330_274_429))));
+            + t * (-0.356_563_782
+                + t * (1.781_477_937 + t * (-1.821_255_978 + t * 1.330_274_429))));
     let tail = (-x * x / 2.0).exp() / (2.0 * std::f64::consts::PI).sqrt() * poly;
     if x >= 0.0 {
         1.0 - tail
@@ -278,15 +275,30 @@ pub fn normal_cdf(x: f64) -> f64 {
 /// slowdown of `change` (0.10 = 10%) "slower" with a verdict band of `band` (0.02 = 2%): the
 /// whole interval at `level` above 1 + band, by the normal approximation of
 /// [`detectable_change`] on the log scale, with Student's t for the runs' degrees of freedom.
-pub fn power(c: &Components, trials: usize, runs: usize, level: f64, change: f64, band: f64) -> f64 {
+pub fn power(
+    c: &Components,
+    trials: usize,
+    runs: usize,
+    level: f64,
+    change: f64,
+    band: f64,
+) -> f64 {
     if trials == 0 || runs == 0 {
         return 0.0;
     }
     let per_run = c.within_var / (trials as f64 * 2.0 / std::f64::consts::PI) + c.between_var;
     let se = (2.0 * per_run / runs as f64).sqrt();
-    let df = if runs >= 2 { (2 * runs - 2) as f64 } else { f64::INFINITY };
+    let df = if runs >= 2 {
+        (2 * runs - 2) as f64
+    } else {
+        f64::INFINITY
+    };
     let q = 0.5 + level / 2.0;
-    let t = if df.is_finite() { t_quantile(q, df) } else { normal_quantile(q) };
+    let t = if df.is_finite() {
+        t_quantile(q, df)
+    } else {
+        normal_quantile(q)
+    };
     normal_cdf(((1.0 + change).ln() - (1.0 + band).ln()) / se - t)
 }
 
@@ -297,7 +309,14 @@ mod tests {
 
     /// A two-level model: a log-normal run effect, log-normal trial noise with occasional
     /// outliers (1 in 20 trials 30% slow), as a busy VM shows them.
-    fn simulate(rng: &mut stats::Rng, runs: usize, trials: usize, run_cv: f64, trial_cv: f64, level: f64) -> Vec<Vec<f64>> {
+    fn simulate(
+        rng: &mut stats::Rng,
+        runs: usize,
+        trials: usize,
+        run_cv: f64,
+        trial_cv: f64,
+        level: f64,
+    ) -> Vec<Vec<f64>> {
         (0..runs)
             .map(|_| {
                 let run = level * (run_cv * gauss(rng)).exp();
@@ -361,7 +380,11 @@ mod tests {
             verdicts += usize::from(r.ci[0] > 1.02 || r.ci[1] < 0.98);
         }
         let out = (covered as f64 / n as f64, verdicts as f64 / n as f64);
-        eprintln!("A/A x{n}, {runs} run(s) a side: coverage {:.1}%, false verdicts {:.1}%", out.0 * 100.0, out.1 * 100.0);
+        eprintln!(
+            "A/A x{n}, {runs} run(s) a side: coverage {:.1}%, false verdicts {:.1}%",
+            out.0 * 100.0,
+            out.1 * 100.0
+        );
         out
     }
 
@@ -381,22 +404,29 @@ mod tests {
         // What compare did before: the run effect is invisible to it, so it covers far less
         // than 95% and calls changes that are not there. Were this to pass, the widened
         // interval above would not be needed.
-        let (coverage, false_verdicts) = aa(
-            |a, b, _| widened_ratio_ci(&a[0], &b[0], 0.0, 0.95),
-            1,
-            22,
-        );
+        let (coverage, false_verdicts) =
+            aa(|a, b, _| widened_ratio_ci(&a[0], &b[0], 0.0, 0.95), 1, 22);
         assert!(coverage < 0.80, "coverage {coverage}");
         assert!(false_verdicts > 0.08, "false verdicts {false_verdicts}");
     }
 
     #[test]
     fn t_quantiles_are_right() {
-        for (df, want) in [(1.0, 12.706), (2.0, 4.303), (3.0, 3.182), (5.0, 2.571), (10.0, 2.228), (30.0, 2.042)] {
+        for (df, want) in [
+            (1.0, 12.706),
+            (2.0, 4.303),
+            (3.0, 3.182),
+            (5.0, 2.571),
+            (10.0, 2.228),
+            (30.0, 2.042),
+        ] {
             let t = t_quantile(0.975, df);
             assert!((t - want).abs() / want < 0.005, "df {df}: {t} vs {want}");
         }
-        assert!(t_quantile(0.975, 3.7) >= t_quantile(0.975, 4.0), "df rounds down");
+        assert!(
+            t_quantile(0.975, 3.7) >= t_quantile(0.975, 4.0),
+            "df rounds down"
+        );
     }
 
     #[test]
@@ -429,7 +459,10 @@ mod tests {
         let seen = hits as f64 / n as f64;
         let predicted = power(&c, 5, 5, 0.95, 0.10, 0.02);
         eprintln!("10% change, 5 runs of 5 a side: detected {:.1}%, predicted {:.1}% (detectable change at 80% power: {:.1}%)", seen * 100.0, predicted * 100.0, mde * 100.0);
-        assert!((seen - predicted).abs() <= 0.10, "detected {seen}, predicted {predicted}");
+        assert!(
+            (seen - predicted).abs() <= 0.10,
+            "detected {seen}, predicted {predicted}"
+        );
     }
 
     proptest! {

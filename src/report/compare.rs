@@ -199,6 +199,7 @@ fn verdict_word(r: &Ratio) -> String {
         // Regressions must stand out in a terminal full of numbers.
         Verdict::Slower => format!("SLOWER ({}x) !", sig3(r.ratio)),
         Verdict::NoChange => "~".into(),
+        Verdict::Inconclusive => "?".into(),
         Verdict::NoVerdict => "no CI".into(),
     }
 }
@@ -480,6 +481,7 @@ pub fn text(c: &Comparison) -> String {
         let _ = writeln!(s, "  {} {}", tag(i), run_line(c, i));
     }
     let _ = writeln!(s, "method: {}", c.method);
+    let _ = writeln!(s, "intervals: {}", c.covers);
 
     if c.fingerprint_diffs.is_empty() {
         let _ = writeln!(
@@ -645,6 +647,7 @@ fn md_verdict(r: &Ratio) -> String {
         Verdict::Faster => format!("faster ({}x)", sig3(1.0 / r.ratio)),
         Verdict::Slower => format!("**SLOWER** ({}x)", sig3(r.ratio)),
         Verdict::NoChange => "no change".into(),
+        Verdict::Inconclusive => "inconclusive".into(),
         Verdict::NoVerdict => "no CI".into(),
     }
 }
@@ -721,6 +724,7 @@ pub fn markdown(c: &Comparison) -> String {
         }
     }
     let _ = writeln!(s, "\nMethod: {}", md(&c.method));
+    let _ = writeln!(s, "\nIntervals: {}", md(&c.covers));
 
     if c.fingerprint_diffs.is_empty() {
         s += "\nFingerprints: nothing differs (kernel, command line, mitigations, governor, virtualization, CPU, memory, cgroup limits).\n";
@@ -850,6 +854,7 @@ fn verdict_code(v: Verdict) -> &'static str {
         Verdict::Faster => "faster",
         Verdict::Slower => "slower",
         Verdict::NoChange => "no_change",
+        Verdict::Inconclusive => "inconclusive",
         Verdict::NoVerdict => "no_verdict",
     }
 }
@@ -909,6 +914,57 @@ pub fn json_value(c: &Comparison) -> Value {
 pub fn json(c: &Comparison) -> String {
     let mut s = serde_json::to_string_pretty(&json_value(c)).unwrap_or_default();
     s.push('\n');
+    s
+}
+
+/// `sysperf noise` as text: one line per test with its variance at both levels, the false
+/// verdicts among all pairs of runs, and the smallest detectable change.
+pub fn noise_text(
+    runs: &[crate::model::Run],
+    rows: &[crate::compare::NoiseRow],
+    band: f64,
+) -> String {
+    let mut s = String::new();
+    let first = runs.first();
+    let _ = writeln!(
+        s,
+        "noise: {} runs on {} ({}), labelled '{}'; band +-{band}%",
+        runs.len(),
+        first
+            .and_then(|r| r.fingerprint.hostname.clone())
+            .unwrap_or_else(|| "?".into()),
+        first
+            .and_then(|r| r.fingerprint.kernel_release.clone())
+            .unwrap_or_else(|| "?".into()),
+        first.and_then(|r| r.label.clone()).unwrap_or_default()
+    );
+    let _ = writeln!(
+        s,
+        "{:<14} {:>9} {:>10}  {:>22}  {:>24}",
+        "test", "within CV", "between CV", "false verdicts: trials", "detectable: 1 run / K runs"
+    );
+    let _ = writeln!(
+        s,
+        "{:<14} {:>9} {:>10}  {:>22}  {:>24}",
+        "", "", "", "only / + run variance", "a side (95%, power 80%)"
+    );
+    for r in rows {
+        let _ = writeln!(
+            s,
+            "{:<14} {:>8.1}% {:>9.1}%  {:>10} / {:<11}  {:>10.1}% / {:.1}%",
+            r.id,
+            100.0 * r.within_cv,
+            100.0 * r.between_cv,
+            format!("{}/{}", r.false_verdicts_trials_only, r.pairs),
+            format!("{}/{}", r.false_verdicts_widened, r.pairs),
+            r.detectable_pct_one_run,
+            r.detectable_pct_k_runs,
+        );
+    }
+    let _ = writeln!(
+        s,
+        "\nThe runs are stored: 'sysperf compare' widens one-run intervals by this machine's run-to-run variance from them."
+    );
     s
 }
 

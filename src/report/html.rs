@@ -84,6 +84,7 @@ fn verdict_badge(v: Verdict) -> String {
         Verdict::Slower => ("slower", "\u{25b2} "),
         Verdict::Faster => ("faster", "\u{25bc} "),
         Verdict::NoChange => ("same", "\u{2248} "),
+        Verdict::Inconclusive => ("none", "? "),
         Verdict::NoVerdict => ("none", ""),
     };
     format!(
@@ -239,13 +240,14 @@ fn summary(s: &mut String, runs: &[Run], cmp: &Comparison) {
     let missing = cells.filter(|c| matches!(c, CellState::Missing)).count();
     let _ = write!(
         s,
-        "<p class=\"counts\">{} tests, {} runs, noise band \u{b1}{}%: {} slower, {} faster, {} with no significant change, {} without an interval; {} failed and {} missing results.</p>",
+        "<p class=\"counts\">{} tests, {} runs, noise band \u{b1}{}%: {} slower, {} faster, {} with no significant change, {} inconclusive, {} without an interval; {} failed and {} missing results.</p>",
         cmp.rows.len(),
         cmp.runs.len(),
         cmp.noise_pct,
         count(Verdict::Slower),
         count(Verdict::Faster),
         count(Verdict::NoChange),
+        count(Verdict::Inconclusive),
         count(Verdict::NoVerdict),
         failed,
         missing

@@ -557,6 +557,19 @@ impl Store {
         Err(none())
     }
 
+    /// The ids of the runs carrying `label`, newest first.
+    pub fn labelled(&self, label: &str) -> Result<Vec<String>> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT id FROM runs WHERE label = ?1 ORDER BY started_ns DESC, seq DESC")?;
+        let mut rows = stmt.query([label])?;
+        let mut out = Vec::new();
+        while let Some(row) = rows.next()? {
+            out.push(Reader::new(row, "runs").text("id")?);
+        }
+        Ok(out)
+    }
+
     /// Appends a kernel profile to a stored run (`sysperf run --profile`).
     pub fn add_profile(&self, run_id: &str, profile: &crate::profile::Profile) -> Result<()> {
         let json = to_json(profile, "a kernel profile")?;
