@@ -7,11 +7,11 @@
 # N ..., and `sysperf compare` judges the groups: B against A must be "slower", N against A
 # must be neither faster nor slower. Prints how often each was right.
 #
-# Usage: [PAIRS=10] [REPS=3] [BENCH=pipeback4] [AB_CHECKS=8] scripts/ab.sh
+# Usage: [PAIRS=10] [REPS=5] [BENCH=pipeback4] [AB_CHECKS=8] scripts/ab.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PAIRS=${PAIRS:-10}
-REPS=${REPS:-3}
+REPS=${REPS:-5}
 BENCH=${BENCH:-pipeback4}
 export AB_CHECKS=${AB_CHECKS:-8}
 cargo build --release -q
