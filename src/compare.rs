@@ -77,6 +77,9 @@ pub struct Cell {
     pub us_per_op: f64,
     /// Absent for published figures.
     pub us_per_op_ci: Option<[f64; 2]>,
+    /// The level `us_per_op_ci` really has (0.9375 with 5 trials: see `stats::median_ci`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ci_level: Option<f64>,
     pub faults_per_op: f64,
     pub csw_per_op: f64,
     /// What `run --observe` counted, when the run was observed (boxed: most cells have none).
@@ -326,6 +329,7 @@ fn cell(r: &BenchResult) -> CellState {
                 sys_s: scaled_s(s.sys_ns_per_op.median, r.paper_count),
                 us_per_op: w.median / 1000.0,
                 us_per_op_ci: (w.n > 0).then_some([w.ci_low / 1000.0, w.ci_high / 1000.0]),
+                ci_level: (w.n > 0).then_some(w.ci_level),
                 faults_per_op: s.minflt_per_op + s.majflt_per_op,
                 csw_per_op: s.csw_per_op,
                 counters: s.counters.clone().map(Box::new),

@@ -352,7 +352,7 @@ fn series_text(c: &Comparison) -> String {
     }
     let _ = writeln!(
         s,
-        "\nSuites (y per run with its 95% CI; ratios are of time per operation: above 1 is slower)"
+        "\nSuites (y per run with its interval, whose level each table's header gives; ratios are of time per operation: above 1 is slower)"
     );
     for row in &c.series {
         let _ = writeln!(s, "\n{}", series_head(row));
@@ -379,7 +379,7 @@ fn series_markdown(c: &Comparison) -> String {
     if c.series.is_empty() {
         return s;
     }
-    s += "\n**Suites** (y per run with its 95% CI; ratios are of time per operation: above 1 is slower)\n";
+    s += "\n**Suites** (y per run with its interval, whose level each table's header gives; ratios are of time per operation: above 1 is slower)\n";
     for row in &c.series {
         let _ = write!(s, "\n{}\n\n", md(&series_head(row)));
         let mut head = vec!["x".to_string()];

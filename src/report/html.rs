@@ -330,7 +330,11 @@ fn comparison_table(s: &mut String, cmp: &Comparison) {
     }
     s.push_str("</tr><tr>");
     for i in 0..n {
-        s.push_str("<th>\u{b5}s/op [95% CI]</th>");
+        let levels = cmp.rows.iter().filter_map(|r| match &r.cells[i] {
+            crate::compare::CellState::Present(c) => c.ci_level,
+            _ => None,
+        });
+        let _ = write!(s, "<th>\u{b5}s/op [{}]</th>", super::ci_label(levels));
         if has_ratio(i) {
             s.push_str("<th class=\"l\">vs baseline</th>");
         }
@@ -823,7 +827,7 @@ pub fn html(runs: &[Run], cmp: &Comparison, profiles: &[Vec<Profile>]) -> String
             any = true;
             let _ = write!(
                 s,
-                "<figure>\n{}<figcaption>Bars: median per operation; whiskers: its 95% interval (published runs have none). \u{25b2}/\u{25bc}: significantly slower/faster than the baseline.</figcaption></figure>\n",
+                "<figure>\n{}<figcaption>Bars: median per operation; whiskers: its interval, at the level the axis names (published runs have none). \u{25b2}/\u{25bc}: significantly slower/faster than the baseline.</figcaption></figure>\n",
                 chart.element()
             );
         }
@@ -838,7 +842,7 @@ pub fn html(runs: &[Run], cmp: &Comparison, profiles: &[Vec<Profile>]) -> String
         Some(fig) => {
             let _ = write!(
                 s,
-                "<figure>\n{}<figcaption>Time and page faults for one run of the paper's program (30,000 touches of 7500 pages) against the standard deviation of the Gaussian walk, as in Tables 6 and 7; 'inf' is the run script's 10,000 pages, placed past the break. Whiskers: 95% interval of the time.</figcaption></figure>\n",
+                "<figure>\n{}<figcaption>Time and page faults for one run of the paper's program (30,000 touches of 7500 pages) against the standard deviation of the Gaussian walk, as in Tables 6 and 7; 'inf' is the run script's 10,000 pages, placed past the break. Whiskers: the interval of the time's median, at the level its trials allow.</figcaption></figure>\n",
                 fig.element()
             );
         }

@@ -38,6 +38,34 @@ pub fn escape(s: &str) -> String {
     out
 }
 
+/// A confidence level as printed: 0.95 -> "95%", 0.9375 -> "93.8%", 0.5 -> "50%".
+pub fn fmt_level(level: f64) -> String {
+    let pct = format!("{:.1}", level * 100.0);
+    format!("{}%", pct.strip_suffix(".0").unwrap_or(&pct))
+}
+
+/// The label of a column of intervals whose levels are `levels`: "95% CI" when they share one
+/// level, "87.5-95% CI" when they differ, and "CI" when none has a level (single trials).
+pub fn ci_label(levels: impl IntoIterator<Item = f64>) -> String {
+    let v: Vec<f64> = levels
+        .into_iter()
+        .filter(|l| l.is_finite() && *l > 0.0)
+        .collect();
+    let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    if v.is_empty() {
+        "CI".into()
+    } else if fmt_level(lo) == fmt_level(hi) {
+        format!("{} CI", fmt_level(lo))
+    } else {
+        format!(
+            "{}-{} CI",
+            fmt_level(lo).trim_end_matches('%'),
+            fmt_level(hi)
+        )
+    }
+}
+
 /// At most `max` characters of `s`, with an ellipsis when cut (by characters, never bytes).
 pub fn clip(s: &str, max: usize) -> String {
     if s.chars().count() <= max {
@@ -564,6 +592,32 @@ pub(crate) fn fixture_slower(base: &crate::model::Run) -> crate::model::Run {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn every_interval_label_carries_the_level_it_really_has() {
+        assert_eq!(fmt_level(0.95), "95%");
+        assert_eq!(fmt_level(0.9375), "93.8%");
+        assert_eq!(fmt_level(0.5), "50%");
+        assert_eq!(ci_label([0.75, 0.75]), "75% CI");
+        assert_eq!(ci_label([0.875, 0.95]), "87.5-95% CI");
+        assert_eq!(ci_label([0.0]), "CI");
+        // A run of 3 trials (75%) and one of 5 (93.75%), rendered as a table and in HTML.
+        for (level, label) in [(0.75, "75%"), (0.9375, "93.8%")] {
+            let mut run = fixture_run();
+            for r in &mut run.results {
+                if let Some(s) = &mut r.summary {
+                    s.wall_ns_per_op.ci_level = level;
+                }
+            }
+            let text = table::render(&run);
+            assert!(text.contains(&format!("[{label} CI]")), "{text}");
+            assert!(!text.contains("95% CI"), "{text}");
+            let cmp = crate::compare::build(std::slice::from_ref(&run), 0, 2.0);
+            let page = html::html(std::slice::from_ref(&run), &cmp, &[Vec::new()]);
+            assert!(page.contains(&format!("s/op [{label} CI]")), "{label}");
+            assert!(!page.contains("s/op [95% CI]"));
+        }
+    }
     use super::*;
 
     #[test]

@@ -77,7 +77,11 @@ fn table(s: &Series) -> String {
         out,
         "  {:<22} {:<36} | {:>10} {:>10} {:>10} {:>6} | {:>9} {:>9} {:>8}",
         x_head,
-        format!("{} [95% CI]", y_name(s.y_kind)),
+        format!(
+            "{} [{}]",
+            y_name(s.y_kind),
+            super::ci_label(s.points.iter().filter_map(|p| p.y.map(|y| y.ci_level)))
+        ),
         "real us/op",
         "user us/op",
         "sys us/op",

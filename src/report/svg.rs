@@ -878,12 +878,18 @@ fn bars(cmp: &Comparison, title: String, ids: &[&str]) -> Option<BarChart> {
         return None;
     }
     let per_touch = rows.iter().all(|r| group_of(&r.id).name == "paging");
+    let levels = super::ci_label(rows.iter().flat_map(|r| {
+        r.cells.iter().filter_map(|c| match c {
+            crate::compare::CellState::Present(c) => c.ci_level,
+            _ => None,
+        })
+    }));
     Some(BarChart {
         title,
         axis: if per_touch {
-            "\u{b5}s per page touch (median, 95% CI)".into()
+            format!("\u{b5}s per page touch (median, {levels})")
         } else {
-            "\u{b5}s per operation (median, 95% CI)".into()
+            format!("\u{b5}s per operation (median, {levels})")
         },
         categories: rows.iter().map(|r| r.label.clone()).collect(),
         series: series_names(cmp),

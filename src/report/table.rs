@@ -114,8 +114,10 @@ pub fn header(run: &Run) -> String {
                 " (with this few trials it is [min, max], {:.1}% confidence)",
                 level * 100.0
             )
+        } else if level.is_finite() {
+            format!(" ({})", super::fmt_level(level))
         } else {
-            " (95%)".to_string()
+            String::new()
         }
     );
     if let Some(o) = &run.overhead {
@@ -200,7 +202,14 @@ pub fn render(run: &Run) -> String {
             "User",
             "System",
             "us/op",
-            "[95% CI]",
+            format!(
+                "[{}]",
+                super::ci_label(
+                    kernel
+                        .iter()
+                        .filter_map(|r| r.summary.as_ref().map(|s| s.wall_ns_per_op.ci_level))
+                )
+            ),
             "faults/op",
             "csw/op"
         );
