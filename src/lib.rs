@@ -18,6 +18,7 @@
 //! - [`reference`]: the papers' published figures as read-only reference runs;
 //! - [`exchange`]: the export file that moves runs between machines, and its validation;
 //! - [`output`]: files the user asked for, written without following anyone's symlinks;
+//! - [`procfs`]: the one reader of /proc/stat and the one `CpuTicks`;
 //! - [`observe`]: the live system as vmstat and iostat see it, and the doctor's findings;
 //! - [`profile`]: kernel profiles of a benchmark (perf sampling, kallsyms, flat profile, call graph);
 //! - [`trace`]: `sysperf trace`, a benchmark observed through the kernel's trace points;
@@ -37,6 +38,7 @@ pub mod harness;
 pub mod model;
 pub mod observe;
 pub mod output;
+pub mod procfs;
 pub mod profile;
 pub mod reference;
 pub mod report;

@@ -61,21 +61,19 @@ pub const VMSTAT_KEYS: [&str; 6] = [
 /// diskstats counts 512-byte sectors whatever the device's block size.
 const SECTOR_BYTES: u64 = 512;
 
-pub fn parse_stat(text: &str) -> StatTotals {
-    let mut t = StatTotals::default();
-    for line in text.lines() {
-        let mut f = line.split_ascii_whitespace();
-        let key = f.next().unwrap_or("");
-        let first = f.next().and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
-        match key {
-            "intr" => t.intr = first,
-            "softirq" => t.softirq = first,
-            "ctxt" => t.ctxt = first,
-            "processes" => t.processes = first,
-            _ => {}
-        }
+/// The totals of a /proc/stat reading (see `procfs`); a line missing there counts as 0.
+pub fn stat_totals(s: &crate::procfs::ProcStat) -> StatTotals {
+    StatTotals {
+        intr: s.intr.unwrap_or(0),
+        softirq: s.softirq.unwrap_or(0),
+        ctxt: s.ctxt.unwrap_or(0),
+        processes: s.processes.unwrap_or(0),
     }
-    t
+}
+
+/// [`stat_totals`] of the text of /proc/stat.
+pub fn parse_stat(text: &str) -> StatTotals {
+    stat_totals(&crate::procfs::parse_stat(text))
 }
 
 /// /proc/interrupts: the header names the CPU columns ("CPU0 CPU1 ..."; offline CPUs have no
@@ -150,7 +148,7 @@ pub fn snapshot() -> Snapshot {
         })
         .unwrap_or_default();
     Snapshot {
-        stat: parse_stat(&read("/proc/stat")),
+        stat: stat_totals(&crate::procfs::read_stat().unwrap_or_default()),
         interrupts: parse_interrupts(&read("/proc/interrupts")),
         vmstat: parse_vmstat(&read("/proc/vmstat")),
         disks: parse_diskstats(&read("/proc/diskstats"), &|name| {

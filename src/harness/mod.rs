@@ -7,7 +7,6 @@
 pub mod budget;
 pub mod cgroup;
 pub mod counters;
-pub mod cpustat;
 pub mod placement;
 pub mod worker;
 
@@ -17,7 +16,7 @@ use crate::model::{
     Warning, WarningKind,
 };
 use crate::stats;
-use crate::sys;
+use crate::{procfs, sys};
 use placement::{CpuChoice, Mode, Plan};
 
 use std::io::Read;
@@ -521,21 +520,21 @@ impl<'a> Measurement<'a> {
     /// time to the window that the busy-CPU and steal warnings judge.
     fn windowed<T>(&mut self, f: impl FnOnce(&mut Self) -> T) -> T {
         let own0 = sys::usage_self_and_children();
-        let stat0 = cpustat::read();
+        let stat0 = procfs::read_stat().unwrap_or_default();
         let t0 = Instant::now();
         let out = f(self);
         let wall = t0.elapsed().as_secs_f64();
-        let stat1 = cpustat::read();
+        let stat1 = procfs::read_stat().unwrap_or_default();
         let own1 = sys::usage_self_and_children();
         let watched = self.watched();
-        let d = cpustat::delta(&stat0, &stat1, &watched);
+        let d = procfs::cpus_since(&stat0, &stat1, &watched);
         let w = &mut self.window;
         w.wall_s += wall;
-        w.busy_ticks += d.busy;
+        w.busy_ticks += d.busy();
         w.steal_ticks += d.steal;
         w.ours_s += own1.since(&own0).cpu_ns() as f64 / 1e9;
         w.ncpu = if watched.is_empty() {
-            stat1.len().max(1)
+            stat1.cpus.len().max(1)
         } else {
             watched.len()
         };

@@ -296,15 +296,15 @@ fn tracefs() -> Tracefs {
 /// Reads the facts from the live system, watching the CPUs for `sample` (use [`SAMPLE`]).
 pub fn gather(fingerprint: Fingerprint, sample: Duration) -> Facts {
     let own = std::process::id();
-    let stat0 = std::fs::read_to_string("/proc/stat")
+    let stat0 = crate::procfs::read_stat()
         .ok()
-        .and_then(|t| vmstat::parse_stat(&t));
+        .and_then(|s| vmstat::stat_from(&s));
     let procs0 = process_ticks(own);
     let t0 = crate::sys::monotonic_ns();
     std::thread::sleep(sample);
-    let stat1 = std::fs::read_to_string("/proc/stat")
+    let stat1 = crate::procfs::read_stat()
         .ok()
-        .and_then(|t| vmstat::parse_stat(&t));
+        .and_then(|s| vmstat::stat_from(&s));
     let procs1 = process_ticks(own);
     let sample_s = crate::sys::monotonic_ns().saturating_sub(t0) as f64 / 1e9;
     let (busy_pct, steal_pct) = match (&stat0, &stat1) {

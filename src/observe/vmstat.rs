@@ -34,51 +34,7 @@
 use super::{field, parse_error, read, ObserveError};
 use serde::{Deserialize, Serialize};
 
-/// The ten CPU time counters of one `cpu` line of /proc/stat, in clock ticks (USER_HZ).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct CpuTicks {
-    pub user: u64,
-    pub nice: u64,
-    pub system: u64,
-    pub idle: u64,
-    pub iowait: u64,
-    pub irq: u64,
-    pub softirq: u64,
-    pub steal: u64,
-    pub guest: u64,
-    pub guest_nice: u64,
-}
-
-impl CpuTicks {
-    /// Field-wise `self - earlier`. A counter that went backwards (idle can, for a moment,
-    /// and CPU hot-plug resets a CPU's counters) contributes 0 rather than wrapping.
-    pub fn since(&self, earlier: &CpuTicks) -> CpuTicks {
-        CpuTicks {
-            user: self.user.saturating_sub(earlier.user),
-            nice: self.nice.saturating_sub(earlier.nice),
-            system: self.system.saturating_sub(earlier.system),
-            idle: self.idle.saturating_sub(earlier.idle),
-            iowait: self.iowait.saturating_sub(earlier.iowait),
-            irq: self.irq.saturating_sub(earlier.irq),
-            softirq: self.softirq.saturating_sub(earlier.softirq),
-            steal: self.steal.saturating_sub(earlier.steal),
-            guest: self.guest.saturating_sub(earlier.guest),
-            guest_nice: self.guest_nice.saturating_sub(earlier.guest_nice),
-        }
-    }
-
-    /// Every tick that elapsed: guest time is excluded because user and nice contain it.
-    pub fn total(&self) -> u64 {
-        self.user
-            + self.nice
-            + self.system
-            + self.idle
-            + self.iowait
-            + self.irq
-            + self.softirq
-            + self.steal
-    }
-}
+pub use crate::procfs::CpuTicks;
 
 /// The lines of /proc/stat that vmstat uses.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -93,53 +49,22 @@ pub struct Stat {
     pub procs_blocked: u64,
 }
 
-/// Parses /proc/stat. None when the `cpu` line (with at least user, nice, system and idle) or
-/// the `intr` or `ctxt` line is missing; later CPU fields absent on old kernels count as 0.
+/// Parses /proc/stat (see `procfs`). None when the `cpu` line (with at least user, nice,
+/// system and idle) or the `intr` or `ctxt` line is missing; later CPU fields absent on old
+/// kernels count as 0.
 pub fn parse_stat(text: &str) -> Option<Stat> {
-    let mut cpu = None;
-    let mut stat = Stat::default();
-    let (mut intr, mut ctxt) = (false, false);
-    for line in text.lines() {
-        let mut f = line.split_ascii_whitespace();
-        let Some(key) = f.next() else { continue };
-        match key {
-            "cpu" => {
-                let v: Vec<u64> = f.map_while(|x| x.parse().ok()).collect();
-                if v.len() >= 4 {
-                    let at = |i: usize| v.get(i).copied().unwrap_or(0);
-                    cpu = Some(CpuTicks {
-                        user: at(0),
-                        nice: at(1),
-                        system: at(2),
-                        idle: at(3),
-                        iowait: at(4),
-                        irq: at(5),
-                        softirq: at(6),
-                        steal: at(7),
-                        guest: at(8),
-                        guest_nice: at(9),
-                    });
-                }
-            }
-            "intr" => {
-                if let Some(v) = f.next().and_then(|x| x.parse().ok()) {
-                    stat.intr = v;
-                    intr = true;
-                }
-            }
-            "ctxt" => {
-                if let Some(v) = f.next().and_then(|x| x.parse().ok()) {
-                    stat.ctxt = v;
-                    ctxt = true;
-                }
-            }
-            "procs_running" => stat.procs_running = f.next()?.parse().ok()?,
-            "procs_blocked" => stat.procs_blocked = f.next()?.parse().ok()?,
-            _ => {}
-        }
-    }
-    stat.cpu = cpu?;
-    (intr && ctxt).then_some(stat)
+    stat_from(&crate::procfs::parse_stat(text))
+}
+
+/// The lines vmstat uses of a /proc/stat reading.
+pub fn stat_from(p: &crate::procfs::ProcStat) -> Option<Stat> {
+    Some(Stat {
+        cpu: p.cpu?,
+        intr: p.intr?,
+        ctxt: p.ctxt?,
+        procs_running: p.procs_running.unwrap_or(0),
+        procs_blocked: p.procs_blocked.unwrap_or(0),
+    })
 }
 
 /// Counters of /proc/vmstat that vmstat shows (and the fault counters it does not).
@@ -209,8 +134,8 @@ pub struct Snapshot {
 
 /// Reads the live counters.
 pub fn read_snapshot() -> Result<Snapshot, ObserveError> {
-    let stat = parse_stat(&read("/proc/stat")?)
-        .ok_or_else(|| parse_error("/proc/stat", "cpu, intr and ctxt lines"))?;
+    let stat = parse_stat(&read(crate::procfs::STAT)?)
+        .ok_or_else(|| parse_error(crate::procfs::STAT, "cpu, intr and ctxt lines"))?;
     let vm = parse_vmstat(&read("/proc/vmstat")?);
     let mem = parse_meminfo(&read("/proc/meminfo")?)
         .ok_or_else(|| parse_error("/proc/meminfo", "MemFree line"))?;

@@ -1,0 +1,230 @@
+//! The one reader of /proc/stat: its CPU time counters (aggregate and per CPU, as the one
+//! [`CpuTicks`] type), interrupts, softirqs, context switches, forks and runnable and blocked
+//! processes, parsed once into [`ProcStat`]. The harness (other work on a benchmark's CPUs),
+//! `run --observe`'s counters, `watch` (vmstat) and the doctor all read it here.
+//!
+//! Parsing is pure and tested on fixture text; [`read_stat`] is the only place that opens the
+//! file. Not here: the other /proc files, which each have one reader of their own
+//! (`observe::vmstat` for vmstat, meminfo and uptime, `harness::counters` for interrupts).
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// The ten CPU time counters of one `cpu` line of /proc/stat, in clock ticks (USER_HZ).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CpuTicks {
+    pub user: u64,
+    pub nice: u64,
+    pub system: u64,
+    pub idle: u64,
+    pub iowait: u64,
+    pub irq: u64,
+    pub softirq: u64,
+    pub steal: u64,
+    pub guest: u64,
+    pub guest_nice: u64,
+}
+
+impl CpuTicks {
+    /// Field-wise `self - earlier`. A counter that went backwards (idle can, for a moment,
+    /// and CPU hot-plug resets a CPU's counters) contributes 0 rather than wrapping.
+    pub fn since(&self, earlier: &CpuTicks) -> CpuTicks {
+        CpuTicks {
+            user: self.user.saturating_sub(earlier.user),
+            nice: self.nice.saturating_sub(earlier.nice),
+            system: self.system.saturating_sub(earlier.system),
+            idle: self.idle.saturating_sub(earlier.idle),
+            iowait: self.iowait.saturating_sub(earlier.iowait),
+            irq: self.irq.saturating_sub(earlier.irq),
+            softirq: self.softirq.saturating_sub(earlier.softirq),
+            steal: self.steal.saturating_sub(earlier.steal),
+            guest: self.guest.saturating_sub(earlier.guest),
+            guest_nice: self.guest_nice.saturating_sub(earlier.guest_nice),
+        }
+    }
+
+    /// Field-wise sum (the change over several CPUs).
+    pub fn plus(&self, o: &CpuTicks) -> CpuTicks {
+        CpuTicks {
+            user: self.user + o.user,
+            nice: self.nice + o.nice,
+            system: self.system + o.system,
+            idle: self.idle + o.idle,
+            iowait: self.iowait + o.iowait,
+            irq: self.irq + o.irq,
+            softirq: self.softirq + o.softirq,
+            steal: self.steal + o.steal,
+            guest: self.guest + o.guest,
+            guest_nice: self.guest_nice + o.guest_nice,
+        }
+    }
+
+    /// Time doing work: user + nice + system + irq + softirq (guest time is inside user).
+    pub fn busy(&self) -> u64 {
+        self.user + self.nice + self.system + self.irq + self.softirq
+    }
+
+    /// Every tick that elapsed: guest time is excluded because user and nice contain it.
+    pub fn total(&self) -> u64 {
+        self.busy() + self.idle + self.iowait + self.steal
+    }
+
+    /// From the numbers after `cpu` or `cpuN`; None with fewer than user, nice, system and
+    /// idle. Later fields absent on old kernels count as 0.
+    fn parse(fields: &[u64]) -> Option<CpuTicks> {
+        if fields.len() < 4 {
+            return None;
+        }
+        let at = |i: usize| fields.get(i).copied().unwrap_or(0);
+        Some(CpuTicks {
+            user: at(0),
+            nice: at(1),
+            system: at(2),
+            idle: at(3),
+            iowait: at(4),
+            irq: at(5),
+            softirq: at(6),
+            steal: at(7),
+            guest: at(8),
+            guest_nice: at(9),
+        })
+    }
+}
+
+/// One reading of /proc/stat. A line the kernel did not write (or that did not parse) is
+/// None, or absent from `cpus`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ProcStat {
+    /// The aggregate `cpu` line (the sum over online CPUs).
+    pub cpu: Option<CpuTicks>,
+    /// The `cpuN` lines, by CPU number.
+    pub cpus: BTreeMap<u32, CpuTicks>,
+    /// Interrupts serviced since boot (the first number of the `intr` line).
+    pub intr: Option<u64>,
+    /// Softirqs since boot (the first number of the `softirq` line).
+    pub softirq: Option<u64>,
+    /// Context switches since boot.
+    pub ctxt: Option<u64>,
+    /// Processes (and threads) created since boot.
+    pub processes: Option<u64>,
+    pub procs_running: Option<u64>,
+    pub procs_blocked: Option<u64>,
+}
+
+/// Parses the text of /proc/stat.
+pub fn parse_stat(text: &str) -> ProcStat {
+    let mut s = ProcStat::default();
+    for line in text.lines() {
+        let mut f = line.split_ascii_whitespace();
+        let Some(key) = f.next() else { continue };
+        if let Some(rest) = key.strip_prefix("cpu") {
+            let v: Vec<u64> = f.map_while(|x| x.parse().ok()).collect();
+            match rest {
+                "" => s.cpu = CpuTicks::parse(&v),
+                n => {
+                    if let (Ok(n), Some(t)) = (n.parse::<u32>(), CpuTicks::parse(&v)) {
+                        s.cpus.insert(n, t);
+                    }
+                }
+            }
+            continue;
+        }
+        let first = f.next().and_then(|x| x.parse::<u64>().ok());
+        match key {
+            "intr" => s.intr = first,
+            "softirq" => s.softirq = first,
+            "ctxt" => s.ctxt = first,
+            "processes" => s.processes = first,
+            "procs_running" => s.procs_running = first,
+            "procs_blocked" => s.procs_blocked = first,
+            _ => {}
+        }
+    }
+    s
+}
+
+/// Where the kernel writes it.
+pub const STAT: &str = "/proc/stat";
+
+/// Reads and parses /proc/stat now.
+pub fn read_stat() -> std::io::Result<ProcStat> {
+    std::fs::read_to_string(STAT).map(|t| parse_stat(&t))
+}
+
+/// The change of `cpus` (every CPU when empty) between two readings; a CPU missing from
+/// either reading (hot-plugged) counts as no change.
+pub fn cpus_since(before: &ProcStat, after: &ProcStat, cpus: &[u32]) -> CpuTicks {
+    after
+        .cpus
+        .iter()
+        .filter(|(n, _)| cpus.is_empty() || cpus.contains(n))
+        .filter_map(|(n, a)| before.cpus.get(n).map(|b| a.since(b)))
+        .fold(CpuTicks::default(), |acc, d| acc.plus(&d))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Kernel 6.x, two CPUs, every line the kernel writes.
+    const NEW: &str = "cpu  10 2 10 100 3 1 1 0 0 0\n\
+cpu0 5 1 5 50 1 0 0 0 0 0\n\
+cpu1 5 1 5 50 2 1 1 1 0 0\n\
+intr 12345 1 2 3\n\
+ctxt 67890\n\
+btime 1700000000\n\
+processes 4242\n\
+procs_running 3\n\
+procs_blocked 1\n\
+softirq 999 1 2 3 4 5 6 7 8 9 10\n";
+
+    /// An old kernel: four CPU fields only, no softirq line.
+    const OLD: &str = "cpu 1 2 3 4\ncpu0 1 2 3 4\nintr 5\nctxt 6\nprocesses 7\n";
+
+    #[test]
+    fn parses_every_line_of_a_new_kernel() {
+        let s = parse_stat(NEW);
+        let cpu = s.cpu.unwrap();
+        assert_eq!((cpu.user, cpu.nice, cpu.iowait, cpu.irq), (10, 2, 3, 1));
+        assert_eq!(cpu.busy(), 10 + 2 + 10 + 1 + 1);
+        assert_eq!(cpu.total(), cpu.busy() + 100 + 3);
+        assert_eq!(s.cpus.len(), 2);
+        assert_eq!(s.cpus[&1].steal, 1);
+        assert_eq!(
+            (s.intr, s.ctxt, s.processes, s.softirq),
+            (Some(12345), Some(67890), Some(4242), Some(999))
+        );
+        assert_eq!((s.procs_running, s.procs_blocked), (Some(3), Some(1)));
+    }
+
+    #[test]
+    fn old_kernels_count_missing_fields_as_zero_and_lines_as_absent() {
+        let s = parse_stat(OLD);
+        let cpu = s.cpu.unwrap();
+        assert_eq!((cpu.idle, cpu.iowait, cpu.steal), (4, 0, 0));
+        assert_eq!(s.softirq, None);
+        assert_eq!(s.procs_running, None);
+        assert_eq!(
+            parse_stat("garbage\ncpuX 1 2 3 4\ncpu2 1\n"),
+            ProcStat::default()
+        );
+    }
+
+    #[test]
+    fn deltas_restrict_to_chosen_cpus_and_never_wrap() {
+        let a = parse_stat(NEW);
+        let b = parse_stat("cpu0 25 1 5 60 1 0 0 0 0 0\ncpu1 15 1 15 60 2 3 2 3 0 0\n");
+        assert_eq!(cpus_since(&a, &b, &[0]).busy(), 20);
+        let one = cpus_since(&a, &b, &[1]);
+        assert_eq!((one.busy(), one.steal, one.total()), (23, 2, 35));
+        assert_eq!(cpus_since(&a, &b, &[]).busy(), 43);
+        // A counter that went backwards contributes nothing.
+        assert_eq!(cpus_since(&b, &a, &[0]).user, 0);
+    }
+
+    #[test]
+    fn the_live_file_parses() {
+        let s = read_stat().unwrap();
+        assert!(s.cpu.is_some() && !s.cpus.is_empty() && s.ctxt.is_some());
+    }
+}
