@@ -439,7 +439,7 @@ mod tests {
         // (csw - 2 x signocsw) / 2 = (4500 - 2 x 1650) / 2 us.
         assert!((get("context switch") - 600.0).abs() < 1e-9);
         // randpage: 64.0 s system time / 8085 faults.
-        let pfst = get("page-fault service time (randpage)");
+        let pfst = get("system time per fault (randpage)");
         assert!((pfst - 64.0e6 / 8085.0).abs() < 1e-6, "{pfst}");
     }
 

@@ -83,7 +83,7 @@ fn quick_run_json_gives_positive_figures_and_is_stored() {
     assert!(derived.iter().any(|d| d["name"]
         .as_str()
         .unwrap()
-        .starts_with("page-fault service time (seqpage)")));
+        .starts_with("system time per fault (seqpage)")));
     for d in derived {
         assert!(d["formula"].as_str().is_some_and(|s| !s.is_empty()));
         assert!(d["unit"].as_str().is_some());
