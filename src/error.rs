@@ -50,6 +50,12 @@ pub enum BenchError {
 }
 
 impl BenchError {
+    /// The failure of system call `op` from its error, for `map_err`: one helper instead of the
+    /// same closure at every fork, pipe and open.
+    pub fn sys(op: &'static str) -> impl Fn(std::io::Error) -> BenchError + Copy {
+        move |source| BenchError::Sys { op, source }
+    }
+
     /// Wraps the current `errno` as the failure of system call `op`.
     pub fn last(op: &'static str) -> Self {
         BenchError::Sys {

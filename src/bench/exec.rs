@@ -254,10 +254,7 @@ pub fn env_bytes(kilo: bool) -> usize {
 
 impl Benchmark for Execs {
     fn setup(&mut self, _ctx: &Ctx, iterations: u64) -> Result<(), BenchError> {
-        sys::sbrk_and_touch(self.brk, 1024).map_err(|e| BenchError::Sys {
-            op: "sbrk",
-            source: e,
-        })?;
+        sys::sbrk_and_touch(self.brk, 1024).map_err(BenchError::sys("sbrk"))?;
         let fd = sys::memfd_executable(c"sysperf-job", self.job.bytes()).map_err(|e| {
             BenchError::Sys {
                 op: "memfd_create",
@@ -313,14 +310,10 @@ impl Benchmark for Execs {
         };
         for _ in 0..iterations {
             let pid = match &mut self.stack {
-                Some(stack) => sys::vfork_exec(stack, &img).map_err(|e| BenchError::Sys {
-                    op: "clone(CLONE_VFORK)",
-                    source: e,
-                })?,
-                None => match sys::fork().map_err(|e| BenchError::Sys {
-                    op: "fork",
-                    source: e,
-                })? {
+                Some(stack) => {
+                    sys::vfork_exec(stack, &img).map_err(BenchError::sys("clone(CLONE_VFORK)"))?
+                }
+                None => match sys::fork().map_err(BenchError::sys("fork"))? {
                     Fork::Child => {
                         let _ = sys::exec_fd(img.fd, img.argv, img.envp);
                         sys::exit_now(127)
@@ -328,10 +321,7 @@ impl Benchmark for Execs {
                     Fork::Parent(pid) => pid,
                 },
             };
-            let code = sys::wait_child(pid).map_err(|e| BenchError::Sys {
-                op: "waitpid",
-                source: e,
-            })?;
+            let code = sys::wait_child(pid).map_err(BenchError::sys("waitpid"))?;
             check_status("exec", code, 0)?;
         }
         Ok(())

@@ -99,10 +99,7 @@ pub(crate) fn check_status(op: &str, code: i32, want: i32) -> Result<(), BenchEr
 
 impl Benchmark for Forks {
     fn setup(&mut self, _ctx: &Ctx, _iterations: u64) -> Result<(), BenchError> {
-        sys::sbrk_and_touch(self.brk, 1024).map_err(|e| BenchError::Sys {
-            op: "sbrk",
-            source: e,
-        })?;
+        sys::sbrk_and_touch(self.brk, 1024).map_err(BenchError::sys("sbrk"))?;
         if self.vfork {
             self.stack = Some(ChildStack::new(16 * 1024));
         }
@@ -112,24 +109,14 @@ impl Benchmark for Forks {
     fn run(&mut self, iterations: u64) -> Result<(), BenchError> {
         for _ in 0..iterations {
             let pid = match &mut self.stack {
-                Some(stack) => {
-                    sys::vfork_exit(stack, CHILD_STATUS as u8).map_err(|e| BenchError::Sys {
-                        op: "clone(CLONE_VFORK)",
-                        source: e,
-                    })?
-                }
-                None => match sys::fork().map_err(|e| BenchError::Sys {
-                    op: "fork",
-                    source: e,
-                })? {
+                Some(stack) => sys::vfork_exit(stack, CHILD_STATUS as u8)
+                    .map_err(BenchError::sys("clone(CLONE_VFORK)"))?,
+                None => match sys::fork().map_err(BenchError::sys("fork"))? {
                     Fork::Child => sys::exit_now(CHILD_STATUS),
                     Fork::Parent(pid) => pid,
                 },
             };
-            let code = sys::wait_child(pid).map_err(|e| BenchError::Sys {
-                op: "waitpid",
-                source: e,
-            })?;
+            let code = sys::wait_child(pid).map_err(BenchError::sys("waitpid"))?;
             check_status("fork", code, CHILD_STATUS)?;
         }
         Ok(())

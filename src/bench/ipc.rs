@@ -180,14 +180,8 @@ struct Channel {
 impl Channel {
     fn new(kind: Kind) -> Result<Channel, BenchError> {
         let (rx, tx) = match kind {
-            Kind::Pipe => sys::pipe().map_err(|e| BenchError::Sys {
-                op: "pipe",
-                source: e,
-            })?,
-            Kind::Udg => sys::dgram_pair().map_err(|e| BenchError::Sys {
-                op: "socketpair",
-                source: e,
-            })?,
+            Kind::Pipe => sys::pipe().map_err(BenchError::sys("pipe"))?,
+            Kind::Udg => sys::dgram_pair().map_err(BenchError::sys("socketpair"))?,
         };
         Ok(Channel { rx, tx })
     }
@@ -219,10 +213,7 @@ impl Ipc {
 
 #[inline]
 fn send(fd: RawFd, msg: &[u8]) -> Result<(), BenchError> {
-    let n = sys::write(fd, msg).map_err(|e| BenchError::Sys {
-        op: "write",
-        source: e,
-    })?;
+    let n = sys::write(fd, msg).map_err(BenchError::sys("write"))?;
     if n != msg.len() {
         return Err(BenchError::Protocol(format!(
             "short write: {n} of {} bytes",
@@ -237,10 +228,7 @@ fn send(fd: RawFd, msg: &[u8]) -> Result<(), BenchError> {
 fn recv(fd: RawFd, buf: &mut [u8]) -> Result<(), BenchError> {
     let mut got = 0;
     while got < buf.len() {
-        let n = sys::read(fd, &mut buf[got..]).map_err(|e| BenchError::Sys {
-            op: "read",
-            source: e,
-        })?;
+        let n = sys::read(fd, &mut buf[got..]).map_err(BenchError::sys("read"))?;
         if n == 0 {
             return Err(BenchError::Protocol("peer closed the channel early".into()));
         }
@@ -275,10 +263,7 @@ impl Benchmark for Ipc {
         if let Pattern::SelfLoop = self.pattern {
             return Ok(());
         }
-        match sys::fork().map_err(|e| BenchError::Sys {
-            op: "fork",
-            source: e,
-        })? {
+        match sys::fork().map_err(BenchError::sys("fork"))? {
             Fork::Child => {
                 ctx.child_init();
                 let rx = self
@@ -330,10 +315,7 @@ impl Benchmark for Ipc {
             .child
             .take()
             .ok_or_else(|| BenchError::Protocol("no child".into()))?;
-        let code = sys::wait_child(child).map_err(|e| BenchError::Sys {
-            op: "waitpid",
-            source: e,
-        })?;
+        let code = sys::wait_child(child).map_err(BenchError::sys("waitpid"))?;
         if code != 0 {
             return Err(BenchError::Protocol(format!("child exited with {code}")));
         }

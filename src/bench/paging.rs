@@ -295,20 +295,11 @@ impl Benchmark for Paging {
     fn run(&mut self, iterations: u64) -> Result<(), BenchError> {
         let ps = sys::page_size();
         for _ in 0..iterations {
-            let map = Mapping::anonymous(self.npages * ps).map_err(|e| BenchError::Sys {
-                op: "mmap",
-                source: e,
-            })?;
+            let map = Mapping::anonymous(self.npages * ps).map_err(BenchError::sys("mmap"))?;
             map.advise(libc::MADV_NOHUGEPAGE)
-                .map_err(|e| BenchError::Sys {
-                    op: "madvise(MADV_NOHUGEPAGE)",
-                    source: e,
-                })?;
+                .map_err(BenchError::sys("madvise(MADV_NOHUGEPAGE)"))?;
             if let Some(advice) = self.advice {
-                map.advise(advice).map_err(|e| BenchError::Sys {
-                    op: "madvise",
-                    source: e,
-                })?;
+                map.advise(advice).map_err(BenchError::sys("madvise"))?;
             }
             walk(self.pattern, self.npages, |pn| map.touch(pn * ps, 1));
             drop(map);

@@ -70,19 +70,10 @@ impl Benchmark for Csw {
         // Block SIGALRM outside sigsuspend so that a signal arriving early stays pending
         // instead of being lost between the check and the wait.
         let alrm = sys::sigset_of(libc::SIGALRM);
-        sys::sigmask(true, &alrm).map_err(|e| BenchError::Sys {
-            op: "sigprocmask",
-            source: e,
-        })?;
-        sys::set_handler(libc::SIGALRM, bounce).map_err(|e| BenchError::Sys {
-            op: "sigaction",
-            source: e,
-        })?;
+        sys::sigmask(true, &alrm).map_err(BenchError::sys("sigprocmask"))?;
+        sys::set_handler(libc::SIGALRM, bounce).map_err(BenchError::sys("sigaction"))?;
         let parent = sys::getpid();
-        match sys::fork().map_err(|e| BenchError::Sys {
-            op: "fork",
-            source: e,
-        })? {
+        match sys::fork().map_err(BenchError::sys("fork"))? {
             Fork::Child => {
                 ctx.child_init();
                 OTHER.store(parent, Ordering::Relaxed);
@@ -106,17 +97,11 @@ impl Benchmark for Csw {
         REMAINING.store(iterations, Ordering::Relaxed);
         HANDLED.store(0, Ordering::Relaxed);
         let open = sys::sigset_empty();
-        sys::kill(child, libc::SIGALRM).map_err(|e| BenchError::Sys {
-            op: "kill",
-            source: e,
-        })?;
+        sys::kill(child, libc::SIGALRM).map_err(BenchError::sys("kill"))?;
         while REMAINING.load(Ordering::Relaxed) > 0 {
             sys::sigsuspend(&open);
         }
-        let code = sys::wait_child(child).map_err(|e| BenchError::Sys {
-            op: "waitpid",
-            source: e,
-        })?;
+        let code = sys::wait_child(child).map_err(BenchError::sys("waitpid"))?;
         self.child = None;
         if code != 0 {
             return Err(BenchError::Protocol(format!(
@@ -148,10 +133,7 @@ struct SigNoCsw {
 
 impl Benchmark for SigNoCsw {
     fn setup(&mut self, _ctx: &Ctx, _iterations: u64) -> Result<(), BenchError> {
-        sys::set_handler(libc::SIGALRM, count_only).map_err(|e| BenchError::Sys {
-            op: "sigaction",
-            source: e,
-        })?;
+        sys::set_handler(libc::SIGALRM, count_only).map_err(BenchError::sys("sigaction"))?;
         self.pid = sys::getpid();
         HANDLED.store(0, Ordering::Relaxed);
         Ok(())
@@ -159,10 +141,7 @@ impl Benchmark for SigNoCsw {
 
     fn run(&mut self, iterations: u64) -> Result<(), BenchError> {
         for _ in 0..iterations {
-            sys::kill(self.pid, libc::SIGALRM).map_err(|e| BenchError::Sys {
-                op: "kill",
-                source: e,
-            })?;
+            sys::kill(self.pid, libc::SIGALRM).map_err(BenchError::sys("kill"))?;
         }
         // A signal to self is delivered before kill() returns; a shortfall means the benchmark
         // did not do what it claims.

@@ -188,10 +188,7 @@ pub fn read_blocks(
 /// Sends one record with exactly one write(2), as the report's writer did.
 #[inline]
 fn send_block(tx: &mut File, rec: &[u8]) -> Result<(), BenchError> {
-    let n = tx.write(rec).map_err(|e| BenchError::Sys {
-        op: "write",
-        source: e,
-    })?;
+    let n = tx.write(rec).map_err(BenchError::sys("write"))?;
     if n != rec.len() {
         return Err(BenchError::Protocol(format!(
             "short write: {n} of {} bytes",
@@ -211,10 +208,7 @@ impl Scratch {
         let path = std::env::temp_dir().join(format!("sysperf-bbn-{}-{what}", sys::getpid()));
         // A leftover of a killed worker whose pid was reused would make create_dir fail.
         let _ = std::fs::remove_dir_all(&path);
-        std::fs::create_dir(&path).map_err(|e| BenchError::Sys {
-            op: "mkdir",
-            source: e,
-        })?;
+        std::fs::create_dir(&path).map_err(BenchError::sys("mkdir"))?;
         Ok(Scratch { path })
     }
 
@@ -229,23 +223,19 @@ impl Drop for Scratch {
     }
 }
 
-fn sys_err(op: &'static str) -> impl FnOnce(std::io::Error) -> BenchError {
-    move |source| BenchError::Sys { op, source }
-}
-
 /// A named FIFO's two ends, opened without blocking: a read-write open (which Linux allows on a
 /// FIFO) stands in as the writer while the real read end opens, then the write end opens
 /// against that reader. The name and its directory are gone when this returns.
 fn open_port() -> Result<(File, File), BenchError> {
     let dir = Scratch::new("port")?;
     let name = dir.path.join("port");
-    sys::mkfifo(&name, 0o600).map_err(sys_err("mkfifo"))?;
+    sys::mkfifo(&name, 0o600).map_err(BenchError::sys("mkfifo"))?;
     let open = |read: bool, write: bool| {
         std::fs::OpenOptions::new()
             .read(read)
             .write(write)
             .open(&name)
-            .map_err(sys_err("open fifo"))
+            .map_err(BenchError::sys("open fifo"))
     };
     let stand_in = open(true, true)?;
     let rx = open(true, false)?;
@@ -272,7 +262,7 @@ fn spawn(
     cpus: Option<&[u32]>,
     body: impl FnOnce() -> i32,
 ) -> Result<Pid, BenchError> {
-    match sys::fork().map_err(sys_err("fork"))? {
+    match sys::fork().map_err(BenchError::sys("fork"))? {
         Fork::Child => {
             ctx.child_init();
             if let Some(c) = cpus {
@@ -312,7 +302,7 @@ impl Benchmark for Stream {
     fn setup(&mut self, ctx: &Ctx, iterations: u64) -> Result<(), BenchError> {
         let (mut rx, tx) = match self.via {
             Via::Pipe => {
-                let (r, w) = sys::pipe().map_err(sys_err("pipe"))?;
+                let (r, w) = sys::pipe().map_err(BenchError::sys("pipe"))?;
                 (File::from(r), File::from(w))
             }
             Via::Fifo => open_port()?,
@@ -356,7 +346,7 @@ impl Benchmark for Stream {
             .reader
             .pop()
             .ok_or_else(|| BenchError::Protocol("no reader".into()))?;
-        let code = sys::wait_child(pid).map_err(sys_err("waitpid"))?;
+        let code = sys::wait_child(pid).map_err(BenchError::sys("waitpid"))?;
         match (code, Fault::from_code(code)) {
             (0, _) => Ok(()),
             (_, Some(f)) => Err(f.into()),
@@ -416,13 +406,13 @@ impl RealWorld {
         let dir = Scratch::new("copy")?;
         let mut buf = vec![0xa5u8; COPY_CHUNK];
         let (src_name, dst_name) = (dir.path.join("src"), dir.path.join("dst"));
-        let mut src = File::create(&src_name).map_err(sys_err("create"))?;
+        let mut src = File::create(&src_name).map_err(BenchError::sys("create"))?;
         for _ in 0..COPY_BYTES / COPY_CHUNK {
-            src.write_all(&buf).map_err(sys_err("write"))?;
+            src.write_all(&buf).map_err(BenchError::sys("write"))?;
         }
         drop(src);
-        let mut src = File::open(&src_name).map_err(sys_err("open"))?;
-        let mut dst = File::create(&dst_name).map_err(sys_err("create"))?;
+        let mut src = File::open(&src_name).map_err(BenchError::sys("open"))?;
+        let mut dst = File::create(&dst_name).map_err(BenchError::sys("create"))?;
         // The copier keeps its files open; the names go now, so nothing outlives the worker.
         dir.remove();
         let pid = spawn(ctx, "sysperf:copier", cpus, || {
@@ -436,7 +426,7 @@ impl RealWorld {
     }
 
     fn start_second_pair(&mut self, ctx: &Ctx, cpus: Option<&[u32]>) -> Result<(), BenchError> {
-        let (r, w) = sys::pipe().map_err(sys_err("pipe"))?;
+        let (r, w) = sys::pipe().map_err(BenchError::sys("pipe"))?;
         let (mut rx, mut tx) = (File::from(r), File::from(w));
         let mut rec = vec![0x3c; self.measured.size];
         let writer = spawn(ctx, "sysperf:loadw", cpus, || loop {

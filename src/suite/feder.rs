@@ -48,10 +48,6 @@ pub const DIR_TARGET: usize = 32;
 /// Bytes of one "disk block" today (the page and ext4 block size).
 pub const BLOCK: usize = 4096;
 
-fn sys_err(op: &'static str) -> impl FnOnce(std::io::Error) -> BenchError {
-    move |source| BenchError::Sys { op, source }
-}
-
 fn cstring(bytes: &[u8]) -> Result<CString, BenchError> {
     CString::new(bytes).map_err(|_| BenchError::Protocol("NUL in a path".into()))
 }
@@ -76,12 +72,12 @@ impl Scratch {
         static N: AtomicU64 = AtomicU64::new(0);
         let n = N.fetch_add(1, Ordering::Relaxed);
         let path = base.join(format!("sysperf-feder-{}-{n}", std::process::id()));
-        std::fs::create_dir(&path).map_err(sys_err("mkdir"))?;
+        std::fs::create_dir(&path).map_err(BenchError::sys("mkdir"))?;
         let mut s = Scratch { path, dir: None };
         let c = cstring(s.path.as_os_str().as_bytes())?;
         s.dir = Some(
             sys::open_at(libc::AT_FDCWD, &c, libc::O_RDONLY | libc::O_DIRECTORY)
-                .map_err(sys_err("open(directory)"))?,
+                .map_err(BenchError::sys("open(directory)"))?,
         );
         Ok(s)
     }
@@ -178,12 +174,12 @@ impl Benchmark for FileOps {
         let s = Scratch::new(&base)?;
         let root = s.path().to_path_buf();
         let write = |p: PathBuf, len: usize| -> Result<(), BenchError> {
-            let f = std::fs::File::create(p).map_err(sys_err("create"))?;
+            let f = std::fs::File::create(p).map_err(BenchError::sys("create"))?;
             f.write_all_at(&vec![0x5a; len], 0)
-                .map_err(sys_err("write"))?;
+                .map_err(BenchError::sys("write"))?;
             // On disk before the timed loop: an O_DIRECT read of dirty pages would first
             // write them back.
-            f.sync_all().map_err(sys_err("fsync"))
+            f.sync_all().map_err(BenchError::sys("fsync"))
         };
         let target: String = match self.row {
             FileRow::Chdir => ".".into(),
@@ -192,7 +188,7 @@ impl Benchmark for FileOps {
                 "file".into()
             }
             FileRow::Path3 => {
-                std::fs::create_dir_all(root.join("a/b/c")).map_err(sys_err("mkdir"))?;
+                std::fs::create_dir_all(root.join("a/b/c")).map_err(BenchError::sys("mkdir"))?;
                 "a/b/c".into()
             }
             FileRow::Dir32 => {
@@ -210,7 +206,7 @@ impl Benchmark for FileOps {
         self.scratch = Some(s);
         if self.row == FileRow::DiskBlock {
             let fd = sys::open_at(self.dir(), &self.target, libc::O_RDONLY | libc::O_DIRECT)
-                .map_err(sys_err("open(O_DIRECT)"))?;
+                .map_err(BenchError::sys("open(O_DIRECT)"))?;
             self.block = Some(std::fs::File::from(fd));
         }
         Ok(())
@@ -220,25 +216,31 @@ impl Benchmark for FileOps {
         let dir = self.dir();
         for _ in 0..iterations {
             match self.row {
-                FileRow::Chdir => std::env::set_current_dir(".").map_err(sys_err("chdir"))?,
-                FileRow::OpenClose => {
-                    drop(sys::open_at(dir, &self.target, libc::O_RDONLY).map_err(sys_err("open"))?)
+                FileRow::Chdir => {
+                    std::env::set_current_dir(".").map_err(BenchError::sys("chdir"))?
                 }
+                FileRow::OpenClose => drop(
+                    sys::open_at(dir, &self.target, libc::O_RDONLY)
+                        .map_err(BenchError::sys("open"))?,
+                ),
                 FileRow::Path3 | FileRow::Dir32 => {
-                    sys::access_at(dir, &self.target).map_err(sys_err("access"))?
+                    sys::access_at(dir, &self.target).map_err(BenchError::sys("access"))?
                 }
                 FileRow::DiskBlock => {
                     let f = self
                         .block
                         .as_ref()
                         .ok_or_else(|| BenchError::Protocol("disk block: no setup".into()))?;
-                    let n = f.read_at(self.buf.block(), 0).map_err(sys_err("pread"))?;
+                    let n = f
+                        .read_at(self.buf.block(), 0)
+                        .map_err(BenchError::sys("pread"))?;
                     check_len(n)?;
                 }
                 FileRow::Read4k => {
                     let fd = sys::open_at(dir, &self.target, libc::O_RDONLY | libc::O_DIRECT)
-                        .map_err(sys_err("open(O_DIRECT)"))?;
-                    let n = sys::read(fd.as_raw_fd(), self.buf.block()).map_err(sys_err("read"))?;
+                        .map_err(BenchError::sys("open(O_DIRECT)"))?;
+                    let n = sys::read(fd.as_raw_fd(), self.buf.block())
+                        .map_err(BenchError::sys("read"))?;
                     check_len(n)?;
                 }
             }
@@ -277,20 +279,20 @@ impl ForkData {
 }
 
 fn reap(pid: Pid) -> Result<(), BenchError> {
-    let code = sys::wait_child(pid).map_err(sys_err("waitpid"))?;
+    let code = sys::wait_child(pid).map_err(BenchError::sys("waitpid"))?;
     crate::bench::fork::check_status("feder", code, 0)
 }
 
 impl Benchmark for ForkData {
     fn setup(&mut self, _ctx: &Ctx, _iterations: u64) -> Result<(), BenchError> {
         // A store every 1 KiB, as the 4.2BSD forks programs do: every page is resident.
-        sys::sbrk_and_touch(self.data, 1024).map_err(sys_err("sbrk"))?;
+        sys::sbrk_and_touch(self.data, 1024).map_err(BenchError::sys("sbrk"))?;
         Ok(())
     }
 
     fn run(&mut self, iterations: u64) -> Result<(), BenchError> {
         for _ in 0..iterations {
-            match sys::fork().map_err(sys_err("fork"))? {
+            match sys::fork().map_err(BenchError::sys("fork"))? {
                 Fork::Child => sys::exit_now(0),
                 Fork::Parent(pid) => reap(pid)?,
             }
@@ -324,8 +326,9 @@ impl Default for ExecBss {
 
 impl Benchmark for ExecBss {
     fn setup(&mut self, _ctx: &Ctx, _iterations: u64) -> Result<(), BenchError> {
-        self.fd =
-            Some(sys::memfd_executable(c"sysperf-bss8k", BSS8K_JOB).map_err(sys_err("memfd"))?);
+        self.fd = Some(
+            sys::memfd_executable(c"sysperf-bss8k", BSS8K_JOB).map_err(BenchError::sys("memfd"))?,
+        );
         self.strings = std::iter::once("bss8k")
             .chain(crate::bench::exec::BASE_ENV.iter().copied())
             .map(|s| cstring(s.as_bytes()))
@@ -352,7 +355,7 @@ impl Benchmark for ExecBss {
             envp: &envp,
         };
         for _ in 0..iterations {
-            let pid = sys::vfork_exec(&mut self.stack, &img).map_err(sys_err("vfork"))?;
+            let pid = sys::vfork_exec(&mut self.stack, &img).map_err(BenchError::sys("vfork"))?;
             reap(pid)?;
         }
         Ok(())
@@ -480,7 +483,7 @@ impl Csw {
 }
 
 fn put(fd: RawFd, b: &[u8]) -> Result<(), BenchError> {
-    match sys::write(fd, b).map_err(sys_err("write"))? {
+    match sys::write(fd, b).map_err(BenchError::sys("write"))? {
         n if n == b.len() => Ok(()),
         n => Err(BenchError::Protocol(format!(
             "short write: {n} of {}",
@@ -491,7 +494,7 @@ fn put(fd: RawFd, b: &[u8]) -> Result<(), BenchError> {
 
 fn get1(fd: RawFd) -> Result<(), BenchError> {
     let mut b = [0u8; 1];
-    match sys::read(fd, &mut b).map_err(sys_err("read"))? {
+    match sys::read(fd, &mut b).map_err(BenchError::sys("read"))? {
         1 => Ok(()),
         _ => Err(BenchError::Protocol("peer closed the pipe early".into())),
     }
@@ -508,13 +511,14 @@ fn kill_child(child: &mut Option<Pid>) {
 impl Benchmark for Csw {
     fn setup(&mut self, ctx: &Ctx, iterations: u64) -> Result<(), BenchError> {
         for _ in 0..2 {
-            self.pipes.push(sys::pipe().map_err(sys_err("pipe"))?);
+            self.pipes
+                .push(sys::pipe().map_err(BenchError::sys("pipe"))?);
         }
         if !self.pair {
             return Ok(());
         }
         let (down, up) = (self.pipes[0].0.as_raw_fd(), self.pipes[1].1.as_raw_fd());
-        match sys::fork().map_err(sys_err("fork"))? {
+        match sys::fork().map_err(BenchError::sys("fork"))? {
             Fork::Child => {
                 ctx.child_init();
                 for _ in 0..iterations {
@@ -587,8 +591,8 @@ impl PipeBw {
 impl Benchmark for PipeBw {
     fn setup(&mut self, ctx: &Ctx, _iterations: u64) -> Result<(), BenchError> {
         self.buf = vec![0x5a; self.chunk];
-        let (rx, tx) = sys::pipe().map_err(sys_err("pipe"))?;
-        match sys::fork().map_err(sys_err("fork"))? {
+        let (rx, tx) = sys::pipe().map_err(BenchError::sys("pipe"))?;
+        match sys::fork().map_err(BenchError::sys("fork"))? {
             Fork::Child => {
                 ctx.child_init();
                 drop(tx);

@@ -524,10 +524,6 @@ fn numbered(buf: &mut [u8; 24], prefix: u8, n: u64) -> &CStr {
     CStr::from_bytes_until_nul(&buf[..]).unwrap_or_default()
 }
 
-fn sys_err(op: &'static str) -> impl Fn(io::Error) -> BenchError {
-    move |source| BenchError::Sys { op, source }
-}
-
 /// `Ok` when `r` failed with ENOENT, the expected answer of an absent name.
 fn expect_absent(r: io::Result<libc::stat>) -> Result<(), BenchError> {
     match r {
@@ -598,7 +594,7 @@ impl FsBench {
     fn populate(&self, n: u64) -> Result<(), BenchError> {
         let dir = self.dir_fd()?;
         for i in 0..n {
-            drop(sys::create_at(dir, &entry_name(i)).map_err(sys_err("openat"))?);
+            drop(sys::create_at(dir, &entry_name(i)).map_err(BenchError::sys("openat"))?);
         }
         Ok(())
     }
@@ -616,10 +612,10 @@ impl FsBench {
         for i in 0..n {
             let name = entry_name(i);
             if i % LINKS_PER_FILE == 0 {
-                drop(sys::create_at(dir, &name).map_err(sys_err("openat"))?);
+                drop(sys::create_at(dir, &name).map_err(BenchError::sys("openat"))?);
                 source = name;
             } else {
-                sys::link_at(dir, &source, &name).map_err(sys_err("linkat"))?;
+                sys::link_at(dir, &source, &name).map_err(BenchError::sys("linkat"))?;
             }
         }
         Ok(())
@@ -630,7 +626,7 @@ impl FsBench {
             .dir()
             .map(Path::to_path_buf)
             .ok_or_else(|| BenchError::Protocol("no directory".into()))?;
-        let mk = sys_err("mkdir/symlink");
+        let mk = BenchError::sys("mkdir/symlink");
         let mut path = String::new();
         let (sub, file) = if symlinks { ("s", "g") } else { ("d", "f") };
         for _ in 1..depth {
@@ -655,15 +651,15 @@ impl FsBench {
         let mut users: HashMap<u32, Option<String>> = HashMap::new();
         let mut groups: HashMap<u32, Option<String>> = HashMap::new();
         let mut seen = 0;
-        for entry in std::fs::read_dir(path).map_err(sys_err("opendir"))? {
-            let entry = entry.map_err(sys_err("readdir"))?;
+        for entry in std::fs::read_dir(path).map_err(BenchError::sys("opendir"))? {
+            let entry = entry.map_err(BenchError::sys("readdir"))?;
             // DirEntry::metadata is lstat relative to the directory's descriptor.
-            let md = entry.metadata().map_err(sys_err("lstat"))?;
+            let md = entry.metadata().map_err(BenchError::sys("lstat"))?;
             if let std::collections::hash_map::Entry::Vacant(v) = users.entry(md.uid()) {
-                v.insert(sys::user_name(md.uid()).map_err(sys_err("getpwuid_r"))?);
+                v.insert(sys::user_name(md.uid()).map_err(BenchError::sys("getpwuid_r"))?);
             }
             if let std::collections::hash_map::Entry::Vacant(v) = groups.entry(md.gid()) {
-                v.insert(sys::group_name(md.gid()).map_err(sys_err("getgrgid_r"))?);
+                v.insert(sys::group_name(md.gid()).map_err(BenchError::sys("getgrgid_r"))?);
             }
             seen += users[&md.uid()].as_ref().map_or(0, String::len);
             seen += groups[&md.gid()].as_ref().map_or(0, String::len);
@@ -675,10 +671,10 @@ impl FsBench {
 
 impl Benchmark for FsBench {
     fn setup(&mut self, _ctx: &Ctx, _iterations: u64) -> Result<(), BenchError> {
-        self.dir = Some(Scratch::new().map_err(sys_err("mkdir"))?);
+        self.dir = Some(Scratch::new().map_err(BenchError::sys("mkdir"))?);
         match self.op {
             Op::ChdirDot { open_files } => {
-                let limit = sys::raise_nofile_limit().map_err(sys_err("setrlimit"))?;
+                let limit = sys::raise_nofile_limit().map_err(BenchError::sys("setrlimit"))?;
                 if open_files + 16 > limit {
                     return Err(BenchError::Protocol(format!(
                         "{open_files} open files need a higher RLIMIT_NOFILE hard limit than {limit}"
@@ -686,8 +682,9 @@ impl Benchmark for FsBench {
                 }
                 let dir = self.dir_fd()?;
                 for i in 0..open_files {
-                    self.held
-                        .push(sys::create_at(dir, &entry_name(i)).map_err(sys_err("openat"))?);
+                    self.held.push(
+                        sys::create_at(dir, &entry_name(i)).map_err(BenchError::sys("openat"))?,
+                    );
                 }
                 self.target = c".".into();
             }
@@ -701,7 +698,7 @@ impl Benchmark for FsBench {
                 if emptied {
                     let dir = self.dir_fd()?;
                     for i in 0..entries {
-                        sys::unlink_at(dir, &entry_name(i)).map_err(sys_err("unlinkat"))?;
+                        sys::unlink_at(dir, &entry_name(i)).map_err(BenchError::sys("unlinkat"))?;
                     }
                 }
                 self.target = c"new".into();
@@ -724,12 +721,12 @@ impl Benchmark for FsBench {
         match self.op {
             Op::ChdirDot { .. } => {
                 for _ in 0..iterations {
-                    std::env::set_current_dir(".").map_err(sys_err("chdir"))?;
+                    std::env::set_current_dir(".").map_err(BenchError::sys("chdir"))?;
                 }
             }
             Op::LookupLast { .. } | Op::Path { .. } | Op::Cache(CacheCase::Hit) => {
                 for _ in 0..iterations {
-                    sys::stat_at(dir, &self.target, true).map_err(sys_err("fstatat"))?;
+                    sys::stat_at(dir, &self.target, true).map_err(BenchError::sys("fstatat"))?;
                 }
             }
             Op::Cache(CacheCase::NegativeHit) => {
@@ -746,8 +743,8 @@ impl Benchmark for FsBench {
             }
             Op::Create { .. } => {
                 for _ in 0..iterations {
-                    drop(sys::create_at(dir, &self.target).map_err(sys_err("openat"))?);
-                    sys::unlink_at(dir, &self.target).map_err(sys_err("unlinkat"))?;
+                    drop(sys::create_at(dir, &self.target).map_err(BenchError::sys("openat"))?);
+                    sys::unlink_at(dir, &self.target).map_err(BenchError::sys("unlinkat"))?;
                 }
             }
             Op::List { .. } => {
@@ -762,7 +759,7 @@ impl Benchmark for FsBench {
     fn teardown(&mut self) -> Result<(), BenchError> {
         self.held.clear();
         match self.dir.take() {
-            Some(d) => d.remove().map_err(sys_err("remove_dir_all")),
+            Some(d) => d.remove().map_err(BenchError::sys("remove_dir_all")),
             None => Ok(()),
         }
     }
@@ -800,17 +797,17 @@ fn preflight() -> Result<Vec<String>, String> {
 /// all unlinked.
 pub fn emptied_size(n: u64) -> Result<(u64, u64, u64), BenchError> {
     let mut b = FsBench::new(Op::LookupAbsent { entries: n });
-    b.dir = Some(Scratch::new().map_err(sys_err("mkdir"))?);
+    b.dir = Some(Scratch::new().map_err(BenchError::sys("mkdir"))?);
     let size = |b: &FsBench| -> Result<u64, BenchError> {
         let d = b.dir.as_ref().map(Scratch::path).unwrap_or(Path::new("/"));
-        Ok(std::fs::metadata(d).map_err(sys_err("stat"))?.len())
+        Ok(std::fs::metadata(d).map_err(BenchError::sys("stat"))?.len())
     };
     let fresh = size(&b)?;
     b.populate(n)?;
     let full = size(&b)?;
     let dir = b.dir_fd()?;
     for i in 0..n {
-        sys::unlink_at(dir, &entry_name(i)).map_err(sys_err("unlinkat"))?;
+        sys::unlink_at(dir, &entry_name(i)).map_err(BenchError::sys("unlinkat"))?;
     }
     let emptied = size(&b)?;
     b.teardown()?;

@@ -250,10 +250,7 @@ impl LiveChildren {
     }
 
     fn fork_one(&self) -> Result<Pid, BenchError> {
-        match sys::fork().map_err(|e| BenchError::Sys {
-            op: "fork",
-            source: e,
-        })? {
+        match sys::fork().map_err(BenchError::sys("fork"))? {
             Fork::Child => sys::exit_now(CHILD_STATUS),
             Fork::Parent(pid) => Ok(pid),
         }
@@ -267,10 +264,7 @@ impl Benchmark for LiveChildren {
                 "kill needs at least one live child to find".into(),
             ));
         }
-        let gate = sys::pipe().map_err(|e| BenchError::Sys {
-            op: "pipe",
-            source: e,
-        })?;
+        let gate = sys::pipe().map_err(BenchError::sys("pipe"))?;
         let gate_read = gate.0.as_raw_fd();
         self.gate = Some(gate);
         self.children.reserve(self.want as usize);
@@ -304,20 +298,15 @@ impl Benchmark for LiveChildren {
             ProcOp::ForkWaitPid => {
                 for _ in 0..iterations {
                     let pid = self.fork_one()?;
-                    let code = sys::wait_child(pid).map_err(|e| BenchError::Sys {
-                        op: "waitpid",
-                        source: e,
-                    })?;
+                    let code = sys::wait_child(pid).map_err(BenchError::sys("waitpid"))?;
                     crate::bench::fork::check_status("fork", code, CHILD_STATUS)?;
                 }
             }
             ProcOp::ForkWaitAny => {
                 for _ in 0..iterations {
                     let pid = self.fork_one()?;
-                    let (got, status, _) = sys::wait4(-1, false).map_err(|e| BenchError::Sys {
-                        op: "wait4(-1)",
-                        source: e,
-                    })?;
+                    let (got, status, _) =
+                        sys::wait4(-1, false).map_err(BenchError::sys("wait4(-1)"))?;
                     if got != pid {
                         return Err(BenchError::Protocol(format!(
                             "wait4(-1) reaped {got}, not the child just forked ({pid}): an \
@@ -332,10 +321,7 @@ impl Benchmark for LiveChildren {
                     BenchError::Protocol("kill: no live child (setup did not run)".into())
                 })?;
                 for _ in 0..iterations {
-                    sys::kill(target, 0).map_err(|e| BenchError::Sys {
-                        op: "kill(pid, 0)",
-                        source: e,
-                    })?;
+                    sys::kill(target, 0).map_err(BenchError::sys("kill(pid, 0)"))?;
                 }
             }
         }
@@ -411,10 +397,6 @@ impl ReadySet {
     }
 }
 
-fn sys_err(op: &'static str) -> impl Fn(std::io::Error) -> BenchError {
-    move |source| BenchError::Sys { op, source }
-}
-
 impl Benchmark for ReadySet {
     fn setup(&mut self, _ctx: &Ctx, _iterations: u64) -> Result<(), BenchError> {
         if self.n == 0 {
@@ -422,7 +404,8 @@ impl Benchmark for ReadySet {
                 "a descriptor set needs at least one".into(),
             ));
         }
-        let limit = sys::raise_nofile_limit().map_err(sys_err("setrlimit(RLIMIT_NOFILE)"))?;
+        let limit =
+            sys::raise_nofile_limit().map_err(BenchError::sys("setrlimit(RLIMIT_NOFILE)"))?;
         if self.n + FD_RESERVE > limit {
             return Err(BenchError::Protocol(format!(
                 "{} descriptors do not fit RLIMIT_NOFILE {limit} (hard limit)",
@@ -433,12 +416,14 @@ impl Benchmark for ReadySet {
             // Only the last is ready: its counter starts at 1 and nothing reads it.
             let ready = u32::from(i + 1 == self.n);
             self.fds
-                .push(sys::eventfd(ready).map_err(sys_err("eventfd"))?);
+                .push(sys::eventfd(ready).map_err(BenchError::sys("eventfd"))?);
         }
         match self.scan {
             Scan::Select => {
                 for fd in &self.fds {
-                    self.set.insert(fd.as_raw_fd()).map_err(sys_err("FD_SET"))?;
+                    self.set
+                        .insert(fd.as_raw_fd())
+                        .map_err(BenchError::sys("FD_SET"))?;
                 }
             }
             Scan::Poll => {
@@ -453,10 +438,10 @@ impl Benchmark for ReadySet {
                     .collect();
             }
             Scan::Epoll => {
-                let ep = Epoll::new().map_err(sys_err("epoll_create1"))?;
+                let ep = Epoll::new().map_err(BenchError::sys("epoll_create1"))?;
                 for fd in &self.fds {
                     ep.add_readable(fd.as_raw_fd())
-                        .map_err(sys_err("epoll_ctl"))?;
+                        .map_err(BenchError::sys("epoll_ctl"))?;
                 }
                 self.epoll = Some(ep);
                 // Room for more than one, so a second ready descriptor would be seen.
@@ -473,13 +458,15 @@ impl Benchmark for ReadySet {
                     // select rewrites its set, so every call starts from a fresh copy, as
                     // every select loop does.
                     let mut set = self.set;
-                    let ready = sys::select_read_now(&mut set).map_err(sys_err("select"))?;
+                    let ready =
+                        sys::select_read_now(&mut set).map_err(BenchError::sys("select"))?;
                     self.check(ready)?;
                 }
             }
             Scan::Poll => {
                 for _ in 0..iterations {
-                    let ready = sys::poll_now(&mut self.pollfds).map_err(sys_err("poll"))?;
+                    let ready =
+                        sys::poll_now(&mut self.pollfds).map_err(BenchError::sys("poll"))?;
                     self.check(ready)?;
                 }
             }
@@ -491,7 +478,7 @@ impl Benchmark for ReadySet {
                 for _ in 0..iterations {
                     let ready = ep
                         .wait_now(&mut self.events)
-                        .map_err(sys_err("epoll_wait"))?;
+                        .map_err(BenchError::sys("epoll_wait"))?;
                     self.check(ready)?;
                 }
             }

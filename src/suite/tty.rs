@@ -84,15 +84,11 @@ pub fn newlines_in(bytes: u64) -> u64 {
     bytes / LINE as u64
 }
 
-fn sys_err(op: &'static str) -> impl FnOnce(std::io::Error) -> BenchError {
-    move |source| BenchError::Sys { op, source }
-}
-
 /// One write(2) of all of `data`; a short write is an error (a blocking tty write returns
 /// early only when interrupted).
 #[inline]
 fn write_whole(fd: RawFd, data: &[u8], op: &'static str) -> Result<(), BenchError> {
-    let n = sys::write(fd, data).map_err(sys_err(op))?;
+    let n = sys::write(fd, data).map_err(BenchError::sys(op))?;
     if n != data.len() {
         return Err(BenchError::Protocol(format!(
             "{op}: short write of {n} of {} bytes",
@@ -104,10 +100,10 @@ fn write_whole(fd: RawFd, data: &[u8], op: &'static str) -> Result<(), BenchErro
 
 /// Opens a pty pair and applies `edit` to the slave's attributes.
 fn pty_with(edit: impl FnOnce(&mut libc::termios)) -> Result<(OwnedFd, OwnedFd), BenchError> {
-    let (master, slave) = sys::open_pty().map_err(sys_err("posix_openpt"))?;
-    let mut t = sys::tcgetattr(slave.as_raw_fd()).map_err(sys_err("tcgetattr"))?;
+    let (master, slave) = sys::open_pty().map_err(BenchError::sys("posix_openpt"))?;
+    let mut t = sys::tcgetattr(slave.as_raw_fd()).map_err(BenchError::sys("tcgetattr"))?;
     edit(&mut t);
-    sys::tcsetattr(slave.as_raw_fd(), &t).map_err(sys_err("tcsetattr"))?;
+    sys::tcsetattr(slave.as_raw_fd(), &t).map_err(BenchError::sys("tcsetattr"))?;
     Ok((master, slave))
 }
 
@@ -189,10 +185,10 @@ impl Benchmark for Output {
             OutMode::Cooked => t.c_oflag = libc::OPOST | libc::ONLCR,
             OutMode::Raw => sys::cfmakeraw(t),
         })?;
-        let (report_rx, report_tx) = sys::pipe().map_err(sys_err("pipe"))?;
+        let (report_rx, report_tx) = sys::pipe().map_err(BenchError::sys("pipe"))?;
         // Allocated before fork: the child only makes system calls.
         let mut buf = vec![0u8; READ_CHUNK];
-        match sys::fork().map_err(sys_err("fork"))? {
+        match sys::fork().map_err(BenchError::sys("fork"))? {
             Fork::Child => {
                 ctx.child_init();
                 sys::set_process_name("sysperf:ttyread");
@@ -250,7 +246,7 @@ impl Benchmark for Output {
             .child
             .take()
             .ok_or_else(|| BenchError::Protocol("no reader".into()))?;
-        let code = sys::wait_child(child).map_err(sys_err("waitpid"))?;
+        let code = sys::wait_child(child).map_err(BenchError::sys("waitpid"))?;
         if code != 0 || got != b.len() {
             return Err(BenchError::Protocol(format!(
                 "the pty reader failed (exit code {code}: 2 read error, 3 end of file \
@@ -361,7 +357,7 @@ impl Benchmark for Input {
             write_whole(master, &self.line, "write to the pty master")?;
             let mut got = 0;
             while got < len {
-                let n = sys::read(slave, &mut self.buf[got..]).map_err(sys_err("read"))?;
+                let n = sys::read(slave, &mut self.buf[got..]).map_err(BenchError::sys("read"))?;
                 reads += 1;
                 if n == 0 {
                     return Err(BenchError::Protocol("end of file on the pty slave".into()));

@@ -312,14 +312,10 @@ struct FilePaging {
     file: Option<File>,
 }
 
-fn io(op: &'static str) -> impl Fn(std::io::Error) -> BenchError {
-    move |source| BenchError::Sys { op, source }
-}
-
 impl Benchmark for FilePaging {
     fn setup(&mut self, _ctx: &Ctx, _iterations: u64) -> Result<(), BenchError> {
         let (dir, _) = super::disk_dir().map_err(BenchError::Protocol)?;
-        let mut f = unlinked_file(&dir).map_err(io("creating the paged file"))?;
+        let mut f = unlinked_file(&dir).map_err(BenchError::sys("creating the paged file"))?;
         let len = self.npages * sys::page_size();
         // Written, not truncated to size, so that every block exists on the disk and a fault
         // reads it back (a hole would be a zero-fill); flushed and dropped from the cache as it
@@ -329,12 +325,12 @@ impl Benchmark for FilePaging {
         while done < len {
             let n = FILL_CHUNK.min(len - done);
             f.write_all(&chunk[..n])
-                .map_err(io("writing the paged file"))?;
+                .map_err(BenchError::sys("writing the paged file"))?;
             done += n;
             // Dirty pages cannot be reclaimed until written: a larger backlog under a small
             // limit calls the OOM killer.
-            f.sync_data().map_err(io("fdatasync"))?;
-            sys::fadvise_dontneed(f.as_raw_fd(), 0, 0).map_err(io("posix_fadvise"))?;
+            f.sync_data().map_err(BenchError::sys("fdatasync"))?;
+            sys::fadvise_dontneed(f.as_raw_fd(), 0, 0).map_err(BenchError::sys("posix_fadvise"))?;
         }
         self.file = Some(f);
         Ok(())
@@ -349,11 +345,12 @@ impl Benchmark for FilePaging {
         for i in 0..iterations {
             if i > 0 {
                 // Every run of the program starts with nothing cached, as the first does.
-                sys::fadvise_dontneed(fd, 0, 0).map_err(io("posix_fadvise"))?;
+                sys::fadvise_dontneed(fd, 0, 0).map_err(BenchError::sys("posix_fadvise"))?;
             }
-            let map = Mapping::shared_file(fd, self.npages * ps).map_err(io("mmap"))?;
+            let map =
+                Mapping::shared_file(fd, self.npages * ps).map_err(BenchError::sys("mmap"))?;
             if let Some(advice) = self.advice {
-                map.advise(advice).map_err(io("madvise"))?;
+                map.advise(advice).map_err(BenchError::sys("madvise"))?;
             }
             let mut sum = 0u8;
             walk(self.pattern, self.npages, |pn| {

@@ -476,10 +476,7 @@ impl TempDir {
             .map(|d| d.as_nanos())
             .unwrap_or(0);
         let dir = base.join(format!("{DIR_PREFIX}{}-{nanos}", std::process::id()));
-        fs::create_dir(&dir).map_err(|e| BenchError::Sys {
-            op: "mkdir (workload directory)",
-            source: e,
-        })?;
+        fs::create_dir(&dir).map_err(BenchError::sys("mkdir (workload directory)"))?;
         Ok(TempDir(dir))
     }
 }
@@ -511,10 +508,7 @@ fn remove_orphans(base: &Path) {
 }
 
 fn write(path: &Path, text: &str) -> Result<(), BenchError> {
-    fs::write(path, text).map_err(|e| BenchError::Sys {
-        op: "write (workload input)",
-        source: e,
-    })
+    fs::write(path, text).map_err(BenchError::sys("write (workload input)"))
 }
 
 /// `scripts` copies of the work-load, run at once by one iteration.
@@ -559,7 +553,7 @@ impl Workload {
     fn start(&self, ctx: &Ctx, dir: &Path, k: usize) -> Result<sys::Pid, BenchError> {
         let sdir = self.script_dir(dir, k);
         let forked = sys::fork();
-        match forked.map_err(|source| BenchError::Sys { op: "fork", source })? {
+        match forked.map_err(BenchError::sys("fork"))? {
             Fork::Child => {
                 ctx.child_init();
                 let _ = Command::new(SHELL)
@@ -625,10 +619,7 @@ impl Benchmark for Workload {
         write(&d.join("edit.ed"), EDIT_ED)?;
         for k in 0..self.scripts {
             let sdir = self.script_dir(&d, k);
-            fs::create_dir(&sdir).map_err(|e| BenchError::Sys {
-                op: "mkdir (script directory)",
-                source: e,
-            })?;
+            fs::create_dir(&sdir).map_err(BenchError::sys("mkdir (script directory)"))?;
             write(&sdir.join("script"), &script(k, &self.steps))?;
         }
         self.ctx = Some(ctx.clone());
@@ -653,10 +644,7 @@ impl Benchmark for Workload {
             }
             // Every shell started is reaped, even when another failed to start.
             for (k, pid) in pids {
-                let code = sys::wait_child(pid).map_err(|e| BenchError::Sys {
-                    op: "waitpid",
-                    source: e,
-                });
+                let code = sys::wait_child(pid).map_err(BenchError::sys("waitpid"));
                 let err = match code {
                     Ok(0) => None,
                     Ok(c) => Some(self.failure(dir, k, c)),
@@ -676,10 +664,7 @@ impl Benchmark for Workload {
     fn teardown(&mut self) -> Result<(), BenchError> {
         if let Some(dir) = self.dir.take() {
             // Drop would try again and ignore a failure; teardown reports it.
-            fs::remove_dir_all(&dir.0).map_err(|e| BenchError::Sys {
-                op: "rm -r (workload directory)",
-                source: e,
-            })?;
+            fs::remove_dir_all(&dir.0).map_err(BenchError::sys("rm -r (workload directory)"))?;
         }
         Ok(())
     }
