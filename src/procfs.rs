@@ -3,9 +3,11 @@
 //! processes, parsed once into [`ProcStat`]. The harness (other work on a benchmark's CPUs),
 //! `run --observe`'s counters, `watch` (vmstat) and the doctor all read it here.
 //!
-//! Parsing is pure and tested on fixture text; [`read_stat`] is the only place that opens the
-//! file. Not here: the other /proc files, which each have one reader of their own
-//! (`observe::vmstat` for vmstat, meminfo and uptime, `harness::counters` for interrupts).
+//! Also the one parser of /proc/vmstat's and /proc/meminfo's lines ([`field`],
+//! [`parse_vmstat`]) and of /proc/diskstats ([`parse_diskstats`]), and the paths of all four.
+//! Parsing is pure and tested on fixture text. Not here: what each caller makes of the
+//! numbers (vmstat's columns, iostat's rates, the per-trial counters), nor /proc/interrupts,
+//! which only `harness::counters` reads.
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -162,6 +164,97 @@ pub fn cpus_since(before: &ProcStat, after: &ProcStat, cpus: &[u32]) -> CpuTicks
         .fold(CpuTicks::default(), |acc, d| acc.plus(&d))
 }
 
+/// Where the kernel writes the other files read here.
+pub const VMSTAT: &str = "/proc/vmstat";
+pub const MEMINFO: &str = "/proc/meminfo";
+pub const DISKSTATS: &str = "/proc/diskstats";
+
+/// "key value" lines (/proc/vmstat) or "Key: value kB" lines (/proc/meminfo): the first number
+/// after `key`, or None.
+pub fn field(text: &str, key: &str) -> Option<u64> {
+    text.lines().find_map(|l| {
+        let mut it = l.split_whitespace();
+        let k = it.next()?;
+        let k = k.strip_suffix(':').unwrap_or(k);
+        if k == key {
+            it.next()?.parse().ok()
+        } else {
+            None
+        }
+    })
+}
+
+/// Every "key value" line of /proc/vmstat, by key.
+pub fn parse_vmstat(text: &str) -> BTreeMap<String, u64> {
+    text.lines()
+        .filter_map(|l| {
+            let mut it = l.split_ascii_whitespace();
+            Some((it.next()?.to_string(), it.next()?.parse().ok()?))
+        })
+        .collect()
+}
+
+/// One device's line of /proc/diskstats (the fields iostat uses; sectors are 512 bytes).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DiskCounters {
+    pub name: String,
+    pub rd_ios: u64,
+    pub rd_sectors: u64,
+    pub rd_ticks_ms: u64,
+    pub wr_ios: u64,
+    pub wr_sectors: u64,
+    pub wr_ticks_ms: u64,
+    /// Milliseconds with at least one request in flight.
+    pub io_ticks_ms: u64,
+    /// Milliseconds spent by requests in the queue, summed over requests.
+    pub time_in_queue_ms: u64,
+    pub dc_ios: u64,
+    pub dc_sectors: u64,
+    pub dc_ticks_ms: u64,
+    pub fl_ios: u64,
+    pub fl_ticks_ms: u64,
+}
+
+impl DiskCounters {
+    /// Whether the device ever completed a request (sysstat skips those that did not).
+    pub fn ever_used(&self) -> bool {
+        self.rd_ios + self.wr_ios + self.dc_ios + self.fl_ios > 0
+    }
+}
+
+/// Parses /proc/diskstats, skipping lines without the 11 classic counters.
+pub fn parse_diskstats(text: &str) -> Vec<DiskCounters> {
+    let mut out = Vec::new();
+    for line in text.lines() {
+        let mut f = line.split_ascii_whitespace();
+        let (Some(_major), Some(_minor), Some(name)) = (f.next(), f.next(), f.next()) else {
+            continue;
+        };
+        let v: Vec<u64> = f.map_while(|x| x.parse().ok()).collect();
+        if v.len() < 11 {
+            continue;
+        }
+        let at = |i: usize| v.get(i).copied().unwrap_or(0);
+        out.push(DiskCounters {
+            name: name.to_string(),
+            rd_ios: at(0),
+            rd_sectors: at(2),
+            rd_ticks_ms: at(3),
+            wr_ios: at(4),
+            wr_sectors: at(6),
+            wr_ticks_ms: at(7),
+            io_ticks_ms: at(9),
+            time_in_queue_ms: at(10),
+            dc_ios: at(11),
+            dc_sectors: at(13),
+            dc_ticks_ms: at(14),
+            fl_ios: at(15),
+            fl_ticks_ms: at(16),
+        });
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -220,6 +313,29 @@ softirq 999 1 2 3 4 5 6 7 8 9 10\n";
         assert_eq!(cpus_since(&a, &b, &[]).busy(), 43);
         // A counter that went backwards contributes nothing.
         assert_eq!(cpus_since(&b, &a, &[0]).user, 0);
+    }
+
+    #[test]
+    fn vmstat_meminfo_and_diskstats_parse_once_for_every_reader() {
+        let vm = parse_vmstat("pgfault 7\npgmajfault 2\nbad x\n");
+        assert_eq!((vm["pgfault"], vm["pgmajfault"], vm.len()), (7, 2, 2));
+        assert_eq!(
+            field("MemFree:  5000 kB\nCached: 10 kB\n", "MemFree"),
+            Some(5000)
+        );
+        let d = parse_diskstats(
+            " 253 0 vda 10 0 80 5 20 0 160 9 0 12 14 0 0 0 0 1 2\n 253 1 vda1 1 0 8 1 2 0 16 1 0 1 2\n short 1 2\n",
+        );
+        assert_eq!(d.len(), 2);
+        assert_eq!(
+            (
+                d[0].name.as_str(),
+                d[0].rd_ios,
+                d[0].wr_sectors,
+                d[0].fl_ios
+            ),
+            ("vda", 10, 160, 1)
+        );
     }
 
     #[test]

@@ -111,27 +111,25 @@ pub fn parse_interrupts(text: &str) -> BTreeMap<String, BTreeMap<u32, u64>> {
     out
 }
 
+/// The fields of /proc/vmstat in [`VMSTAT_KEYS`] (parsed by `procfs`).
 pub fn parse_vmstat(text: &str) -> BTreeMap<String, u64> {
-    text.lines()
-        .filter_map(|l| l.split_once(' '))
-        .filter(|(k, _)| VMSTAT_KEYS.contains(k))
-        .filter_map(|(k, v)| v.trim().parse().ok().map(|v| (k.to_string(), v)))
+    crate::procfs::parse_vmstat(text)
+        .into_iter()
+        .filter(|(k, _)| VMSTAT_KEYS.contains(&k.as_str()))
         .collect()
 }
 
 /// Sums the devices for which `whole` is true (whole disks: partitions would count twice).
 pub fn parse_diskstats(text: &str, whole: &dyn Fn(&str) -> bool) -> DiskTotals {
     let mut t = DiskTotals::default();
-    for line in text.lines() {
-        let f: Vec<&str> = line.split_ascii_whitespace().collect();
-        if f.len() < 10 || !whole(f[2]) {
+    for d in crate::procfs::parse_diskstats(text) {
+        if !whole(&d.name) {
             continue;
         }
-        let n = |i: usize| f[i].parse::<u64>().unwrap_or(0);
-        t.reads += n(3);
-        t.sectors_read += n(5);
-        t.writes += n(7);
-        t.sectors_written += n(9);
+        t.reads += d.rd_ios;
+        t.sectors_read += d.rd_sectors;
+        t.writes += d.wr_ios;
+        t.sectors_written += d.wr_sectors;
     }
     t
 }
@@ -150,8 +148,8 @@ pub fn snapshot() -> Snapshot {
     Snapshot {
         stat: stat_totals(&crate::procfs::read_stat().unwrap_or_default()),
         interrupts: parse_interrupts(&read("/proc/interrupts")),
-        vmstat: parse_vmstat(&read("/proc/vmstat")),
-        disks: parse_diskstats(&read("/proc/diskstats"), &|name| {
+        vmstat: parse_vmstat(&read(crate::procfs::VMSTAT)),
+        disks: parse_diskstats(&read(crate::procfs::DISKSTATS), &|name| {
             disks.iter().any(|d| d == name)
         }),
     }

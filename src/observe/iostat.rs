@@ -27,65 +27,7 @@ use std::path::Path;
 
 /// One line of /proc/diskstats. Fields a kernel does not have (discards before 4.18, flushes
 /// before 5.5) are 0.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct DiskCounters {
-    pub name: String,
-    pub rd_ios: u64,
-    pub rd_sectors: u64,
-    pub rd_ticks_ms: u64,
-    pub wr_ios: u64,
-    pub wr_sectors: u64,
-    pub wr_ticks_ms: u64,
-    /// Milliseconds with at least one request in flight.
-    pub io_ticks_ms: u64,
-    /// Milliseconds spent by requests in the queue, summed over requests.
-    pub time_in_queue_ms: u64,
-    pub dc_ios: u64,
-    pub dc_sectors: u64,
-    pub dc_ticks_ms: u64,
-    pub fl_ios: u64,
-    pub fl_ticks_ms: u64,
-}
-
-impl DiskCounters {
-    /// Whether the device ever completed a request (sysstat skips those that did not).
-    pub fn ever_used(&self) -> bool {
-        self.rd_ios + self.wr_ios + self.dc_ios + self.fl_ios > 0
-    }
-}
-
-/// Parses /proc/diskstats, skipping lines without the 11 classic counters.
-pub fn parse_diskstats(text: &str) -> Vec<DiskCounters> {
-    let mut out = Vec::new();
-    for line in text.lines() {
-        let mut f = line.split_ascii_whitespace();
-        let (Some(_major), Some(_minor), Some(name)) = (f.next(), f.next(), f.next()) else {
-            continue;
-        };
-        let v: Vec<u64> = f.map_while(|x| x.parse().ok()).collect();
-        if v.len() < 11 {
-            continue;
-        }
-        let at = |i: usize| v.get(i).copied().unwrap_or(0);
-        out.push(DiskCounters {
-            name: name.to_string(),
-            rd_ios: at(0),
-            rd_sectors: at(2),
-            rd_ticks_ms: at(3),
-            wr_ios: at(4),
-            wr_sectors: at(6),
-            wr_ticks_ms: at(7),
-            io_ticks_ms: at(9),
-            time_in_queue_ms: at(10),
-            dc_ios: at(11),
-            dc_sectors: at(13),
-            dc_ticks_ms: at(14),
-            fl_ios: at(15),
-            fl_ticks_ms: at(16),
-        });
-    }
-    out
-}
+pub use crate::procfs::{parse_diskstats, DiskCounters};
 
 /// Whether `name` is a whole device: it has a directory in /sys/block, where the kernel
 /// writes '/' in device names (cciss/c0d0) as '!'.
@@ -102,7 +44,7 @@ pub fn select(all: Vec<DiskCounters>, is_whole: impl Fn(&str) -> bool) -> Vec<Di
 
 /// Reads the live counters of the devices iostat would show.
 pub fn read_devices() -> Result<Vec<DiskCounters>, ObserveError> {
-    let all = parse_diskstats(&read("/proc/diskstats")?);
+    let all = parse_diskstats(&read(crate::procfs::DISKSTATS)?);
     let sys_block = Path::new("/sys/block");
     Ok(select(all, |n| is_whole_device(sys_block, n)))
 }

@@ -51,20 +51,7 @@ pub(crate) fn parse_error(path: &str, what: &'static str) -> ObserveError {
     }
 }
 
-/// "key value" lines (/proc/vmstat) or "Key: value kB" lines (/proc/meminfo): the first number
-/// after `key`, or None.
-pub(crate) fn field(text: &str, key: &str) -> Option<u64> {
-    text.lines().find_map(|l| {
-        let mut it = l.split_whitespace();
-        let k = it.next()?;
-        let k = k.strip_suffix(':').unwrap_or(k);
-        if k == key {
-            it.next()?.parse().ok()
-        } else {
-            None
-        }
-    })
-}
+pub(crate) use crate::procfs::field;
 
 #[cfg(test)]
 mod tests {

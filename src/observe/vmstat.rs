@@ -136,9 +136,9 @@ pub struct Snapshot {
 pub fn read_snapshot() -> Result<Snapshot, ObserveError> {
     let stat = parse_stat(&read(crate::procfs::STAT)?)
         .ok_or_else(|| parse_error(crate::procfs::STAT, "cpu, intr and ctxt lines"))?;
-    let vm = parse_vmstat(&read("/proc/vmstat")?);
-    let mem = parse_meminfo(&read("/proc/meminfo")?)
-        .ok_or_else(|| parse_error("/proc/meminfo", "MemFree line"))?;
+    let vm = parse_vmstat(&read(crate::procfs::VMSTAT)?);
+    let mem = parse_meminfo(&read(crate::procfs::MEMINFO)?)
+        .ok_or_else(|| parse_error(crate::procfs::MEMINFO, "MemFree line"))?;
     let uptime_s = parse_uptime(&read("/proc/uptime")?)
         .ok_or_else(|| parse_error("/proc/uptime", "uptime"))?;
     Ok(Snapshot {
