@@ -246,8 +246,28 @@ pub struct Comparison {
     pub covers: String,
 }
 
-/// What the comparison's intervals cover, said once for the whole table.
+/// What the comparison's intervals cover, said once for the whole table, with the runs made
+/// before trials ran in rounds named (their trials ran back to back, in one moment of the
+/// machine).
 fn covers_note(columns: &[Vec<&Run>], known: &Known) -> String {
+    let old: Vec<&str> = columns
+        .iter()
+        .flatten()
+        .filter(|r| r.source == "measured" && r.params.order.is_none())
+        .map(|r| r.id.as_str())
+        .collect();
+    let note = covers_levels(columns, known);
+    if old.is_empty() {
+        note
+    } else {
+        format!(
+            "{note}; runs made before sysperf ran trials in rounds ({}) carry no round or variance information: their trials ran back to back",
+            old.join(", ")
+        )
+    }
+}
+
+fn covers_levels(columns: &[Vec<&Run>], known: &Known) -> String {
     if columns.iter().all(|c| c.len() >= 2) {
         format!(
             "intervals cover run-to-run variance: each column is a group of replicated runs ({})",
