@@ -322,9 +322,10 @@ fn resampled_median(rng: &mut SplitMix64, from: &[f64], buf: &mut Vec<f64>) -> f
 /// deterministic: uses a small internal SplitMix64 PRNG seeded by `seed`, `resamples`
 /// resamples, returns (low, high) at `level` (clamped to [0,1]).
 ///
-/// Errors if either side is empty or has a non-finite sample. A resample whose ratio is not
-/// finite (median of `a` is 0) is skipped; if all are skipped, or `resamples` is 0, or
-/// `level` is NaN, returns (NaN, NaN).
+/// Errors if either side is empty or has a non-finite sample. If any resample's ratio is not
+/// finite (a resampled median of `a` is 0), or `resamples` is 0, or `level` is NaN, returns
+/// (NaN, NaN): no interval. Dropping such resamples would keep only those with a larger
+/// baseline, biasing the interval towards "faster".
 ///
 /// `a` and `b` are resampled independently because two runs are independent experiments;
 /// the ratio, not the difference, is reported because it is what "x% slower" means.
@@ -349,9 +350,10 @@ pub fn bootstrap_ratio_ci(
         let ma = resampled_median(&mut rng, a, &mut buf);
         let mb = resampled_median(&mut rng, b, &mut buf);
         let r = mb / ma;
-        if r.is_finite() {
-            ratios.push(r);
+        if !r.is_finite() {
+            return Ok((f64::NAN, f64::NAN));
         }
+        ratios.push(r);
     }
     if ratios.is_empty() {
         return Ok((f64::NAN, f64::NAN));
@@ -629,9 +631,11 @@ mod tests {
             bootstrap_ratio_ci(&[3.0; 5], &[3.0; 7], 0.95, 100, 1),
             Ok((1.0, 1.0))
         );
-        // Median of a always 0: all skipped.
+        // Median of a always 0, or only sometimes: no interval either way, never a biased one.
         let r = bootstrap_ratio_ci(&[0.0; 4], &[1.0; 4], 0.95, 100, 1).unwrap();
         assert!(r.0.is_nan() && r.1.is_nan());
+        let r = bootstrap_ratio_ci(&[0.0, 0.0, 5.0, 5.0, 5.0], &[5.0; 5], 0.95, 500, 1).unwrap();
+        assert!(r.0.is_nan() && r.1.is_nan(), "{r:?}");
         let r = bootstrap_ratio_ci(&[1.0], &[1.0], 0.95, 0, 1).unwrap();
         assert!(r.0.is_nan() && r.1.is_nan());
         let r = bootstrap_ratio_ci(&[1.0], &[1.0], f64::NAN, 10, 1).unwrap();

@@ -176,6 +176,37 @@ pub fn widened_ratio_ci(
     })
 }
 
+/// One run per side, trials only: the ratio of medians new/base with a Welch t interval on
+/// the log ratio (each side's median standard error from its trials' spread, Welch-Satterthwaite
+/// degrees of freedom). Unlike the percentile bootstrap, it keeps its level at 3 and 4 trials
+/// a side, where the bootstrap's interval is [min/max, max/min] and covers about 90% (the
+/// simulation test below). A side of one value is a published figure, taken as exact.
+pub fn trial_ratio_ci(base: &[f64], new: &[f64], level: f64) -> Option<RatioCi> {
+    let se = |v: &[f64]| match v.len() {
+        1 => Some(0.0),
+        _ => se_log_median(v),
+    };
+    let (sa, sb) = (se(base)?, se(new)?);
+    let (ma, mb) = (stats::median(base).ok()?, stats::median(new).ok()?);
+    if !(ma > 0.0 && mb > 0.0 && level > 0.0 && level < 1.0) || base.len() + new.len() < 3 {
+        return None;
+    }
+    let (va, vb) = (sa * sa, sb * sb);
+    // Welch-Satterthwaite; a published side adds no degrees of freedom, and identical trials
+    // (zero variance) get the smallest df.
+    let part = |v: f64, n: usize| if n > 1 { v * v / (n - 1) as f64 } else { 0.0 };
+    let df = if va + vb > 0.0 {
+        (va + vb).powi(2) / (part(va, base.len()) + part(vb, new.len()))
+    } else {
+        (base.len() + new.len()).saturating_sub(2).max(1) as f64
+    };
+    let t = t_quantile(0.5 + level / 2.0, df.max(1.0));
+    let d = (mb / ma).ln();
+    let se = (va + vb).sqrt();
+    let ci = [(d - t * se).exp(), (d + t * se).exp()];
+    (ci[0].is_finite() && ci[1].is_finite()).then_some(RatioCi { ratio: mb / ma, ci })
+}
+
 /// Student's t quantile for `df` degrees of freedom, rounded down to a whole number (which
 /// widens the interval, never narrows it): exact for 1 and 2, the Cornish-Fisher expansion in
 /// 1/df from the normal quantile above (within 0.5% at 3, better beyond).
@@ -408,6 +439,32 @@ mod tests {
             aa(|a, b, _| widened_ratio_ci(&a[0], &b[0], 0.0, 0.95), 1, 22);
         assert!(coverage < 0.80, "coverage {coverage}");
         assert!(false_verdicts > 0.08, "false verdicts {false_verdicts}");
+    }
+
+    #[test]
+    fn the_trial_interval_of_compare_keeps_its_level_at_every_trial_count() {
+        // Trials only (no run effect: that is what a trial interval claims to cover), skewed
+        // by outliers. At 3 trials the bootstrap alone covered 90%, at 4 92%.
+        for n in [3, 4, 5, 10] {
+            let mut rng = stats::Rng::new(41 + n as u64);
+            let (mut covered, mut verdicts, reps) = (0, 0, 1000);
+            for i in 0..reps {
+                let a = simulate(&mut rng, 1, n, 0.0, 0.03, 100.0).remove(0);
+                let b = simulate(&mut rng, 1, n, 0.0, 0.03, 100.0).remove(0);
+                let (pa, pb) = (stats::median(&a).unwrap(), stats::median(&b).unwrap());
+                let r = crate::compare::ratio(&a, pa, &b, pb, 2.0, i).unwrap();
+                let ci = r.ci.unwrap();
+                covered += usize::from(ci[0] <= 1.0 && 1.0 <= ci[1]);
+                verdicts += usize::from(ci[0] > 1.02 || ci[1] < 0.98);
+            }
+            let coverage = covered as f64 / reps as f64;
+            eprintln!(
+                "{n} trials a side: coverage {:.1}%, false verdicts {verdicts}",
+                coverage * 100.0
+            );
+            assert!((0.93..=0.995).contains(&coverage), "{n} trials: {coverage}");
+            assert!(verdicts <= 50, "{n} trials: {verdicts} false verdicts");
+        }
     }
 
     #[test]

@@ -184,12 +184,12 @@ fn stored_copied_and_reference_runs_compare_in_every_format() {
     let lines: Vec<&str> = csv.lines().collect();
     assert_eq!(
         lines[0],
-        "id,label,run,real_s,user_s,sys_s,us_per_op,ci_low,ci_high,ratio,ratio_ci_low,ratio_ci_high,verdict"
+        "id,label,run,real_s,user_s,sys_s,us_per_op,ci_low,ci_high,ratio,ratio_ci_low,ratio_ci_high,verdict,ci_level,covers"
     );
     assert_eq!(lines.len(), 1 + rows.len() * 4);
     for l in &lines[1..] {
         let f = csv_fields(l);
-        assert_eq!(f.len(), 13, "{l}");
+        assert_eq!(f.len(), 15, "{l}");
         assert!(row_ids.contains(f[0].as_str()), "{l}");
     }
 }

@@ -17,7 +17,7 @@ use std::fmt::Write;
 pub const FORMAT_VERSION: u32 = 1;
 
 /// The CSV header: one line per test and run follows it.
-pub const CSV_COLUMNS: [&str; 13] = [
+pub const CSV_COLUMNS: [&str; 15] = [
     "id",
     "label",
     "run",
@@ -31,6 +31,8 @@ pub const CSV_COLUMNS: [&str; 13] = [
     "ratio_ci_low",
     "ratio_ci_high",
     "verdict",
+    "ci_level",
+    "covers",
 ];
 
 /// A number with three significant digits whatever its size: a VAX against today's machine
@@ -891,6 +893,11 @@ pub fn csv(c: &Comparison) -> String {
                 csv_num(ratio.and_then(|r| r.ci).map(|c| c[0])),
                 csv_num(ratio.and_then(|r| r.ci).map(|c| c[1])),
                 verdict.to_string(),
+                csv_num(x.and_then(|x| x.ci_level)),
+                ratio
+                    .and_then(|r| serde_json::to_value(r.covers).ok())
+                    .and_then(|v| v.as_str().map(str::to_string))
+                    .unwrap_or_default(),
             ];
             s += &fields.join(",");
             s.push('\n');
@@ -1151,29 +1158,32 @@ mod tests {
         assert_eq!(lines.len(), 1 + c.rows.len() * 3);
         // The quoted label of run 2 is not in the CSV (runs are named by id), so no field
         // here needs quotes except the (1K env) labels, which have none: every line splits
-        // into exactly 13 fields.
+        // into exactly as many fields as there are columns.
         for l in &lines {
-            assert_eq!(l.split(',').count(), 13, "{l}");
+            assert_eq!(l.split(',').count(), CSV_COLUMNS.len(), "{l}");
         }
+        // The verdict column, whatever follows it.
+        let verdict = |l: &str| l.split(',').nth(12).unwrap_or_default().to_string();
         let syscall: Vec<&str> = lines
             .iter()
             .copied()
             .filter(|l| l.starts_with("syscall,"))
             .collect();
         assert_eq!(syscall.len(), 3);
-        assert!(syscall[0].ends_with(",baseline"), "{}", syscall[0]);
-        assert!(syscall[1].ends_with(",slower"), "{}", syscall[1]);
-        assert!(syscall[2].ends_with(",slower"), "{}", syscall[2]);
+        assert_eq!(verdict(syscall[0]), "baseline", "{}", syscall[0]);
+        assert_eq!(verdict(syscall[1]), "slower", "{}", syscall[1]);
+        assert_eq!(verdict(syscall[2]), "slower", "{}", syscall[2]);
+        assert!(syscall[1].ends_with(",trials"), "{}", syscall[1]);
         assert!(lines
             .iter()
-            .any(|l| l.starts_with("csw,csw,7a3e0c9d1f20,,") && l.ends_with(",missing")));
+            .any(|l| l.starts_with("csw,csw,7a3e0c9d1f20,,") && verdict(l) == "missing"));
         assert!(lines
             .iter()
-            .any(|l| l.starts_with("execs0null,") && l.ends_with(",failed")));
+            .any(|l| l.starts_with("execs0null,") && verdict(l) == "failed"));
         // A test only the reference run has: no baseline to compare with.
         assert!(lines
             .iter()
-            .any(|l| l.starts_with("forks1k,") && l.ends_with(",no_baseline")));
+            .any(|l| l.starts_with("forks1k,") && verdict(l) == "no_baseline"));
     }
 
     #[test]
