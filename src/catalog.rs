@@ -6,7 +6,7 @@
 
 use crate::compare::{self, Comparison, Known};
 use crate::error::InputError;
-use crate::model::Run;
+use crate::model::{Fingerprint, Run, VarianceEstimate};
 use crate::reference;
 use crate::store::{self, Store, StoreError};
 use std::path::PathBuf;
@@ -59,6 +59,68 @@ pub fn open_store(db: Option<&PathBuf>) -> Result<Store, CatalogError> {
         Store::open(&path)
     };
     open().map_err(|source| CatalogError::Open { path, source })
+}
+
+/// The variance estimates stored for a machine in the store `db` names (or the default one),
+/// None when that store does not exist: `doctor` looks, but never creates a store.
+pub fn stored_variance(
+    db: Option<&PathBuf>,
+    fp: &Fingerprint,
+) -> Result<Option<Vec<VarianceEstimate>>, CatalogError> {
+    let path = db.cloned().unwrap_or_else(store::default_path);
+    if !path.exists() {
+        return Ok(None);
+    }
+    let store = open_store(Some(&path))?;
+    Ok(Some(store.variance(machine(fp))?))
+}
+
+/// The variance components of each test on the machine that made `run`, from its runs in
+/// `store`, stored there for the machine (replacing what was there), for `doctor`: the engine
+/// calls it after every run.
+pub fn record_variance(store: &Store, run: &Run) -> Result<Vec<VarianceEstimate>, CatalogError> {
+    let history = history_in(store, run, HISTORY_RUNS, &[])?;
+    let estimates = compare::machine_variance(&history, crate::harness::unix_ns());
+    store.put_variance(machine(&run.fingerprint), &estimates)?;
+    Ok(estimates)
+}
+
+/// [`Catalog::history`] in an opened store.
+fn history_in(
+    store: &Store,
+    run: &Run,
+    limit: usize,
+    exclude: &[&str],
+) -> Result<Vec<Run>, CatalogError> {
+    if run.source != "measured" {
+        return Ok(Vec::new());
+    }
+    let fp = &run.fingerprint;
+    let mut out = Vec::new();
+    for info in store.list_runs()? {
+        if out.len() >= limit {
+            break;
+        }
+        if info.hostname != fp.hostname
+            || info.kernel_release != fp.kernel_release
+            || exclude.contains(&info.id.as_str())
+        {
+            continue;
+        }
+        let r = store.load_run(&info.id)?;
+        if r.complete && r.source == "measured" && r.fingerprint.cpu_model == fp.cpu_model {
+            out.push(r);
+        }
+    }
+    Ok(out)
+}
+
+/// The key of a machine's variance: host name, kernel release and CPU model (empty if unknown).
+fn machine(fp: &Fingerprint) -> (&str, &str, &str) {
+    fn s(v: &Option<String>) -> &str {
+        v.as_deref().unwrap_or("")
+    }
+    (s(&fp.hostname), s(&fp.kernel_release), s(&fp.cpu_model))
 }
 
 /// Runs by name, from the reference runs and one store.
@@ -157,28 +219,25 @@ impl Catalog {
         limit: usize,
         exclude: &[&str],
     ) -> Result<Vec<Run>, CatalogError> {
+        // A published run has no machine to look up: the store is not even opened.
         if run.source != "measured" {
             return Ok(Vec::new());
         }
         let store = self.store()?;
-        let fp = &run.fingerprint;
-        let mut out = Vec::new();
-        for info in store.list_runs()? {
-            if out.len() >= limit {
-                break;
-            }
-            if info.hostname != fp.hostname
-                || info.kernel_release != fp.kernel_release
-                || exclude.contains(&info.id.as_str())
-            {
-                continue;
-            }
-            let r = store.load_run(&info.id)?;
-            if r.complete && r.source == "measured" && r.fingerprint.cpu_model == fp.cpu_model {
-                out.push(r);
-            }
+        history_in(store, run, limit, exclude)
+    }
+
+    /// The variance components of each test on the machine that made `run`, from its stored
+    /// runs (up to [`HISTORY_RUNS`], `run` included), as `show` prints them.
+    pub fn machine_variance(&mut self, run: &Run) -> Result<Vec<VarianceEstimate>, CatalogError> {
+        if run.source != "measured" {
+            return Ok(Vec::new());
         }
-        Ok(out)
+        let history = self.history(run, HISTORY_RUNS, &[])?;
+        Ok(compare::machine_variance(
+            &history,
+            crate::harness::unix_ns(),
+        ))
     }
 
     /// The columns named (a label of several runs is a group) and their comparison, with the

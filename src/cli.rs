@@ -133,6 +133,9 @@ pub enum Cmd {
         /// Print the findings and the facts behind them as one JSON document.
         #[arg(long)]
         json: bool,
+        /// The store whose runs of this machine give its run-to-run variance (never created).
+        #[command(flatten)]
+        db: DbArg,
     },
     /// Profile the kernel while a benchmark runs: a gprof-like flat profile and call graph of
     /// where the kernel spends one operation. Or print the profiles stored with a run.

@@ -149,26 +149,54 @@ pub struct Known {
     pub runs: usize,
 }
 
+/// Runs of a test a machine needs before its run-to-run variance is estimated.
+pub const VARIANCE_RUNS: usize = 3;
+
+/// Each test's variance components across `history` (runs of one machine, each with its
+/// trials), for tests measured with two or more trials in at least [`VARIANCE_RUNS`] of them.
+pub fn machine_variance(history: &[Run], now_ns: i64) -> Vec<crate::model::VarianceEstimate> {
+    let mut per: Vec<(String, Vec<Vec<f64>>)> = Vec::new();
+    for run in history {
+        for r in &run.results {
+            let s = samples(run, r);
+            if s.len() < 2 {
+                continue;
+            }
+            match per.iter_mut().find(|(id, _)| *id == r.id) {
+                Some((_, runs)) => runs.push(s),
+                None => per.push((r.id.clone(), vec![s])),
+            }
+        }
+    }
+    per.into_iter()
+        .filter(|(_, runs)| runs.len() >= VARIANCE_RUNS)
+        .filter_map(|(test, runs)| {
+            let c = crate::variance::components(&runs)?;
+            Some(crate::model::VarianceEstimate {
+                test,
+                within_var: c.within_var,
+                between_var: c.between_var,
+                runs: c.runs,
+                trials: c.trials,
+                updated_ns: now_ns,
+            })
+        })
+        .collect()
+}
+
+/// The CV of one run's trials of a test (the log-scale standard deviation), None below two.
+pub fn trial_cv(run: &Run, r: &BenchResult) -> Option<f64> {
+    crate::variance::log_sd(&samples(run, r))
+}
+
 impl Known {
     /// The between-run variance of each test across `history` (runs of one machine, each with
     /// its trials), for tests measured in at least three of them.
     pub fn from_history(history: &[Run]) -> Known {
-        let mut per: std::collections::BTreeMap<String, Vec<Vec<f64>>> = Default::default();
-        for run in history {
-            for r in &run.results {
-                let s = samples(run, r);
-                if s.len() >= 2 {
-                    per.entry(r.id.clone()).or_default().push(s);
-                }
-            }
-        }
         Known {
-            between_var: per
+            between_var: machine_variance(history, 0)
                 .into_iter()
-                .filter(|(_, runs)| runs.len() >= 3)
-                .filter_map(|(id, runs)| {
-                    crate::variance::components(&runs).map(|c| (id, c.between_var))
-                })
+                .map(|v| (v.test, v.between_var))
                 .collect(),
             runs: history.len(),
         }

@@ -864,6 +864,27 @@ pub fn read_file(path: &std::path::Path) -> Result<Vec<u8>, ExchangeError> {
     Ok(bytes)
 }
 
+/// What `import` prints: one line per run in file order, "imported ID (LABEL) from FILE" or
+/// "already present: ID", where `saved` says which runs `Store::save_runs` stored.
+pub fn import_summary(batches: &[(&PathBuf, Vec<Run>)], saved: &[bool]) -> String {
+    let mut saved = saved.iter();
+    let mut text = String::new();
+    for (path, runs) in batches {
+        for run in runs {
+            text.push_str(
+                &match (saved.next().copied().unwrap_or(false), &run.label) {
+                    (true, Some(label)) => {
+                        format!("imported {} ({label}) from {}\n", run.id, path.display())
+                    }
+                    (true, None) => format!("imported {} from {}\n", run.id, path.display()),
+                    (false, _) => format!("already present: {}\n", run.id),
+                },
+            );
+        }
+    }
+    text
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -19,7 +19,7 @@ use sysperf::engine::{self, Budget, Engine, Event, RunPlan, Sink};
 use sysperf::error::InputError;
 use sysperf::exchange::{self, ExchangeError};
 use sysperf::harness::{self, placement};
-use sysperf::model::Run;
+use sysperf::model::{Run, VarianceEstimate as Variance};
 use sysperf::observe::{doctor, watch};
 use sysperf::output::{self, OutputError};
 use sysperf::profile::{self, Profile};
@@ -102,7 +102,7 @@ fn dispatch(cli: Cli) -> Result<i32> {
         Cmd::Job { which, output } => job(&which, &output),
         Cmd::Profile(a) => profile(a),
         Cmd::Watch(a) => watch(a),
-        Cmd::Doctor { json } => doctor(json),
+        Cmd::Doctor { json, db } => doctor(json, db),
         Cmd::Trace(a) => trace_cmd(a),
     }
 }
@@ -148,12 +148,16 @@ fn run(a: RunArgs) -> Result<i32> {
     if a.json && outcomes.len() > 1 {
         let docs: Vec<_> = outcomes
             .iter()
-            .map(|o| report::json::run_document(&o.run))
+            .map(|o| {
+                let mut doc = report::json::run_document(&o.run);
+                doc["variance"] = serde_json::json!(o.variance);
+                doc
+            })
             .collect();
         print(&format!("{}\n", serde_json::to_string_pretty(&docs)?))?;
     } else {
         for o in &outcomes {
-            print_run(&o.run, &o.profiles, a.json)?;
+            print_run(&o.run, &o.profiles, Some(&o.variance), a.json)?;
         }
     }
     let Some(outcome) = outcomes.last() else {
@@ -186,10 +190,13 @@ fn run(a: RunArgs) -> Result<i32> {
 /// Flat-profile lines printed with a run (`sysperf profile` prints as many as --top asks).
 const RUN_PROFILE_TOP: usize = 15;
 
-fn print_run(run: &Run, profiles: &[Profile], json: bool) -> Result<()> {
+fn print_run(run: &Run, profiles: &[Profile], var: Option<&[Variance]>, json: bool) -> Result<()> {
     let mut out = std::io::stdout().lock();
     if json {
         let mut doc = report::json::run_document(run);
+        if let Some(v) = var {
+            doc["variance"] = serde_json::to_value(v)?;
+        }
         if !profiles.is_empty() {
             doc["profiles"] =
                 report::profile::json_document(profiles, RUN_PROFILE_TOP)["profiles"].take();
@@ -198,6 +205,9 @@ fn print_run(run: &Run, profiles: &[Profile], json: bool) -> Result<()> {
         writeln!(out)?;
     } else {
         write!(out, "{}", report::table::render(run))?;
+        if let Some(v) = var {
+            write!(out, "\n{}", report::table::variance(run, v))?;
+        }
         for p in profiles {
             write!(out, "\n{}", report::profile::render(p, RUN_PROFILE_TOP))?;
         }
@@ -417,7 +427,8 @@ fn show(spec: &str, db: DbArg, json: bool) -> Result<i32> {
     let mut catalog = Catalog::new(db.db);
     let run = catalog.load(spec)?;
     let profiles = catalog.profiles(std::slice::from_ref(&run))?.remove(0);
-    print_run(&run, &profiles, json)?;
+    let variance = catalog.machine_variance(&run)?;
+    print_run(&run, &profiles, Some(&variance), json)?;
     Ok(exit::OK)
 }
 
@@ -484,23 +495,10 @@ fn import(files: &[PathBuf], db: DbArg) -> Result<i32> {
         .flat_map(|(_, runs)| runs.iter().cloned())
         .collect();
     let store = catalog::open_store(db.db.as_ref())?;
-    let mut saved = store
+    let saved = store
         .save_runs(&all)
-        .context("saving the imported runs (nothing was stored)")?
-        .into_iter();
-    let mut text = String::new();
-    for (path, runs) in &batches {
-        for run in runs {
-            text.push_str(&match (saved.next().unwrap_or(false), &run.label) {
-                (true, Some(label)) => {
-                    format!("imported {} ({label}) from {}\n", run.id, path.display())
-                }
-                (true, None) => format!("imported {} from {}\n", run.id, path.display()),
-                (false, _) => format!("already present: {}\n", run.id),
-            });
-        }
-    }
-    print(&text)
+        .context("saving the imported runs (nothing was stored)")?;
+    print(&exchange::import_summary(&batches, &saved))
 }
 
 fn report_cmd(a: ReportArgs) -> Result<i32> {
@@ -572,8 +570,10 @@ fn watch(a: WatchArgs) -> Result<i32> {
     Ok(exit::OK)
 }
 
-fn doctor(json: bool) -> Result<i32> {
-    let (facts, findings) = doctor::examine();
+fn doctor(json: bool, db: DbArg) -> Result<i32> {
+    let (mut facts, _) = doctor::examine();
+    facts.variance = catalog::stored_variance(db.db.as_ref(), &facts.fingerprint)?;
+    let findings = doctor::diagnose(&facts);
     print(&if json {
         let doc = serde_json::json!({
             "format": "sysperf-doctor",

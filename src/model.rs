@@ -484,6 +484,32 @@ impl Severity {
     }
 }
 
+/// The two variance components of one test on one machine (host name, kernel and CPU model),
+/// estimated from its stored runs (at least three, each with two or more trials): what a
+/// comparison of one run a side must allow for. On the log scale, so `sqrt(var)` is a CV.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct VarianceEstimate {
+    pub test: String,
+    /// Variance of a trial's log time within a run (pooled over the runs).
+    pub within_var: f64,
+    /// Variance of a run's log level across runs.
+    pub between_var: f64,
+    /// Runs and trials the estimate came from.
+    pub runs: usize,
+    pub trials: usize,
+    /// When it was estimated (ns since the epoch).
+    pub updated_ns: i64,
+}
+
+impl VarianceEstimate {
+    pub fn within_cv(&self) -> f64 {
+        self.within_var.sqrt()
+    }
+    pub fn between_cv(&self) -> f64 {
+        self.between_var.sqrt()
+    }
+}
+
 /// One thing `sysperf doctor` found about the machine, with what to do about it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Finding {

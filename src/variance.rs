@@ -44,6 +44,16 @@ fn mean(v: &[f64]) -> f64 {
     v.iter().sum::<f64>() / v.len() as f64
 }
 
+/// The standard deviation of the logs of `v` (≈ its CV), None below two positive values.
+pub fn log_sd(v: &[f64]) -> Option<f64> {
+    let l = logs(v)?;
+    if l.len() < 2 {
+        return None;
+    }
+    let m = mean(&l);
+    Some((l.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (l.len() - 1) as f64).sqrt())
+}
+
 /// One-way random-effects (ANOVA, method of moments) estimate of the within-run and
 /// between-run variance from the trials of several runs (unequal counts allowed). Needs two
 /// runs with two or more positive trials each; other runs are left out.
@@ -392,6 +402,9 @@ mod tests {
         // Outliers widen the within-run spread a little above the 2% of the model.
         assert!(c.within_cv() > 0.015 && c.within_cv() < 0.09, "{c:?}");
         assert!(components(&runs[..1]).is_none());
+        assert!(log_sd(&[1.0]).is_none() && log_sd(&[1.0, -1.0]).is_none());
+        let sd = log_sd(&[1.0, std::f64::consts::E]).unwrap();
+        assert!((sd - 0.5f64.sqrt()).abs() < 1e-12, "{sd}");
     }
 
     /// 1,000 simulated A/A comparisons: how often the interval covers 1, and how often a verdict

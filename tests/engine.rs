@@ -209,3 +209,62 @@ fn repeat_stores_a_group_of_runs_under_one_label() {
     assert_eq!((a.params.replicate, b.params.replicate), (Some(0), Some(1)));
     assert_ne!(a.params.seed, b.params.seed, "each run its own order");
 }
+
+#[test]
+fn every_run_updates_the_machines_variance_and_show_and_doctor_print_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("s.db");
+    let sysperf = |args: &[&str]| {
+        let mut c = assert_cmd::Command::cargo_bin("sysperf").unwrap();
+        c.env("NO_COLOR", "1").args(args).arg("--db").arg(&db);
+        c
+    };
+    // Before any run: doctor says the variance is not known, and creates no store.
+    let out = sysperf(&["doctor", "--json"]).output().unwrap();
+    assert!(out.status.success());
+    assert!(!db.exists(), "doctor must not create a store");
+    // Three runs of one test: the machine's run-to-run variance is estimated and stored.
+    sysperf(&["run", "syscall", "--trials", "3", "--min-time", "0.005"])
+        .args(["--repeat", "3", "--label", "three"])
+        .assert()
+        .success();
+    let store = Store::open(&db).unwrap();
+    let fp = store
+        .load_run(&store.resolve("latest").unwrap())
+        .unwrap()
+        .fingerprint;
+    let key = |v: &Option<String>| v.clone().unwrap_or_default();
+    let stored = store
+        .variance((
+            &key(&fp.hostname),
+            &key(&fp.kernel_release),
+            &key(&fp.cpu_model),
+        ))
+        .unwrap();
+    assert_eq!(stored.len(), 1, "{stored:?}");
+    assert_eq!((stored[0].test.as_str(), stored[0].runs), ("syscall", 3));
+    assert!(stored[0].within_var > 0.0 && stored[0].between_var >= 0.0);
+
+    let text = sysperf(&["show", "latest"]).output().unwrap();
+    let text = String::from_utf8(text.stdout).unwrap();
+    assert!(text.contains("run-to-run"), "{text}");
+    let section = &text[text.find("Variance (").expect("a variance section")..];
+    let row = section
+        .lines()
+        .find(|l| l.trim_start().starts_with("syscall "))
+        .unwrap();
+    assert!(row.trim_end().ends_with('3'), "{row}");
+    let json: serde_json::Value = serde_json::from_slice(
+        &sysperf(&["show", "latest", "--json"])
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap();
+    assert_eq!(json["variance"][0]["test"], "syscall");
+    assert_eq!(json["variance"][0]["runs"], 3);
+
+    let doc: serde_json::Value =
+        serde_json::from_slice(&sysperf(&["doctor", "--json"]).output().unwrap().stdout).unwrap();
+    assert_eq!(doc["facts"]["variance"][0]["test"], "syscall", "{doc}");
+}

@@ -112,6 +112,9 @@ pub struct RunOutcome {
     pub run: Run,
     pub profiles: Vec<Profile>,
     pub interrupted: bool,
+    /// The machine's variance estimates once this run is stored (empty when interrupted or
+    /// fewer than three runs of a test are known).
+    pub variance: Vec<crate::model::VarianceEstimate>,
 }
 
 /// Carries out plans.
@@ -530,6 +533,21 @@ impl Engine<'_> {
         stored(store.finish_run(&run), || {
             "finishing the run in the store".into()
         })?;
+        // The machine's variance now includes this run. Derived and rebuilt by every run, so a
+        // failure costs a warning, not the run.
+        let mut variance = Vec::new();
+        if !interrupted {
+            match crate::catalog::record_variance(store, &run) {
+                Ok(v) => variance = v,
+                Err(e) => sink.event(Event::Warning {
+                    warning: &Warning {
+                        bench: None,
+                        kind: WarningKind::Other("variance".into()),
+                        message: format!("could not update this machine's variance estimates: {e}"),
+                    },
+                }),
+            }
+        }
         sink.event(Event::RunFinished {
             run_id: &run.id,
             interrupted,
@@ -538,6 +556,7 @@ impl Engine<'_> {
             run,
             profiles,
             interrupted,
+            variance,
         })
     }
 

@@ -82,6 +82,10 @@ pub struct Facts {
     pub euid: Option<u32>,
     pub tracefs: Tracefs,
     pub kallsyms: Kallsyms,
+    /// This machine's variance estimates from the store (`sysperf doctor` looks them up; the
+    /// doctor at the start of a run does not): None when not looked up or there is no store.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub variance: Option<Vec<crate::model::VarianceEstimate>>,
 }
 
 /// A process counts as busy from this share of one CPU (2 ticks in a 0.2 s sample at 100 Hz).
@@ -332,6 +336,7 @@ pub fn gather(fingerprint: Fingerprint, sample: Duration) -> Facts {
         euid: read_trim("/proc/self/status").and_then(|s| parse_euid(&s)),
         tracefs: tracefs(),
         kallsyms: kallsyms(),
+        variance: None,
         fingerprint,
     }
 }
@@ -711,9 +716,56 @@ pub fn diagnose(f: &Facts) -> Vec<Finding> {
     check_perf(f, &mut out);
     check_tracefs(f, &mut out);
     check_kallsyms(f, &mut out);
+    check_variance(f, &mut out);
     // Stable: the check order is kept within each severity.
     out.sort_by_key(|x| x.severity == Severity::Info);
     out
+}
+
+/// A test's run-to-run CV from which doctor warns: a comparison of one run a side then needs
+/// a change of about 3x this (two runs' shifts, at 95%) before it can call it.
+pub const RUN_CV_PCT: f64 = 3.0;
+
+fn check_variance(f: &Facts, out: &mut Vec<Finding>) {
+    let Some(v) = &f.variance else { return };
+    if v.is_empty() {
+        out.push(finding(
+            "variance",
+            Severity::Info,
+            "run-to-run variance of this machine: not known yet".into(),
+            "compare widens a one-run-a-side interval by the machine's run-to-run variance, estimated from at least three stored runs of this host, kernel and CPU; until then its intervals cover the trials within each run only",
+            "sysperf noise (a few minutes), or sysperf run --repeat 3".into(),
+        ));
+        return;
+    }
+    let mut cvs: Vec<(f64, &str)> = v
+        .iter()
+        .map(|e| (e.between_cv() * 100.0, e.test.as_str()))
+        .collect();
+    cvs.sort_by(|a, b| b.0.total_cmp(&a.0));
+    let large: Vec<String> = cvs
+        .iter()
+        .filter(|(cv, _)| *cv > RUN_CV_PCT)
+        .map(|(cv, t)| format!("{t} {cv:.1}%"))
+        .collect();
+    let runs = v.iter().map(|e| e.runs).max().unwrap_or(0);
+    if large.is_empty() {
+        return;
+    }
+    let shown = large.iter().take(5).cloned().collect::<Vec<_>>().join(", ");
+    let more = large.len().saturating_sub(5);
+    out.push(finding(
+        "variance",
+        Severity::Warn,
+        format!(
+            "run-to-run variance is large: {} of {} tests shift by more than {RUN_CV_PCT}% from run to run ({shown}{}; from {runs} stored runs)",
+            large.len(),
+            v.len(),
+            if more > 0 { format!(", {more} more") } else { String::new() }
+        ),
+        "two runs of this unchanged machine differ by this much, so a comparison of one run a side cannot call a change smaller than about three times it; compare allows for it, and says inconclusive where it must",
+        "compare groups of runs (sysperf run --repeat 5 --label NAME on each side), and look for the cause: sysperf doctor's other findings (governor, steal, busy processes)".into(),
+    ));
 }
 
 /// One line per finding, warnings first: for compare and the report to show beside a run.
@@ -792,7 +844,34 @@ mod tests {
                 readable: true,
                 addresses: true,
             },
+            variance: None,
         }
+    }
+
+    #[test]
+    fn large_run_to_run_variance_is_a_warning_and_none_known_is_said() {
+        let est = |test: &str, cv: f64| crate::model::VarianceEstimate {
+            test: test.into(),
+            within_var: 0.01f64.powi(2),
+            between_var: cv.powi(2),
+            runs: 6,
+            trials: 30,
+            updated_ns: 0,
+        };
+        let mut f = quiet();
+        f.variance = Some(vec![est("syscall", 0.01), est("forks0", 0.012)]);
+        assert!(diagnose(&f).is_empty(), "{:?}", diagnose(&f));
+        f.variance = Some(vec![est("syscall", 0.01), est("forks0", 0.08)]);
+        let d = diagnose(&f);
+        assert_eq!(d.len(), 1, "{d:?}");
+        assert_eq!(d[0].severity, Severity::Warn);
+        assert!(
+            d[0].title.contains("1 of 2 tests") && d[0].title.contains("forks0 8.0%"),
+            "{}",
+            d[0].title
+        );
+        f.variance = Some(vec![]);
+        assert_eq!(ids(&f), vec![("variance".to_string(), Severity::Info)]);
     }
 
     fn ids(f: &Facts) -> Vec<(String, Severity)> {

@@ -89,14 +89,27 @@ pub fn header(run: &Run) -> String {
         f.virtualization.as_deref().unwrap_or("?"),
     );
     let p = &run.params;
+    let order = match (p.order.as_deref(), p.seed) {
+        (Some("interleaved"), Some(seed)) => {
+            format!(" in interleaved rounds (every test once a round, shuffled; seed {seed})")
+        }
+        (Some("interleaved"), None) => " in interleaved rounds".to_string(),
+        (Some(o), _) => format!(" back to back ({o})"),
+        (None, _) => " back to back (made before sysperf ran trials in rounds)".to_string(),
+    };
     let _ = writeln!(
         s,
-        "method: {} measured trial(s) per test, each in its own worker process, after calibration to >= {} s{}; placement {}{}",
+        "method: {} measured trial(s) per test{order}, each in its own worker process, after calibration to >= {} s{}; placement {}{}{}{}",
         p.trials,
         p.min_time_s,
         if p.quick { " (quick)" } else { " and one warm-up" },
         p.placement,
         p.cpus.as_ref().map(|c| format!(" on CPUs {}", crate::harness::placement::format_list(c))).unwrap_or_default(),
+        p.precision_pct.map(|x| format!("; rounds added until each interval is within +-{x}% of its median (--precision)")).unwrap_or_default(),
+        match (&p.group, p.replicate) {
+            (Some(g), Some(r)) => format!("; replicate {} of group {g} (--repeat)", r + 1),
+            _ => String::new(),
+        },
     );
     let level = run
         .results
@@ -295,6 +308,61 @@ pub fn render(run: &Run) -> String {
 /// The per-operation counters of an observed run (`run --observe`), one row per benchmark
 /// that has them; empty when the run was not observed. Cycles and instructions get columns
 /// only when some benchmark has them (virtual machines often expose no hardware counters).
+/// How much a test's time varies, at both levels (`show`): the CV of one trial within this
+/// run, and this machine's within-run and run-to-run CV from its stored runs (`estimates`,
+/// from at least three runs; none yet says how to get them). The run-to-run CV is what a
+/// comparison of one run a side must allow for.
+pub fn variance(run: &Run, estimates: &[crate::model::VarianceEstimate]) -> String {
+    let mut s = String::new();
+    if run.source != "measured" {
+        return s;
+    }
+    let pct = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{:.1}%", v * 100.0));
+    let runs = estimates.iter().map(|e| e.runs).max().unwrap_or(0);
+    let _ = writeln!(
+        s,
+        "Variance (CV: one trial within this run; this machine's within-run and run-to-run CV{})",
+        if runs > 0 {
+            format!(", from its last {runs} stored runs")
+        } else {
+            String::new()
+        }
+    );
+    let w = run
+        .results
+        .iter()
+        .map(|r| r.id.len())
+        .max()
+        .unwrap_or(4)
+        .max(4);
+    let _ = writeln!(
+        s,
+        "  {:<w$}  {:>9}  {:>14}  {:>10}  {:>4}",
+        "test", "this run", "machine within", "run-to-run", "runs"
+    );
+    for r in &run.results {
+        let e = estimates.iter().find(|e| e.test == r.id);
+        let _ = writeln!(
+            s,
+            "  {:<w$}  {:>9}  {:>14}  {:>10}  {:>4}",
+            r.id,
+            pct(crate::compare::trial_cv(run, r)),
+            pct(e.map(|e| e.within_cv())),
+            pct(e.map(|e| e.between_cv())),
+            e.map_or("-".into(), |e| e.runs.to_string()),
+        );
+    }
+    if estimates.is_empty() {
+        let _ = writeln!(
+            s,
+            "  run-to-run variance of this machine: not known yet (it needs {} stored runs of a test \
+             on this host, kernel and CPU; 'sysperf noise' makes them)",
+            crate::compare::VARIANCE_RUNS
+        );
+    }
+    s
+}
+
 pub fn counters_table(run: &Run) -> String {
     use crate::model::CounterSummary;
     let rows: Vec<(&BenchResult, &CounterSummary)> = run

@@ -160,6 +160,23 @@ ALTER TABLE runs ADD COLUMN notes_json TEXT;
 ALTER TABLE trials ADD COLUMN round INTEGER;
 ALTER TABLE trials ADD COLUMN started_ns INTEGER;
 "#,
+    // Migration 7 (#12, variance at every level): each test's within-run and run-to-run
+    // variance (log scale) on one machine, estimated from its stored runs after every run and
+    // read by `doctor`; a derived table, rebuilt from the runs whenever one is stored.
+    r#"
+CREATE TABLE variance (
+    hostname       TEXT NOT NULL,
+    kernel_release TEXT NOT NULL,
+    cpu_model      TEXT NOT NULL,
+    test           TEXT NOT NULL,
+    within_var     REAL NOT NULL,
+    between_var    REAL NOT NULL,
+    runs           INTEGER NOT NULL,
+    trials         INTEGER NOT NULL,
+    updated_ns     INTEGER NOT NULL,
+    PRIMARY KEY (hostname, kernel_release, cpu_model, test)
+);
+"#,
 ];
 
 /// What the header of an opened database says about it.
@@ -241,7 +258,7 @@ mod tests {
         let state = DbState::read(&conn).unwrap();
         assert_eq!(state.user_version, SCHEMA_VERSION);
         assert_eq!(state.application_id, APPLICATION_ID);
-        assert_eq!(state.tables, 7);
+        assert_eq!(state.tables, 8);
         // A second call finds nothing to do rather than failing on existing tables.
         migrate(&conn, path).unwrap();
         assert_eq!(DbState::read(&conn).unwrap(), state);

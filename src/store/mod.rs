@@ -557,6 +557,66 @@ impl Store {
         Err(none())
     }
 
+    /// Replaces the stored variance estimates of one machine (host name, kernel, CPU model) by
+    /// `estimates`, in one transaction.
+    pub fn put_variance(
+        &self,
+        machine: (&str, &str, &str),
+        estimates: &[crate::model::VarianceEstimate],
+    ) -> Result<()> {
+        let (host, kernel, cpu) = machine;
+        let tx = self.write_tx()?;
+        tx.execute(
+            "DELETE FROM variance WHERE hostname = ?1 AND kernel_release = ?2 AND cpu_model = ?3",
+            params![host, kernel, cpu],
+        )?;
+        for e in estimates {
+            tx.execute(
+                "INSERT INTO variance (hostname, kernel_release, cpu_model, test, within_var,
+                     between_var, runs, trials, updated_ns)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                params![
+                    host,
+                    kernel,
+                    cpu,
+                    e.test,
+                    real(e.within_var),
+                    real(e.between_var),
+                    int_usize(e.runs, "variance runs")?,
+                    int_usize(e.trials, "variance trials")?,
+                    e.updated_ns
+                ],
+            )?;
+        }
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// The variance estimates stored for one machine, by test id.
+    pub fn variance(
+        &self,
+        machine: (&str, &str, &str),
+    ) -> Result<Vec<crate::model::VarianceEstimate>> {
+        let mut stmt = self.conn.prepare(
+            "SELECT test, within_var, between_var, runs, trials, updated_ns FROM variance
+             WHERE hostname = ?1 AND kernel_release = ?2 AND cpu_model = ?3 ORDER BY test",
+        )?;
+        let mut rows = stmt.query(params![machine.0, machine.1, machine.2])?;
+        let mut out = Vec::new();
+        while let Some(row) = rows.next()? {
+            let r = Reader::new(row, "variance");
+            out.push(crate::model::VarianceEstimate {
+                test: r.text("test")?,
+                within_var: r.f64("within_var")?,
+                between_var: r.f64("between_var")?,
+                runs: r.usize("runs")?,
+                trials: r.usize("trials")?,
+                updated_ns: r.i64("updated_ns")?,
+            });
+        }
+        Ok(out)
+    }
+
     /// The ids of the runs carrying `label`, newest first.
     pub fn labelled(&self, label: &str) -> Result<Vec<String>> {
         let mut stmt = self
