@@ -144,7 +144,7 @@ pub enum Covers {
 /// replicated or earlier runs of the same machine in the store; empty when none is known.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Known {
-    pub between_var: std::collections::BTreeMap<String, f64>,
+    pub between_var: std::collections::BTreeMap<String, crate::variance::RunVar>,
     /// How many stored runs the estimate came from.
     pub runs: usize,
 }
@@ -196,7 +196,13 @@ impl Known {
         Known {
             between_var: machine_variance(history, 0)
                 .into_iter()
-                .map(|v| (v.test, v.between_var))
+                .map(|v| {
+                    let var = crate::variance::RunVar {
+                        var: v.between_var,
+                        runs: v.runs,
+                    };
+                    (v.test, var)
+                })
                 .collect(),
             runs: history.len(),
         }
@@ -475,7 +481,7 @@ pub fn grouped_ratio(
     new_point: f64,
     noise_pct: f64,
     seed: u64,
-    between_var: Option<f64>,
+    between_var: Option<crate::variance::RunVar>,
 ) -> Option<Ratio> {
     use crate::variance;
     if base.len() >= 2 && new.len() >= 2 {
@@ -491,7 +497,10 @@ pub fn grouped_ratio(
         (side.len() >= 2)
             .then(|| variance::components(side))
             .flatten()
-            .map(|c| c.between_var)
+            .map(|c| variance::RunVar {
+                var: c.between_var,
+                runs: c.runs,
+            })
     };
     let known = between_var.or_else(|| replicated(base).or_else(|| replicated(new)));
     let (a, b) = (
@@ -933,7 +942,10 @@ pub fn noise(runs: &[Run], noise_pct: f64) -> Vec<NoiseRow> {
                         mb,
                         noise_pct,
                         seed,
-                        Some(c.between_var),
+                        Some(crate::variance::RunVar {
+                            var: c.between_var,
+                            runs: c.runs,
+                        }),
                     ));
                 }
             }
