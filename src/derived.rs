@@ -164,6 +164,7 @@ mod tests {
                 wall_ns_per_op: est(wall_ns),
                 user_ns_per_op: est(0.0),
                 sys_ns_per_op: est(sys_ns),
+                whole: None,
                 minflt_per_op: minflt,
                 majflt_per_op: 0.0,
                 csw_per_op: 0.0,

@@ -795,6 +795,9 @@ fn check_trial(t: &Trial, p: &JsonPath) -> Result<()> {
     int(t.wall_ns, &p.field("wall_ns"))?;
     check_usage(&t.usage, &p.field("usage"))?;
     check_usage(&t.worker_total, &p.field("worker_total"))?;
+    if let Some(c) = &t.children {
+        check_usage(c, &p.field("children"))?;
+    }
     int(t.worker_rss_bytes, &p.field("worker_rss_bytes"))?;
     int(t.worker_maps, &p.field("worker_maps"))?;
     opt_int(t.migrations, &p.field("migrations"))?;
@@ -815,6 +818,11 @@ fn check_summary(s: &Summary, p: &JsonPath) -> Result<()> {
     check_estimate(&s.wall_ns_per_op, &p.field("wall_ns_per_op"))?;
     check_estimate(&s.user_ns_per_op, &p.field("user_ns_per_op"))?;
     check_estimate(&s.sys_ns_per_op, &p.field("sys_ns_per_op"))?;
+    if let Some(w) = &s.whole {
+        let p = p.field("whole");
+        check_estimate(&w.user_ns_per_op, &p.field("user_ns_per_op"))?;
+        check_estimate(&w.sys_ns_per_op, &p.field("sys_ns_per_op"))?;
+    }
     float(s.minflt_per_op, &p.field("minflt_per_op"))?;
     float(s.majflt_per_op, &p.field("majflt_per_op"))?;
     float(s.csw_per_op, &p.field("csw_per_op"))?;

@@ -118,6 +118,10 @@ pub struct Trial {
     pub wall_ns: u64,
     /// Worker plus every child it reaped, over the timed region only.
     pub usage: Usage,
+    /// The reaped children's part of `usage` (None in runs made before sysperf kept it apart):
+    /// `usage - children` is the parent's own time, the figure the paper's time(1) reported.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub children: Option<Usage>,
     /// The worker process's whole life as its parent's wait4 saw it (startup, setup,
     /// timed region, teardown), including reaped children. Used for noise accounting.
     pub worker_total: Usage,
@@ -237,13 +241,27 @@ pub struct Estimate {
     pub n: usize,
 }
 
+/// CPU time per operation of the benchmark's process and every child it reaped together.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WholeCpu {
+    pub user_ns_per_op: Estimate,
+    pub sys_ns_per_op: Estimate,
+}
+
 /// Per-operation summary of one benchmark, derived from its measured trials.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Summary {
     /// Wall nanoseconds per operation, after overhead subtraction.
     pub wall_ns_per_op: Estimate,
+    /// The benchmark process's own CPU time per operation, without the children it reaped:
+    /// what time(1) charged in the paper (its Table 2's User and System). In runs made before
+    /// sysperf kept children apart (`whole` absent), these include the children.
     pub user_ns_per_op: Estimate,
     pub sys_ns_per_op: Estimate,
+    /// The process and its reaped children together (the echo child of pipeback, the forked
+    /// and exec'd processes); None in runs made before sysperf kept children apart.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub whole: Option<WholeCpu>,
     /// Medians over measured trials of the per-operation counts.
     pub minflt_per_op: f64,
     pub majflt_per_op: f64,

@@ -219,6 +219,7 @@ fn result(spec: &crate::bench::Spec, real: f64, user: f64, sys: f64, faults: f64
             wall_ns_per_op: single(per_op(real)),
             user_ns_per_op: single(per_op(user)),
             sys_ns_per_op: single(per_op(sys)),
+            whole: None,
             minflt_per_op: faults / count,
             majflt_per_op: 0.0,
             csw_per_op: 0.0,

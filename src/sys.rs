@@ -48,6 +48,11 @@ pub fn usage_self_and_children() -> Usage {
     getrusage(libc::RUSAGE_SELF).plus(&getrusage(libc::RUSAGE_CHILDREN))
 }
 
+/// Resource usage of the children this process has reaped (and theirs), alone.
+pub fn usage_children() -> Usage {
+    getrusage(libc::RUSAGE_CHILDREN)
+}
+
 /// CLOCK_MONOTONIC in nanoseconds. Only the harness reads clocks.
 #[inline]
 pub fn monotonic_ns() -> u64 {

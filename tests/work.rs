@@ -191,6 +191,30 @@ fn usage(v: &Value, k: &str) -> f64 {
 }
 
 #[test]
+fn two_process_tests_keep_the_parents_cpu_time_apart_from_the_childrens() {
+    // On one CPU the parent and its echo child take turns, so the parent's own user+system
+    // (what time(1) charged in the paper: 37.4 s of 75.0 s for 4.2BSD's pipeback4) is about
+    // half of elapsed, and the children's share is the rest. Before the split, the columns
+    // held both: about all of elapsed.
+    let cpu = sysperf::sys::get_affinity().unwrap()[0];
+    let cpu_ns = |u: &Value| u["user_ns"].as_f64().unwrap() + u["sys_ns"].as_f64().unwrap();
+    for (id, n) in [("pipeback4", 20_000), ("csw", 20_000), ("forks0", 300)] {
+        let v = worker(id, n, Some(cpu));
+        let (whole, children) = (cpu_ns(&v["usage"]), cpu_ns(&v["children"]));
+        let wall = v["wall_ns"].as_f64().unwrap();
+        let parent = whole - children;
+        assert!(children > 0.0, "{id}: the children's time is kept: {v}");
+        assert!(
+            parent > 0.0 && parent < 0.75 * wall,
+            "{id}: parent {parent} ns of {wall} ns: {v}"
+        );
+    }
+    // A one-process test has no children.
+    let v = worker("syscall", 100_000, Some(cpu));
+    assert_eq!(cpu_ns(&v["children"]), 0.0, "{v}");
+}
+
+#[test]
 fn csw_and_round_trips_switch_context_at_least_twice_per_round_trip() {
     let cpu = sysperf::sys::get_affinity().unwrap()[0];
     for id in ["csw", "pipeback4", "pipeback512", "udgback4"] {

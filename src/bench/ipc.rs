@@ -7,8 +7,9 @@
 //! - back: the parent writes, the child reads and replies, the parent reads the reply
 //!   (a request-response round trip: two context switches on one CPU).
 //!
-//! The child is forked during setup and reaped at the end of the timed loop, so its CPU time
-//! belongs to the trial, as it did under time(1).
+//! The child is forked during setup and reaped at the end of the timed loop, so its CPU time is
+//! in the trial's whole figure (All CPU); the paper's User and System columns are the parent's
+//! own, as time(1) charged them (4.2BSD pipeback4: 37.4 s of 75.0 s elapsed).
 
 use super::{Benchmark, Ctx, Group, Shape, Spec};
 use crate::error::BenchError;

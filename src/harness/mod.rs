@@ -341,6 +341,7 @@ fn trial_from(kind: TrialKind, iterations: u64, outcome: &Outcome) -> Trial {
         iterations,
         wall_ns: rep.wall_ns,
         usage: rep.usage,
+        children: error.is_none().then_some(rep.children),
         worker_total: total,
         worker_rss_bytes: rep.rss_bytes,
         worker_maps: rep.maps,
@@ -843,8 +844,19 @@ pub fn summarize(
             .collect()
     };
     let wall = per_op(&|t| adjusted_wall_ns(t, overhead));
-    let user = per_op(&|t| t.usage.user_ns as f64);
-    let sys_ = per_op(&|t| t.usage.sys_ns as f64);
+    // The paper's columns are the parent's own time: time(1) did not charge the children.
+    let child = |t: &Trial| t.children.unwrap_or_default();
+    let user = per_op(&|t| t.usage.user_ns.saturating_sub(child(t).user_ns) as f64);
+    let sys_ = per_op(&|t| t.usage.sys_ns.saturating_sub(child(t).sys_ns) as f64);
+    let known = idx.iter().all(|&i| trials[i].children.is_some());
+    let whole = known
+        .then(|| {
+            Some(crate::model::WholeCpu {
+                user_ns_per_op: stats::estimate(&per_op(&|t| t.usage.user_ns as f64)).ok()?,
+                sys_ns_per_op: stats::estimate(&per_op(&|t| t.usage.sys_ns as f64)).ok()?,
+            })
+        })
+        .flatten();
     let med = |v: Vec<f64>| stats::median(&v).unwrap_or(0.0);
     let labels = stats::tukey_labels(&wall).ok()?;
     let first = &trials[idx[0]];
@@ -856,6 +868,7 @@ pub fn summarize(
         wall_ns_per_op: stats::estimate(&wall).ok()?,
         user_ns_per_op: stats::estimate(&user).ok()?,
         sys_ns_per_op: stats::estimate(&sys_).ok()?,
+        whole,
         minflt_per_op: med(per_op(&|t| t.usage.minflt as f64)),
         majflt_per_op: med(per_op(&|t| t.usage.majflt as f64)),
         csw_per_op: med(per_op(&|t| (t.usage.nvcsw + t.usage.nivcsw) as f64)),
@@ -1032,6 +1045,7 @@ mod tests {
                 nvcsw: 2 * iterations,
                 nivcsw: 0,
             },
+            children: None,
             worker_total: Usage::default(),
             worker_rss_bytes: 4096,
             worker_maps: 10,

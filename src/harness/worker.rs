@@ -71,7 +71,12 @@ pub type Make = fn(&str, Option<u64>) -> Result<Box<dyn bench::Benchmark>, Strin
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Report {
     pub wall_ns: u64,
+    /// The worker and the children it reaped, over the timed region.
     pub usage: Usage,
+    /// The reaped children's part of `usage` (the echo child of pipeback, the forked and
+    /// exec'd processes of forks and execs): the paper's time(1) did not charge it.
+    #[serde(default)]
+    pub children: Usage,
     pub rss_bytes: u64,
     /// The anonymous part of `rss_bytes` (heap, stack, sbrk'd memory): unlike file-backed
     /// pages it does not vary with the page cache, so tests can check setup's touches.
@@ -157,6 +162,7 @@ fn execute(req: &Request, make: Make) -> Result<Report, String> {
     let cpu_start = sys::current_cpu();
     let snap0 = req.observe.then(counters::snapshot);
     let u0 = sys::usage_self_and_children();
+    let c0 = sys::usage_children();
     // The clock reads sit inside the rusage reads so that the wall time covers the loop only;
     // the perf counters, when observed, sit right inside the rusage reads too.
     if let Some(p) = &perf {
@@ -168,6 +174,7 @@ fn execute(req: &Request, make: Make) -> Result<Report, String> {
     if let Some(p) = &perf {
         p.enable(false);
     }
+    let c1 = sys::usage_children();
     let u1 = sys::usage_self_and_children();
     let snap1 = req.observe.then(counters::snapshot);
     let cpu_end = sys::current_cpu();
@@ -192,6 +199,7 @@ fn execute(req: &Request, make: Make) -> Result<Report, String> {
     Ok(Report {
         wall_ns: t1.saturating_sub(t0),
         usage: u1.since(&u0),
+        children: c1.since(&c0),
         rss_bytes,
         rss_anon_bytes,
         maps,

@@ -42,6 +42,11 @@ pub fn benchmarks(json: bool) -> String {
         ));
         out.push_str(&format!("{:<46}  today: {}\n", "", s.today));
     }
+    out.push_str(
+        "\nCPU columns: User and System are the test process's own time, as time(1) charged it in \
+         the paper; All CPU adds the processes it forked and reaped (the second process of csw and \
+         of the discard and back tests, the children of forks, vforks and execs).\n",
+    );
     out
 }
 

@@ -153,6 +153,7 @@ pub(crate) fn fixture_run() -> crate::model::Run {
             nvcsw: 2,
             nivcsw: 1,
         },
+        children: None,
         worker_total: Usage {
             user_ns: wall_ns / 3,
             sys_ns: wall_ns,
@@ -201,6 +202,7 @@ pub(crate) fn fixture_run() -> crate::model::Run {
             wall_ns_per_op: est(wall, wall * 0.98, wall * 1.03),
             user_ns_per_op: est(user, user, user),
             sys_ns_per_op: est(sys, sys, sys),
+            whole: None,
             minflt_per_op: flt,
             majflt_per_op: 0.0,
             csw_per_op: csw,

@@ -177,6 +177,15 @@ CREATE TABLE variance (
     PRIMARY KEY (hostname, kernel_release, cpu_model, test)
 );
 "#,
+    // Migration 8 (#13, the paper's CPU columns): each trial's reaped children's usage over
+    // the timed region (model::Usage as JSON), and each result's CPU time of the parent and its
+    // children together (model::WholeCpu as JSON), since the summary's user and system columns
+    // are now the parent's own, as time(1) charged them. NULL in older runs, whose user and
+    // system columns include the children.
+    r#"
+ALTER TABLE trials ADD COLUMN children_json TEXT;
+ALTER TABLE results ADD COLUMN whole_json TEXT;
+"#,
 ];
 
 /// What the header of an opened database says about it.

@@ -863,6 +863,7 @@ fn result_columns() -> Vec<String> {
         "summary_rss_bytes",
         "summary_maps",
         "counters_json",
+        "whole_json",
     ];
     let mut cols: Vec<String> = head.iter().map(|c| c.to_string()).collect();
     for e in ESTIMATES {
@@ -927,6 +928,12 @@ fn insert_result(conn: &Connection, run_id: &str, position: i64, r: &BenchResult
                         .map(|c| to_json(c, "a summary's counters"))
                         .transpose()?,
                 ),
+                Value::from(
+                    s.whole
+                        .as_ref()
+                        .map(|w| to_json(w, "a summary's whole CPU time"))
+                        .transpose()?,
+                ),
             ]);
         }
         None => vals.resize(cols.len(), Value::Null),
@@ -956,7 +963,7 @@ fn insert_trial(conn: &Connection, result_id: i64, position: i64, t: &Trial) -> 
         .as_ref()
         .map(|c| to_json(c, "a trial's counters"))
         .transpose()?;
-    let vals: [Value; 27] = [
+    let vals: [Value; 28] = [
         Value::Integer(result_id),
         Value::Integer(position),
         Value::from(t.kind.as_str().to_string()),
@@ -987,6 +994,12 @@ fn insert_trial(conn: &Connection, result_id: i64, position: i64, t: &Trial) -> 
         Value::from(counters),
         Value::from(t.round.map(i64::from)),
         Value::from(t.started_ns),
+        Value::from(
+            t.children
+                .as_ref()
+                .map(|c| to_json(c, "a trial's children usage"))
+                .transpose()?,
+        ),
     ];
     conn.prepare_cached(
         "INSERT INTO trials (result_id, position, kind, iterations, wall_ns,
@@ -994,8 +1007,8 @@ fn insert_trial(conn: &Connection, result_id: i64, position: i64, t: &Trial) -> 
                              total_user_ns, total_sys_ns, total_minflt, total_majflt,
                              total_nvcsw, total_nivcsw, worker_rss_bytes, worker_maps,
                              migrations, cpu_start, cpu_end, outlier, error, counters_json,
-                             round, started_ns)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                             round, started_ns, children_json)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
     )?
     .execute(params_from_iter(vals))?;
     Ok(())
@@ -1256,6 +1269,7 @@ fn load_results(conn: &Connection, run_id: &str) -> Result<Vec<BenchResult>> {
                 wall_ns_per_op: r.estimate("wall")?,
                 user_ns_per_op: r.estimate("user")?,
                 sys_ns_per_op: r.estimate("sys")?,
+                whole: r.opt_json("whole_json")?,
                 minflt_per_op: r.f64("minflt_per_op")?,
                 majflt_per_op: r.f64("majflt_per_op")?,
                 csw_per_op: r.f64("csw_per_op")?,
@@ -1314,6 +1328,7 @@ fn load_trials(conn: &Connection, result_id: i64) -> Result<Vec<Trial>> {
             counters: r.opt_json("counters_json")?,
             round: r.opt_u32("round")?,
             started_ns: r.opt_i64("started_ns")?,
+            children: r.opt_json("children_json")?,
         });
     }
     Ok(out)

@@ -481,6 +481,7 @@ mod tests {
             wall_ns_per_op: est(50_000.0),
             user_ns_per_op: est(100.0),
             sys_ns_per_op: est(2_000.0),
+            whole: None,
             minflt_per_op: 0.1,
             majflt_per_op: 0.5,
             csw_per_op: 0.5,
