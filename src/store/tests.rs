@@ -22,7 +22,7 @@ fn trial(kind: TrialKind, seed: u64) -> Trial {
         iterations: 1000 + seed,
         wall_ns: 123_456_789 + seed,
         usage: usage(10 * seed),
-        children: (seed % 2 == 0).then(|| usage(seed)),
+        children: seed.is_multiple_of(2).then(|| usage(seed)),
         worker_total: usage(100 * seed + 7),
         worker_rss_bytes: 4096 * (seed + 1),
         worker_maps: 40 + seed,
