@@ -17,7 +17,7 @@
 # busy machine trust it). Then the medians over the suite.
 #
 # Usage: scripts/observe-overhead.sh [ROUNDS] [BENCHMARK...]
-#   ROUNDS: default 10; default selection: the whole core suite (47 benchmarks, about 5
+#   ROUNDS: default 10; default selection: the whole core suite (49 benchmarks, about 5
 #   minutes on 2 cores). CPU=N pins to CPU N (default: the last CPU).
 # Needs: python3.
 set -euo pipefail

@@ -40,7 +40,7 @@ pub const MAX_LABEL_CHARS: usize = 200;
 pub const MAX_HOSTNAME_CHARS: usize = 253;
 /// Longest benchmark id.
 pub const MAX_BENCH_ID_CHARS: usize = 200;
-/// Most results in one run (the suite has 47 benchmarks).
+/// Most results in one run (the core suite has 49 benchmarks).
 pub const MAX_RESULTS_PER_RUN: usize = 10_000;
 /// Most trials of one result (`--trials` allows 1000, plus calibration and warm-up).
 pub const MAX_TRIALS_PER_RESULT: usize = 100_000;

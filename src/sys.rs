@@ -262,6 +262,15 @@ pub fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
     Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
 }
 
+/// Sets the capacity of the pipe `fd` belongs to (F_SETPIPE_SZ) and returns what the kernel
+/// made it (at least `bytes`, rounded up to a power of two of pages).
+pub fn set_pipe_size(fd: &impl AsRawFd, bytes: usize) -> io::Result<usize> {
+    let want = libc::c_int::try_from(bytes).map_err(|_| io::ErrorKind::InvalidInput)?;
+    // SAFETY: F_SETPIPE_SZ takes an int and only resizes the pipe's buffer.
+    let got = cvt(unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_SETPIPE_SZ, want) })?;
+    Ok(got as usize)
+}
+
 /// A connected pair of Unix-domain datagram sockets, close-on-exec.
 pub fn dgram_pair() -> io::Result<(OwnedFd, OwnedFd)> {
     let mut fds = [0; 2];

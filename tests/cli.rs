@@ -10,7 +10,7 @@ mod common;
 use common::*;
 
 #[test]
-fn list_json_has_all_47_ids_in_table_order() {
+fn list_json_has_all_49_ids_in_table_order() {
     let tmp = tempfile::tempdir().unwrap();
     let out = sysperf(&tmp.path().join("db"))
         .args(["list", "--json"])
@@ -24,10 +24,10 @@ fn list_json_has_all_47_ids_in_table_order() {
         .iter()
         .map(|e| e["id"].as_str().unwrap())
         .collect();
-    assert_eq!(ids.len(), 47);
+    assert_eq!(ids.len(), 49);
     assert_eq!(ids[0], "syscall");
-    assert_eq!(ids[9], "udgself4");
-    assert_eq!(ids[46], "gausspage.inf");
+    assert_eq!(ids[11], "udgself4");
+    assert_eq!(ids[48], "gausspage.inf");
     for e in v.as_array().unwrap() {
         assert!(e["paper"].as_str().is_some_and(|s| !s.is_empty()));
         assert!(e["today"].as_str().is_some_and(|s| !s.is_empty()));

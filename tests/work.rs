@@ -134,6 +134,12 @@ fn message_tests_move_their_messages() {
                 &[("write", 2.0), ("read", 2.0)],
             );
         }
+        assert_calls(
+            &format!("pipediscard{size}.4k"),
+            100,
+            300,
+            &[("write", 1.0), ("read", 1.0)],
+        );
     }
 }
 
@@ -210,6 +216,21 @@ fn two_process_tests_keep_the_parents_cpu_time_apart_from_the_childrens() {
     // A one-process test has no children.
     let v = worker("syscall", 100_000, Some(cpu));
     assert_eq!(cpu_ns(&v["children"]), 0.0, "{v}");
+}
+
+#[test]
+fn a_4k_pipe_blocks_the_writer_every_eight_512_byte_messages() {
+    // On one CPU the writer runs until the pipe is full, then the reader until it is empty:
+    // each fill costs the writer one switch and the reader one. 4 KiB holds 8 messages of 512
+    // bytes (at least 1/8 switch per message for the writer alone); today's 64 KiB holds 128.
+    let cpu = sysperf::sys::get_affinity().unwrap()[0];
+    let per_msg = |id: &str| {
+        let v = worker(id, 20_000, Some(cpu));
+        (usage(&v, "nvcsw") + usage(&v, "nivcsw")) / 20_000.0
+    };
+    let (small, default) = (per_msg("pipediscard512.4k"), per_msg("pipediscard512"));
+    assert!(small >= 0.125, "4 KiB pipe: {small} switches per message");
+    assert!(default < 0.1, "64 KiB pipe: {default} switches per message");
 }
 
 #[test]

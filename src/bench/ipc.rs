@@ -7,6 +7,13 @@
 //! - back: the parent writes, the child reads and replies, the parent reads the reply
 //!   (a request-response round trip: two context switches on one CPU).
 //!
+//! The pipe tests' discard shape comes twice: with today's default pipe (64 KiB) and with the
+//! pipe set to 4 KiB (F_SETPIPE_SZ), what 4.2BSD's pipes held (`pipediscard4.4k`,
+//! `pipediscard512.4k`). A one-way stream blocks when the pipe is full, so the capacity sets
+//! how many messages go by between context switches: 8 of 512 bytes at 4 KiB, 128 at 64 KiB.
+//! The self and back shapes never hold more than one message, so their capacity does not
+//! matter.
+//!
 //! The child is forked during setup and reaped at the end of the timed loop, so its CPU time is
 //! in the trial's whole figure (All CPU); the paper's User and System columns are the parent's
 //! own, as time(1) charged them (4.2BSD pipeback4: 37.4 s of 75.0 s elapsed).
@@ -19,8 +26,13 @@ use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 #[derive(Clone, Copy)]
 enum Kind {
     Pipe,
+    /// A pipe set to 4.2BSD's 4 KiB.
+    Pipe4k,
     Udg,
 }
+
+/// What 4.2BSD's pipes held.
+pub const PAPER_PIPE_BYTES: usize = 4096;
 
 #[derive(Clone, Copy)]
 enum Pattern {
@@ -29,7 +41,10 @@ enum Pattern {
     Back,
 }
 
-const PIPE_TODAY: &str = "pipe(2), write then read of the message";
+const PIPE_TODAY: &str =
+    "pipe(2) of today's default capacity (64 KiB), write then read of the message";
+const PIPE_4K_TODAY: &str =
+    "pipe(2) set to 4 KiB with F_SETPIPE_SZ (4.2BSD's capacity: a full pipe blocks the writer after 4 KiB)";
 const UDG_TODAY: &str = "socketpair(AF_UNIX, SOCK_DGRAM), one datagram per message";
 
 macro_rules! ipc_spec {
@@ -90,6 +105,32 @@ pub static SPECS: &[Spec] = &[
         Pattern::Discard,
         512
     ),
+    Spec {
+        id: "pipediscard4.4k",
+        label: "pipediscard4 (4K)",
+        group: Group::Kernel,
+        paper:
+            "send 10,000 4-byte messages to child who discards, through a pipe of 4.2BSD's 4 KiB",
+        today: PIPE_4K_TODAY,
+        paper_count: 10_000,
+        unit: "message",
+        ops_per_iteration: 1,
+        shape: Shape::Pair,
+        make: || Box::new(Ipc::new(Kind::Pipe4k, Pattern::Discard, 4)),
+    },
+    Spec {
+        id: "pipediscard512.4k",
+        label: "pipediscard512 (4K)",
+        group: Group::Kernel,
+        paper:
+            "send 10,000 512-byte messages to child who discards, through a pipe of 4.2BSD's 4 KiB",
+        today: PIPE_4K_TODAY,
+        paper_count: 10_000,
+        unit: "message",
+        ops_per_iteration: 1,
+        shape: Shape::Pair,
+        make: || Box::new(Ipc::new(Kind::Pipe4k, Pattern::Discard, 512)),
+    },
     ipc_spec!(
         "pipeback4",
         "exchange 10,000 4-byte messages with child",
@@ -182,6 +223,17 @@ impl Channel {
     fn new(kind: Kind) -> Result<Channel, BenchError> {
         let (rx, tx) = match kind {
             Kind::Pipe => sys::pipe().map_err(BenchError::sys("pipe"))?,
+            Kind::Pipe4k => {
+                let (rx, tx) = sys::pipe().map_err(BenchError::sys("pipe"))?;
+                let got = sys::set_pipe_size(&tx, PAPER_PIPE_BYTES)
+                    .map_err(BenchError::sys("fcntl(F_SETPIPE_SZ)"))?;
+                if got != PAPER_PIPE_BYTES {
+                    return Err(BenchError::Protocol(format!(
+                        "the pipe holds {got} bytes, not {PAPER_PIPE_BYTES} (page size?)"
+                    )));
+                }
+                (rx, tx)
+            }
             Kind::Udg => sys::dgram_pair().map_err(BenchError::sys("socketpair"))?,
         };
         Ok(Channel { rx, tx })

@@ -260,6 +260,8 @@ pub(crate) const PAPER_IDS: &[&str] = &[
     "pipeself512",
     "pipediscard4",
     "pipediscard512",
+    "pipediscard4.4k",
+    "pipediscard512.4k",
     "pipeback4",
     "pipeback512",
     "udgself4",
@@ -310,7 +312,7 @@ mod tests {
     fn registry_holds_exactly_the_papers_ids_in_table_order() {
         let ids: Vec<&str> = all().iter().map(|s| s.id).collect();
         assert_eq!(ids, PAPER_IDS);
-        assert_eq!(ids.len(), 47);
+        assert_eq!(ids.len(), 49);
     }
 
     #[test]
@@ -337,7 +339,7 @@ mod tests {
             .map(|s| s.id)
             .collect();
         assert_eq!(got, ["syscall", "pipeback4", "pipeback512"]);
-        assert_eq!(select(&[]).unwrap().len(), 47);
+        assert_eq!(select(&[]).unwrap().len(), 49);
         let g: Vec<&str> = select(&["gausspage.[1-4]*".into()])
             .unwrap()
             .iter()
