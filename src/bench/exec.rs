@@ -5,9 +5,10 @@
 //! sysperf; setup puts the chosen one in a memfd, and the child execs it with
 //! execveat(fd, "", AT_EMPTY_PATH), so nothing outside sysperf is run and nothing is left on
 //! disk. As in the paper, the child gets the parent's argv ("execs 1000 0 nulljob") and a small
-//! fixed environment (about the paper's 34-40 bytes), or that plus the run script's fifteen
-//! 71-byte variables (1065 bytes) for the "1K env" tests, so results do not depend on the
-//! caller's environment.
+//! fixed environment (36 bytes, about the paper's), or that plus the run script's fifteen
+//! variables (`setenv a` .. `setenv o`, each "a=" and 69 digits: 1,080 bytes with their
+//! terminators, as the kernel copies them) for the "1K env" tests, so results do not depend on
+//! the caller's environment. Every size here counts the terminating NULs (see `env_bytes`).
 
 use super::fork::check_status;
 use super::{Benchmark, Ctx, Group, Shape, Spec};
@@ -21,10 +22,11 @@ pub static NULL_JOB: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/nulljob")
 /// The big job: 250 KiB of initialized data, exits 0.
 pub static BIG_JOB: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/bigjob"));
 
-/// The minimal environment every exec test passes (35 bytes with terminators).
+/// The minimal environment every exec test passes (36 bytes with terminators).
 pub const BASE_ENV: &[&str] = &["HOME=/", "PATH=/bin:/usr/bin", "TERM=dumb"];
 
-/// The run script's "fill environment with ~1024 bytes": setenv a..o, each 69 digits.
+/// The run script's "fill environment with ~1024 bytes": setenv a..o, each 69 digits
+/// (72 bytes a variable with "a=" and the terminator, 1,080 in all).
 pub fn kilo_env() -> Vec<String> {
     const VALUE: &str = "012345678901234567890123456789012345678901234567890123456780123456789";
     ('a'..='o').map(|c| format!("{c}={VALUE}")).collect()
@@ -83,7 +85,7 @@ pub static SPECS: &[Spec] = &[
         "execs0null-1kenv",
         "execs0null (1K env)",
         "execs0null above, with 1K environment added",
-        "as execs0null, plus the run script's 15 variables (1065 bytes)",
+        "as execs0null, plus the run script's 15 variables (1,080 bytes with terminators)",
         false,
         0,
         Job::Null,
@@ -103,7 +105,7 @@ pub static SPECS: &[Spec] = &[
         "execs1knull-1kenv",
         "execs1knull (1K env)",
         "execs1knull above, with 1K environment added",
-        "as execs1knull, plus the run script's 15 variables (1065 bytes)",
+        "as execs1knull, plus the run script's 15 variables (1,080 bytes with terminators)",
         false,
         1024,
         Job::Null,
@@ -338,10 +340,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn kilo_env_is_the_run_scripts_1065_bytes() {
+    fn environment_sizes_are_the_run_scripts_with_terminators() {
         let v = kilo_env();
         assert_eq!(v.len(), 15);
-        assert_eq!(v.iter().map(|s| s.len()).sum::<usize>(), 1065);
+        assert!(v.iter().all(|s| s.len() == 71), "a=, then 69 digits");
+        // Every size in the code and its texts counts the NULs, as the kernel copies them.
+        assert_eq!(env_bytes(false), 36);
         assert_eq!(env_bytes(true) - env_bytes(false), 1080);
     }
 

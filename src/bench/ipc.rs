@@ -42,7 +42,9 @@ enum Pattern {
 }
 
 const PIPE_TODAY: &str =
-    "pipe(2) of today's default capacity (64 KiB), write then read of the message";
+    "pipe(2) of today's default capacity (64 KiB); write the message, then read it back";
+const PIPE_DISCARD_TODAY: &str = "pipe(2) of today's default capacity (64 KiB); the parent writes \
+     each message, the child reads it and throws it away";
 const PIPE_4K_TODAY: &str =
     "pipe(2) set to 4 KiB with F_SETPIPE_SZ (4.2BSD's capacity: a full pipe blocks the writer after 4 KiB)";
 const UDG_TODAY: &str = "socketpair(AF_UNIX, SOCK_DGRAM), one datagram per message";
@@ -88,7 +90,7 @@ pub static SPECS: &[Spec] = &[
     ipc_spec!(
         "pipediscard4",
         "send 10,000 4-byte messages to child who discards",
-        PIPE_TODAY,
+        PIPE_DISCARD_TODAY,
         "message",
         Shape::Pair,
         Kind::Pipe,
@@ -98,7 +100,7 @@ pub static SPECS: &[Spec] = &[
     ipc_spec!(
         "pipediscard512",
         "send 10,000 512-byte messages to child who discards",
-        PIPE_TODAY,
+        PIPE_DISCARD_TODAY,
         "message",
         Shape::Pair,
         Kind::Pipe,

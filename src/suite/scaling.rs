@@ -386,7 +386,8 @@ pub static FS_SERIES: &[SeriesSpec] = &[
         ..spec(
             LS,
             "scaling.ls-l",
-            "one ls -l listing: readdir, lstat each entry, owner and group names",
+            "an ls -l's system calls, in process (not the ls program): readdir, lstat of each \
+             entry, owner and group names",
             [
                 "Leffler et al. 1984 §4.1.1: ls -l of a directory of 600 files used 22.3 s of \
                  system time on 4.2BSD (quadratic: each lstat searched the directory linearly); \

@@ -8,9 +8,9 @@
 //! number of scripts; Table IV gives each machine's peak. Here setup writes, in a fresh
 //! directory under the system's temporary directory, the inputs (a small C program, a text of
 //! about 10 KB and a changed copy of it, a sed script, an awk program, an ed script) and one
-//! shell script per concurrent script. A script is a file that `/bin/sh` reads; it runs the
-//! program-development commands the paper's mix names (cc, grep, sort, sed, awk, diff, wc,
-//! ls, cat, ed), each once, in an order shuffled by a generator seeded with the script's index
+//! shell script per concurrent script. A script is a file that `/bin/sh` reads; it runs
+//! program-development commands (cc, grep, sort, sed, awk, diff, wc, ls, cat, ed: sysperf's
+//! choice, since the paper names only their kinds, "UNIX system and editor commands"), each once, in an order shuffled by a generator seeded with the script's index
 //! (script k always gets the same order, and different scripts different orders). Each
 //! script works in its own subdirectory, and every command's output goes to a file there.
 //! One iteration of `run` forks the N shells at once and waits for all of them, so their
@@ -68,8 +68,8 @@ pub static THROUGHPUT: SeriesSpec = SeriesSpec {
     paper: "Fig. 8 / Table IV: scripts of UNIX system and editor commands, permuted per script, \
             run 1, 2, ... at once; throughput in processes/hour against the number of scripts",
     today: "N shell scripts at once, each /bin/sh reading a permuted list of cc, grep, sort, sed, \
-            awk, diff, wc, ls, cat, ed commands (those present) from a file; one process = the \
-            shell or one command",
+            awk, diff, wc, ls, cat, ed commands (sysperf's choice of system and editor commands; \
+            those present) from a file; one process = the shell or one command",
     x: Axis {
         name: "concurrent scripts",
         unit: "scripts",
