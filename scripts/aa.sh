@@ -5,12 +5,14 @@
 # runs). Nothing changed between the runs, so every "faster" or "slower" is a false verdict.
 # Prints the false verdicts out of all comparisons and the median interval half-width.
 #
-# Usage: [K=6] [SEL="syscall csw ..."] [TRIALS=5] scripts/aa.sh
+# Usage: [K=6] [SEL="syscall csw ..."] [TRIALS=5] [SETTLE=120] scripts/aa.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 K=${K:-6}
 SEL=${SEL:-"syscall csw pipeback4 forks0 execs0null seqpage"}
 TRIALS=${TRIALS:-5}
+# Each run first waits (up to SETTLE s) for a quiet machine, as a user comparing runs should.
+SETTLE=${SETTLE:-120}
 case "$K" in ''|*[!0-9]*|0|1) echo "aa.sh: K must be a number of runs of at least 2" >&2; exit 2;; esac
 cargo build --release -q
 SP=./target/release/sysperf
@@ -19,7 +21,7 @@ trap 'rm -rf "$work"' EXIT
 db="$work/aa.db"
 for k in $(seq 1 "$K"); do
   # shellcheck disable=SC2086
-  "$SP" run $SEL --trials "$TRIALS" --label "aa$k" --db "$db" >/dev/null 2>"$work/err" || { cat "$work/err" >&2; exit 1; }
+  "$SP" run $SEL --trials "$TRIALS" --settle "$SETTLE" --label "aa$k" --db "$db" >/dev/null 2>"$work/err" || { cat "$work/err" >&2; exit 1; }
 done
 for k in $(seq 2 "$K"); do
   "$SP" compare aa1 "aa$k" --json --db "$db" > "$work/c$k.json"

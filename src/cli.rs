@@ -196,6 +196,12 @@ pub struct RunArgs {
     /// With --precision: how long rounds may go on, in seconds (default 300).
     #[arg(long, value_name = "S", allow_negative_numbers = true, value_parser = parse_seconds)]
     pub max_time: Option<f64>,
+    /// Before the run, flush dirty pages and wait up to S seconds until the machine is quiet
+    /// (CPUs under 10% busy over a second, under 64 MiB waiting to be written): the first run
+    /// after a compile or a test suite otherwise differs from the next. Say it for runs you
+    /// will compare, such as '--settle 60'.
+    #[arg(long, value_name = "S", allow_negative_numbers = true, value_parser = parse_seconds)]
+    pub settle: Option<f64>,
     #[command(flatten)]
     pub place: PlaceArgs,
     /// A label to find the run by later (sysperf show LABEL).
@@ -428,6 +434,7 @@ impl RunArgs {
             repeat: self.repeat,
             precision_pct: self.precision,
             max_time_s: self.max_time,
+            settle_s: self.settle,
         })
     }
 }

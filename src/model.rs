@@ -342,12 +342,14 @@ pub enum WarningKind {
     Interrupted,
     /// `--precision` was not reached for a benchmark before `--max-time` ran out.
     Imprecise,
+    /// `--settle` ran out before the machine was quiet.
+    NotSettled,
     /// A kind this version does not know, kept as written.
     Other(String),
 }
 
 impl WarningKind {
-    const KNOWN: [(WarningKind, &'static str); 11] = [
+    const KNOWN: [(WarningKind, &'static str); 12] = [
         (WarningKind::Overhead, "overhead"),
         (WarningKind::Failed, "failed"),
         (WarningKind::TrialFailed, "trial_failed"),
@@ -359,6 +361,7 @@ impl WarningKind {
         (WarningKind::Observe, "observe"),
         (WarningKind::Interrupted, "interrupted"),
         (WarningKind::Imprecise, "imprecise"),
+        (WarningKind::NotSettled, "not_settled"),
     ];
 
     pub fn as_str(&self) -> &str {
@@ -450,6 +453,10 @@ pub struct RunParams {
     /// were added for.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub precision_pct: Option<f64>,
+    /// `run --settle S`: the longest wait, in seconds, for a quiet machine before the run
+    /// (what the wait found is in the run's notes).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub settle_s: Option<f64>,
 }
 
 /// Machine fingerprint: everything that makes two runs comparable or not.

@@ -63,6 +63,13 @@ pub fn monotonic_ns() -> u64 {
     (ts.tv_sec as u64) * 1_000_000_000 + ts.tv_nsec as u64
 }
 
+/// sync(2): asks the kernel to write every dirty page out. `run --settle` calls it before it
+/// waits for writeback to end.
+pub fn sync_filesystems() {
+    // SAFETY: sync takes no arguments and cannot fail.
+    unsafe { libc::sync() };
+}
+
 /// The real getpid system call, never a cached library value.
 #[inline]
 pub fn getpid_syscall() -> Pid {

@@ -528,3 +528,42 @@ fn outputs_never_write_through_another_users_symlink() {
         assert_eq!(std::fs::read(&victim).unwrap(), b"precious", "{args:?}");
     }
 }
+
+#[test]
+fn settle_waits_for_a_quiet_machine_and_says_what_it_found() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("s.db");
+    // Two busy test threads may keep this machine from ever being quiet: a 2 s limit still
+    // ends, and the run says which way it went (a note when quiet, a warning when not).
+    let out = sysperf(&db)
+        .args(["run", "syscall", "--quick", "--settle", "2"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("settled: the machine was quiet after")
+            || text.contains("not settled: the machine was still busy after"),
+        "{text}"
+    );
+    assert!(text.contains("(--settle 2)"), "{text}");
+    let v = success_json(sysperf(&db).args(["show", "latest", "--json"]));
+    assert_eq!(v["params"]["settle_s"], 2.0);
+    let plan = success_json(sysperf(&db).args([
+        "run",
+        "syscall",
+        "--settle",
+        "30",
+        "--dry-run",
+        "--json",
+    ]));
+    assert_eq!(plan["settle_s"], 30.0);
+    for bad in ["0", "-1", "x"] {
+        let err = usage_error(sysperf(&db).args(["run", "syscall", "--settle", bad]));
+        assert!(err.contains("--settle"), "{bad}: {err}");
+    }
+}

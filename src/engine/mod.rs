@@ -27,6 +27,7 @@ use std::cell::RefCell;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+use std::time::Duration;
 
 /// What the engine reports while it works, in this order: `RunStarted`, `Phase`s with
 /// `TargetStarted` and `TrialFinished` (calibration and warm-up of each target, then the
@@ -202,6 +203,12 @@ impl Engine<'_> {
         sink: &mut dyn Sink,
     ) -> Result<RunOutcome, EngineError> {
         let began = std::time::Instant::now();
+        // `--settle`: the machine's state before the first trial, made as alike as it can be
+        // between the runs that will be compared (and before the doctor looks at it).
+        let settled = plan.params.settle_s.map(|s| {
+            sink.event(Event::Phase { what: "settling" });
+            crate::observe::settle::settle(Duration::from_secs_f64(s), self.stop)
+        });
         // Profiling needs permissions and kernel symbols: found out before measuring anything.
         let access = match plan.profile_seconds {
             Some(_) => Some(profile::check_access()?),
@@ -230,6 +237,15 @@ impl Engine<'_> {
             series: Vec::new(),
             notes: Vec::new(),
         };
+        match &settled {
+            Some(s) if s.quiet => run.notes.push(s.describe()),
+            Some(s) => run.warnings.push(Warning {
+                bench: None,
+                kind: WarningKind::NotSettled,
+                message: s.describe(),
+            }),
+            None => {}
+        }
         stored(store.begin_run(&run), || {
             "recording the run in the store".into()
         })?;

@@ -54,6 +54,8 @@ pub struct RunRequest {
     pub precision_pct: Option<f64>,
     /// ... or until this many seconds of rounds have passed (`--max-time`).
     pub max_time_s: Option<f64>,
+    /// `--settle S`: flush dirty pages and wait up to S seconds for a quiet machine first.
+    pub settle_s: Option<f64>,
 }
 
 impl Default for RunRequest {
@@ -75,6 +77,7 @@ impl Default for RunRequest {
             repeat: 1,
             precision_pct: None,
             max_time_s: None,
+            settle_s: None,
         }
     }
 }
@@ -213,6 +216,9 @@ impl RunPlan {
                 });
             }
         }
+        if let Some(s) = req.settle_s {
+            positive("--settle", s)?;
+        }
         if req.repeat == 0 || req.repeat > 1000 {
             return Err(InputError::InvalidValue {
                 what: "--repeat",
@@ -241,6 +247,7 @@ impl RunPlan {
             group: None,
             replicate: None,
             precision_pct: req.precision_pct,
+            settle_s: req.settle_s,
         };
         Ok(RunPlan {
             targets,
@@ -292,6 +299,7 @@ impl RunPlan {
             cpus: self.cpus.cpus.clone(),
             observe: self.observe,
             profile_seconds: self.profile_seconds,
+            settle_s: self.params.settle_s,
             suites: self.suites.iter().map(|s| s.name).collect(),
             planned_trials: self.planned_trials(),
             targets: self
@@ -343,6 +351,11 @@ impl RunPlan {
                 None => String::new(),
             }
         ));
+        if let Some(w) = d.settle_s {
+            s.push_str(&format!(
+                "settle: sync, then wait up to {w} s for a quiet machine before the first trial\n"
+            ));
+        }
         if !d.suites.is_empty() {
             s.push_str(&format!("suites: {}\n", d.suites.join(", ")));
         }
@@ -385,6 +398,9 @@ pub struct PlanDocument {
     pub cpus: Vec<u32>,
     pub observe: bool,
     pub profile_seconds: Option<f64>,
+    /// `--settle S`: the longest wait for a quiet machine before the run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub settle_s: Option<f64>,
     pub suites: Vec<&'static str>,
     pub planned_trials: u64,
     pub targets: Vec<PlannedDoc>,

@@ -82,6 +82,9 @@ pub struct Facts {
     pub euid: Option<u32>,
     pub tracefs: Tracefs,
     pub kallsyms: Kallsyms,
+    /// Dirty + Writeback memory in KiB (/proc/meminfo): pages still to be written out.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dirty_kib: Option<u64>,
     /// This machine's variance estimates from the store (`sysperf doctor` looks them up; the
     /// doctor at the start of a run does not): None when not looked up or there is no store.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -336,6 +339,7 @@ pub fn gather(fingerprint: Fingerprint, sample: Duration) -> Facts {
         euid: read_trim("/proc/self/status").and_then(|s| parse_euid(&s)),
         tracefs: tracefs(),
         kallsyms: kallsyms(),
+        dirty_kib: super::settle::read_dirty_kib(),
         variance: None,
         fingerprint,
     }
@@ -555,6 +559,19 @@ fn check_load(f: &Facts, out: &mut Vec<Finding>) {
     }
 }
 
+fn check_dirty(f: &Facts, out: &mut Vec<Finding>) {
+    let Some(d) = f.dirty_kib else { return };
+    if d >= super::settle::DIRTY_KIB {
+        out.push(finding(
+            "writeback",
+            Severity::Warn,
+            format!("{:.0} MiB of dirty pages waiting to be written", d as f64 / 1024.0),
+            "the kernel's writeback of earlier work competes with the benchmarks for the CPUs, the memory and the disk, so the first run after it differs from the next",
+            "wait for it ('sync' returns when it is written), or run with 'sysperf run --settle 60', which waits until the machine is quiet".into(),
+        ));
+    }
+}
+
 fn check_busy(f: &Facts, out: &mut Vec<Finding>) {
     let others = f
         .busy_processes
@@ -712,6 +729,7 @@ pub fn diagnose(f: &Facts) -> Vec<Finding> {
     check_steal(f, &mut out);
     check_load(f, &mut out);
     check_busy(f, &mut out);
+    check_dirty(f, &mut out);
     check_cgroup(f, &mut out);
     check_perf(f, &mut out);
     check_tracefs(f, &mut out);
@@ -844,8 +862,21 @@ mod tests {
                 readable: true,
                 addresses: true,
             },
+            dirty_kib: Some(1024),
             variance: None,
         }
+    }
+
+    #[test]
+    fn much_dirty_memory_is_a_warning() {
+        let mut f = quiet();
+        f.dirty_kib = Some(super::super::settle::DIRTY_KIB);
+        let w = one(&f, "writeback");
+        assert_eq!(w.severity, Severity::Warn);
+        assert!(w.title.starts_with("64 MiB"), "{}", w.title);
+        assert!(w.fix.contains("--settle"), "{}", w.fix);
+        f.dirty_kib = None;
+        assert!(ids(&f).is_empty());
     }
 
     #[test]

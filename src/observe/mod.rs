@@ -5,17 +5,20 @@
 //!   /proc/stat, /proc/vmstat, /proc/meminfo and /proc/uptime the way procps-ng computes them;
 //! - [`iostat`]: iostat's per-device figures from /proc/diskstats the way sysstat computes them;
 //! - [`watch`]: the `sysperf watch` loop that samples, sleeps and prints those lines;
-//! - [`doctor`]: what on this machine makes results noisy or not comparable, with fixes.
+//! - [`doctor`]: what on this machine makes results noisy or not comparable, with fixes;
+//! - [`settle`]: `run --settle`, waiting until the machine is quiet before a run.
 //!
 //! The parsers and the arithmetic are pure functions over file contents, tested on literal
 //! snippets; only the small `read` helpers and the watch loop touch the live system. This
-//! module measures no benchmark and stores nothing; `sysperf run` only calls [`doctor`].
+//! module measures no benchmark and stores nothing; `sysperf run` only calls [`doctor`] and
+//! [`settle`].
 
 // Everything here reads files; nothing needs `unsafe`.
 #![forbid(unsafe_code)]
 
 pub mod doctor;
 pub mod iostat;
+pub mod settle;
 pub mod vmstat;
 pub mod watch;
 

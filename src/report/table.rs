@@ -99,7 +99,7 @@ pub fn header(run: &Run) -> String {
     };
     let _ = writeln!(
         s,
-        "method: {} measured trial(s) per test{order}, each in its own worker process, after calibration to >= {} s{}; placement {}{}{}{}",
+        "method: {} measured trial(s) per test{order}, each in its own worker process, after calibration to >= {} s{}; placement {}{}{}{}{}",
         p.trials,
         p.min_time_s,
         if p.quick { " (quick)" } else { " and one warm-up" },
@@ -110,6 +110,8 @@ pub fn header(run: &Run) -> String {
             (Some(g), Some(r)) => format!("; replicate {} of group {g} (--repeat)", r + 1),
             _ => String::new(),
         },
+        // What the wait found is a note (quiet) or a warning (not), printed below.
+        p.settle_s.map(|x| format!("; first waited up to {x} s for a quiet machine (--settle {x})")).unwrap_or_default(),
     );
     let level = run
         .results

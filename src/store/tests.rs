@@ -140,6 +140,7 @@ fn full_run(id: &str) -> Run {
             group: Some("0123456789ab".into()),
             replicate: Some(2),
             precision_pct: Some(2.5),
+            settle_s: Some(60.0),
         },
         fingerprint: Fingerprint {
             hostname: Some("box".to_string()),
