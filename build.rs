@@ -1,7 +1,7 @@
-//! Build script: compiles the papers' null job and big job, and Feder's 8K-BSS job (csrc/),
-//! into tiny freestanding static executables that the sysperf binary carries (include_bytes!)
-//! and execs from memory, so no exec benchmark depends on a program outside sysperf. It builds
-//! nothing else.
+//! Build script: compiles the papers' null job and big job, Feder's 8K-BSS job, and the
+//! paper's forks/execs program (csrc/forker.c) into tiny freestanding static executables that
+//! the sysperf binary carries (include_bytes!), so no benchmark depends on a program outside
+//! sysperf. It builds nothing else.
 
 use std::env;
 use std::path::PathBuf;
@@ -12,7 +12,7 @@ fn main() {
     let cc = env::var("SYSPERF_JOB_CC")
         .or_else(|_| env::var("CC"))
         .unwrap_or_else(|_| "cc".to_string());
-    for job in ["nulljob", "bigjob", "bss8k"] {
+    for job in ["nulljob", "bigjob", "bss8k", "forker"] {
         let src = format!("csrc/{job}.c");
         println!("cargo:rerun-if-changed={src}");
         let dst = out.join(job);

@@ -239,7 +239,7 @@ print("  vforks0/1k/100k: " + ", ".join(f"{i} {m:.2f} [{c[0]:.2f}, {c[1]:.2f}]" 
       + f" -> {'same within their CIs' if overlap else 'CIs do not overlap'}")
 print(f"  pipeback4 {sp('pipeback4'):.3f} us > pipeself4 {sp('pipeself4'):.3f} us: {'yes' if sp('pipeback4') > sp('pipeself4') else 'NO'}")
 f0 = res["forks0"]["summary"]
-print(f"  forking worker: {f0['worker_rss_bytes'] // 1024} KiB resident, {f0['worker_maps']} mappings")
+print(f"  forking process (forks0): {f0['worker_rss_bytes'] // 1024} KiB resident, {f0['worker_maps']} mappings")
 for w in run["warnings"]:
     print("  warning:", w["message"])
 sys.exit(1 if bad else 0)

@@ -16,6 +16,8 @@
 //! - [`derived`]: figures computed from several results (context switch, exec overhead, ...);
 //! - [`compare`]: runs side by side, ratios with bootstrap intervals and verdicts;
 //! - [`reference`]: the papers' published figures as read-only reference runs;
+//! - [`published`]: the papers' other printed figures for the suites' curves (BBN Tables 1-8,
+//!   Feder's Table III, §4.1.1's ls -l);
 //! - [`exchange`]: the export file that moves runs between machines, and its validation;
 //! - [`output`]: files the user asked for, written without following anyone's symlinks;
 //! - [`procfs`]: the one reader of /proc/stat and the one `CpuTicks`;
@@ -40,6 +42,7 @@ pub mod observe;
 pub mod output;
 pub mod procfs;
 pub mod profile;
+pub mod published;
 pub mod reference;
 pub mod report;
 pub mod stats;

@@ -125,9 +125,10 @@ pub struct Trial {
     /// The worker process's whole life as its parent's wait4 saw it (startup, setup,
     /// timed region, teardown), including reaped children. Used for noise accounting.
     pub worker_total: Usage,
-    /// Resident set size of the worker when the timed region began.
+    /// Resident set size of the test process when the timed region began: the worker, or the
+    /// helper that did the operations (forks*/execs*: the paper's forks/execs program).
     pub worker_rss_bytes: u64,
-    /// Number of mappings (lines of /proc/self/maps) of the worker when the timed region began.
+    /// Number of mappings (lines of /proc/PID/maps) of that process then.
     pub worker_maps: u64,
     /// CPU migrations of the worker's main thread during the timed region (from
     /// /proc/thread-self/sched), when the kernel exposes them.

@@ -53,6 +53,26 @@ pub fn usage_children() -> Usage {
     getrusage(libc::RUSAGE_CHILDREN)
 }
 
+/// Resident set size, its anonymous part (bytes), and the number of mappings of the process
+/// `pid` ("self" for this one), from /proc/PID/statm, status and maps; 0 for what is unreadable.
+pub fn process_size(pid: &str) -> (u64, u64, u64) {
+    let read = |f: &str| std::fs::read_to_string(format!("/proc/{pid}/{f}")).ok();
+    let rss = read("statm")
+        .and_then(|s| s.split_whitespace().nth(1)?.parse::<u64>().ok())
+        .map(|pages| pages * page_size() as u64)
+        .unwrap_or(0);
+    let anon = read("status").and_then(|s| parse_rss_anon(&s)).unwrap_or(0);
+    let maps = read("maps").map(|s| s.lines().count() as u64).unwrap_or(0);
+    (rss, anon, maps)
+}
+
+/// "RssAnon:    1234 kB" from /proc/PID/status, in bytes.
+pub fn parse_rss_anon(status: &str) -> Option<u64> {
+    let line = status.lines().find(|l| l.starts_with("RssAnon:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
 /// CLOCK_MONOTONIC in nanoseconds. Only the harness reads clocks.
 #[inline]
 pub fn monotonic_ns() -> u64 {
@@ -572,25 +592,68 @@ pub fn memfd_executable(name: &CStr, bytes: &[u8]) -> io::Result<OwnedFd> {
     Ok(owned)
 }
 
-/// execveat(fd, "", argv, envp, AT_EMPTY_PATH): runs the executable behind `fd`. Returns only
-/// on failure. `argv` and `envp` must be NULL-terminated arrays of C strings.
+/// Runs `img`: execveat(fd, name, argv, envp), the file `name` looked up relative to the
+/// directory `fd` (a path lookup, as execv of a relative name), or with an empty name and
+/// AT_EMPTY_PATH the file behind `fd` itself. Returns only on failure.
 #[inline]
-pub fn exec_fd(fd: RawFd, argv: &[*const libc::c_char], envp: &[*const libc::c_char]) -> io::Error {
-    debug_assert!(argv.last().is_some_and(|p| p.is_null()));
-    debug_assert!(envp.last().is_some_and(|p| p.is_null()));
+pub fn exec_image(img: &ExecImage) -> io::Error {
+    debug_assert!(img.argv.last().is_some_and(|p| p.is_null()));
+    debug_assert!(img.envp.last().is_some_and(|p| p.is_null()));
+    let flags = if img.name.is_empty() {
+        libc::AT_EMPTY_PATH
+    } else {
+        0
+    };
     // SAFETY: argv and envp are NULL-terminated arrays of valid C strings kept alive by the
-    // caller; the empty path with AT_EMPTY_PATH means "the file behind fd".
+    // caller, and name is NUL-terminated.
     unsafe {
         libc::syscall(
             libc::SYS_execveat,
-            fd,
-            c"".as_ptr(),
-            argv.as_ptr(),
-            envp.as_ptr(),
-            libc::AT_EMPTY_PATH,
+            img.fd,
+            img.name.as_ptr(),
+            img.argv.as_ptr(),
+            img.envp.as_ptr(),
+            flags,
         )
     };
     io::Error::last_os_error()
+}
+
+/// In a forked child before exec: makes each `(from, to)` descriptor available as `to`,
+/// inherited across exec (no FD_CLOEXEC). Every `from` is first copied above the targets, so
+/// a target that happens to be another pair's source is not lost.
+pub fn place_fds_for_exec(pairs: &[(RawFd, RawFd)]) -> io::Result<()> {
+    let above = pairs.iter().map(|p| p.1).max().unwrap_or(0) + 1;
+    let mut high = Vec::with_capacity(pairs.len());
+    for &(from, _) in pairs {
+        // SAFETY: F_DUPFD_CLOEXEC takes a descriptor and a lowest new number.
+        high.push(cvt(unsafe {
+            libc::fcntl(from, libc::F_DUPFD_CLOEXEC, above)
+        })?);
+    }
+    for (&h, &(_, to)) in high.iter().zip(pairs) {
+        // SAFETY: dup2 of a descriptor we hold; the copy it makes has FD_CLOEXEC clear.
+        cvt(unsafe { libc::dup2(h, to) })?;
+    }
+    Ok(())
+}
+
+/// fchdir(2): makes the directory `fd` the working directory.
+pub fn fchdir(fd: RawFd) -> io::Result<()> {
+    // SAFETY: fchdir takes a descriptor.
+    cvt(unsafe { libc::fchdir(fd) }).map(|_| ())
+}
+
+/// Whether the file system holding `path` is mounted noexec (no program there may run).
+pub fn noexec(path: &std::path::Path) -> io::Result<bool> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
+    // SAFETY: statvfs is plain old data written by the call.
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: c is NUL-terminated and st is a valid out pointer.
+    cvt(unsafe { libc::statvfs(c.as_ptr(), &mut st) })?;
+    Ok(st.f_flag & libc::ST_NOEXEC != 0)
 }
 
 /// A stack for vfork-style children created with clone(CLONE_VM | CLONE_VFORK).
@@ -632,7 +695,9 @@ fn vfork_run(
 
 /// What a child needs to exec: the executable's descriptor and NULL-terminated argv/envp.
 pub struct ExecImage<'a> {
+    /// A directory to look `name` up in, or (with an empty name) the executable itself.
     pub fd: RawFd,
+    pub name: &'a CStr,
     pub argv: &'a [*const libc::c_char],
     pub envp: &'a [*const libc::c_char],
 }
@@ -641,7 +706,7 @@ extern "C" fn exec_trampoline(arg: *mut libc::c_void) -> libc::c_int {
     // SAFETY: `arg` is the &ExecImage passed by vfork_exec; the parent is suspended by
     // CLONE_VFORK until we exec or exit, so the image and its arrays are alive and unchanged.
     let img = unsafe { &*(arg as *const ExecImage) };
-    let _ = exec_fd(img.fd, img.argv, img.envp);
+    let _ = exec_image(img);
     exit_now(127)
 }
 
@@ -1288,6 +1353,18 @@ pub fn access_at(dir: RawFd, path: &CStr) -> io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn parses_anonymous_rss_and_measures_this_process() {
+        assert_eq!(
+            parse_rss_anon("VmRSS:\t 5000 kB\nRssAnon:\t  1204 kB\n"),
+            Some(1204 * 1024)
+        );
+        assert_eq!(parse_rss_anon("VmRSS: 5 kB\n"), None);
+        let (rss, anon, maps) = process_size("self");
+        assert!(rss > 0 && anon > 0 && anon <= rss && maps > 0);
+        assert_eq!(process_size("no-such-process"), (0, 0, 0));
+    }
 
     #[test]
     fn getpid_syscall_matches_library() {

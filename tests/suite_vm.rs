@@ -94,9 +94,26 @@ fn quick_run_stores_one_curve_per_pattern_or_says_why_it_skipped() {
             "vm.seqpage-v",
             "vm.randpage",
             "vm.randpage-v",
+            "vm.gausspage.1",
             "vm.gausspage.10",
-            "vm.gausspage.50"
+            "vm.gausspage.30",
+            "vm.gausspage.40",
+            "vm.gausspage.50",
+            "vm.gausspage.60",
+            "vm.gausspage.80",
+            "vm.gausspage.inf"
         ]
+    );
+    // Every row of Table 7, each with its published 4.2BSD point.
+    assert_eq!(
+        series.len(),
+        sysperf::reference::find("vax750-4.2bsd")
+            .unwrap()
+            .unwrap()
+            .results
+            .iter()
+            .filter(|r| r.id.contains("page"))
+            .count()
     );
     for s in series {
         assert_eq!(s["figure"], "vm.paging");

@@ -9,7 +9,7 @@
 
 mod common;
 
-use common::strace_available;
+use common::{strace_available, strace_worker};
 use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::process::Command;
@@ -157,18 +157,52 @@ fn fork_and_exec_tests_create_and_reap_every_child() {
             &[("clone", 1.0), ("wait4", 1.0), ("exit_group", 0.0)],
         );
     }
-    for id in [
-        "execs0null",
-        "vexecs0null",
-        "execs1kbig",
-        "execs0null-1kenv",
+    // execs: the paper's program calls execve("nulljob"); vexecs: the worker, execveat.
+    for (id, exec) in [
+        ("execs0null", "execve"),
+        ("vexecs0null", "execveat"),
+        ("execs1kbig", "execve"),
+        ("execs0null-1kenv", "execve"),
     ] {
-        assert_calls(
-            id,
-            20,
-            60,
-            &[("clone", 1.0), ("execveat", 1.0), ("wait4", 1.0)],
+        assert_calls(id, 20, 60, &[("clone", 1.0), (exec, 1.0), ("wait4", 1.0)]);
+    }
+}
+
+#[test]
+fn exec_tests_look_the_job_up_by_name_and_remove_its_directory() {
+    if !strace_available() {
+        return;
+    }
+    for (id, job, call) in [
+        ("execs0null", "nulljob", "execve(\""),
+        ("vexecs1kbig", "bigjob", "execveat("),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("strace.txt");
+        let report = strace_worker(
+            &["-f", "-e", "trace=execveat,execve"],
+            &out,
+            &request(id, 5, None),
+            &[("TMPDIR", dir.path())],
         );
+        assert!(report["error"].is_null(), "{report}");
+        let text = std::fs::read_to_string(&out).unwrap();
+        // The paper's execv(argv[3], argv): a name looked up in a directory (execve of the
+        // relative name from the execs program, execveat relative to the directory from the
+        // worker), never the descriptor of the file itself (AT_EMPTY_PATH skips the lookup).
+        let execs: Vec<&str> = text
+            .lines()
+            .filter(|l| l.contains(call) && l.contains(job) && !l.contains("resumed>"))
+            .collect();
+        assert_eq!(execs.len(), 5, "{id}: {text}");
+        assert!(!text.contains("AT_EMPTY_PATH"), "{id}: {text}");
+        // The private directory is gone once the worker is.
+        let left: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .filter(|n| n.to_string_lossy().starts_with("sysperf-exec-"))
+            .collect();
+        assert!(left.is_empty(), "{id}: left {left:?}");
     }
 }
 
@@ -311,6 +345,31 @@ fn forks100k_grows_and_touches_its_heap_before_forking() {
         "forks0 {a0} B, forks100k {a100} B anonymous: grew {grown} B"
     );
     assert!(worker("forks0", 20, None)["maps"].as_u64().unwrap() > 0);
+}
+
+#[test]
+fn fork_and_exec_tests_fork_from_a_process_of_the_papers_size() {
+    // The paper's forks and execs programs were a few KiB of C; a Rust worker is megabytes
+    // and dozens of mappings, all of which fork copies. forks*/execs* run the appendix's
+    // program (csrc/forker.c), so the forking process is tiny; vforks* fork from the worker.
+    for id in ["forks0", "forks100k", "execs0null", "execs100kbig"] {
+        let v = worker(id, 20, None);
+        let (rss, maps) = (
+            v["rss_bytes"].as_u64().unwrap(),
+            v["maps"].as_u64().unwrap(),
+        );
+        assert!(rss > 0 && rss < 512 * 1024, "{id}: {rss} B resident");
+        assert!((1..16).contains(&maps), "{id}: {maps} mappings");
+        // Its own time is the parent's; its children's are the children's.
+        let cpu = |u: &Value| u["user_ns"].as_u64().unwrap() + u["sys_ns"].as_u64().unwrap();
+        assert!(cpu(&v["usage"]) > cpu(&v["children"]), "{id}: {v}");
+        assert!(cpu(&v["children"]) > 0, "{id}: {v}");
+    }
+    let v = worker("vforks0", 20, None);
+    assert!(
+        v["rss_bytes"].as_u64().unwrap() > 1024 * 1024,
+        "the worker: {v}"
+    );
 }
 
 #[test]

@@ -2,20 +2,28 @@
 //! (Appendix A, "execs", "nulljob", "bigjob"; the vexecs programs use vfork).
 //!
 //! The jobs are tiny static programs compiled from csrc/ by the build and carried inside
-//! sysperf; setup puts the chosen one in a memfd, and the child execs it with
-//! execveat(fd, "", AT_EMPTY_PATH), so nothing outside sysperf is run and nothing is left on
-//! disk. As in the paper, the child gets the parent's argv ("execs 1000 0 nulljob") and a small
+//! sysperf, so nothing outside sysperf is run. Setup writes the chosen one as a file named as
+//! the run script named it ("nulljob", "bigjob") into a private directory (see `forker`), and
+//! it is exec'd by that name: a path lookup, as the paper's execv(argv[3], argv) looked
+//! "nulljob" up in its working directory, not an exec of a descriptor (which skips the lookup).
+//! `execs*` run the appendix's `execs` program itself, a few KiB of C (`forker`), so that the
+//! forking process has the paper's size; it runs in the directory and calls execve("nulljob").
+//! `vexecs*` vfork from the worker (vfork copies nothing of the parent, so its size does not
+//! enter) and exec with execveat(dir, "nulljob").
+//!
+//! As in the paper, the child gets the parent's argv ("execs 1000 0 nulljob") and a small
 //! fixed environment (36 bytes, about the paper's), or that plus the run script's fifteen
 //! variables (`setenv a` .. `setenv o`, each "a=" and 69 digits: 1,080 bytes with their
 //! terminators, as the kernel copies them) for the "1K env" tests, so results do not depend on
 //! the caller's environment. Every size here counts the terminating NULs (see `env_bytes`).
 
 use super::fork::check_status;
-use super::{Benchmark, Ctx, Group, Shape, Spec};
+use super::forker::{Forker, ProgramDir};
+use super::{Benchmark, Ctx, Group, Helper, Shape, Spec};
 use crate::error::BenchError;
-use crate::sys::{self, ChildStack, ExecImage, Fork};
+use crate::sys::{self, ChildStack, ExecImage};
 use std::ffi::CString;
-use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::fd::AsRawFd;
 
 /// The null job: 1 KiB of initialized data, exits 0.
 pub static NULL_JOB: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/nulljob"));
@@ -75,7 +83,7 @@ pub static SPECS: &[Spec] = &[
         "execs0null",
         "execs0null",
         "fork-exec ``null job''-exit-wait 1,000 times",
-        "fork(), execveat of the embedded null job, waitpid",
+        "the appendix's execs program (a few KiB of C): fork(), execv(\"nulljob\") by name, wait()",
         false,
         0,
         Job::Null,
@@ -95,7 +103,7 @@ pub static SPECS: &[Spec] = &[
         "execs1knull",
         "execs1knull",
         "sbrk(1024), fault page, fork-exec ``null job''-exit-wait 1,000 times",
-        "sbrk(1024) touched every 1 KiB, fork(), execveat null job, waitpid",
+        "the execs program: sbrk(1024) touched every 1 KiB, fork(), execv null job, wait()",
         false,
         1024,
         Job::Null,
@@ -115,7 +123,7 @@ pub static SPECS: &[Spec] = &[
         "execs100knull",
         "execs100knull",
         "sbrk(102400), fault pages, fork-exec ``null job''-exit-wait 1,000 times",
-        "sbrk(102400) touched every 1 KiB, fork(), execveat null job, waitpid",
+        "the execs program: sbrk(102400) touched every 1 KiB, fork(), execv null job, wait()",
         false,
         102_400,
         Job::Null,
@@ -125,7 +133,7 @@ pub static SPECS: &[Spec] = &[
         "vexecs0null",
         "vexecs0null",
         "vfork-exec ``null job''-exit-wait 1,000 times",
-        "clone(CLONE_VM|CLONE_VFORK), execveat null job, waitpid",
+        "clone(CLONE_VM|CLONE_VFORK), exec null job by name, waitpid",
         true,
         0,
         Job::Null,
@@ -135,7 +143,7 @@ pub static SPECS: &[Spec] = &[
         "vexecs1knull",
         "vexecs1knull",
         "sbrk(1024), fault page, vfork-exec ``null job''-exit-wait 1,000 times",
-        "sbrk(1024) touched, clone(CLONE_VM|CLONE_VFORK), execveat null job, waitpid",
+        "sbrk(1024) touched, clone(CLONE_VM|CLONE_VFORK), exec null job by name, waitpid",
         true,
         1024,
         Job::Null,
@@ -145,7 +153,7 @@ pub static SPECS: &[Spec] = &[
         "vexecs100knull",
         "vexecs100knull",
         "sbrk(102400), fault pages, vfork-exec ``null job''-exit-wait 1,000 times",
-        "sbrk(102400) touched, clone(CLONE_VM|CLONE_VFORK), execveat null job, waitpid",
+        "sbrk(102400) touched, clone(CLONE_VM|CLONE_VFORK), exec null job by name, waitpid",
         true,
         102_400,
         Job::Null,
@@ -155,7 +163,7 @@ pub static SPECS: &[Spec] = &[
         "execs0big",
         "execs0big",
         "fork-exec ``big job''-exit-wait 1,000 times",
-        "fork(), execveat of the embedded big job (250 KiB data), waitpid",
+        "the execs program: fork(), execv(\"bigjob\") (250 KiB data) by name, wait()",
         false,
         0,
         Job::Big,
@@ -165,7 +173,7 @@ pub static SPECS: &[Spec] = &[
         "execs1kbig",
         "execs1kbig",
         "sbrk(1024), fault page, fork-exec ``big job''-exit-wait 1,000 times",
-        "sbrk(1024) touched, fork(), execveat big job, waitpid",
+        "the execs program: sbrk(1024) touched, fork(), execv big job, wait()",
         false,
         1024,
         Job::Big,
@@ -175,7 +183,7 @@ pub static SPECS: &[Spec] = &[
         "execs100kbig",
         "execs100kbig",
         "sbrk(102400), fault pages, fork-exec ``big job''-exit-wait 1,000 times",
-        "sbrk(102400) touched, fork(), execveat big job, waitpid",
+        "the execs program: sbrk(102400) touched, fork(), execv big job, wait()",
         false,
         102_400,
         Job::Big,
@@ -185,7 +193,7 @@ pub static SPECS: &[Spec] = &[
         "vexecs0big",
         "vexecs0big",
         "vfork-exec ``big job''-exit-wait 1,000 times",
-        "clone(CLONE_VM|CLONE_VFORK), execveat big job, waitpid",
+        "clone(CLONE_VM|CLONE_VFORK), exec big job by name, waitpid",
         true,
         0,
         Job::Big,
@@ -195,7 +203,7 @@ pub static SPECS: &[Spec] = &[
         "vexecs1kbig",
         "vexecs1kbig",
         "sbrk(1024), fault pages, vfork-exec ``big job''-exit-wait 1,000 times",
-        "sbrk(1024) touched, clone(CLONE_VM|CLONE_VFORK), execveat big job, waitpid",
+        "sbrk(1024) touched, clone(CLONE_VM|CLONE_VFORK), exec big job by name, waitpid",
         true,
         1024,
         Job::Big,
@@ -205,7 +213,7 @@ pub static SPECS: &[Spec] = &[
         "vexecs100kbig",
         "vexecs100kbig",
         "sbrk(102400), fault pages, vfork-exec ``big job''-exit-wait 1,000 times",
-        "sbrk(102400) touched, clone(CLONE_VM|CLONE_VFORK), execveat big job, waitpid",
+        "sbrk(102400) touched, clone(CLONE_VM|CLONE_VFORK), exec big job by name, waitpid",
         true,
         102_400,
         Job::Big,
@@ -216,7 +224,8 @@ pub static SPECS: &[Spec] = &[
 /// What the exec'ing child needs, built before the timed loop; the pointers stay valid
 /// because the CStrings they point into live in the same struct.
 struct ExecArgs {
-    fd: OwnedFd,
+    dir: ProgramDir,
+    name: CString,
     _strings: Vec<CString>,
     argv: Vec<*const libc::c_char>,
     envp: Vec<*const libc::c_char>,
@@ -229,6 +238,8 @@ pub(crate) struct Execs {
     kilo_env: bool,
     stack: Option<ChildStack>,
     args: Option<ExecArgs>,
+    /// The paper's execs program (fork variants).
+    forker: Option<Forker>,
 }
 
 impl Execs {
@@ -240,6 +251,7 @@ impl Execs {
             kilo_env,
             stack: None,
             args: None,
+            forker: None,
         }
     }
 }
@@ -255,16 +267,10 @@ pub fn env_bytes(kilo: bool) -> usize {
 }
 
 impl Benchmark for Execs {
-    fn setup(&mut self, _ctx: &Ctx, iterations: u64) -> Result<(), BenchError> {
-        sys::sbrk_and_touch(self.brk, 1024).map_err(BenchError::sys("sbrk"))?;
-        let fd = sys::memfd_executable(c"sysperf-job", self.job.bytes()).map_err(|e| {
-            BenchError::Sys {
-                op: "memfd_create",
-                source: e,
-            }
-        })?;
+    fn setup(&mut self, ctx: &Ctx, iterations: u64) -> Result<(), BenchError> {
         let prog = if self.vfork { "vexecs" } else { "execs" };
-        let mut argv_s = vec![
+        // "execs 1000 0 nulljob": the job gets this argv, as execv(argv[3], argv) gave it.
+        let argv_s = vec![
             prog.to_string(),
             iterations.to_string(),
             self.brk.to_string(),
@@ -274,10 +280,19 @@ impl Benchmark for Execs {
         if self.kilo_env {
             env_s.extend(kilo_env());
         }
+        if !self.vfork {
+            // The program grows its own heap and passes its environment on to the job.
+            let job = (self.job.name(), self.job.bytes());
+            self.forker = Some(Forker::start(ctx, &argv_s, &env_s, Some(job))?);
+            return Ok(());
+        }
+        sys::sbrk_and_touch(self.brk, 1024).map_err(BenchError::sys("sbrk"))?;
+        let dir = ProgramDir::new()?;
+        dir.add(self.job.name(), self.job.bytes())?;
         let argc = argv_s.len();
-        argv_s.extend(env_s);
         let strings: Vec<CString> = argv_s
             .into_iter()
+            .chain(env_s)
             .map(|s| {
                 CString::new(s).map_err(|_| BenchError::Protocol("NUL in exec argument".into()))
             })
@@ -289,48 +304,48 @@ impl Benchmark for Execs {
             strings[argc..].iter().map(|s| s.as_ptr()).collect();
         envp.push(std::ptr::null());
         self.args = Some(ExecArgs {
-            fd,
+            dir,
+            name: CString::new(self.job.name())
+                .map_err(|_| BenchError::Protocol("NUL in the job's name".into()))?,
             _strings: strings,
             argv,
             envp,
         });
-        if self.vfork {
-            self.stack = Some(ChildStack::new(16 * 1024));
-        }
+        self.stack = Some(ChildStack::new(16 * 1024));
         Ok(())
     }
 
     fn run(&mut self, iterations: u64) -> Result<(), BenchError> {
-        let args = self
-            .args
-            .as_ref()
-            .ok_or_else(|| BenchError::Protocol("exec: no setup".into()))?;
+        if let Some(f) = &mut self.forker {
+            return f.run(iterations);
+        }
+        let (args, stack) = match (&self.args, &mut self.stack) {
+            (Some(a), Some(s)) => (a, s),
+            _ => return Err(BenchError::Protocol("exec: no setup".into())),
+        };
+        // The job's name looked up in the directory, as execv("nulljob") in the paper's.
         let img = ExecImage {
-            fd: args.fd.as_raw_fd(),
+            fd: args.dir.dir.as_raw_fd(),
+            name: &args.name,
             argv: &args.argv,
             envp: &args.envp,
         };
         for _ in 0..iterations {
-            let pid = match &mut self.stack {
-                Some(stack) => {
-                    sys::vfork_exec(stack, &img).map_err(BenchError::sys("clone(CLONE_VFORK)"))?
-                }
-                None => match sys::fork().map_err(BenchError::sys("fork"))? {
-                    Fork::Child => {
-                        let _ = sys::exec_fd(img.fd, img.argv, img.envp);
-                        sys::exit_now(127)
-                    }
-                    Fork::Parent(pid) => pid,
-                },
-            };
+            let pid =
+                sys::vfork_exec(stack, &img).map_err(BenchError::sys("clone(CLONE_VFORK)"))?;
             let code = sys::wait_child(pid).map_err(BenchError::sys("waitpid"))?;
             check_status("exec", code, 0)?;
         }
         Ok(())
     }
 
+    fn helper(&mut self) -> Option<Helper> {
+        self.forker.as_mut().and_then(Forker::helper)
+    }
+
     fn teardown(&mut self) -> Result<(), BenchError> {
         self.args = None;
+        self.forker = None;
         Ok(())
     }
 }

@@ -1,14 +1,20 @@
 //! `forks*` and `vforks*`: process creation without exec (Appendix A, "forks"; the vforks
 //! programs are the same with vfork).
 //!
-//! Setup grows the heap with sbrk(size) and stores a byte every 1024 bytes, as the paper's
+//! The heap grows with sbrk(size) and gets a byte stored every 1024 bytes, as the paper's
 //! program does, so fork has that much more to copy (page tables, copy-on-write marks). Each
 //! operation is fork (or vfork), the child's _exit, and the parent's wait for that child.
-//! vfork copies nothing, so vforks0, vforks1k and vforks100k should cost the same.
+//!
+//! `forks*` fork from a process of the paper's size: the appendix's `forks` program itself,
+//! a few KiB of freestanding C started in setup (see `forker`), which does the sbrk and the
+//! loop and reports its own and its children's usage. `vforks*` vfork from the worker: vfork
+//! copies nothing of the parent (it borrows the address space), so the parent's size does
+//! not enter, and vforks0, vforks1k and vforks100k should cost the same.
 
-use super::{Benchmark, Ctx, Group, Shape, Spec};
+use super::forker::Forker;
+use super::{Benchmark, Ctx, Group, Helper, Shape, Spec};
 use crate::error::BenchError;
-use crate::sys::{self, ChildStack, Fork};
+use crate::sys::{self, ChildStack};
 
 /// The paper's child exits with _exit(-1), i.e. status 255.
 pub(crate) const CHILD_STATUS: i32 = 255;
@@ -30,6 +36,7 @@ macro_rules! fork_spec {
                     vfork: $vfork,
                     brk: $brk,
                     stack: None,
+                    forker: None,
                 })
             },
         }
@@ -40,21 +47,22 @@ pub static SPECS: &[Spec] = &[
     fork_spec!(
         "forks0",
         "fork-exit-wait 1,000 times",
-        "fork(), child _exit(255), waitpid",
+        "the appendix's forks program (a few KiB of C, run by sysperf): fork(), child \
+         _exit(255), wait()",
         false,
         0
     ),
     fork_spec!(
         "forks1k",
         "sbrk(1024), fault page, fork-exit-wait 1,000 times",
-        "sbrk(1024) touched every 1 KiB, then fork(), _exit, waitpid",
+        "the forks program: sbrk(1024) touched every 1 KiB, then fork(), _exit, wait()",
         false,
         1024
     ),
     fork_spec!(
         "forks100k",
         "sbrk(102400), fault pages, fork-exit-wait 1,000 times",
-        "sbrk(102400) touched every 1 KiB, then fork(), _exit, waitpid",
+        "the forks program: sbrk(102400) touched every 1 KiB, then fork(), _exit, wait()",
         false,
         102_400
     ),
@@ -85,6 +93,8 @@ pub(crate) struct Forks {
     vfork: bool,
     brk: usize,
     stack: Option<ChildStack>,
+    /// The paper's forks program (fork variants).
+    forker: Option<Forker>,
 }
 
 /// Checks a reaped child's exit code; shared with the exec family.
@@ -98,27 +108,49 @@ pub(crate) fn check_status(op: &str, code: i32, want: i32) -> Result<(), BenchEr
 }
 
 impl Benchmark for Forks {
-    fn setup(&mut self, _ctx: &Ctx, _iterations: u64) -> Result<(), BenchError> {
-        sys::sbrk_and_touch(self.brk, 1024).map_err(BenchError::sys("sbrk"))?;
+    fn setup(&mut self, ctx: &Ctx, iterations: u64) -> Result<(), BenchError> {
         if self.vfork {
+            sys::sbrk_and_touch(self.brk, 1024).map_err(BenchError::sys("sbrk"))?;
             self.stack = Some(ChildStack::new(16 * 1024));
+        } else {
+            // "forks 1000 0" as the run script called it; the program grows its own heap.
+            let argv = [
+                "forks".to_string(),
+                iterations.to_string(),
+                self.brk.to_string(),
+            ];
+            let env: Vec<String> = super::exec::BASE_ENV
+                .iter()
+                .map(|s| s.to_string())
+                .collect();
+            self.forker = Some(Forker::start(ctx, &argv, &env, None)?);
         }
         Ok(())
     }
 
     fn run(&mut self, iterations: u64) -> Result<(), BenchError> {
+        if let Some(f) = &mut self.forker {
+            return f.run(iterations);
+        }
+        let stack = self
+            .stack
+            .as_mut()
+            .ok_or_else(|| BenchError::Protocol("vfork: no setup".into()))?;
         for _ in 0..iterations {
-            let pid = match &mut self.stack {
-                Some(stack) => sys::vfork_exit(stack, CHILD_STATUS as u8)
-                    .map_err(BenchError::sys("clone(CLONE_VFORK)"))?,
-                None => match sys::fork().map_err(BenchError::sys("fork"))? {
-                    Fork::Child => sys::exit_now(CHILD_STATUS),
-                    Fork::Parent(pid) => pid,
-                },
-            };
+            let pid = sys::vfork_exit(stack, CHILD_STATUS as u8)
+                .map_err(BenchError::sys("clone(CLONE_VFORK)"))?;
             let code = sys::wait_child(pid).map_err(BenchError::sys("waitpid"))?;
             check_status("fork", code, CHILD_STATUS)?;
         }
         Ok(())
+    }
+
+    fn teardown(&mut self) -> Result<(), BenchError> {
+        self.forker = None;
+        Ok(())
+    }
+
+    fn helper(&mut self) -> Option<Helper> {
+        self.forker.as_mut().and_then(Forker::helper)
     }
 }

@@ -12,6 +12,7 @@ use crate::error::{BenchError, InputError};
 
 pub mod exec;
 pub mod fork;
+pub(crate) mod forker;
 pub mod ipc;
 pub mod paging;
 pub mod signal;
@@ -113,6 +114,24 @@ pub trait Benchmark {
     fn teardown(&mut self) -> Result<(), BenchError> {
         Ok(())
     }
+    /// When the operations of `run` were done by a helper process that stays alive between
+    /// runs (the paper's forks and execs programs, see `forker`), what it reports of the last
+    /// run; the harness counts its own usage as the test process's, its children's as the
+    /// children's, and its size as the forking process's. None for most benchmarks.
+    fn helper(&mut self) -> Option<Helper> {
+        None
+    }
+}
+
+/// A helper process's account of one run: its own usage, its reaped children's, and its size
+/// when the run began.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Helper {
+    pub own: crate::model::Usage,
+    pub children: crate::model::Usage,
+    pub rss_bytes: u64,
+    pub rss_anon_bytes: u64,
+    pub maps: u64,
 }
 
 /// Every benchmark, in the order of the paper's Table 2 (udg tests after the pipe tests),

@@ -138,7 +138,43 @@ fn table(s: &Series) -> String {
         };
         let _ = writeln!(out, "  {:<22} {y:<36} | {costs}", x_text(p));
     }
-    if !s.paper_points.is_empty() {
+    // Every column the papers printed for this curve, with its source; else the one the run
+    // stored (runs of a series the published data does not know).
+    let published = crate::published::for_series(&s.id).unwrap_or(&[]);
+    for c in published {
+        let printed: Vec<String> = c
+            .figures
+            .iter()
+            .map(|f| {
+                // A categorical x reads as the run's own label for it (the published file's
+                // name when the run has no such point); a numeric x keeps a figure's label
+                // (the real-world test's process) beside it.
+                let x = match &f.label {
+                    Some(l) if s.x_unit.is_empty() => s
+                        .points
+                        .iter()
+                        .find(|p| p.x == f.x && p.label.is_some())
+                        .map(x_text)
+                        .unwrap_or_else(|| l.clone()),
+                    Some(l) => format!("{} {l}", fmt_x(f.x)),
+                    None => fmt_x(f.x),
+                };
+                let cpu = f
+                    .cpu_pct
+                    .map(|c| format!(" ({c:.0}% CPU)"))
+                    .unwrap_or_default();
+                format!("{x}: {}{cpu}", y_text(s.y_kind, f.y))
+            })
+            .collect();
+        let _ = writeln!(
+            out,
+            "  published, {} ({}): {}",
+            c.system,
+            c.source,
+            printed.join(", ")
+        );
+    }
+    if published.is_empty() && !s.paper_points.is_empty() {
         let printed: Vec<String> = s
             .paper_points
             .iter()

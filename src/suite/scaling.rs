@@ -839,6 +839,18 @@ fn remove_leftovers(tmp: &Path) {
 mod tests {
     use super::*;
 
+    #[test]
+    fn the_ls_l_curve_draws_the_published_before_figure() {
+        let ls = series()
+            .into_iter()
+            .find(|s| s.id == "scaling.ls-l")
+            .unwrap();
+        let published = crate::published::for_series("scaling.ls-l").unwrap();
+        let before = &published[0].figures[0];
+        assert_eq!(ls.paper_points, [[before.x, before.y]]);
+        assert_eq!(published[1].figures[0].sys_s, Some(3.3));
+    }
+
     fn names_in(dir: &Path) -> Vec<String> {
         std::fs::read_dir(dir)
             .unwrap()

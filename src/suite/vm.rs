@@ -226,6 +226,17 @@ vm_series!(
     30_000.0
 );
 vm_series!(
+    GAUSS1,
+    "vm.gausspage.1",
+    "gausspage.1",
+    "Table 6 gausspage.1: 30,000 Gaussian accesses, standard deviation of 1 (Table 7, 4.2BSD: 24 s real, 23.8 user, 0.8 system, 8 faults)",
+    "the appendix's Gaussian walk, sd 1 page, 4 touches per page over 256 file-backed pages in a limited cgroup",
+    Walk::Gauss(1.0),
+    None,
+    24.0,
+    30_000.0
+);
+vm_series!(
     GAUSS10,
     "vm.gausspage.10",
     "gausspage.10",
@@ -234,6 +245,28 @@ vm_series!(
     Walk::Gauss(10.0),
     None,
     26.0,
+    30_000.0
+);
+vm_series!(
+    GAUSS30,
+    "vm.gausspage.30",
+    "gausspage.30",
+    "Table 6 gausspage.30: as above, standard deviation of 30 (Table 7, 4.2BSD: 33 s real, 24.8 user, 8.9 system, 2 faults)",
+    "the appendix's Gaussian walk, sd 30 pages, 4 touches per page over 256 file-backed pages in a limited cgroup",
+    Walk::Gauss(30.0),
+    None,
+    33.0,
+    30_000.0
+);
+vm_series!(
+    GAUSS40,
+    "vm.gausspage.40",
+    "gausspage.40",
+    "Table 6 gausspage.40: as above, standard deviation of 40 (Table 7, 4.2BSD: 81 s real, 25.0 user, 13.6 system, 260 faults)",
+    "the appendix's Gaussian walk, sd 40 pages, 4 touches per page over 256 file-backed pages in a limited cgroup",
+    Walk::Gauss(40.0),
+    None,
+    81.0,
     30_000.0
 );
 vm_series!(
@@ -248,8 +281,46 @@ vm_series!(
     30_000.0
 );
 
+vm_series!(
+    GAUSS60,
+    "vm.gausspage.60",
+    "gausspage.60",
+    "Table 6 gausspage.60: as above, standard deviation of 60 (Table 7, 4.2BSD: 234 s real, 26.7 user, 36.0 system, 3177 faults)",
+    "the appendix's Gaussian walk, sd 60 pages, 4 touches per page over 256 file-backed pages in a limited cgroup",
+    Walk::Gauss(60.0),
+    None,
+    234.0,
+    30_000.0
+);
+vm_series!(
+    GAUSS80,
+    "vm.gausspage.80",
+    "gausspage.80",
+    "Table 6 gausspage.80: as above, standard deviation of 80 (Table 7, 4.2BSD: 329 s real, 27.9 user, 52.0 system, 5105 faults)",
+    "the appendix's Gaussian walk, sd 80 pages, 4 touches per page over 256 file-backed pages in a limited cgroup",
+    Walk::Gauss(80.0),
+    None,
+    329.0,
+    30_000.0
+);
+vm_series!(
+    GAUSSINF,
+    "vm.gausspage.inf",
+    "gausspage.inf",
+    "Table 6 gausspage.inf: as above, standard deviation of 10,000 (the run script's inf) (Table 7, 4.2BSD: 621 s real, 85.6 user, 81.5 system, 9650 faults)",
+    "the appendix's Gaussian walk, sd 10,000 pages (the run script's inf: about uniform over these 256), 4 touches per page over 256 file-backed pages in a limited cgroup",
+    Walk::Gauss(10_000.0),
+    None,
+    621.0,
+    30_000.0
+);
+
+/// All twelve rows of Table 7, in its order.
 fn series() -> Vec<&'static SeriesSpec> {
-    vec![&SEQ, &SEQ_V, &RAND, &RAND_V, &GAUSS10, &GAUSS50]
+    vec![
+        &SEQ, &SEQ_V, &RAND, &RAND_V, &GAUSS1, &GAUSS10, &GAUSS30, &GAUSS40, &GAUSS50, &GAUSS60,
+        &GAUSS80, &GAUSSINF,
+    ]
 }
 
 /// Whether /proc/swaps lists any swap area (its first line is a header).
@@ -410,6 +481,34 @@ fn derive(series: &[Series]) -> Vec<Derived> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn all_twelve_rows_of_table_7_with_their_published_points() {
+        let reference = crate::reference::find("vax750-4.2bsd").unwrap().unwrap();
+        let paging: Vec<_> = reference
+            .results
+            .iter()
+            .filter(|r| {
+                crate::bench::find(&r.id).is_some_and(|s| s.group == crate::bench::Group::Paging)
+            })
+            .collect();
+        assert_eq!(paging.len(), 12);
+        let ours = series();
+        assert_eq!(ours.len(), 12);
+        for (s, r) in ours.iter().zip(&paging) {
+            assert_eq!(s.id, format!("vm.{}", r.id), "Table 7's order");
+            let per_touch = r.summary.as_ref().unwrap().wall_ns_per_op.median;
+            let [[x, y]] = s.paper_points else {
+                panic!("{}: one published point", s.id)
+            };
+            assert_eq!(*x, PAPER_X);
+            assert!(
+                (*y / per_touch - 1.0).abs() < 1e-9,
+                "{}: {y} vs {per_touch}",
+                s.id
+            );
+        }
+    }
 
     #[test]
     fn params_round_trip_and_points_limit_below_the_working_set() {

@@ -1,0 +1,208 @@
+/*
+ * The 4.2BSD paper's "forks" and "execs" programs (Appendix A), as a process of the paper's
+ * size: a freestanding static executable of a few KiB, no libc, so that what fork copies is
+ * what the paper's small C program had (its text, data, stack and the sbrk'd heap), not a
+ * Rust worker's megabytes and dozens of mappings.
+ *
+ *   forks  N brk-size            (argv[0] names the program, as the paper's file names did)
+ *   execs  N brk-size job-name
+ *
+ * As the appendix: sbrk(brk-size) and store a byte every 1024 bytes; then each operation is
+ * fork, the child _exit(-1) (forks) or execv(job-name, argv) with the caller's environment
+ * (execs: a path lookup of job-name in the working directory), and the parent's wait() loop
+ * until that child. N in argv is only passed on to the job, as the paper's argv was.
+ *
+ * Unlike the appendix, the count of each run comes from sysperf over a pipe, so that one such
+ * process serves every trial and its start is not timed: it reads an 8-byte count from fd 3,
+ * runs that many operations, and writes 13 64-bit words to fd 4: its own user and system
+ * nanoseconds, minor and major faults, voluntary and involuntary switches over the run, the
+ * same for the children it reaped, and the number of children that ended wrongly. It writes
+ * one word (0) when it is ready, after the sbrk, and exits when fd 3 reaches end of file.
+ * Nothing here reads a clock: sysperf times the run around its pipe exchange.
+ */
+
+typedef unsigned long u64;
+typedef long i64;
+
+#if defined(__x86_64__)
+#define SYS_read 0
+#define SYS_write 1
+#define SYS_brk 12
+#define SYS_clone 56
+#define SYS_execve 59
+#define SYS_wait4 61
+#define SYS_getrusage 98
+#define SYS_exit_group 231
+
+static inline i64 sc6(i64 n, i64 a, i64 b, i64 c, i64 d, i64 e, i64 f)
+{
+    i64 ret;
+    register i64 r10 __asm__("r10") = d;
+    register i64 r8 __asm__("r8") = e;
+    register i64 r9 __asm__("r9") = f;
+    __asm__ volatile("syscall"
+                     : "=a"(ret)
+                     : "a"(n), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8), "r"(r9)
+                     : "rcx", "r11", "memory");
+    return ret;
+}
+
+/* The entry: the stack holds argc, argv[], NULL, envp[], NULL. */
+__asm__(".text\n.global _start\n_start:\n\txor %rbp, %rbp\n\tmov %rsp, %rdi\n\tand $-16, %rsp\n\tcall forker_main\n\thlt\n");
+
+#elif defined(__aarch64__)
+#define SYS_read 63
+#define SYS_write 64
+#define SYS_brk 214
+#define SYS_clone 220
+#define SYS_execve 221
+#define SYS_wait4 260
+#define SYS_getrusage 165
+#define SYS_exit_group 94
+
+static inline i64 sc6(i64 n, i64 a, i64 b, i64 c, i64 d, i64 e, i64 f)
+{
+    register i64 x8 __asm__("x8") = n;
+    register i64 x0 __asm__("x0") = a;
+    register i64 x1 __asm__("x1") = b;
+    register i64 x2 __asm__("x2") = c;
+    register i64 x3 __asm__("x3") = d;
+    register i64 x4 __asm__("x4") = e;
+    register i64 x5 __asm__("x5") = f;
+    __asm__ volatile("svc #0"
+                     : "+r"(x0)
+                     : "r"(x8), "r"(x1), "r"(x2), "r"(x3), "r"(x4), "r"(x5)
+                     : "memory");
+    return x0;
+}
+
+__asm__(".text\n.global _start\n_start:\n\tmov x29, #0\n\tmov x0, sp\n\tbl forker_main\n\tbrk #0\n");
+
+#else
+#error "sysperf's forker: add the system calls for this architecture in csrc/forker.c"
+#endif
+
+#define SIGCHLD 17
+#define RUSAGE_SELF 0
+#define RUSAGE_CHILDREN (-1)
+#define CMD_FD 3
+#define REPORT_FD 4
+
+struct timeval {
+    i64 tv_sec;
+    i64 tv_usec;
+};
+
+/* struct rusage of Linux on 64-bit machines. */
+struct rusage {
+    struct timeval ru_utime, ru_stime;
+    i64 ru_maxrss, ru_ixrss, ru_idrss, ru_isrss, ru_minflt, ru_majflt, ru_nswap, ru_inblock,
+        ru_oublock, ru_msgsnd, ru_msgrcv, ru_nsignals, ru_nvcsw, ru_nivcsw;
+};
+
+static __attribute__((noreturn)) void die(int code)
+{
+    for (;;)
+        sc6(SYS_exit_group, code, 0, 0, 0, 0, 0);
+}
+
+static u64 atou(const char *s)
+{
+    u64 v = 0;
+    while (*s >= '0' && *s <= '9')
+        v = v * 10 + (u64)(*s++ - '0');
+    return v;
+}
+
+static int full(int write, int fd, char *buf, u64 len)
+{
+    u64 done = 0;
+    while (done < len) {
+        i64 n = sc6(write ? SYS_write : SYS_read, fd, (i64)(buf + done), (i64)(len - done), 0, 0, 0);
+        if (n == -4) /* EINTR */
+            continue;
+        if (n <= 0)
+            return -1;
+        done += (u64)n;
+    }
+    return 0;
+}
+
+static void usage(int who, u64 *out)
+{
+    struct rusage r; /* filled whole by the kernel */
+    if (sc6(SYS_getrusage, who, (i64)&r, 0, 0, 0, 0) != 0)
+        die(5);
+    out[0] = (u64)r.ru_utime.tv_sec * 1000000000ul + (u64)r.ru_utime.tv_usec * 1000ul;
+    out[1] = (u64)r.ru_stime.tv_sec * 1000000000ul + (u64)r.ru_stime.tv_usec * 1000ul;
+    out[2] = (u64)r.ru_minflt;
+    out[3] = (u64)r.ru_majflt;
+    out[4] = (u64)r.ru_nvcsw;
+    out[5] = (u64)r.ru_nivcsw;
+}
+
+__attribute__((used, noreturn)) void forker_main(i64 *sp)
+{
+    i64 argc = sp[0];
+    char **argv = (char **)(sp + 1);
+    char **envp = argv + argc + 1;
+    if (argc < 3)
+        die(1);
+    int execs = argv[0][0] == 'e';
+    if (execs && argc < 4)
+        die(1);
+    /* cp = sbrk(brksize); for (i = 0; i < brksize; i += 1024) cp[i] = i; */
+    u64 brksize = atou(argv[2]);
+    char *cp = (char *)sc6(SYS_brk, 0, 0, 0, 0, 0, 0);
+    if (brksize > 0) {
+        char *end = (char *)sc6(SYS_brk, (i64)(cp + brksize), 0, 0, 0, 0, 0);
+        if (end < cp + brksize)
+            die(4);
+        for (u64 i = 0; i < brksize; i += 1024)
+            cp[i] = (char)i;
+    }
+    u64 ready = 0;
+    if (full(1, REPORT_FD, (char *)&ready, sizeof ready))
+        die(2);
+    for (;;) {
+        u64 n;
+        if (full(0, CMD_FD, (char *)&n, sizeof n))
+            die(0); /* sysperf closed the pipe: done */
+        u64 out[13];
+        u64 s0[6], c0[6], s1[6], c1[6];
+        u64 wrong = 0;
+        usage(RUSAGE_SELF, s0);
+        usage(RUSAGE_CHILDREN, c0);
+        while (n-- > 0) {
+            i64 child = sc6(SYS_clone, SIGCHLD, 0, 0, 0, 0, 0); /* fork() */
+            if (child < 0)
+                die(3);
+            if (child == 0) {
+                if (execs)
+                    sc6(SYS_execve, (i64)argv[3], (i64)argv, (i64)envp, 0, 0, 0);
+                die(execs ? 127 : 255); /* _exit(-1) in the paper's forks */
+            }
+            /* while ((pid = wait(&status)) != -1 && pid != child) ; */
+            int status = 0;
+            i64 pid;
+            for (;;) {
+                pid = sc6(SYS_wait4, -1, (i64)&status, 0, 0, 0, 0);
+                if (pid == child || (pid < 0 && pid != -4))
+                    break;
+            }
+            /* forks: the child's _exit(-1); execs: the job's exit(0). */
+            int want = execs ? 0 : 255;
+            if (pid != child || (status & 0x7f) != 0 || ((status >> 8) & 0xff) != want)
+                wrong++;
+        }
+        usage(RUSAGE_SELF, s1);
+        usage(RUSAGE_CHILDREN, c1);
+        for (int i = 0; i < 6; i++) {
+            out[i] = s1[i] - s0[i];
+            out[6 + i] = c1[i] - c0[i];
+        }
+        out[12] = wrong;
+        if (full(1, REPORT_FD, (char *)out, sizeof out))
+            die(2);
+    }
+}
