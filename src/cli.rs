@@ -466,9 +466,11 @@ pub struct AgainstArgs {
     /// The run the others are compared with (default: the first RUN); it becomes column 1.
     #[arg(long, value_name = "RUN")]
     pub baseline: Option<String>,
-    /// Noise band in percent (0-1000): a verdict needs the ratio's whole interval outside +-PCT.
+    /// Noise band in percent (0-1000): a verdict needs the ratio's whole interval outside +-PCT
+    /// (also spelled --threshold, criterion's name for it).
     #[arg(
         long,
+        visible_alias = "threshold",
         value_name = "PCT",
         default_value = "2",
         allow_negative_numbers = true

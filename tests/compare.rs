@@ -590,3 +590,18 @@ fn help_states_the_method() {
         assert!(help.contains(needle), "{needle}: {help}");
     }
 }
+
+#[test]
+fn threshold_is_another_name_for_the_noise_band() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("s.db");
+    let runs = ["vax750-4.2bsd", "vax750-4.3bsd", "--json"];
+    let with = |flag: &str| {
+        let mut args = vec!["compare", flag, "7"];
+        args.extend(runs);
+        ok(&db, &args, 0)
+    };
+    let (noise, threshold) = (with("--noise"), with("--threshold"));
+    assert_eq!(noise, threshold);
+    assert!(noise.contains("7"), "{noise}");
+}
