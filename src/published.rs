@@ -386,6 +386,24 @@ mod tests {
     }
 
     #[test]
+    fn table_4s_pipe_column_differs_from_table_2s_at_8_bytes_only() {
+        let real = |t| {
+            bbn_rows()
+                .unwrap()
+                .into_iter()
+                .filter(|r| r.table == t && r.system == "improved" && r.test == "pipe")
+                .map(|r| (r.block_bytes, r.real_s))
+                .collect::<Vec<_>>()
+        };
+        let differ: Vec<_> = real(2)
+            .into_iter()
+            .zip(real(4))
+            .filter(|(a, b)| a != b)
+            .collect();
+        assert_eq!(differ, [((8, 10.0), (8, 9.0))]);
+    }
+
+    #[test]
     fn feder_table3_has_all_three_machines() {
         let rows = feder_rows().unwrap();
         let col = |f: fn(&FederRow) -> f64| rows.iter().map(f).collect::<Vec<_>>();

@@ -549,7 +549,7 @@ const fn report_table(real_s: [f64; 12]) -> [[f64; 2]; 12] {
 static TABLE1_PIPE_STANDARD: [[f64; 2]; 12] = report_table([
     10.0, 9.0, 9.0, 9.0, 10.0, 12.0, 15.0, 32.0, 62.0, 123.0, 246.0, 488.0,
 ]);
-/// Table 2, improved system (the same as Table 4's pipe column), PDP-11/40.
+/// Table 2, improved system, PDP-11/40 (Table 4's pipe column repeats it but for 8 bytes: 9 s).
 static TABLE2_PIPE_IMPROVED: [[f64; 2]; 12] = report_table([
     9.0, 9.0, 10.0, 10.0, 10.0, 11.0, 15.0, 26.0, 45.0, 49.0, 83.0, 91.0,
 ]);
