@@ -567,3 +567,53 @@ fn settle_waits_for_a_quiet_machine_and_says_what_it_found() {
         assert!(err.contains("--settle"), "{bad}: {err}");
     }
 }
+
+#[test]
+fn descriptions_say_what_the_code_does() {
+    // Issue #13's texts: each of these said something the code did not do.
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("s.db");
+    let core = success_json(sysperf(&db).args(["list", "--json"]));
+    let today = |id: &str| {
+        core.as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["id"] == id)
+            .and_then(|e| e["today"].as_str())
+            .unwrap_or_else(|| panic!("{id} not listed"))
+            .to_string()
+    };
+    // The discard tests' child reads and throws away; nothing comes back.
+    for id in ["pipediscard4", "pipediscard512.4k"] {
+        let t = today(id);
+        assert!(
+            t.contains("reads it and throws it away") && !t.contains("read it back"),
+            "{id}: {t}"
+        );
+    }
+    // The 1K environment is 1,080 bytes with terminators (was 1065 in one place, 1080 in another).
+    assert!(today("execs0null-1kenv").contains("1,080 bytes"));
+    // Fork and exec tests name the process they fork from; paging says it has no pressure.
+    assert!(today("forks0").contains("forks program"));
+    assert!(today("execs0null").contains("execs program"));
+    assert!(today("seqpage").contains("without memory pressure"));
+    let suites = success_json(sysperf(&db).args(["list", "--suites", "--json"]));
+    let series_text = |id: &str, field: &str| {
+        suites
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|s| s["series"].as_array().unwrap())
+            .find(|s| s["id"] == id)
+            .and_then(|s| s[field].as_str())
+            .unwrap_or_else(|| panic!("{id} not listed"))
+            .to_string()
+    };
+    let series_today = |id: &str| series_text(id, "today");
+    // Feder names the kinds of commands, not the commands: the choice is sysperf's.
+    assert!(series_today("workload.throughput").contains("sysperf's choice"));
+    // ls -l is emulated in process, not the ls program.
+    assert!(series_text("scaling.ls-l", "curve").contains("in process (not the ls program)"));
+    // A port with a header writes it before the block, in its own write(2).
+    assert!(series_today("bbn.port").contains("a write(2) of the header"));
+}

@@ -45,8 +45,9 @@ const PIPE_TODAY: &str =
     "pipe(2) of today's default capacity (64 KiB); write the message, then read it back";
 const PIPE_DISCARD_TODAY: &str = "pipe(2) of today's default capacity (64 KiB); the parent writes \
      each message, the child reads it and throws it away";
-const PIPE_4K_TODAY: &str =
-    "pipe(2) set to 4 KiB with F_SETPIPE_SZ (4.2BSD's capacity: a full pipe blocks the writer after 4 KiB)";
+const PIPE_4K_TODAY: &str = "pipe(2) set to 4 KiB with F_SETPIPE_SZ (4.2BSD's capacity: a full \
+     pipe blocks the writer after 4 KiB); the parent writes each message, the child reads it and \
+     throws it away";
 const UDG_TODAY: &str = "socketpair(AF_UNIX, SOCK_DGRAM), one datagram per message";
 
 macro_rules! ipc_spec {
