@@ -248,7 +248,9 @@ pub fn exit_code(status: libc::c_int) -> i32 {
     }
 }
 
-/// Reaps every already-dead child without blocking (orphans handed to us as subreaper).
+/// Reaps every already-dead child without blocking (orphans handed to us as subreaper). Any
+/// child: a process that also starts children of its own elsewhere (a test binary's other
+/// threads) must not call it while those run.
 pub fn reap_zombies() {
     loop {
         let mut status = 0;

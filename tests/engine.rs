@@ -3,9 +3,15 @@
 //! in one), started from the built `sysperf` binary.
 
 use std::sync::atomic::AtomicBool;
+use std::sync::Mutex;
 use sysperf::engine::{Engine, Event, RunPlan, RunRequest, Sink};
 use sysperf::model::TrialKind;
 use sysperf::store::Store;
+
+/// The engine reaps every dead child of this process after each trial (orphans of a worker
+/// come to it as subreaper), which in a test binary includes a child that another test thread
+/// spawned and is about to wait for: so these tests take turns.
+static SERIAL: Mutex<()> = Mutex::new(());
 
 /// Records every event as a short line.
 #[derive(Default)]
@@ -27,6 +33,7 @@ impl Sink for Recorder {
 
 #[test]
 fn a_plan_runs_in_rounds_and_every_planned_trial_is_reported_and_stored() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let tmp = tempfile::tempdir().unwrap();
     let store = Store::open(&tmp.path().join("s.db")).unwrap();
     let req = RunRequest {
@@ -114,6 +121,7 @@ fn a_plan_runs_in_rounds_and_every_planned_trial_is_reported_and_stored() {
 
 #[test]
 fn a_stop_before_the_first_trial_stores_an_incomplete_run_with_nothing_measured() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let tmp = tempfile::tempdir().unwrap();
     let store = Store::open(&tmp.path().join("s.db")).unwrap();
     let req = RunRequest {
@@ -138,6 +146,7 @@ fn a_stop_before_the_first_trial_stores_an_incomplete_run_with_nothing_measured(
 
 #[test]
 fn precision_adds_rounds_and_names_the_benchmarks_that_did_not_get_there() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let tmp = tempfile::tempdir().unwrap();
     let store = Store::open(&tmp.path().join("s.db")).unwrap();
     // A half-width nothing reaches, and a short time limit: rounds are added, then both are
@@ -181,6 +190,7 @@ fn precision_adds_rounds_and_names_the_benchmarks_that_did_not_get_there() {
 
 #[test]
 fn repeat_stores_a_group_of_runs_under_one_label() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let tmp = tempfile::tempdir().unwrap();
     let store = Store::open(&tmp.path().join("s.db")).unwrap();
     let req = RunRequest {
@@ -212,6 +222,7 @@ fn repeat_stores_a_group_of_runs_under_one_label() {
 
 #[test]
 fn every_run_updates_the_machines_variance_and_show_and_doctor_print_it() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let tmp = tempfile::tempdir().unwrap();
     let db = tmp.path().join("s.db");
     let sysperf = |args: &[&str]| {
