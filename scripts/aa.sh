@@ -21,10 +21,10 @@ trap 'rm -rf "$work"' EXIT
 db="$work/aa.db"
 for k in $(seq 1 "$K"); do
   # shellcheck disable=SC2086
-  "$SP" run $SEL --trials "$TRIALS" --settle "$SETTLE" --label "aa$k" --db "$db" >/dev/null 2>"$work/err" || { cat "$work/err" >&2; exit 1; }
+  "$SP" run $SEL --trials "$TRIALS" --settle "$SETTLE" --label "aa-$k" --db "$db" >/dev/null 2>"$work/err" || { cat "$work/err" >&2; exit 1; }
 done
 for k in $(seq 2 "$K"); do
-  "$SP" compare aa1 "aa$k" --json --db "$db" > "$work/c$k.json"
+  "$SP" compare aa-1 "aa-$k" --json --db "$db" > "$work/c$k.json"
 done
 python3 - "$work" "$K" $SEL <<'PY'
 import json, statistics, sys
@@ -44,7 +44,7 @@ for i in range(2, k + 1):
         lo, hi = r["ci"]
         widths.append(100 * (hi - lo) / 2 / r["ratio"])
         if r["verdict"] in ("faster", "slower"):
-            print(f"  false verdict: aa1 vs aa{i} {row['id']}: {r['verdict']} {r['ratio']:.3f} [{lo:.3f}, {hi:.3f}]")
+            print(f"  false verdict: aa-1 vs aa-{i} {row['id']}: {r['verdict']} {r['ratio']:.3f} [{lo:.3f}, {hi:.3f}]")
 print(f"aa.sh: {k} runs of {' '.join(sel)}: {calls} of {n} comparisons called significant "
       f"({100 * calls / max(n, 1):.1f}%); median interval half-width {statistics.median(widths):.1f}%; "
       f"intervals cover: {', '.join(sorted(covers))}")

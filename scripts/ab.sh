@@ -22,12 +22,12 @@ db="$work/ab.db"
 run() { "$@" >/dev/null 2>"$work/err" || { cat "$work/err" >&2; exit 1; }; }
 for i in $(seq 1 "$PAIRS"); do
   for _ in $(seq 1 "$REPS"); do
-    run "$SP" run "$BENCH" --label "a$i" --db "$db"
-    run python3 scripts/seccomp_wrap.py "$SP" run "$BENCH" --label "b$i" --db "$db"
-    run "$SP" run "$BENCH" --label "n$i" --db "$db"
+    run "$SP" run "$BENCH" --label "a-$i" --db "$db"
+    run python3 scripts/seccomp_wrap.py "$SP" run "$BENCH" --label "b-$i" --db "$db"
+    run "$SP" run "$BENCH" --label "n-$i" --db "$db"
   done
-  "$SP" compare "a$i" "b$i" --json --db "$db" > "$work/ab$i.json"
-  "$SP" compare "a$i" "n$i" --json --db "$db" > "$work/an$i.json"
+  "$SP" compare "a-$i" "b-$i" --json --db "$db" > "$work/ab$i.json"
+  "$SP" compare "a-$i" "n-$i" --json --db "$db" > "$work/an$i.json"
 done
 python3 - "$work" "$PAIRS" "$BENCH" <<'PY'
 import json, sys

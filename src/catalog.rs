@@ -42,6 +42,30 @@ impl CatalogError {
     }
 }
 
+/// Refuses imported runs that would shadow or be shadowed by a built-in reference run: an id
+/// or label that is a reference run's name or id (an exported reference run among them; the
+/// reference runs are part of sysperf, never stored). Names resolve to the built-in run first,
+/// so such a run could not be found, and `rm` would disagree with `show` about it.
+pub fn check_importable(runs: &[Run]) -> Result<(), CatalogError> {
+    for (i, r) in runs.iter().enumerate() {
+        let clash = std::iter::once(r.id.as_str())
+            .chain(r.label.as_deref())
+            .find(|n| reference::is_name(n));
+        if let Some(name) = clash {
+            return Err(InputError::InvalidValue {
+                what: "import",
+                value: format!("run {} ({})", i + 1, r.id),
+                why: format!(
+                    "'{name}' is a built-in reference run's name or id; reference runs are part \
+                     of sysperf and are not imported (show and compare them by name)"
+                ),
+            }
+            .into());
+        }
+    }
+    Ok(())
+}
+
 /// Stored runs of the baseline's machine that its run-to-run variance is estimated from.
 pub const HISTORY_RUNS: usize = 30;
 

@@ -114,6 +114,12 @@ pub enum ExchangeError {
     },
     #[error("{path} contains the control character U+{code:04X}; ids, labels, names and messages must be printable")]
     ControlCharacter { path: String, code: u32 },
+    #[error("{path} is '{value}': {why}, so the run could not be found by it; import it from a file with another label")]
+    AmbiguousLabel {
+        path: String,
+        value: String,
+        why: &'static str,
+    },
     #[error("{path} is {chars} characters long; a label has at most {limit}")]
     LabelTooLong {
         path: String,
@@ -569,6 +575,13 @@ fn bench_id(s: &str, p: &JsonPath) -> Result<()> {
 
 fn label(s: &str, p: &JsonPath) -> Result<()> {
     text(s, Text::Line, p)?;
+    if let Some(why) = crate::model::ambiguous_label(s) {
+        return Err(ExchangeError::AmbiguousLabel {
+            path: p.to_string(),
+            value: s.to_string(),
+            why,
+        });
+    }
     let chars = s.chars().count();
     if chars > MAX_LABEL_CHARS {
         return Err(ExchangeError::LabelTooLong {

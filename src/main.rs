@@ -494,6 +494,7 @@ fn import(files: &[PathBuf], db: DbArg) -> Result<i32> {
         .iter()
         .flat_map(|(_, runs)| runs.iter().cloned())
         .collect();
+    catalog::check_importable(&all)?;
     let store = catalog::open_store(db.db.as_ref())?;
     let saved = store
         .save_runs(&all)

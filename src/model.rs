@@ -460,6 +460,20 @@ pub struct RunParams {
     pub settle_s: Option<f64>,
 }
 
+/// Why a run label would be ambiguous, or None. `latest` always names the newest run, and
+/// four or more hexadecimal digits are read as a run id or its prefix before any label, so
+/// such a label could find another run than the one it names. The one rule for `run --label`
+/// and for imported runs; a reference run's name is refused by both as well.
+pub fn ambiguous_label(label: &str) -> Option<&'static str> {
+    if label == "latest" {
+        Some("'latest' always names the newest run")
+    } else if label.len() >= 4 && label.bytes().all(|b| b.is_ascii_hexdigit()) {
+        Some("four or more hexadecimal digits are read as a run id or its prefix")
+    } else {
+        None
+    }
+}
+
 /// Machine fingerprint: everything that makes two runs comparable or not.
 /// Values are strings or small records as read from /proc and /sys; absent facts are None.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -681,6 +695,16 @@ pub struct SeriesPoint {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ambiguous_labels_are_latest_and_id_like_hex() {
+        for bad in ["latest", "cafe", "CAFE", "0123", "0123456789ab"] {
+            assert!(ambiguous_label(bad).is_some(), "{bad}");
+        }
+        for ok in ["Latest", "abc", "cafe-1", "v6.12", "before", "a1"] {
+            assert!(ambiguous_label(ok).is_none(), "{ok}");
+        }
+    }
 
     #[test]
     fn warning_kinds_serialize_as_the_strings_runs_have_always_stored() {

@@ -424,3 +424,51 @@ fn export_of_an_unknown_run_is_exit_2_and_writes_no_file() {
     let out = with_db(&db, &["export"]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+#[test]
+fn ambiguous_labels_and_reference_runs_are_refused_by_run_and_import_alike() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("s.db");
+    // run --label: 'latest', hexadecimal id-like labels and reference names are refused,
+    // and nothing is created.
+    for bad in ["latest", "cafe", "0123abcd", "vax750-4.2bsd"] {
+        let out = with_db(&db, &["run", "syscall", "--quick", "--label", bad]);
+        assert_eq!(out.status.code(), Some(2), "{bad}: {}", text(&out.stderr));
+        assert!(text(&out.stderr).contains("--label"), "{bad}");
+    }
+    assert!(!db.exists(), "a refused run created the store");
+    // An exported reference run is not imported: names resolve to the built-in run first.
+    let file = tmp.path().join("ref.json");
+    let f = file.to_str().unwrap();
+    ok(&db, &["export", "vax750-4.2bsd", "-o", f]);
+    assert_refused(
+        &with_db(&db, &["import", f]),
+        "a reference run",
+        "reference run",
+    );
+    assert!(!db.exists(), "a refused import created the store");
+    // A measured run whose file carries 'latest' or an id-like label is refused, naming it.
+    let v = json_of(&ok(
+        &db,
+        &["run", "syscall", "--quick", "--label", "ok-label", "--json"],
+    ));
+    let id = v["id"].as_str().unwrap().to_string();
+    let out = tmp.path().join("run.json");
+    ok(&db, &["export", &id, "-o", out.to_str().unwrap()]);
+    let exported = std::fs::read_to_string(&out).unwrap();
+    for bad in ["latest", "beef"] {
+        let edited = tmp.path().join(format!("{bad}.json"));
+        std::fs::write(
+            &edited,
+            exported.replace("\"ok-label\"", &format!("\"{bad}\"")),
+        )
+        .unwrap();
+        let other = tmp.path().join(format!("{bad}.db"));
+        assert_refused(
+            &with_db(&other, &["import", edited.to_str().unwrap()]),
+            bad,
+            "label",
+        );
+        assert!(!other.exists());
+    }
+}

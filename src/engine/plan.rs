@@ -427,8 +427,9 @@ fn positive(what: &'static str, v: f64) -> Result<(), InputError> {
     }
 }
 
-/// A label finds the run again: printable, not too long, and not a reference run's name
-/// (which resolves to the built-in run first, so such a label could never find this run).
+/// A label finds the run again: printable, not too long, not a reference run's name (which
+/// resolves to the built-in run first, so such a label could never find this run), and not
+/// otherwise ambiguous ([`crate::model::ambiguous_label`]).
 fn check_label(label: Option<&str>) -> Result<(), InputError> {
     let Some(l) = label else { return Ok(()) };
     if l.len() > 200 || l.chars().any(char::is_control) {
@@ -443,6 +444,13 @@ fn check_label(label: Option<&str>) -> Result<(), InputError> {
             what: "--label",
             value: l.to_string(),
             why: "it is the name of a built-in reference run; choose another label".into(),
+        });
+    }
+    if let Some(why) = crate::model::ambiguous_label(l) {
+        return Err(InputError::InvalidValue {
+            what: "--label",
+            value: l.to_string(),
+            why: format!("{why}; choose another label"),
         });
     }
     Ok(())
