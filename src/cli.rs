@@ -17,8 +17,9 @@ use std::time::Duration;
 
 pub const AFTER_HELP: &str = "\
 Exit codes: 0 ok; 1 failure; 2 bad usage or input (unknown benchmark, bad number, unusable
-database, bad import file); 3 a comparison found a significant regression; 130 interrupted (finished
-benchmarks are kept, the run is marked incomplete).
+database, bad import file); 3 a comparison found a significant regression; 130 interrupted by
+Ctrl-C, 143 by SIGTERM, 129 by SIGHUP (finished benchmarks are kept, the run is marked
+incomplete).
 
 The store is an SQLite file: --db PATH, else $SYSPERF_DB, else
 $XDG_DATA_HOME/sysperf/sysperf.db (~/.local/share/sysperf/sysperf.db).";
@@ -151,6 +152,17 @@ pub enum Cmd {
         #[arg(short, long)]
         output: PathBuf,
     },
+}
+
+impl Cmd {
+    /// The commands that measure or examine the machine: before them, what killed sysperf
+    /// processes left is removed (`engine::tidy`).
+    pub fn examines_the_machine(&self) -> bool {
+        matches!(
+            self,
+            Cmd::Run(_) | Cmd::Profile(_) | Cmd::Doctor { .. } | Cmd::Trace(_)
+        )
+    }
 }
 
 #[derive(Args)]

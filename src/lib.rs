@@ -62,6 +62,9 @@ pub mod exit {
     pub const USAGE: i32 = 2;
     /// A comparison found a significant regression (`compare --fail-on-regression`).
     pub const REGRESSION: i32 = 3;
-    /// The run was interrupted (Ctrl-C); what finished was kept.
+    /// The run was interrupted (Ctrl-C, SIGINT); what finished was kept.
     pub const INTERRUPTED: i32 = 130;
+    /// The run was ended by SIGTERM (as a service manager or `kill` ends it); what finished
+    /// was kept. SIGHUP gives 129. The shell's convention: 128 + the signal's number.
+    pub const TERMINATED: i32 = 143;
 }

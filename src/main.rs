@@ -83,6 +83,9 @@ fn is_user_error(e: &anyhow::Error) -> bool {
 }
 
 fn dispatch(cli: Cli) -> Result<i32> {
+    if cli.command.examines_the_machine() {
+        sysperf::engine::tidy(&mut |l| eprintln!("sysperf: {l}"));
+    }
     match cli.command {
         Cmd::Run(a) => run(a),
         Cmd::List { json, suites } => print(&if suites {
@@ -174,7 +177,7 @@ fn run(a: RunArgs) -> Result<i32> {
             run.id,
             run.results.len()
         );
-        return Ok(exit::INTERRUPTED);
+        return Ok(engine::interrupted_code());
     }
     eprintln!(
         "sysperf: stored as run {} (sysperf show {})",
@@ -252,7 +255,7 @@ fn profile(a: ProfileArgs) -> Result<i32> {
         Ok(p) => p,
         Err(profile::ProfileError::Interrupted) => {
             eprintln!("sysperf: interrupted; nothing profiled was kept");
-            return Ok(exit::INTERRUPTED);
+            return Ok(engine::interrupted_code());
         }
         Err(e) => return Err(e.into()),
     };
@@ -323,7 +326,7 @@ fn trace_cmd(a: TraceArgs) -> Result<i32> {
             eprintln!(
                 "sysperf: interrupted; the worker was stopped and the trace instance removed"
             );
-            return Ok(exit::INTERRUPTED);
+            return Ok(engine::interrupted_code());
         }
         Err(e) => return Err(e.into()),
     };
@@ -412,7 +415,7 @@ fn noise(a: NoiseArgs) -> Result<i32> {
     bar.0.finish_and_clear();
     if outcomes.iter().any(|o| o.interrupted) {
         eprintln!("sysperf: interrupted; the finished runs are stored");
-        return Ok(exit::INTERRUPTED);
+        return Ok(engine::interrupted_code());
     }
     let runs: Vec<Run> = outcomes.into_iter().map(|o| o.run).collect();
     let rows = compare::noise(&runs, band);

@@ -617,3 +617,36 @@ fn descriptions_say_what_the_code_does() {
     // A port with a header writes it before the block, in its own write(2).
     assert!(series_today("bbn.port").contains("a write(2) of the header"));
 }
+
+#[test]
+fn sigterm_ends_a_run_with_143_and_keeps_it_incomplete() {
+    // As a service manager or `kill` ends a run: 128 + SIGTERM, as the shell reports a death
+    // by that signal, not Ctrl-C's 130.
+    let tag = unique_tag("sigterm");
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("s.db");
+    let child = spawn_tagged(
+        &db,
+        &tag,
+        &["run", "syscall", "csw", "--min-time", "0.2", "--json"],
+    );
+    // Past the handler's installation: once the run is in the store.
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while !db.exists() && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    let status = std::process::Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(143),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(json_of(&out.stdout)["complete"], false);
+}

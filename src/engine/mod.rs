@@ -11,9 +11,11 @@
 //! and `trace` all take their plan and budget from this module.
 
 pub mod plan;
+pub mod tidy;
 
 pub use crate::harness::budget::Budget;
 pub use plan::{Origin, Planned, RunPlan, RunRequest};
+pub use tidy::tidy;
 
 use crate::bench::Spec;
 use crate::harness::placement::{Mode, Plan};
@@ -136,13 +138,33 @@ pub fn stop_flag() -> Result<Arc<AtomicBool>, EngineError> {
         signal_hook::consts::SIGTERM,
         signal_hook::consts::SIGHUP,
     ] {
-        signal_hook::flag::register(sig, Arc::clone(&stop)).map_err(|source| EngineError::Io {
+        let io = |source| EngineError::Io {
             what: "installing the signal handler",
             source,
-        })?;
+        };
+        signal_hook::flag::register(sig, Arc::clone(&stop)).map_err(io)?;
+        signal_hook::flag::register_usize(sig, Arc::clone(stopped_by()), sig as usize)
+            .map_err(io)?;
     }
     sys::set_child_subreaper();
     Ok(stop)
+}
+
+/// The signal that raised the stop flag last (0: none yet).
+fn stopped_by() -> &'static Arc<std::sync::atomic::AtomicUsize> {
+    static SIG: std::sync::OnceLock<Arc<std::sync::atomic::AtomicUsize>> =
+        std::sync::OnceLock::new();
+    SIG.get_or_init(|| Arc::new(std::sync::atomic::AtomicUsize::new(0)))
+}
+
+/// The exit code of a command that its stop flag ended: 128 + the signal, as a shell reports
+/// a death by that signal (130 for SIGINT, 143 for SIGTERM, 129 for SIGHUP); 130 when no
+/// signal was seen.
+pub fn interrupted_code() -> i32 {
+    match stopped_by().load(Ordering::Relaxed) {
+        0 => crate::exit::INTERRUPTED,
+        sig => 128 + sig as i32,
+    }
 }
 
 /// A fresh seed for the order of the trials (the run stores it, so the order can be replayed).

@@ -202,7 +202,7 @@ impl Limited {
 
     /// A fresh cgroup limited to `limit_bytes` under `root`.
     pub fn create_in(root: &Root, limit_bytes: u64) -> Result<Limited, CgroupError> {
-        remove_stale(&root.dir);
+        let _ = remove_stale(&root.dir);
         root.offer_memory()?;
         let name = format!(
             "sysperf-{}-{}",
@@ -317,20 +317,34 @@ fn pids_in(dir: &Path) -> Vec<sys::Pid> {
 
 /// Removes empty `sysperf-<pid>-<n>` cgroups under `dir` whose sysperf is gone (it was
 /// SIGKILLed, the one way it leaves one behind).
-fn remove_stale(dir: &Path) {
+fn remove_stale(dir: &Path) -> Vec<PathBuf> {
     let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
+        return Vec::new();
     };
+    let mut removed = Vec::new();
     for e in entries.flatten() {
         let name = e.file_name().to_string_lossy().into_owned();
         let Some(pid) = stale_owner(&name) else {
             continue;
         };
-        let gone = sys::kill(pid, 0).is_err_and(|e| e.raw_os_error() == Some(libc::ESRCH));
-        if gone && pids_in(&e.path()).is_empty() {
-            let _ = std::fs::remove_dir(e.path());
+        // An empty cgroup whose owner is gone (a reused pid is not a sysperf).
+        if pid != sys::getpid()
+            && super::janitor::owner_gone(pid)
+            && pids_in(&e.path()).is_empty()
+            && std::fs::remove_dir(e.path()).is_ok()
+        {
+            removed.push(e.path());
         }
     }
+    removed
+}
+
+/// Removes the memory cgroups left by sysperf processes that are gone, in every place this
+/// process could make one; returns their paths. Nothing when cgroups are not available.
+pub fn sweep_stale() -> Vec<PathBuf> {
+    Root::candidates()
+        .map(|roots| roots.iter().flat_map(|r| remove_stale(&r.dir)).collect())
+        .unwrap_or_default()
 }
 
 /// The owner's pid of a directory named `sysperf-<pid>-<n>`.

@@ -7,6 +7,7 @@
 pub mod budget;
 pub mod cgroup;
 pub mod counters;
+pub mod janitor;
 pub mod placement;
 pub mod worker;
 
@@ -245,6 +246,8 @@ fn run_worker_observed(
     let _ = sys::kill(-pid, libc::SIGKILL);
     sys::reap_group(pid);
     sys::reap_zombies();
+    // A worker killed mid-trial (timeout, Ctrl-C) could not remove its scratch directories.
+    janitor::remove_owned_by(pid as sys::Pid);
     let mut out = String::new();
     let mut err = String::new();
     if let Some(mut s) = child.stdout.take() {

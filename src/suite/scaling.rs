@@ -815,24 +815,10 @@ pub fn emptied_size(n: u64) -> Result<(u64, u64, u64), BenchError> {
     Ok((fresh, full, emptied))
 }
 
-/// Removes `sysperf-scaling-PID-*` directories under `tmp` whose process no longer exists.
+/// Removes the directories under `tmp` of sysperf processes that were killed (see
+/// `harness::janitor`).
 fn remove_leftovers(tmp: &Path) {
-    let Ok(entries) = std::fs::read_dir(tmp) else {
-        return;
-    };
-    for e in entries.flatten() {
-        let name = e.file_name().to_string_lossy().into_owned();
-        let Some(pid) = name
-            .strip_prefix(DIR_PREFIX)
-            .and_then(|rest| rest.split('-').next())
-            .and_then(|p| p.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        if !Path::new(&format!("/proc/{pid}")).exists() {
-            let _ = std::fs::remove_dir_all(e.path());
-        }
-    }
+    let _ = crate::harness::janitor::sweep_temp(tmp);
 }
 
 #[cfg(test)]

@@ -489,22 +489,8 @@ impl Drop for TempDir {
 
 /// Removes the directories of workers that died before their teardown (killed on timeout).
 fn remove_orphans(base: &Path) {
-    let Ok(entries) = fs::read_dir(base) else {
-        return;
-    };
-    for e in entries.flatten() {
-        let name = e.file_name().to_string_lossy().into_owned();
-        let Some(pid) = name
-            .strip_prefix(DIR_PREFIX)
-            .and_then(|r| r.split('-').next())
-            .and_then(|p| p.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        if !Path::new(&format!("/proc/{pid}")).exists() {
-            let _ = fs::remove_dir_all(e.path());
-        }
-    }
+    // Directories of workers that were killed (theirs and every other sysperf leftover).
+    let _ = crate::harness::janitor::sweep_temp(base);
 }
 
 fn write(path: &Path, text: &str) -> Result<(), BenchError> {

@@ -188,9 +188,9 @@ pub fn remove_stale(fs: &Tracefs) -> Vec<String> {
         let Some(pid) = instance_pid(&name) else {
             continue;
         };
-        // A live process's instance is its own (another sysperf tracing now); one with our
-        // pid is replaced by Instance::create.
-        if pid == sys::getpid() || alive(pid) {
+        // A live sysperf's instance is its own (another sysperf tracing now); one with our
+        // pid is replaced by Instance::create; a pid reused by another program frees it.
+        if pid == sys::getpid() || !crate::harness::janitor::owner_gone(pid) {
             continue;
         }
         if fs::remove_dir(e.path()).is_ok() {
@@ -198,19 +198,6 @@ pub fn remove_stale(fs: &Tracefs) -> Vec<String> {
         }
     }
     removed
-}
-
-/// Whether `pid` is a live process; a zombie (dead, not yet reaped) is not.
-fn alive(pid: i32) -> bool {
-    match fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => !matches!(
-            stat.rsplit(')')
-                .next()
-                .and_then(|s| s.split_whitespace().next()),
-            Some("Z" | "X")
-        ),
-        Err(_) => false,
-    }
 }
 
 /// A tracefs instance: created stopped, removed on drop.

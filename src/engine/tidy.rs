@@ -1,0 +1,48 @@
+//! Before `run`, `trace`, `profile` and `doctor` measure or look at anything: remove what
+//! sysperf processes killed outright left behind (scratch directories, memory cgroups, tracefs
+//! instances with their events still enabled, which slow every later system call), and say
+//! when another sysperf is running now. Each finding is one line for stderr; nothing is
+//! removed that a live sysperf owns (see `harness::janitor`).
+
+use crate::harness::{cgroup, janitor};
+use crate::trace::tracefs;
+use std::path::PathBuf;
+
+/// Sweeps and reports through `note`, one line per kind of leftover removed, plus one line if
+/// other sysperf processes are running.
+pub fn tidy(note: &mut dyn FnMut(&str)) {
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    for tmp in [std::env::temp_dir(), PathBuf::from("/var/tmp")] {
+        dirs.extend(janitor::sweep_temp(&tmp));
+    }
+    let say = |what: &str, paths: Vec<String>, note: &mut dyn FnMut(&str)| {
+        if !paths.is_empty() {
+            note(&format!(
+                "removed {} {what} left by sysperf processes that were killed: {}",
+                paths.len(),
+                paths.join(", ")
+            ));
+        }
+    };
+    let shown = |v: Vec<PathBuf>| v.iter().map(|p| p.display().to_string()).collect();
+    say("scratch director(ies)", shown(dirs), note);
+    say("memory cgroup(s)", shown(cgroup::sweep_stale()), note);
+    // Only where tracefs is mounted for everyone to see; `trace` mounts it privately and
+    // sweeps there itself.
+    let mounts = std::fs::read_to_string("/proc/self/mounts").unwrap_or_default();
+    if let Some(root) = tracefs::find_tracefs(&mounts) {
+        let fs = tracefs::Tracefs {
+            root,
+            mounted: false,
+        };
+        say("tracefs instance(s)", tracefs::remove_stale(&fs), note);
+    }
+    let others = janitor::other_sysperfs();
+    if !others.is_empty() {
+        let pids: Vec<String> = others.iter().map(|p| p.to_string()).collect();
+        note(&format!(
+            "another sysperf is running (pid {}): measurements made now share the machine with it",
+            pids.join(", ")
+        ));
+    }
+}
