@@ -17,7 +17,8 @@ use std::time::Duration;
 
 pub const AFTER_HELP: &str = "\
 Exit codes: 0 ok; 1 failure; 2 bad usage or input (unknown benchmark, bad number, unusable
-database, bad import file); 3 a comparison found a significant regression; 130 interrupted by
+database, bad import file); 3 a comparison found a significant regression; 4 the regression
+gate could not judge a test (missing, failed, interrupted or too few trials); 130 interrupted by
 Ctrl-C, 143 by SIGTERM, 129 by SIGHUP (finished benchmarks are kept, the run is marked
 incomplete).
 

@@ -881,6 +881,74 @@ pub fn regressions(c: &Comparison, threshold_pct: f64) -> Vec<Regression> {
         .collect()
 }
 
+/// A test the regression gate was asked to judge and could not.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Unjudged {
+    pub run: String,
+    pub test: String,
+    pub why: String,
+}
+
+/// Tests that `--fail-on-regression` cannot judge. The gate is asked to judge each test the
+/// baseline has (measured or attempted), in every other run: listed when that run lacks it or
+/// it failed on either side, or when both have it without an interval (a measured side with
+/// fewer than [`MIN_TRIALS`] trials). Published against published is never judged, so never
+/// listed. A gate that passed over these would pass a run that measured nothing.
+pub fn unjudged(c: &Comparison) -> Vec<Unjudged> {
+    let published = |i: usize| c.runs[i].source == "published";
+    let mut out = Vec::new();
+    for row in &c.rows {
+        for (i, ratio) in row.ratios.iter().enumerate() {
+            if i == c.baseline || (published(i) && published(c.baseline)) {
+                continue;
+            }
+            let state = |k: usize| match &row.cells[k] {
+                CellState::Present(_) => None,
+                CellState::Failed { .. } => Some("failed"),
+                CellState::Missing => Some("missing"),
+            };
+            let incomplete = |k: usize| {
+                if c.runs[k].complete {
+                    ""
+                } else {
+                    " (the run is incomplete: interrupted)"
+                }
+            };
+            let why = match (state(c.baseline), state(i), ratio) {
+                // A test the baseline never had is not one the gate was asked about.
+                (Some("missing"), _, _) => continue,
+                (Some(s), _, _) => format!(
+                    "{s} in the baseline {}{}",
+                    c.runs[c.baseline].id,
+                    incomplete(c.baseline)
+                ),
+                (None, Some(s), _) => format!("{s} in this run{}", incomplete(i)),
+                (None, None, Some(r)) if r.ci.is_none() => {
+                    format!("no interval: a measured side has fewer than {MIN_TRIALS} trials")
+                }
+                _ => continue,
+            };
+            out.push(Unjudged {
+                run: c.runs[i].id.clone(),
+                test: row.id.clone(),
+                why,
+            });
+        }
+    }
+    out
+}
+
+/// The regression gate's exit code: a regression first, then a test it could not judge.
+pub fn gate_code(regressions: &[Regression], unjudged: &[Unjudged]) -> i32 {
+    if !regressions.is_empty() {
+        crate::exit::REGRESSION
+    } else if !unjudged.is_empty() {
+        crate::exit::UNJUDGED
+    } else {
+        crate::exit::OK
+    }
+}
+
 /// What `sysperf noise` found for one test over K runs of one machine (an A/A experiment).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct NoiseRow {

@@ -62,6 +62,9 @@ pub mod exit {
     pub const USAGE: i32 = 2;
     /// A comparison found a significant regression (`compare --fail-on-regression`).
     pub const REGRESSION: i32 = 3;
+    /// `compare --fail-on-regression` could not judge a test it was asked to (missing or
+    /// failed on one side, an interrupted run, too few trials for an interval).
+    pub const UNJUDGED: i32 = 4;
     /// The run was interrupted (Ctrl-C, SIGINT); what finished was kept.
     pub const INTERRUPTED: i32 = 130;
     /// The run was ended by SIGTERM (as a service manager or `kill` ends it); what finished

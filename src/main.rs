@@ -387,18 +387,11 @@ fn compare(a: CompareArgs) -> Result<i32> {
     let Some(pct) = gate else {
         return Ok(exit::OK);
     };
-    let regressions = compare::regressions(&c, pct);
-    for r in &regressions {
-        eprintln!(
-            "sysperf: regression: {}",
-            report::compare::regression_line(&c, r, pct)
-        );
+    let (regressions, unjudged) = (compare::regressions(&c, pct), compare::unjudged(&c));
+    for line in report::compare::gate_lines(&c, &regressions, &unjudged, pct) {
+        eprintln!("sysperf: {line}");
     }
-    Ok(if regressions.is_empty() {
-        exit::OK
-    } else {
-        exit::REGRESSION
-    })
+    Ok(compare::gate_code(&regressions, &unjudged))
 }
 
 fn noise(a: NoiseArgs) -> Result<i32> {

@@ -236,6 +236,8 @@ fn today_against_the_vax_is_faster_and_the_vaxs_missing_tests_show() {
         ])
         .output()
         .unwrap();
+    // Regressions come first (exit 3); the tests the baseline ("latest") never measured are
+    // not the gate's to judge.
     assert_eq!(out.status.code(), Some(3));
     let err = String::from_utf8_lossy(&out.stderr);
     let syscall = err
@@ -328,23 +330,26 @@ fn a_seeded_regression_fails_the_gate_and_is_named() {
     ok(&db, &["compare", "steady", "slow"], 0);
 
     // One trial says nothing about spread: the same 20% against a quick run gets a ratio but
-    // no verdict, and so never fails the gate.
+    // no verdict, so the gate cannot judge it: exit 4, each such test named.
     live_run(&db, &["--quick", "--label", "quick"]);
-    let j = json_of(
-        ok(
-            &db,
-            &[
-                "compare",
-                "quick",
-                "slow",
-                "--json",
-                "--fail-on-regression",
-                "5",
-            ],
-            0,
-        )
-        .as_bytes(),
+    let out = sysperf(&db)
+        .args([
+            "compare",
+            "quick",
+            "slow",
+            "--json",
+            "--fail-on-regression",
+            "5",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(4));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.lines().any(|l| l.starts_with("sysperf: cannot judge: run 5eed00000001, syscall: no interval")),
+        "{err}"
     );
+    let j = json_of(&out.stdout);
     let syscall = j["rows"]
         .as_array()
         .unwrap()
@@ -604,4 +609,71 @@ fn threshold_is_another_name_for_the_noise_band() {
     let (noise, threshold) = (with("--noise"), with("--threshold"));
     assert_eq!(noise, threshold);
     assert!(noise.contains("7"), "{noise}");
+}
+
+#[test]
+fn the_gate_says_what_it_could_not_judge_and_fails_with_4() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("s.db");
+    let quick3 = ["--trials", "3", "--min-time", "0.01"];
+    let base = |label: &str, tests: &[&str]| {
+        let mut args = vec!["run", "--json", "--label", label];
+        args.extend(tests);
+        args.extend(quick3);
+        ok(&db, &args, 0);
+    };
+    base("base", &["syscall", "pipeself4"]);
+    // A run that lacks one of the baseline's tests: exit 4, the test named, not exit 0.
+    base("partial", &["syscall"]);
+    let out = sysperf(&db)
+        .args(["compare", "base", "partial", "--fail-on-regression", "50"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(4), "{err}");
+    assert!(
+        err.contains("cannot judge: run") && err.contains("pipeself4: missing in this run"),
+        "{err}"
+    );
+    // A run interrupted before it measured anything: every baseline test is unjudged, and the
+    // message says the run was interrupted.
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_sysperf"))
+        .args(["run", "syscall", "pipeself4", "--label", "cut", "--db"])
+        .arg(&db)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Interrupted once the run is in the store (it is recorded before its first trial, and
+    // calibrating two tests to the default 0.1 s takes far longer than this wait).
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while std::time::Instant::now() < deadline {
+        let listed = sysperf(&db).args(["runs", "--json"]).output().unwrap();
+        if String::from_utf8_lossy(&listed.stdout).contains("\"cut\"") {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    interrupt(&child);
+    let code = child.wait_with_output().unwrap().status.code();
+    assert_eq!(code, Some(130));
+    let out = sysperf(&db)
+        .args(["compare", "base", "cut", "--fail-on-regression", "50"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(4), "{err}");
+    assert!(err.contains("interrupted"), "{err}");
+    // Both sides measured with three trials: the gate judges, and passes an A/A pair.
+    base("again", &["syscall", "pipeself4"]);
+    let out = sysperf(&db)
+        .args(["compare", "base", "again", "--fail-on-regression", "50"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }

@@ -56,6 +56,28 @@ pub fn regression_line(c: &Comparison, r: &crate::compare::Regression, pct: f64)
     )
 }
 
+/// The regression gate's lines for stderr: each regression, then each test it could not judge.
+pub fn gate_lines(
+    c: &Comparison,
+    regressions: &[crate::compare::Regression],
+    unjudged: &[crate::compare::Unjudged],
+    pct: f64,
+) -> Vec<String> {
+    regressions
+        .iter()
+        .map(|r| format!("regression: {}", regression_line(c, r, pct)))
+        .chain(unjudged.iter().map(|u| {
+            format!(
+                "cannot judge: run {}, {}: {}; the gate needs both sides measured, with at least {} trials",
+                u.run,
+                u.test,
+                u.why,
+                crate::compare::MIN_TRIALS
+            )
+        }))
+        .collect()
+}
+
 pub fn sig3(v: f64) -> String {
     if !v.is_finite() {
         return "-".into();
