@@ -100,6 +100,14 @@ pub enum ExchangeError {
     IntegerTooLarge { path: String, value: u64 },
     #[error("{path} is {value}, not a finite number; JSON cannot carry NaN or infinities")]
     NotFinite { path: String, value: f64 },
+    #[error("{path} is {value:e}: {why}")]
+    Implausible {
+        path: String,
+        value: f64,
+        why: &'static str,
+    },
+    #[error("{path} is {value} again: a run has each benchmark once")]
+    DuplicateId { path: String, value: String },
     #[error("{path} is a string of {len} bytes, longer than the {limit} allowed")]
     StringTooLong {
         path: String,
@@ -649,8 +657,15 @@ fn check_run(run: &Run, p: &JsonPath) -> Result<()> {
     }
     let results = p.field("results");
     count(run.results.len(), MAX_RESULTS_PER_RUN, &results)?;
+    let mut seen = std::collections::HashSet::new();
     for (i, r) in run.results.iter().enumerate() {
         check_result(r, &results.index(i))?;
+        if !seen.insert(r.id.as_str()) {
+            return Err(ExchangeError::DuplicateId {
+                path: results.index(i).field("id").to_string(),
+                value: shown(&r.id),
+            });
+        }
     }
     let derived = p.field("derived");
     count(run.derived.len(), MAX_ENTRIES, &derived)?;
@@ -846,13 +861,51 @@ fn check_summary(s: &Summary, p: &JsonPath) -> Result<()> {
     int(s.worker_maps, &p.field("worker_maps"))
 }
 
+/// The largest time per operation an estimate may hold: 10,000 s (a whole time-sharing
+/// script is seconds; the VAX's slowest published operation is 15 ms).
+pub const MAX_NS_PER_OP: f64 = 1e13;
+
 fn check_estimate(e: &Estimate, p: &JsonPath) -> Result<()> {
-    float(e.median, &p.field("median"))?;
-    float(e.ci_low, &p.field("ci_low"))?;
-    float(e.ci_high, &p.field("ci_high"))?;
+    let implausible = |field: &'static str, value: f64, why| {
+        Err(ExchangeError::Implausible {
+            path: p.field(field).to_string(),
+            value,
+            why,
+        })
+    };
+    for (field, v) in [
+        ("median", e.median),
+        ("ci_low", e.ci_low),
+        ("ci_high", e.ci_high),
+        ("min", e.min),
+        ("max", e.max),
+        ("mean", e.mean),
+    ] {
+        float(v, &p.field(field))?;
+        if v.abs() > MAX_NS_PER_OP {
+            return implausible(
+                field,
+                v,
+                "more than 10,000 s per operation; the file was not written by sysperf as measured",
+            );
+        }
+    }
     float(e.ci_level, &p.field("ci_level"))?;
-    float(e.min, &p.field("min"))?;
-    float(e.max, &p.field("max"))?;
+    if !(0.0..=1.0).contains(&e.ci_level) {
+        return implausible("ci_level", e.ci_level, "a level is a probability, 0 to 1");
+    }
+    // Order statistics: the interval and the range hold the median (a rounding's slack).
+    let slack = 1e-9 * e.median.abs().max(1.0);
+    if e.ci_low > e.median + slack || e.median > e.ci_high + slack {
+        return implausible(
+            "median",
+            e.median,
+            "it lies outside its own interval [ci_low, ci_high]",
+        );
+    }
+    if e.min > e.median + slack || e.median > e.max + slack {
+        return implausible("median", e.median, "it lies outside [min, max]");
+    }
     float(e.mean, &p.field("mean"))?;
     float(e.cv, &p.field("cv"))?;
     usize_int(e.n, &p.field("n"))
@@ -955,8 +1008,9 @@ mod tests {
         // Floats that a naive writer or reader would round.
         let s = runs[0].results[0].summary.as_mut().unwrap();
         s.wall_ns_per_op.median = 0.1 + 0.2;
+        (s.wall_ns_per_op.ci_low, s.wall_ns_per_op.ci_high) = (0.1, 0.1 + 0.7);
         s.wall_ns_per_op.min = 5e-324;
-        s.wall_ns_per_op.max = f64::MAX;
+        s.wall_ns_per_op.max = 9_999_999_999_999.123; // near the 10,000 s limit
         s.wall_ns_per_op.cv = -0.0;
         s.minflt_per_op = 1.0 / 3.0;
         runs[0].fingerprint.loadavg = Some([f64::MIN_POSITIVE, 2.5e-308, 123456.789]);

@@ -73,6 +73,10 @@ fn assert_refused(out: &std::process::Output, what: &str, needle: &str) {
 /// Every file of tests/data/bad/ with what its one-line error must say.
 const BAD: &[(&str, &str)] = &[
     (
+        "absurd-median.json",
+        "runs[0].results[0].summary.wall_ns_per_op.median is 1e308: more than 10,000 s per operation",
+    ),
+    (
         "bench-id-space.json",
         "runs[0].results[0].id \"sys call\" is not a benchmark id",
     ),
@@ -84,6 +88,10 @@ const BAD: &[(&str, &str)] = &[
     (
         "duplicate-ids.json",
         "runs[1] has the id 0a1b2c3d4e5f of runs[0]",
+    ),
+    (
+        "duplicate-result-id.json",
+        "runs[0].results[1].id is \"syscall\" again",
     ),
     ("empty-file.json", "the file is empty"),
     (
@@ -119,6 +127,10 @@ const BAD: &[(&str, &str)] = &[
     (
         "label-too-long.json",
         "runs[0].label is 201 characters long",
+    ),
+    (
+        "median-outside-interval.json",
+        "runs[0].results[0].summary.wall_ns_per_op.median is 5e2: it lies outside its own interval",
     ),
     (
         "message-nul.json",
