@@ -650,3 +650,44 @@ fn sigterm_ends_a_run_with_143_and_keeps_it_incomplete() {
     );
     assert_eq!(json_of(&out.stdout)["complete"], false);
 }
+
+#[test]
+fn the_noise_band_limit_is_the_same_in_the_code_and_every_doc() {
+    // 0 to 1000 percent, everywhere (docs/report.md said 0-100).
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("s.db");
+    let out = tmp.path().join("r.html");
+    let out = out.to_str().unwrap();
+    let err = usage_error(sysperf(&db).args([
+        "report",
+        "vax750-4.2bsd",
+        "vax750-4.3bsd",
+        "--noise",
+        "1001",
+        "-o",
+        out,
+    ]));
+    assert!(err.contains("--noise"), "{err}");
+    sysperf(&db)
+        .args([
+            "report",
+            "vax750-4.2bsd",
+            "vax750-4.3bsd",
+            "--noise",
+            "1000",
+            "-o",
+            out,
+        ])
+        .assert()
+        .success();
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    for doc in ["docs/report.md", "docs/compare.md"] {
+        let text = std::fs::read_to_string(root.join(doc)).unwrap();
+        assert!(
+            !text.contains("0-100)") && !text.contains("0 to 100 "),
+            "{doc}"
+        );
+    }
+    let text = std::fs::read_to_string(root.join("docs/report.md")).unwrap();
+    assert!(text.contains("0-1000"));
+}
