@@ -86,7 +86,7 @@ pub enum StoreError {
     /// anything is created.
     #[error("cannot use '{}' as the store: {why}", .path.display())]
     BadPath { path: PathBuf, why: String },
-    #[error("no run matches '{spec}'; 'sysperf runs' lists them")]
+    #[error("no run matches '{spec}'{}; 'sysperf runs' lists them", short_prefix_hint(.spec))]
     NoSuchRun { spec: String },
     #[error("'{spec}' matches {} runs ({}); give more digits of the id ('sysperf runs' lists them)", .candidates.len(), .candidates.join(", "))]
     AmbiguousRun {
@@ -243,6 +243,15 @@ pub fn check_named_path(path: &Path) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// For a spec that looks like a too-short id prefix: why it matched nothing.
+fn short_prefix_hint(spec: &str) -> &'static str {
+    if !spec.is_empty() && spec.len() < MIN_PREFIX && spec.bytes().all(|b| b.is_ascii_hexdigit()) {
+        " (an id prefix needs at least 4 digits)"
+    } else {
+        ""
+    }
 }
 
 /// An open sysperf database.

@@ -679,6 +679,17 @@ fn resolve_latest_on_empty_store_is_no_such_run() {
 }
 
 #[test]
+fn a_too_short_id_prefix_says_that_it_needs_four_digits() {
+    let (_dir, store) = temp_store();
+    store.save_run(&full_run("c13aaaaaaaaa")).unwrap();
+    let e = store.resolve("c13").unwrap_err().to_string();
+    assert!(e.contains("an id prefix needs at least 4 digits"), "{e}");
+    assert_eq!(store.resolve("c13a").unwrap(), "c13aaaaaaaaa");
+    let e = store.resolve("no-such").unwrap_err().to_string();
+    assert!(!e.contains("prefix"), "{e}");
+}
+
+#[test]
 fn remove_run_cascades_to_every_row() {
     let (_dir, store) = temp_store();
     let gone = full_run("aaaaaaaaaaaa");
