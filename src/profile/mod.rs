@@ -345,7 +345,8 @@ pub fn profile_benchmark(
         Ok(Ok(rep)) => rep,
     };
     let region = rep.region_ns.unwrap_or([0, u64::MAX]);
-    let worker_comm = format!("sysperf:{}", spec.id);
+    // As the kernel's comm records have it, so that one process is one frame.
+    let worker_comm = kernel_comm(&format!("sysperf:{}", spec.id));
     let comm_of = |pid: u32| s.comms.get(&pid).cloned().unwrap_or(worker_comm.clone());
     let tree = process_tree(s.root.unwrap_or(0), &s.forks);
     let ours = |pid: u32| s.scope() == Scope::Task || tree.contains(&pid);
@@ -378,6 +379,16 @@ pub struct Folded {
     pub outside: u64,
     /// Samples of other processes inside the region.
     pub other: u64,
+}
+
+/// A process name as the kernel keeps it (TASK_COMM_LEN: 15 bytes and the NUL):
+/// "sysperf:pipeback4" is "sysperf:pipebac" in every comm record and /proc.
+pub fn kernel_comm(name: &str) -> String {
+    let mut end = name.len().min(15);
+    while !name.is_char_boundary(end) {
+        end -= 1;
+    }
+    name[..end].to_string()
 }
 
 /// Folds the samples of processes `ours` accepts taken within `region` (CLOCK_MONOTONIC ns,
@@ -430,6 +441,16 @@ pub fn fold(
 mod tests {
     use super::records::{self, synth, Record};
     use super::*;
+
+    #[test]
+    fn a_process_name_is_cut_as_the_kernel_cuts_it() {
+        // One process, one frame: the name sysperf gives a worker and the kernel's comm
+        // record of it must be the same string.
+        assert_eq!(kernel_comm("sysperf:pipeback4"), "sysperf:pipebac");
+        assert_eq!(kernel_comm("sysperf:syscall"), "sysperf:syscall");
+        assert_eq!(kernel_comm("nulljob"), "nulljob");
+        assert_eq!(kernel_comm("ééééééééé"), "ééééééé");
+    }
 
     const SYMS: &str = "\
 ffffffff81001000 T entry_SYSCALL_64_after_hwframe
