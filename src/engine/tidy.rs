@@ -1,15 +1,14 @@
 //! Before `run`, `trace`, `profile` and `doctor` measure or look at anything: remove what
 //! sysperf processes killed outright left behind (scratch directories, memory cgroups, tracefs
-//! instances with their events still enabled, which slow every later system call), and say
-//! when another sysperf is running now. Each finding is one line for stderr; nothing is
-//! removed that a live sysperf owns (see `harness::janitor`).
+//! instances with their events still enabled, which slow every later system call). Each kind
+//! removed is one line for stderr; nothing is removed that a live sysperf owns (see
+//! `harness::janitor`). Another sysperf running now is the doctor's finding (`others`).
 
 use crate::harness::{cgroup, janitor};
 use crate::trace::tracefs;
 use std::path::PathBuf;
 
-/// Sweeps and reports through `note`, one line per kind of leftover removed, plus one line if
-/// other sysperf processes are running.
+/// Sweeps and reports through `note`, one line per kind of leftover removed.
 pub fn tidy(note: &mut dyn FnMut(&str)) {
     let mut dirs: Vec<PathBuf> = Vec::new();
     for tmp in [std::env::temp_dir(), PathBuf::from("/var/tmp")] {
@@ -36,13 +35,5 @@ pub fn tidy(note: &mut dyn FnMut(&str)) {
             mounted: false,
         };
         say("tracefs instance(s)", tracefs::remove_stale(&fs), note);
-    }
-    let others = janitor::other_sysperfs();
-    if !others.is_empty() {
-        let pids: Vec<String> = others.iter().map(|p| p.to_string()).collect();
-        note(&format!(
-            "another sysperf is running (pid {}): measurements made now share the machine with it",
-            pids.join(", ")
-        ));
     }
 }

@@ -82,6 +82,9 @@ pub struct Facts {
     pub euid: Option<u32>,
     pub tracefs: Tracefs,
     pub kallsyms: Kallsyms,
+    /// Live sysperf processes other than this one and its workers (another run measuring).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub other_sysperfs: Vec<i32>,
     /// Dirty + Writeback memory in KiB (/proc/meminfo): pages still to be written out.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dirty_kib: Option<u64>,
@@ -340,6 +343,7 @@ pub fn gather(fingerprint: Fingerprint, sample: Duration) -> Facts {
         tracefs: tracefs(),
         kallsyms: kallsyms(),
         dirty_kib: super::settle::read_dirty_kib(),
+        other_sysperfs: crate::harness::janitor::other_sysperfs(),
         variance: None,
         fingerprint,
     }
@@ -572,6 +576,20 @@ fn check_dirty(f: &Facts, out: &mut Vec<Finding>) {
     }
 }
 
+fn check_others(f: &Facts, out: &mut Vec<Finding>) {
+    if f.other_sysperfs.is_empty() {
+        return;
+    }
+    let pids: Vec<String> = f.other_sysperfs.iter().map(|p| p.to_string()).collect();
+    out.push(finding(
+        "others",
+        Severity::Warn,
+        format!("another sysperf is running (pid {})", pids.join(", ")),
+        "two sysperf runs at once share the CPUs, caches and memory, so each measures the other too",
+        "wait for it to end ('sysperf runs' shows an incomplete run while it measures) and run again".into(),
+    ));
+}
+
 fn check_busy(f: &Facts, out: &mut Vec<Finding>) {
     let others = f
         .busy_processes
@@ -730,6 +748,7 @@ pub fn diagnose(f: &Facts) -> Vec<Finding> {
     check_load(f, &mut out);
     check_busy(f, &mut out);
     check_dirty(f, &mut out);
+    check_others(f, &mut out);
     check_cgroup(f, &mut out);
     check_perf(f, &mut out);
     check_tracefs(f, &mut out);
@@ -863,8 +882,18 @@ mod tests {
                 addresses: true,
             },
             dirty_kib: Some(1024),
+            other_sysperfs: vec![],
             variance: None,
         }
+    }
+
+    #[test]
+    fn another_sysperf_running_is_a_warning() {
+        let mut f = quiet();
+        f.other_sysperfs = vec![4242];
+        let w = one(&f, "others");
+        assert_eq!(w.severity, Severity::Warn);
+        assert!(w.title.contains("4242"), "{}", w.title);
     }
 
     #[test]
