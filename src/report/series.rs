@@ -222,6 +222,18 @@ mod tests {
     }
 
     #[test]
+    fn a_published_x_between_points_prints_three_digits_not_an_f64() {
+        // The vm suite's paper point sits at 7.3 MB / 3.5 MB (#14: raw floats).
+        let mut run = crate::report::fixture_suites_run();
+        let s = &mut run.series[0];
+        s.id = "no.published.data".into();
+        s.paper_points = vec![[7.3 / 3.5, 1.0e6]];
+        let text = render(&run);
+        assert!(text.contains("2.09: "), "{text}");
+        assert!(!text.contains("2.0857"), "{text}");
+    }
+
+    #[test]
     fn series_tables_snapshot() {
         let run = crate::report::fixture_suites_run();
         insta::assert_snapshot!(render(&run));
