@@ -535,25 +535,6 @@ pub fn text(c: &Comparison) -> String {
             let _ = writeln!(s, "  ! {} {}", tag(i), w.warning.message);
         }
     }
-    if !c.findings.is_empty() {
-        let _ = writeln!(
-            s,
-            "\nDoctor ({}): what on each machine makes results noisy or not comparable",
-            c.findings.len()
-        );
-        for f in &c.findings {
-            let i = c.runs.iter().position(|r| r.id == f.run).unwrap_or(0);
-            let x = &f.finding;
-            let _ = writeln!(
-                s,
-                "  {} {}: {} (fix: {})",
-                tag(i),
-                x.severity.as_str(),
-                x.title,
-                x.fix
-            );
-        }
-    }
 
     let kernel: Vec<&Row> = kernel_rows(c).collect();
     if !kernel.is_empty() {
@@ -632,7 +613,50 @@ pub fn text(c: &Comparison) -> String {
         let last = lines[0].len() - 1;
         s += &Grid { titles, lines }.render(|b, _| b == 0 || b == 2 || b == last);
     }
+    // After the tables: what the doctor found, each finding once with the runs it concerns.
+    let doctor = doctor_findings(c);
+    if !doctor.is_empty() {
+        let _ = writeln!(
+            s,
+            "\nDoctor ({}): what on each machine makes results noisy or not comparable",
+            doctor.len()
+        );
+        for (runs, x) in doctor {
+            let _ = writeln!(
+                s,
+                "  {} {}: {} (fix: {})",
+                runs,
+                x.severity.as_str(),
+                x.title,
+                x.fix
+            );
+        }
+    }
     s
+}
+
+/// The runs' doctor findings, each distinct one (severity, title, fix) once, with the tags of
+/// the runs it was found for ("[1,2,3]"), in the order first found.
+fn doctor_findings(c: &Comparison) -> Vec<(String, &crate::model::Finding)> {
+    let mut out: Vec<(Vec<usize>, &crate::model::Finding)> = Vec::new();
+    for f in &c.findings {
+        let i = c.runs.iter().position(|r| r.id == f.run).unwrap_or(0);
+        let x = &f.finding;
+        match out
+            .iter_mut()
+            .find(|(_, y)| y.severity == x.severity && y.title == x.title && y.fix == x.fix)
+        {
+            Some((runs, _)) if !runs.contains(&i) => runs.push(i),
+            Some(_) => {}
+            None => out.push((vec![i], x)),
+        }
+    }
+    out.into_iter()
+        .map(|(runs, x)| {
+            let n: Vec<String> = runs.iter().map(|i| (i + 1).to_string()).collect();
+            (format!("[{}]", n.join(",")), x)
+        })
+        .collect()
 }
 
 /// Markdown-escapes text from outside (labels, citations, warnings, fingerprint values) for a
@@ -777,15 +801,14 @@ pub fn markdown(c: &Comparison) -> String {
             let _ = writeln!(s, "- {} {}", tag(i), md(&w.warning.message));
         }
     }
-    if !c.findings.is_empty() {
-        let _ = writeln!(s, "\n**Doctor ({})**\n", c.findings.len());
-        for f in &c.findings {
-            let i = c.runs.iter().position(|r| r.id == f.run).unwrap_or(0);
-            let x = &f.finding;
+    let doctor = doctor_findings(c);
+    if !doctor.is_empty() {
+        let _ = writeln!(s, "\n**Doctor ({})**\n", doctor.len());
+        for (runs, x) in doctor {
             let _ = writeln!(
                 s,
                 "- {} {}: {} (fix: {})",
-                tag(i),
+                runs,
                 x.severity.as_str(),
                 md(&x.title),
                 md(&x.fix)
