@@ -224,13 +224,15 @@ impl Forker {
         self.last.take()
     }
 
-    /// Ends the program (closing its pipe ends it; SIGKILL makes sure) and says how it ended.
+    /// Ends the program and says how it ended. Closing its pipe ends it: it reads end of file
+    /// and exits, always the same way (a SIGKILL racing that exit would make its system calls
+    /// differ from run to run, which `trace` counts). Were it stuck, the harness's timeout
+    /// kills the worker's whole process group, this program with it.
     fn end(&mut self) -> String {
         self.cmd = None;
         let Some(pid) = self.pid.take() else {
             return "already ended".into();
         };
-        let _ = sys::kill(pid, libc::SIGKILL);
         match sys::wait_child(pid) {
             Ok(127) => "its exec failed (exit 127)".into(),
             Ok(c) => format!("it ended with status {c}"),
