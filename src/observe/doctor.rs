@@ -696,12 +696,15 @@ fn check_tracefs(f: &Facts, out: &mut Vec<Finding>) {
             "kernel tracing is unavailable on this kernel",
             "use a kernel built with CONFIG_FTRACE (most distribution kernels are)".into(),
         )),
+        // Root: `sysperf trace` mounts it in a private mount namespace of its own, so an
+        // unmounted tracefs is nothing to fix.
+        (None, _) if root => {}
         (None, _) => out.push(finding(
             "tracefs",
-            if root { Severity::Info } else { Severity::Warn },
-            "tracefs is not mounted".into(),
-            "kernel tracing needs tracefs; root can mount it",
-            "sudo mount -t tracefs nodev /sys/kernel/tracing".into(),
+            Severity::Warn,
+            "tracefs is not mounted, and mounting it needs root".into(),
+            "kernel tracing needs tracefs; 'sysperf trace' run as root mounts it privately",
+            "run sysperf trace as root, or have it mounted: sudo mount -t tracefs nodev /sys/kernel/tracing".into(),
         )),
     }
 }
@@ -716,12 +719,23 @@ fn check_kallsyms(f: &Facts, out: &mut Vec<Finding>) {
         .map(|r| format!(" (kptr_restrict={r})"))
         .unwrap_or_default();
     if k.readable {
+        // The kernel's rule (kallsyms_show_value): kptr_restrict 2 hides them from everyone;
+        // 1 shows them to CAP_SYSLOG only; 0 shows them to everyone when perf_event_paranoid
+        // is at most 1, else to CAP_SYSLOG only. Name the setting that hides them here.
+        let paranoid = f.perf_event_paranoid.unwrap_or(2);
+        let fix = match f.kptr_restrict {
+            Some(r) if r >= 2 => "sudo sysctl -w kernel.kptr_restrict=1 and run sysperf as root (2 hides them even from root)".to_string(),
+            Some(0) if paranoid > 1 => format!(
+                "they are hidden because kernel.perf_event_paranoid is {paranoid} (above 1): run sysperf as root, or sudo sysctl -w kernel.perf_event_paranoid=1"
+            ),
+            _ => "run sysperf as root (CAP_SYSLOG), or sudo sysctl -w kernel.kptr_restrict=0 with kernel.perf_event_paranoid at most 1".into(),
+        };
         out.push(finding(
             "kallsyms",
             Severity::Warn,
             format!("kernel symbol addresses are hidden{restrict}"),
             "/proc/kallsyms shows zero addresses, so kernel profiles and traces cannot name kernel functions",
-            "run sysperf as root, or sudo sysctl -w kernel.kptr_restrict=0".into(),
+            fix,
         ));
     } else {
         out.push(finding(
@@ -1139,11 +1153,16 @@ mod tests {
         f.tracefs.writable = false;
         assert_eq!(one(&f, "tracefs").severity, Severity::Warn);
         f.tracefs.mounted_at = None;
-        let x = one(&f, "tracefs");
-        assert_eq!(x.severity, Severity::Info); // root can mount it
-        assert!(x.fix.contains("mount -t tracefs"));
+        // Root: sysperf trace mounts it privately, so there is nothing to report.
+        assert!(
+            ids(&f).iter().all(|(id, _)| id != "tracefs"),
+            "{:?}",
+            ids(&f)
+        );
         f.euid = Some(1000);
-        assert_eq!(one(&f, "tracefs").severity, Severity::Warn);
+        let x = one(&f, "tracefs");
+        assert_eq!(x.severity, Severity::Warn);
+        assert!(x.title.contains("needs root") && x.fix.contains("mount -t tracefs"));
         f.tracefs.supported = false;
         assert!(one(&f, "tracefs").fix.contains("CONFIG_FTRACE"));
     }
@@ -1155,6 +1174,14 @@ mod tests {
         f.kptr_restrict = Some(1);
         let x = one(&f, "kallsyms");
         assert!(x.title.contains("kptr_restrict=1"));
+        assert!(x.fix.contains("CAP_SYSLOG"), "{}", x.fix);
+        // kptr_restrict 0 hides them only through perf_event_paranoid: name that.
+        f.kptr_restrict = Some(0);
+        f.perf_event_paranoid = Some(3);
+        let x = one(&f, "kallsyms");
+        assert!(x.fix.contains("perf_event_paranoid is 3"), "{}", x.fix);
+        f.kptr_restrict = Some(2);
+        assert!(one(&f, "kallsyms").fix.contains("even from root"));
         f.kallsyms.readable = false;
         assert!(one(&f, "kallsyms").title.contains("not readable"));
         assert_eq!(
