@@ -623,10 +623,12 @@ fn the_gate_says_what_it_could_not_judge_and_fails_with_4() {
         ok(&db, &args, 0);
     };
     base("base", &["syscall", "pipeself4"]);
+    // The gate's threshold is 1000%: three trials on a machine busy with other tests must
+    // not turn these checks of what could not be judged into regressions (exit 3).
     // A run that lacks one of the baseline's tests: exit 4, the test named, not exit 0.
     base("partial", &["syscall"]);
     let out = sysperf(&db)
-        .args(["compare", "base", "partial", "--fail-on-regression", "50"])
+        .args(["compare", "base", "partial", "--fail-on-regression", "1000"])
         .output()
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
@@ -658,7 +660,7 @@ fn the_gate_says_what_it_could_not_judge_and_fails_with_4() {
     let code = child.wait_with_output().unwrap().status.code();
     assert_eq!(code, Some(130));
     let out = sysperf(&db)
-        .args(["compare", "base", "cut", "--fail-on-regression", "50"])
+        .args(["compare", "base", "cut", "--fail-on-regression", "1000"])
         .output()
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
@@ -667,7 +669,7 @@ fn the_gate_says_what_it_could_not_judge_and_fails_with_4() {
     // Both sides measured with three trials: the gate judges, and passes an A/A pair.
     base("again", &["syscall", "pipeself4"]);
     let out = sysperf(&db)
-        .args(["compare", "base", "again", "--fail-on-regression", "50"])
+        .args(["compare", "base", "again", "--fail-on-regression", "1000"])
         .output()
         .unwrap();
     assert_eq!(
