@@ -255,9 +255,58 @@ pub fn parse_diskstats(text: &str) -> Vec<DiskCounters> {
     out
 }
 
+/// The fields of /proc/PID/stat that sysperf reads.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PidStat {
+    pub pid: u32,
+    /// The command name (15 bytes at most), which may itself hold spaces and parentheses.
+    pub comm: String,
+    /// R, S, D, Z, X, ...
+    pub state: char,
+    pub ppid: u32,
+    /// utime + stime in clock ticks, when the line goes that far.
+    pub ticks: Option<u64>,
+}
+
+/// Parses the text of /proc/PID/stat. The command name is in parentheses and may itself
+/// contain spaces and parentheses, so the last ')' ends it.
+pub fn parse_pid_stat(text: &str) -> Option<PidStat> {
+    let open = text.find('(')?;
+    let close = text.rfind(')')?;
+    let pid = text[..open].trim().parse().ok()?;
+    let comm = text.get(open + 1..close)?.to_string();
+    let rest: Vec<&str> = text[close + 1..].split_whitespace().collect();
+    // After the name: state(3) ppid pgrp session tty_nr tpgid flags minflt cminflt majflt
+    // cmajflt utime(14) stime(15).
+    let state = rest.first()?.chars().next()?;
+    let ppid = rest.get(1)?.parse().ok()?;
+    let tick = |i: usize| rest.get(i).and_then(|t| t.parse::<u64>().ok());
+    Some(PidStat {
+        pid,
+        comm,
+        state,
+        ppid,
+        ticks: tick(11).zip(tick(12)).map(|(u, s)| u + s),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn pid_stat_gives_name_state_parent_and_ticks() {
+        let line = "4242 (sysperf:pipe) x) R 17 4242 4242 0 -1 4194304 100 0 0 0 7 5 0 0";
+        let s = parse_pid_stat(line).unwrap();
+        assert_eq!(
+            (s.pid, s.comm.as_str(), s.state, s.ppid),
+            (4242, "sysperf:pipe) x", 'R', 17)
+        );
+        assert_eq!(s.ticks, Some(12));
+        assert_eq!(parse_pid_stat("1 (init) S 0").unwrap().ticks, None);
+        assert_eq!(parse_pid_stat("1 (init)"), None);
+        assert_eq!(parse_pid_stat(")("), None);
+    }
 
     /// Kernel 6.x, two CPUs, every line the kernel writes.
     const NEW: &str = "cpu  10 2 10 100 3 1 1 0 0 0\n\

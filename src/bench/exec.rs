@@ -18,7 +18,7 @@
 //! the caller's environment. Every size here counts the terminating NULs (see `env_bytes`).
 
 use super::fork::check_status;
-use super::forker::{Forker, ProgramDir};
+use super::forker::{cstrings, ptrs, Forker, ProgramDir};
 use super::{Benchmark, Ctx, Group, Helper, Shape, Spec};
 use crate::error::BenchError;
 use crate::sys::{self, ChildStack, ExecImage};
@@ -226,7 +226,7 @@ pub static SPECS: &[Spec] = &[
 struct ExecArgs {
     dir: ProgramDir,
     name: CString,
-    _strings: Vec<CString>,
+    _strings: [Vec<CString>; 2],
     argv: Vec<*const libc::c_char>,
     envp: Vec<*const libc::c_char>,
 }
@@ -289,27 +289,14 @@ impl Benchmark for Execs {
         sys::sbrk_and_touch(self.brk, 1024).map_err(BenchError::sys("sbrk"))?;
         let dir = ProgramDir::new()?;
         dir.add(self.job.name(), self.job.bytes())?;
-        let argc = argv_s.len();
-        let strings: Vec<CString> = argv_s
-            .into_iter()
-            .chain(env_s)
-            .map(|s| {
-                CString::new(s).map_err(|_| BenchError::Protocol("NUL in exec argument".into()))
-            })
-            .collect::<Result<_, _>>()?;
-        let mut argv: Vec<*const libc::c_char> =
-            strings[..argc].iter().map(|s| s.as_ptr()).collect();
-        argv.push(std::ptr::null());
-        let mut envp: Vec<*const libc::c_char> =
-            strings[argc..].iter().map(|s| s.as_ptr()).collect();
-        envp.push(std::ptr::null());
+        let (argv_c, env_c) = (cstrings(&argv_s)?, cstrings(&env_s)?);
         self.args = Some(ExecArgs {
             dir,
             name: CString::new(self.job.name())
                 .map_err(|_| BenchError::Protocol("NUL in the job's name".into()))?,
-            _strings: strings,
-            argv,
-            envp,
+            argv: ptrs(&argv_c),
+            envp: ptrs(&env_c),
+            _strings: [argv_c, env_c],
         });
         self.stack = Some(ChildStack::new(16 * 1024));
         Ok(())

@@ -89,14 +89,16 @@ impl Drop for ProgramDir {
     }
 }
 
-fn cstrings(v: &[String]) -> Result<Vec<CString>, BenchError> {
+/// Arguments or environment as C strings, for an exec.
+pub(crate) fn cstrings(v: &[String]) -> Result<Vec<CString>, BenchError> {
     v.iter()
         .map(|s| CString::new(s.as_str()))
         .collect::<Result<_, _>>()
         .map_err(|_| BenchError::Protocol("NUL in an argument".into()))
 }
 
-fn ptrs(v: &[CString]) -> Vec<*const libc::c_char> {
+/// The NULL-terminated array of pointers an exec takes; valid while `v` lives.
+pub(crate) fn ptrs(v: &[CString]) -> Vec<*const libc::c_char> {
     v.iter()
         .map(|s| s.as_ptr())
         .chain(std::iter::once(std::ptr::null()))

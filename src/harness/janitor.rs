@@ -15,6 +15,7 @@
 //! pid neither keeps a leftover forever nor lets a live sysperf's directory be taken. This
 //! module removes only directories named as above; it measures and prints nothing.
 
+use crate::procfs;
 use crate::sys::{self, Pid};
 use std::path::{Path, PathBuf};
 
@@ -35,12 +36,8 @@ pub fn owner_pid(name: &str) -> Option<Pid> {
 /// Whether a process's /proc/PID/stat says it is a live sysperf: its command name begins
 /// with "sysperf" and it is not a zombie.
 pub fn is_live_sysperf(stat: &str) -> bool {
-    let (Some(open), Some(close)) = (stat.find('('), stat.rfind(')')) else {
-        return false;
-    };
-    let comm = &stat[open + 1..close];
-    let state = stat[close + 1..].split_whitespace().next();
-    comm.starts_with("sysperf") && !matches!(state, Some("Z" | "X"))
+    procfs::parse_pid_stat(stat)
+        .is_some_and(|s| s.comm.starts_with("sysperf") && !matches!(s.state, 'Z' | 'X'))
 }
 
 /// Whether the owner `pid` no longer runs as a sysperf process.
@@ -85,8 +82,7 @@ pub fn remove_owned_by(pid: Pid) -> Vec<PathBuf> {
 /// The parent of `pid` and whether it is a live sysperf, from /proc/PID/stat.
 fn parent_of(pid: Pid) -> Option<(Pid, bool)> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let close = stat.rfind(')')?;
-    let ppid = stat[close + 1..].split_whitespace().nth(1)?.parse().ok()?;
+    let ppid = procfs::parse_pid_stat(&stat)?.ppid as Pid;
     Some((ppid, is_live_sysperf(&stat)))
 }
 

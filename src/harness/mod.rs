@@ -246,8 +246,11 @@ fn run_worker_observed(
     let _ = sys::kill(-pid, libc::SIGKILL);
     sys::reap_group(pid);
     sys::reap_zombies();
-    // A worker killed mid-trial (timeout, Ctrl-C) could not remove its scratch directories.
-    janitor::remove_owned_by(pid as sys::Pid);
+    // A worker killed mid-trial (timeout, Ctrl-C, a crash) could not remove its scratch
+    // directories; one that exited 0 removed them itself, and /tmp is not read for it.
+    if verdict.is_some() || sys::exit_code(status) != 0 {
+        janitor::remove_owned_by(pid);
+    }
     let mut out = String::new();
     let mut err = String::new();
     if let Some(mut s) = child.stdout.take() {

@@ -107,16 +107,8 @@ pub const STEAL_PCT: f64 = 2.0;
 /// (pid, comm, utime + stime in ticks) from the text of /proc/PID/stat. The command name is
 /// in parentheses and may itself contain spaces and parentheses, so the last ')' ends it.
 pub fn parse_pid_stat(text: &str) -> Option<(u32, String, u64)> {
-    let open = text.find('(')?;
-    let close = text.rfind(')')?;
-    let pid = text[..open].trim().parse().ok()?;
-    let comm = text.get(open + 1..close)?.to_string();
-    let rest: Vec<&str> = text[close + 1..].split_whitespace().collect();
-    // After the name: state(3) ppid pgrp session tty_nr tpgid flags minflt cminflt majflt
-    // cmajflt utime(14) stime(15).
-    let utime: u64 = rest.get(11)?.parse().ok()?;
-    let stime: u64 = rest.get(12)?.parse().ok()?;
-    Some((pid, comm, utime + stime))
+    let s = crate::procfs::parse_pid_stat(text)?;
+    Some((s.pid, s.comm, s.ticks?))
 }
 
 /// The effective uid from /proc/self/status ("Uid: real effective saved fs").

@@ -50,7 +50,7 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 /// Prefix of every directory this file makes under the temporary directory; the pid of the
-/// process that made it follows, which is how the preflight knows a leftover.
+/// process that made it follows, which is how `harness::janitor` knows a leftover.
 const DIR_PREFIX: &str = "sysperf-scaling-";
 
 /// The papers' table-search suite; `series` lists this file's curves (the process-table half
@@ -766,11 +766,10 @@ impl Benchmark for FsBench {
     }
 }
 
-/// Records the file system the points run on and how large an emptied directory stays, and
-/// removes directories left by workers that were killed (their pid is gone).
+/// Records the file system the points run on and how large an emptied directory stays.
+/// (Directories left by killed workers are removed by `harness::janitor`.)
 fn preflight() -> Result<Vec<String>, String> {
     let tmp = std::env::temp_dir();
-    remove_leftovers(&tmp);
     let magic = sys::fs_type(&tmp).map_err(|e| format!("statfs {}: {e}", tmp.display()))?;
     let mut notes = vec![format!(
         "directories made under {} on {} (statfs f_type {magic:#x})",
@@ -813,12 +812,6 @@ pub fn emptied_size(n: u64) -> Result<(u64, u64, u64), BenchError> {
     let emptied = size(&b)?;
     b.teardown()?;
     Ok((fresh, full, emptied))
-}
-
-/// Removes the directories under `tmp` of sysperf processes that were killed (see
-/// `harness::janitor`).
-fn remove_leftovers(tmp: &Path) {
-    let _ = crate::harness::janitor::sweep_temp(tmp);
 }
 
 #[cfg(test)]
@@ -1019,19 +1012,5 @@ mod tests {
         assert!(dir.exists());
         drop(b);
         assert!(!dir.exists());
-    }
-
-    #[test]
-    fn leftovers_of_dead_processes_are_removed_and_live_ones_kept() {
-        let tmp = std::env::temp_dir();
-        // pid_max is at most 2^22: this pid cannot exist.
-        let dead = tmp.join(format!("{DIR_PREFIX}99999999-test"));
-        let live = tmp.join(format!("{DIR_PREFIX}{}-test", std::process::id()));
-        std::fs::create_dir_all(dead.join("sub")).unwrap();
-        std::fs::create_dir_all(&live).unwrap();
-        remove_leftovers(&tmp);
-        assert!(!dead.exists());
-        assert!(live.exists());
-        std::fs::remove_dir(&live).unwrap();
     }
 }

@@ -470,7 +470,6 @@ const DIR_PREFIX: &str = "sysperf-workload-";
 impl TempDir {
     fn new() -> Result<TempDir, BenchError> {
         let base = std::env::temp_dir();
-        remove_orphans(&base);
         let nanos = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_nanos())
@@ -488,11 +487,6 @@ impl Drop for TempDir {
 }
 
 /// Removes the directories of workers that died before their teardown (killed on timeout).
-fn remove_orphans(base: &Path) {
-    // Directories of workers that were killed (theirs and every other sysperf leftover).
-    let _ = crate::harness::janitor::sweep_temp(base);
-}
-
 fn write(path: &Path, text: &str) -> Result<(), BenchError> {
     fs::write(path, text).map_err(BenchError::sys("write (workload input)"))
 }
@@ -834,23 +828,6 @@ mod tests {
         let dir = w.dir().unwrap().to_path_buf();
         drop(w);
         assert!(!dir.exists(), "Drop removes {}", dir.display());
-    }
-
-    #[test]
-    fn directories_of_dead_workers_are_removed_and_live_ones_kept() {
-        let base = tempfile::tempdir().unwrap();
-        // Above any pid_max, so no such process exists.
-        let dead = base.path().join(format!("{DIR_PREFIX}2000000000-1"));
-        let live = base
-            .path()
-            .join(format!("{DIR_PREFIX}{}-1", std::process::id()));
-        let other = base.path().join("sysperf-workload-notapid");
-        for d in [&dead, &live, &other] {
-            fs::create_dir(d).unwrap();
-            fs::write(d.join("script"), "exit 0\n").unwrap();
-        }
-        remove_orphans(base.path());
-        assert!(!dead.exists() && live.exists() && other.exists());
     }
 
     #[test]

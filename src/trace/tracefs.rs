@@ -171,9 +171,8 @@ pub const PREFIX: &str = "sysperf-";
 
 /// The pid in a sysperf instance name, if it is one.
 pub fn instance_pid(name: &str) -> Option<i32> {
-    let rest = name.strip_prefix(PREFIX)?;
-    let pid = rest.split('-').next()?;
-    pid.parse().ok().filter(|p: &i32| *p > 0)
+    // Named as everything sysperf leaves to be cleaned up: "sysperf-<pid>[-block]".
+    crate::harness::janitor::owner_pid(name)
 }
 
 /// Removes the instances of sysperf processes that no longer exist (killed with SIGKILL,
