@@ -24,6 +24,7 @@
 //! - [`observe`]: the live system as vmstat and iostat see it, and the doctor's findings;
 //! - [`profile`]: kernel profiles of a benchmark (perf sampling, kallsyms, flat profile, call graph);
 //! - [`trace`]: `sysperf trace`, a benchmark observed through the kernel's trace points;
+//! - [`term`]: what may reach a terminal: control characters in any printed text escaped;
 //! - [`report`]: pure functions from runs and comparisons to bytes (tables, Markdown, CSV, JSON,
 //!   SVG, HTML).
 
@@ -49,6 +50,7 @@ pub mod stats;
 pub mod store;
 pub mod suite;
 pub mod sys;
+pub mod term;
 pub mod trace;
 pub mod variance;
 

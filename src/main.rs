@@ -26,6 +26,14 @@ use sysperf::profile::{self, Profile};
 use sysperf::report::plot::{self, What};
 use sysperf::{bench, compare, exit, reference, report, store, trace};
 
+/// A line on stderr, its control characters escaped (it may carry labels, paths, host names
+/// and stored messages: nothing that reaches a terminal is trusted, see `sysperf::term`).
+macro_rules! say {
+    ($($arg:tt)*) => {
+        eprintln!("{}", sysperf::term::text(&format!($($arg)*)))
+    };
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     // Worker processes are this same binary; they bypass the CLI entirely.
@@ -42,7 +50,7 @@ fn main() {
         // a run interrupted so is already stored.
         Err(e) if is_broken_pipe(&e) => exit::OK,
         Err(e) => {
-            eprintln!("sysperf: error: {e:#}");
+            say!("sysperf: error: {e:#}");
             if is_user_error(&e) {
                 exit::USAGE
             } else {
@@ -84,15 +92,22 @@ fn is_user_error(e: &anyhow::Error) -> bool {
 
 fn dispatch(cli: Cli) -> Result<i32> {
     if cli.command.examines_the_machine() {
-        sysperf::engine::tidy(&mut |l| eprintln!("sysperf: {l}"));
+        sysperf::engine::tidy(&mut |l| say!("sysperf: {l}"));
     }
     match cli.command {
         Cmd::Run(a) => run(a),
-        Cmd::List { json, suites } => print(&if suites {
-            report::list::suites(json)
-        } else {
-            report::list::benchmarks(json)
-        }),
+        Cmd::List { json, suites } => {
+            let text = if suites {
+                report::list::suites(json)
+            } else {
+                report::list::benchmarks(json)
+            };
+            if json {
+                print_raw(&sysperf::term::json(&text))
+            } else {
+                print(&text)
+            }
+        }
         Cmd::Runs { db, json } => runs(db, json),
         Cmd::Compare(a) => compare(a),
         Cmd::Noise(a) => noise(a),
@@ -110,8 +125,19 @@ fn dispatch(cli: Cli) -> Result<i32> {
     }
 }
 
-/// Writes `text` to standard output.
+/// Writes `text` to standard output, its control characters escaped (`sysperf::term`).
 fn print(text: &str) -> Result<i32> {
+    print_raw(&sysperf::term::text(text))
+}
+
+/// Writes `value` as pretty JSON to standard output; characters that JSON allows raw but a
+/// terminal would interpret are written as `\u` escapes (the same document to a parser).
+fn print_json<T: serde::Serialize + ?Sized>(value: &T) -> Result<i32> {
+    let text = format!("{}\n", serde_json::to_string_pretty(value)?);
+    print_raw(&sysperf::term::json(&text))
+}
+
+fn print_raw(text: &str) -> Result<i32> {
     let mut out = std::io::stdout().lock();
     out.write_all(text.as_bytes())?;
     out.flush()?;
@@ -130,11 +156,11 @@ fn run(a: RunArgs) -> Result<i32> {
     // 1. Every decision before anything starts: what, where, with which budget and order.
     let plan = RunPlan::resolve(&a.request(engine::fresh_seed()?)?, &allowed_cpus()?)?;
     if a.dry_run {
-        return print(&if a.json {
-            format!("{}\n", serde_json::to_string_pretty(&plan.document())?)
+        return if a.json {
+            print_json(&plan.document())
         } else {
-            plan.render()
-        });
+            print(&plan.render())
+        };
     }
     // 2. Ctrl-C and termination stop the run between trials; workers are killed, never left.
     let stop = engine::stop_flag()?;
@@ -157,7 +183,7 @@ fn run(a: RunArgs) -> Result<i32> {
                 doc
             })
             .collect();
-        print(&format!("{}\n", serde_json::to_string_pretty(&docs)?))?;
+        print_json(&docs)?;
     } else {
         for o in &outcomes {
             print_run(&o.run, &o.profiles, Some(&o.variance), a.json)?;
@@ -168,20 +194,21 @@ fn run(a: RunArgs) -> Result<i32> {
     };
     if let (true, Some(l)) = (outcomes.len() > 1, &outcome.run.label) {
         let n = outcomes.len();
-        eprintln!("sysperf: stored {n} runs labelled '{l}' ('sysperf compare {l} ...' takes them as one group)");
+        say!("sysperf: stored {n} runs labelled '{l}' ('sysperf compare {l} ...' takes them as one group)");
     }
     let run = &outcome.run;
     if outcome.interrupted {
-        eprintln!(
+        say!(
             "sysperf: interrupted; run {} kept as incomplete with {} benchmarks",
             run.id,
             run.results.len()
         );
         return Ok(engine::interrupted_code());
     }
-    eprintln!(
+    say!(
         "sysperf: stored as run {} (sysperf show {})",
-        run.id, run.id
+        run.id,
+        run.id
     );
     Ok(if run.results.iter().any(|r| r.summary.is_none()) {
         exit::FAILURE
@@ -194,7 +221,6 @@ fn run(a: RunArgs) -> Result<i32> {
 const RUN_PROFILE_TOP: usize = 15;
 
 fn print_run(run: &Run, profiles: &[Profile], var: Option<&[Variance]>, json: bool) -> Result<()> {
-    let mut out = std::io::stdout().lock();
     if json {
         let mut doc = report::json::run_document(run);
         if let Some(v) = var {
@@ -204,16 +230,19 @@ fn print_run(run: &Run, profiles: &[Profile], var: Option<&[Variance]>, json: bo
             doc["profiles"] =
                 report::profile::json_document(profiles, RUN_PROFILE_TOP)["profiles"].take();
         }
-        serde_json::to_writer_pretty(&mut out, &doc)?;
-        writeln!(out)?;
+        print_json(&doc)?;
     } else {
-        write!(out, "{}", report::table::render(run))?;
+        let mut text = report::table::render(run);
         if let Some(v) = var {
-            write!(out, "\n{}", report::table::variance(run, v))?;
+            text.push_str(&format!("\n{}", report::table::variance(run, v)));
         }
         for p in profiles {
-            write!(out, "\n{}", report::profile::render(p, RUN_PROFILE_TOP))?;
+            text.push_str(&format!(
+                "\n{}",
+                report::profile::render(p, RUN_PROFILE_TOP)
+            ));
         }
+        print(&text)?;
     }
     Ok(())
 }
@@ -239,7 +268,7 @@ fn profile(a: ProfileArgs) -> Result<i32> {
     impl Sink for Say {
         fn event(&mut self, e: Event<'_>) {
             if let Event::TargetStarted { id, .. } = e {
-                eprintln!("sysperf: profiling {id} for about {} s", self.0);
+                say!("sysperf: profiling {id} for about {} s", self.0);
             }
         }
     }
@@ -254,7 +283,7 @@ fn profile(a: ProfileArgs) -> Result<i32> {
     ) {
         Ok(p) => p,
         Err(profile::ProfileError::Interrupted) => {
-            eprintln!("sysperf: interrupted; nothing profiled was kept");
+            say!("sysperf: interrupted; nothing profiled was kept");
             return Ok(engine::interrupted_code());
         }
         Err(e) => return Err(e.into()),
@@ -281,22 +310,19 @@ fn stored_profiles(a: &ProfileArgs, bench_err: InputError) -> Result<i32> {
 }
 
 fn print_profiles(profiles: &[Profile], top: usize, json: bool, run: Option<&str>) -> Result<i32> {
-    let mut out = std::io::stdout().lock();
     if json {
-        let doc = report::profile::json_document(profiles, top);
-        writeln!(out, "{}", serde_json::to_string_pretty(&doc)?)?;
+        print_json(&report::profile::json_document(profiles, top))
     } else if let (true, Some(id)) = (profiles.is_empty(), run) {
-        writeln!(
-            out,
-            "run {id} has no profiles; 'sysperf run --profile' stores them"
-        )?;
+        print(&format!(
+            "run {id} has no profiles; 'sysperf run --profile' stores them\n"
+        ))
     } else {
-        for p in profiles {
-            writeln!(out, "{}", report::profile::render(p, top))?;
-        }
+        let text: String = profiles
+            .iter()
+            .map(|p| format!("{}\n", report::profile::render(p, top)))
+            .collect();
+        print(&text)
     }
-    out.flush()?;
-    Ok(exit::OK)
 }
 
 fn trace_cmd(a: TraceArgs) -> Result<i32> {
@@ -320,12 +346,10 @@ fn trace_cmd(a: TraceArgs) -> Result<i32> {
     };
     // Ctrl-C and termination stop the trace; the worker is killed, the instance removed.
     let stop = engine::stop_flag()?;
-    let traced = match trace::trace(&opts, &stop, &|m| eprintln!("sysperf: {m}")) {
+    let traced = match trace::trace(&opts, &stop, &|m| say!("sysperf: {m}")) {
         Ok(t) => t,
         Err(trace::TraceError::Interrupted) => {
-            eprintln!(
-                "sysperf: interrupted; the worker was stopped and the trace instance removed"
-            );
+            say!("sysperf: interrupted; the worker was stopped and the trace instance removed");
             return Ok(engine::interrupted_code());
         }
         Err(e) => return Err(e.into()),
@@ -333,16 +357,16 @@ fn trace_cmd(a: TraceArgs) -> Result<i32> {
     if let (Some(path), Some(text)) = (&a.raw, &traced.raw) {
         // Raw traces hold other processes' scheduling events: readable by the owner only.
         output::write(path, text.as_bytes(), 0o600)?;
-        eprintln!("sysperf: raw trace written to {}", path.display());
+        say!("sysperf: raw trace written to {}", path.display());
     }
-    print(&if a.json {
-        format!("{}\n", serde_json::to_string_pretty(&traced.report)?)
+    if a.json {
+        print_json(&traced.report)?;
     } else {
-        report::trace::render(&traced.report)
-    })?;
+        print(&report::trace::render(&traced.report))?;
+    }
     // Counts from an overwritten ring buffer are not the kernel's: shown, but not a success.
     if traced.report.runs.iter().any(|r| r.lost_events > 0) {
-        eprintln!("sysperf: events were lost, so the counts are incomplete; raise --buffer-kb or lower --iterations");
+        say!("sysperf: events were lost, so the counts are incomplete; raise --buffer-kb or lower --iterations");
         return Ok(exit::FAILURE);
     }
     Ok(exit::OK)
@@ -352,7 +376,7 @@ fn runs(db: DbArg, json: bool) -> Result<i32> {
     let store = catalog::open_store(db.db.as_ref())?;
     let runs = store.list_runs()?;
     if json {
-        return print(&format!("{}\n", serde_json::to_string_pretty(&runs)?));
+        return print_json(&runs);
     }
     let mut text = if runs.is_empty() {
         "no runs stored yet; 'sysperf run' makes one\n".to_string()
@@ -374,22 +398,24 @@ fn compare(a: CompareArgs) -> Result<i32> {
     let mut catalog = Catalog::new(a.db.db);
     // 2. Compare, print, and gate.
     let (_, c) = catalog.comparison(&a.runs, a.against.baseline.as_deref(), noise)?;
-    print(&if a.json {
-        report::compare::json(&c)
-    } else if a.markdown {
-        report::compare::markdown(&c)
-    } else if a.csv {
-        report::compare::csv(&c)
+    if a.json {
+        print_raw(&sysperf::term::json(&report::compare::json(&c)))
     } else {
-        report::compare::text(&c)
-    })
+        print(&if a.markdown {
+            report::compare::markdown(&c)
+        } else if a.csv {
+            report::compare::csv(&c)
+        } else {
+            report::compare::text(&c)
+        })
+    }
     .context("writing the comparison")?;
     let Some(pct) = gate else {
         return Ok(exit::OK);
     };
     let (regressions, unjudged) = (compare::regressions(&c, pct), compare::unjudged(&c));
     for line in report::compare::gate_lines(&c, &regressions, &unjudged, pct) {
-        eprintln!("sysperf: {line}");
+        say!("sysperf: {line}");
     }
     Ok(compare::gate_code(&regressions, &unjudged))
 }
@@ -407,16 +433,16 @@ fn noise(a: NoiseArgs) -> Result<i32> {
     let outcomes = engine.execute_repeated(&plan, &store, &mut bar)?;
     bar.0.finish_and_clear();
     if outcomes.iter().any(|o| o.interrupted) {
-        eprintln!("sysperf: interrupted; the finished runs are stored");
+        say!("sysperf: interrupted; the finished runs are stored");
         return Ok(engine::interrupted_code());
     }
     let runs: Vec<Run> = outcomes.into_iter().map(|o| o.run).collect();
     let rows = compare::noise(&runs, band);
-    print(&if a.json {
-        format!("{}\n", serde_json::to_string_pretty(&rows)?)
+    if a.json {
+        print_json(&rows)
     } else {
-        report::compare::noise_text(&runs, &rows, band)
-    })
+        print(&report::compare::noise_text(&runs, &rows, band))
+    }
 }
 
 fn show(spec: &str, db: DbArg, json: bool) -> Result<i32> {
@@ -455,15 +481,14 @@ fn export(specs: &[String], output: Option<&Path>, db: DbArg) -> Result<i32> {
     }
     let bytes = exchange::export(&runs)?;
     let Some(path) = output else {
-        let mut out = std::io::stdout().lock();
-        out.write_all(&bytes)
-            .and_then(|()| out.flush())
+        // The export is JSON; on a terminal it is shown inert like every other output.
+        print_raw(&sysperf::term::json(&String::from_utf8_lossy(&bytes)))
             .context("writing the export to standard output")?;
         return Ok(exit::OK);
     };
     output::write(path, &bytes, 0o644)?;
     let plural = if runs.len() == 1 { "" } else { "s" };
-    eprintln!(
+    say!(
         "sysperf: exported {} run{plural} to {}",
         runs.len(),
         path.display()
@@ -507,7 +532,7 @@ fn report_cmd(a: ReportArgs) -> Result<i32> {
     let profiles = catalog.profiles(&runs)?;
     let page = report::html::html(&runs, &cmp, &profiles);
     output::write(&a.output, page.as_bytes(), 0o644)?;
-    eprintln!("sysperf: wrote {}", a.output.display());
+    say!("sysperf: wrote {}", a.output.display());
     Ok(exit::OK)
 }
 
@@ -538,14 +563,14 @@ fn plot(a: PlotArgs) -> Result<i32> {
         plot::Format::Png => {
             let image = report::png::render(&figure.document(), report::png::system_fonts())?;
             if !image.has_text {
-                eprintln!("sysperf: warning: no fonts found, so the PNG has no text; install one (Debian: apt-get install fonts-dejavu-core) or write .svg");
+                say!("sysperf: warning: no fonts found, so the PNG has no text; install one (Debian: apt-get install fonts-dejavu-core) or write .svg");
             }
             image.bytes
         }
         plot::Format::Svg => figure.document().into_bytes(),
     };
     output::write(&a.output, &bytes, 0o644)?;
-    eprintln!("sysperf: wrote {}", a.output.display());
+    say!("sysperf: wrote {}", a.output.display());
     Ok(exit::OK)
 }
 
@@ -571,17 +596,16 @@ fn doctor(json: bool, db: DbArg) -> Result<i32> {
     let (mut facts, _) = doctor::examine();
     facts.variance = catalog::stored_variance(db.db.as_ref(), &facts.fingerprint)?;
     let findings = doctor::diagnose(&facts);
-    print(&if json {
-        let doc = serde_json::json!({
+    if json {
+        print_json(&serde_json::json!({
             "format": "sysperf-doctor",
             "format_version": 1,
             "findings": findings,
             "facts": facts,
-        });
-        format!("{}\n", serde_json::to_string_pretty(&doc)?)
+        }))
     } else {
-        doctor::render(&facts, &findings)
-    })
+        print(&doctor::render(&facts, &findings))
+    }
 }
 
 fn job(which: &str, output: &Path) -> Result<i32> {
