@@ -210,11 +210,24 @@ fn run(a: RunArgs) -> Result<i32> {
         run.id,
         run.id
     );
-    Ok(if run.results.iter().any(|r| r.summary.is_none()) {
-        exit::FAILURE
-    } else {
-        exit::OK
-    })
+    // One rule for what this process may not do (README, "Privileges"): the rest is measured
+    // and stored, each part left out is named, and the exit code says the run is partial.
+    let left_out: std::collections::BTreeSet<&str> = outcomes
+        .iter()
+        .flat_map(|o| &o.run.warnings)
+        .filter(|w| w.kind.is_left_out())
+        .map(|w| w.message.as_str())
+        .collect();
+    for m in &left_out {
+        say!("sysperf: left out: {m}");
+    }
+    Ok(
+        if !left_out.is_empty() || run.results.iter().any(|r| r.summary.is_none()) {
+            exit::FAILURE
+        } else {
+            exit::OK
+        },
+    )
 }
 
 /// Flat-profile lines printed with a run (`sysperf profile` prints as many as --top asks).

@@ -365,6 +365,16 @@ impl WarningKind {
         (WarningKind::NotSettled, "not_settled"),
     ];
 
+    /// Whether the warning says that a part of what was asked for was not done here (a suite
+    /// that cannot run, perf counters or profiles the process may not open): the run is then
+    /// partial, and `run` exits 1 after storing and printing the rest (README, "Privileges").
+    pub fn is_left_out(&self) -> bool {
+        matches!(
+            self,
+            WarningKind::Profile | WarningKind::SuiteSkipped | WarningKind::Observe
+        )
+    }
+
     pub fn as_str(&self) -> &str {
         match self {
             WarningKind::Other(s) => s,

@@ -56,7 +56,7 @@ fn top_symbols(profile: &Value, flat_lines: usize) -> Vec<String> {
 fn observe_counts_every_measured_trial() {
     let tmp = tempfile::tempdir().unwrap();
     let db = tmp.path().join("s.db");
-    let v = success_json(sysperf(&db).args([
+    let v = observed_json(sysperf(&db).args([
         "run",
         "--observe",
         "syscall",
@@ -127,7 +127,7 @@ fn observe_counts_every_measured_trial() {
 #[test]
 fn observe_keeps_perf_counters_out_of_the_counted_trials() {
     let tmp = tempfile::tempdir().unwrap();
-    let v = success_json(sysperf(&tmp.path().join("s.db")).args([
+    let v = observed_json(sysperf(&tmp.path().join("s.db")).args([
         "run",
         "--observe",
         "pipeback4",
@@ -305,4 +305,25 @@ fn profile_bad_input_is_exit_2() {
         let err = usage_error(sysperf(&db).args(*args));
         assert!(err.contains(needle), "{args:?}: {err}");
     }
+}
+
+/// A `run --observe` document: exit 0, or exit 1 exactly when the perf counters were refused
+/// (an unprivileged user under kernel.perf_event_paranoid >= 2), which the run names in an
+/// `observe` warning (the one rule for what a process may not do, tests/privileges.rs).
+fn observed_json(cmd: &mut assert_cmd::Command) -> Value {
+    let out = cmd.output().unwrap();
+    let v = json_of(&out.stdout);
+    let refused = v["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|w| w["kind"] == "observe");
+    let expected = if refused { 1 } else { 0 };
+    assert_eq!(
+        out.status.code(),
+        Some(expected),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    v
 }

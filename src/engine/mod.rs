@@ -232,8 +232,21 @@ impl Engine<'_> {
             crate::observe::settle::settle(Duration::from_secs_f64(s), self.stop)
         });
         // Profiling needs permissions and kernel symbols: found out before measuring anything.
+        // Refused, it is left out like every part of a run this process may not do (the one
+        // rule, README "Privileges"): named in a warning, the rest measured, the run partial.
+        let mut refused = Vec::new();
         let access = match plan.profile_seconds {
-            Some(_) => Some(profile::check_access()?),
+            Some(_) => match profile::check_access() {
+                Ok(a) => Some(a),
+                Err(e) => {
+                    refused.push(Warning {
+                        bench: None,
+                        kind: WarningKind::Profile,
+                        message: format!("--profile: no profiles made: {e}"),
+                    });
+                    None
+                }
+            },
             None => None,
         };
         // The machine, and what the doctor finds (a 0.2 s look at the CPUs and the settings
@@ -255,7 +268,7 @@ impl Engine<'_> {
             overhead: None,
             results: Vec::new(),
             derived: Vec::new(),
-            warnings: Vec::new(),
+            warnings: refused,
             series: Vec::new(),
             notes: Vec::new(),
         };
