@@ -57,8 +57,11 @@ pub enum Verdict {
     /// The interval straddles an edge of the noise band: neither a change nor its absence is
     /// shown at this precision.
     Inconclusive,
-    /// No interval to judge by: neither side has trials (published figures), or a measured
-    /// side has fewer than [`MIN_TRIALS`].
+    /// Both sides are published figures: a ratio, and no trials to give it an interval.
+    Published,
+    /// A measured side has fewer than [`MIN_TRIALS`] trials: too few for an interval.
+    TooFewTrials,
+    /// Trials on both sides, but no finite interval (a side's times are all zero).
     NoVerdict,
 }
 
@@ -69,6 +72,8 @@ impl Verdict {
             Verdict::Slower => "slower",
             Verdict::NoChange => "no significant change",
             Verdict::Inconclusive => "inconclusive",
+            Verdict::Published => "published figures, no interval",
+            Verdict::TooFewTrials => "too few trials for an interval",
             Verdict::NoVerdict => "no interval",
         }
     }
@@ -459,7 +464,11 @@ pub fn ratio(
     Some(Ratio {
         ratio: point,
         ci,
-        verdict: verdict(ci, noise_pct),
+        verdict: match ci {
+            None if base.is_empty() && run.is_empty() => Verdict::Published,
+            None if too_few(base) || too_few(run) => Verdict::TooFewTrials,
+            ci => verdict(ci, noise_pct),
+        },
         covers: if ci.is_some() {
             Covers::Trials
         } else {
@@ -923,9 +932,12 @@ pub fn unjudged(c: &Comparison) -> Vec<Unjudged> {
                     incomplete(c.baseline)
                 ),
                 (None, Some(s), _) => format!("{s} in this run{}", incomplete(i)),
-                (None, None, Some(r)) if r.ci.is_none() => {
-                    format!("no interval: a measured side has fewer than {MIN_TRIALS} trials")
-                }
+                (None, None, Some(r)) if r.ci.is_none() => match r.verdict {
+                    Verdict::TooFewTrials => {
+                        format!("no interval: a measured side has fewer than {MIN_TRIALS} trials")
+                    }
+                    v => v.as_str().to_string(),
+                },
                 _ => continue,
             };
             out.push(Unjudged {
@@ -1053,7 +1065,10 @@ mod tests {
     #[test]
     fn published_against_published_has_a_ratio_but_no_verdict() {
         let r = ratio(&[], 2.0, &[], 1.0, 2.0, 1).unwrap();
-        assert_eq!((r.ratio, r.ci, r.verdict), (0.5, None, Verdict::NoVerdict));
+        assert_eq!((r.ratio, r.ci, r.verdict), (0.5, None, Verdict::Published));
+        // Two trials a side is a measurement, but too few for an interval: said apart.
+        let r = ratio(&[1.0, 1.1], 1.05, &[2.0, 2.1], 2.05, 2.0, 1).unwrap();
+        assert_eq!((r.ci, r.verdict), (None, Verdict::TooFewTrials));
         // A measured run against a published figure does get an interval.
         let r = ratio(&[], 10.0, &[1.0, 1.01, 0.99, 1.0, 1.02], 1.0, 2.0, 1).unwrap();
         assert_eq!(r.verdict, Verdict::Faster);

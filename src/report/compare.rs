@@ -224,6 +224,8 @@ fn verdict_word(r: &Ratio) -> String {
         Verdict::Slower => format!("SLOWER ({}x) !", sig3(r.ratio)),
         Verdict::NoChange => "~".into(),
         Verdict::Inconclusive => "?".into(),
+        Verdict::Published => "no CI".into(),
+        Verdict::TooFewTrials => "<3 trials".into(),
         Verdict::NoVerdict => "no CI".into(),
     }
 }
@@ -696,6 +698,8 @@ fn md_verdict(r: &Ratio) -> String {
         Verdict::Slower => format!("**SLOWER** ({}x)", sig3(r.ratio)),
         Verdict::NoChange => "no change".into(),
         Verdict::Inconclusive => "inconclusive".into(),
+        Verdict::Published => "no CI".into(),
+        Verdict::TooFewTrials => "<3 trials".into(),
         Verdict::NoVerdict => "no CI".into(),
     }
 }
@@ -902,13 +906,16 @@ fn verdict_code(v: Verdict) -> &'static str {
         Verdict::Slower => "slower",
         Verdict::NoChange => "no_change",
         Verdict::Inconclusive => "inconclusive",
+        Verdict::Published => "published",
+        Verdict::TooFewTrials => "too_few_trials",
         Verdict::NoVerdict => "no_verdict",
     }
 }
 
 /// The comparison as CSV: a header, then one line per test and run (tests in the paper's
-/// order, runs in column order). `verdict` is `faster`, `slower`, `no_change`, `no_verdict`
-/// (published against published), `baseline`, `missing`, `failed`, or `no_baseline` (the
+/// order, runs in column order). `verdict` is `faster`, `slower`, `no_change`, `inconclusive`,
+/// `published` (published against published), `too_few_trials` (a side has fewer than 3),
+/// `no_verdict` (no finite interval), `baseline`, `missing`, `failed`, or `no_baseline` (the
 /// baseline lacks the test). Derived figures and the suites' series are not included (see
 /// the JSON, text or Markdown).
 pub fn csv(c: &Comparison) -> String {

@@ -85,7 +85,7 @@ fn verdict_badge(v: Verdict) -> String {
         Verdict::Faster => ("faster", "\u{25bc} "),
         Verdict::NoChange => ("same", "\u{2248} "),
         Verdict::Inconclusive => ("none", "? "),
-        Verdict::NoVerdict => ("none", ""),
+        Verdict::Published | Verdict::TooFewTrials | Verdict::NoVerdict => ("none", ""),
     };
     format!(
         "<span class=\"verdict {class}\">{mark}{}</span>",
@@ -248,7 +248,7 @@ fn summary(s: &mut String, runs: &[Run], cmp: &Comparison) {
         count(Verdict::Faster),
         count(Verdict::NoChange),
         count(Verdict::Inconclusive),
-        count(Verdict::NoVerdict),
+        count(Verdict::Published) + count(Verdict::TooFewTrials) + count(Verdict::NoVerdict),
         failed,
         missing
     );
