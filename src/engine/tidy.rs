@@ -26,14 +26,9 @@ pub fn tidy(note: &mut dyn FnMut(&str)) {
     let shown = |v: Vec<PathBuf>| v.iter().map(|p| p.display().to_string()).collect();
     say("scratch director(ies)", shown(dirs), note);
     say("memory cgroup(s)", shown(cgroup::sweep_stale()), note);
-    // Only where tracefs is mounted for everyone to see; `trace` mounts it privately and
-    // sweeps there itself.
-    let mounts = std::fs::read_to_string("/proc/self/mounts").unwrap_or_default();
-    if let Some(root) = tracefs::find_tracefs(&mounts) {
-        let fs = tracefs::Tracefs {
-            root,
-            mounted: false,
-        };
-        say("tracefs instance(s)", tracefs::remove_stale(&fs), note);
+    // Where tracefs is mounted, there; where it is not, root looks through a private mount
+    // (a killed `trace` left its instance in the kernel whether anyone mounts tracefs or not).
+    if let Some(removed) = tracefs::look(tracefs::remove_stale) {
+        say("tracefs instance(s)", removed, note);
     }
 }

@@ -85,6 +85,10 @@ pub struct Facts {
     /// Live sysperf processes other than this one and its workers (another run measuring).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub other_sysperfs: Vec<i32>,
+    /// Tracing switched on by someone else (tracefs top level or other instances), one line
+    /// each: it slows the system calls being measured.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub foreign_tracing: Vec<String>,
     /// Dirty + Writeback memory in KiB (/proc/meminfo): pages still to be written out.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dirty_kib: Option<u64>,
@@ -336,6 +340,8 @@ pub fn gather(fingerprint: Fingerprint, sample: Duration) -> Facts {
         kallsyms: kallsyms(),
         dirty_kib: super::settle::read_dirty_kib(),
         other_sysperfs: crate::harness::janitor::other_sysperfs(),
+        foreign_tracing: crate::trace::tracefs::look(crate::trace::tracefs::foreign_tracing)
+            .unwrap_or_default(),
         variance: None,
         fingerprint,
     }
@@ -582,6 +588,25 @@ fn check_others(f: &Facts, out: &mut Vec<Finding>) {
     ));
 }
 
+fn check_tracers(f: &Facts, out: &mut Vec<Finding>) {
+    if f.foreign_tracing.is_empty() {
+        return;
+    }
+    out.push(finding(
+        "tracer",
+        Severity::Warn,
+        format!(
+            "someone else is tracing the kernel: {}",
+            f.foreign_tracing.join("; ")
+        ),
+        "each enabled trace event or tracer runs on every hit, recorded or not, so system calls, \
+         switches and faults measure slower than on a machine nobody traces",
+        "stop it before measuring (trace-cmd reset, or echo 0 > tracing_on and echo > set_event \
+         in that instance), or compare only with runs made under the same tracing"
+            .into(),
+    ));
+}
+
 fn check_busy(f: &Facts, out: &mut Vec<Finding>) {
     let others = f
         .busy_processes
@@ -755,6 +780,7 @@ pub fn diagnose(f: &Facts) -> Vec<Finding> {
     check_busy(f, &mut out);
     check_dirty(f, &mut out);
     check_others(f, &mut out);
+    check_tracers(f, &mut out);
     check_cgroup(f, &mut out);
     check_perf(f, &mut out);
     check_tracefs(f, &mut out);
@@ -889,8 +915,20 @@ mod tests {
             },
             dirty_kib: Some(1024),
             other_sysperfs: vec![],
+            foreign_tracing: vec![],
             variance: None,
         }
+    }
+
+    #[test]
+    fn someone_else_tracing_is_a_warning() {
+        let mut f = quiet();
+        assert!(diagnose(&f).iter().all(|x| x.id != "tracer"));
+        f.foreign_tracing =
+            vec!["tracefs instance perf: 1 event(s) enabled (sched:sched_switch)".into()];
+        let w = one(&f, "tracer");
+        assert_eq!(w.severity, Severity::Warn);
+        assert!(w.title.contains("sched:sched_switch"), "{}", w.title);
     }
 
     #[test]

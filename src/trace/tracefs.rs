@@ -175,6 +175,81 @@ pub fn instance_pid(name: &str) -> Option<i32> {
     crate::harness::janitor::owner_pid(name)
 }
 
+/// Runs `f` on tracefs as this process can see it: where it is mounted, there; else, as root,
+/// in a thread of its own that mounts it in a private mount namespace (unshare applies to the
+/// calling thread: the mount is invisible to the rest of the process and to the system, and
+/// goes with the thread). None when tracefs cannot be seen. So a machine where tracefs is not
+/// mounted still has its stale instances removed and its other tracers noticed.
+pub fn look<T: Send>(f: impl FnOnce(&Tracefs) -> T + Send) -> Option<T> {
+    let mounts = fs::read_to_string("/proc/self/mounts").unwrap_or_default();
+    if let Some(root) = find_tracefs(&mounts) {
+        return Some(f(&Tracefs {
+            root,
+            mounted: false,
+        }));
+    }
+    if !sys::is_root() || !Path::new("/sys/kernel/tracing").is_dir() {
+        return None;
+    }
+    std::thread::scope(|s| {
+        s.spawn(|| Tracefs::open().ok().map(|fs| f(&fs)))
+            .join()
+            .ok()
+            .flatten()
+    })
+}
+
+/// Tracing someone else has switched on, which slows every system call sysperf measures
+/// (an enabled event costs each hit even with nobody reading): a tracer or events at the top
+/// level, and instances other than sysperf's with events enabled. One line each.
+pub fn foreign_tracing(fs: &Tracefs) -> Vec<String> {
+    let read = |dir: &Path, file: &str| fs::read_to_string(dir.join(file)).unwrap_or_default();
+    let describe = |dir: &Path, what: &str| -> Option<String> {
+        if read(dir, "tracing_on").trim() != "1" {
+            return None;
+        }
+        let tracer = read(dir, "current_tracer").trim().to_string();
+        let set = read(dir, "set_event");
+        let events: Vec<&str> = set
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .collect();
+        let mut parts = Vec::new();
+        if !tracer.is_empty() && tracer != "nop" {
+            parts.push(format!("the {tracer} tracer"));
+        }
+        if !events.is_empty() {
+            let shown: Vec<&str> = events.iter().take(3).copied().collect();
+            let more = if events.len() > 3 { ", ..." } else { "" };
+            parts.push(format!(
+                "{} event(s) enabled ({}{more})",
+                events.len(),
+                shown.join(", ")
+            ));
+        }
+        (!parts.is_empty()).then(|| format!("{what}: {}", parts.join(" and ")))
+    };
+    let mut out: Vec<String> = describe(&fs.root, "tracefs top level")
+        .into_iter()
+        .collect();
+    if let Ok(dir) = fs::read_dir(fs.root.join("instances")) {
+        let mut names: Vec<(String, PathBuf)> = dir
+            .flatten()
+            .map(|e| (e.file_name().to_string_lossy().into_owned(), e.path()))
+            // sysperf's own: a live one is the doctor's "another sysperf"; a dead one, tidy's.
+            .filter(|(n, _)| instance_pid(n).is_none())
+            .collect();
+        names.sort();
+        out.extend(
+            names
+                .iter()
+                .filter_map(|(n, p)| describe(p, &format!("tracefs instance {n}"))),
+        );
+    }
+    out
+}
+
 /// Removes the instances of sysperf processes that no longer exist (killed with SIGKILL,
 /// which no cleanup survives). Returns the names removed.
 pub fn remove_stale(fs: &Tracefs) -> Vec<String> {
@@ -339,6 +414,53 @@ impl Drop for Instance {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A tracefs-shaped directory: top level and instances with the files that matter.
+    fn fake(top: [&str; 3], instances: &[(&str, [&str; 3])]) -> (tempfile::TempDir, Tracefs) {
+        let d = tempfile::tempdir().unwrap();
+        let put = |dir: &Path, [on, tracer, events]: [&str; 3]| {
+            fs::create_dir_all(dir).unwrap();
+            fs::write(dir.join("tracing_on"), format!("{on}\n")).unwrap();
+            fs::write(dir.join("current_tracer"), format!("{tracer}\n")).unwrap();
+            fs::write(dir.join("set_event"), events).unwrap();
+        };
+        put(d.path(), top);
+        for (name, files) in instances {
+            put(&d.path().join("instances").join(name), *files);
+        }
+        let fs = Tracefs {
+            root: d.path().to_path_buf(),
+            mounted: false,
+        };
+        (d, fs)
+    }
+
+    #[test]
+    fn other_tracers_are_found_and_sysperfs_own_instances_are_not_theirs() {
+        let quiet = ["1", "nop", ""];
+        let (_d, fs) = fake(
+            quiet,
+            &[("sysperf-1", ["1", "nop", "raw_syscalls:sys_enter\n"])],
+        );
+        assert_eq!(foreign_tracing(&fs), Vec::<String>::new());
+        let (_d, fs) = fake(
+            ["1", "function", ""],
+            &[
+                (
+                    "perf",
+                    ["1", "nop", "sched:sched_switch\nsched:sched_wakeup\n"],
+                ),
+                ("stopped", ["0", "nop", "sched:sched_switch\n"]),
+            ],
+        );
+        assert_eq!(
+            foreign_tracing(&fs),
+            [
+                "tracefs top level: the function tracer",
+                "tracefs instance perf: 2 event(s) enabled (sched:sched_switch, sched:sched_wakeup)"
+            ]
+        );
+    }
 
     #[test]
     fn finds_tracefs_then_debugfs() {
