@@ -43,6 +43,11 @@ fn main() {
             engine::make_benchmark,
         ));
     }
+    // Before anything else: a signal at any moment ends with a message and 128 + its number.
+    if let Err(e) = sysperf::sys::exit_on_signals() {
+        say!("sysperf: error: installing the signal handlers: {e}");
+        std::process::exit(exit::FAILURE);
+    }
     let cli = Cli::parse();
     let code = match dispatch(cli) {
         Ok(code) => code,

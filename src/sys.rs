@@ -168,6 +168,37 @@ pub fn set_parent_death_signal(sig: libc::c_int) {
 
 /// Makes this process the reaper of orphaned descendants, so grandchildren of a killed
 /// worker come back to us to be reaped instead of to init.
+/// Raised once a command has its own handling of SIGINT, SIGTERM and SIGHUP (the engine's stop
+/// flag, which stops workers and keeps what finished); until then [`exit_on_signals`] ends the
+/// process at once.
+pub static SIGNALS_HANDLED: std::sync::atomic::AtomicBool =
+    std::sync::atomic::AtomicBool::new(false);
+
+/// From the first instruction of `main`: SIGINT, SIGTERM and SIGHUP end sysperf with a one-line
+/// message and exit code 128 + the signal (130, 143, 129), as a shell reports such a death,
+/// until [`SIGNALS_HANDLED`] is raised. No moment of a command is left to the default action,
+/// which dies without a word.
+pub fn exit_on_signals() -> io::Result<()> {
+    use std::sync::atomic::Ordering;
+    for (sig, msg) in [
+        (libc::SIGINT, &b"sysperf: interrupted\n"[..]),
+        (libc::SIGTERM, &b"sysperf: terminated\n"[..]),
+        (libc::SIGHUP, &b"sysperf: hung up\n"[..]),
+    ] {
+        // SAFETY: the action is async-signal-safe: an atomic load, write(2) of a static
+        // buffer and _exit(2); it allocates nothing and takes no lock.
+        unsafe {
+            signal_hook::low_level::register(sig, move || {
+                if !SIGNALS_HANDLED.load(Ordering::SeqCst) {
+                    libc::write(2, msg.as_ptr().cast(), msg.len());
+                    libc::_exit(128 + sig);
+                }
+            })
+        }?;
+    }
+    Ok(())
+}
+
 pub fn set_child_subreaper() {
     // SAFETY: PR_SET_CHILD_SUBREAPER takes a boolean.
     unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1 as libc::c_ulong, 0, 0, 0) };

@@ -146,6 +146,8 @@ pub fn stop_flag() -> Result<Arc<AtomicBool>, EngineError> {
         signal_hook::flag::register_usize(sig, Arc::clone(stopped_by()), sig as usize)
             .map_err(io)?;
     }
+    // From here the flag stops the command; the early exit (sys::exit_on_signals) stands down.
+    sys::SIGNALS_HANDLED.store(true, Ordering::SeqCst);
     sys::set_child_subreaper();
     Ok(stop)
 }
