@@ -1,7 +1,8 @@
 //! Build script: compiles the papers' null job and big job, Feder's 8K-BSS job, and the
 //! paper's forks/execs program (csrc/forker.c) into tiny freestanding static executables that
 //! the sysperf binary carries (include_bytes!), so no benchmark depends on a program outside
-//! sysperf. It builds nothing else.
+//! sysperf. It also records the git commit the build is made from (`SYSPERF_COMMIT`: the
+//! version every run stores and `--version` prints). It builds nothing else.
 
 use std::env;
 use std::path::PathBuf;
@@ -40,6 +41,39 @@ fn main() {
         assert!(status.success(), "compiling {src} with '{cc}' failed");
     }
     println!("cargo:rerun-if-changed=csrc/job.h");
+    commit();
     println!("cargo:rerun-if-env-changed=SYSPERF_JOB_CC");
     println!("cargo:rerun-if-env-changed=CC");
+}
+
+/// The commit HEAD names, 12 hex digits, as `SYSPERF_COMMIT` for the crate: from the
+/// environment when a packager sets it, else from git, else "unknown" (a source tarball). The
+/// build is redone when HEAD moves (a commit, a checkout).
+fn commit() {
+    println!("cargo:rerun-if-env-changed=SYSPERF_COMMIT");
+    let git = |args: &[&str]| {
+        Command::new("git")
+            .args(args)
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+    };
+    let commit = env::var("SYSPERF_COMMIT")
+        .ok()
+        .filter(|c| !c.is_empty())
+        .or_else(|| git(&["rev-parse", "--short=12", "HEAD"]))
+        .unwrap_or_else(|| "unknown".into());
+    // HEAD itself, and the branch file it points to (in a worktree or not), and packed refs.
+    for file in ["HEAD", "packed-refs"] {
+        if let Some(p) = git(&["rev-parse", "--git-path", file]) {
+            println!("cargo:rerun-if-changed={p}");
+        }
+    }
+    if let Some(r) = git(&["symbolic-ref", "-q", "HEAD"]) {
+        if let Some(p) = git(&["rev-parse", "--git-path", &r]) {
+            println!("cargo:rerun-if-changed={p}");
+        }
+    }
+    println!("cargo:rustc-env=SYSPERF_COMMIT={commit}");
 }

@@ -26,7 +26,7 @@ The store is an SQLite file: --db PATH, else $SYSPERF_DB, else
 $XDG_DATA_HOME/sysperf/sysperf.db (~/.local/share/sysperf/sysperf.db).";
 
 #[derive(Parser)]
-#[command(name = "sysperf", version, about = "Measure, observe and compare UNIX kernel performance: the 4.2/4.3BSD benchmark suite, done rigorously", after_help = AFTER_HELP)]
+#[command(name = "sysperf", version = crate::VERSION, about = "Measure, observe and compare UNIX kernel performance: the 4.2/4.3BSD benchmark suite, done rigorously", after_help = AFTER_HELP)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Cmd,
@@ -153,6 +153,49 @@ pub enum Cmd {
         #[arg(short, long)]
         output: PathBuf,
     },
+    /// Print the shell completion script for SHELL, generated from these argument definitions
+    /// (e.g. sysperf completions bash > /etc/bash_completion.d/sysperf).
+    Completions {
+        /// The shell: bash, zsh, fish, elvish or powershell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Write the man pages (sysperf.1, and sysperf-COMMAND.1 for each command), generated from
+    /// these argument definitions, into DIR.
+    Man {
+        /// The directory to write the pages into (it must exist).
+        dir: PathBuf,
+    },
+}
+
+/// The completion script for `shell`, from the same definitions as `--help`.
+pub fn completions(shell: clap_complete::Shell) -> Vec<u8> {
+    use clap::CommandFactory;
+    let mut out = Vec::new();
+    clap_complete::generate(shell, &mut Cli::command(), "sysperf", &mut out);
+    out
+}
+
+/// The man pages as (file name, roff): `sysperf.1`, then `sysperf-COMMAND.1` for each command,
+/// from the same definitions as `--help` (what `clap_mangen::generate_to` writes, kept as
+/// bytes so the caller writes them without following symlinks).
+pub fn man_pages() -> std::io::Result<Vec<(String, Vec<u8>)>> {
+    use clap::CommandFactory;
+    fn walk(cmd: &clap::Command, out: &mut Vec<(String, Vec<u8>)>) -> std::io::Result<()> {
+        let man = clap_mangen::Man::new(cmd.clone());
+        let mut roff = Vec::new();
+        man.render(&mut roff)?;
+        out.push((man.get_filename(), roff));
+        for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
+            walk(sub, out)?;
+        }
+        Ok(())
+    }
+    let mut cmd = Cli::command().disable_help_subcommand(true);
+    cmd.build();
+    let mut out = Vec::new();
+    walk(&cmd, &mut out)?;
+    Ok(out)
 }
 
 impl Cmd {

@@ -773,7 +773,7 @@ pub fn build_grouped(
         method: method(noise_pct),
         rows,
         derived,
-        fingerprint_diffs: fingerprint_diffs(runs.iter().map(|r| &r.fingerprint).collect()),
+        fingerprint_diffs: fingerprint_diffs(runs),
         warnings: runs
             .iter()
             .flat_map(|r| {
@@ -798,8 +798,28 @@ pub fn build_grouped(
     }
 }
 
+/// The facts that make runs incomparable, where they differ: the machine's fingerprint, and
+/// the sysperf that measured them (version and commit: a benchmark's definition may differ).
+fn fingerprint_diffs(runs: &[Run]) -> Vec<FingerprintDiff> {
+    let fps: Vec<&Fingerprint> = runs.iter().map(|r| &r.fingerprint).collect();
+    let mut diffs = machine_diffs(fps);
+    // Published runs were measured by no sysperf: they differ from nothing here.
+    let versions: Vec<Option<String>> = runs
+        .iter()
+        .map(|r| (r.source == "measured").then(|| r.sysperf_version.clone()))
+        .collect();
+    let measured: Vec<&String> = versions.iter().flatten().collect();
+    if measured.windows(2).any(|w| w[0] != w[1]) {
+        diffs.push(FingerprintDiff {
+            field: "sysperf version".into(),
+            values: versions,
+        });
+    }
+    diffs
+}
+
 /// The fingerprint facts that make runs incomparable, where they differ.
-fn fingerprint_diffs(fps: Vec<&Fingerprint>) -> Vec<FingerprintDiff> {
+fn machine_diffs(fps: Vec<&Fingerprint>) -> Vec<FingerprintDiff> {
     type Getter = fn(&Fingerprint) -> Option<String>;
     let fields: Vec<(&str, Getter)> = vec![
         ("hostname", |f| f.hostname.clone()),
@@ -1137,6 +1157,32 @@ mod tests {
         // Same fixture on both sides: no regression, and nothing differs in the fingerprint.
         assert!(regressions(&c, 5.0).is_empty());
         assert!(c.fingerprint_diffs.is_empty());
+    }
+
+    #[test]
+    fn runs_measured_by_different_sysperfs_say_so() {
+        let base = crate::report::fixture_run();
+        let mut other = base.clone();
+        other.id = "000000000004".into();
+        other.sysperf_version = "0.2.0+0123456789ab".into();
+        let c = build(&[base.clone(), other], 0, 2.0);
+        let d: Vec<_> = c
+            .fingerprint_diffs
+            .iter()
+            .map(|d| d.field.as_str())
+            .collect();
+        assert_eq!(d, ["sysperf version"]);
+        assert_eq!(
+            c.fingerprint_diffs[0].values[1].as_deref(),
+            Some("0.2.0+0123456789ab")
+        );
+        // A published run was measured by no sysperf: nothing to differ from.
+        let mut published = base.clone();
+        published.id = "000000000005".into();
+        published.source = "published".into();
+        published.sysperf_version = "9.9.9".into();
+        let c = build(&[base, published], 0, 2.0);
+        assert!(c.fingerprint_diffs.is_empty(), "{:?}", c.fingerprint_diffs);
     }
 
     #[test]

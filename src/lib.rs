@@ -54,6 +54,11 @@ pub mod term;
 pub mod trace;
 pub mod variance;
 
+/// This sysperf: its version and, as semver build metadata, the git commit it was built from
+/// (`0.1.0+69b18ac1d2e3`). Every run stores it; `sysperf --version` prints it; `compare` says
+/// when runs were measured by different ones (a benchmark's definition may have changed).
+pub const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), "+", env!("SYSPERF_COMMIT"));
+
 /// Exit codes, documented in the README and `sysperf --help`.
 pub mod exit {
     /// Everything asked for was done.

@@ -127,6 +127,10 @@ fn dispatch(cli: Cli) -> Result<i32> {
         Cmd::Watch(a) => watch(a),
         Cmd::Doctor { json, db } => doctor(json, db),
         Cmd::Trace(a) => trace_cmd(a),
+        Cmd::Completions { shell } => {
+            print_raw(&String::from_utf8_lossy(&sysperf::cli::completions(shell)))
+        }
+        Cmd::Man { dir } => man(&dir),
     }
 }
 
@@ -624,6 +628,27 @@ fn doctor(json: bool, db: DbArg) -> Result<i32> {
     } else {
         print(&doctor::render(&facts, &findings))
     }
+}
+
+fn man(dir: &Path) -> Result<i32> {
+    if !dir.is_dir() {
+        return Err(InputError::InvalidValue {
+            what: "DIR",
+            value: dir.display().to_string(),
+            why: "is not a directory; create it first (mkdir -p)".into(),
+        }
+        .into());
+    }
+    let pages = sysperf::cli::man_pages().context("rendering the man pages")?;
+    for (name, roff) in &pages {
+        output::write(&dir.join(name), roff, 0o644)?;
+    }
+    say!(
+        "sysperf: wrote {} man pages to {}",
+        pages.len(),
+        dir.display()
+    );
+    Ok(exit::OK)
 }
 
 fn job(which: &str, output: &Path) -> Result<i32> {

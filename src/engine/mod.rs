@@ -261,7 +261,7 @@ impl Engine<'_> {
             started_ns: now_ns(),
             ended_ns: None,
             complete: false,
-            sysperf_version: env!("CARGO_PKG_VERSION").to_string(),
+            sysperf_version: crate::VERSION.to_string(),
             source: "measured".into(),
             citation: None,
             params: plan.params.clone(),

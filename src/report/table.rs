@@ -65,13 +65,14 @@ pub fn header(run: &Run) -> String {
     let f = &run.fingerprint;
     let _ = writeln!(
         s,
-        "sysperf run {}{}  {}{}",
+        "sysperf run {}{}  {}  measured by sysperf {}{}",
         run.id,
         run.label
             .as_ref()
             .map(|l| format!(" \"{l}\""))
             .unwrap_or_default(),
         utc(run.started_ns),
+        run.sysperf_version,
         if run.complete { "" } else { "  (INCOMPLETE)" }
     );
     let _ = writeln!(

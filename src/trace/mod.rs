@@ -627,7 +627,7 @@ pub fn trace(opts: &Options, stop: &AtomicBool, note: &dyn Fn(&str)) -> Result<T
     let report = TraceReport {
         format: "sysperf-trace",
         format_version: 1,
-        sysperf_version: env!("CARGO_PKG_VERSION"),
+        sysperf_version: crate::VERSION,
         bench: opts.spec.id.to_string(),
         paper: opts.spec.paper.to_string(),
         unit: opts.spec.unit.to_string(),
