@@ -264,15 +264,22 @@ fn profile(a: ProfileArgs) -> Result<i32> {
 
 /// `sysperf profile RUN`: the profiles stored with a run.
 fn stored_profiles(a: &ProfileArgs, bench_err: InputError) -> Result<i32> {
-    let store = catalog::open_store(a.db.db.as_ref())?;
+    let neither = |why: String| {
+        let what = format!(
+            "'{}' is neither a benchmark nor a stored run ({why})",
+            a.target[0]
+        );
+        Err(anyhow::Error::new(bench_err).context(what))
+    };
+    let store = match catalog::open_existing_store(a.db.db.as_ref()) {
+        Ok(store) => store,
+        Err(e @ CatalogError::NoStore { .. }) => return neither(e.to_string()),
+        Err(e) => return Err(e.into()),
+    };
     let id = match store.resolve(&a.target[0]) {
         Ok(id) => id,
         Err(store::StoreError::NoSuchRun { .. }) => {
-            let what = format!(
-                "'{}' is neither a benchmark nor a stored run ('sysperf runs' lists those)",
-                a.target[0]
-            );
-            return Err(anyhow::Error::new(bench_err).context(what));
+            return neither("'sysperf runs' lists those".into())
         }
         Err(e) => return Err(e.into()),
     };
@@ -349,8 +356,12 @@ fn trace_cmd(a: TraceArgs) -> Result<i32> {
 }
 
 fn runs(db: DbArg, json: bool) -> Result<i32> {
-    let store = catalog::open_store(db.db.as_ref())?;
-    let runs = store.list_runs()?;
+    // Listing never creates a store; the default one not made yet holds no runs.
+    let runs = match catalog::open_existing_store(db.db.as_ref()) {
+        Ok(store) => store.list_runs()?,
+        Err(CatalogError::NoStore { named: false, .. }) => Vec::new(),
+        Err(e) => return Err(e.into()),
+    };
     if json {
         return print(&format!("{}\n", serde_json::to_string_pretty(&runs)?));
     }
@@ -437,7 +448,7 @@ fn rm(spec: &str, db: DbArg) -> Result<i32> {
         }
         .into());
     }
-    let store = catalog::open_store(db.db.as_ref())?;
+    let store = catalog::open_existing_store(db.db.as_ref()).map_err(|e| e.looking_for(spec))?;
     let id = store.resolve(spec)?;
     store.remove_run(&id)?;
     print(&format!("removed run {id}\n"))
