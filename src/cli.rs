@@ -92,8 +92,8 @@ pub enum Cmd {
         db: DbArg,
     },
     /// Write stored runs (ids, id prefixes, labels or 'latest') as one export file that
-    /// 'sysperf import' reads on another machine: every raw trial, the fingerprint, parameters
-    /// and warnings.
+    /// 'sysperf import' reads on another machine: every raw trial, the fingerprint, parameters,
+    /// warnings and the kernel profiles stored with the run ('run --profile').
     #[command(after_help = "The format is documented in docs/export-format.md.")]
     Export {
         #[arg(required = true, value_name = "RUN")]

@@ -464,7 +464,9 @@ fn export(specs: &[String], output: Option<&Path>, db: DbArg) -> Result<i32> {
             runs.push(run);
         }
     }
-    let bytes = exchange::export(&runs)?;
+    // Everything a run has goes with it: its kernel profiles too (`run --profile`).
+    let profiles = catalog.profiles(&runs)?;
+    let bytes = exchange::export_with_profiles(&runs, &profiles)?;
     let Some(path) = output else {
         let mut out = std::io::stdout().lock();
         out.write_all(&bytes)
@@ -486,16 +488,20 @@ fn import(files: &[PathBuf], db: DbArg) -> Result<i32> {
     // Every file is read and checked before the store is opened, so a bad file leaves the
     // store as it was (not even created); then all runs are saved in one transaction.
     let mut batches = Vec::with_capacity(files.len());
+    let mut profiles = Vec::new();
     for path in files {
-        let runs = match exchange::read_file(path).and_then(|bytes| exchange::import(&bytes)) {
-            Ok(runs) => runs,
+        let imported = match exchange::read_file(path)
+            .and_then(|bytes| exchange::import_with_profiles(&bytes))
+        {
+            Ok(imported) => imported,
             // A read error names the file already; other problems get it as context.
             Err(e @ ExchangeError::Read { .. }) => return Err(e.into()),
             Err(e) => {
                 return Err(anyhow::Error::new(e).context(format!("importing {}", path.display())))
             }
         };
-        batches.push((path, runs));
+        batches.push((path, imported.runs));
+        profiles.extend(imported.profiles);
     }
     let all: Vec<Run> = batches
         .iter()
@@ -504,7 +510,7 @@ fn import(files: &[PathBuf], db: DbArg) -> Result<i32> {
     catalog::check_importable(&all)?;
     let store = catalog::open_store(db.db.as_ref())?;
     let saved = store
-        .save_runs(&all)
+        .save_runs_with_profiles(&all, &profiles)
         .context("saving the imported runs (nothing was stored)")?;
     print(&exchange::import_summary(&batches, &saved))
 }
