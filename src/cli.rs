@@ -119,9 +119,7 @@ pub enum Cmd {
     )]
     Report(ReportArgs),
     /// Draw one test or a group of tests across runs as an SVG or PNG figure.
-    #[command(
-        after_help = "Groups: syscall (system call and signals), ipc (pipes and datagram sockets), fork (fork and vfork), exec, paging (bars and the gausspage figure), other.\n\nBars are medians with 95% confidence whiskers, one colour per run; the first run is the baseline of the verdicts written beside the bars. PNG images are drawn at twice the SVG's size."
-    )]
+    #[command(after_help = plot_help())]
     Plot(PlotArgs),
     /// Trace one benchmark with the kernel's trace points: system calls, context switches,
     /// page cache and block I/O, per operation.
@@ -517,8 +515,8 @@ pub struct PlotArgs {
     /// A group of tests: syscall, ipc, fork, exec, paging or other.
     #[arg(long, value_name = "NAME")]
     pub group: Option<String>,
-    /// A figure of the runs' suites (`run --suite`), e.g. bbn.throughput: its curves of every
-    /// run and the paper's figures.
+    /// A figure of the runs' suites (`run --suite`), e.g. bbn.pipes: its curves of every run
+    /// and the paper's figures (the ids are listed below and by `sysperf list --suites`).
     #[arg(long, value_name = "ID")]
     pub figure: Option<String>,
     /// Where to write the figure: FILE.svg or FILE.png.
@@ -526,6 +524,14 @@ pub struct PlotArgs {
     pub output: PathBuf,
     #[command(flatten)]
     pub db: DbArg,
+}
+
+/// `sysperf plot --help`: the groups, and the figure ids from the suites' registry.
+pub fn plot_help() -> String {
+    format!(
+        "Groups: syscall (system call and signals), ipc (pipes and datagram sockets), fork (fork and vfork), exec, paging (bars and the gausspage figure), other.\n\nFigures (--figure, of runs made with --suite): {}.\n\nBars are medians with 95% confidence whiskers, one colour per run; the first run is the baseline of the verdicts written beside the bars. PNG images are drawn at twice the SVG's size.",
+        crate::suite::all_figure_ids().join(", ")
+    )
 }
 
 /// `sysperf compare --help`: the method, as every comparison states it.
