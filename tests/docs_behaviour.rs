@@ -96,6 +96,49 @@ fn profiles_go_with_their_run_through_export_and_import() {
     assert_eq!(again.as_bytes(), std::fs::read(&file).unwrap());
 }
 
+#[test]
+fn import_checks_profiles_and_stores_them_with_their_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("s.db");
+    let mut v: Value = serde_json::from_slice(
+        &std::fs::read(root().join("tests/data/minimal-export.json")).unwrap(),
+    )
+    .unwrap();
+    let id = v["runs"][0]["id"].as_str().unwrap().to_string();
+    v["profiles"] = serde_json::json!({ &id: [{
+        "bench": "syscall", "unit": "call", "placement": "single", "cpus": [1],
+        "iterations": 1000, "operations": 1000, "wall_ns": 1000000,
+        "sample_period_ns": 200000, "scope": "per-task", "samples": 3,
+        "samples_outside_region": 0, "samples_other": 0, "lost_samples": 0, "throttled": 0,
+        "stacks": { "entry_SYSCALL_64;do_syscall_64": 3 }
+    }]});
+    let file = tmp.path().join("p.json");
+    let write = |v: &Value| std::fs::write(&file, serde_json::to_vec(v).unwrap()).unwrap();
+    // A control character in a stack, or samples that are not the stacks' sum: refused, and
+    // nothing is stored (not even the store is created).
+    for (spoil, needle) in [
+        ("entry_SYSCALL_64;\u{1b}[2J", "control character U+001B"),
+        ("", "stacks hold 3 samples"),
+    ] {
+        let mut bad = v.clone();
+        if spoil.is_empty() {
+            bad["profiles"][&id][0]["samples"] = serde_json::json!(4);
+        } else {
+            bad["profiles"][&id][0]["stacks"] = serde_json::json!({ spoil: 3 });
+        }
+        write(&bad);
+        let (code, _, err) = run(&db, &["import", file.to_str().unwrap()]);
+        assert_eq!(code, 2, "{err}");
+        assert!(err.contains(needle) && err.contains("profiles["), "{err}");
+        assert!(!db.exists());
+    }
+    write(&v);
+    ok(&db, &["import", file.to_str().unwrap()]);
+    let shown = ok(&db, &["profile", &id]);
+    assert!(shown.contains("Kernel profile of syscall"), "{shown}");
+    assert!(shown.contains("do_syscall_64"), "{shown}");
+}
+
 // ---------------------------------------------------------------------------------------
 // Items 3 and 18: intervals are labelled with the level they have.
 
