@@ -20,6 +20,13 @@ pub enum CatalogError {
         #[source]
         source: StoreError,
     },
+    /// A read-only command named a store that does not exist: it is not created.
+    #[error("{}there is no store at {} ({}); nothing was created", .spec.as_ref().map(|s| format!("no run matches '{s}': ")).unwrap_or_default(), .path.display(), if *.named { "a mistyped --db or $SYSPERF_DB? 'sysperf run' creates a store where it is told" } else { "nothing has been stored yet; 'sysperf run' makes a run" })]
+    NoStore {
+        spec: Option<String>,
+        path: PathBuf,
+        named: bool,
+    },
     #[error(transparent)]
     Store(#[from] StoreError),
     #[error(transparent)]
@@ -36,8 +43,20 @@ impl CatalogError {
             CatalogError::Open { source, .. } | CatalogError::Store(source) => {
                 source.is_user_error()
             }
-            CatalogError::Input(_) => true,
+            CatalogError::Input(_) | CatalogError::NoStore { .. } => true,
             CatalogError::Reference(_) => false,
+        }
+    }
+
+    /// A missing store, said of the run `spec` that was looked for in it ("no run matches").
+    pub fn looking_for(self, spec: &str) -> Self {
+        match self {
+            CatalogError::NoStore { path, named, .. } => CatalogError::NoStore {
+                spec: Some(spec.to_string()),
+                path,
+                named,
+            },
+            e => e,
         }
     }
 }
@@ -83,6 +102,29 @@ pub fn open_store(db: Option<&PathBuf>) -> Result<Store, CatalogError> {
         Store::open(&path)
     };
     open().map_err(|source| CatalogError::Open { path, source })
+}
+
+/// The store that `--db`, `$SYSPERF_DB` or the default path names, for a command that only
+/// reads: checked as [`open_store`] checks it, but never created. A store that does not exist
+/// is a [`CatalogError::NoStore`] (a mistyped `--db` must not leave a file or directory behind).
+pub fn open_existing_store(db: Option<&PathBuf>) -> Result<Store, CatalogError> {
+    let from_env = std::env::var_os("SYSPERF_DB").filter(|v| !v.is_empty());
+    let named = db.is_some() || from_env.is_some();
+    let path = db.cloned().unwrap_or_else(store::default_path);
+    if named {
+        store::check_named_path(&path).map_err(|source| CatalogError::Open {
+            path: path.clone(),
+            source,
+        })?;
+    }
+    if !path.exists() {
+        return Err(CatalogError::NoStore {
+            spec: None,
+            path,
+            named,
+        });
+    }
+    open_store(db)
 }
 
 /// The variance estimates stored for a machine in the store `db` names (or the default one),
@@ -147,7 +189,8 @@ fn machine(fp: &Fingerprint) -> (&str, &str, &str) {
     (s(&fp.hostname), s(&fp.kernel_release), s(&fp.cpu_model))
 }
 
-/// Runs by name, from the reference runs and one store.
+/// Runs by name, from the reference runs and one store, which is only read: a store that does
+/// not exist is not created.
 pub struct Catalog {
     db: Option<PathBuf>,
     store: Option<Store>,
@@ -162,7 +205,7 @@ impl Catalog {
     pub fn store(&mut self) -> Result<&Store, CatalogError> {
         let store = match self.store.take() {
             Some(s) => s,
-            None => open_store(self.db.as_ref())?,
+            None => open_existing_store(self.db.as_ref())?,
         };
         Ok(self.store.insert(store))
     }
@@ -172,7 +215,7 @@ impl Catalog {
         if let Some(r) = reference::find(spec)? {
             return Ok(r.clone());
         }
-        let store = self.store()?;
+        let store = self.store().map_err(|e| e.looking_for(spec))?;
         let id = store.resolve(spec)?;
         Ok(store.load_run(&id)?)
     }

@@ -92,8 +92,8 @@ pub enum Cmd {
         db: DbArg,
     },
     /// Write stored runs (ids, id prefixes, labels or 'latest') as one export file that
-    /// 'sysperf import' reads on another machine: every raw trial, the fingerprint, parameters
-    /// and warnings.
+    /// 'sysperf import' reads on another machine: every raw trial, the fingerprint, parameters,
+    /// warnings and the kernel profiles stored with the run ('run --profile').
     #[command(after_help = "The format is documented in docs/export-format.md.")]
     Export {
         #[arg(required = true, value_name = "RUN")]
@@ -119,9 +119,7 @@ pub enum Cmd {
     )]
     Report(ReportArgs),
     /// Draw one test or a group of tests across runs as an SVG or PNG figure.
-    #[command(
-        after_help = "Groups: syscall (system call and signals), ipc (pipes and datagram sockets), fork (fork and vfork), exec, paging (bars and the gausspage figure), other.\n\nBars are medians with 95% confidence whiskers, one colour per run; the first run is the baseline of the verdicts written beside the bars. PNG images are drawn at twice the SVG's size."
-    )]
+    #[command(after_help = plot_help())]
     Plot(PlotArgs),
     /// Trace one benchmark with the kernel's trace points: system calls, context switches,
     /// page cache and block I/O, per operation.
@@ -560,8 +558,8 @@ pub struct PlotArgs {
     /// A group of tests: syscall, ipc, fork, exec, paging or other.
     #[arg(long, value_name = "NAME")]
     pub group: Option<String>,
-    /// A figure of the runs' suites (`run --suite`), e.g. bbn.throughput: its curves of every
-    /// run and the paper's figures.
+    /// A figure of the runs' suites (`run --suite`), e.g. bbn.pipes: its curves of every run
+    /// and the paper's figures (the ids are listed below and by `sysperf list --suites`).
     #[arg(long, value_name = "ID")]
     pub figure: Option<String>,
     /// Where to write the figure: FILE.svg or FILE.png.
@@ -571,10 +569,18 @@ pub struct PlotArgs {
     pub db: DbArg,
 }
 
+/// `sysperf plot --help`: the groups, and the figure ids from the suites' registry.
+pub fn plot_help() -> String {
+    format!(
+        "Groups: syscall (system call and signals), ipc (pipes and datagram sockets), fork (fork and vfork), exec, paging (bars and the gausspage figure), other.\n\nFigures (--figure, of runs made with --suite): {}.\n\nBars are medians with 95% confidence whiskers, one colour per run; the first run is the baseline of the verdicts written beside the bars. PNG images are drawn at twice the SVG's size.",
+        crate::suite::all_figure_ids().join(", ")
+    )
+}
+
 /// `sysperf compare --help`: the method, as every comparison states it.
 pub fn compare_help() -> String {
     format!(
-        "Method: {}.\n\nVerdicts: faster, SLOWER (marked !), ~ (no significant change), 'no CI' (published against published: a ratio but no interval), '<3 trials' (a measured side has fewer than 3 trials: too few for an interval). A test a run lacks shows as missing, a failed one as failed; a row without a ratio shows '-'.\n\nReference runs: {} are the published figures of the 4.2BSD paper's Table 2 and Table 7 (a VAX-11/750), built in and read-only; e.g. sysperf compare vax750-4.3bsd latest.\n\nExit codes: 0 ok; 2 bad input; 3 --fail-on-regression found a regression.",
+        "Method: {}.\n\nVerdicts: faster, SLOWER (marked !), ~ (no significant change), 'no CI' (published against published: a ratio but no interval), '<3 trials' (a measured side has fewer than 3 trials: too few for an interval). A test a run lacks shows as missing, a failed one as failed; a row without a ratio shows '-'.\n\nReference runs: {} are the published figures of the 4.2BSD paper's Table 2 and Table 7 (a VAX-11/750), built in and read-only; e.g. sysperf compare vax750-4.3bsd latest.\n\nExit codes: 0 ok; 2 bad input; 3 --fail-on-regression found a regression; 4 it could not judge a test it was asked to (missing, failed, interrupted, too few trials).",
         compare::method(compare::DEFAULT_NOISE_PCT),
         reference::NAMES.join(", ")
     )

@@ -18,8 +18,9 @@
 use crate::model::{
     BenchResult, Estimate, Fingerprint, Run, RunParams, Series, Summary, Trial, Usage,
 };
+use crate::profile::Profile;
 use serde::{Deserialize, Serialize};
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::path::PathBuf;
 
@@ -153,6 +154,12 @@ pub enum ExchangeError {
         id: String,
         reason: Box<ExchangeError>,
     },
+    #[error(
+        "{path} is a profile of run {id}, which the file does not hold; profiles go with their run"
+    )]
+    ProfileOfNoRun { path: String, id: String },
+    #[error("{path}: {why}; the file is damaged or was not written by sysperf")]
+    BadProfile { path: String, why: String },
     #[error("cannot write the export: {0}")]
     Serialize(#[source] serde_json::Error),
 }
@@ -173,6 +180,9 @@ struct Document<'a> {
     format: &'static str,
     format_version: u64,
     runs: &'a [Run],
+    /// The kernel profiles stored with runs (`run --profile`), by run id; absent when none.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    profiles: BTreeMap<&'a str, &'a [Profile]>,
 }
 
 /// The first pass of [`import`]: the format and its version, read before the runs so that a
@@ -221,12 +231,28 @@ impl<'de> Deserialize<'de> for Header {
 #[derive(Deserialize)]
 struct Body {
     runs: Vec<Run>,
+    /// Absent in files without profiles (and in those written before profiles were exported).
+    #[serde(default)]
+    profiles: BTreeMap<String, Vec<Profile>>,
+}
+
+/// The runs of an export and, for each (same order), the kernel profiles stored with it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Imported {
+    pub runs: Vec<Run>,
+    pub profiles: Vec<Vec<Profile>>,
 }
 
 /// Writes `runs` as one export document (pretty JSON, ending in a newline). The runs are
 /// checked as [`import`] checks them, so that the file can be read back; the first problem
 /// is returned as [`ExchangeError::NotExportable`] naming the run.
 pub fn export(runs: &[Run]) -> Result<Vec<u8>> {
+    export_with_profiles(runs, &[])
+}
+
+/// [`export`], with the kernel profiles stored with each run: `profiles[i]` are those of
+/// `runs[i]` (missing entries and empty lists: none). They are checked as [`import`] checks them.
+pub fn export_with_profiles(runs: &[Run], profiles: &[Vec<Profile>]) -> Result<Vec<u8>> {
     validate(runs).map_err(|reason| match reason {
         ExchangeError::DuplicateRun { .. } | ExchangeError::NoRuns => reason,
         _ => {
@@ -237,10 +263,25 @@ pub fn export(runs: &[Run]) -> Result<Vec<u8>> {
             }
         }
     })?;
+    let by_run: BTreeMap<&str, &[Profile]> = runs
+        .iter()
+        .zip(profiles)
+        .filter(|(_, p)| !p.is_empty())
+        .map(|(r, p)| (r.id.as_str(), p.as_slice()))
+        .collect();
+    for (id, list) in &by_run {
+        check_profiles(id, list, &JsonPath::Root.field("profiles")).map_err(|reason| {
+            ExchangeError::NotExportable {
+                id: shown(id),
+                reason: Box::new(reason),
+            }
+        })?;
+    }
     let doc = Document {
         format: FORMAT,
         format_version: FORMAT_VERSION,
         runs,
+        profiles: by_run,
     };
     let mut bytes = serde_json::to_vec_pretty(&doc).map_err(ExchangeError::Serialize)?;
     bytes.push(b'\n');
@@ -267,6 +308,12 @@ fn first_invalid(runs: &[Run]) -> Option<String> {
 /// Reads an export document and returns its runs, in file order, once everything in it has
 /// been checked (see the module documentation). Nothing partial is ever returned.
 pub fn import(bytes: &[u8]) -> Result<Vec<Run>> {
+    Ok(import_with_profiles(bytes)?.runs)
+}
+
+/// [`import`], with the kernel profiles the file holds for each run, all checked: each names
+/// a run of the file, and every string, count and number in it is within the limits.
+pub fn import_with_profiles(bytes: &[u8]) -> Result<Imported> {
     let size = bytes.len() as u64;
     if size > MAX_FILE_BYTES {
         return Err(ExchangeError::TooLarge {
@@ -299,7 +346,28 @@ pub fn import(bytes: &[u8]) -> Result<Vec<Run>> {
     })?;
     de.end().map_err(|e| syntax_error(&e))?;
     validate(&body.runs)?;
-    Ok(body.runs)
+    let list = JsonPath::Root.field("profiles");
+    count(body.profiles.len(), MAX_ENTRIES, &list)?;
+    for (id, profiles) in &body.profiles {
+        let at = list.key(id);
+        if !body.runs.iter().any(|r| &r.id == id) {
+            return Err(ExchangeError::ProfileOfNoRun {
+                path: at.to_string(),
+                id: shown(id),
+            });
+        }
+        check_profiles(id, profiles, &list)?;
+    }
+    let mut by_run = body.profiles;
+    let profiles = body
+        .runs
+        .iter()
+        .map(|r| by_run.remove(&r.id).unwrap_or_default())
+        .collect();
+    Ok(Imported {
+        runs: body.runs,
+        profiles,
+    })
 }
 
 fn syntax_error(e: &serde_json::Error) -> ExchangeError {
@@ -699,6 +767,74 @@ fn check_run(run: &Run, p: &JsonPath) -> Result<()> {
     Ok(())
 }
 
+/// The profiles of run `id`, at `list[id]`: as many as a run has results at most, each checked.
+fn check_profiles(id: &str, profiles: &[Profile], list: &JsonPath) -> Result<()> {
+    let at = list.key(id);
+    count(profiles.len(), MAX_RESULTS_PER_RUN, &at)?;
+    for (i, p) in profiles.iter().enumerate() {
+        check_profile(p, &at.index(i))?;
+    }
+    Ok(())
+}
+
+/// One kernel profile: its names printable, its counts integers the store keeps, its stacks
+/// within the limits and adding up to its samples, and at least one operation to divide by.
+fn check_profile(pr: &Profile, p: &JsonPath) -> Result<()> {
+    bench_id(&pr.bench, &p.field("bench"))?;
+    for (v, name) in [
+        (&pr.unit, "unit"),
+        (&pr.placement, "placement"),
+        (&pr.scope, "scope"),
+    ] {
+        text(v, Text::Line, &p.field(name))?;
+    }
+    count(pr.cpus.len(), MAX_ENTRIES, &p.field("cpus"))?;
+    for (v, name) in [
+        (pr.iterations, "iterations"),
+        (pr.operations, "operations"),
+        (pr.wall_ns, "wall_ns"),
+        (pr.sample_period_ns, "sample_period_ns"),
+        (pr.samples, "samples"),
+        (pr.samples_outside_region, "samples_outside_region"),
+        (pr.samples_other, "samples_other"),
+        (pr.lost_samples, "lost_samples"),
+        (pr.throttled, "throttled"),
+    ] {
+        int(v, &p.field(name))?;
+    }
+    if pr.operations == 0 {
+        return Err(ExchangeError::BadProfile {
+            path: p.field("operations").to_string(),
+            why: "it is 0, and a profile's figures are per operation".into(),
+        });
+    }
+    let stacks = p.field("stacks");
+    count(pr.stacks.len(), MAX_ENTRIES, &stacks)?;
+    let mut sum: u64 = 0;
+    for (k, &v) in &pr.stacks {
+        let at = stacks.key(k);
+        text(k, Text::Line, &at)?;
+        if k.is_empty() {
+            return Err(ExchangeError::BadProfile {
+                path: at.to_string(),
+                why: "a stack has at least one frame".into(),
+            });
+        }
+        int(v, &at)?;
+        sum = sum.saturating_add(v);
+    }
+    if sum != pr.samples {
+        return Err(ExchangeError::BadProfile {
+            path: p.field("samples").to_string(),
+            why: format!(
+                "it is {}, but the stacks hold {sum} samples; they must agree",
+                pr.samples
+            ),
+        });
+    }
+    Ok(())
+}
+
 fn check_series(s: &Series, p: &JsonPath) -> Result<()> {
     bench_id(&s.id, &p.field("id"))?;
     for (v, name) in [
@@ -986,6 +1122,118 @@ mod tests {
 
     fn doc() -> Value {
         serde_json::from_slice(&export(&two_runs()).unwrap()).unwrap()
+    }
+
+    fn profile(bench: &str) -> Profile {
+        Profile {
+            bench: bench.into(),
+            unit: "call".into(),
+            placement: "single".into(),
+            cpus: vec![1],
+            iterations: 1000,
+            operations: 1000,
+            wall_ns: 1_000_000,
+            sample_period_ns: 200_000,
+            scope: "per-task".into(),
+            samples: 7,
+            samples_outside_region: 1,
+            samples_other: 0,
+            lost_samples: 0,
+            throttled: 0,
+            stacks: [("a;b".to_string(), 5), ("[user] sysperf:x".to_string(), 2)].into(),
+        }
+    }
+
+    /// Two runs, the first with two profiles (`run --profile`), as an export document.
+    fn doc_with_profiles() -> Value {
+        let profiles = vec![vec![profile("syscall"), profile("csw")], vec![]];
+        let bytes = export_with_profiles(&two_runs(), &profiles).unwrap();
+        serde_json::from_slice(&bytes).unwrap()
+    }
+
+    #[test]
+    fn profiles_travel_with_their_run_and_come_back_the_same() {
+        let runs = two_runs();
+        let profiles = vec![vec![profile("syscall"), profile("csw")], vec![]];
+        let bytes = export_with_profiles(&runs, &profiles).unwrap();
+        let back = import_with_profiles(&bytes).unwrap();
+        assert_eq!(back.runs, runs);
+        assert_eq!(back.profiles, profiles);
+        // Exported again, the same bytes; without profiles, no "profiles" field at all.
+        assert_eq!(
+            export_with_profiles(&back.runs, &back.profiles).unwrap(),
+            bytes
+        );
+        assert!(
+            serde_json::from_slice::<Value>(&export(&runs).unwrap()).unwrap()["profiles"].is_null()
+        );
+        // A file written before profiles were exported imports with none.
+        let old = import_with_profiles(&export(&runs).unwrap()).unwrap();
+        assert_eq!(old.profiles, vec![Vec::<Profile>::new(), Vec::new()]);
+    }
+
+    #[test]
+    fn imported_profiles_are_checked_like_every_other_field() {
+        let id = two_runs()[0].id.clone();
+        type Spoil<'a> = Box<dyn Fn(&mut Value) + 'a>;
+        let cases: Vec<(Spoil, &str)> = vec![
+            (
+                Box::new(|v| {
+                    let p = v["profiles"].as_object_mut().unwrap().remove(&id).unwrap();
+                    v["profiles"]["ffffffffffff"] = p;
+                }),
+                "profiles[\"ffffffffffff\"] is a profile of run \"ffffffffffff\", which the file does not hold",
+            ),
+            (
+                Box::new(|v| v["profiles"][&id][0]["bench"] = json!("sys call")),
+                "is not a benchmark id",
+            ),
+            (
+                Box::new(|v| v["profiles"][&id][1]["unit"] = json!("call\u{1b}[31m")),
+                "unit contains the control character U+001B",
+            ),
+            (
+                Box::new(|v| v["profiles"][&id][0]["stacks"]["a;b\u{7}"] = json!(0)),
+                "contains the control character U+0007",
+            ),
+            (
+                Box::new(|v| v["profiles"][&id][0]["samples"] = json!(8)),
+                "samples: it is 8, but the stacks hold 7 samples",
+            ),
+            (
+                Box::new(|v| v["profiles"][&id][0]["operations"] = json!(0)),
+                "operations: it is 0",
+            ),
+            (
+                Box::new(|v| v["profiles"][&id][0]["wall_ns"] = json!(u64::MAX)),
+                "wall_ns is 18446744073709551615, larger than 2^63 - 1",
+            ),
+            (
+                Box::new(|v| v["profiles"][&id][0]["wall_ns"] = json!(1.5)),
+                "wall_ns",
+            ),
+            (
+                Box::new(|v| v["profiles"][&id][0]["stacks"]["x"] = json!(-1)),
+                "stacks",
+            ),
+            (
+                Box::new(|v| v["profiles"][&id][0]["cpus"] = json!(vec![0; MAX_ENTRIES + 1])),
+                "has 100001 entries, more than the 100000 allowed",
+            ),
+        ];
+        for (spoil, needle) in cases {
+            let mut v = doc_with_profiles();
+            spoil(&mut v);
+            let e = import_with_profiles(&serde_json::to_vec(&v).unwrap()).unwrap_err();
+            assert_one_line(&e);
+            assert!(e.is_user_error());
+            assert!(e.to_string().contains(needle), "{needle}: {e}");
+        }
+        // export refuses what import would.
+        let mut bad = profile("syscall");
+        bad.samples = 99;
+        let e = export_with_profiles(&two_runs(), &[vec![bad]]).unwrap_err();
+        assert!(e.to_string().contains("cannot be exported"), "{e}");
     }
 
     fn import_value(v: &Value) -> Result<Vec<Run>> {

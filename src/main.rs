@@ -315,15 +315,22 @@ fn profile(a: ProfileArgs) -> Result<i32> {
 
 /// `sysperf profile RUN`: the profiles stored with a run.
 fn stored_profiles(a: &ProfileArgs, bench_err: InputError) -> Result<i32> {
-    let store = catalog::open_store(a.db.db.as_ref())?;
+    let neither = |why: String| {
+        let what = format!(
+            "'{}' is neither a benchmark nor a stored run ({why})",
+            a.target[0]
+        );
+        Err(anyhow::Error::new(bench_err).context(what))
+    };
+    let store = match catalog::open_existing_store(a.db.db.as_ref()) {
+        Ok(store) => store,
+        Err(e @ CatalogError::NoStore { .. }) => return neither(e.to_string()),
+        Err(e) => return Err(e.into()),
+    };
     let id = match store.resolve(&a.target[0]) {
         Ok(id) => id,
         Err(store::StoreError::NoSuchRun { .. }) => {
-            let what = format!(
-                "'{}' is neither a benchmark nor a stored run ('sysperf runs' lists those)",
-                a.target[0]
-            );
-            return Err(anyhow::Error::new(bench_err).context(what));
+            return neither("'sysperf runs' lists those".into())
         }
         Err(e) => return Err(e.into()),
     };
@@ -395,8 +402,12 @@ fn trace_cmd(a: TraceArgs) -> Result<i32> {
 }
 
 fn runs(db: DbArg, json: bool) -> Result<i32> {
-    let store = catalog::open_store(db.db.as_ref())?;
-    let runs = store.list_runs()?;
+    // Listing never creates a store; the default one not made yet holds no runs.
+    let runs = match catalog::open_existing_store(db.db.as_ref()) {
+        Ok(store) => store.list_runs()?,
+        Err(CatalogError::NoStore { named: false, .. }) => Vec::new(),
+        Err(e) => return Err(e.into()),
+    };
     if json {
         return print_json(&runs);
     }
@@ -485,7 +496,7 @@ fn rm(spec: &str, db: DbArg) -> Result<i32> {
         }
         .into());
     }
-    let store = catalog::open_store(db.db.as_ref())?;
+    let store = catalog::open_existing_store(db.db.as_ref()).map_err(|e| e.looking_for(spec))?;
     let id = store.resolve(spec)?;
     store.remove_run(&id)?;
     print(&format!("removed run {id}\n"))
@@ -501,7 +512,9 @@ fn export(specs: &[String], output: Option<&Path>, db: DbArg) -> Result<i32> {
             runs.push(run);
         }
     }
-    let bytes = exchange::export(&runs)?;
+    // Everything a run has goes with it: its kernel profiles too (`run --profile`).
+    let profiles = catalog.profiles(&runs)?;
+    let bytes = exchange::export_with_profiles(&runs, &profiles)?;
     let Some(path) = output else {
         // The export is JSON; on a terminal it is shown inert like every other output.
         print_raw(&sysperf::term::json(&String::from_utf8_lossy(&bytes)))
@@ -522,16 +535,20 @@ fn import(files: &[PathBuf], db: DbArg) -> Result<i32> {
     // Every file is read and checked before the store is opened, so a bad file leaves the
     // store as it was (not even created); then all runs are saved in one transaction.
     let mut batches = Vec::with_capacity(files.len());
+    let mut profiles = Vec::new();
     for path in files {
-        let runs = match exchange::read_file(path).and_then(|bytes| exchange::import(&bytes)) {
-            Ok(runs) => runs,
+        let imported = match exchange::read_file(path)
+            .and_then(|bytes| exchange::import_with_profiles(&bytes))
+        {
+            Ok(imported) => imported,
             // A read error names the file already; other problems get it as context.
             Err(e @ ExchangeError::Read { .. }) => return Err(e.into()),
             Err(e) => {
                 return Err(anyhow::Error::new(e).context(format!("importing {}", path.display())))
             }
         };
-        batches.push((path, runs));
+        batches.push((path, imported.runs));
+        profiles.extend(imported.profiles);
     }
     let all: Vec<Run> = batches
         .iter()
@@ -540,7 +557,7 @@ fn import(files: &[PathBuf], db: DbArg) -> Result<i32> {
     catalog::check_importable(&all)?;
     let store = catalog::open_store(db.db.as_ref())?;
     let saved = store
-        .save_runs(&all)
+        .save_runs_with_profiles(&all, &profiles)
         .context("saving the imported runs (nothing was stored)")?;
     print(&exchange::import_summary(&batches, &saved))
 }

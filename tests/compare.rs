@@ -529,7 +529,20 @@ fn the_baseline_becomes_column_one_and_is_not_repeated() {
 fn reference_runs_are_listed_shown_and_read_only() {
     let tmp = tempfile::tempdir().unwrap();
     let db = tmp.path().join("s.db");
-    let runs = ok(&db, &["runs"], 0);
+    // No store yet at the default path: `runs` lists the reference runs, and creates nothing
+    // (a named store that does not exist is a mistyped --db: exit 2).
+    let default_store = |args: &[&str]| {
+        let out = sysperf(&db)
+            .env_remove("SYSPERF_DB")
+            .env("XDG_DATA_HOME", tmp.path().join("data"))
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{args:?}: {out:?}");
+        assert!(!tmp.path().join("data").exists());
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let runs = default_store(&["runs"]);
     assert!(runs.contains("published reference runs"), "{runs}");
     for name in ["vax750-4.1bsd", "vax750-4.2bsd", "vax750-4.3bsd"] {
         assert!(runs.contains(name), "{runs}");
@@ -555,7 +568,7 @@ fn reference_runs_are_listed_shown_and_read_only() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("reference run"));
     // `runs --json` lists the store only.
     assert_eq!(
-        json_of(ok(&db, &["runs", "--json"], 0).as_bytes()),
+        json_of(default_store(&["runs", "--json"]).as_bytes()),
         Value::Array(vec![])
     );
 }

@@ -116,9 +116,14 @@ pub fn main(request: &str, make: Make) -> i32 {
         },
     };
     let failed = report.error.is_some();
-    match serde_json::to_string(&report) {
-        Ok(s) => println!("{s}"),
-        Err(_) => return 1,
+    // Written, not println!: a parent that stopped reading (it died, or was killed) must not
+    // turn the report into a panic.
+    let written = serde_json::to_string(&report).map(|s| {
+        use std::io::Write;
+        writeln!(std::io::stdout().lock(), "{s}").is_ok()
+    });
+    if written.ok() != Some(true) {
+        return 1;
     }
     i32::from(failed)
 }

@@ -78,7 +78,8 @@ pub fn suites(json: bool) -> String {
                     })
                     .collect();
                 serde_json::json!({
-                    "name": suite.name, "title": suite.title, "paper": suite.paper, "series": series,
+                    "name": suite.name, "title": suite.title, "paper": suite.paper,
+                    "figures": suite::figure_ids(suite), "series": series,
                 })
             })
             .collect();
@@ -91,6 +92,10 @@ pub fn suites(json: bool) -> String {
             suite.name, suite.title, suite.name
         ));
         out.push_str(&format!("  {}\n", suite.paper));
+        out.push_str(&format!(
+            "  figures (sysperf plot --figure ID): {}\n",
+            suite::figure_ids(suite).join(", ")
+        ));
         for s in (suite.series)() {
             out.push_str(&format!(
                 "  {:<26} {} against {} ({}): {}\n",
@@ -105,6 +110,11 @@ pub fn suites(json: bool) -> String {
                 "  {:<26} points: {}\n",
                 "",
                 xs(s, false).join(", ")
+            ));
+            out.push_str(&format!(
+                "  {:<26} --quick keeps: {}\n",
+                "",
+                xs(s, true).join(", ")
             ));
         }
         out.push('\n');

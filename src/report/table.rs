@@ -127,8 +127,8 @@ pub fn header(run: &Run) -> String {
             " (a single trial has none: the bracket repeats it)".to_string()
         } else if level.is_finite() && level < 0.95 {
             format!(
-                " (with this few trials it is [min, max], {:.1}% confidence)",
-                level * 100.0
+                " (with this few trials it is [min, max], {} confidence)",
+                super::fmt_level(level)
             )
         } else if level.is_finite() {
             format!(" ({})", super::fmt_level(level))
@@ -261,7 +261,22 @@ pub fn render(run: &Run) -> String {
         let _ = writeln!(
             s,
             "{:<14}| {:>6} | {:>7} | {:>7} | {:>7} | {:>8} {:>18} | {:>7} | {:>6}",
-            "Test", "Touch", "Elapsed", "User", "System", "us/touch", "[CI]", "Faults", "Major"
+            "Test",
+            "Touch",
+            "Elapsed",
+            "User",
+            "System",
+            "us/touch",
+            format!(
+                "[{}]",
+                super::ci_label(
+                    paging
+                        .iter()
+                        .filter_map(|r| r.summary.as_ref().map(|s| s.wall_ns_per_op.ci_level))
+                )
+            ),
+            "Faults",
+            "Major"
         );
         let _ = writeln!(s, "{}", "-".repeat(100));
         for r in paging {

@@ -456,12 +456,25 @@ impl Store {
     /// stored, or (on any error) none is. Returns, for each run in order, whether it was
     /// stored (false when its id was already there, including earlier in `runs`).
     pub fn save_runs(&self, runs: &[Run]) -> Result<Vec<bool>> {
+        self.save_runs_with_profiles(runs, &[])
+    }
+
+    /// [`Self::save_runs`], each new run with its kernel profiles (`profiles[i]` are those of
+    /// `runs[i]`; missing entries: none), in the same transaction: `sysperf import`.
+    pub fn save_runs_with_profiles(
+        &self,
+        runs: &[Run],
+        profiles: &[Vec<crate::profile::Profile>],
+    ) -> Result<Vec<bool>> {
         let tx = self.write_tx()?;
         let mut saved = Vec::with_capacity(runs.len());
-        for run in runs {
+        for (i, run) in runs.iter().enumerate() {
             let new = !run_exists(&tx, &run.id)?;
             if new {
                 insert_run(&tx, run, run.complete)?;
+                for p in profiles.get(i).into_iter().flatten() {
+                    insert_profile(&tx, &run.id, p)?;
+                }
             }
             saved.push(new);
         }
@@ -641,18 +654,13 @@ impl Store {
 
     /// Appends a kernel profile to a stored run (`sysperf run --profile`).
     pub fn add_profile(&self, run_id: &str, profile: &crate::profile::Profile) -> Result<()> {
-        let json = to_json(profile, "a kernel profile")?;
         let tx = self.write_tx()?;
         if !run_exists(&tx, run_id)? {
             return Err(StoreError::NoSuchRun {
                 spec: run_id.to_string(),
             });
         }
-        tx.execute(
-            "INSERT INTO profiles (run_id, position, bench, profile_json)
-             VALUES (?1, (SELECT COALESCE(MAX(position) + 1, 0) FROM profiles WHERE run_id = ?1), ?2, ?3)",
-            params![run_id, profile.bench, json],
-        )?;
+        insert_profile(&tx, run_id, profile)?;
         tx.commit()?;
         Ok(())
     }
@@ -767,6 +775,21 @@ fn run_exists(conn: &Connection, id: &str) -> Result<bool> {
 }
 
 /// Inserts the run's row and everything it holds.
+/// Appends a profile after the run's others.
+fn insert_profile(
+    conn: &Connection,
+    run_id: &str,
+    profile: &crate::profile::Profile,
+) -> Result<()> {
+    let json = to_json(profile, "a kernel profile")?;
+    conn.execute(
+        "INSERT INTO profiles (run_id, position, bench, profile_json)
+         VALUES (?1, (SELECT COALESCE(MAX(position) + 1, 0) FROM profiles WHERE run_id = ?1), ?2, ?3)",
+        params![run_id, profile.bench, json],
+    )?;
+    Ok(())
+}
+
 fn insert_run(conn: &Connection, run: &Run, complete: bool) -> Result<()> {
     let params_json = to_json(&run.params, "the run's parameters")?;
     let fingerprint_json = to_json(&run.fingerprint, "the machine fingerprint")?;

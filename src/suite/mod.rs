@@ -153,6 +153,50 @@ pub fn suites() -> Vec<&'static Suite> {
     ]
 }
 
+/// The figure ids of a suite's series (`sysperf plot --figure ID`), in registry order, each once.
+pub fn figure_ids(suite: &Suite) -> Vec<&'static str> {
+    let mut ids: Vec<&'static str> = Vec::new();
+    for s in (suite.series)() {
+        if !ids.contains(&s.figure) {
+            ids.push(s.figure);
+        }
+    }
+    ids
+}
+
+/// Every figure id of every suite, in registry order.
+pub fn all_figure_ids() -> Vec<&'static str> {
+    suites().into_iter().flat_map(figure_ids).collect()
+}
+
+/// Why `pattern` chose nothing with `--quick` although it names points of the full sweeps:
+/// those points are not among the few `--quick` keeps. None when it names no point at all.
+fn dropped_by_quick(pattern: &str) -> Option<String> {
+    let mut kept = Vec::new();
+    let mut any = false;
+    for suite in suites() {
+        let whole = crate::bench::glob_match(pattern, suite.name);
+        for s in (suite.series)() {
+            let every = whole || crate::bench::glob_match(pattern, s.id);
+            if (s.points)(false)
+                .iter()
+                .any(|p| every || crate::bench::glob_match(pattern, &point_id(s, p)))
+            {
+                any = true;
+                let xs: Vec<String> = (s.points)(true).iter().map(|p| point_id(s, p)).collect();
+                kept.push(xs.join(", "));
+            }
+        }
+    }
+    any.then(|| {
+        format!(
+            "--quick keeps only a few points of each series, and not this one (it keeps {}); \
+             drop --quick to run it, or pick a kept point",
+            kept.join("; ")
+        )
+    })
+}
+
 /// The suite with this name.
 pub fn find_suite(name: &str) -> Option<&'static Suite> {
     suites().into_iter().find(|s| s.name == name)
@@ -213,7 +257,11 @@ pub fn choose(patterns: &[String], quick: bool) -> Result<Vec<Chosen>, crate::er
             return Err(crate::error::InputError::InvalidValue {
                 what: "--suite",
                 value: pat.clone(),
-                why: format!(
+                why: quick
+                    .then(|| dropped_by_quick(pat))
+                    .flatten()
+                    .unwrap_or_else(|| {
+                        format!(
                     "no such suite, series or point; suites: all, {} (their series and points: \
                      `sysperf list --suites`)",
                     suites()
@@ -221,7 +269,8 @@ pub fn choose(patterns: &[String], quick: bool) -> Result<Vec<Chosen>, crate::er
                         .map(|s| s.name)
                         .collect::<Vec<_>>()
                         .join(", ")
-                ),
+                )
+                    }),
             });
         }
     }
