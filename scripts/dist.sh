@@ -19,7 +19,7 @@ flags_var="CARGO_TARGET_$(echo "$triple" | tr 'a-z-' 'A-Z_')_RUSTFLAGS"
 env "$flags_var=-C target-feature=+crt-static" \
   cargo build --locked --profile dist --target "$triple" --bin sysperf
 mkdir -p target/dist
-install -m 0755 "target/$triple/dist/sysperf" target/dist/sysperf
+install -m 0755 "${CARGO_TARGET_DIR:-target}/$triple/dist/sysperf" target/dist/sysperf
 bin=target/dist/sysperf
 
 size=$(stat -c %s "$bin")
