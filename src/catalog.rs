@@ -124,7 +124,16 @@ pub fn open_existing_store(db: Option<&PathBuf>) -> Result<Store, CatalogError> 
             named,
         });
     }
-    open_store(db)
+    open_for_reading(db, path)
+}
+
+/// A store this process may only read (root's, listed by another user) is opened read-only
+/// rather than refused; one it may write is opened as every command opens it.
+fn open_for_reading(db: Option<&PathBuf>, path: PathBuf) -> Result<Store, CatalogError> {
+    if crate::sys::may_write(&path) {
+        return open_store(db);
+    }
+    Store::open_read_only(&path).map_err(|source| CatalogError::Open { path, source })
 }
 
 /// The variance estimates stored for a machine in the store `db` names (or the default one),
@@ -137,7 +146,7 @@ pub fn stored_variance(
     if !path.exists() {
         return Ok(None);
     }
-    let store = open_store(Some(&path))?;
+    let store = open_for_reading(Some(&path), path.clone())?;
     Ok(Some(store.variance(machine(fp))?))
 }
 

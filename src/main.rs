@@ -498,6 +498,12 @@ fn rm(spec: &str, db: DbArg) -> Result<i32> {
     }
     let store = catalog::open_existing_store(db.db.as_ref()).map_err(|e| e.looking_for(spec))?;
     let id = store.resolve(spec)?;
+    if !sysperf::sys::may_write(store.path()) {
+        anyhow::bail!(
+            "run {id} is in {}, which you may read but not write: remove it as the store's owner",
+            store.path().display()
+        );
+    }
     store.remove_run(&id)?;
     print(&format!("removed run {id}\n"))
 }

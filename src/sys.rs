@@ -199,6 +199,17 @@ pub fn exit_on_signals() -> io::Result<()> {
     Ok(())
 }
 
+/// Whether this process may write `path` (access(2) with the real ids, which for sysperf are
+/// its effective ones: it is never set-uid).
+pub fn may_write(path: &std::path::Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let Ok(p) = std::ffi::CString::new(path.as_os_str().as_bytes()) else {
+        return false;
+    };
+    // SAFETY: a NUL-terminated path that outlives the call.
+    unsafe { libc::access(p.as_ptr(), libc::W_OK) == 0 }
+}
+
 pub fn set_child_subreaper() {
     // SAFETY: PR_SET_CHILD_SUBREAPER takes a boolean.
     unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1 as libc::c_ulong, 0, 0, 0) };

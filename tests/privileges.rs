@@ -136,3 +136,58 @@ fn commands_that_are_only_the_privileged_part_exit_1_with_the_fix() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("root"), "{err}");
 }
+
+#[test]
+fn another_users_store_is_read_for_listing_and_left_as_it_was() {
+    if !sysperf::sys::is_root() {
+        eprintln!("skipped: needs root to make a store another user may only read");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let db = dir.path().join("root.db");
+    let made = common::sysperf(&db)
+        .args(["run", "syscall", "--quick", "--label", "roots"])
+        .output()
+        .unwrap();
+    assert!(made.status.success());
+    std::fs::set_permissions(&db, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let before = std::fs::read(&db).unwrap();
+    let files = || {
+        let mut v: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    };
+    let listed_before = files();
+    for args in [
+        vec!["runs"],
+        vec!["show", "roots"],
+        vec!["show", "latest", "--json"],
+        vec!["compare", "roots", "latest"],
+        vec!["export", "roots"],
+        vec!["doctor"],
+    ] {
+        let Some(out) = unprivileged(&db, &args) else {
+            return;
+        };
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        if args[0] == "runs" {
+            assert!(String::from_utf8_lossy(&out.stdout).contains("roots"));
+        }
+    }
+    // Removing needs write access: refused with a message, nothing changed.
+    let out = unprivileged(&db, &["rm", "roots"]).unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("may read but not write"), "{err}");
+    assert_eq!(std::fs::read(&db).unwrap(), before, "the store changed");
+    assert_eq!(files(), listed_before);
+}

@@ -334,6 +334,48 @@ impl Store {
         })
     }
 
+    /// Opens an existing store for reading only, as a user who may read it but not write it
+    /// does (root's store listed by another user): nothing is created or changed, not even
+    /// the WAL's shared-memory file when it is missing (then the file is read as immutable, a
+    /// snapshot that a concurrent writer's newest rows may be missing from). A store whose
+    /// schema is older than this sysperf's needs its owner to open it once.
+    pub fn open_read_only(path: &Path) -> Result<Store> {
+        check_header(path)?;
+        let open_err = |source: rusqlite::Error| StoreError::Open {
+            path: path.to_path_buf(),
+            source,
+        };
+        let plain = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let conn = match Connection::open_with_flags(path, plain)
+            .and_then(|c| migrations::DbState::read(&c).map(|s| (c, s)))
+        {
+            Ok((c, _)) => c,
+            // WAL needs its -shm file, which a reader without write access cannot create.
+            Err(_) => {
+                let uri = format!("file:{}?immutable=1", uri_path(path));
+                Connection::open_with_flags(uri, plain | OpenFlags::SQLITE_OPEN_URI)
+                    .map_err(open_err)?
+            }
+        };
+        conn.busy_timeout(BUSY_TIMEOUT).map_err(open_err)?;
+        let state = migrations::DbState::read(&conn).map_err(open_err)?;
+        state.check(path)?;
+        if state.user_version < SCHEMA_VERSION {
+            return Err(StoreError::BadPath {
+                path: path.to_path_buf(),
+                why: format!(
+                    "it has schema {} and this sysperf needs {SCHEMA_VERSION}, which only a user \
+                     who may write it can bring about: run any sysperf command on it as its owner",
+                    state.user_version
+                ),
+            });
+        }
+        Ok(Store {
+            conn,
+            path: path.to_path_buf(),
+        })
+    }
+
     /// The path this store was opened with.
     pub fn path(&self) -> &Path {
         &self.path
@@ -708,6 +750,22 @@ impl Store {
 /// Refuses a non-empty file that does not start with the SQLite header, before SQLite opens
 /// it: SQLite would otherwise report the problem only after it may have written to the file.
 /// A missing or empty file is fine: it becomes a new database.
+/// `path` for an SQLite `file:` URI: absolute, with '%', '?' and '#' (and anything not
+/// printable ASCII) percent-encoded, so no part of a file name is read as URI syntax.
+fn uri_path(path: &Path) -> String {
+    use std::os::unix::ffi::OsStrExt;
+    let abs = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    let mut out = String::new();
+    for &b in abs.as_os_str().as_bytes() {
+        if b.is_ascii_graphic() && !matches!(b, b'%' | b'?' | b'#') {
+            out.push(char::from(b));
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
 fn check_header(path: &Path) -> Result<()> {
     let access = |source| StoreError::Access {
         path: path.to_path_buf(),
