@@ -196,14 +196,7 @@ const RUN_PROFILE_TOP: usize = 15;
 fn print_run(run: &Run, profiles: &[Profile], var: Option<&[Variance]>, json: bool) -> Result<()> {
     let mut out = std::io::stdout().lock();
     if json {
-        let mut doc = report::json::run_document(run);
-        if let Some(v) = var {
-            doc["variance"] = serde_json::to_value(v)?;
-        }
-        if !profiles.is_empty() {
-            doc["profiles"] =
-                report::profile::json_document(profiles, RUN_PROFILE_TOP)["profiles"].take();
-        }
+        let doc = report::json::show_document(run, profiles, var, RUN_PROFILE_TOP);
         serde_json::to_writer_pretty(&mut out, &doc)?;
         writeln!(out)?;
     } else {
