@@ -150,6 +150,37 @@ pub(crate) fn documented(md: &str, title: &str) -> Keys {
     out
 }
 
+/// The keys in the first column of the first `| field |` table after the heading `heading`
+/// (plain names only: `rows[].cells` describes a nested object, not a key).
+pub(crate) fn table_keys(md: &str, heading: &str) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    let mut lines = md.lines().skip_while(|l| l.trim() != heading);
+    let mut in_table = false;
+    for line in lines.by_ref().skip(1) {
+        if line.starts_with('#') {
+            break;
+        }
+        let Some(row) = line.trim().strip_prefix('|') else {
+            if in_table {
+                break;
+            }
+            continue;
+        };
+        let first = row.split('|').next().unwrap_or("").trim();
+        if first == "field" {
+            in_table = true;
+        } else if in_table && !first.starts_with("---") {
+            out.extend(
+                backticked(first)
+                    .into_iter()
+                    .filter(|k| is_path(k) && !k.contains('.'))
+                    .map(String::from),
+            );
+        }
+    }
+    out
+}
+
 /// Both ways: every written key documented at its path, every documented key written.
 pub(crate) fn disagreements(written: &Keys, documented: &Keys) -> Vec<String> {
     let mut out = Vec::new();
@@ -312,6 +343,27 @@ mod tests {
             &written(&runs),
             &doc("docs/json-format.md"),
             "sysperf runs --json",
+        );
+    }
+
+    #[test]
+    fn the_comparison_document_is_documented_key_for_key() {
+        let base = rich_run();
+        let mut other = crate::report::fixture_slower(&base);
+        other.series = base.series.clone();
+        let c = crate::compare::build(&[base, other], 0, 2.0);
+        assert!(!c.findings.is_empty() && !c.series.is_empty());
+        let v = crate::report::compare::json_value(&c);
+        let written: BTreeSet<String> = v.as_object().expect("object").keys().cloned().collect();
+        let documented = table_keys(&doc("docs/compare.md"), "## JSON (`--json`)");
+        // `format` and `format_version` are said in the sentence above the table.
+        let written: BTreeSet<String> = written
+            .into_iter()
+            .filter(|k| !k.starts_with("format"))
+            .collect();
+        assert_eq!(
+            written, documented,
+            "compare --json against docs/compare.md"
         );
     }
 
