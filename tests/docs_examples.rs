@@ -220,3 +220,13 @@ fn the_documented_examples_run_as_shown() {
     }
     cases.run();
 }
+
+#[test]
+fn root_blocks_are_left_out_without_root_and_each_output_ends_in_a_blank_line() {
+    let md = "```console,root\n$ sysperf trace syscall\n...\n```\n\n```console\n$ sysperf list\nid [..]\n$ sysperf job null -o j\n```\n";
+    let not_root = session(md, false);
+    assert!(not_root.starts_with("```console,ignore\n$ sysperf trace syscall\n"));
+    assert!(not_root.contains("$ sysperf list\nid [..]\n\n$ sysperf job null -o j\n\n```\n"));
+    let root = session(md, true);
+    assert!(root.starts_with("```console,root\n$ sysperf trace syscall\n...\n\n```\n"));
+}
