@@ -78,6 +78,8 @@ pub enum Cmd {
     /// Show a run: stored (an id, a unique id prefix, a label, or 'latest') or a built-in
     /// reference run (vax750-4.1bsd, vax750-4.2bsd, vax750-4.3bsd).
     Show {
+        /// The run: an id, a unique id prefix (4 digits or more), a label, 'latest', or a
+        /// reference run's name.
         run: String,
         #[command(flatten)]
         db: DbArg,
@@ -87,6 +89,8 @@ pub enum Cmd {
     },
     /// Delete a stored run and everything measured in it.
     Rm {
+        /// The stored run to delete: an id, a unique id prefix (4 digits or more), a label or
+        /// 'latest' (reference runs are built in and cannot be removed).
         run: String,
         #[command(flatten)]
         db: DbArg,
@@ -96,6 +100,7 @@ pub enum Cmd {
     /// warnings and the kernel profiles stored with the run ('run --profile').
     #[command(after_help = "The format is documented in docs/export-format.md.")]
     Export {
+        /// Runs to export: ids, unique id prefixes, labels or 'latest'.
         #[arg(required = true, value_name = "RUN")]
         runs: Vec<String>,
         /// Where to write the export (default: standard output).
@@ -107,6 +112,7 @@ pub enum Cmd {
     /// Read runs from files written by 'sysperf export' into the store. Every file is checked
     /// first; if any is bad nothing is stored. A run already in the store is skipped.
     Import {
+        /// Export files to read (written by 'sysperf export').
         #[arg(required = true, value_name = "FILE")]
         files: Vec<PathBuf>,
         #[command(flatten)]
@@ -145,6 +151,8 @@ pub enum Cmd {
     Profile(ProfileArgs),
     /// Write the embedded null job or big job to a file, e.g. to time it with other tools.
     Job {
+        /// Which job: null (1 KiB of initialized data, then exit) or big (250 KiB), the
+        /// programs of the paper's exec tests.
         #[arg(value_parser = ["null", "big"])]
         which: String,
         /// Where to write the executable.
@@ -671,5 +679,117 @@ impl Sink for ProgressSink {
 impl Default for ProgressSink {
     fn default() -> Self {
         Self::new()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    /// README.md and docs/*.md, where every option must be written at least once.
+    fn docs() -> String {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let mut text = std::fs::read_to_string(root.join("README.md")).expect("README");
+        for e in std::fs::read_dir(root.join("docs")).expect("docs/") {
+            let p = e.expect("docs/ entry").path();
+            if p.extension().is_some_and(|x| x == "md") {
+                text += &std::fs::read_to_string(p).expect("doc");
+            }
+        }
+        text
+    }
+
+    /// Whether an option (`--long`, or `-s` when it has a short form) is written in a paragraph
+    /// of the docs that names the subcommand (`sysperf name`, `name --`, or `` `name` ``).
+    fn documented_with(docs: &str, name: &str, arg: &clap::Arg) -> bool {
+        let spellings: Vec<String> = arg
+            .get_long()
+            .map(|l| format!("--{l}"))
+            .into_iter()
+            .chain(arg.get_short().map(|c| format!("-{c}")))
+            .collect();
+        let names = [
+            format!("sysperf {name}"),
+            format!("{name} --"),
+            format!("`{name}`"),
+        ];
+        docs.split("\n\n")
+            .filter(|p| names.iter().any(|n| p.contains(n.as_str())))
+            .any(|p| {
+                spellings.iter().any(|o| {
+                    p.match_indices(o.as_str()).any(|(i, m)| {
+                        let before = p[..i].chars().next_back();
+                        let next = p[i + m.len()..].chars().next();
+                        !before.is_some_and(|c| c.is_ascii_alphanumeric() || c == '-')
+                            && !next.is_some_and(|c| c.is_ascii_alphanumeric() || c == '-')
+                    })
+                })
+            })
+    }
+
+    /// What `--help` leaves unsaid, and options the docs never name: `sub: problem` lines.
+    fn undocumented(cmd: &clap::Command, docs: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        for sub in cmd.get_subcommands() {
+            let name = sub.get_name();
+            if sub
+                .get_about()
+                .is_none_or(|a| a.to_string().trim().is_empty())
+            {
+                out.push(format!("{name}: no description"));
+            }
+            for arg in sub.get_arguments() {
+                let id = arg.get_id().as_str();
+                if matches!(id, "help" | "version") {
+                    continue;
+                }
+                let help = arg.get_help().map(|h| h.to_string()).unwrap_or_default();
+                let shown = match arg.get_long() {
+                    Some(long) => format!("--{long}"),
+                    None => format!("<{}>", id.to_uppercase()),
+                };
+                if help.trim().is_empty() {
+                    out.push(format!("{name}: {shown} has no description"));
+                }
+                // `--db` is every command's, documented once for all.
+                if let Some(long) = arg.get_long().filter(|l| *l != "db") {
+                    if !documented_with(docs, name, arg) {
+                        out.push(format!(
+                            "{name}: --{long} is in no paragraph of the docs about '{name}'"
+                        ));
+                    }
+                }
+            }
+            out.extend(undocumented(sub, docs));
+        }
+        out
+    }
+
+    #[test]
+    fn every_option_and_argument_is_described_and_documented() {
+        let bad = undocumented(&Cli::command(), &docs());
+        assert!(bad.is_empty(), "{}", bad.join("\n"));
+    }
+
+    #[test]
+    fn an_undescribed_argument_is_caught() {
+        let cmd = clap::Command::new("x").subcommand(
+            clap::Command::new("show")
+                .about("Show")
+                .arg(clap::Arg::new("run"))
+                .arg(clap::Arg::new("wide").long("wide").help("Wide.")),
+        );
+        assert_eq!(
+            undocumented(&cmd, "`x show --wide`"),
+            vec!["show: <RUN> has no description"]
+        );
+        assert_eq!(
+            undocumented(&cmd, "x show --wider\n\nx list --wide"),
+            vec![
+                "show: <RUN> has no description",
+                "show: --wide is in no paragraph of the docs about 'show'"
+            ]
+        );
     }
 }

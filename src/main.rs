@@ -244,15 +244,12 @@ const RUN_PROFILE_TOP: usize = 15;
 
 fn print_run(run: &Run, profiles: &[Profile], var: Option<&[Variance]>, json: bool) -> Result<()> {
     if json {
-        let mut doc = report::json::run_document(run);
-        if let Some(v) = var {
-            doc["variance"] = serde_json::to_value(v)?;
-        }
-        if !profiles.is_empty() {
-            doc["profiles"] =
-                report::profile::json_document(profiles, RUN_PROFILE_TOP)["profiles"].take();
-        }
-        print_json(&doc)?;
+        print_json(&report::json::show_document(
+            run,
+            profiles,
+            var,
+            RUN_PROFILE_TOP,
+        ))?;
     } else {
         let mut text = report::table::render(run);
         if let Some(v) = var {

@@ -350,7 +350,7 @@ pub enum WarningKind {
 }
 
 impl WarningKind {
-    const KNOWN: [(WarningKind, &'static str); 12] = [
+    pub(crate) const KNOWN: [(WarningKind, &'static str); 12] = [
         (WarningKind::Overhead, "overhead"),
         (WarningKind::Failed, "failed"),
         (WarningKind::TrialFailed, "trial_failed"),

@@ -539,13 +539,9 @@ fn side_by_side(s: &mut String, cmp: &Comparison, rows: &[(String, Vec<Option<St
     s.push_str("</tbody></table>");
 }
 
-/// Per-operation counters of observed runs, one row per test and run.
-fn counters(s: &mut String, cmp: &Comparison) {
-    let rows = crate::report::compare::counter_rows(cmp);
-    if rows.is_empty() {
-        s.push_str("<p>None of these runs was observed (<code>sysperf run --observe</code>).</p>");
-        return;
-    }
+/// Per-operation counters of observed runs, one row per test and run (the caller leaves the
+/// section out when no run was observed).
+fn counters(s: &mut String, cmp: &Comparison, rows: Vec<crate::report::compare::CounterRow>) {
     s.push_str("<table><thead><tr><th>Test</th><th>Run</th><th>context switches/op</th><th>migrations/op</th><th>page faults/op</th><th>interrupts/trial</th><th>cycles/op</th></tr></thead><tbody>");
     for r in rows {
         let name = cmp.runs.get(r.run).map(run_name).unwrap_or_default();
@@ -565,12 +561,9 @@ fn counters(s: &mut String, cmp: &Comparison) {
     s.push_str("</tbody></table>");
 }
 
-/// The stored kernel profiles, as `sysperf profile` prints them.
+/// The stored kernel profiles, as `sysperf profile` prints them (the caller leaves the
+/// section out when no run has any).
 fn profiles_section(s: &mut String, cmp: &Comparison, profiles: &[Vec<Profile>]) {
-    if profiles.iter().all(Vec::is_empty) {
-        s.push_str("<p>No profiles are stored with these runs (<code>sysperf run --profile</code> stores them).</p>");
-        return;
-    }
     for (i, ps) in profiles.iter().enumerate() {
         let name = cmp.runs.get(i).map(run_name).unwrap_or_default();
         for p in ps {
@@ -783,6 +776,10 @@ pub fn html(runs: &[Run], cmp: &Comparison, profiles: &[Vec<Profile>]) -> String
     let names: Vec<String> = cmp.runs.iter().map(run_name).collect();
     // The Suites section and its link appear only for runs of `run --suite`.
     let has_series = runs.iter().any(|r| !r.series.is_empty());
+    // Counters and profiles, and their links, only when some run has them: most runs are
+    // neither observed nor profiled, and an empty section says nothing.
+    let counter_rows = crate::report::compare::counter_rows(cmp);
+    let has_profiles = profiles.iter().any(|p| !p.is_empty());
     let mut s = String::with_capacity(64 * 1024);
     let _ = write!(
         s,
@@ -795,7 +792,7 @@ pub fn html(runs: &[Run], cmp: &Comparison, profiles: &[Vec<Profile>]) -> String
     let _ = write!(
         s,
         "<header><h1>sysperf report</h1><p>{} run{} compared{}, by the method of Leffler, Karels and McKusick's 4.2BSD measurements (1984).</p>\n\
-         <nav><a href=\"#comparison\">Comparison</a><a href=\"#charts\">Charts</a><a href=\"#paging\">Paging</a>{suites_link}<a href=\"#fingerprints\">Fingerprints</a><a href=\"#warnings\">Warnings</a><a href=\"#doctor\">Doctor</a><a href=\"#counters\">Counters</a><a href=\"#profiles\">Profiles</a><a href=\"#derived\">Derived figures</a><a href=\"#method\">Method</a></nav></header>\n",
+         <nav><a href=\"#comparison\">Comparison</a><a href=\"#charts\">Charts</a><a href=\"#paging\">Paging</a>{suites_link}<a href=\"#fingerprints\">Fingerprints</a><a href=\"#warnings\">Warnings</a><a href=\"#doctor\">Doctor</a>{counters_link}{profiles_link}<a href=\"#derived\">Derived figures</a><a href=\"#method\">Method</a></nav></header>\n",
         cmp.runs.len(),
         if cmp.runs.len() == 1 { "" } else { "s" },
         cmp.runs
@@ -805,6 +802,16 @@ pub fn html(runs: &[Run], cmp: &Comparison, profiles: &[Vec<Profile>]) -> String
             .unwrap_or_default(),
         suites_link = if has_series {
             "<a href=\"#suites\">Suites</a>"
+        } else {
+            ""
+        },
+        counters_link = if counter_rows.is_empty() {
+            ""
+        } else {
+            "<a href=\"#counters\">Counters</a>"
+        },
+        profiles_link = if has_profiles {
+            "<a href=\"#profiles\">Profiles</a>"
         } else {
             ""
         }
@@ -880,13 +887,17 @@ pub fn html(runs: &[Run], cmp: &Comparison, profiles: &[Vec<Profile>]) -> String
     warnings(&mut s, cmp);
     s.push_str("\n</section>\n");
 
-    s.push_str("<section id=\"counters\">\n<h2>Counters</h2>\n<p>What <code>sysperf run --observe</code> counted: context switches, migrations and page faults per operation from perf counters on the worker and its children (taken in the warm-up trial, since they slow the work they count), interrupts per trial system-wide.</p>\n");
-    counters(&mut s, cmp);
-    s.push_str("\n</section>\n");
+    if !counter_rows.is_empty() {
+        s.push_str("<section id=\"counters\">\n<h2>Counters</h2>\n<p>What <code>sysperf run --observe</code> counted: context switches, migrations and page faults per operation from perf counters on the worker and its children (taken in the warm-up trial, since they slow the work they count), interrupts per trial system-wide.</p>\n");
+        counters(&mut s, cmp, counter_rows);
+        s.push_str("\n</section>\n");
+    }
 
-    s.push_str("<section id=\"profiles\">\n<h2>Kernel profiles</h2>\n");
-    profiles_section(&mut s, cmp, profiles);
-    s.push_str("\n</section>\n");
+    if has_profiles {
+        s.push_str("<section id=\"profiles\">\n<h2>Kernel profiles</h2>\n");
+        profiles_section(&mut s, cmp, profiles);
+        s.push_str("\n</section>\n");
+    }
 
     s.push_str("<section id=\"doctor\">\n<h2>Doctor</h2>\n<p>What <code>sysperf doctor</code> found on each machine when its run was made: settings and activity that make results noisy or not comparable.</p>\n");
     findings(&mut s, cmp);
@@ -942,6 +953,50 @@ mod tests {
     fn html_snapshot() {
         let (runs, cmp) = hostile_pair();
         insta::assert_snapshot!(html(&runs, &cmp, &[]));
+    }
+
+    #[test]
+    fn counters_and_profiles_appear_only_when_a_run_has_them() {
+        let (runs, cmp) = hostile_pair();
+        let page = html(&runs, &cmp, &[]);
+        for id in ["counters", "profiles"] {
+            assert!(
+                !page.contains(&format!("id=\"{id}\"")),
+                "empty {id} section"
+            );
+            assert!(
+                !page.contains(&format!("href=\"#{id}\"")),
+                "link to empty {id}"
+            );
+        }
+        let mut observed = runs.clone();
+        if let Some(sum) = &mut observed[0].results[0].summary {
+            sum.counters = Some(crate::model::CounterSummary {
+                trials: 5,
+                perf_trials: 1,
+                task_clock_ns_per_op: Some(100.0),
+                context_switches_per_op: Some(0.001),
+                cpu_migrations_per_op: None,
+                page_faults_per_op: None,
+                cycles_per_op: None,
+                instructions_per_op: None,
+                interrupts_per_trial: 6.0,
+                interrupts_per_op: 0.0001,
+                softirqs_per_trial: 3.0,
+                interrupts_on_trial_cpus_per_trial: None,
+                disk_ios_per_trial: 0.0,
+            });
+        }
+        let cmp = compare::build(&observed, 0, 2.0);
+        let profiles = vec![vec![crate::report::profile::tests::fixture()], vec![]];
+        let page = html(&observed, &cmp, &profiles);
+        for id in ["counters", "profiles"] {
+            assert!(
+                page.contains(&format!("<section id=\"{id}\">")),
+                "{id} section"
+            );
+            assert!(page.contains(&format!("href=\"#{id}\"")), "link to {id}");
+        }
     }
 
     #[test]

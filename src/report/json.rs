@@ -3,10 +3,12 @@
 //!
 //! It is the stored [`Run`] as is (raw trials included) with, on every entry of `results`,
 //! the figures scripts want without recomputing: `real_s`, `user_s`, `sys_s` (seconds for the
-//! paper's count), `us_per_op` (the median) and `us_per_op_ci` ([low, high]).
+//! paper's count), `us_per_op` (the median) and `us_per_op_ci` ([low, high]); the same on
+//! the result of every point of a suite's series.
 
 use super::scaled_s;
-use crate::model::Run;
+use crate::model::{BenchResult, Run, VarianceEstimate};
+use crate::profile::Profile;
 use serde_json::{json, Value};
 
 /// Version of the document shape; bumped on any incompatible change.
@@ -19,70 +21,107 @@ pub fn run_document(run: &Run) -> Value {
         map.insert("format_version".into(), json!(FORMAT_VERSION));
         if let Some(Value::Array(results)) = map.get_mut("results") {
             for (entry, r) in results.iter_mut().zip(&run.results) {
-                let Value::Object(e) = entry else { continue };
-                let Some(s) = &r.summary else {
-                    for k in [
-                        "real_s",
-                        "user_s",
-                        "sys_s",
-                        "parent_user_s",
-                        "parent_sys_s",
-                        "whole_user_s",
-                        "whole_sys_s",
-                        "us_per_op",
-                        "us_per_op_ci",
-                    ] {
-                        e.insert(k.into(), Value::Null);
-                    }
+                add_script_figures(entry, r);
+            }
+        }
+        // A suite's point is a benchmark result like any other: the same figures.
+        if let Some(Value::Array(series)) = map.get_mut("series") {
+            for (sv, s) in series.iter_mut().zip(&run.series) {
+                let Some(Value::Array(points)) = sv.get_mut("points") else {
                     continue;
                 };
-                let w = &s.wall_ns_per_op;
-                e.insert("real_s".into(), json!(scaled_s(w.median, r.paper_count)));
-                e.insert(
-                    "user_s".into(),
-                    json!(scaled_s(s.user_ns_per_op.median, r.paper_count)),
-                );
-                e.insert(
-                    "sys_s".into(),
-                    json!(scaled_s(s.sys_ns_per_op.median, r.paper_count)),
-                );
-                // Named for what they cover: the paper's columns are the parent's own time;
-                // runs made before sysperf kept the children apart know only the whole.
-                let sec = |ns: f64| json!(scaled_s(ns, r.paper_count));
-                let (parent, whole) = match (&s.whole, w.n) {
-                    (Some(x), _) => (
-                        (sec(s.user_ns_per_op.median), sec(s.sys_ns_per_op.median)),
-                        (sec(x.user_ns_per_op.median), sec(x.sys_ns_per_op.median)),
-                    ),
-                    // A published run: time(1) charged the parent alone.
-                    (None, 0) => (
-                        (sec(s.user_ns_per_op.median), sec(s.sys_ns_per_op.median)),
-                        (Value::Null, Value::Null),
-                    ),
-                    (None, _) => (
-                        (Value::Null, Value::Null),
-                        (sec(s.user_ns_per_op.median), sec(s.sys_ns_per_op.median)),
-                    ),
-                };
-                e.insert("parent_user_s".into(), parent.0);
-                e.insert("parent_sys_s".into(), parent.1);
-                e.insert("whole_user_s".into(), whole.0);
-                e.insert("whole_sys_s".into(), whole.1);
-                e.insert("us_per_op".into(), json!(w.median / 1000.0));
-                e.insert(
-                    "us_per_op_ci".into(),
-                    json!([w.ci_low / 1000.0, w.ci_high / 1000.0]),
-                );
-                e.insert("ci_level".into(), json!(w.ci_level));
-                e.insert(
-                    "faults_per_op".into(),
-                    json!(s.minflt_per_op + s.majflt_per_op),
-                );
-                e.insert("csw_per_op".into(), json!(s.csw_per_op));
+                for (pv, p) in points.iter_mut().zip(&s.points) {
+                    if let Some(entry) = pv.get_mut("result") {
+                        add_script_figures(entry, &p.result);
+                    }
+                }
             }
         }
     }
     v
+}
+
+/// What `show --json` prints: the run document, with this machine's variance per test (when
+/// known) and the kernel profiles stored with the run (their `top` busiest functions).
+pub fn show_document(
+    run: &Run,
+    profiles: &[Profile],
+    variance: Option<&[VarianceEstimate]>,
+    top: usize,
+) -> Value {
+    let mut doc = run_document(run);
+    if let Some(v) = variance {
+        doc["variance"] = json!(v);
+    }
+    if !profiles.is_empty() {
+        doc["profiles"] = super::profile::json_document(profiles, top)["profiles"].take();
+    }
+    doc
+}
+
+/// The figures scripts want on one result's entry, computed from its summary: seconds for
+/// the paper's count, microseconds per operation with its interval, faults and switches.
+fn add_script_figures(entry: &mut Value, r: &BenchResult) {
+    let Value::Object(e) = entry else { return };
+    let Some(s) = &r.summary else {
+        for k in [
+            "real_s",
+            "user_s",
+            "sys_s",
+            "parent_user_s",
+            "parent_sys_s",
+            "whole_user_s",
+            "whole_sys_s",
+            "us_per_op",
+            "us_per_op_ci",
+        ] {
+            e.insert(k.into(), Value::Null);
+        }
+        return;
+    };
+    let w = &s.wall_ns_per_op;
+    e.insert("real_s".into(), json!(scaled_s(w.median, r.paper_count)));
+    e.insert(
+        "user_s".into(),
+        json!(scaled_s(s.user_ns_per_op.median, r.paper_count)),
+    );
+    e.insert(
+        "sys_s".into(),
+        json!(scaled_s(s.sys_ns_per_op.median, r.paper_count)),
+    );
+    // Named for what they cover: the paper's columns are the parent's own time;
+    // runs made before sysperf kept the children apart know only the whole.
+    let sec = |ns: f64| json!(scaled_s(ns, r.paper_count));
+    let (parent, whole) = match (&s.whole, w.n) {
+        (Some(x), _) => (
+            (sec(s.user_ns_per_op.median), sec(s.sys_ns_per_op.median)),
+            (sec(x.user_ns_per_op.median), sec(x.sys_ns_per_op.median)),
+        ),
+        // A published run: time(1) charged the parent alone.
+        (None, 0) => (
+            (sec(s.user_ns_per_op.median), sec(s.sys_ns_per_op.median)),
+            (Value::Null, Value::Null),
+        ),
+        (None, _) => (
+            (Value::Null, Value::Null),
+            (sec(s.user_ns_per_op.median), sec(s.sys_ns_per_op.median)),
+        ),
+    };
+    e.insert("parent_user_s".into(), parent.0);
+    e.insert("parent_sys_s".into(), parent.1);
+    e.insert("whole_user_s".into(), whole.0);
+    e.insert("whole_sys_s".into(), whole.1);
+    e.insert("us_per_op".into(), json!(w.median / 1000.0));
+    e.insert(
+        "us_per_op_ci".into(),
+        json!([w.ci_low / 1000.0, w.ci_high / 1000.0]),
+    );
+    e.insert("ci_level".into(), json!(w.ci_level));
+    e.insert(
+        "faults_per_op".into(),
+        json!(s.minflt_per_op + s.majflt_per_op),
+    );
+    e.insert("csw_per_op".into(), json!(s.csw_per_op));
 }
 
 #[cfg(test)]
@@ -117,6 +156,31 @@ mod tests {
             failed["real_s"].is_null() && failed["error"].as_str().unwrap().contains("timed out")
         );
         // The document is the run, losslessly: it deserializes back.
+        let back: Run = serde_json::from_value(doc).unwrap();
+        assert_eq!(back, run);
+    }
+
+    #[test]
+    fn a_suite_point_has_the_figures_a_result_has() {
+        let run = crate::report::fixture_suites_run();
+        let doc = run_document(&run);
+        let point = &doc["series"][0]["points"][0]["result"];
+        for k in [
+            "real_s",
+            "user_s",
+            "sys_s",
+            "us_per_op",
+            "us_per_op_ci",
+            "ci_level",
+            "faults_per_op",
+            "csw_per_op",
+        ] {
+            assert!(point.get(k).is_some(), "points[].result lacks {k}: {point}");
+        }
+        let p = &run.series[0].points[0].result;
+        let us = p.summary.as_ref().unwrap().wall_ns_per_op.median / 1000.0;
+        assert!((point["us_per_op"].as_f64().unwrap() - us).abs() < 1e-9);
+        // Still the run, losslessly.
         let back: Run = serde_json::from_value(doc).unwrap();
         assert_eq!(back, run);
     }

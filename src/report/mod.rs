@@ -6,6 +6,8 @@
 //! rasterizes an SVG with fonts the caller loads from the system.
 
 pub mod compare;
+#[cfg(test)]
+mod docs;
 pub mod html;
 pub mod json;
 pub mod list;

@@ -160,10 +160,10 @@ pub fn json_document(profiles: &[Profile], top: usize) -> Value {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn fixture() -> Profile {
+    pub(crate) fn fixture() -> Profile {
         let stacks = [
             (
                 "entry_SYSCALL_64_after_hwframe;do_syscall_64;x64_sys_call;__x64_sys_getpid;__task_pid_nr_ns",
