@@ -79,6 +79,8 @@ fn is_user_error(e: &anyhow::Error) -> bool {
                 .is_some_and(|x| x.is_user_error())
             || c.downcast_ref::<trace::TraceError>()
                 .is_some_and(|t| matches!(t, trace::TraceError::Input(_)))
+            || c.downcast_ref::<report::png::PngError>()
+                .is_some_and(|p| p.is_user_error())
     })
 }
 
@@ -473,10 +475,12 @@ fn export(specs: &[String], output: Option<&Path>, db: DbArg) -> Result<i32> {
 
 fn import(files: &[PathBuf], db: DbArg) -> Result<i32> {
     // Every file is read and checked before the store is opened, so a bad file leaves the
-    // store as it was (not even created); then all runs are saved in one transaction.
+    // store as it was (not even created); then all runs are saved in one transaction. Each
+    // file's runs are kept once, in `all`, and the file itself is not kept at all.
+    let mut all: Vec<Run> = Vec::new();
     let mut batches = Vec::with_capacity(files.len());
     for path in files {
-        let runs = match exchange::read_file(path).and_then(|bytes| exchange::import(&bytes)) {
+        let runs = match exchange::import_file(path) {
             Ok(runs) => runs,
             // A read error names the file already; other problems get it as context.
             Err(e @ ExchangeError::Read { .. }) => return Err(e.into()),
@@ -484,18 +488,15 @@ fn import(files: &[PathBuf], db: DbArg) -> Result<i32> {
                 return Err(anyhow::Error::new(e).context(format!("importing {}", path.display())))
             }
         };
-        batches.push((path, runs));
+        batches.push((path, runs.len()));
+        all.extend(runs);
     }
-    let all: Vec<Run> = batches
-        .iter()
-        .flat_map(|(_, runs)| runs.iter().cloned())
-        .collect();
     catalog::check_importable(&all)?;
     let store = catalog::open_store(db.db.as_ref())?;
     let saved = store
         .save_runs(&all)
         .context("saving the imported runs (nothing was stored)")?;
-    print(&exchange::import_summary(&batches, &saved))
+    print(&exchange::import_summary(&batches, &all, &saved))
 }
 
 fn report_cmd(a: ReportArgs) -> Result<i32> {
