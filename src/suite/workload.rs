@@ -465,17 +465,10 @@ pub fn script(k: usize, steps: &[(Step, PathBuf)]) -> String {
 /// A directory removed with everything in it when dropped.
 struct TempDir(PathBuf);
 
-const DIR_PREFIX: &str = "sysperf-workload-";
-
 impl TempDir {
     fn new() -> Result<TempDir, BenchError> {
-        let base = std::env::temp_dir();
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos())
-            .unwrap_or(0);
-        let dir = base.join(format!("{DIR_PREFIX}{}-{nanos}", std::process::id()));
-        fs::create_dir(&dir).map_err(BenchError::sys("mkdir (workload directory)"))?;
+        let dir = crate::harness::janitor::scratch_dir(&std::env::temp_dir(), "workload")
+            .map_err(BenchError::sys("mkdir (workload directory)"))?;
         Ok(TempDir(dir))
     }
 }
