@@ -1,19 +1,24 @@
 //! Export and import of runs: the `sysperf-export` JSON document that moves runs between
 //! machines (`sysperf export`, `sysperf import`), documented in docs/export-format.md.
 //!
-//! What it is: two pure functions over bytes. [`export`] writes runs as one document, each run
-//! exactly as the model serializes it, so that (with serde_json's `float_roundtrip`) reading it
-//! back gives the same runs bit for bit. [`import`] reads such a document and returns its runs
-//! only when all of it is acceptable: the size, the JSON syntax, the format name and version,
-//! every type, and every value against the limits below (strings, hostnames, ids, integers the
-//! store keeps as `i64`, finite floats, list lengths, duplicate runs). The first problem found
-//! is returned as one [`ExchangeError`] naming it and, where there is one, its JSON path, e.g.
-//! `runs[0].fingerprint.hostname`. [`export`] applies the same checks, so every file sysperf
-//! writes is one it reads.
+//! What it is: two pure functions over bytes, and [`import_file`], the same reading of a file.
+//! [`export`] writes runs as one document, each run exactly as the model serializes it, so
+//! that (with serde_json's `float_roundtrip`) reading it back gives the same runs bit for bit.
+//! [`import`] reads such a document and returns its runs only when all of it is acceptable:
+//! the size, the JSON syntax, the format name and version, every type, and every value against
+//! the limits below (strings, hostnames, ids, integers the store keeps as `i64`, finite floats,
+//! list lengths, doctor findings, trial counters, duplicate runs). It reads in two passes: the
+//! first walks the document without building anything, checking its syntax and header and
+//! counting list lengths, nesting and the memory the runs would take ([`MAX_DECODED_BYTES`]),
+//! so a hostile file is refused in little memory; the second builds the runs and checks every
+//! value. The first problem found is returned as one [`ExchangeError`] naming it and, where
+//! there is one, its JSON path, e.g. `runs[0].fingerprint.hostname`. [`export`] applies the
+//! same checks, so every file sysperf writes is one it reads.
 //!
-//! What it is not: it does no I/O and never touches the store. The CLI reads the files, imports
-//! every one of them first, and only then saves their runs, in one transaction, so a bad file
-//! writes nothing. It does not merge, compare or re-derive runs: figures are kept as measured.
+//! What it is not: it never touches the store, and does no I/O but reading the file it is
+//! given. The CLI imports every file first, and only then saves their runs, in one
+//! transaction, so a bad file writes nothing. It does not merge, compare or re-derive runs:
+//! figures are kept as measured.
 
 use crate::model::{
     BenchResult, CounterSummary, Counters, Estimate, Fingerprint, Run, RunParams, Series, Summary,
