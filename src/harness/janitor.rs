@@ -51,27 +51,8 @@ pub fn owner_gone(pid: Pid) -> bool {
     }
 }
 
-/// Makes a private scratch directory `sysperf-<kind>-<pid>-<random>` in `base` and returns
-/// its path: mode 0700, made by one mkdir that fails on any existing entry (so a name planted
-/// by another user, a directory or a link, is never used, followed or removed: another random
-/// name is tried), and named after this process so that [`remove_owned_by`] and
-/// [`sweep_temp`] can remove it if this process is killed.
-pub fn scratch_dir(base: &Path, kind: &str) -> std::io::Result<PathBuf> {
-    use std::os::unix::fs::DirBuilderExt;
-    let mut last = None;
-    for _ in 0..16 {
-        let mut r = [0u8; 6];
-        sys::random_bytes(&mut r)?;
-        let hex: String = r.iter().map(|b| format!("{b:02x}")).collect();
-        let path = base.join(format!("{PREFIX}{kind}-{}-{hex}", sys::getpid()));
-        match std::fs::DirBuilder::new().mode(0o700).create(&path) {
-            Ok(()) => return Ok(path),
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => last = Some(e),
-            Err(e) => return Err(e),
-        }
-    }
-    Err(last.unwrap_or_else(|| std::io::Error::other("no free scratch name")))
-}
+/// Private scratch directories, named for this module (see [`crate::sys::scratch_dir`]).
+pub use crate::sys::scratch_dir;
 
 /// Removes the sysperf directories in `dir` whose owner `remove` picks, returning their paths.
 /// Only directories of this user's own (by lstat): never a link, never another user's
