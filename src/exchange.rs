@@ -1,22 +1,28 @@
 //! Export and import of runs: the `sysperf-export` JSON document that moves runs between
 //! machines (`sysperf export`, `sysperf import`), documented in docs/export-format.md.
 //!
-//! What it is: two pure functions over bytes. [`export`] writes runs as one document, each run
-//! exactly as the model serializes it, so that (with serde_json's `float_roundtrip`) reading it
-//! back gives the same runs bit for bit. [`import`] reads such a document and returns its runs
-//! only when all of it is acceptable: the size, the JSON syntax, the format name and version,
-//! every type, and every value against the limits below (strings, hostnames, ids, integers the
-//! store keeps as `i64`, finite floats, list lengths, duplicate runs). The first problem found
-//! is returned as one [`ExchangeError`] naming it and, where there is one, its JSON path, e.g.
-//! `runs[0].fingerprint.hostname`. [`export`] applies the same checks, so every file sysperf
-//! writes is one it reads.
+//! What it is: two pure functions over bytes, and [`import_file`], the same reading of a file.
+//! [`export`] writes runs as one document, each run exactly as the model serializes it, so
+//! that (with serde_json's `float_roundtrip`) reading it back gives the same runs bit for bit.
+//! [`import`] reads such a document and returns its runs only when all of it is acceptable:
+//! the size, the JSON syntax, the format name and version, every type, and every value against
+//! the limits below (strings, hostnames, ids, integers the store keeps as `i64`, finite floats,
+//! list lengths, doctor findings, trial counters, duplicate runs). It reads in two passes: the
+//! first walks the document without building anything, checking its syntax and header and
+//! counting list lengths, nesting and the memory the runs would take ([`MAX_DECODED_BYTES`]),
+//! so a hostile file is refused in little memory; the second builds the runs and checks every
+//! value. The first problem found is returned as one [`ExchangeError`] naming it and, where
+//! there is one, its JSON path, e.g. `runs[0].fingerprint.hostname`. [`export`] applies the
+//! same checks, so every file sysperf writes is one it reads.
 //!
-//! What it is not: it does no I/O and never touches the store. The CLI reads the files, imports
-//! every one of them first, and only then saves their runs, in one transaction, so a bad file
-//! writes nothing. It does not merge, compare or re-derive runs: figures are kept as measured.
+//! What it is not: it never touches the store, and does no I/O but reading the file it is
+//! given. The CLI imports every file first, and only then saves their runs, in one
+//! transaction, so a bad file writes nothing. It does not merge, compare or re-derive runs:
+//! figures are kept as measured.
 
 use crate::model::{
-    BenchResult, Estimate, Fingerprint, Run, RunParams, Series, Summary, Trial, Usage,
+    BenchResult, CounterSummary, Counters, Estimate, Fingerprint, Run, RunParams, Series, Summary,
+    Trial, Usage,
 };
 use crate::profile::Profile;
 use serde::{Deserialize, Serialize};
@@ -47,6 +53,22 @@ pub const MAX_RESULTS_PER_RUN: usize = 10_000;
 pub const MAX_TRIALS_PER_RESULT: usize = 100_000;
 /// Most entries of any other list or map (warnings, derived figures, CPUs, selection, ...).
 pub const MAX_ENTRIES: usize = 100_000;
+/// Most doctor findings in one run (`sysperf doctor` makes a few dozen at most).
+pub const MAX_FINDINGS: usize = 1_000;
+/// Longest counter name (`interrupts_by_source` keys: an IRQ number or LOC, RES, NMI, ...).
+pub const MAX_COUNTER_NAME_BYTES: usize = 64;
+/// The most memory the runs of one file may take once built, as estimated by the first pass
+/// while it reads the file (before anything is built): 32 bytes plus the length per string, 8
+/// per list entry, 16 per object entry. Real exports estimate at about their file size; a
+/// file of millions of short strings (which would build into gigabytes) is refused.
+pub const MAX_DECODED_BYTES: u64 = 1 << 30;
+
+/// The longest list or map the first pass lets through: the largest of the limits above, which
+/// the second pass then applies field by field.
+const MAX_ANY_LIST: usize = MAX_TRIALS_PER_RESULT;
+/// How deep lists and objects may nest under `runs` (a run nests 8 deep at most: a series
+/// point's result's trials' usage).
+const MAX_DEPTH: usize = 32;
 
 /// How many characters of an offending value an error message shows.
 const SHOWN_CHARS: usize = 40;
@@ -70,6 +92,9 @@ pub enum ExchangeError {
     /// such as /dev/zero is not read to its end), hence "at least".
     #[error("the file has at least {size} bytes, more than the {limit} bytes an export may hold; export fewer runs per file")]
     TooLarge { size: u64, limit: u64 },
+    /// Reading failed part way through parsing; [`import_file`] names the file (as `Read`).
+    #[error("cannot read the file: {cause}")]
+    ReadFailed { cause: std::io::Error },
     #[error("the file is empty, not a sysperf export ('sysperf export RUN -o FILE' writes one)")]
     Empty,
     #[error("the file is truncated ({detail}); copy or export it again")]
@@ -121,6 +146,13 @@ pub enum ExchangeError {
         count: usize,
         limit: usize,
     },
+    /// Found by the first pass, which stops counting at the limit.
+    #[error("{path} has more than {limit} entries, the most allowed; export fewer runs or trials per file")]
+    TooManyEntries { path: String, limit: usize },
+    #[error("{path} nests lists and objects more than {limit} deep; the file was not written by sysperf")]
+    TooDeep { path: String, limit: usize },
+    #[error("the runs would take more than {limit} bytes of memory once read (the file is full of short strings or lists, at {path}); export fewer runs per file")]
+    TooBigToBuild { path: String, limit: u64 },
     #[error("{path} contains the control character U+{code:04X}; ids, labels, names and messages must be printable")]
     ControlCharacter { path: String, code: u32 },
     #[error("{path} is '{value}': {why}, so the run could not be found by it; import it from a file with another label")]
@@ -141,6 +173,8 @@ pub enum ExchangeError {
         value: String,
         why: &'static str,
     },
+    #[error("{path} has the name {value}, not a counter name (1 to {MAX_COUNTER_NAME_BYTES} bytes, no spaces)")]
+    BadCounterName { path: String, value: String },
     #[error("{path} {value} is not a run id (12 lowercase hex digits)")]
     BadRunId { path: String, value: String },
     #[error("{path} {value} is not a benchmark id (1 to {MAX_BENCH_ID_CHARS} printable ASCII characters, no spaces)")]
@@ -187,43 +221,216 @@ struct Document<'a> {
 
 /// The first pass of [`import`]: the format and its version, read before the runs so that a
 /// file of another format or a newer version is named as such rather than as a type error.
-/// Other fields (the runs among them) are skipped, but the whole document's syntax is checked.
+/// The runs are walked without being built ([`Walk`]), so that a file that would build into
+/// far more memory than it takes is refused before anything is built; other fields are
+/// skipped, but the whole document's syntax is checked.
 struct Header {
     format: Option<serde_json::Value>,
     format_version: Option<serde_json::Value>,
 }
 
+/// Reads a [`Header`], walking the runs with the [`Walk`] given.
 /// By hand rather than derived: a derived struct also accepts a JSON array of its fields in
 /// order, and the top level of an export must be an object.
-impl<'de> Deserialize<'de> for Header {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct Fields;
-        impl<'de> serde::de::Visitor<'de> for Fields {
-            type Value = Header;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("an object")
-            }
-            fn visit_map<A: serde::de::MapAccess<'de>>(
-                self,
-                mut map: A,
-            ) -> Result<Header, A::Error> {
-                let mut h = Header {
-                    format: None,
-                    format_version: None,
-                };
-                while let Some(key) = map.next_key::<String>()? {
-                    match key.as_str() {
-                        "format" => h.format = Some(map.next_value()?),
-                        "format_version" => h.format_version = Some(map.next_value()?),
-                        _ => {
-                            map.next_value::<serde::de::IgnoredAny>()?;
-                        }
-                    }
+struct HeaderSeed<'a>(&'a Walk);
+
+impl<'de> serde::de::DeserializeSeed<'de> for HeaderSeed<'_> {
+    type Value = Header;
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Header, D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for HeaderSeed<'_> {
+    type Value = Header;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an object")
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Header, A::Error> {
+        let mut h = Header {
+            format: None,
+            format_version: None,
+        };
+        while let Some(key) = map.next_key::<String>()? {
+            match key.as_str() {
+                "format" => h.format = Some(map.next_value()?),
+                "format_version" => h.format_version = Some(map.next_value()?),
+                "runs" => {
+                    self.0.path.replace("runs".into());
+                    map.next_value_seed(Node(self.0))?;
                 }
-                Ok(h)
+                _ => {
+                    map.next_value::<serde::de::IgnoredAny>()?;
+                }
             }
         }
-        d.deserialize_map(Fields)
+        Ok(h)
+    }
+}
+
+/// The first pass's walk over the runs: where in the document it is, what the runs would
+/// take in memory once built (see [`MAX_DECODED_BYTES`]), and the first problem found. A
+/// serde error carries only text, so the typed error waits here for [`import`] to take.
+#[derive(Default)]
+struct Walk {
+    path: std::cell::RefCell<String>,
+    estimate: std::cell::Cell<u64>,
+    depth: std::cell::Cell<usize>,
+    problem: std::cell::RefCell<Option<ExchangeError>>,
+}
+
+impl Walk {
+    fn fail<E: serde::de::Error>(&self, problem: ExchangeError) -> E {
+        self.problem.replace(Some(problem));
+        E::custom("refused by the first pass")
+    }
+
+    fn charge<E: serde::de::Error>(&self, bytes: u64) -> Result<(), E> {
+        let total = self.estimate.get().saturating_add(bytes);
+        self.estimate.set(total);
+        if total > MAX_DECODED_BYTES {
+            return Err(self.fail(ExchangeError::TooBigToBuild {
+                path: self.path.borrow().clone(),
+                limit: MAX_DECODED_BYTES,
+            }));
+        }
+        Ok(())
+    }
+
+    /// Enters a list or map, which is refused deeper than [`MAX_DEPTH`] (before the parser's
+    /// own recursion limit, which names no path).
+    fn enter<E: serde::de::Error>(&self) -> Result<(), E> {
+        let depth = self.depth.get() + 1;
+        self.depth.set(depth);
+        if depth > MAX_DEPTH {
+            return Err(self.fail(ExchangeError::TooDeep {
+                path: self.path.borrow().clone(),
+                limit: MAX_DEPTH,
+            }));
+        }
+        Ok(())
+    }
+
+    fn leave(&self, base: usize) {
+        self.depth.set(self.depth.get() - 1);
+        self.path.borrow_mut().truncate(base);
+    }
+
+    /// Counts the `n`th entry (from 1) of the list or map at `base` bytes of the path.
+    fn entry<E: serde::de::Error>(&self, n: usize, base: usize, cost: u64) -> Result<(), E> {
+        if n > MAX_ANY_LIST {
+            let mut p = self.path.borrow_mut();
+            p.truncate(base);
+            let path = p.clone();
+            drop(p);
+            return Err(self.fail(ExchangeError::TooManyEntries {
+                path,
+                limit: MAX_ANY_LIST,
+            }));
+        }
+        self.charge(cost)
+    }
+}
+
+/// Any JSON value, walked and counted, never built.
+#[derive(Clone, Copy)]
+struct Node<'a>(&'a Walk);
+
+impl<'de> serde::de::DeserializeSeed<'de> for Node<'_> {
+    type Value = ();
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for Node<'_> {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_bool<E>(self, _: bool) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_unit<E>(self) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<(), E> {
+        self.0.charge(32 + s.len() as u64)
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        use std::fmt::Write;
+        let base = self.0.path.borrow().len();
+        self.0.enter()?;
+        let mut n = 0;
+        loop {
+            {
+                let mut p = self.0.path.borrow_mut();
+                p.truncate(base);
+                let _ = write!(p, "[{n}]");
+            }
+            if seq.next_element_seed(self)?.is_none() {
+                break;
+            }
+            n += 1;
+            self.0.entry(n, base, 8)?;
+        }
+        self.0.leave(base);
+        Ok(())
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let base = self.0.path.borrow().len();
+        self.0.enter()?;
+        let mut n = 0;
+        loop {
+            self.0.path.borrow_mut().truncate(base);
+            if map.next_key_seed(Key(self.0))?.is_none() {
+                break;
+            }
+            map.next_value_seed(self)?;
+            n += 1;
+            self.0.entry(n, base, 48)?;
+        }
+        self.0.leave(base);
+        Ok(())
+    }
+}
+
+/// A map key, appended to the walk's path in the notation of [`JsonPath`].
+struct Key<'a>(&'a Walk);
+
+impl<'de> serde::de::DeserializeSeed<'de> for Key<'_> {
+    type Value = ();
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_str(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for Key<'_> {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a key")
+    }
+    fn visit_str<E: serde::de::Error>(self, k: &str) -> Result<(), E> {
+        let mut p = self.0.path.borrow_mut();
+        if !k.is_empty() && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+            p.push('.');
+            p.push_str(k);
+        } else {
+            p.push('[');
+            p.push_str(&shown(k));
+            p.push(']');
+        }
+        drop(p);
+        self.0.charge(k.len() as u64)
     }
 }
 
@@ -324,15 +531,93 @@ pub fn import_with_profiles(bytes: &[u8]) -> Result<Imported> {
     if bytes.iter().all(u8::is_ascii_whitespace) {
         return Err(ExchangeError::Empty);
     }
-    let header: Header = serde_json::from_slice(bytes).map_err(|e| match e.classify() {
-        serde_json::error::Category::Data => ExchangeError::NotAnExport {
-            why: format!("the top level is not an object ({})", detail(&e)),
+    first_pass(&mut serde_json::Deserializer::from_slice(bytes))?;
+    second_pass(&mut serde_json::Deserializer::from_slice(bytes))
+}
+
+/// Reads an export file as [`import`] reads its bytes, holding no more of it in memory than
+/// the runs it builds: a regular file is read twice from disk (first to check its shape and
+/// what it would build, then to build its runs); anything else (a pipe, a device) is read
+/// into memory, up to [`MAX_FILE_BYTES`], first.
+pub fn import_file(path: &std::path::Path) -> Result<Imported> {
+    use std::io::{Read, Seek};
+    let read_err = |cause| ExchangeError::Read {
+        path: path.to_path_buf(),
+        cause,
+    };
+    let mut file = std::fs::File::open(path).map_err(read_err)?;
+    let meta = file.metadata().map_err(read_err)?;
+    if !meta.is_file() {
+        return import_with_profiles(&read_file(path)?);
+    }
+    if meta.len() > MAX_FILE_BYTES {
+        return Err(ExchangeError::TooLarge {
+            size: meta.len(),
+            limit: MAX_FILE_BYTES,
+        });
+    }
+    let reader = std::io::BufReader::new((&file).take(MAX_FILE_BYTES));
+    let first = first_pass(&mut serde_json::Deserializer::from_reader(reader));
+    if let Err(ExchangeError::Truncated { .. }) = first {
+        // Only white space (not truncated JSON) is an empty file.
+        file.rewind().map_err(read_err)?;
+        let mut blank = true;
+        for b in std::io::BufReader::new((&file).take(MAX_FILE_BYTES)).bytes() {
+            blank &= b.map_err(read_err)?.is_ascii_whitespace();
+        }
+        if blank {
+            return Err(ExchangeError::Empty);
+        }
+    }
+    first.map_err(|e| read_error(e, path))?;
+    file.rewind().map_err(read_err)?;
+    let reader = std::io::BufReader::new(file.take(MAX_FILE_BYTES));
+    second_pass(&mut serde_json::Deserializer::from_reader(reader)).map_err(|e| read_error(e, path))
+}
+
+/// A failure to read the file itself, which the parser reports as an I/O error, as such.
+fn read_error(e: ExchangeError, path: &std::path::Path) -> ExchangeError {
+    match e {
+        ExchangeError::ReadFailed { cause } => ExchangeError::Read {
+            path: path.to_path_buf(),
+            cause,
         },
-        _ => syntax_error(&e),
-    })?;
-    check_header(&header)?;
-    let mut de = serde_json::Deserializer::from_slice(bytes);
-    let body: Body = serde_path_to_error::deserialize(&mut de).map_err(|e| {
+        e => e,
+    }
+}
+
+/// The header, the syntax of the whole document, and the runs' shape walked without being
+/// built (list lengths, what they would take in memory).
+fn first_pass<'de, R: serde_json::de::Read<'de>>(
+    de: &mut serde_json::Deserializer<R>,
+) -> Result<()> {
+    use serde::de::DeserializeSeed;
+    let walk = Walk::default();
+    let header = HeaderSeed(&walk)
+        .deserialize(&mut *de)
+        .and_then(|h| de.end().map(|()| h));
+    let header = match header {
+        Ok(h) => h,
+        Err(e) => {
+            if let Some(problem) = walk.problem.take() {
+                return Err(problem);
+            }
+            return Err(match e.classify() {
+                serde_json::error::Category::Data => ExchangeError::NotAnExport {
+                    why: format!("the top level is not an object ({})", detail(&e)),
+                },
+                _ => syntax_error(&e),
+            });
+        }
+    };
+    check_header(&header)
+}
+
+/// The runs, built and checked.
+fn second_pass<'de, R: serde_json::de::Read<'de>>(
+    de: &mut serde_json::Deserializer<R>,
+) -> Result<Imported> {
+    let body: Body = serde_path_to_error::deserialize(&mut *de).map_err(|e| {
         let path = path_of(e.path());
         let inner = e.into_inner();
         match inner.classify() {
@@ -373,6 +658,9 @@ pub fn import_with_profiles(bytes: &[u8]) -> Result<Imported> {
 fn syntax_error(e: &serde_json::Error) -> ExchangeError {
     match e.classify() {
         serde_json::error::Category::Eof => ExchangeError::Truncated { detail: detail(e) },
+        serde_json::error::Category::Io => ExchangeError::ReadFailed {
+            cause: std::io::Error::other(detail(e)),
+        },
         _ => ExchangeError::Malformed { detail: detail(e) },
     }
 }
@@ -754,6 +1042,16 @@ fn check_run(run: &Run, p: &JsonPath) -> Result<()> {
         text(w.kind.as_str(), Text::Line, &wp.field("kind"))?;
         text(&w.message, Text::Free, &wp.field("message"))?;
     }
+    let findings = p.field("findings");
+    count(run.findings.len(), MAX_FINDINGS, &findings)?;
+    for (i, f) in run.findings.iter().enumerate() {
+        let fp = findings.index(i);
+        // The severity was checked by its enum.
+        text(&f.id, Text::Line, &fp.field("id"))?;
+        text(&f.title, Text::Line, &fp.field("title"))?;
+        text(&f.detail, Text::Free, &fp.field("detail"))?;
+        text(&f.fix, Text::Free, &fp.field("fix"))?;
+    }
     let series = p.field("series");
     count(run.series.len(), MAX_ENTRIES, &series)?;
     for (i, s) in run.series.iter().enumerate() {
@@ -966,7 +1264,85 @@ fn check_trial(t: &Trial, p: &JsonPath) -> Result<()> {
     int(t.worker_maps, &p.field("worker_maps"))?;
     opt_int(t.migrations, &p.field("migrations"))?;
     // cpu_start and cpu_end are u32; kind and outlier were checked by their enums.
+    if let Some(c) = &t.counters {
+        check_counters(c, &p.field("counters"))?;
+    }
     opt_text(&t.error, Text::Free, &p.field("error"))
+}
+
+fn check_counters(c: &Counters, p: &JsonPath) -> Result<()> {
+    for (v, name) in [
+        (c.task_clock_ns, "task_clock_ns"),
+        (c.context_switches, "context_switches"),
+        (c.cpu_migrations, "cpu_migrations"),
+        (c.page_faults, "page_faults"),
+        (c.cycles, "cycles"),
+        (c.instructions, "instructions"),
+        (c.interrupts_on_trial_cpus, "interrupts_on_trial_cpus"),
+    ] {
+        opt_int(v, &p.field(name))?;
+    }
+    opt_text(&c.perf_error, Text::Free, &p.field("perf_error"))?;
+    for (v, name) in [
+        (c.interrupts, "interrupts"),
+        (c.softirqs, "softirqs"),
+        (c.system_context_switches, "system_context_switches"),
+        (c.processes_created, "processes_created"),
+        (c.pgfault, "pgfault"),
+        (c.pgmajfault, "pgmajfault"),
+        (c.pgpgin_kib, "pgpgin_kib"),
+        (c.pgpgout_kib, "pgpgout_kib"),
+        (c.pswpin_pages, "pswpin_pages"),
+        (c.pswpout_pages, "pswpout_pages"),
+        (c.disk_reads, "disk_reads"),
+        (c.disk_writes, "disk_writes"),
+        (c.disk_read_bytes, "disk_read_bytes"),
+        (c.disk_write_bytes, "disk_write_bytes"),
+    ] {
+        int(v, &p.field(name))?;
+    }
+    let sources = p.field("interrupts_by_source");
+    count(c.interrupts_by_source.len(), MAX_ENTRIES, &sources)?;
+    for (name, &n) in &c.interrupts_by_source {
+        // The name is checked at the map's path, its count at the name's.
+        text(name, Text::Line, &sources)?;
+        if name.is_empty() || name.len() > MAX_COUNTER_NAME_BYTES || name.contains(' ') {
+            return Err(ExchangeError::BadCounterName {
+                path: sources.to_string(),
+                value: shown(name),
+            });
+        }
+        int(n, &sources.key(name))?;
+    }
+    Ok(())
+}
+
+fn check_counter_summary(c: &CounterSummary, p: &JsonPath) -> Result<()> {
+    usize_int(c.trials, &p.field("trials"))?;
+    usize_int(c.perf_trials, &p.field("perf_trials"))?;
+    for (v, name) in [
+        (c.task_clock_ns_per_op, "task_clock_ns_per_op"),
+        (c.context_switches_per_op, "context_switches_per_op"),
+        (c.cpu_migrations_per_op, "cpu_migrations_per_op"),
+        (c.page_faults_per_op, "page_faults_per_op"),
+        (c.cycles_per_op, "cycles_per_op"),
+        (c.instructions_per_op, "instructions_per_op"),
+        (
+            c.interrupts_on_trial_cpus_per_trial,
+            "interrupts_on_trial_cpus_per_trial",
+        ),
+    ] {
+        opt_float(v, &p.field(name))?;
+    }
+    for (v, name) in [
+        (c.interrupts_per_trial, "interrupts_per_trial"),
+        (c.interrupts_per_op, "interrupts_per_op"),
+        (c.softirqs_per_trial, "softirqs_per_trial"),
+        (c.disk_ios_per_trial, "disk_ios_per_trial"),
+    ] {
+        float(v, &p.field(name))?;
+    }
+    Ok(())
 }
 
 fn check_usage(u: &Usage, p: &JsonPath) -> Result<()> {
@@ -994,7 +1370,11 @@ fn check_summary(s: &Summary, p: &JsonPath) -> Result<()> {
     float(s.nivcsw_per_op, &p.field("nivcsw_per_op"))?;
     opt_float(s.migrations_per_op, &p.field("migrations_per_op"))?;
     int(s.worker_rss_bytes, &p.field("worker_rss_bytes"))?;
-    int(s.worker_maps, &p.field("worker_maps"))
+    int(s.worker_maps, &p.field("worker_maps"))?;
+    if let Some(c) = &s.counters {
+        check_counter_summary(c, &p.field("counters"))?;
+    }
+    Ok(())
 }
 
 /// The largest time per operation an estimate may hold: 10,000 s (a whole time-sharing
@@ -1075,12 +1455,14 @@ pub fn read_file(path: &std::path::Path) -> Result<Vec<u8>, ExchangeError> {
 }
 
 /// What `import` prints: one line per run in file order, "imported ID (LABEL) from FILE" or
-/// "already present: ID", where `saved` says which runs `Store::save_runs` stored.
-pub fn import_summary(batches: &[(&PathBuf, Vec<Run>)], saved: &[bool]) -> String {
+/// "already present: ID", where `batches` says how many of `runs` (in order) each file held
+/// and `saved` which runs `Store::save_runs` stored.
+pub fn import_summary(batches: &[(&PathBuf, usize)], runs: &[Run], saved: &[bool]) -> String {
     let mut saved = saved.iter();
+    let mut runs = runs.iter();
     let mut text = String::new();
-    for (path, runs) in batches {
-        for run in runs {
+    for (path, n) in batches {
+        for run in runs.by_ref().take(*n) {
             text.push_str(
                 &match (saved.next().copied().unwrap_or(false), &run.label) {
                     (true, Some(label)) => {
@@ -1621,6 +2003,137 @@ mod tests {
             e.to_string().contains("runs[1].results has 10001 entries"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn findings_and_counters_are_checked_like_every_other_field() {
+        use crate::model::{CounterSummary, Counters, Finding, Severity};
+        let finding = Finding {
+            id: "governor".into(),
+            severity: Severity::Warn,
+            title: "\u{1b}]0;owned\u{7}\u{1b}[2J".into(),
+            detail: String::new(),
+            fix: String::new(),
+        };
+        let mut runs = two_runs();
+        runs[1].findings = vec![finding.clone()];
+        let e = validate(&runs).unwrap_err().to_string();
+        assert!(
+            e.contains("runs[1].findings[0].title contains the control character U+001B"),
+            "{e}"
+        );
+        let mut runs = two_runs();
+        let mut long = finding.clone();
+        long.title = "x".repeat(MAX_STRING_BYTES + 1);
+        runs[0].findings = vec![long];
+        let e = validate(&runs).unwrap_err().to_string();
+        assert!(
+            e.contains("runs[0].findings[0].title is a string of 65537 bytes"),
+            "{e}"
+        );
+        let mut runs = two_runs();
+        let mut fine = finding;
+        fine.title = "fine".into();
+        runs[0].findings = vec![fine; MAX_FINDINGS + 1];
+        let e = validate(&runs).unwrap_err().to_string();
+        assert!(e.contains("runs[0].findings has 1001 entries"), "{e}");
+
+        let counted = |c: Counters| {
+            let mut runs = two_runs();
+            runs[0].results[0].trials[0].counters = Some(c);
+            validate(&runs).map_err(|e| e.to_string())
+        };
+        assert!(counted(Counters::default()).is_ok());
+        let e = counted(Counters {
+            cycles: Some(u64::MAX),
+            ..Counters::default()
+        })
+        .unwrap_err();
+        assert!(
+            e.contains("runs[0].results[0].trials[0].counters.cycles is 18446744073709551615"),
+            "{e}"
+        );
+        let mut c = Counters::default();
+        c.interrupts_by_source.insert("has space".into(), 1);
+        let e = counted(c).unwrap_err();
+        assert!(
+            e.contains(
+                "counters.interrupts_by_source has the name \"has space\", not a counter name"
+            ),
+            "{e}"
+        );
+        let mut c = Counters::default();
+        c.interrupts_by_source.insert("LOC".into(), u64::MAX);
+        let e = counted(c).unwrap_err();
+        assert!(
+            e.contains("interrupts_by_source[\"LOC\"] is 18446744073709551615"),
+            "{e}"
+        );
+        let e = counted(Counters {
+            perf_error: Some("\u{1b}[2J".into()),
+            ..Counters::default()
+        })
+        .unwrap_err();
+        assert!(
+            e.contains("counters.perf_error contains the control character"),
+            "{e}"
+        );
+
+        let mut runs = two_runs();
+        let summary = runs[0].results[0].summary.as_mut().unwrap();
+        summary.counters = Some(CounterSummary {
+            trials: 1,
+            perf_trials: 1,
+            task_clock_ns_per_op: Some(f64::INFINITY),
+            context_switches_per_op: None,
+            cpu_migrations_per_op: None,
+            page_faults_per_op: None,
+            cycles_per_op: None,
+            instructions_per_op: None,
+            interrupts_per_trial: 0.0,
+            interrupts_per_op: 0.0,
+            softirqs_per_trial: 0.0,
+            interrupts_on_trial_cpus_per_trial: None,
+            disk_ios_per_trial: 0.0,
+        });
+        let e = validate(&runs).unwrap_err().to_string();
+        assert!(
+            e.contains("summary.counters.task_clock_ns_per_op is inf, not a finite number"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn the_first_pass_counts_lists_and_depth_before_building_anything() {
+        let mut v = doc();
+        v["runs"][0]["notes"] = json!(vec![""; MAX_ANY_LIST + 1]);
+        let e = import_value(&v).unwrap_err();
+        assert!(matches!(e, ExchangeError::TooManyEntries { .. }), "{e}");
+        assert!(
+            e.to_string()
+                .contains("runs[0].notes has more than 100000 entries"),
+            "{e}"
+        );
+        let mut v = doc();
+        v["runs"][1]["fingerprint"]["vulnerabilities"] = serde_json::from_str(&format!(
+            "{{\"a b\": {}1{}}}",
+            "[".repeat(40),
+            "]".repeat(40)
+        ))
+        .unwrap();
+        let e = import_value(&v).unwrap_err().to_string();
+        assert!(
+            e.contains("runs[1].fingerprint.vulnerabilities[\"a b\"][0][0]")
+                && e.contains("nests lists and objects more than 32 deep"),
+            "{e}"
+        );
+        // The memory estimate stops a walk with its path.
+        let walk = Walk::default();
+        walk.path.replace("runs[3].notes[7]".into());
+        let e: serde_json::Error = walk.charge(MAX_DECODED_BYTES + 1).unwrap_err();
+        assert!(e.to_string().contains("refused by the first pass"));
+        let problem = walk.problem.take().unwrap().to_string();
+        assert!(problem.contains("at runs[3].notes[7]"), "{problem}");
     }
 
     #[test]

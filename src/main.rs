@@ -63,6 +63,8 @@ fn main() {
             }
         }
     };
+    // The memory controller sysperf turned on in a cgroup v2 parent goes off again.
+    harness::cgroup::withdraw_offers();
     let _ = std::io::stdout().flush();
     std::process::exit(code);
 }
@@ -92,6 +94,8 @@ fn is_user_error(e: &anyhow::Error) -> bool {
                 .is_some_and(|x| x.is_user_error())
             || c.downcast_ref::<trace::TraceError>()
                 .is_some_and(|t| matches!(t, trace::TraceError::Input(_)))
+            || c.downcast_ref::<report::png::PngError>()
+                .is_some_and(|p| p.is_user_error())
     })
 }
 
@@ -536,13 +540,13 @@ fn export(specs: &[String], output: Option<&Path>, db: DbArg) -> Result<i32> {
 
 fn import(files: &[PathBuf], db: DbArg) -> Result<i32> {
     // Every file is read and checked before the store is opened, so a bad file leaves the
-    // store as it was (not even created); then all runs are saved in one transaction.
+    // store as it was (not even created); then all runs are saved in one transaction. Each
+    // file's runs are kept once, in `all`, and the file itself is not kept at all.
+    let mut all: Vec<Run> = Vec::new();
     let mut batches = Vec::with_capacity(files.len());
     let mut profiles = Vec::new();
     for path in files {
-        let imported = match exchange::read_file(path)
-            .and_then(|bytes| exchange::import_with_profiles(&bytes))
-        {
+        let imported = match exchange::import_file(path) {
             Ok(imported) => imported,
             // A read error names the file already; other problems get it as context.
             Err(e @ ExchangeError::Read { .. }) => return Err(e.into()),
@@ -550,19 +554,16 @@ fn import(files: &[PathBuf], db: DbArg) -> Result<i32> {
                 return Err(anyhow::Error::new(e).context(format!("importing {}", path.display())))
             }
         };
-        batches.push((path, imported.runs));
+        batches.push((path, imported.runs.len()));
+        all.extend(imported.runs);
         profiles.extend(imported.profiles);
     }
-    let all: Vec<Run> = batches
-        .iter()
-        .flat_map(|(_, runs)| runs.iter().cloned())
-        .collect();
     catalog::check_importable(&all)?;
     let store = catalog::open_store(db.db.as_ref())?;
     let saved = store
         .save_runs_with_profiles(&all, &profiles)
         .context("saving the imported runs (nothing was stored)")?;
-    print(&exchange::import_summary(&batches, &saved))
+    print(&exchange::import_summary(&batches, &all, &saved))
 }
 
 fn report_cmd(a: ReportArgs) -> Result<i32> {

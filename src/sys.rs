@@ -935,6 +935,28 @@ pub fn group_name(gid: u32) -> io::Result<Option<String>> {
     ))
 }
 
+/// Makes a private scratch directory `sysperf-<kind>-<pid>-<random>` in `base` and returns
+/// its path: mode 0700, made by one mkdir that fails on any existing entry (so a name planted
+/// by another user, a directory or a link, is never used, followed or removed: another random
+/// name is tried), and named after this process so that `harness::janitor` can remove it if
+/// this process is killed. No `unsafe`; here so that every layer may use it.
+pub fn scratch_dir(base: &std::path::Path, kind: &str) -> std::io::Result<std::path::PathBuf> {
+    use std::os::unix::fs::DirBuilderExt;
+    let mut last = None;
+    for _ in 0..16 {
+        let mut r = [0u8; 6];
+        random_bytes(&mut r)?;
+        let hex: String = r.iter().map(|b| format!("{b:02x}")).collect();
+        let path = base.join(format!("sysperf-{kind}-{}-{hex}", getpid()));
+        match std::fs::DirBuilder::new().mode(0o700).create(&path) {
+            Ok(()) => return Ok(path),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => last = Some(e),
+            Err(e) => return Err(e),
+        }
+    }
+    Err(last.unwrap_or_else(|| std::io::Error::other("no free scratch name")))
+}
+
 /// Fills `buf` from the kernel's random source (run ids).
 pub fn random_bytes(buf: &mut [u8]) -> io::Result<()> {
     let mut off = 0;

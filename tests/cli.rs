@@ -499,17 +499,26 @@ fn outputs_never_write_through_another_users_symlink() {
     let dir = tmp.path();
     let victim = dir.join("victim");
     std::fs::write(&victim, b"precious").unwrap();
-    let planted = dir.join("nulljob");
-    std::os::unix::fs::symlink(&victim, &planted).unwrap();
     let root = unsafe { libc::geteuid() } == 0;
-    if root {
-        std::os::unix::fs::lchown(&planted, Some(65534), Some(65534)).unwrap();
-    }
-    for args in [
-        &["job", "null", "-o"][..],
-        &["export", "vax750-4.2bsd", "-o"],
-        &["report", "vax750-4.2bsd", "vax750-4.3bsd", "-o"],
+    for (args, name) in [
+        (&["job", "null", "-o"][..], "nulljob"),
+        (&["export", "vax750-4.2bsd", "-o"], "nulljob"),
+        (
+            &["report", "vax750-4.2bsd", "vax750-4.3bsd", "-o"],
+            "nulljob",
+        ),
+        (
+            &["plot", "vax750-4.2bsd", "--test", "syscall", "-o"],
+            "fig.svg",
+        ),
     ] {
+        let planted = dir.join(name);
+        if !planted.exists() {
+            std::os::unix::fs::symlink(&victim, &planted).unwrap();
+            if root {
+                std::os::unix::fs::lchown(&planted, Some(65534), Some(65534)).unwrap();
+            }
+        }
         let out = std::process::Command::new(assert_cmd::cargo::cargo_bin("sysperf"))
             .args(args)
             .arg(&planted)
@@ -690,4 +699,38 @@ fn the_noise_band_limit_is_the_same_in_the_code_and_every_doc() {
     }
     let text = std::fs::read_to_string(root.join("docs/report.md")).unwrap();
     assert!(text.contains("0-1000"));
+}
+
+#[test]
+fn a_store_path_that_is_another_users_symlink_is_refused_and_its_target_kept() {
+    // As root: --db naming a link that another user (nobody) planted, pointing at a file
+    // outside the directory, is refused with exit 2; the file is not turned into a store.
+    if unsafe { libc::geteuid() } != 0 {
+        println!("skipped: needs root to make a link owned by another user");
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    let victim = outside.path().join("victim");
+    std::fs::write(&victim, b"precious").unwrap();
+    let planted = tmp.path().join("s.db");
+    std::os::unix::fs::symlink(&victim, &planted).unwrap();
+    std::os::unix::fs::lchown(&planted, Some(65534), Some(65534)).unwrap();
+    let export = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/minimal-export.json"
+    );
+    for args in [&["runs"][..], &["import", export]] {
+        let out = std::process::Command::new(assert_cmd::cargo::cargo_bin("sysperf"))
+            .args(args)
+            .arg("--db")
+            .arg(&planted)
+            .env_remove("SYSPERF_DB")
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains("symbolic link owned by another user"), "{err}");
+        assert_eq!(std::fs::read(&victim).unwrap(), b"precious", "{args:?}");
+    }
 }

@@ -84,6 +84,14 @@ const BAD: &[(&str, &str)] = &[
         "bool-as-string.json",
         "runs[0].complete: invalid type: string \"yes\", expected a boolean",
     ),
+    (
+        "counter-name-escape.json",
+        "runs[0].results[0].trials[1].counters.interrupts_by_source contains the control character U+001B",
+    ),
+    (
+        "counter-too-large.json",
+        "runs[0].results[0].trials[1].counters.disk_reads is 18446744073709551615, larger than 2^63 - 1",
+    ),
     ("deep-nesting.json", "runs[0].derived[0]"),
     (
         "duplicate-ids.json",
@@ -99,6 +107,10 @@ const BAD: &[(&str, &str)] = &[
         "not a sysperf export: it has no \"format\" field",
     ),
     ("empty-runs.json", "the file holds no runs"),
+    (
+        "finding-title-escape.json",
+        "runs[0].findings[0].title contains the control character U+001B",
+    ),
     (
         "format-version-0.json",
         "format_version is 0, not a format version",
@@ -483,4 +495,114 @@ fn ambiguous_labels_and_reference_runs_are_refused_by_run_and_import_alike() {
         );
         assert!(!other.exists());
     }
+}
+
+#[test]
+fn two_hundred_thousand_findings_are_refused_naming_the_field() {
+    let tmp = tempfile::tempdir().unwrap();
+    let doc = std::fs::read_to_string(data("minimal-export.json")).unwrap();
+    let finding =
+        r#"{"id":"load","severity":"info","title":"t","detail":"d","fix":"f"}"#.to_string();
+    let many = vec![finding; 200_000].join(",");
+    let path = tmp.path().join("findings.json");
+    std::fs::write(
+        &path,
+        doc.replace("\"findings\": []", &format!("\"findings\": [{many}]")),
+    )
+    .unwrap();
+    let db = tmp.path().join("s.db");
+    let out = with_db(&db, &["import", path.to_str().unwrap()]);
+    assert_refused(
+        &out,
+        "200,000 findings",
+        "runs[0].findings has more than 100000 entries",
+    );
+    assert!(!db.exists());
+}
+
+/// `sysperf import FILE` with its address space limited to `limit` bytes: its exit code (None
+/// when a signal ended it), its stderr, and its peak resident set in bytes (the child's own
+/// ru_maxrss, from wait4).
+fn import_in_limited_memory(db: &Path, file: &Path, limit: u64) -> (Option<i32>, String, u64) {
+    use std::os::unix::process::CommandExt;
+    use std::os::unix::process::ExitStatusExt;
+    let err = tempfile::NamedTempFile::new().unwrap();
+    let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("sysperf"));
+    cmd.args(["import"])
+        .arg(file)
+        .arg("--db")
+        .arg(db)
+        .env_remove("SYSPERF_DB")
+        .stdout(std::process::Stdio::null())
+        .stderr(err.reopen().unwrap());
+    // SAFETY: setrlimit is async-signal-safe, and the closure touches nothing else.
+    unsafe {
+        cmd.pre_exec(move || {
+            let lim = libc::rlimit {
+                rlim_cur: limit,
+                rlim_max: limit,
+            };
+            if libc::setrlimit(libc::RLIMIT_AS, &lim) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    // Reaped by wait4 below, which Child::wait cannot do (it gives no rusage).
+    #[allow(clippy::zombie_processes)]
+    let child = cmd.spawn().unwrap();
+    let mut status = 0;
+    // SAFETY: an all-zero rusage is valid, and wait4 fills it for our own child.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    let pid = unsafe { libc::wait4(child.id() as libc::pid_t, &mut status, 0, &mut usage) };
+    assert_eq!(pid, child.id() as libc::pid_t);
+    let status = std::process::ExitStatus::from_raw(status);
+    let stderr = std::fs::read_to_string(err.path()).unwrap();
+    (status.code(), stderr, usage.ru_maxrss as u64 * 1024)
+}
+
+#[test]
+fn a_256_mib_file_of_short_notes_is_refused_in_little_memory() {
+    // Hundreds of runs of 100,000 one-letter notes each: every list within its limit, but the
+    // whole would build into gigabytes (it did, 3.9 GB, before import counted as it read).
+    let tmp = tempfile::tempdir().unwrap();
+    let doc: Value =
+        serde_json::from_slice(&std::fs::read(data("minimal-export.json")).unwrap()).unwrap();
+    let mut run = doc["runs"][0].clone();
+    run["notes"] = Value::from(vec!["a"; 100_000]);
+    let run = serde_json::to_string(&run).unwrap();
+    let path = tmp.path().join("notes.json");
+    let limit = 256u64 << 20;
+    {
+        use std::io::Write;
+        let mut f = std::io::BufWriter::new(std::fs::File::create(&path).unwrap());
+        let head = r#"{"format":"sysperf-export","format_version":1,"runs":["#;
+        f.write_all(head.as_bytes()).unwrap();
+        let mut size = head.len() as u64;
+        for i in 0.. {
+            let r = run.replace("\"0a1b2c3d4e5f\"", &format!("\"{i:012x}\""));
+            if size + r.len() as u64 + 3 > limit {
+                break;
+            }
+            if i > 0 {
+                f.write_all(b",").unwrap();
+                size += 1;
+            }
+            f.write_all(r.as_bytes()).unwrap();
+            size += r.len() as u64;
+        }
+        f.write_all(b"]}").unwrap();
+    }
+    let len = std::fs::metadata(&path).unwrap().len();
+    assert!(len > 250 << 20 && len <= limit, "{len}");
+    let db = tmp.path().join("s.db");
+    let (code, err, peak) = import_in_limited_memory(&db, &path, 300 << 20);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("the runs would take more than 1073741824 bytes of memory once read")
+            && err.contains(".notes["),
+        "{err}"
+    );
+    assert!(peak < 300 << 20, "peak resident set {peak} bytes");
+    assert!(!db.exists());
 }

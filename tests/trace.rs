@@ -164,6 +164,10 @@ fn every_set_and_a_raw_trace() {
     let text = std::fs::read_to_string(&raw).unwrap();
     assert!(text.contains("sys_enter: NR"), "raw trace without events");
     assert!(text.contains("run 2 of 2"));
+    // Other processes' scheduling events: readable by the owner only, whatever the umask.
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&raw).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o600, "{mode:o}");
 }
 
 /// Names of the sysperf instances in tracefs, wherever it is mounted (or, if it is not, seen

@@ -342,6 +342,19 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_file_planted_at_the_old_program_directory_name_changes_nothing() {
+        // sysperf-exec-<pid> was the exec tests' fixed name (removed and remade, whoever
+        // owned it); now the directory has a random name and the planted file stays.
+        let planted = std::env::temp_dir().join(format!("sysperf-exec-{}", sys::getpid()));
+        std::fs::write(&planted, "theirs").unwrap();
+        let dir = crate::bench::forker::ProgramDir::new();
+        let kept = std::fs::read(&planted);
+        let _ = std::fs::remove_file(&planted);
+        assert!(dir.is_ok(), "{:?}", dir.err());
+        assert_eq!(kept.unwrap(), b"theirs");
+    }
+
+    #[test]
     fn environment_sizes_are_the_run_scripts_with_terminators() {
         let v = kilo_env();
         assert_eq!(v.len(), 15);

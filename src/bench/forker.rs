@@ -44,14 +44,8 @@ pub(crate) struct ProgramDir {
 
 impl ProgramDir {
     pub fn new() -> Result<ProgramDir, BenchError> {
-        use std::os::unix::fs::DirBuilderExt;
-        let path = std::env::temp_dir().join(format!("sysperf-exec-{}", sys::getpid()));
-        // A leftover of a killed worker whose pid was reused would make create fail.
-        let _ = std::fs::remove_dir_all(&path);
-        std::fs::DirBuilder::new()
-            .mode(0o700)
-            .create(&path)
-            .map_err(BenchError::sys("mkdir"))?;
+        let path = sys::scratch_dir(&std::env::temp_dir(), "exec")
+            .map_err(BenchError::sys("mkdir (scratch directory)"))?;
         let d = ProgramDir {
             dir: File::open(&path)
                 .map(OwnedFd::from)

@@ -14,7 +14,11 @@
 //! hierarchy's root) and cgroup v2 (`memory.max`, children made under this process's cgroup
 //! or the nearest ancestor whose `cgroup.subtree_control` offers the memory controller).
 //! Directories are named `sysperf-<pid>-<n>`; ones left by a sysperf that was SIGKILLed
-//! (nothing else can leave one) are removed by the next `create` in the same place.
+//! (nothing else can leave one) are removed by the next `create` in the same place. Where
+//! sysperf itself turned the memory controller on in a v2 parent's `cgroup.subtree_control`,
+//! it turns it off again when it exits ([`withdraw_offers`]), and the sweep does so for a
+//! sysperf that was killed (marked by an empty cgroup `sysperf-<pid>-offered-memory`), in
+//! both cases only when the parent has no other child cgroup that may need it.
 
 use crate::fingerprint::parse_proc_cgroup;
 use crate::sys;
@@ -145,7 +149,16 @@ impl Root {
             .open(&ctl)
             .and_then(|mut f| f.write_all(b"+memory"));
         match r {
-            Ok(()) => Ok(()),
+            Ok(()) => {
+                // Recorded twice: in this process, to turn it off at exit (see
+                // [`withdraw_offers`]), and as an empty cgroup named after it, for the sweep
+                // of a sysperf that was killed before it could.
+                let _ = std::fs::create_dir(self.dir.join(offer_mark(sys::getpid())));
+                if let Ok(mut v) = OFFERED.lock() {
+                    v.push(self.dir.clone());
+                }
+                Ok(())
+            }
             Err(e) if e.raw_os_error() == Some(libc::EBUSY) => {
                 Err(CgroupError::NoInternalProcesses {
                     dir: self.dir.clone(),
@@ -158,6 +171,45 @@ impl Root {
             }),
         }
     }
+}
+
+/// The v2 parents whose `cgroup.subtree_control` this process turned memory on in.
+static OFFERED: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+
+/// The name of the empty cgroup that says `pid` turned memory on in its parent.
+fn offer_mark(pid: sys::Pid) -> String {
+    format!("sysperf-{pid}-offered-memory")
+}
+
+/// Turns the memory controller off again in the parents where this process turned it on,
+/// if they have no other children (which may need it: then it stays on); called when
+/// sysperf exits normally. Returns the parents where it was turned off.
+pub fn withdraw_offers() -> Vec<PathBuf> {
+    let dirs = OFFERED
+        .lock()
+        .map(|mut v| std::mem::take(&mut *v))
+        .unwrap_or_default();
+    dirs.into_iter()
+        .filter(|d| withdraw(d, sys::getpid()))
+        .collect()
+}
+
+/// Removes `owner`'s mark in `dir` and writes "-memory" to its `cgroup.subtree_control`
+/// when no child cgroup is left there; true if it did.
+fn withdraw(dir: &Path, owner: sys::Pid) -> bool {
+    let _ = std::fs::remove_dir(dir.join(offer_mark(owner)));
+    let children = std::fs::read_dir(dir)
+        .map(|es| {
+            es.flatten()
+                .any(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+        })
+        .unwrap_or(true);
+    !children
+        && std::fs::OpenOptions::new()
+            .write(true)
+            .open(dir.join("cgroup.subtree_control"))
+            .and_then(|mut f| f.write_all(b"-memory"))
+            .is_ok()
 }
 
 /// `mount` joined with a cgroup path as /proc/self/cgroup prints it ("/a/b").
@@ -316,14 +368,22 @@ fn pids_in(dir: &Path) -> Vec<sys::Pid> {
 }
 
 /// Removes empty `sysperf-<pid>-<n>` cgroups under `dir` whose sysperf is gone (it was
-/// SIGKILLed, the one way it leaves one behind).
+/// SIGKILLed, the one way it leaves one behind), and turns memory off in `dir` again where
+/// such a sysperf turned it on (see [`withdraw`]).
 fn remove_stale(dir: &Path) -> Vec<PathBuf> {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return Vec::new();
     };
     let mut removed = Vec::new();
+    let mut marks = Vec::new();
     for e in entries.flatten() {
         let name = e.file_name().to_string_lossy().into_owned();
+        if let Some(pid) = offer_owner(&name) {
+            if pid != sys::getpid() && super::janitor::owner_gone(pid) {
+                marks.push((pid, e.path()));
+            }
+            continue;
+        }
         let Some(pid) = stale_owner(&name) else {
             continue;
         };
@@ -335,6 +395,11 @@ fn remove_stale(dir: &Path) -> Vec<PathBuf> {
         {
             removed.push(e.path());
         }
+    }
+    // After the gone owners' cgroups, so that they do not count as children needing memory.
+    for (pid, mark) in marks {
+        withdraw(dir, pid);
+        removed.push(mark);
     }
     removed
 }
@@ -353,6 +418,14 @@ fn stale_owner(name: &str) -> Option<sys::Pid> {
     let pid = it.next()?.parse().ok()?;
     it.next()?.parse::<u64>().ok()?;
     Some(pid)
+}
+
+/// The pid in a mark named by [`offer_mark`].
+fn offer_owner(name: &str) -> Option<sys::Pid> {
+    name.strip_prefix("sysperf-")?
+        .strip_suffix("-offered-memory")?
+        .parse()
+        .ok()
 }
 
 /// Whether a memory cgroup can be made here: makes and removes one; says where and how.
@@ -383,6 +456,112 @@ mod tests {
                 None
             }
         }
+    }
+
+    /// A stand-in for a cgroup v2 parent: `cgroup.subtree_control` as a plain file, which
+    /// keeps the last word written at its start.
+    fn fake_v2_parent() -> (tempfile::TempDir, PathBuf) {
+        let tmp = tempfile::tempdir().unwrap();
+        let ctl = tmp.path().join("cgroup.subtree_control");
+        std::fs::write(&ctl, "").unwrap();
+        (tmp, ctl)
+    }
+
+    #[test]
+    fn memory_turned_on_in_a_parent_is_turned_off_at_exit_unless_others_use_it() {
+        let (tmp, ctl) = fake_v2_parent();
+        let root = Root::at(tmp.path(), Version::V2);
+        root.offer_memory().unwrap();
+        assert_eq!(std::fs::read_to_string(&ctl).unwrap(), "+memory");
+        let mark = tmp.path().join(offer_mark(sys::getpid()));
+        assert!(mark.is_dir());
+        let withdrawn = withdraw_offers();
+        assert!(
+            withdrawn.contains(&tmp.path().to_path_buf()),
+            "{withdrawn:?}"
+        );
+        assert_eq!(std::fs::read_to_string(&ctl).unwrap(), "-memory");
+        assert!(!mark.exists());
+
+        // Another child cgroup may need it: then it stays on.
+        let (tmp, ctl) = fake_v2_parent();
+        std::fs::create_dir(tmp.path().join("system.slice")).unwrap();
+        Root::at(tmp.path(), Version::V2).offer_memory().unwrap();
+        let withdrawn = withdraw_offers();
+        assert!(!withdrawn.contains(&tmp.path().to_path_buf()));
+        assert_eq!(std::fs::read_to_string(&ctl).unwrap(), "+memory");
+        assert!(!tmp.path().join(offer_mark(sys::getpid())).exists());
+
+        // Already on before: nothing recorded, nothing turned off.
+        let (tmp, ctl) = fake_v2_parent();
+        std::fs::write(&ctl, "cpu memory").unwrap();
+        Root::at(tmp.path(), Version::V2).offer_memory().unwrap();
+        assert!(!withdraw_offers().contains(&tmp.path().to_path_buf()));
+        assert_eq!(std::fs::read_to_string(&ctl).unwrap(), "cpu memory");
+    }
+
+    #[test]
+    fn the_sweep_turns_memory_off_where_a_killed_sysperf_turned_it_on() {
+        let (tmp, ctl) = fake_v2_parent();
+        std::fs::write(&ctl, "+memory").unwrap();
+        // A pid beyond pid_max: its owner is gone; with its trial cgroup left too.
+        let mark = tmp.path().join(offer_mark(999_999_999));
+        std::fs::create_dir(&mark).unwrap();
+        let trial = tmp.path().join("sysperf-999999999-3");
+        std::fs::create_dir(&trial).unwrap();
+        let removed = remove_stale(tmp.path());
+        assert!(
+            removed.contains(&mark) && removed.contains(&trial),
+            "{removed:?}"
+        );
+        assert_eq!(std::fs::read_to_string(&ctl).unwrap(), "-memory");
+        // A live owner's mark stays.
+        let mine = tmp.path().join(offer_mark(sys::getpid()));
+        std::fs::create_dir(&mine).unwrap();
+        std::fs::write(&ctl, "+memory").unwrap();
+        assert!(remove_stale(tmp.path()).is_empty());
+        assert!(mine.exists());
+        assert_eq!(std::fs::read_to_string(&ctl).unwrap(), "+memory");
+        assert_eq!(offer_owner("sysperf-12-offered-memory"), Some(12));
+        assert_eq!(stale_owner("sysperf-12-offered-memory"), None);
+    }
+
+    #[test]
+    fn a_real_v2_parent_gets_its_subtree_control_back() {
+        if !sys::is_root() {
+            println!("skipped: needs root to make cgroups");
+            return;
+        }
+        let mount = [
+            Path::new("/sys/fs/cgroup"),
+            Path::new("/sys/fs/cgroup/unified"),
+        ]
+        .into_iter()
+        .find(|m| {
+            std::fs::read_to_string(m.join("cgroup.subtree_control"))
+                .is_ok_and(|c| c.split_whitespace().any(|x| x == "memory"))
+        });
+        let Some(mount) = mount else {
+            println!("skipped: no cgroup v2 hierarchy offers the memory controller here");
+            return;
+        };
+        let parent = mount.join(format!("sysperf-test-{}", sys::getpid()));
+        if let Err(e) = std::fs::create_dir(&parent) {
+            println!("skipped: cannot make a cgroup in {}: {e}", mount.display());
+            return;
+        }
+        let read = || std::fs::read_to_string(parent.join("cgroup.subtree_control")).unwrap();
+        let before = read();
+        let made = Limited::create_in(&Root::at(&parent, Version::V2), 64 << 20);
+        let after = read();
+        drop(made);
+        let withdrawn = withdraw_offers();
+        let end = read();
+        let _ = std::fs::remove_dir(&parent);
+        assert!(!before.contains("memory"), "{before}");
+        assert!(after.contains("memory"), "{after}");
+        assert!(withdrawn.contains(&parent), "{withdrawn:?}");
+        assert!(!end.contains("memory"), "{end}");
     }
 
     #[test]

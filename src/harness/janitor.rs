@@ -2,8 +2,9 @@
 //! half-done) leaves behind, and its removal by the next sysperf.
 //!
 //! Everything sysperf creates outside its store is named after the process that owns it:
-//! scratch directories `sysperf-<what>-<pid>-...` under the temporary directory (the suites'
-//! file trees, the exec tests' program directory, the BBN FIFOs), memory cgroups
+//! scratch directories `sysperf-<what>-<pid>-<random>` under the temporary directory (the
+//! suites' file trees, the exec tests' program directory, the BBN FIFOs; made private and
+//! exclusively by [`scratch_dir`]), memory cgroups
 //! `sysperf-<pid>-<n>` (see [`super::cgroup`]) and tracefs instances `sysperf-<pid>[-block]`
 //! (see `trace::tracefs`). Their owners remove them on every path that runs code (drop,
 //! Ctrl-C); a process killed with SIGKILL cannot. So the harness removes a killed worker's
@@ -13,7 +14,9 @@
 //! An owner is gone when its pid is free, a zombie, or now belongs to a process that is not
 //! sysperf (every sysperf process is named `sysperf` or `sysperf:<benchmark>`), so a reused
 //! pid neither keeps a leftover forever nor lets a live sysperf's directory be taken. This
-//! module removes only directories named as above; it measures and prints nothing.
+//! module removes only directories named as above and owned by the current user (another
+//! user's, or one whose owner lives in another PID namespace, is never touched, nor is a
+//! link); it measures and prints nothing.
 
 use crate::procfs;
 use crate::sys::{self, Pid};
@@ -48,8 +51,14 @@ pub fn owner_gone(pid: Pid) -> bool {
     }
 }
 
+/// Private scratch directories, named for this module (see [`crate::sys::scratch_dir`]).
+pub use crate::sys::scratch_dir;
+
 /// Removes the sysperf directories in `dir` whose owner `remove` picks, returning their paths.
+/// Only directories of this user's own (by lstat): never a link, never another user's
+/// directory however it is named (its owner may live in another PID namespace).
 fn remove_where(dir: &Path, remove: impl Fn(Pid) -> bool) -> Vec<PathBuf> {
+    use std::os::unix::fs::MetadataExt;
     let Ok(entries) = std::fs::read_dir(dir) else {
         return Vec::new();
     };
@@ -59,9 +68,9 @@ fn remove_where(dir: &Path, remove: impl Fn(Pid) -> bool) -> Vec<PathBuf> {
         let Some(pid) = owner_pid(&name) else {
             continue;
         };
-        // Only directories of ours: never follow a link someone else put here.
-        let is_dir = e.file_type().is_ok_and(|t| t.is_dir());
-        if is_dir && remove(pid) && std::fs::remove_dir_all(e.path()).is_ok() {
+        let me = sys::euid();
+        let ours = std::fs::symlink_metadata(e.path()).is_ok_and(|m| m.is_dir() && m.uid() == me);
+        if ours && remove(pid) && std::fs::remove_dir_all(e.path()).is_ok() {
             removed.push(e.path());
         }
     }
@@ -76,7 +85,11 @@ pub fn sweep_temp(dir: &Path) -> Vec<PathBuf> {
 
 /// Removes the temporary directories of `pid`, a worker just killed and reaped.
 pub fn remove_owned_by(pid: Pid) -> Vec<PathBuf> {
-    remove_where(&std::env::temp_dir(), |owner| owner == pid)
+    remove_owned_by_in(&std::env::temp_dir(), pid)
+}
+
+fn remove_owned_by_in(dir: &Path, pid: Pid) -> Vec<PathBuf> {
+    remove_where(dir, |owner| owner == pid)
 }
 
 /// The parent of `pid` and whether it is a live sysperf, from /proc/PID/stat.
@@ -168,5 +181,53 @@ mod tests {
         let removed = sweep_temp(tmp.path());
         assert_eq!(removed, vec![gone.clone()]);
         assert!(!gone.exists() && mine.exists() && other.exists() && link.exists());
+    }
+
+    #[test]
+    fn another_users_directory_named_like_a_stale_one_is_never_removed() {
+        if sys::euid() != 0 {
+            println!("skipped: needs root to make a directory owned by another user");
+            return;
+        }
+        let tmp = tempfile::tempdir().unwrap();
+        let theirs = tmp.path().join("sysperf-workload-999999999-abc");
+        std::fs::create_dir(&theirs).unwrap();
+        std::fs::write(theirs.join("data"), "keep").unwrap();
+        std::os::unix::fs::chown(&theirs, Some(65534), Some(65534)).unwrap();
+        let ours = tmp.path().join("sysperf-workload-999999998-abc");
+        std::fs::create_dir(&ours).unwrap();
+        assert_eq!(sweep_temp(tmp.path()), vec![ours]);
+        assert!(theirs.join("data").exists());
+        assert!(remove_owned_by_in(tmp.path(), 999_999_999).is_empty());
+        assert!(theirs.join("data").exists());
+    }
+
+    #[test]
+    fn scratch_directories_are_private_and_never_reuse_a_planted_name() {
+        use std::os::unix::fs::{MetadataExt, PermissionsExt};
+        let tmp = tempfile::tempdir().unwrap();
+        let a = scratch_dir(tmp.path(), "feder").unwrap();
+        let b = scratch_dir(tmp.path(), "feder").unwrap();
+        assert_ne!(a, b);
+        let meta = std::fs::symlink_metadata(&a).unwrap();
+        assert!(meta.is_dir());
+        assert_eq!(meta.permissions().mode() & 0o777, 0o700);
+        assert_eq!(meta.uid(), sys::euid());
+        let name = a.file_name().unwrap().to_str().unwrap();
+        assert!(
+            name.starts_with(&format!("sysperf-feder-{}-", sys::getpid())),
+            "{name}"
+        );
+        assert_eq!(owner_pid(name), Some(sys::getpid()));
+        assert_eq!(
+            name.len(),
+            format!("sysperf-feder-{}-", sys::getpid()).len() + 12
+        );
+        // A base where every name exists (a file in place of the directory) is an error, not
+        // a loop or a removal.
+        let not_dir = tmp.path().join("file");
+        std::fs::write(&not_dir, "x").unwrap();
+        assert!(scratch_dir(&not_dir, "feder").is_err());
+        assert_eq!(std::fs::read(&not_dir).unwrap(), b"x");
     }
 }

@@ -883,10 +883,15 @@ pub fn markdown(c: &Comparison) -> String {
     s
 }
 
-/// A CSV field, quoted as RFC 4180 says: when it holds a comma, a quote or a line break, in
-/// double quotes with its quotes doubled.
+/// A CSV text field (ids, labels: never a number), quoted as RFC 4180 says: when it holds a
+/// comma, a quote or a line break, in double quotes with its quotes doubled. Text that begins
+/// with `=`, `+`, `-`, `@`, a tab or a carriage return, which a spreadsheet would take for a
+/// formula (an imported run's label could be `=HYPERLINK(...)`), gets a leading `'` and the
+/// quotes, so that it stays text.
 fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n', '\r']) {
+    if s.starts_with(['=', '+', '-', '@', '\t', '\r']) {
+        format!("\"'{}\"", s.replace('"', "\"\""))
+    } else if s.contains([',', '"', '\n', '\r']) {
         format!("\"{}\"", s.replace('"', "\"\""))
     } else {
         s.to_string()
@@ -1248,6 +1253,32 @@ mod tests {
         c.rows[0].label = "sys,call \"x\"".into();
         let out = csv(&c);
         assert!(out.contains(",\"sys,call \"\"x\"\"\","), "{out}");
+    }
+
+    #[test]
+    fn csv_text_that_a_spreadsheet_would_run_as_a_formula_stays_text() {
+        for (text, cell) in [
+            ("=1+1", "\"'=1+1\""),
+            ("+cmd", "\"'+cmd\""),
+            ("-2+3", "\"'-2+3\""),
+            ("@SUM(A1)", "\"'@SUM(A1)\""),
+            ("\tx", "\"'\tx\""),
+            ("\rx", "\"'\rx\""),
+            (
+                "=HYPERLINK(\"http://x\",\"y\")",
+                "\"'=HYPERLINK(\"\"http://x\"\",\"\"y\"\")\"",
+            ),
+            ("a=b", "a=b"),
+        ] {
+            assert_eq!(csv_field(text), cell, "{text:?}");
+        }
+        // Numbers are numbers, negative ones too.
+        assert_eq!(csv_num(Some(-1.5)), "-1.5");
+        let mut c = build(&runs(false), 0, 2.0);
+        c.rows[0].label = "=cmd|' /C calc'!A0".into();
+        let out = csv(&c);
+        assert!(out.contains(",\"'=cmd|' /C calc'!A0\","), "{out}");
+        assert!(!out.contains(",=cmd"), "{out}");
     }
 
     #[test]

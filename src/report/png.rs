@@ -14,14 +14,28 @@ use thiserror::Error;
 /// Pixels per SVG unit.
 pub const SCALE: f32 = 2.0;
 
+/// Most pixels a PNG may have: 40 million (e.g. 2000 x 20,000), 160 MB while it is drawn.
+/// A taller figure (hundreds of runs or tests in one plot) is refused before any of it is
+/// allocated; its SVG has no such limit.
+pub const MAX_PIXELS: u64 = 40_000_000;
+
 #[derive(Debug, Error)]
 pub enum PngError {
     #[error("the chart is not valid SVG ({0}); this is a bug in sysperf, please report it")]
     Svg(String),
     #[error("a {width}x{height} image is too large to draw; plot fewer runs or tests")]
     Size { width: f32, height: f32 },
+    #[error("the PNG would be {width}x{height} pixels, more than the {MAX_PIXELS} sysperf draws; plot fewer runs or tests, or write .svg")]
+    TooManyPixels { width: u32, height: u32 },
     #[error("encoding the PNG failed: {0}")]
     Encode(String),
+}
+
+impl PngError {
+    /// True for a figure too large to draw, which the CLI maps to exit code 2.
+    pub fn is_user_error(&self) -> bool {
+        matches!(self, PngError::Size { .. } | PngError::TooManyPixels { .. })
+    }
 }
 
 /// An encoded image and what it was drawn with.
@@ -72,6 +86,12 @@ pub fn render(svg: &str, fonts: Arc<fontdb::Database>) -> Result<Png, PngError> 
         height: size.height() * SCALE,
     };
     let px = size.to_int_size().scale_by(SCALE).ok_or_else(too_big)?;
+    if u64::from(px.width()) * u64::from(px.height()) > MAX_PIXELS {
+        return Err(PngError::TooManyPixels {
+            width: px.width(),
+            height: px.height(),
+        });
+    }
     let mut pixmap = tiny_skia::Pixmap::new(px.width(), px.height()).ok_or_else(too_big)?;
     pixmap.fill(tiny_skia::Color::WHITE);
     resvg::render(
@@ -103,6 +123,19 @@ mod tests {
         assert_eq!(png.width, (svg.width * 2.0).round() as u32);
         assert_eq!(png.height, (svg.height * 2.0).round() as u32);
         assert_eq!(&png.bytes[..8], b"\x89PNG\r\n\x1a\n");
+    }
+
+    #[test]
+    fn a_figure_of_too_many_pixels_is_refused_before_drawing() {
+        // The size of a plot of hundreds of runs (2000 x 520,224 pixels, 4 GB to draw).
+        let svg = r#"<svg xmlns="http://www.w3.org/2000/svg" width="1000" height="260112"><rect width="1" height="1"/></svg>"#;
+        let e = render(svg, Arc::new(fontdb::Database::new())).unwrap_err();
+        assert!(e.is_user_error());
+        assert!(
+            e.to_string()
+                .contains("2000x520224 pixels, more than the 40000000 sysperf draws"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -217,11 +217,9 @@ struct Scratch {
 }
 
 impl Scratch {
-    fn new(what: &str) -> Result<Scratch, BenchError> {
-        let path = std::env::temp_dir().join(format!("sysperf-bbn-{}-{what}", sys::getpid()));
-        // A leftover of a killed worker whose pid was reused would make create_dir fail.
-        let _ = std::fs::remove_dir_all(&path);
-        std::fs::create_dir(&path).map_err(BenchError::sys("mkdir"))?;
+    fn new() -> Result<Scratch, BenchError> {
+        let path = crate::harness::janitor::scratch_dir(&std::env::temp_dir(), "bbn")
+            .map_err(BenchError::sys("mkdir (scratch directory)"))?;
         Ok(Scratch { path })
     }
 
@@ -240,7 +238,7 @@ impl Drop for Scratch {
 /// FIFO) stands in as the writer while the real read end opens, then the write end opens
 /// against that reader. The name and its directory are gone when this returns.
 fn open_port() -> Result<(File, File), BenchError> {
-    let dir = Scratch::new("port")?;
+    let dir = Scratch::new()?;
     let name = dir.path.join("port");
     sys::mkfifo(&name, 0o600).map_err(BenchError::sys("mkfifo"))?;
     let open = |read: bool, write: bool| {
@@ -424,7 +422,7 @@ impl RealWorld {
     }
 
     fn start_copier(&mut self, ctx: &Ctx, cpus: Option<&[u32]>) -> Result<(), BenchError> {
-        let dir = Scratch::new("copy")?;
+        let dir = Scratch::new()?;
         let mut buf = vec![0xa5u8; COPY_CHUNK];
         let (src_name, dst_name) = (dir.path.join("src"), dir.path.join("dst"));
         let mut src = File::create(&src_name).map_err(BenchError::sys("create"))?;
@@ -743,6 +741,19 @@ pub static SUITE: Suite = Suite {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_file_planted_at_the_old_predictable_port_name_does_not_stop_the_suite() {
+        // sysperf-bbn-<pid>-port is what the suite used to make (and, before that, remove
+        // whoever owned it); a file there now changes nothing.
+        let planted = std::env::temp_dir().join(format!("sysperf-bbn-{}-port", sys::getpid()));
+        std::fs::write(&planted, "theirs").unwrap();
+        let ports = open_port();
+        let kept = std::fs::read(&planted);
+        let _ = std::fs::remove_file(&planted);
+        assert!(ports.is_ok(), "{:?}", ports.err());
+        assert_eq!(kept.unwrap(), b"theirs");
+    }
 
     fn record(size: usize, seq: u32) -> Vec<u8> {
         let mut rec = vec![0; size + HEADER];

@@ -68,11 +68,8 @@ pub struct Scratch {
 
 impl Scratch {
     pub fn new(base: &Path) -> Result<Scratch, BenchError> {
-        use std::sync::atomic::{AtomicU64, Ordering};
-        static N: AtomicU64 = AtomicU64::new(0);
-        let n = N.fetch_add(1, Ordering::Relaxed);
-        let path = base.join(format!("sysperf-feder-{}-{n}", std::process::id()));
-        std::fs::create_dir(&path).map_err(BenchError::sys("mkdir"))?;
+        let path = crate::harness::janitor::scratch_dir(base, "feder")
+            .map_err(BenchError::sys("mkdir (scratch directory)"))?;
         let mut s = Scratch { path, dir: None };
         let c = cstring(s.path.as_os_str().as_bytes())?;
         s.dir = Some(
@@ -960,6 +957,28 @@ pub static SUITE: Suite = Suite {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn names_planted_at_the_old_predictable_scratch_names_do_not_stop_the_suite() {
+        // Another user could make sysperf-feder-<pid>-<n> before a run (files here; as
+        // directories of their own they would be the same obstacle): the scratch directory
+        // is made elsewhere, private, and the planted names are left alone.
+        let base = tempfile::tempdir().unwrap();
+        for n in 0..256 {
+            let planted = base
+                .path()
+                .join(format!("sysperf-feder-{}-{n}", std::process::id()));
+            std::fs::write(planted, "theirs").unwrap();
+        }
+        let s = Scratch::new(base.path()).unwrap();
+        assert!(s.path().is_dir());
+        assert!(s.fd() >= 0);
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(s.path()).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o700);
+        drop(s);
+        assert_eq!(std::fs::read_dir(base.path()).unwrap().count(), 256);
+    }
 
     #[test]
     fn table3_is_the_published_vax_column() {

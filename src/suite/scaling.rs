@@ -51,7 +51,7 @@ use std::path::{Path, PathBuf};
 
 /// Prefix of every directory this file makes under the temporary directory; the pid of the
 /// process that made it follows, which is how `harness::janitor` knows a leftover.
-const DIR_PREFIX: &str = "sysperf-scaling-";
+const DIR_KIND: &str = "scaling";
 
 /// The papers' table-search suite; `series` lists this file's curves (the process-table half
 /// is appended from its own file).
@@ -463,11 +463,7 @@ pub struct Scratch {
 
 impl Scratch {
     fn new() -> io::Result<Scratch> {
-        let mut r = [0u8; 6];
-        sys::random_bytes(&mut r)?;
-        let hex: String = r.iter().map(|b| format!("{b:02x}")).collect();
-        let path = std::env::temp_dir().join(format!("{DIR_PREFIX}{}-{hex}", std::process::id()));
-        std::fs::create_dir(&path)?;
+        let path = crate::harness::janitor::scratch_dir(&std::env::temp_dir(), DIR_KIND)?;
         match File::open(&path) {
             Ok(fd) => Ok(Scratch { path, fd }),
             Err(e) => {

@@ -21,9 +21,11 @@
 //! are part of that one command's work, not processes of their own; the paper does not say
 //! how its count treated them.
 //!
-//! Only commands present on this machine are used (looked up on PATH, run by their full
-//! path); preflight records which were used and which were absent (without a C compiler the
-//! compile step is skipped). A command that fails makes its script fail and the trial fail
+//! Only commands present on this machine are used (looked up in PATH's absolute directories
+//! only, run by their absolute path); preflight records which were used, the path of each,
+//! which were absent (without a C compiler the compile step is skipped) and the PATH entries
+//! it did not search (relative or empty ones, which would name another directory from each
+//! script's working directory). A command that fails makes its script fail and the trial fail
 //! with an error naming the command and showing its stderr, so a broken environment fails
 //! loudly instead of measuring less work.
 //!
@@ -196,10 +198,20 @@ pub fn search_path() -> String {
     std::env::var("PATH").unwrap_or_else(|_| "/usr/local/bin:/usr/bin:/bin".into())
 }
 
-/// The first executable regular file called `name` in the colon-separated `path`.
+/// The entries of the colon-separated `path` that are not absolute directories (empty ones
+/// mean the current directory): they are never searched, since a command found through one
+/// would be found from sysperf's directory but run from a script's.
+pub fn unsafe_path_entries(path: &str) -> Vec<&str> {
+    path.split(':')
+        .filter(|d| !Path::new(d).is_absolute())
+        .collect()
+}
+
+/// The first executable regular file called `name` in the absolute directories of the
+/// colon-separated `path` (see [`unsafe_path_entries`]), as an absolute path.
 pub fn locate(name: &str, path: &str) -> Option<PathBuf> {
     path.split(':')
-        .filter(|d| !d.is_empty())
+        .filter(|d| Path::new(d).is_absolute())
         .map(|d| Path::new(d).join(name))
         .find(|p| fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0))
 }
@@ -219,7 +231,9 @@ pub fn command_notes(path: &str) -> Result<Vec<String>, String> {
     }
     let found = present(STEPS, path);
     if found.is_empty() {
-        return Err(format!("none of the commands is on PATH ({path})"));
+        return Err(format!(
+            "none of the commands is in an absolute directory of PATH ({path})"
+        ));
     }
     let used: Vec<&str> = found.iter().map(|(s, _)| s.program).collect();
     let mut notes = vec![format!(
@@ -239,6 +253,22 @@ pub fn command_notes(path: &str) -> Result<Vec<String>, String> {
             ""
         };
         notes.push(format!("absent: {}{cc}", absent.join(", ")));
+    }
+    let paths: Vec<String> = found
+        .iter()
+        .map(|(s, p)| format!("{}={}", s.program, p.display()))
+        .collect();
+    notes.push(format!(
+        "commands run by absolute path: {}",
+        paths.join(" ")
+    ));
+    let skipped = unsafe_path_entries(path);
+    if !skipped.is_empty() {
+        let shown: Vec<String> = skipped.iter().map(|d| format!("{d:?}")).collect();
+        notes.push(format!(
+            "PATH entries not searched (relative or empty, so not one fixed directory): {}",
+            shown.join(", ")
+        ));
     }
     Ok(notes)
 }
@@ -465,17 +495,10 @@ pub fn script(k: usize, steps: &[(Step, PathBuf)]) -> String {
 /// A directory removed with everything in it when dropped.
 struct TempDir(PathBuf);
 
-const DIR_PREFIX: &str = "sysperf-workload-";
-
 impl TempDir {
     fn new() -> Result<TempDir, BenchError> {
-        let base = std::env::temp_dir();
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos())
-            .unwrap_or(0);
-        let dir = base.join(format!("{DIR_PREFIX}{}-{nanos}", std::process::id()));
-        fs::create_dir(&dir).map_err(BenchError::sys("mkdir (workload directory)"))?;
+        let dir = crate::harness::janitor::scratch_dir(&std::env::temp_dir(), "workload")
+            .map_err(BenchError::sys("mkdir (workload directory)"))?;
         Ok(TempDir(dir))
     }
 }
@@ -783,6 +806,35 @@ mod tests {
             distinct.len() >= 7,
             "scripts are permuted differently: {orders:?}"
         );
+    }
+
+    #[test]
+    fn relative_and_empty_path_entries_are_not_searched_and_are_named() {
+        let (d, abs) = only(&["grep", "sort"], None);
+        // A relative entry and an empty one (the current directory), before the absolute one.
+        let rel = d.path().file_name().unwrap().to_str().unwrap().to_string();
+        let path = format!("{rel}::{abs}");
+        assert_eq!(unsafe_path_entries(&path), [rel.as_str(), ""]);
+        let notes = command_notes(&path).unwrap();
+        let last = notes.last().unwrap();
+        assert_eq!(
+            last,
+            &format!("PATH entries not searched (relative or empty, so not one fixed directory): \"{rel}\", \"\"")
+        );
+        let cmds = notes
+            .iter()
+            .find(|n| n.starts_with("commands run by absolute path: "))
+            .unwrap();
+        assert_eq!(
+            cmds,
+            &format!("commands run by absolute path: grep={abs}/grep sort={abs}/sort")
+        );
+        for (_, p) in present(STEPS, &path) {
+            assert!(p.is_absolute(), "{}", p.display());
+        }
+        // Only relative entries: nothing is searched.
+        let none = command_notes(".:bin");
+        assert!(none.unwrap_err().contains("absolute directory of PATH"));
     }
 
     #[test]
