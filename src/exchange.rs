@@ -255,8 +255,10 @@ impl<'de> serde::de::Visitor<'de> for HeaderSeed<'_> {
             match key.as_str() {
                 "format" => h.format = Some(map.next_value()?),
                 "format_version" => h.format_version = Some(map.next_value()?),
-                "runs" => {
-                    self.0.path.replace("runs".into());
+                // Everything that will be built is walked and counted first: the runs, and
+                // the profiles stored with them.
+                "runs" | "profiles" => {
+                    self.0.path.replace(key.clone());
                     map.next_value_seed(Node(self.0))?;
                 }
                 _ => {
@@ -1600,7 +1602,8 @@ mod tests {
             ),
             (
                 Box::new(|v| v["profiles"][&id][0]["cpus"] = json!(vec![0; MAX_ENTRIES + 1])),
-                "has 100001 entries, more than the 100000 allowed",
+                // Counted by the first pass, before anything is built.
+                "[0].cpus has more than 100000 entries",
             ),
         ];
         for (spoil, needle) in cases {
