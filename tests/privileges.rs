@@ -8,14 +8,41 @@
 mod common;
 
 use common::json_of;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 const NOBODY: &str = "65534";
 
+/// The binary under test where an unprivileged user can run it: the checkout may sit under a
+/// directory only root may enter (/root), so it is linked (or copied) into a world-readable
+/// one, once per test thread and removed when the thread ends.
+fn reachable_exe() -> PathBuf {
+    thread_local! {
+        static EXE: std::cell::RefCell<Option<(tempfile::TempDir, PathBuf)>> =
+            const { std::cell::RefCell::new(None) };
+    }
+    EXE.with(|e| {
+        e.borrow_mut()
+            .get_or_insert_with(|| {
+                use std::os::unix::fs::PermissionsExt;
+                let dir = tempfile::tempdir().unwrap();
+                std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755))
+                    .unwrap();
+                let exe = dir.path().join("sysperf");
+                let built = assert_cmd::cargo::cargo_bin("sysperf");
+                if std::fs::hard_link(&built, &exe).is_err() {
+                    std::fs::copy(&built, &exe).unwrap();
+                }
+                (dir, exe)
+            })
+            .1
+            .clone()
+    })
+}
+
 /// `sysperf ARGS` as an unprivileged user, with `db` as its store.
 fn unprivileged(db: &Path, args: &[&str]) -> Option<Output> {
-    let exe = assert_cmd::cargo::cargo_bin("sysperf");
+    let exe = reachable_exe();
     let mut c = if sysperf::sys::is_root() {
         if Command::new("setpriv").arg("--version").output().is_err() {
             assert!(
