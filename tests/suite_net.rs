@@ -8,7 +8,7 @@
 //!   counters (/proc/net/snmp) grow by at least what a worker's trial says it moved;
 //! - strace: a split request is two send(2)s per exchange (and TCP_CORK around them), the
 //!   inetd model execs `cat` once per connection, a round trip is one send and one receive
-//!   on each side;
+//!   on each side, TCP_NODELAY is set for round trips and not for streams;
 //! - Ctrl-C in the middle of the suite leaves no process behind.
 //!
 //! Counters are system-wide, so only lower bounds are checked; nothing depends on speed.
@@ -80,6 +80,7 @@ fn quick_run_stores_every_series_with_a_point() {
         [
             "net.rtt-tcp",
             "net.rtt-udp",
+            "net.rtt-udp-sendto",
             "net.rtt-unix",
             "net.rtt-unixdg",
             "net.stream-tcp",
@@ -198,6 +199,16 @@ fn a_split_request_is_two_writes_and_inetd_execs_per_connection() {
     };
     assert_eq!(execs(1) as u64, n);
     assert_eq!(execs(0), 0);
+    // TCP_NODELAY on both ends of a round trip (as sockperf and netperf -D), never on a
+    // stream (iperf3 leaves Nagle on: a 64 KiB write's short last segment waits to merge).
+    let nodelay = |id, param| {
+        strace_point(&["-e", "trace=setsockopt"], id, param, 5)
+            .concat()
+            .matches("TCP_NODELAY, [1]")
+            .count()
+    };
+    assert_eq!(nodelay("net.rtt-tcp", 64), 2);
+    assert_eq!(nodelay("net.stream-tcp", 65536), 0);
     // A Unix datagram round trip: one datagram sent (write) and one received (recvfrom) on
     // each side per trip.
     let traces = strace_point(&["-e", "trace=write,recvfrom"], "net.rtt-unixdg", 512, n);

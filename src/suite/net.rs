@@ -16,11 +16,12 @@
 //! CPU time belongs to the trial.
 //!
 //! - `net.rtt-*`: round trip of N bytes (the client sends N, the server echoes N) over TCP
-//!   (TCP_NODELAY, as `netperf -t TCP_RR -- -D`), UDP, Unix stream and Unix datagram sockets;
+//!   (TCP_NODELAY, as `netperf -t TCP_RR -- -D`), UDP (connected, and unconnected with
+//!   sendto/recvfrom, a route lookup per datagram), Unix stream and Unix datagram sockets;
 //! - `net.stream-*`: one-way stream of writes of one size (Cabrera's sweep) on a dense grid
-//!   from 1 B to 1 MiB, the reader reading 256 KiB at a time; the derived figures give the
-//!   system time per byte (writer and reader) and mark the anomalies, points whose
-//!   throughput is below both neighbours';
+//!   from 1 B to 1 MiB, the reader reading 64 KiB (or the write size, if larger) at a time
+//!   as iperf3 does; the derived figures give the system time per byte (writer and reader)
+//!   and mark the anomalies, points whose throughput is below both neighbours';
 //! - `net.nagle`: a request of an 8-byte header and a 120-byte body written with two write(2)s,
 //!   a 128-byte answer, under Nagle's algorithm and the peer's delayed ACK, and with
 //!   TCP_NODELAY, TCP_QUICKACK (set by the server before each read) or TCP_CORK;
@@ -45,8 +46,9 @@ use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::os::linux::net::SocketAddrExt;
 use std::os::unix::net::{SocketAddr, UnixDatagram, UnixListener, UnixStream};
 
-/// The reader's buffer in the streams: large, so the curve is the writer's write size.
-const READ_CHUNK: usize = 256 << 10;
+/// The reader's buffer in the streams (iperf3 reads as much with `-l 64K`); a larger write
+/// is read with a buffer of its size.
+const READ_CHUNK: usize = 64 << 10;
 /// The largest UDP payload over IPv4 (65535 - 20 - 8).
 pub const UDP_MAX: u64 = 65507;
 /// The write size of the socket-buffer and contention streams.
@@ -63,6 +65,9 @@ const FAULT_COUNT: i32 = 2;
 pub enum Proto {
     Tcp,
     Udp,
+    /// UDP on unconnected sockets: sendto(2) with the peer's address and recvfrom(2), a route
+    /// lookup per datagram (what §4.1.7's route caching saved; what sockperf does).
+    UdpTo,
     Unix,
     UnixDgram,
 }
@@ -71,6 +76,7 @@ pub enum Proto {
 pub enum End {
     Tcp(TcpStream),
     Udp(UdpSocket),
+    UdpTo(UdpSocket, std::net::SocketAddr),
     Unix(UnixStream),
     UnixDgram(UnixDatagram),
 }
@@ -90,6 +96,7 @@ impl End {
             End::Tcp(s) => return s.write_all(buf),
             End::Unix(s) => return s.write_all(buf),
             End::Udp(s) => s.send(buf)?,
+            End::UdpTo(s, to) => s.send_to(buf, *to)?,
             End::UnixDgram(s) => s.send(buf)?,
         };
         if n != buf.len() {
@@ -105,6 +112,7 @@ impl End {
             End::Tcp(s) => return s.read_exact(buf),
             End::Unix(s) => return s.read_exact(buf),
             End::Udp(s) => s.recv(buf)?,
+            End::UdpTo(s, _) => s.recv_from(buf)?.0,
             End::UnixDgram(s) => s.recv(buf)?,
         };
         if n != buf.len() {
@@ -119,6 +127,7 @@ impl End {
             End::Tcp(s) => s.read(buf),
             End::Unix(s) => s.read(buf),
             End::Udp(s) => s.recv(buf),
+            End::UdpTo(s, _) => s.recv_from(buf).map(|r| r.0),
             End::UnixDgram(s) => s.recv(buf),
         }
     }
@@ -129,14 +138,14 @@ impl End {
         match self {
             End::Tcp(s) => s.shutdown(Shutdown::Write),
             End::Unix(s) => s.shutdown(Shutdown::Write),
-            End::Udp(_) | End::UnixDgram(_) => Ok(()),
+            End::Udp(_) | End::UdpTo(..) | End::UnixDgram(_) => Ok(()),
         }
     }
 
     fn fd(&self) -> RawFd {
         match self {
             End::Tcp(s) => s.as_raw_fd(),
-            End::Udp(s) => s.as_raw_fd(),
+            End::Udp(s) | End::UdpTo(s, _) => s.as_raw_fd(),
             End::Unix(s) => s.as_raw_fd(),
             End::UnixDgram(s) => s.as_raw_fd(),
         }
@@ -151,13 +160,11 @@ pub fn tcp_pair() -> io::Result<(TcpStream, TcpStream)> {
     Ok((a, b))
 }
 
-/// A connected pair of `proto` sockets: (client's end, server's end).
+/// A connected pair of `proto` sockets: (client's end, server's end), default options.
 pub fn pair(proto: Proto) -> io::Result<(End, End)> {
     Ok(match proto {
         Proto::Tcp => {
             let (a, b) = tcp_pair()?;
-            a.set_nodelay(true)?;
-            b.set_nodelay(true)?;
             (End::Tcp(a), End::Tcp(b))
         }
         Proto::Udp => {
@@ -166,6 +173,12 @@ pub fn pair(proto: Proto) -> io::Result<(End, End)> {
             a.connect(b.local_addr()?)?;
             b.connect(a.local_addr()?)?;
             (End::Udp(a), End::Udp(b))
+        }
+        Proto::UdpTo => {
+            let a = UdpSocket::bind("127.0.0.1:0")?;
+            let b = UdpSocket::bind("127.0.0.1:0")?;
+            let (to_b, to_a) = (b.local_addr()?, a.local_addr()?);
+            (End::UdpTo(a, to_b), End::UdpTo(b, to_a))
         }
         Proto::Unix => {
             let (a, b) = UnixStream::pair()?;
@@ -238,7 +251,7 @@ pub struct RoundTrip {
 
 impl RoundTrip {
     pub fn new(proto: Proto, size: u64) -> RoundTrip {
-        let max = if proto == Proto::Udp {
+        let max = if matches!(proto, Proto::Udp | Proto::UdpTo) {
             UDP_MAX
         } else {
             1 << 16
@@ -265,6 +278,15 @@ fn echo(end: &mut End, buf: &mut [u8], n: u64) -> io::Result<()> {
 impl Benchmark for RoundTrip {
     fn setup(&mut self, ctx: &Ctx, iterations: u64) -> Result<(), BenchError> {
         let (client, mut server) = pair(self.proto).map_err(BenchError::sys("socket pair"))?;
+        // A message above the MSS leaves a short last segment, which Nagle's algorithm would
+        // hold until the first is acknowledged: a round trip sends at once, as netperf's
+        // TCP_RR with -D and sockperf do.
+        for end in [&client, &server] {
+            if let End::Tcp(s) = end {
+                s.set_nodelay(true)
+                    .map_err(BenchError::sys("TCP_NODELAY"))?;
+            }
+        }
         self.buf = vec![0x6e; self.size];
         let buf = &mut self.buf;
         let pid = spawn(ctx, "sysperf:echo", None, || {
@@ -874,6 +896,15 @@ pub static RTT_UDP: SeriesSpec = rtt(
     |s| Box::new(RoundTrip::new(Proto::Udp, s)),
 );
 
+pub static RTT_UDP_TO: SeriesSpec = rtt(
+    "net.rtt-udp-sendto",
+    "UDP, unconnected",
+    "UDP over 127.0.0.1 on unconnected sockets: sendto(2) with the address and recvfrom(2), \
+     so the kernel looks the route up for every datagram",
+    |q| rtt_points(q, UDP_MAX),
+    |s| Box::new(RoundTrip::new(Proto::UdpTo, s)),
+);
+
 pub static RTT_UNIX: SeriesSpec = rtt(
     "net.rtt-unix",
     "Unix stream",
@@ -893,16 +924,16 @@ pub static RTT_UNIX_DGRAM: SeriesSpec = rtt(
 pub static STREAM_TCP: SeriesSpec = stream(
     "net.stream-tcp",
     "TCP",
-    "TCP over 127.0.0.1: write(2)s of one size, the reader reads 256 KiB at a time and \
-            counts every byte; derived: system time per byte and the anomalies",
+    "TCP over 127.0.0.1: write(2)s of one size, the reader reads 64 KiB (or the write size) \
+     at a time and counts every byte; derived: system time per byte and the anomalies",
     |s| Box::new(Stream::new(Proto::Tcp, s, StreamKind::Plain)),
 );
 
 pub static STREAM_UNIX: SeriesSpec = stream(
     "net.stream-unix",
     "Unix stream",
-    "socketpair(AF_UNIX, SOCK_STREAM): write(2)s of one size, the reader reads 256 KiB \
-            at a time and counts every byte",
+    "socketpair(AF_UNIX, SOCK_STREAM): write(2)s of one size, the reader reads 64 KiB (or \
+     the write size) at a time and counts every byte",
     |s| Box::new(Stream::new(Proto::Unix, s, StreamKind::Plain)),
 );
 
@@ -1054,6 +1085,7 @@ fn series() -> Vec<&'static SeriesSpec> {
     vec![
         &RTT_TCP,
         &RTT_UDP,
+        &RTT_UDP_TO,
         &RTT_UNIX,
         &RTT_UNIX_DGRAM,
         &STREAM_TCP,
@@ -1180,7 +1212,13 @@ mod tests {
 
     #[test]
     fn every_transport_carries_a_message_whole_both_ways() {
-        for proto in [Proto::Tcp, Proto::Udp, Proto::Unix, Proto::UnixDgram] {
+        for proto in [
+            Proto::Tcp,
+            Proto::Udp,
+            Proto::UdpTo,
+            Proto::Unix,
+            Proto::UnixDgram,
+        ] {
             let (mut a, mut b) = pair(proto).unwrap();
             let msg: Vec<u8> = (0..4097u32).map(|i| i as u8).collect();
             a.send(&msg).unwrap();
