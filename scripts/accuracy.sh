@@ -13,6 +13,14 @@
 #                                                         two processes on one CPU; the BBN
 #                                                         suite's pipe throughput; dd's writer
 #                                                         also reads each block from /dev/zero)
+#   net.rtt-tcp@64 vs   sockperf ping-pong --tcp -m 64  (64-byte TCP round trip over 127.0.0.1,
+#                                                         TCP_NODELAY on both sides, both on one
+#                                                         CPU; --full-rtt: round trip, not half)
+#   net.rtt-udp-sendto@64 vs sockperf ping-pong -m 64 (the same over UDP on unconnected
+#                                                         sockets, sendto/recvfrom, as sockperf)
+#   net.stream-tcp@65536 vs iperf3 -l 64K               (one-way TCP stream of 64 KiB writes over
+#                                                         127.0.0.1, both ends on one CPU)
+#   The network section alone: NET_ONLY=1 scripts/accuracy.sh [CPU] (needs sockperf iperf3).
 #
 # Where a peer's operation is not exactly sysperf's, the script measures the difference instead
 # of hiding it: with strace installed it counts the system calls each side makes per operation
@@ -29,16 +37,19 @@
 # costs more than a message to oneself) from one stored sysperf run.
 #
 # Usage: [ROUNDS=N] scripts/accuracy.sh [CPU]      (default: the last CPU this shell may use)
-# Needs: linux-perf hyperfine stress-ng python3 (apt-get install linux-perf hyperfine stress-ng)
+# Needs: linux-perf hyperfine stress-ng sockperf iperf3 python3
+#        (apt-get install linux-perf hyperfine stress-ng sockperf iperf3)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 missing=()
-for t in perf hyperfine stress-ng python3 taskset; do
+tools="perf hyperfine stress-ng sockperf iperf3 python3 taskset"
+[ -n "${NET_ONLY:-}" ] && tools="sockperf iperf3 python3 taskset"
+for t in $tools; do
   command -v "$t" >/dev/null 2>&1 || missing+=("$t")
 done
 if [ ${#missing[@]} -gt 0 ]; then
-  echo "accuracy.sh: missing ${missing[*]}; install with: apt-get install linux-perf hyperfine stress-ng python3 util-linux" >&2
+  echo "accuracy.sh: missing ${missing[*]}; install with: apt-get install linux-perf hyperfine stress-ng sockperf iperf3 python3 util-linux" >&2
   exit 1
 fi
 
@@ -54,6 +65,99 @@ echo "accuracy: CPU $CPU for every tool; $(uname -r); $(grep -m1 'model name' /p
 
 ROUNDS=${ROUNDS:-3}
 case "$ROUNDS" in ''|*[!0-9]*|0) echo "accuracy.sh: ROUNDS must be a positive number" >&2; exit 2;; esac
+
+# The network section: sysperf's net suite beside sockperf (round trips) and iperf3 (stream),
+# every process on $CPU, loopback only. Servers are started here and killed by their pid.
+net_servers=()
+stop_net_servers() {
+  for pid in "${net_servers[@]}"; do kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; done
+  net_servers=()
+}
+trap 'stop_net_servers; rm -rf "$work"' EXIT
+net_side() { # pair side round
+  local out="$work/net-$1-$2-$3" port=$((20000 + RANDOM % 20000))
+  case "$1/$2" in
+    rtt-tcp/sp)   "$SP" run --suite net.rtt-tcp@64 --placement same --cpu "$CPU" --db "$work/net.db" --json >"$out" ;;
+    rtt-udp/sp)   "$SP" run --suite net.rtt-udp-sendto@64 --placement same --cpu "$CPU" --db "$work/net.db" --json >"$out" ;;
+    stream/sp)    "$SP" run --suite net.stream-tcp@65536 --placement same --cpu "$CPU" --db "$work/net.db" --json >"$out" ;;
+    rtt-tcp/peer|rtt-udp/peer)
+      local proto=(); [ "$1" = rtt-tcp ] && proto=(--tcp)
+      taskset -c "$CPU" sockperf server "${proto[@]}" -i 127.0.0.1 -p "$port" >/dev/null 2>&1 &
+      net_servers+=($!); sleep 0.5
+      taskset -c "$CPU" sockperf ping-pong "${proto[@]}" -i 127.0.0.1 -p "$port" -m 64 -t 3 --full-rtt >"$out" 2>&1 || true
+      stop_net_servers ;;
+    stream/peer)
+      taskset -c "$CPU" iperf3 -s -1 -B 127.0.0.1 -p "$port" >/dev/null 2>&1 &
+      net_servers+=($!); sleep 0.5
+      taskset -c "$CPU" iperf3 -c 127.0.0.1 -p "$port" -l 64K -t 3 -J >"$out" 2>/dev/null || true
+      stop_net_servers ;;
+  esac
+}
+net_section() {
+  for round in $(seq 1 "$ROUNDS"); do
+    for pair in rtt-tcp rtt-udp stream; do
+      if [ $((round % 2)) -eq 1 ]; then net_side "$pair" sp "$round"; net_side "$pair" peer "$round"
+      else net_side "$pair" peer "$round"; net_side "$pair" sp "$round"; fi
+    done
+  done
+  python3 - "$work" "$ROUNDS" <<'PY'
+import json, os, re, statistics, sys
+work, rounds = sys.argv[1], int(sys.argv[2])
+
+def sp_us(name):
+    try:
+        doc = json.load(open(os.path.join(work, name)))
+        r = doc["series"][0]["points"][0]["result"]
+        return r["summary"]["wall_ns_per_op"]["median"] / 1000.0
+    except (OSError, ValueError, KeyError, IndexError, TypeError):
+        return None
+
+def sockperf_us(name):
+    # "sockperf: ====> avg-rtt=21.360 (std-dev=2.771)" with --full-rtt
+    try:
+        text = open(os.path.join(work, name)).read()
+    except OSError:
+        return None
+    m = re.search(r"avg-(?:rtt|latency)=([0-9.]+)", text)
+    return float(m.group(1)) if m else None
+
+def iperf_us(name):
+    # Microseconds per 64 KiB write from the receiver's bits per second.
+    try:
+        bps = json.load(open(os.path.join(work, name)))["end"]["sum_received"]["bits_per_second"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return 65536 * 8 / bps * 1e6 if bps else None
+
+rows = [
+    ("TCP round trip, 64 B", "rtt-tcp", "net.rtt-tcp@64", "sockperf ping-pong --tcp", sockperf_us),
+    ("UDP round trip, 64 B", "rtt-udp", "net.rtt-udp-sendto@64", "sockperf ping-pong (UDP)", sockperf_us),
+    ("TCP stream, 64 KiB writes", "stream", "net.stream-tcp@65536", "iperf3 -l 64K", iperf_us),
+]
+print(f"network: median of {rounds} rounds, both sides on one CPU, loopback")
+print(f"{'operation':<28} {'sysperf id':<21} {'sysperf us/op':>13} {'peer':<25} {'peer us/op':>10} {'ratio':>6} {'range':>11}  in 0.8-1.25")
+bad = 0
+for op, pair, sid, peer, parse in rows:
+    svs, pvs, ratios = [], [], []
+    for r in range(1, rounds + 1):
+        sv, pv = sp_us(f"net-{pair}-sp-{r}"), parse(f"net-{pair}-peer-{r}")
+        if sv is not None and pv:
+            svs.append(sv); pvs.append(pv); ratios.append(sv / pv)
+    if not ratios:
+        print(f"{op:<28} {sid:<21} {'-':>13} {peer:<25} {'-':>10} {'-':>6} {'':>11}  no figure")
+        bad += 1
+        continue
+    ratio = statistics.median(ratios)
+    ok = 0.8 <= ratio <= 1.25
+    bad += not ok
+    print(f"{op:<28} {sid:<21} {statistics.median(svs):>13.3f} {peer:<25} {statistics.median(pvs):>10.3f} {ratio:>6.2f} {min(ratios):.2f}-{max(ratios):.2f}  {'yes' if ok else 'NO'}")
+sys.exit(1 if bad else 0)
+PY
+}
+if [ -n "${NET_ONLY:-}" ]; then
+  net_section
+  exit $?
+fi
 "$SP" job null -o "$work/nulljob"
 
 # The physics checks: one run, stored in the user's store with a label.
@@ -100,7 +204,8 @@ if command -v strace >/dev/null 2>&1; then
   done
 fi
 
-python3 - "$work" "$ROUNDS" <<'PY'
+main_status=0
+python3 - "$work" "$ROUNDS" <<'PY' || main_status=$?
 import json, re, sys, os, statistics
 work, rounds = sys.argv[1], int(sys.argv[2])
 run = json.load(open(os.path.join(work, "physics.json")))
@@ -244,3 +349,8 @@ for w in run["warnings"]:
     print("  warning:", w["message"])
 sys.exit(1 if bad else 0)
 PY
+
+echo
+net_status=0
+net_section || net_status=$?
+exit $((main_status || net_status))

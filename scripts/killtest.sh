@@ -25,6 +25,7 @@ cmds=(
   "run --suite tty"
   "run --suite vm"
   "run --suite workload"
+  "run --suite net"
   "trace pipeback4"
   "profile forks0 --seconds 1"
   "watch 1 5"

@@ -1033,6 +1033,52 @@ pub fn mkfifo(path: &std::path::Path, mode: libc::mode_t) -> io::Result<()> {
     Ok(())
 }
 
+/// setsockopt(2) of an int option (SO_SNDBUF, TCP_NODELAY, TCP_QUICKACK, TCP_CORK, ...).
+pub fn set_sock_int(
+    fd: RawFd,
+    level: libc::c_int,
+    name: libc::c_int,
+    value: libc::c_int,
+) -> io::Result<()> {
+    // SAFETY: value lives across the call and its size is passed with it.
+    cvt(unsafe {
+        libc::setsockopt(
+            fd,
+            level,
+            name,
+            (&value as *const libc::c_int).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    })?;
+    Ok(())
+}
+
+/// getsockopt(2) of an int option.
+pub fn get_sock_int(fd: RawFd, level: libc::c_int, name: libc::c_int) -> io::Result<i32> {
+    let mut value: libc::c_int = 0;
+    let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+    // SAFETY: value and len are valid for writes and len holds value's size.
+    cvt(unsafe {
+        libc::getsockopt(
+            fd,
+            level,
+            name,
+            (&mut value as *mut libc::c_int).cast(),
+            &mut len,
+        )
+    })?;
+    Ok(value)
+}
+
+/// fstat(2)'s st_blksize: the I/O size the kernel suggests for a descriptor.
+pub fn blksize(fd: RawFd) -> io::Result<u64> {
+    // SAFETY: an all-zero stat is a valid out-parameter.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: st is valid for writes.
+    cvt(unsafe { libc::fstat(fd, &mut st) })?;
+    Ok(st.st_blksize as u64)
+}
+
 // ---------------------------------------------------------------------------------------
 // perf_event_open(2): the counters of `run --observe` and the sampler of `profile`.
 

@@ -131,7 +131,10 @@ fn list_suites_names_every_suite_and_its_series() {
         .iter()
         .map(|s| s["name"].as_str().unwrap())
         .collect();
-    assert_eq!(names, ["bbn", "feder", "scaling", "tty", "vm", "workload"]);
+    assert_eq!(
+        names,
+        ["bbn", "feder", "net", "scaling", "tty", "vm", "workload"]
+    );
     for suite in out.as_array().unwrap() {
         let series = suite["series"].as_array().unwrap();
         assert!(!series.is_empty(), "{}", suite["name"]);

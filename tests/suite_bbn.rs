@@ -103,27 +103,10 @@ fn quick_run_stores_the_reports_series() {
     );
 }
 
-/// strace of a worker run (all its processes) with `args`: the summary with `-c`, else one
-/// trace per process (`-ff`, so no call is split by another process's).
-fn strace(args: &[&str], id: &str, param: u64, iterations: u64) -> Vec<String> {
-    let dir = tempfile::tempdir().unwrap();
-    let follow = if args.contains(&"-c") { "-f" } else { "-ff" };
-    let args: Vec<&str> = std::iter::once(follow)
-        .chain(args.iter().copied())
-        .collect();
-    strace_worker(
-        &args,
-        &dir.path().join("strace"),
-        &point_request(id, param, iterations),
-        &[],
-    );
-    files_in(dir.path())
-}
-
 /// Calls of `name` per block, from strace -c of runs at `lo` and `hi` blocks.
 fn per_block(id: &str, param: u64, lo: u64, hi: u64, name: &str) -> f64 {
     let count = |n: u64| -> i64 {
-        strace(&["-c", "-U", "calls,name"], id, param, n)
+        strace_point(&["-c", "-U", "calls,name"], id, param, n)
             .concat()
             .lines()
             .filter_map(|l| {
@@ -158,7 +141,7 @@ fn writer_writes_each_block_once_and_the_reader_reads_it_whole() {
     assert!(reads >= 2.0, "{reads} reads per 1 MiB block");
     // The real-world test's measured writer sends exactly its blocks (of 'Z's) while the
     // second pair's writer sends blocks of the same size (of '<'s) without end.
-    let traces = strace(&["-e", "trace=write"], "bbn.realworld", 128, 50);
+    let traces = strace_point(&["-e", "trace=write"], "bbn.realworld", 128, 50);
     let blocks = |fill: &str| {
         traces
             .iter()
@@ -190,7 +173,7 @@ fn the_port_is_a_fifo_and_each_block_carries_its_header() {
         return;
     }
     let blocks = 20u32;
-    let trace = strace(
+    let trace = strace_point(
         &["-e", "trace=mknodat,mknod,write", "-xx", "-s", "8"],
         "bbn.port",
         100,
@@ -218,7 +201,7 @@ fn the_port_is_a_fifo_and_each_block_carries_its_header() {
         assert_eq!(head, &want, "header of block {seq}");
     }
     // The bare port sends the block alone.
-    let bare = strace(&["-e", "trace=write"], "bbn.port-bare", 100, 20).concat();
+    let bare = strace_point(&["-e", "trace=write"], "bbn.port-bare", 100, 20).concat();
     assert_eq!(
         bare.lines().filter(|l| l.ends_with(", 100) = 100")).count(),
         20

@@ -257,7 +257,7 @@ fn open_port() -> Result<(File, File), BenchError> {
 }
 
 /// Kills and reaps children; a child already gone is not an error.
-fn kill_and_reap(pids: &mut Vec<Pid>) {
+pub(crate) fn kill_and_reap(pids: &mut Vec<Pid>) {
     for &pid in pids.iter() {
         let _ = sys::kill(pid, libc::SIGKILL);
     }
@@ -267,7 +267,7 @@ fn kill_and_reap(pids: &mut Vec<Pid>) {
 }
 
 /// Forks a long-lived child that runs `body` (which must not return to the caller's code).
-fn spawn(
+pub(crate) fn spawn(
     ctx: &Ctx,
     name: &str,
     cpus: Option<&[u32]>,

@@ -18,6 +18,7 @@ use crate::stats;
 
 pub mod bbn;
 pub mod feder;
+pub mod net;
 pub mod scaling;
 pub mod scaling_proc;
 pub mod tty;
@@ -146,6 +147,7 @@ pub fn suites() -> Vec<&'static Suite> {
     vec![
         &bbn::SUITE,
         &feder::SUITE,
+        &net::SUITE,
         &scaling::SUITE,
         &tty::SUITE,
         &vm::SUITE,

@@ -147,6 +147,24 @@ pub fn strace_worker(args: &[&str], out: &Path, request: &str, envs: &[(&str, &P
     report
 }
 
+/// strace of one worker trial of series point `id`@`param` (all its processes) with `args`:
+/// the summary with `-c`, else one trace per process (`-ff`, so no call is split by another
+/// process's). Returns the text of strace's output files.
+pub fn strace_point(args: &[&str], id: &str, param: u64, iterations: u64) -> Vec<String> {
+    let dir = tempfile::tempdir().unwrap();
+    let follow = if args.contains(&"-c") { "-f" } else { "-ff" };
+    let args: Vec<&str> = std::iter::once(follow)
+        .chain(args.iter().copied())
+        .collect();
+    strace_worker(
+        &args,
+        &dir.path().join("strace"),
+        &point_request(id, param, iterations),
+        &[],
+    );
+    files_in(dir.path())
+}
+
 /// The text of every file in `dir`, in name order: strace -ff's one file per process.
 pub fn files_in(dir: &Path) -> Vec<String> {
     let mut files: Vec<_> = std::fs::read_dir(dir)

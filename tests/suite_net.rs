@@ -1,0 +1,255 @@
+//! The network suite (round trips, Cabrera's stream sweep, Nagle, socket buffers, connections,
+//! contention): the stored series have their planned shape, and each benchmark really moves
+//! what it claims, counted from outside the worker.
+//!
+//! - `run --suite net --quick` stores every series with a point each, the derived system time
+//!   per byte of the streams, and st_blksize in the run's notes;
+//! - the loopback interface's byte and packet counters (/proc/net/dev) and UDP's datagram
+//!   counters (/proc/net/snmp) grow by at least what a worker's trial says it moved;
+//! - strace: a split request is two send(2)s per exchange (and TCP_CORK around them), the
+//!   inetd model execs `cat` once per connection, a round trip is one send and one receive
+//!   on each side, TCP_NODELAY is set for round trips and not for streams;
+//! - Ctrl-C in the middle of the suite leaves no process behind.
+//!
+//! Counters are system-wide, so only lower bounds are checked; nothing depends on speed.
+
+mod common;
+
+use common::*;
+
+use serde_json::Value;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+fn exe() -> &'static str {
+    env!("CARGO_BIN_EXE_sysperf")
+}
+
+/// Runs one worker trial of a series point; fails unless it succeeded.
+fn worker(id: &str, param: u64, iterations: u64) -> Value {
+    let out = Command::new(exe())
+        .args(["__worker", &point_request(id, param, iterations)])
+        .output()
+        .unwrap();
+    let v = json_of(&out.stdout);
+    assert!(out.status.success() && v["error"].is_null(), "{id}: {v}");
+    v
+}
+
+/// (rx bytes, rx packets) of the loopback interface, from /proc/net/dev.
+fn lo_rx() -> (u64, u64) {
+    let text = std::fs::read_to_string("/proc/net/dev").unwrap();
+    let line = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("lo:"))
+        .expect("no lo in /proc/net/dev");
+    let f: Vec<u64> = line
+        .split_once(':')
+        .unwrap()
+        .1
+        .split_whitespace()
+        .map(|x| x.parse().unwrap())
+        .collect();
+    (f[0], f[1])
+}
+
+/// A field of a protocol's line in /proc/net/snmp ("Udp", "InDatagrams").
+fn snmp(proto: &str, field: &str) -> u64 {
+    let text = std::fs::read_to_string("/proc/net/snmp").unwrap();
+    let prefix = format!("{proto}:");
+    let mut lines = text.lines().filter(|l| l.starts_with(&prefix));
+    let names: Vec<&str> = lines.next().unwrap().split_whitespace().collect();
+    let values: Vec<&str> = lines.next().unwrap().split_whitespace().collect();
+    let i = names.iter().position(|n| *n == field).unwrap();
+    values[i].parse().unwrap()
+}
+
+#[test]
+fn quick_run_stores_every_series_with_a_point() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("s.db");
+    let v = success_json(
+        sysperf(&db)
+            .args(["run", "--suite", "net", "--quick", "--json", "--db"])
+            .arg(&db),
+    );
+    let series = v["series"].as_array().expect("series");
+    let ids: Vec<&str> = series.iter().map(|s| s["id"].as_str().unwrap()).collect();
+    assert_eq!(
+        ids,
+        [
+            "net.rtt-tcp",
+            "net.rtt-udp",
+            "net.rtt-udp-sendto",
+            "net.rtt-unix",
+            "net.rtt-unixdg",
+            "net.stream-tcp",
+            "net.stream-unix",
+            "net.nagle",
+            "net.sockbuf",
+            "net.sockbuf-auto",
+            "net.connect",
+            "net.inetd",
+            "net.contention",
+        ]
+    );
+    for s in series {
+        let points = s["points"].as_array().unwrap();
+        assert!(!points.is_empty(), "{}", s["id"]);
+        for p in points {
+            assert!(p["result"]["error"].is_null(), "{}: {p}", s["id"]);
+            assert!(p["y"]["median"].as_f64().unwrap() > 0.0, "{}: {p}", s["id"]);
+        }
+    }
+    assert_eq!(xs_of(series_of(&v, "net.rtt-udp")), [1.0, 1024.0, 65507.0]);
+    assert_eq!(xs_of(series_of(&v, "net.nagle")).len(), 4);
+    let derived = derived_names(&v);
+    for size in [64, 4096, 1048576] {
+        for id in ["net.stream-tcp", "net.stream-unix"] {
+            let name = format!("{id}.sys-per-byte@{size}");
+            assert!(derived.contains(&name.as_str()), "{name}: {derived:?}");
+        }
+    }
+    let notes = v["notes"].as_array().unwrap();
+    assert!(
+        notes.iter().any(|n| n
+            .as_str()
+            .unwrap()
+            .starts_with("net: st_blksize: TCP socket ")),
+        "{notes:?}"
+    );
+    // Listed with the others.
+    let out = sysperf(&db).args(["list", "--suites"]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("net.stream-tcp") && text.contains("net.inetd"),
+        "{text}"
+    );
+}
+
+#[test]
+fn streams_and_round_trips_cross_the_loopback_interface() {
+    // TCP: 200 writes of 64 KiB, all of it through lo (the reader counted it, or the trial
+    // would have failed).
+    let (b0, _) = lo_rx();
+    worker("net.stream-tcp", 65536, 200);
+    let (b1, _) = lo_rx();
+    assert!(b1 - b0 >= 200 * 65536, "{} bytes on lo", b1 - b0);
+    // Round trips: each is a packet each way at least.
+    let (_, p0) = lo_rx();
+    worker("net.rtt-tcp", 100, 300);
+    let (_, p1) = lo_rx();
+    assert!(p1 - p0 >= 600, "{} packets on lo", p1 - p0);
+    // UDP: exactly one datagram each way per round trip, all of them received.
+    let (u0, e0) = (snmp("Udp", "InDatagrams"), snmp("Udp", "InErrors"));
+    worker("net.rtt-udp", 1000, 400);
+    let (u1, e1) = (snmp("Udp", "InDatagrams"), snmp("Udp", "InErrors"));
+    assert!(u1 - u0 >= 800, "{} datagrams", u1 - u0);
+    assert_eq!(e1, e0, "UDP receive errors during the trial");
+    // The connections: one SYN per connection at least, counted by TCP itself.
+    let o0 = snmp("Tcp", "ActiveOpens");
+    worker("net.connect", 0, 100);
+    worker("net.inetd", 1, 20);
+    let o1 = snmp("Tcp", "ActiveOpens");
+    assert!(o1 - o0 >= 120, "{} active opens", o1 - o0);
+    // Unix sockets do not touch lo, but their reader still counts every byte.
+    worker("net.stream-unix", 3000, 100);
+    worker("net.sockbuf", 65536, 50);
+    worker("net.contention", 1, 50);
+}
+
+#[test]
+fn a_split_request_is_two_writes_and_inetd_execs_per_connection() {
+    if !strace_available() {
+        return;
+    }
+    let n = 30;
+    // cork: TCP_CORK on, header, body, TCP_CORK off, per exchange, in the client.
+    let traces = strace_point(&["-e", "trace=sendto,setsockopt"], "net.nagle", 3, n);
+    let client = traces
+        .iter()
+        .find(|t| t.contains("TCP_CORK"))
+        .expect("no TCP_CORK");
+    let corks = client
+        .lines()
+        .filter(|l| l.starts_with("setsockopt(") && l.contains("TCP_CORK"))
+        .count();
+    assert_eq!(corks as u64, 2 * n, "{client}");
+    let splits = client
+        .lines()
+        .filter(|l| l.starts_with("sendto(") && (l.ends_with(") = 8") || l.ends_with(") = 120")))
+        .count();
+    assert_eq!(splits as u64, 2 * n, "{client}");
+    // The server answers each exchange once.
+    assert!(traces.iter().any(|t| t
+        .lines()
+        .filter(|l| l.starts_with("sendto(") && l.ends_with(") = 128"))
+        .count() as u64
+        == n));
+    // inetd: one execve of cat per connection; the resident server execs nothing.
+    let execs = |param| {
+        strace_point(&["-e", "trace=execve"], "net.inetd", param, n)
+            .iter()
+            .map(|t| {
+                t.lines()
+                    .filter(|l| l.starts_with("execve(\"/bin/cat\"") && l.ends_with("= 0"))
+                    .count()
+            })
+            .sum::<usize>()
+    };
+    assert_eq!(execs(1) as u64, n);
+    assert_eq!(execs(0), 0);
+    // TCP_NODELAY on both ends of a round trip (as sockperf and netperf -D), never on a
+    // stream (iperf3 leaves Nagle on: a 64 KiB write's short last segment waits to merge).
+    let nodelay = |id, param| {
+        strace_point(&["-e", "trace=setsockopt"], id, param, 5)
+            .concat()
+            .matches("TCP_NODELAY, [1]")
+            .count()
+    };
+    assert_eq!(nodelay("net.rtt-tcp", 64), 2);
+    assert_eq!(nodelay("net.stream-tcp", 65536), 0);
+    // A Unix datagram round trip: one datagram sent (write) and one received (recvfrom) on
+    // each side per trip.
+    let traces = strace_point(&["-e", "trace=write,recvfrom"], "net.rtt-unixdg", 512, n);
+    let sides: Vec<(usize, usize)> = traces
+        .iter()
+        .map(|t| {
+            let of = |call: &str| {
+                t.lines()
+                    .filter(|l| l.starts_with(call) && l.ends_with(") = 512"))
+                    .count()
+            };
+            (of("write("), of("recvfrom("))
+        })
+        .filter(|c| *c != (0, 0))
+        .collect();
+    assert_eq!(sides, [(n as usize, n as usize); 2], "{traces:?}");
+}
+
+#[test]
+fn interrupting_the_suite_leaves_nothing_behind() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("s.db");
+    let tag = unique_tag("net-interrupt");
+    let child = spawn_tagged(&db, &tag, &["run", "--suite", "net.stream-tcp", "--json"]);
+    // Wait for a reader (the worker's forked server), then interrupt as a terminal would.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !leftover_workers(&tag)
+        .iter()
+        .any(|p| p.ends_with("sysperf:reader"))
+        && Instant::now() < deadline
+    {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    interrupt(&child);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    std::thread::sleep(Duration::from_millis(200));
+    assert_nothing_left(&tag);
+}
