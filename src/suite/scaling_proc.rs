@@ -343,7 +343,7 @@ impl Drop for LiveChildren {
 
 /// How the descriptor set is asked which members are ready.
 #[derive(Debug, Clone, Copy, PartialEq)]
-enum Scan {
+pub(crate) enum Scan {
     Select,
     Poll,
     Epoll,
@@ -371,7 +371,7 @@ pub(crate) struct ReadySet {
 }
 
 impl ReadySet {
-    fn new(scan: Scan, n: u64) -> ReadySet {
+    pub(crate) fn new(scan: Scan, n: u64) -> ReadySet {
         ReadySet {
             scan,
             n,
