@@ -134,6 +134,10 @@ pub enum Cmd {
     /// Watch the system like vmstat (or iostat with --disk): a line since boot, then one per INTERVAL.
     #[command(after_help = WATCH_HELP)]
     Watch(WatchArgs),
+    /// Clock and OS noise (osnoise/sysjitter style): spin on the clock on each CPU, report the
+    /// time stolen per second, the gap histogram and the interrupts behind the gaps.
+    #[command(after_help = JITTER_HELP)]
+    Jitter(JitterArgs),
     /// What on this machine makes results noisy or not comparable, each with what to do.
     Doctor {
         /// Print the findings and the facts behind them as one JSON document.
@@ -430,6 +434,31 @@ us sy id wa st = percent of CPU time in user (with nice), system (with irq and s
 I/O wait, stolen. With --disk (sysstat's iostat -dx): tps = reads, writes and discards per
 second; rkB/s wkB/s; r_await w_await = ms per request; aqu-sz = average queue; %util = time
 busy. The first line covers the time since boot. Ctrl-C ends the watch with exit code 0.";
+
+pub const JITTER_HELP: &str = "\
+One thread per CPU, pinned to it, reads the monotonic clock in a loop for --seconds and records
+every gap between two reads longer than --threshold-ns: time taken from it by interrupts,
+softirqs, the timer tick, other tasks or the hypervisor. Per CPU: stolen microseconds per second
+(the sum of the gaps), the number of gaps and the largest, the timer ticks (/proc/interrupts LOC)
+and the hypervisor's steal ticks (/proc/stat) meanwhile, the gap histogram, and every
+interrupt and softirq source that fired on the CPU. It keeps those CPUs busy: do not run it
+beside measurements. Nothing is stored.";
+
+#[derive(Args)]
+pub struct JitterArgs {
+    /// Seconds to spin on each CPU.
+    #[arg(long, value_name = "S", default_value_t = 1.0, allow_negative_numbers = true, value_parser = parse_seconds)]
+    pub seconds: f64,
+    /// Gaps longer than this many nanoseconds count as noise.
+    #[arg(long, value_name = "NS", default_value_t = 1000, value_parser = clap::value_parser!(u64).range(1..=1_000_000_000))]
+    pub threshold_ns: u64,
+    /// CPUs to spin on (comma-separated; default: every CPU this process may use).
+    #[arg(long, value_name = "LIST", value_delimiter = ',')]
+    pub cpu: Vec<u32>,
+    /// One JSON document instead of the table.
+    #[arg(long)]
+    pub json: bool,
+}
 
 #[derive(Args)]
 pub struct WatchArgs {

@@ -6,8 +6,9 @@
 //! Also the one parser of /proc/vmstat's and /proc/meminfo's lines ([`field`],
 //! [`parse_vmstat`]) and of /proc/diskstats ([`parse_diskstats`]), and the paths of all four.
 //! Parsing is pure and tested on fixture text. Not here: what each caller makes of the
-//! numbers (vmstat's columns, iostat's rates, the per-trial counters), nor /proc/interrupts,
-//! which only `harness::counters` reads.
+//! numbers (vmstat's columns, iostat's rates, the per-trial counters). /proc/interrupts and
+//! /proc/softirqs are read here ([`read_interrupts`], [`read_softirqs`]) and parsed by
+//! `harness::counters::parse_interrupts`; [`mapping_rss_pages`] reads /proc/self/smaps.
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -166,6 +167,18 @@ pub fn cpus_since(before: &ProcStat, after: &ProcStat, cpus: &[u32]) -> CpuTicks
 
 /// Where the kernel writes the other files read here.
 pub const VMSTAT: &str = "/proc/vmstat";
+pub const INTERRUPTS: &str = "/proc/interrupts";
+pub const SOFTIRQS: &str = "/proc/softirqs";
+
+/// /proc/interrupts as text.
+pub fn read_interrupts() -> std::io::Result<String> {
+    std::fs::read_to_string(INTERRUPTS)
+}
+
+/// /proc/softirqs as text (the same layout as /proc/interrupts).
+pub fn read_softirqs() -> std::io::Result<String> {
+    std::fs::read_to_string(SOFTIRQS)
+}
 pub const MEMINFO: &str = "/proc/meminfo";
 pub const DISKSTATS: &str = "/proc/diskstats";
 

@@ -736,3 +736,44 @@ fn the_noise_band_limit_is_the_same_in_the_code_and_every_doc() {
     let text = std::fs::read_to_string(root.join("docs/report.md")).unwrap();
     assert!(text.contains("0-1000"));
 }
+
+#[test]
+fn jitter_reports_stolen_time_a_histogram_and_the_interrupts_per_cpu() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cpu = sysperf::sys::get_affinity().unwrap()[0];
+    let v = success_json(sysperf(&tmp.path().join("db")).args([
+        "jitter",
+        "--seconds",
+        "0.05",
+        "--cpu",
+        &cpu.to_string(),
+        "--json",
+    ]));
+    assert_eq!(v["format"], "sysperf-jitter");
+    let cpus = v["report"]["cpus"].as_array().unwrap();
+    assert_eq!(cpus.len(), 1);
+    let c = &cpus[0];
+    assert_eq!(c["cpu"], cpu);
+    let gaps = c["gaps"].as_u64().unwrap();
+    let in_buckets: u64 = c["histogram"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["count"].as_u64().unwrap())
+        .sum();
+    assert_eq!(in_buckets, gaps, "{c}");
+    assert!(c["stolen_us_per_s"].as_f64().unwrap() >= 0.0);
+    assert!(
+        c["interrupts"].is_object() && c["softirqs"].is_object(),
+        "{c}"
+    );
+    assert!(c["spin_ns"].as_u64().unwrap() >= 50_000_000, "{c}");
+    // Nothing is stored.
+    assert!(!tmp.path().join("db").exists());
+    // A CPU this process may not use is bad usage.
+    sysperf(&tmp.path().join("db"))
+        .args(["jitter", "--cpu", "4095", "--seconds", "0.01"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("choose among them"));
+}

@@ -17,6 +17,7 @@ type Keys = BTreeMap<String, BTreeSet<String>>;
 /// Objects whose keys are data (names -> values), not fields.
 const MAPS: &[&str] = &[
     "fingerprint.vulnerabilities",
+    "fingerprint.sysctls",
     "results[].trials[].counters.interrupts_by_source",
     "profiles[].stacks",
 ];
