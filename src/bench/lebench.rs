@@ -28,7 +28,7 @@
 //!   stream socket pair in one process (LEBench's send and recv rows, back to back; 96,000
 //!   bytes fit the default socket buffer, so neither call blocks).
 //! - `le-select-N`, `le-poll-N`, `le-epoll-N` for 10 and 1,000 descriptors: the same
-//!   benchmark as the `scaling` suite's select/poll/epoll curves (`crate::suite::scaling_proc`,
+//!   benchmark as the `scaling` suite's select/poll/epoll curves (`super::ready`,
 //!   eventfds, the last one ready, zero timeout), at LEBench's two sizes.
 //! - `le-futex`: a wake/wait round trip between two threads of the worker: each waits on its
 //!   own futex word and wakes the other's (two FUTEX_WAKE and two FUTEX_WAIT per round trip).
@@ -38,9 +38,9 @@
 //! None of them is in the default selection (`sysperf run` with no ids runs the papers'
 //! 49): `sysperf run 'le-*'` runs them all, and they keep the default run's time.
 
+use super::ready::{ReadySet, Scan};
 use super::{Benchmark, Ctx, Group, Shape, Spec};
 use crate::error::BenchError;
-use crate::suite::scaling_proc::{ReadySet, Scan};
 use crate::sys::{self, Fork, Mapping};
 use std::fs::File;
 use std::os::fd::{AsRawFd, OwnedFd};

@@ -16,6 +16,7 @@ pub(crate) mod forker;
 pub mod ipc;
 pub mod lebench;
 pub mod paging;
+pub mod ready;
 pub mod signal;
 pub mod syscall;
 
