@@ -134,6 +134,10 @@ pub enum Cmd {
     /// Watch the system like vmstat (or iostat with --disk): a line since boot, then one per INTERVAL.
     #[command(after_help = WATCH_HELP)]
     Watch(WatchArgs),
+    /// Clock and OS noise (osnoise/sysjitter style): spin on the clock on each CPU, report the
+    /// time stolen per second, the gap histogram and the interrupts behind the gaps.
+    #[command(after_help = JITTER_HELP)]
+    Jitter(JitterArgs),
     /// What on this machine makes results noisy or not comparable, each with what to do.
     Doctor {
         /// Print the findings and the facts behind them as one JSON document.
@@ -431,6 +435,31 @@ I/O wait, stolen. With --disk (sysstat's iostat -dx): tps = reads, writes and di
 second; rkB/s wkB/s; r_await w_await = ms per request; aqu-sz = average queue; %util = time
 busy. The first line covers the time since boot. Ctrl-C ends the watch with exit code 0.";
 
+pub const JITTER_HELP: &str = "\
+One thread per CPU, pinned to it, reads the monotonic clock in a loop for --seconds and records
+every gap between two reads longer than --threshold-ns: time taken from it by interrupts,
+softirqs, the timer tick, other tasks or the hypervisor. Per CPU: stolen microseconds per second
+(the sum of the gaps), the number of gaps and the largest, the timer ticks (/proc/interrupts LOC)
+and the hypervisor's steal ticks (/proc/stat) meanwhile, the gap histogram, and every
+interrupt and softirq source that fired on the CPU. It keeps those CPUs busy: do not run it
+beside measurements. Nothing is stored.";
+
+#[derive(Args)]
+pub struct JitterArgs {
+    /// Seconds to spin on each CPU.
+    #[arg(long, value_name = "S", default_value_t = 1.0, allow_negative_numbers = true, value_parser = parse_seconds)]
+    pub seconds: f64,
+    /// Gaps longer than this many nanoseconds count as noise.
+    #[arg(long, value_name = "NS", default_value_t = 1000, value_parser = clap::value_parser!(u64).range(1..=1_000_000_000))]
+    pub threshold_ns: u64,
+    /// CPUs to spin on (comma-separated; default: every CPU this process may use).
+    #[arg(long, value_name = "LIST", value_delimiter = ',')]
+    pub cpu: Vec<u32>,
+    /// One JSON document instead of the table.
+    #[arg(long)]
+    pub json: bool,
+}
+
 #[derive(Args)]
 pub struct WatchArgs {
     /// Seconds between lines (0.1 to 86400); without it, one line of averages since boot.
@@ -563,7 +592,7 @@ pub struct PlotArgs {
     /// One test, e.g. syscall.
     #[arg(long, value_name = "ID")]
     pub test: Option<String>,
-    /// A group of tests: syscall, ipc, fork, exec, paging or other.
+    /// A group of tests: syscall, ipc, fork, exec, paging, lebench or other.
     #[arg(long, value_name = "NAME")]
     pub group: Option<String>,
     /// A figure of the runs' suites (`run --suite`), e.g. bbn.pipes: its curves of every run
@@ -580,7 +609,7 @@ pub struct PlotArgs {
 /// `sysperf plot --help`: the groups, and the figure ids from the suites' registry.
 pub fn plot_help() -> String {
     format!(
-        "Groups: syscall (system call and signals), ipc (pipes and datagram sockets), fork (fork and vfork), exec, paging (bars and the gausspage figure), other.\n\nFigures (--figure, of runs made with --suite): {}.\n\nBars are medians with 95% confidence whiskers, one colour per run; the first run is the baseline of the verdicts written beside the bars. PNG images are drawn at twice the SVG's size.",
+        "Groups: syscall (system call and signals), ipc (pipes and datagram sockets), fork (fork and vfork), exec, paging (bars and the gausspage figure), lebench (LEBench's operations), other.\n\nFigures (--figure, of runs made with --suite): {}.\n\nBars are medians with 95% confidence whiskers, one colour per run; the first run is the baseline of the verdicts written beside the bars. PNG images are drawn at twice the SVG's size.",
         crate::suite::all_figure_ids().join(", ")
     )
 }

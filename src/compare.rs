@@ -242,6 +242,10 @@ pub struct DerivedRow {
 pub struct FingerprintDiff {
     pub field: String,
     pub values: Vec<Option<String>>,
+    /// The benchmarks LEBench or the kernel's documentation tie to this fact, with the
+    /// source (`data/kernel-ties.tsv`); absent for facts it does not list.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub related: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -813,6 +817,7 @@ fn fingerprint_diffs(runs: &[Run]) -> Vec<FingerprintDiff> {
         diffs.push(FingerprintDiff {
             field: "sysperf version".into(),
             values: versions,
+            related: None,
         });
     }
     diffs
@@ -857,19 +862,105 @@ fn machine_diffs(fps: Vec<&Fingerprint>) -> Vec<FingerprintDiff> {
             f.cgroup_memory_limit_bytes.map(|b| format!("{b} bytes"))
         }),
     ];
-    fields
+    let mut diffs: Vec<FingerprintDiff> = fields
         .into_iter()
         .filter_map(|(name, get)| {
             let values: Vec<Option<String>> = fps.iter().map(|f| get(f)).collect();
-            values
-                .windows(2)
-                .any(|w| w[0] != w[1])
-                .then(|| FingerprintDiff {
-                    field: name.to_string(),
-                    values,
-                })
+            differ(&values).then(|| FingerprintDiff {
+                field: name.to_string(),
+                values,
+                related: None,
+            })
         })
-        .collect()
+        .collect();
+    diffs.extend(kernel_diffs(&fps));
+    diffs
+}
+
+fn differ(values: &[Option<String>]) -> bool {
+    values.windows(2).any(|w| w[0] != w[1])
+}
+
+/// Most kernel configuration options listed one by one; the rest are counted.
+pub const MOST_CONFIG_DIFFS: usize = 40;
+
+/// What can explain a difference between two kernels: the tick, the microcode, the
+/// configuration's hash and each option that differs (between runs whose configurations are
+/// known), each sysctl that differs; each with the benchmarks tied to it.
+fn kernel_diffs(fps: &[&Fingerprint]) -> Vec<FingerprintDiff> {
+    let diff = |field: String, fact: &str, values: Vec<Option<String>>| {
+        differ(&values).then(|| FingerprintDiff {
+            field,
+            values,
+            related: crate::ties::describe(fact),
+        })
+    };
+    let mut out = Vec::new();
+    type Getter = fn(&Fingerprint) -> Option<String>;
+    let facts: [(&str, &str, Getter); 3] = [
+        ("timer tick (CONFIG_HZ)", "hz", |f| {
+            f.hz.map(|h| h.to_string())
+        }),
+        ("tick mode (nohz)", "nohz", |f| f.nohz.clone()),
+        ("microcode", "microcode", |f| f.microcode.clone()),
+    ];
+    for (name, fact, get) in facts {
+        out.extend(diff(
+            name.into(),
+            fact,
+            fps.iter().map(|f| get(f)).collect(),
+        ));
+    }
+    let hashes: Vec<Option<String>> = fps.iter().map(|f| f.kernel_config_hash.clone()).collect();
+    if let Some(d) = diff("kernel config".into(), "", hashes) {
+        out.push(d);
+        // Options, only among the runs whose options the store has.
+        let known: Vec<&Fingerprint> = fps
+            .iter()
+            .copied()
+            .filter(|f| !f.kernel_config.is_empty())
+            .collect();
+        if known.len() >= 2 {
+            let names: std::collections::BTreeSet<&String> =
+                known.iter().flat_map(|f| f.kernel_config.keys()).collect();
+            let mut options: Vec<FingerprintDiff> = names
+                .into_iter()
+                .filter_map(|name| {
+                    let values = fps
+                        .iter()
+                        .map(|f| {
+                            (!f.kernel_config.is_empty()).then(|| {
+                                f.kernel_config
+                                    .get(name)
+                                    .cloned()
+                                    .unwrap_or_else(|| "not set".into())
+                            })
+                        })
+                        .collect();
+                    diff(name.clone(), name, values)
+                })
+                .collect();
+            // Options tied to benchmarks first, then by name (already sorted).
+            options.sort_by_key(|d| d.related.is_none());
+            let more = options.len().saturating_sub(MOST_CONFIG_DIFFS);
+            options.truncate(MOST_CONFIG_DIFFS);
+            out.extend(options);
+            if more > 0 {
+                out.push(FingerprintDiff {
+                    field: format!("... and {more} more config options"),
+                    values: vec![None; fps.len()],
+                    related: None,
+                });
+            }
+        }
+    }
+    let names: std::collections::BTreeSet<&String> =
+        fps.iter().flat_map(|f| f.sysctls.keys()).collect();
+    for name in names {
+        let values = fps.iter().map(|f| f.sysctls.get(name).cloned()).collect();
+        out.extend(diff(format!("sysctl {name}"), name, values));
+    }
+    out
 }
 
 /// Memory in GiB, or in MiB below one GiB, so the VAX's 4.5 megabytes do not read "0.0 GiB".
@@ -1157,6 +1248,62 @@ mod tests {
         // Same fixture on both sides: no regression, and nothing differs in the fingerprint.
         assert!(regressions(&c, 5.0).is_empty());
         assert!(c.fingerprint_diffs.is_empty());
+    }
+
+    #[test]
+    fn differing_kernel_configs_and_sysctls_are_listed_with_their_benchmarks() {
+        let mut a = crate::report::fixture_run();
+        let cfg = |s: &str| crate::fingerprint::parse_kernel_config(s);
+        a.fingerprint.kernel_config = cfg("CONFIG_HZ=250\nCONFIG_MEMCG=y\nCONFIG_X=1\n");
+        a.fingerprint.kernel_config_hash = Some("aaaaaaaaaaaaaaaa".into());
+        a.fingerprint.hz = Some(250);
+        a.fingerprint.sysctls = [("vm.overcommit_memory".to_string(), "0".to_string())].into();
+        let mut b = a.clone();
+        b.id = "000000000002".into();
+        b.fingerprint.kernel_config = cfg("CONFIG_HZ=1000\nCONFIG_X=1\n");
+        b.fingerprint.kernel_config_hash = Some("bbbbbbbbbbbbbbbb".into());
+        b.fingerprint.hz = Some(1000);
+        b.fingerprint.sysctls = [("vm.overcommit_memory".to_string(), "1".to_string())].into();
+        let c = build(&[a.clone(), b], 0, 2.0);
+        let get = |f: &str| c.fingerprint_diffs.iter().find(|d| d.field == f);
+        let fields: Vec<&str> = c
+            .fingerprint_diffs
+            .iter()
+            .map(|d| d.field.as_str())
+            .collect();
+        assert_eq!(
+            fields,
+            [
+                "timer tick (CONFIG_HZ)",
+                "kernel config",
+                "CONFIG_HZ",
+                "CONFIG_MEMCG",
+                "sysctl vm.overcommit_memory"
+            ]
+        );
+        let memcg = get("CONFIG_MEMCG").unwrap();
+        assert_eq!(memcg.values, [Some("y".into()), Some("not set".into())]);
+        assert!(memcg.related.as_deref().unwrap().contains("le-pagefault-*"));
+        assert!(get("sysctl vm.overcommit_memory")
+            .unwrap()
+            .related
+            .as_deref()
+            .unwrap()
+            .contains("le-mmap-*"));
+        // The options of a run whose store lacks them are unknown: only the hash differs.
+        let mut imported = a.clone();
+        imported.id = "000000000003".into();
+        imported.fingerprint.kernel_config.clear();
+        imported.fingerprint.kernel_config_hash = Some("cccccccccccccccc".into());
+        let c = build(&[a, imported], 0, 2.0);
+        let fields: Vec<&str> = c
+            .fingerprint_diffs
+            .iter()
+            .map(|d| d.field.as_str())
+            .collect();
+        assert_eq!(fields, ["kernel config"]);
+        let text = crate::report::compare::text(&c);
+        assert!(text.contains("kernel config"), "{text}");
     }
 
     #[test]

@@ -1208,9 +1208,18 @@ fn check_fingerprint(fp: &Fingerprint, p: &JsonPath) -> Result<()> {
         (&fp.smt, "smt"),
         (&fp.thp, "thp"),
         (&fp.cgroup_version, "cgroup_version"),
+        (&fp.nohz, "nohz"),
+        (&fp.kernel_config_hash, "kernel_config_hash"),
+        (&fp.microcode, "microcode"),
     ];
     for (value, name) in lines {
         opt_text(value, Text::Line, &p.field(name))?;
+    }
+    let sysctls = p.field("sysctls");
+    count(fp.sysctls.len(), MAX_ENTRIES, &sysctls)?;
+    for (name, value) in &fp.sysctls {
+        text(name, Text::Line, &sysctls)?;
+        text(value, Text::Line, &sysctls.key(name))?;
     }
     // cores and threads are u32, which the store keeps exactly.
     opt_int(fp.memory_bytes, &p.field("memory_bytes"))?;
@@ -1845,6 +1854,11 @@ mod tests {
                 "unknown trial kind",
                 |v| v["runs"][0]["results"][0]["trials"][0]["kind"] = json!("imagined"),
                 "runs[0].results[0].trials[0].kind: unknown variant `imagined`",
+            ),
+            (
+                "sysctl value with a control character",
+                |v| v["runs"][0]["fingerprint"]["sysctls"] = json!({"vm.swappiness": "60\u{1b}[2J"}),
+                "runs[0].fingerprint.sysctls[\"vm.swappiness\"] contains the control character U+001B",
             ),
             (
                 "vulnerability status with a control character",

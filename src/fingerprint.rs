@@ -1,6 +1,9 @@
 //! Machine fingerprint: the facts about the host, stored with every run, that decide whether
 //! two runs can be compared (kernel, CPU, memory, virtualization, cgroup limits, tunables that
-//! move results such as the clocksource, SMT, THP and CPU vulnerability mitigations).
+//! move results such as the clocksource, SMT, THP and CPU vulnerability mitigations), and what
+//! can explain a difference between two kernels: the build configuration (hashed; the options
+//! themselves kept once per distinct configuration by the store), the timer tick (CONFIG_HZ,
+//! nohz), the sysctls in [`SYSCTLS`] and the microcode revision.
 //!
 //! It is a best-effort snapshot taken once at the start of a run, read only from plain files
 //! under /proc, /sys and /etc. It is not a hardware inventory, not a live monitor, and not proof
@@ -53,6 +56,7 @@ pub fn collect_from(root: &Path) -> Fingerprint {
         .map(|s| parse_proc_cgroup(&s))
         .unwrap_or_default();
     let (cgroup_cpu_limit, cgroup_memory_limit_bytes) = cgroup_limits(&tree, &proc_cgroup);
+    let config = read_kernel_config(&tree);
 
     Fingerprint {
         // "(none)" is the kernel's placeholder for a hostname never set: no hostname.
@@ -89,7 +93,128 @@ pub fn collect_from(root: &Path) -> Fingerprint {
         cgroup_memory_limit_bytes,
         cgroup_version: proc_cgroup.version().map(str::to_string),
         loadavg: tree.read("proc/loadavg").and_then(|s| parse_loadavg(&s)),
+        hz: config.get("CONFIG_HZ").and_then(|v| v.parse().ok()),
+        nohz: nohz_mode(
+            &config,
+            tree.read("proc/cmdline").as_deref().unwrap_or(""),
+            tree.read_trimmed("sys/devices/system/cpu/nohz_full"),
+        ),
+        kernel_config_hash: (!config.is_empty()).then(|| config_hash(&config)),
+        kernel_config: config,
+        sysctls: read_sysctls(&tree),
+        microcode: cpuinfo.and_then(|c| cpuinfo_first(c, "microcode").map(str::to_string)),
     }
+}
+
+/// The sysctls recorded in the fingerprint: those LEBench or the kernel's documentation tie
+/// to the benchmarks' costs (`data/kernel-ties.tsv` says which and why).
+pub const SYSCTLS: &[&str] = &[
+    "kernel.randomize_va_space",
+    "kernel.sched_autogroup_enabled",
+    "kernel.numa_balancing",
+    "kernel.timer_migration",
+    "kernel.nmi_watchdog",
+    "kernel.watchdog",
+    "kernel.perf_event_paranoid",
+    "kernel.kptr_restrict",
+    "kernel.unprivileged_bpf_disabled",
+    "kernel.pid_max",
+    "kernel.threads-max",
+    "vm.overcommit_memory",
+    "vm.max_map_count",
+    "vm.swappiness",
+    "vm.dirty_ratio",
+    "vm.dirty_background_ratio",
+    "vm.dirty_expire_centisecs",
+    "vm.zone_reclaim_mode",
+    "vm.stat_interval",
+    "vm.min_free_kbytes",
+    "vm.mmap_min_addr",
+    "net.core.rmem_default",
+    "net.core.wmem_default",
+    "net.core.rmem_max",
+    "net.core.wmem_max",
+    "net.core.busy_poll",
+    "net.core.busy_read",
+    "net.core.somaxconn",
+    "net.core.netdev_max_backlog",
+];
+
+fn read_sysctls(tree: &Tree) -> BTreeMap<String, String> {
+    SYSCTLS
+        .iter()
+        .filter_map(|name| {
+            let rel = format!("proc/sys/{}", name.replace('.', "/"));
+            let v = tree.read(&rel)?;
+            // Multi-value sysctls are tab-separated; one space reads the same everywhere.
+            let v = v.split_whitespace().collect::<Vec<_>>().join(" ");
+            (!v.is_empty()).then(|| (name.to_string(), v))
+        })
+        .collect()
+}
+
+/// The kernel's build configuration: /proc/config.gz (CONFIG_IKCONFIG_PROC), else
+/// /boot/config-RELEASE; empty when neither can be read.
+fn read_kernel_config(tree: &Tree) -> BTreeMap<String, String> {
+    let gz = read_bytes(&tree.path("proc/config.gz")).and_then(|b| {
+        let mut text = String::new();
+        flate2::read::GzDecoder::new(&b[..])
+            .take(MAX_READ)
+            .read_to_string(&mut text)
+            .ok()?;
+        Some(text)
+    });
+    let text = gz.or_else(|| {
+        let release = tree.read_trimmed("proc/sys/kernel/osrelease")?;
+        tree.read(&format!("boot/config-{release}"))
+    });
+    text.map(|t| parse_kernel_config(&t)).unwrap_or_default()
+}
+
+/// The set options of a kernel .config (`CONFIG_X=value` lines; `# CONFIG_X is not set` and
+/// other comments are left out), values unquoted as written.
+pub fn parse_kernel_config(text: &str) -> BTreeMap<String, String> {
+    text.lines()
+        .filter_map(|l| {
+            let (k, v) = l.trim().split_once('=')?;
+            k.starts_with("CONFIG_")
+                .then(|| (k.to_string(), v.trim_matches('"').to_string()))
+        })
+        .collect()
+}
+
+/// FNV-1a 64 over `KEY=value\n` of the options in order, as 16 hex digits: equal sets, equal
+/// hashes, whatever order or comments the file had.
+pub fn config_hash(config: &BTreeMap<String, String>) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for (k, v) in config {
+        for b in k.bytes().chain([b'=']).chain(v.bytes()).chain([b'\n']) {
+            h ^= u64::from(b);
+            h = h.wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    format!("{h:016x}")
+}
+
+/// The tick's mode from the configuration, the command line and the nohz_full CPU list.
+pub fn nohz_mode(
+    config: &BTreeMap<String, String>,
+    cmdline: &str,
+    nohz_full_cpus: Option<String>,
+) -> Option<String> {
+    let set = |k: &str| config.get(k).is_some_and(|v| v == "y");
+    let mode = if cmdline.split_whitespace().any(|w| w == "nohz=off") {
+        "off"
+    } else if set("CONFIG_NO_HZ_FULL") && nohz_full_cpus.is_some_and(|c| c != "(null)") {
+        "full"
+    } else if set("CONFIG_NO_HZ_IDLE") || set("CONFIG_NO_HZ_FULL") || set("CONFIG_NO_HZ") {
+        "idle"
+    } else if set("CONFIG_HZ_PERIODIC") {
+        "periodic"
+    } else {
+        return None;
+    };
+    Some(mode.to_string())
 }
 
 /// Paths relative to the root being fingerprinted.
@@ -1047,6 +1172,67 @@ CPU part\t: 0xd0c
         let path = root.join(rel);
         fs::create_dir_all(path.parent().unwrap()).unwrap();
         fs::write(path, content).unwrap();
+    }
+
+    const CONFIG: &str = "#\n# Linux/x86 6.8.0 Kernel Configuration\n#\nCONFIG_HZ_250=y\nCONFIG_HZ=250\n\
+                          CONFIG_NO_HZ_IDLE=y\n# CONFIG_NO_HZ_FULL is not set\nCONFIG_LOCALVERSION=\"-x\"\n";
+
+    #[test]
+    fn kernel_config_from_boot_or_proc_gz_hz_nohz_sysctls_microcode() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        put(root, "proc/sys/kernel/osrelease", "6.8.0-x\n");
+        put(root, "boot/config-6.8.0-x", CONFIG);
+        put(root, "proc/sys/vm/overcommit_memory", "1\n");
+        put(root, "proc/sys/kernel/randomize_va_space", "2\n");
+        put(root, "proc/sys/net/core/rmem_default", "212992\n");
+        put(
+            root,
+            "proc/cpuinfo",
+            "processor\t: 0\nmicrocode\t: 0xa0011d1\n",
+        );
+        let fp = collect_from(root);
+        assert_eq!(fp.hz, Some(250));
+        assert_eq!(fp.nohz.as_deref(), Some("idle"));
+        assert_eq!(fp.kernel_config.len(), 4);
+        assert_eq!(fp.kernel_config["CONFIG_LOCALVERSION"], "-x");
+        assert!(!fp.kernel_config.contains_key("CONFIG_NO_HZ_FULL"));
+        assert_eq!(fp.kernel_config_hash.as_deref().map(str::len), Some(16));
+        assert_eq!(fp.sysctls["vm.overcommit_memory"], "1");
+        assert_eq!(fp.sysctls["net.core.rmem_default"], "212992");
+        assert_eq!(fp.sysctls.len(), 3);
+        assert_eq!(fp.microcode.as_deref(), Some("0xa0011d1"));
+        // /proc/config.gz wins over /boot, and the same options give the same hash.
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        std::io::Write::write_all(&mut gz, format!("{CONFIG}CONFIG_EXTRA=y\n").as_bytes()).unwrap();
+        fs::write(root.join("proc/config.gz"), gz.finish().unwrap()).unwrap();
+        let with_gz = collect_from(root);
+        assert_eq!(with_gz.kernel_config["CONFIG_EXTRA"], "y");
+        assert_ne!(with_gz.kernel_config_hash, fp.kernel_config_hash);
+        let reordered = parse_kernel_config("CONFIG_HZ=250\nCONFIG_HZ_250=y\n");
+        let same = parse_kernel_config("# c\nCONFIG_HZ_250=y\nCONFIG_HZ=250\n");
+        assert_eq!(config_hash(&reordered), config_hash(&same));
+        // No configuration: no hash, no tick facts.
+        let empty = collect_from(tempfile::tempdir().unwrap().path());
+        assert_eq!((empty.hz, empty.kernel_config_hash), (None, None));
+    }
+
+    #[test]
+    fn nohz_modes() {
+        let cfg = |s: &str| parse_kernel_config(s);
+        let full = cfg("CONFIG_NO_HZ_FULL=y\n");
+        assert_eq!(
+            nohz_mode(&full, "", Some("2-3".into())).as_deref(),
+            Some("full")
+        );
+        assert_eq!(nohz_mode(&full, "", None).as_deref(), Some("idle"));
+        assert_eq!(
+            nohz_mode(&full, "ro nohz=off", None).as_deref(),
+            Some("off")
+        );
+        let periodic = cfg("CONFIG_HZ_PERIODIC=y\n");
+        assert_eq!(nohz_mode(&periodic, "", None).as_deref(), Some("periodic"));
+        assert_eq!(nohz_mode(&BTreeMap::new(), "", None), None);
     }
 
     #[test]

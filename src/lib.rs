@@ -51,6 +51,7 @@ pub mod store;
 pub mod suite;
 pub mod sys;
 pub mod term;
+pub mod ties;
 pub mod trace;
 pub mod variance;
 

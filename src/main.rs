@@ -12,15 +12,15 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 use sysperf::catalog::{self, Catalog, CatalogError};
 use sysperf::cli::{
-    parse_pct, Cli, Cmd, CompareArgs, DbArg, NoiseArgs, PlotArgs, ProfileArgs, ProgressSink,
-    ReportArgs, RunArgs, TraceArgs, WatchArgs,
+    parse_pct, Cli, Cmd, CompareArgs, DbArg, JitterArgs, NoiseArgs, PlotArgs, ProfileArgs,
+    ProgressSink, ReportArgs, RunArgs, TraceArgs, WatchArgs,
 };
 use sysperf::engine::{self, Budget, Engine, Event, RunPlan, Sink};
 use sysperf::error::InputError;
 use sysperf::exchange::{self, ExchangeError};
 use sysperf::harness::{self, placement};
 use sysperf::model::{Run, VarianceEstimate as Variance};
-use sysperf::observe::{doctor, watch};
+use sysperf::observe::{doctor, jitter, watch};
 use sysperf::output::{self, OutputError};
 use sysperf::profile::{self, Profile};
 use sysperf::report::plot::{self, What};
@@ -129,6 +129,7 @@ fn dispatch(cli: Cli) -> Result<i32> {
         Cmd::Job { which, output } => job(&which, &output),
         Cmd::Profile(a) => profile(a),
         Cmd::Watch(a) => watch(a),
+        Cmd::Jitter(a) => jitter_cmd(a),
         Cmd::Doctor { json, db } => doctor(json, db),
         Cmd::Trace(a) => trace_cmd(a),
         Cmd::Completions { shell } => {
@@ -633,6 +634,44 @@ fn watch(a: WatchArgs) -> Result<i32> {
     let mut out = std::io::stdout().lock();
     watch::run(&opts, &stop, &mut out).context("watching the kernel's counters")?;
     Ok(exit::OK)
+}
+
+fn jitter_cmd(a: JitterArgs) -> Result<i32> {
+    let allowed = sysperf::sys::get_affinity().context("reading this process's CPU affinity")?;
+    let cpus = if a.cpu.is_empty() {
+        allowed
+    } else {
+        if let Some(bad) = a.cpu.iter().find(|c| !allowed.contains(c)) {
+            return Err(InputError::InvalidValue {
+                what: "--cpu",
+                value: bad.to_string(),
+                why: format!(
+                    "this process may run on CPUs {}; choose among them",
+                    allowed
+                        .iter()
+                        .map(u32::to_string)
+                        .collect::<Vec<_>>()
+                        .join(",")
+                ),
+            }
+            .into());
+        }
+        a.cpu.clone()
+    };
+    let report = jitter::measure(&cpus, a.seconds, a.threshold_ns)
+        .context("spinning on the clock (pinning a thread to each CPU)")?;
+    let fp = sysperf::fingerprint::collect();
+    if a.json {
+        return print_json(&serde_json::json!({
+            "format": "sysperf-jitter",
+            "format_version": 1,
+            "hz": fp.hz,
+            "nohz": fp.nohz,
+            "clocksource": fp.clocksource,
+            "report": report,
+        }));
+    }
+    print(&jitter::render(&report, fp.hz))
 }
 
 fn doctor(json: bool, db: DbArg) -> Result<i32> {

@@ -513,6 +513,29 @@ pub struct Fingerprint {
     pub cgroup_version: Option<String>,
     /// 1, 5 and 15 minute load averages at the start of the run.
     pub loadavg: Option<[f64; 3]>,
+    /// The timer tick rate, CONFIG_HZ of the kernel's build configuration. This and the
+    /// facts below (#19) are not written when unknown, so runs made before them export as
+    /// they did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hz: Option<u32>,
+    /// The tick's mode: `periodic` (CONFIG_HZ_PERIODIC), `idle` (stopped on idle CPUs),
+    /// `full` (also on busy `nohz_full` CPUs), or `off` (`nohz=off` on the command line).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nohz: Option<String>,
+    /// FNV-1a 64 (16 hex digits) of the kernel's build configuration's set options, sorted
+    /// (/proc/config.gz or /boot/config-RELEASE).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel_config_hash: Option<String>,
+    /// The set options themselves (`CONFIG_X` -> value). Not written with a run: the store
+    /// keeps one copy per distinct hash and puts it back when it reads a run.
+    #[serde(skip)]
+    pub kernel_config: BTreeMap<String, String>,
+    /// The sysctls that matter to the benchmarks (`crate::fingerprint::SYSCTLS`): name -> value.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub sysctls: BTreeMap<String, String>,
+    /// The CPU's microcode revision (/proc/cpuinfo `microcode`, the first CPU's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub microcode: Option<String>,
 }
 
 /// How much a doctor finding matters for the figures of a run.

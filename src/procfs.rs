@@ -6,8 +6,9 @@
 //! Also the one parser of /proc/vmstat's and /proc/meminfo's lines ([`field`],
 //! [`parse_vmstat`]) and of /proc/diskstats ([`parse_diskstats`]), and the paths of all four.
 //! Parsing is pure and tested on fixture text. Not here: what each caller makes of the
-//! numbers (vmstat's columns, iostat's rates, the per-trial counters), nor /proc/interrupts,
-//! which only `harness::counters` reads.
+//! numbers (vmstat's columns, iostat's rates, the per-trial counters). /proc/interrupts and
+//! /proc/softirqs are read here ([`read_interrupts`], [`read_softirqs`]) and parsed by
+//! `harness::counters::parse_interrupts`; [`mapping_rss_pages`] reads /proc/self/smaps.
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -166,6 +167,18 @@ pub fn cpus_since(before: &ProcStat, after: &ProcStat, cpus: &[u32]) -> CpuTicks
 
 /// Where the kernel writes the other files read here.
 pub const VMSTAT: &str = "/proc/vmstat";
+pub const INTERRUPTS: &str = "/proc/interrupts";
+pub const SOFTIRQS: &str = "/proc/softirqs";
+
+/// /proc/interrupts as text.
+pub fn read_interrupts() -> std::io::Result<String> {
+    std::fs::read_to_string(INTERRUPTS)
+}
+
+/// /proc/softirqs as text (the same layout as /proc/interrupts).
+pub fn read_softirqs() -> std::io::Result<String> {
+    std::fs::read_to_string(SOFTIRQS)
+}
 pub const MEMINFO: &str = "/proc/meminfo";
 pub const DISKSTATS: &str = "/proc/diskstats";
 
@@ -268,6 +281,31 @@ pub struct PidStat {
     pub ticks: Option<u64>,
 }
 
+/// The resident pages of the mapping that starts at `address` in an smaps text (its `Rss:`
+/// line, in kB), or None when no mapping starts there.
+pub fn parse_smaps_rss_pages(text: &str, address: usize, page_size: usize) -> Option<u64> {
+    let start = format!("{address:x}-");
+    let mut lines = text.lines().skip_while(|l| !l.starts_with(&start));
+    lines.next()?;
+    lines
+        .take_while(|l| !l.contains('-') || l.contains(':'))
+        .find_map(|l| l.strip_prefix("Rss:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .map(|kb| kb * 1024 / page_size as u64)
+}
+
+/// The resident pages of this process's mapping that starts at `address`
+/// (/proc/self/smaps): how many pages its faults mapped so far.
+pub fn mapping_rss_pages(address: usize) -> std::io::Result<u64> {
+    let text = std::fs::read_to_string("/proc/self/smaps")?;
+    parse_smaps_rss_pages(&text, address, crate::sys::page_size()).ok_or_else(|| {
+        std::io::Error::new(
+            std::io::ErrorKind::NotFound,
+            format!("no mapping at {address:#x} in /proc/self/smaps"),
+        )
+    })
+}
+
 /// Parses the text of /proc/PID/stat. The command name is in parentheses and may itself
 /// contain spaces and parentheses, so the last ')' ends it.
 pub fn parse_pid_stat(text: &str) -> Option<PidStat> {
@@ -293,6 +331,15 @@ pub fn parse_pid_stat(text: &str) -> Option<PidStat> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn smaps_rss_of_one_mapping() {
+        let text = "7f00-7f10 rw-s 00000000 fe:01 12 /tmp/x (deleted)\nSize: 64 kB\nRss: 64 kB\n\
+                    7f20-7f30 rw-p 00000000 00:00 0\nSize: 64 kB\nRss: 8 kB\n";
+        assert_eq!(parse_smaps_rss_pages(text, 0x7f00, 4096), Some(16));
+        assert_eq!(parse_smaps_rss_pages(text, 0x7f20, 4096), Some(2));
+        assert_eq!(parse_smaps_rss_pages(text, 0x7f40, 4096), None);
+    }
 
     #[test]
     fn pid_stat_gives_name_state_parent_and_ticks() {

@@ -19,6 +19,15 @@ fn cvt(r: libc::c_int) -> io::Result<libc::c_int> {
     }
 }
 
+/// A count or -1 with errno, as ssize_t and long calls return.
+fn cvt_long(r: i64) -> io::Result<usize> {
+    if r < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(r as usize)
+    }
+}
+
 fn timeval_ns(t: libc::timeval) -> u64 {
     (t.tv_sec as u64) * 1_000_000_000 + (t.tv_usec as u64) * 1_000
 }
@@ -344,12 +353,21 @@ pub fn set_pipe_size(fd: &impl AsRawFd, bytes: usize) -> io::Result<usize> {
 
 /// A connected pair of Unix-domain datagram sockets, close-on-exec.
 pub fn dgram_pair() -> io::Result<(OwnedFd, OwnedFd)> {
+    unix_pair(libc::SOCK_DGRAM)
+}
+
+/// A connected pair of Unix-domain stream sockets, close-on-exec.
+pub fn stream_pair() -> io::Result<(OwnedFd, OwnedFd)> {
+    unix_pair(libc::SOCK_STREAM)
+}
+
+fn unix_pair(kind: libc::c_int) -> io::Result<(OwnedFd, OwnedFd)> {
     let mut fds = [0; 2];
     // SAFETY: fds is a valid 2-element array.
     cvt(unsafe {
         libc::socketpair(
             libc::AF_UNIX,
-            libc::SOCK_DGRAM | libc::SOCK_CLOEXEC,
+            kind | libc::SOCK_CLOEXEC,
             0,
             fds.as_mut_ptr(),
         )
@@ -1460,6 +1478,81 @@ pub fn access_at(dir: RawFd, path: &CStr) -> io::Result<()> {
     // SAFETY: `path` is NUL-terminated and outlives the call; `dir` is the caller's descriptor.
     cvt(unsafe { libc::faccessat(dir, path.as_ptr(), libc::F_OK, 0) })?;
     Ok(())
+}
+
+/// send(2) once on a socket, no flags; returns bytes sent.
+#[inline]
+pub fn send(fd: RawFd, buf: &[u8]) -> io::Result<usize> {
+    // SAFETY: buf is valid for buf.len() bytes.
+    let n = unsafe { libc::send(fd, buf.as_ptr().cast(), buf.len(), 0) };
+    cvt_long(n as i64)
+}
+
+/// recv(2) once on a socket, no flags; returns bytes received.
+#[inline]
+pub fn recv(fd: RawFd, buf: &mut [u8]) -> io::Result<usize> {
+    // SAFETY: buf is valid and writable for buf.len() bytes.
+    let n = unsafe { libc::recv(fd, buf.as_mut_ptr().cast(), buf.len(), 0) };
+    cvt_long(n as i64)
+}
+
+impl Mapping {
+    /// The mapping's first address (as /proc/self/maps shows it).
+    pub fn address(&self) -> usize {
+        self.ptr as usize
+    }
+
+    /// A shared mapping of the first `len` bytes of the file open on `fd` (read-write) whose
+    /// pages are all mapped by mmap itself (MAP_POPULATE): no touch faults afterwards.
+    pub fn shared_file_populated(fd: RawFd, len: usize) -> io::Result<Mapping> {
+        Mapping::new(len, libc::MAP_SHARED | libc::MAP_POPULATE, fd)
+    }
+}
+
+/// FUTEX_WAIT_PRIVATE on `word` while it holds `expected`: returns when woken, at once when
+/// the word already differs (EAGAIN) or on a signal (EINTR); the caller re-checks the word.
+#[inline]
+pub fn futex_wait(word: &std::sync::atomic::AtomicU32, expected: u32) -> io::Result<()> {
+    // SAFETY: word is a live, aligned u32 for the whole call; no timeout pointer.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_futex,
+            word.as_ptr(),
+            libc::FUTEX_WAIT | libc::FUTEX_PRIVATE_FLAG,
+            expected,
+            std::ptr::null::<libc::timespec>(),
+        )
+    };
+    if r < 0 {
+        let e = io::Error::last_os_error();
+        return match e.raw_os_error() {
+            Some(libc::EAGAIN) | Some(libc::EINTR) => Ok(()),
+            _ => Err(e),
+        };
+    }
+    Ok(())
+}
+
+/// FUTEX_WAKE_PRIVATE of up to one waiter on `word`; returns how many were woken.
+#[inline]
+pub fn futex_wake(word: &std::sync::atomic::AtomicU32) -> io::Result<usize> {
+    // SAFETY: word is a live, aligned u32; FUTEX_WAKE only reads its address.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_futex,
+            word.as_ptr(),
+            libc::FUTEX_WAKE | libc::FUTEX_PRIVATE_FLAG,
+            1,
+        )
+    };
+    cvt_long(r)
+}
+
+/// sched_yield(2).
+#[inline]
+pub fn sched_yield() {
+    // SAFETY: no arguments; it cannot fail on Linux.
+    unsafe { libc::sched_yield() };
 }
 
 #[cfg(test)]

@@ -10,7 +10,7 @@ mod common;
 use common::*;
 
 #[test]
-fn list_json_has_all_49_ids_in_table_order() {
+fn list_json_has_the_papers_49_ids_in_table_order_then_lebenchs() {
     let tmp = tempfile::tempdir().unwrap();
     let out = sysperf(&tmp.path().join("db"))
         .args(["list", "--json"])
@@ -24,15 +24,60 @@ fn list_json_has_all_49_ids_in_table_order() {
         .iter()
         .map(|e| e["id"].as_str().unwrap())
         .collect();
-    assert_eq!(ids.len(), 49);
     assert_eq!(ids[0], "syscall");
     assert_eq!(ids[11], "udgself4");
     assert_eq!(ids[48], "gausspage.inf");
+    // Then LEBench's operations (#19): read, write, mmap, munmap, page faults, fork, thread
+    // creation, send/recv, select/poll/epoll, futex and sched_yield, group "lebench".
+    let le: Vec<&serde_json::Value> = v.as_array().unwrap()[49..].iter().collect();
+    assert!(le.iter().all(|e| e["group"] == "lebench"), "{le:?}");
+    for want in [
+        "le-read-1",
+        "le-write-10000",
+        "le-mmap-1000",
+        "le-munmap-10",
+        "le-pagefault-file",
+        "le-pagefault-anon",
+        "le-fork-12000",
+        "le-thread",
+        "le-send96000",
+        "le-epoll-1000",
+        "le-futex",
+        "le-yield",
+    ] {
+        assert!(ids.contains(&want), "{want} missing from {ids:?}");
+    }
     for e in v.as_array().unwrap() {
         assert!(e["paper"].as_str().is_some_and(|s| !s.is_empty()));
         assert!(e["today"].as_str().is_some_and(|s| !s.is_empty()));
         assert!(e["paper_count"].as_u64().unwrap() > 0);
     }
+}
+
+#[test]
+fn quick_run_of_lebench_measures_each_operation_and_the_default_run_leaves_them_out() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("s.db");
+    let v = success_json(sysperf(&db).args(["run", "le-*", "--quick", "--json"]));
+    let results = v["results"].as_array().unwrap();
+    assert_eq!(results.len(), sysperf::bench::lebench::SPECS.len());
+    for r in results {
+        let id = r["id"].as_str().unwrap();
+        assert!(id.starts_with("le-"), "{id}");
+        assert!(
+            r["us_per_op"].as_f64().is_some_and(|u| u > 0.0),
+            "{id}: {r}"
+        );
+        assert!(r["error"].is_null(), "{id}: {r}");
+    }
+    // Without ids, the plan is the papers' 49 (dry run: nothing measured).
+    let out = sysperf(&db).args(["run", "--dry-run"]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert!(
+        text.contains("gausspage.inf") && !text.contains("le-read-1"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -736,4 +781,45 @@ fn a_store_path_that_is_another_users_symlink_is_refused_and_its_target_kept() {
         assert!(err.contains("symbolic link owned by another user"), "{err}");
         assert_eq!(std::fs::read(&victim).unwrap(), b"precious", "{args:?}");
     }
+}
+
+#[test]
+fn jitter_reports_stolen_time_a_histogram_and_the_interrupts_per_cpu() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cpu = sysperf::sys::get_affinity().unwrap()[0];
+    let v = success_json(sysperf(&tmp.path().join("db")).args([
+        "jitter",
+        "--seconds",
+        "0.05",
+        "--cpu",
+        &cpu.to_string(),
+        "--json",
+    ]));
+    assert_eq!(v["format"], "sysperf-jitter");
+    let cpus = v["report"]["cpus"].as_array().unwrap();
+    assert_eq!(cpus.len(), 1);
+    let c = &cpus[0];
+    assert_eq!(c["cpu"], cpu);
+    let gaps = c["gaps"].as_u64().unwrap();
+    let in_buckets: u64 = c["histogram"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["count"].as_u64().unwrap())
+        .sum();
+    assert_eq!(in_buckets, gaps, "{c}");
+    assert!(c["stolen_us_per_s"].as_f64().unwrap() >= 0.0);
+    assert!(
+        c["interrupts"].is_object() && c["softirqs"].is_object(),
+        "{c}"
+    );
+    assert!(c["spin_ns"].as_u64().unwrap() >= 50_000_000, "{c}");
+    // Nothing is stored.
+    assert!(!tmp.path().join("db").exists());
+    // A CPU this process may not use is bad usage.
+    sysperf(&tmp.path().join("db"))
+        .args(["jitter", "--cpu", "4095", "--seconds", "0.01"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("choose among them"));
 }

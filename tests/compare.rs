@@ -715,3 +715,72 @@ fn the_gate_says_what_it_could_not_judge_and_fails_with_4() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+#[test]
+fn compare_of_runs_with_different_kernel_configs_prints_the_options_and_their_benchmarks() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("s.db");
+    let run = |label: &str| {
+        json_of(
+            ok(
+                &db,
+                &["run", "syscall", "--quick", "--json", "--label", label],
+                0,
+            )
+            .as_bytes(),
+        )
+    };
+    let (a, b) = (run("kern-a"), run("kern-b"));
+    // The run carries the configuration's hash (where the kernel exposes its configuration)
+    // and the sysctls.
+    if std::path::Path::new("/proc/config.gz").exists() {
+        let h = a["fingerprint"]["kernel_config_hash"].as_str().unwrap();
+        assert_eq!(h.len(), 16, "{h}");
+        assert!(a["fingerprint"]["hz"].as_u64().is_some());
+    }
+    assert!(a["fingerprint"]["sysctls"].is_object());
+    // Give the two runs two configurations, as two kernels would have.
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    for (run, hash, config) in [
+        (
+            &a,
+            "00000000000000aa",
+            r#"{"CONFIG_HZ":"250","CONFIG_MEMCG":"y"}"#,
+        ),
+        (&b, "00000000000000bb", r#"{"CONFIG_HZ":"1000"}"#),
+    ] {
+        conn.execute(
+            "INSERT INTO kernel_configs (hash, config_json) VALUES (?1, ?2)",
+            [hash, config],
+        )
+        .unwrap();
+        conn.execute(
+            "UPDATE runs SET fingerprint_json = json_set(fingerprint_json, '$.kernel_config_hash', ?1) WHERE id = ?2",
+            [hash, run["id"].as_str().unwrap()],
+        )
+        .unwrap();
+    }
+    drop(conn);
+    let text = ok(&db, &["compare", "kern-a", "kern-b"], 0);
+    assert!(text.contains("What differs"), "{text}");
+    for want in [
+        "kernel config",
+        "CONFIG_HZ",
+        "CONFIG_MEMCG",
+        "not set",
+        "tied to: ",
+    ] {
+        assert!(text.contains(want), "{want} missing:\n{text}");
+    }
+    let json = json_of(ok(&db, &["compare", "kern-a", "kern-b", "--json"], 0).as_bytes());
+    let memcg = json["fingerprint_diffs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["field"] == "CONFIG_MEMCG")
+        .unwrap();
+    assert!(
+        memcg["related"].as_str().unwrap().contains("LEBench"),
+        "{memcg}"
+    );
+}

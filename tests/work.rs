@@ -396,3 +396,85 @@ fn workers_name_themselves_after_their_benchmark() {
     child.wait().unwrap();
     assert_eq!(name.trim(), "sysperf:csw");
 }
+
+/// Calls per iteration summed over alternative names (the C library picks one: poll or
+/// ppoll, clone or clone3).
+fn calls_of_any(id: &str, lo: u64, hi: u64, names: &[&str]) -> f64 {
+    per_iteration(id, lo, hi, names).iter().sum()
+}
+
+#[test]
+fn lebench_file_and_mapping_tests_make_their_calls() {
+    if !strace_available() {
+        return;
+    }
+    for n in sysperf::bench::lebench::SIZES {
+        assert_calls(&format!("le-read-{n}"), 20, 60, &[("pread64", 1.0)]);
+        assert_calls(&format!("le-write-{n}"), 20, 60, &[("pwrite64", 1.0)]);
+        for op in ["mmap", "munmap"] {
+            assert_calls(
+                &format!("le-{op}-{n}"),
+                20,
+                60,
+                &[("mmap", 1.0), ("munmap", 1.0)],
+            );
+        }
+    }
+    for id in ["le-pagefault-file", "le-pagefault-anon"] {
+        assert_calls(id, 20, 60, &[("mmap", 1.0), ("munmap", 1.0)]);
+    }
+}
+
+#[test]
+fn lebench_process_message_and_descriptor_tests_make_their_calls() {
+    if !strace_available() {
+        return;
+    }
+    for id in ["le-fork", "le-fork-6000", "le-fork-12000"] {
+        assert_calls(id, 10, 30, &[("clone", 1.0), ("wait4", 1.0)]);
+    }
+    let clones = calls_of_any("le-thread", 10, 30, &["clone", "clone3"]);
+    assert!(
+        (clones - 1.0).abs() < 1e-9,
+        "le-thread: {clones} clones per op"
+    );
+    for id in ["le-send1", "le-send96000"] {
+        assert_calls(id, 20, 60, &[("sendto", 1.0), ("recvfrom", 1.0)]);
+    }
+    for n in [10, 1000] {
+        let sel = calls_of_any(&format!("le-select-{n}"), 20, 60, &["select", "pselect6"]);
+        let pol = calls_of_any(&format!("le-poll-{n}"), 20, 60, &["poll", "ppoll"]);
+        let ep = calls_of_any(
+            &format!("le-epoll-{n}"),
+            20,
+            60,
+            &["epoll_wait", "epoll_pwait"],
+        );
+        assert!(
+            [sel, pol, ep].iter().all(|c| (c - 1.0).abs() < 1e-9),
+            "{n}: select {sel}, poll {pol}, epoll {ep} per op"
+        );
+    }
+}
+
+#[test]
+fn lebench_faults_and_pings_do_their_work() {
+    let cpu = sysperf::sys::get_affinity().unwrap()[0];
+    let per_op = |id: &str, keys: &[&str]| {
+        let (lo, hi) = (200u64, 1200u64);
+        let sum = |v: &Value| keys.iter().map(|k| usage(v, k)).sum::<f64>();
+        let (a, b) = (worker(id, lo, Some(cpu)), worker(id, hi, Some(cpu)));
+        (sum(&b) - sum(&a)) / (hi - lo) as f64
+    };
+    // One first touch is one fault: a fresh mapping each time.
+    for id in ["le-pagefault-file", "le-pagefault-anon"] {
+        let f = per_op(id, &["minflt", "majflt"]);
+        assert!((0.9..1.5).contains(&f), "{id}: {f} faults per op");
+    }
+    // The futex and sched_yield pings switch at least twice per round trip (both threads
+    // are the worker's, so its rusage holds both).
+    for id in ["le-futex", "le-yield"] {
+        let s = per_op(id, &["nvcsw", "nivcsw"]);
+        assert!(s >= 1.9, "{id}: {s} switches per round trip");
+    }
+}

@@ -14,7 +14,9 @@ pub mod exec;
 pub mod fork;
 pub(crate) mod forker;
 pub mod ipc;
+pub mod lebench;
 pub mod paging;
+pub mod ready;
 pub mod signal;
 pub mod syscall;
 
@@ -25,6 +27,8 @@ pub enum Group {
     Kernel,
     /// Tables 6/7: the paging tests.
     Paging,
+    /// LEBench's core operations (issue #19): not in the default selection.
+    Lebench,
 }
 
 impl Group {
@@ -32,7 +36,15 @@ impl Group {
         match self {
             Group::Kernel => "kernel",
             Group::Paging => "paging",
+            Group::Lebench => "lebench",
         }
+    }
+
+    /// Whether a run without ids (`sysperf run`) includes the group: the papers' tables do;
+    /// LEBench's operations are chosen by id or glob (`sysperf run 'le-*'`), which keeps the
+    /// default run as long as it was.
+    pub fn in_default_run(self) -> bool {
+        !matches!(self, Group::Lebench)
     }
 }
 
@@ -135,7 +147,7 @@ pub struct Helper {
 }
 
 /// Every benchmark, in the order of the paper's Table 2 (udg tests after the pipe tests),
-/// then Table 7.
+/// then Table 7, then LEBench's operations.
 pub fn all() -> Vec<&'static Spec> {
     let mut v: Vec<&'static Spec> = Vec::new();
     v.extend(syscall::SPECS);
@@ -144,6 +156,7 @@ pub fn all() -> Vec<&'static Spec> {
     v.extend(fork::SPECS);
     v.extend(exec::SPECS);
     v.extend(paging::SPECS);
+    v.extend(lebench::SPECS);
     v
 }
 
@@ -153,7 +166,8 @@ pub fn find(id: &str) -> Option<&'static Spec> {
 }
 
 /// Resolves a user's selection (ids and shell-style globs with `*`, `?` and `[...]`) into
-/// specs in registry order, without duplicates. An empty selection means every benchmark.
+/// specs in registry order, without duplicates. An empty selection means every benchmark of
+/// the default run ([`Group::in_default_run`]).
 /// Exactly one benchmark for a command that takes one (`trace`): an id or a glob matching one.
 pub fn select_one(pattern: &str, command: &str) -> Result<&'static Spec, InputError> {
     match select(&[pattern.to_string()])?.as_slice() {
@@ -173,7 +187,10 @@ pub fn select_one(pattern: &str, command: &str) -> Result<&'static Spec, InputEr
 pub fn select(patterns: &[String]) -> Result<Vec<&'static Spec>, InputError> {
     let registry = all();
     if patterns.is_empty() {
-        return Ok(registry);
+        return Ok(registry
+            .into_iter()
+            .filter(|s| s.group.in_default_run())
+            .collect());
     }
     let mut chosen = vec![false; registry.len()];
     for p in patterns {
@@ -329,9 +346,15 @@ mod tests {
 
     #[test]
     fn registry_holds_exactly_the_papers_ids_in_table_order() {
-        let ids: Vec<&str> = all().iter().map(|s| s.id).collect();
+        let ids: Vec<&str> = all()
+            .iter()
+            .filter(|s| s.group != Group::Lebench)
+            .map(|s| s.id)
+            .collect();
         assert_eq!(ids, PAPER_IDS);
         assert_eq!(ids.len(), 49);
+        // LEBench's operations follow the papers' tables.
+        assert!(all()[49..].iter().all(|s| s.group == Group::Lebench));
     }
 
     #[test]
@@ -358,7 +381,12 @@ mod tests {
             .map(|s| s.id)
             .collect();
         assert_eq!(got, ["syscall", "pipeback4", "pipeback512"]);
+        // The default run is the papers' 49; LEBench's operations are asked for by glob.
         assert_eq!(select(&[]).unwrap().len(), 49);
+        assert_eq!(
+            select(&["le-*".into()]).unwrap().len(),
+            lebench::SPECS.len()
+        );
         let g: Vec<&str> = select(&["gausspage.[1-4]*".into()])
             .unwrap()
             .iter()

@@ -147,7 +147,7 @@ pub fn snapshot() -> Snapshot {
         .unwrap_or_default();
     Snapshot {
         stat: stat_totals(&crate::procfs::read_stat().unwrap_or_default()),
-        interrupts: parse_interrupts(&read("/proc/interrupts")),
+        interrupts: parse_interrupts(&read(crate::procfs::INTERRUPTS)),
         vmstat: parse_vmstat(&read(crate::procfs::VMSTAT)),
         disks: parse_diskstats(&read(crate::procfs::DISKSTATS), &|name| {
             disks.iter().any(|d| d == name)

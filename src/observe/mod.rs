@@ -6,7 +6,9 @@
 //! - [`iostat`]: iostat's per-device figures from /proc/diskstats the way sysstat computes them;
 //! - [`watch`]: the `sysperf watch` loop that samples, sleeps and prints those lines;
 //! - [`doctor`]: what on this machine makes results noisy or not comparable, with fixes;
-//! - [`settle`]: `run --settle`, waiting until the machine is quiet before a run.
+//! - [`settle`]: `run --settle`, waiting until the machine is quiet before a run;
+//! - [`jitter`]: `sysperf jitter`, clock and OS noise: gaps in a spin on the clock, per CPU,
+//!   set against the interrupts and softirqs meanwhile.
 //!
 //! The parsers and the arithmetic are pure functions over file contents, tested on literal
 //! snippets; only the small `read` helpers and the watch loop touch the live system. This
@@ -18,6 +20,7 @@
 
 pub mod doctor;
 pub mod iostat;
+pub mod jitter;
 pub mod settle;
 pub mod vmstat;
 pub mod watch;

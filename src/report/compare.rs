@@ -517,6 +517,11 @@ pub fn text(c: &Comparison) -> String {
     } else {
         let _ = writeln!(s, "\nWhat differs between the runs' fingerprints");
         for d in &c.fingerprint_diffs {
+            if d.values.iter().all(Option::is_none) {
+                // A count of what is not listed ("... and 12 more config options").
+                let _ = writeln!(s, "  {}", d.field);
+                continue;
+            }
             for (i, v) in d.values.iter().enumerate() {
                 let _ = writeln!(
                     s,
@@ -525,6 +530,9 @@ pub fn text(c: &Comparison) -> String {
                     tag(i),
                     v.as_deref().unwrap_or("unknown")
                 );
+            }
+            if let Some(r) = &d.related {
+                let _ = writeln!(s, "  {:<20} tied to: {r}", "");
             }
         }
     }
@@ -787,7 +795,10 @@ pub fn markdown(c: &Comparison) -> String {
         s += &md_row(&head);
         s += &md_rule(&vec![false; head.len()]);
         for d in &c.fingerprint_diffs {
-            let mut cells = vec![md(&d.field)];
+            let mut cells = vec![match &d.related {
+                Some(r) => format!("{} (tied to: {})", md(&d.field), md(r)),
+                None => md(&d.field),
+            }];
             cells.extend(
                 d.values
                     .iter()

@@ -17,6 +17,7 @@ type Keys = BTreeMap<String, BTreeSet<String>>;
 /// Objects whose keys are data (names -> values), not fields.
 const MAPS: &[&str] = &[
     "fingerprint.vulnerabilities",
+    "fingerprint.sysctls",
     "results[].trials[].counters.interrupts_by_source",
     "profiles[].stacks",
 ];
@@ -252,6 +253,12 @@ mod tests {
         run.params.precision_pct = Some(1.0);
         run.params.settle_s = Some(60.0);
         run.params.cpus = Some(vec![1]);
+        // The fingerprint's facts written only when known (#19).
+        run.fingerprint.hz = Some(250);
+        run.fingerprint.nohz = Some("idle".into());
+        run.fingerprint.kernel_config_hash = Some("0123456789abcdef".into());
+        run.fingerprint.microcode = Some("0xa0011d1".into());
+        run.fingerprint.sysctls = [("vm.swappiness".to_string(), "60".to_string())].into();
         let counters = Counters {
             task_clock_ns: Some(1),
             interrupts_by_source: [("LOC".to_string(), 3)].into(),

@@ -418,7 +418,7 @@ fn comparison_table(s: &mut String, cmp: &Comparison) {
 /// Every fingerprint fact as (name, value per run), vulnerabilities one per row.
 fn fingerprint_rows(fps: &[&Fingerprint]) -> Vec<(String, Vec<Option<String>>)> {
     type Getter = fn(&Fingerprint) -> Option<String>;
-    let fields: [(&str, Getter); 19] = [
+    let fields: [(&str, Getter); 23] = [
         ("hostname", |f| f.hostname.clone()),
         ("os", |f| f.os.clone()),
         ("kernel release", |f| f.kernel_release.clone()),
@@ -448,23 +448,35 @@ fn fingerprint_rows(fps: &[&Fingerprint]) -> Vec<(String, Vec<Option<String>>)> 
         ("load average (1, 5, 15 min)", |f| {
             f.loadavg.map(|[a, b, c]| format!("{a:.2}, {b:.2}, {c:.2}"))
         }),
+        ("timer tick (CONFIG_HZ)", |f| f.hz.map(|h| h.to_string())),
+        ("tick mode (nohz)", |f| f.nohz.clone()),
+        ("microcode", |f| f.microcode.clone()),
+        ("kernel config (hash)", |f| f.kernel_config_hash.clone()),
     ];
     let mut rows: Vec<(String, Vec<Option<String>>)> = fields
         .iter()
         .map(|(name, get)| (name.to_string(), fps.iter().map(|f| get(f)).collect()))
         .collect();
-    let mut names: Vec<&String> = fps.iter().flat_map(|f| f.vulnerabilities.keys()).collect();
-    names.sort();
-    names.dedup();
+    map_rows(&mut rows, fps, "vulnerability: ", |f| &f.vulnerabilities);
+    map_rows(&mut rows, fps, "sysctl ", |f| &f.sysctls);
+    rows
+}
+
+/// A row per key of a map-valued fact (mitigations, sysctls), keys of every run, sorted.
+fn map_rows(
+    rows: &mut Vec<(String, Vec<Option<String>>)>,
+    fps: &[&Fingerprint],
+    prefix: &str,
+    map: fn(&Fingerprint) -> &std::collections::BTreeMap<String, String>,
+) {
+    let names: std::collections::BTreeSet<&String> =
+        fps.iter().flat_map(|f| map(f).keys()).collect();
     for n in names {
         rows.push((
-            format!("vulnerability: {n}"),
-            fps.iter()
-                .map(|f| f.vulnerabilities.get(n).cloned())
-                .collect(),
+            format!("{prefix}{n}"),
+            fps.iter().map(|f| map(f).get(n).cloned()).collect(),
         ));
     }
-    rows
 }
 
 /// How each run was made, side by side like the fingerprint.

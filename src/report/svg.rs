@@ -71,6 +71,11 @@ pub static GROUPS: &[ChartGroup] = &[
         patterns: &["seqpage*", "randpage*", "gausspage*"],
     },
     ChartGroup {
+        name: "lebench",
+        title: "LEBench's core operations",
+        patterns: &["le-*"],
+    },
+    ChartGroup {
         name: "other",
         title: "Other tests",
         patterns: &["*"],

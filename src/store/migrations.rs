@@ -186,6 +186,16 @@ CREATE TABLE variance (
 ALTER TABLE trials ADD COLUMN children_json TEXT;
 ALTER TABLE results ADD COLUMN whole_json TEXT;
 "#,
+    // Migration 9 (#19, what changed between two kernels): the kernel build configurations
+    // the runs' fingerprints name by hash (fingerprint.kernel_config_hash), one row per
+    // distinct configuration however many runs share it: the options as a JSON object
+    // (CONFIG_X -> value). Rows are never deleted with a run (others may share them).
+    r#"
+CREATE TABLE kernel_configs (
+    hash        TEXT PRIMARY KEY,
+    config_json TEXT NOT NULL
+);
+"#,
 ];
 
 /// What the header of an opened database says about it.
@@ -267,7 +277,7 @@ mod tests {
         let state = DbState::read(&conn).unwrap();
         assert_eq!(state.user_version, SCHEMA_VERSION);
         assert_eq!(state.application_id, APPLICATION_ID);
-        assert_eq!(state.tables, 8);
+        assert_eq!(state.tables, 9);
         // A second call finds nothing to do rather than failing on existing tables.
         migrate(&conn, path).unwrap();
         assert_eq!(DbState::read(&conn).unwrap(), state);

@@ -850,7 +850,25 @@ fn insert_profile(
 
 fn insert_run(conn: &Connection, run: &Run, complete: bool) -> Result<()> {
     let params_json = to_json(&run.params, "the run's parameters")?;
-    let fingerprint_json = to_json(&run.fingerprint, "the machine fingerprint")?;
+    // The options are not part of the fingerprint's JSON (the hash is): written apart below.
+    let fingerprint_json = to_json(
+        &Fingerprint {
+            kernel_config: Default::default(),
+            ..run.fingerprint.clone()
+        },
+        "the machine fingerprint",
+    )?;
+    if let (Some(hash), false) = (
+        &run.fingerprint.kernel_config_hash,
+        run.fingerprint.kernel_config.is_empty(),
+    ) {
+        // Once per distinct configuration: the runs' fingerprints carry only its hash.
+        let config_json = to_json(&run.fingerprint.kernel_config, "the kernel configuration")?;
+        conn.execute(
+            "INSERT OR IGNORE INTO kernel_configs (hash, config_json) VALUES (?1, ?2)",
+            params![hash, config_json],
+        )?;
+    }
     let overhead_json = run
         .overhead
         .as_ref()
@@ -1307,6 +1325,20 @@ impl<'a, 'b> Reader<'a, 'b> {
     }
 }
 
+/// The options of the kernel configuration with this hash; empty when the store does not
+/// have it (a run imported from another store carries the hash only).
+fn load_kernel_config(
+    conn: &Connection,
+    hash: &str,
+) -> Result<std::collections::BTreeMap<String, String>> {
+    let mut stmt = conn.prepare_cached("SELECT config_json FROM kernel_configs WHERE hash = ?1")?;
+    let mut rows = stmt.query([hash])?;
+    match rows.next()? {
+        Some(row) => Ok(Reader::new(row, "kernel_configs").json("config_json")?),
+        None => Ok(Default::default()),
+    }
+}
+
 fn load_run(conn: &Connection, id: &str) -> Result<Run> {
     let mut stmt = conn.prepare_cached("SELECT * FROM runs WHERE id = ?1")?;
     let mut rows = stmt.query([id])?;
@@ -1317,7 +1349,10 @@ fn load_run(conn: &Connection, id: &str) -> Result<Run> {
     };
     let r = Reader::new(row, "runs");
     let params: RunParams = r.json("params_json")?;
-    let fingerprint: Fingerprint = r.json("fingerprint_json")?;
+    let mut fingerprint: Fingerprint = r.json("fingerprint_json")?;
+    if let Some(hash) = &fingerprint.kernel_config_hash {
+        fingerprint.kernel_config = load_kernel_config(conn, hash)?;
+    }
     let overhead: Option<Overhead> = r.opt_json("overhead_json")?;
     let findings: Vec<Finding> = r.opt_json("findings_json")?.unwrap_or_default();
     let notes: Vec<String> = r.opt_json("notes_json")?.unwrap_or_default();

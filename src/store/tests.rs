@@ -110,6 +110,11 @@ fn warning(bench: Option<&str>, kind: &str) -> Warning {
     }
 }
 
+/// A small kernel configuration for the fingerprint of [`full_run`].
+fn config() -> std::collections::BTreeMap<String, String> {
+    crate::fingerprint::parse_kernel_config("CONFIG_HZ=250\nCONFIG_PREEMPT_VOLUNTARY=y\n")
+}
+
 fn full_run(id: &str) -> Run {
     let mut vulnerabilities = BTreeMap::new();
     vulnerabilities.insert("meltdown".to_string(), "Not affected".to_string());
@@ -163,6 +168,17 @@ fn full_run(id: &str) -> Run {
             cgroup_memory_limit_bytes: Some(8 << 30),
             cgroup_version: Some("2".to_string()),
             loadavg: Some([0.123_456_789_012_345_67, 1e-300, 12.5]),
+            hz: Some(250),
+            nohz: Some("idle".to_string()),
+            kernel_config_hash: Some(crate::fingerprint::config_hash(&config())),
+            kernel_config: config(),
+            sysctls: [
+                ("vm.overcommit_memory", "1"),
+                ("net.core.rmem_default", "212992"),
+            ]
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .into(),
+            microcode: Some("0xa0011d1".to_string()),
         },
         overhead: Some(Overhead {
             timer_ns: 23.456_789_012_345_67,
@@ -318,6 +334,42 @@ fn full_run_round_trips_exactly() {
     let back = store.load_run("0123456789ab").unwrap();
     assert_eq!(back, run);
     assert_eq!(float_bits(&back), float_bits(&run));
+}
+
+#[test]
+fn a_kernel_configuration_is_stored_once_and_runs_keep_its_hash() {
+    let (_dir, store) = temp_store();
+    for id in ["0123456789a1", "0123456789a2"] {
+        assert!(store.save_run(&full_run(id)).unwrap());
+    }
+    assert_eq!(count(&store, "SELECT count(*) FROM kernel_configs"), 1);
+    // The runs' fingerprint JSON holds the hash, not the options.
+    let with_options: i64 = count(
+        &store,
+        "SELECT count(*) FROM runs WHERE fingerprint_json LIKE '%CONFIG_HZ%'",
+    );
+    assert_eq!(with_options, 0);
+    let back = store.load_run("0123456789a2").unwrap();
+    assert_eq!(back.fingerprint.kernel_config, config());
+    // Another configuration is a second row.
+    let mut other = full_run("0123456789a3");
+    other
+        .fingerprint
+        .kernel_config
+        .insert("CONFIG_HZ".into(), "1000".into());
+    other.fingerprint.kernel_config_hash = Some(crate::fingerprint::config_hash(
+        &other.fingerprint.kernel_config,
+    ));
+    store.save_run(&other).unwrap();
+    assert_eq!(count(&store, "SELECT count(*) FROM kernel_configs"), 2);
+    assert_eq!(
+        store
+            .load_run("0123456789a3")
+            .unwrap()
+            .fingerprint
+            .kernel_config["CONFIG_HZ"],
+        "1000"
+    );
 }
 
 #[test]

@@ -35,10 +35,11 @@
 //! This file defines the benchmarks and [`SERIES`]; it does not measure, store or draw.
 
 use super::{Axis, Point, SeriesSpec};
+use crate::bench::ready::{ReadySet, Scan};
 use crate::bench::{Benchmark, Ctx, Shape};
 use crate::error::BenchError;
 use crate::model::{Derived, Series, YKind};
-use crate::sys::{self, Epoll, FdSet, Fork, Pid};
+use crate::sys::{self, Fork, Pid};
 use std::os::fd::{AsRawFd, OwnedFd};
 
 /// The largest process-table point asked for; [`child_cap`] lowers it where the machine's
@@ -51,8 +52,6 @@ const MOST_DESCRIPTORS: u64 = 10_000;
 /// select's largest point: the descriptors must be numbered below FD_SETSIZE (1024), and the
 /// worker already holds a few.
 const MOST_SELECT: u64 = 1000;
-/// Descriptors the worker keeps besides the benchmark's (stdio, counters, the epoll itself).
-const FD_RESERVE: u64 = 64;
 
 /// The status the timed children exit with.
 const CHILD_STATUS: i32 = 0;
@@ -338,159 +337,6 @@ impl Drop for LiveChildren {
         if !self.children.is_empty() {
             let _ = self.reap_all();
         }
-    }
-}
-
-/// How the descriptor set is asked which members are ready.
-#[derive(Debug, Clone, Copy, PartialEq)]
-enum Scan {
-    Select,
-    Poll,
-    Epoll,
-}
-
-impl Scan {
-    fn name(self) -> &'static str {
-        match self {
-            Scan::Select => "select",
-            Scan::Poll => "poll",
-            Scan::Epoll => "epoll_wait",
-        }
-    }
-}
-
-/// N descriptors, the last one ready, asked with one call per iteration.
-pub(crate) struct ReadySet {
-    scan: Scan,
-    n: u64,
-    fds: Vec<OwnedFd>,
-    set: FdSet,
-    pollfds: Vec<libc::pollfd>,
-    epoll: Option<Epoll>,
-    events: Vec<libc::epoll_event>,
-}
-
-impl ReadySet {
-    fn new(scan: Scan, n: u64) -> ReadySet {
-        ReadySet {
-            scan,
-            n,
-            fds: Vec::new(),
-            set: FdSet::new(),
-            pollfds: Vec::new(),
-            epoll: None,
-            events: Vec::new(),
-        }
-    }
-
-    /// A broken setup (nothing ready, or more than the one) fails the run.
-    #[inline]
-    fn check(&self, ready: usize) -> Result<(), BenchError> {
-        if ready != 1 {
-            return Err(BenchError::Protocol(format!(
-                "{} over {} descriptors found {ready} ready, expected exactly 1",
-                self.scan.name(),
-                self.n
-            )));
-        }
-        Ok(())
-    }
-}
-
-impl Benchmark for ReadySet {
-    fn setup(&mut self, _ctx: &Ctx, _iterations: u64) -> Result<(), BenchError> {
-        if self.n == 0 {
-            return Err(BenchError::Protocol(
-                "a descriptor set needs at least one".into(),
-            ));
-        }
-        let limit =
-            sys::raise_nofile_limit().map_err(BenchError::sys("setrlimit(RLIMIT_NOFILE)"))?;
-        if self.n + FD_RESERVE > limit {
-            return Err(BenchError::Protocol(format!(
-                "{} descriptors do not fit RLIMIT_NOFILE {limit} (hard limit)",
-                self.n
-            )));
-        }
-        for i in 0..self.n {
-            // Only the last is ready: its counter starts at 1 and nothing reads it.
-            let ready = u32::from(i + 1 == self.n);
-            self.fds
-                .push(sys::eventfd(ready).map_err(BenchError::sys("eventfd"))?);
-        }
-        match self.scan {
-            Scan::Select => {
-                for fd in &self.fds {
-                    self.set
-                        .insert(fd.as_raw_fd())
-                        .map_err(BenchError::sys("FD_SET"))?;
-                }
-            }
-            Scan::Poll => {
-                self.pollfds = self
-                    .fds
-                    .iter()
-                    .map(|fd| libc::pollfd {
-                        fd: fd.as_raw_fd(),
-                        events: libc::POLLIN,
-                        revents: 0,
-                    })
-                    .collect();
-            }
-            Scan::Epoll => {
-                let ep = Epoll::new().map_err(BenchError::sys("epoll_create1"))?;
-                for fd in &self.fds {
-                    ep.add_readable(fd.as_raw_fd())
-                        .map_err(BenchError::sys("epoll_ctl"))?;
-                }
-                self.epoll = Some(ep);
-                // Room for more than one, so a second ready descriptor would be seen.
-                self.events = vec![libc::epoll_event { events: 0, u64: 0 }; 8];
-            }
-        }
-        Ok(())
-    }
-
-    fn run(&mut self, iterations: u64) -> Result<(), BenchError> {
-        match self.scan {
-            Scan::Select => {
-                for _ in 0..iterations {
-                    // select rewrites its set, so every call starts from a fresh copy, as
-                    // every select loop does.
-                    let mut set = self.set;
-                    let ready =
-                        sys::select_read_now(&mut set).map_err(BenchError::sys("select"))?;
-                    self.check(ready)?;
-                }
-            }
-            Scan::Poll => {
-                for _ in 0..iterations {
-                    let ready =
-                        sys::poll_now(&mut self.pollfds).map_err(BenchError::sys("poll"))?;
-                    self.check(ready)?;
-                }
-            }
-            Scan::Epoll => {
-                let ep = self
-                    .epoll
-                    .as_ref()
-                    .ok_or_else(|| BenchError::Protocol("epoll: setup did not run".into()))?;
-                for _ in 0..iterations {
-                    let ready = ep
-                        .wait_now(&mut self.events)
-                        .map_err(BenchError::sys("epoll_wait"))?;
-                    self.check(ready)?;
-                }
-            }
-        }
-        Ok(())
-    }
-
-    fn teardown(&mut self) -> Result<(), BenchError> {
-        self.epoll = None;
-        self.pollfds.clear();
-        self.fds.clear();
-        Ok(())
     }
 }
 

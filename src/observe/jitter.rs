@@ -1,0 +1,297 @@
+//! `sysperf jitter`: clock and OS noise in the manner of osnoise and sysjitter (the papers'
+//! §3.2.3 clock processing and §4.1.5 clock handling, issue #19).
+//!
+//! One thread per chosen CPU, pinned to it, spins reading the monotonic clock for a fixed
+//! time and records every gap between two consecutive reads longer than a threshold: time
+//! the CPU was taken from the thread (an interrupt, a softirq, the timer tick, another task,
+//! the hypervisor). Per CPU it reports the stolen time per second of spinning, the gap
+//! histogram, the largest gap, and what /proc/interrupts and /proc/softirqs counted on that
+//! CPU meanwhile (the local timer interrupt `LOC` is the tick), so that gaps can be set
+//! against interrupts, softirqs and ticks; the hypervisor's steal ticks from /proc/stat too.
+//!
+//! This is the one place outside the harness that reads a clock in a loop, on purpose: here
+//! the clock reads are the measurement (a gap between two reads is the noise), not the timing
+//! of an operation, so it is an observation of the machine (like `watch`), not a benchmark,
+//! and it is not stored with runs. It is a command rather than a benchmark because the
+//! harness times a hot loop from outside, and a spin of fixed length has nothing to time. It
+//! keeps every CPU it spins on busy for the whole time: do not run it beside measurements.
+
+use crate::harness::counters::parse_interrupts;
+use crate::procfs;
+use crate::sys;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// Lower bounds of the histogram's buckets in nanoseconds; the last is open-ended.
+pub const BUCKETS_NS: &[u64] = &[
+    0, 2_000, 5_000, 10_000, 20_000, 50_000, 100_000, 200_000, 500_000, 1_000_000,
+];
+/// Gaps kept per CPU; beyond this only the totals count (a gap every microsecond for a
+/// second is a million).
+const MAX_GAPS: usize = 1 << 20;
+
+/// One bucket of gaps: from `from_ns` (inclusive) to `to_ns` (exclusive; None: no bound).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Bucket {
+    pub from_ns: u64,
+    pub to_ns: Option<u64>,
+    pub count: u64,
+}
+
+/// What one CPU's spin saw.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CpuNoise {
+    pub cpu: u32,
+    /// Nanoseconds the spin lasted, by its own clock.
+    pub spin_ns: u64,
+    /// Clock reads in the spin.
+    pub reads: u64,
+    /// Gaps longer than the threshold, and their sum.
+    pub gaps: u64,
+    pub stolen_ns: u64,
+    /// `stolen_ns` per second of spin, in microseconds.
+    pub stolen_us_per_s: f64,
+    pub max_gap_ns: u64,
+    pub histogram: Vec<Bucket>,
+    /// Timer ticks on this CPU (/proc/interrupts `LOC`, the local timer interrupt).
+    pub ticks: u64,
+    /// Non-zero deltas of /proc/interrupts and /proc/softirqs on this CPU, by source.
+    pub interrupts: BTreeMap<String, u64>,
+    pub softirqs: BTreeMap<String, u64>,
+    /// Hypervisor steal on this CPU (/proc/stat), in clock ticks (USER_HZ).
+    pub steal_ticks: u64,
+}
+
+/// The whole measurement.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct NoiseReport {
+    pub seconds: f64,
+    pub threshold_ns: u64,
+    pub cpus: Vec<CpuNoise>,
+}
+
+/// The histogram of `gaps` over [`BUCKETS_NS`].
+pub fn histogram(gaps: &[u64]) -> Vec<Bucket> {
+    let mut out: Vec<Bucket> = BUCKETS_NS
+        .iter()
+        .enumerate()
+        .map(|(i, &from)| Bucket {
+            from_ns: from,
+            to_ns: BUCKETS_NS.get(i + 1).copied(),
+            count: 0,
+        })
+        .collect();
+    for &g in gaps {
+        let i = BUCKETS_NS.iter().rposition(|&b| g >= b).unwrap_or(0);
+        out[i].count += 1;
+    }
+    out
+}
+
+/// Per-source deltas of a parsed /proc/interrupts or /proc/softirqs on one CPU, non-zero only.
+pub fn cpu_deltas(
+    before: &BTreeMap<String, BTreeMap<u32, u64>>,
+    after: &BTreeMap<String, BTreeMap<u32, u64>>,
+    cpu: u32,
+) -> BTreeMap<String, u64> {
+    after
+        .iter()
+        .filter_map(|(name, counts)| {
+            let a = counts.get(&cpu).copied().unwrap_or(0);
+            let b = before
+                .get(name)
+                .and_then(|c| c.get(&cpu))
+                .copied()
+                .unwrap_or(0);
+            let d = a.saturating_sub(b);
+            (d > 0).then(|| (name.clone(), d))
+        })
+        .collect()
+}
+
+/// The spin of one CPU: (spin ns, reads, gaps above the threshold).
+fn spin(cpu: u32, seconds: f64, threshold_ns: u64) -> std::io::Result<(u64, u64, Vec<u64>)> {
+    sys::set_affinity(&[cpu])?;
+    let length = (seconds * 1e9) as u64;
+    let mut gaps = Vec::with_capacity(4096);
+    let start = sys::monotonic_ns();
+    let mut last = start;
+    let mut reads = 0u64;
+    loop {
+        let now = sys::monotonic_ns();
+        reads += 1;
+        let gap = now - last;
+        if gap > threshold_ns && gaps.len() < MAX_GAPS {
+            gaps.push(gap);
+        }
+        last = now;
+        if now - start >= length {
+            return Ok((now - start, reads, gaps));
+        }
+    }
+}
+
+/// Spins `seconds` on each of `cpus` at once and attributes what it saw.
+pub fn measure(cpus: &[u32], seconds: f64, threshold_ns: u64) -> std::io::Result<NoiseReport> {
+    let read_irqs = || {
+        (
+            parse_interrupts(&procfs::read_interrupts().unwrap_or_default()),
+            parse_interrupts(&procfs::read_softirqs().unwrap_or_default()),
+            procfs::read_stat().unwrap_or_default(),
+        )
+    };
+    let before = read_irqs();
+    let spins: Vec<std::io::Result<(u64, u64, Vec<u64>)>> = std::thread::scope(|s| {
+        let handles: Vec<_> = cpus
+            .iter()
+            .map(|&cpu| s.spawn(move || spin(cpu, seconds, threshold_ns)))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(std::io::Error::other("a spinning thread panicked")))
+            })
+            .collect()
+    });
+    let after = read_irqs();
+    let mut out = Vec::new();
+    for (&cpu, spun) in cpus.iter().zip(spins) {
+        let (spin_ns, reads, gaps) = spun?;
+        let stolen_ns: u64 = gaps.iter().sum();
+        let interrupts = cpu_deltas(&before.0, &after.0, cpu);
+        let steal = procfs::cpus_since(&before.2, &after.2, &[cpu]).steal;
+        out.push(CpuNoise {
+            cpu,
+            spin_ns,
+            reads,
+            gaps: gaps.len() as u64,
+            stolen_ns,
+            stolen_us_per_s: stolen_ns as f64 / 1e3 / (spin_ns.max(1) as f64 / 1e9),
+            max_gap_ns: gaps.iter().copied().max().unwrap_or(0),
+            histogram: histogram(&gaps),
+            ticks: interrupts.get("LOC").copied().unwrap_or(0),
+            interrupts,
+            softirqs: cpu_deltas(&before.1, &after.1, cpu),
+            steal_ticks: steal,
+        });
+    }
+    Ok(NoiseReport {
+        seconds,
+        threshold_ns,
+        cpus: out,
+    })
+}
+
+fn fmt_ns(ns: u64) -> String {
+    if ns >= 1_000_000 {
+        format!("{} ms", ns / 1_000_000)
+    } else {
+        format!("{} us", ns / 1_000)
+    }
+}
+
+/// The report as text: a line per CPU, the histogram, then the interrupt and softirq deltas.
+pub fn render(r: &NoiseReport, hz: Option<u32>) -> String {
+    let mut s = format!(
+        "Clock noise: {} s spin per CPU, gaps over {} ns{}\n",
+        r.seconds,
+        r.threshold_ns,
+        hz.map(|h| format!(" (CONFIG_HZ {h})")).unwrap_or_default()
+    );
+    s += "  cpu   stolen us/s    gaps   max gap   ticks   steal ticks\n";
+    for c in &r.cpus {
+        s += &format!(
+            "  {:>3}   {:>11.1}   {:>5}   {:>7}   {:>5}   {:>11}\n",
+            c.cpu,
+            c.stolen_us_per_s,
+            c.gaps,
+            fmt_ns(c.max_gap_ns),
+            c.ticks,
+            c.steal_ticks
+        );
+    }
+    s += "Gap histogram (gaps per bucket, by CPU)\n";
+    for (i, b) in BUCKETS_NS.iter().enumerate() {
+        let name = match BUCKETS_NS.get(i + 1) {
+            Some(&to) if *b == 0 => format!("< {}", fmt_ns(to)),
+            Some(&to) => format!("{} - {}", fmt_ns(*b), fmt_ns(to)),
+            None => format!(">= {}", fmt_ns(*b)),
+        };
+        let counts: Vec<String> = r
+            .cpus
+            .iter()
+            .map(|c| format!("{:>7}", c.histogram[i].count))
+            .collect();
+        s += &format!("  {name:<17} {}\n", counts.join(" "));
+    }
+    s += "Interrupts and softirqs during the spin (by CPU)\n";
+    for c in &r.cpus {
+        let list = |m: &BTreeMap<String, u64>| {
+            let mut v: Vec<(&String, &u64)> = m.iter().collect();
+            v.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+            v.iter()
+                .map(|(k, n)| format!("{k} {n}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        s += &format!(
+            "  cpu {}: interrupts: {}; softirqs: {}\n",
+            c.cpu,
+            or_none(list(&c.interrupts)),
+            or_none(list(&c.softirqs))
+        );
+    }
+    s += "Stolen time is the sum of the gaps; set their count against the interrupts, softirqs and ticks on the CPU (LOC is the timer tick), and against the hypervisor's steal.\n";
+    s
+}
+
+fn or_none(s: String) -> String {
+    if s.is_empty() {
+        "none".into()
+    } else {
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn histogram_puts_each_gap_in_its_bucket() {
+        let h = histogram(&[1_500, 2_000, 4_999, 1_000_000, 7_000_000]);
+        let counts: Vec<u64> = h.iter().map(|b| b.count).collect();
+        assert_eq!(counts, [1, 2, 0, 0, 0, 0, 0, 0, 0, 2]);
+        assert_eq!(h[0].to_ns, Some(2_000));
+        assert_eq!(h.last().unwrap().to_ns, None);
+    }
+
+    #[test]
+    fn deltas_are_per_cpu_and_non_zero() {
+        let before = parse_interrupts("     CPU0 CPU1\nLOC: 10 20 Local timer\nRES: 5 5 Resched\n");
+        let after = parse_interrupts("     CPU0 CPU1\nLOC: 15 40 Local timer\nRES: 5 6 Resched\n");
+        let d = cpu_deltas(&before, &after, 1);
+        assert_eq!(d.get("LOC"), Some(&20));
+        assert_eq!(d.get("RES"), Some(&1));
+        let d0 = cpu_deltas(&before, &after, 0);
+        assert_eq!(d0.len(), 1);
+    }
+
+    #[test]
+    fn a_short_spin_accounts_its_gaps() {
+        let cpu = sys::get_affinity().unwrap()[0];
+        let r = measure(&[cpu], 0.05, 1_000).unwrap();
+        let c = &r.cpus[0];
+        assert!(c.spin_ns >= 50_000_000, "{c:?}");
+        assert!(c.reads > 0);
+        assert_eq!(c.histogram.iter().map(|b| b.count).sum::<u64>(), c.gaps);
+        assert!(c.stolen_ns <= c.spin_ns);
+        assert!(c.max_gap_ns <= c.stolen_ns);
+        let text = render(&r, Some(250));
+        assert!(
+            text.contains("CONFIG_HZ 250") && text.contains("stolen us/s"),
+            "{text}"
+        );
+    }
+}
