@@ -93,13 +93,19 @@ net_side() { # pair side round
       stop_net_servers ;;
   esac
 }
-net_section() {
+# Each pair back to back, ROUNDS times: sysperf first in odd rounds, the peer first in even ones.
+alternate() { # side-function pair...
+  local side_fn=$1
+  shift
   for round in $(seq 1 "$ROUNDS"); do
-    for pair in rtt-tcp rtt-udp stream; do
-      if [ $((round % 2)) -eq 1 ]; then net_side "$pair" sp "$round"; net_side "$pair" peer "$round"
-      else net_side "$pair" peer "$round"; net_side "$pair" sp "$round"; fi
+    for pair in "$@"; do
+      if [ $((round % 2)) -eq 1 ]; then "$side_fn" "$pair" sp "$round"; "$side_fn" "$pair" peer "$round"
+      else "$side_fn" "$pair" peer "$round"; "$side_fn" "$pair" sp "$round"; fi
     done
   done
+}
+net_section() {
+  alternate net_side rtt-tcp rtt-udp stream
   python3 - "$work" "$ROUNDS" <<'PY'
 import json, os, re, statistics, sys
 work, rounds = sys.argv[1], int(sys.argv[2])
@@ -189,12 +195,8 @@ side() { # pair side round
 }
 pairs="syscall pipe exec vfork tput"
 [ -n "$CPU2" ] && pairs="syscall pipe spread exec vfork tput"
-for round in $(seq 1 "$ROUNDS"); do
-  for pair in $pairs; do
-    if [ $((round % 2)) -eq 1 ]; then side "$pair" sp "$round"; side "$pair" peer "$round"
-    else side "$pair" peer "$round"; side "$pair" sp "$round"; fi
-  done
-done
+# shellcheck disable=SC2086
+alternate side $pairs
 
 # System calls per operation on each side, where strace is available.
 if command -v strace >/dev/null 2>&1; then

@@ -9,7 +9,7 @@ use crate::error::InputError;
 use crate::model::{Fingerprint, Run, VarianceEstimate};
 use crate::reference;
 use crate::store::{self, Store, StoreError};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Why a run could not be found or loaded.
 #[derive(Debug, thiserror::Error)]
@@ -88,35 +88,40 @@ pub fn check_importable(runs: &[Run]) -> Result<(), CatalogError> {
 /// Stored runs of the baseline's machine that its run-to-run variance is estimated from.
 pub const HISTORY_RUNS: usize = 30;
 
-/// The store named by `--db`, else `$SYSPERF_DB`, else the default path. A named path must
-/// be a usable file path ([`store::check_named_path`]); only the default one gets its
-/// directories created.
-pub fn open_store(db: Option<&PathBuf>) -> Result<Store, CatalogError> {
+/// The store path `--db`, else `$SYSPERF_DB`, else the default names, and whether the user
+/// named it.
+fn store_path(db: Option<&PathBuf>) -> (PathBuf, bool) {
     let from_env = std::env::var_os("SYSPERF_DB").filter(|v| !v.is_empty());
     let named = db.is_some() || from_env.is_some();
-    let path = db.cloned().unwrap_or_else(store::default_path);
-    let open = || {
-        if named {
-            store::check_named_path(&path)?;
-        }
-        Store::open(&path)
-    };
-    open().map_err(|source| CatalogError::Open { path, source })
+    (db.cloned().unwrap_or_else(store::default_path), named)
+}
+
+/// A path the user named must be a usable file path ([`store::check_named_path`]) before
+/// anything is created or opened there.
+fn check_named(path: &Path, named: bool) -> Result<(), CatalogError> {
+    if named {
+        store::check_named_path(path).map_err(|source| CatalogError::Open {
+            path: path.to_path_buf(),
+            source,
+        })?;
+    }
+    Ok(())
+}
+
+/// The store named by `--db`, else `$SYSPERF_DB`, else the default path, created if needed;
+/// only the default one gets its directories created.
+pub fn open_store(db: Option<&PathBuf>) -> Result<Store, CatalogError> {
+    let (path, named) = store_path(db);
+    check_named(&path, named)?;
+    Store::open(&path).map_err(|source| CatalogError::Open { path, source })
 }
 
 /// The store that `--db`, `$SYSPERF_DB` or the default path names, for a command that only
 /// reads: checked as [`open_store`] checks it, but never created. A store that does not exist
 /// is a [`CatalogError::NoStore`] (a mistyped `--db` must not leave a file or directory behind).
 pub fn open_existing_store(db: Option<&PathBuf>) -> Result<Store, CatalogError> {
-    let from_env = std::env::var_os("SYSPERF_DB").filter(|v| !v.is_empty());
-    let named = db.is_some() || from_env.is_some();
-    let path = db.cloned().unwrap_or_else(store::default_path);
-    if named {
-        store::check_named_path(&path).map_err(|source| CatalogError::Open {
-            path: path.clone(),
-            source,
-        })?;
-    }
+    let (path, named) = store_path(db);
+    check_named(&path, named)?;
     if !path.exists() {
         return Err(CatalogError::NoStore {
             spec: None,
@@ -124,30 +129,33 @@ pub fn open_existing_store(db: Option<&PathBuf>) -> Result<Store, CatalogError> 
             named,
         });
     }
-    open_for_reading(db, path)
+    open_for_reading(path)
 }
 
-/// A store this process may only read (root's, listed by another user) is opened read-only
-/// rather than refused; one it may write is opened as every command opens it.
-fn open_for_reading(db: Option<&PathBuf>, path: PathBuf) -> Result<Store, CatalogError> {
-    if crate::sys::may_write(&path) {
-        return open_store(db);
-    }
-    Store::open_read_only(&path).map_err(|source| CatalogError::Open { path, source })
+/// An existing store: read-only when this process may only read it (root's, listed by
+/// another user) rather than refused; else opened as every command opens it.
+fn open_for_reading(path: PathBuf) -> Result<Store, CatalogError> {
+    let opened = if crate::sys::may_write(&path) {
+        Store::open(&path)
+    } else {
+        Store::open_read_only(&path)
+    };
+    opened.map_err(|source| CatalogError::Open { path, source })
 }
 
 /// The variance estimates stored for a machine in the store `db` names (or the default one),
-/// None when that store does not exist: `doctor` looks, but never creates a store.
+/// None when there is no store there (whatever the path): `doctor` looks, but never creates
+/// a store, and a store it cannot find is not its error.
 pub fn stored_variance(
     db: Option<&PathBuf>,
     fp: &Fingerprint,
 ) -> Result<Option<Vec<VarianceEstimate>>, CatalogError> {
-    let path = db.cloned().unwrap_or_else(store::default_path);
+    let (path, _) = store_path(db);
     if !path.exists() {
         return Ok(None);
     }
-    let store = open_for_reading(Some(&path), path.clone())?;
-    Ok(Some(store.variance(machine(fp))?))
+    check_named(&path, true)?;
+    Ok(Some(open_for_reading(path)?.variance(machine(fp))?))
 }
 
 /// The variance components of each test on the machine that made `run`, from its runs in

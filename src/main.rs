@@ -112,7 +112,7 @@ fn dispatch(cli: Cli) -> Result<i32> {
                 report::list::benchmarks(json)
             };
             if json {
-                print_raw(&sysperf::term::json(&text))
+                print_json_text(&text)
             } else {
                 print(&text)
             }
@@ -147,10 +147,16 @@ fn print(text: &str) -> Result<i32> {
 /// Writes `value` as pretty JSON to standard output; characters that JSON allows raw but a
 /// terminal would interpret are written as `\u` escapes (the same document to a parser).
 fn print_json<T: serde::Serialize + ?Sized>(value: &T) -> Result<i32> {
-    let text = format!("{}\n", serde_json::to_string_pretty(value)?);
-    print_raw(&sysperf::term::json(&text))
+    print_json_text(&format!("{}\n", serde_json::to_string_pretty(value)?))
 }
 
+/// JSON a renderer already wrote, made inert on a terminal as [`print_json`] makes it.
+fn print_json_text(text: &str) -> Result<i32> {
+    print_raw(&sysperf::term::json(text))
+}
+
+/// The one write to standard output; every caller has made its text terminal-safe (or, as
+/// with completion scripts, generated it from sysperf's own definitions).
 fn print_raw(text: &str) -> Result<i32> {
     let mut out = std::io::stdout().lock();
     out.write_all(text.as_bytes())?;
@@ -434,7 +440,7 @@ fn compare(a: CompareArgs) -> Result<i32> {
     // 2. Compare, print, and gate.
     let (_, c) = catalog.comparison(&a.runs, a.against.baseline.as_deref(), noise)?;
     if a.json {
-        print_raw(&sysperf::term::json(&report::compare::json(&c)))
+        print_json_text(&report::compare::json(&c))
     } else {
         print(&if a.markdown {
             report::compare::markdown(&c)
@@ -500,7 +506,7 @@ fn rm(spec: &str, db: DbArg) -> Result<i32> {
     }
     let store = catalog::open_existing_store(db.db.as_ref()).map_err(|e| e.looking_for(spec))?;
     let id = store.resolve(spec)?;
-    if !sysperf::sys::may_write(store.path()) {
+    if store.is_read_only() {
         anyhow::bail!(
             "run {id} is in {}, which you may read but not write: remove it as the store's owner",
             store.path().display()
@@ -525,7 +531,7 @@ fn export(specs: &[String], output: Option<&Path>, db: DbArg) -> Result<i32> {
     let bytes = exchange::export_with_profiles(&runs, &profiles)?;
     let Some(path) = output else {
         // The export is JSON; on a terminal it is shown inert like every other output.
-        print_raw(&sysperf::term::json(&String::from_utf8_lossy(&bytes)))
+        print_json_text(&String::from_utf8_lossy(&bytes))
             .context("writing the export to standard output")?;
         return Ok(exit::OK);
     };

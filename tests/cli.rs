@@ -753,7 +753,7 @@ fn the_noise_band_limit_is_the_same_in_the_code_and_every_doc() {
 fn a_store_path_that_is_another_users_symlink_is_refused_and_its_target_kept() {
     // As root: --db naming a link that another user (nobody) planted, pointing at a file
     // outside the directory, is refused with exit 2; the file is not turned into a store.
-    if unsafe { libc::geteuid() } != 0 {
+    if !sysperf::sys::is_root() {
         println!("skipped: needs root to make a link owned by another user");
         return;
     }

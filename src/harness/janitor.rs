@@ -62,13 +62,13 @@ fn remove_where(dir: &Path, remove: impl Fn(Pid) -> bool) -> Vec<PathBuf> {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return Vec::new();
     };
+    let me = sys::euid();
     let mut removed = Vec::new();
     for e in entries.flatten() {
         let name = e.file_name().to_string_lossy().into_owned();
         let Some(pid) = owner_pid(&name) else {
             continue;
         };
-        let me = sys::euid();
         let ours = std::fs::symlink_metadata(e.path()).is_ok_and(|m| m.is_dir() && m.uid() == me);
         if ours && remove(pid) && std::fs::remove_dir_all(e.path()).is_ok() {
             removed.push(e.path());

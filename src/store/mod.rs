@@ -259,6 +259,8 @@ fn short_prefix_hint(spec: &str) -> &'static str {
 pub struct Store {
     conn: Connection,
     path: PathBuf,
+    /// Opened by [`Store::open_read_only`]: this process may read the file but not write it.
+    read_only: bool,
 }
 
 /// Checks that the file is ours (or new), then brings it to WAL mode and the current schema.
@@ -331,6 +333,7 @@ impl Store {
         Ok(Store {
             conn,
             path: path.to_path_buf(),
+            read_only: false,
         })
     }
 
@@ -345,20 +348,20 @@ impl Store {
             path: path.to_path_buf(),
             source,
         };
-        let plain = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-        let conn = match Connection::open_with_flags(path, plain)
-            .and_then(|c| migrations::DbState::read(&c).map(|s| (c, s)))
-        {
-            Ok((c, _)) => c,
-            // WAL needs its -shm file, which a reader without write access cannot create.
-            Err(_) => {
-                let uri = format!("file:{}?immutable=1", uri_path(path));
-                Connection::open_with_flags(uri, plain | OpenFlags::SQLITE_OPEN_URI)
-                    .map_err(open_err)?
-            }
+        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let open = |target: PathBuf, flags: OpenFlags| {
+            let conn = Connection::open_with_flags(target, flags)?;
+            conn.busy_timeout(BUSY_TIMEOUT)?;
+            let state = migrations::DbState::read(&conn)?;
+            Ok::<_, rusqlite::Error>((conn, state))
         };
-        conn.busy_timeout(BUSY_TIMEOUT).map_err(open_err)?;
-        let state = migrations::DbState::read(&conn).map_err(open_err)?;
+        let (conn, state) = open(path.to_path_buf(), flags)
+            // WAL needs its -shm file, which a reader without write access cannot create.
+            .or_else(|_| {
+                let uri = format!("file:{}?immutable=1", uri_path(path));
+                open(PathBuf::from(uri), flags | OpenFlags::SQLITE_OPEN_URI)
+            })
+            .map_err(open_err)?;
         state.check(path)?;
         if state.user_version < SCHEMA_VERSION {
             return Err(StoreError::BadPath {
@@ -373,7 +376,14 @@ impl Store {
         Ok(Store {
             conn,
             path: path.to_path_buf(),
+            read_only: true,
         })
+    }
+
+    /// Whether the store was opened for reading only (another user's, see
+    /// [`Store::open_read_only`]): changing it would fail.
+    pub fn is_read_only(&self) -> bool {
+        self.read_only
     }
 
     /// The path this store was opened with.
