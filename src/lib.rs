@@ -31,6 +31,7 @@
 pub mod bench;
 pub mod catalog;
 pub mod cli;
+pub mod clib;
 pub mod compare;
 pub mod derived;
 pub mod engine;

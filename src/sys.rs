@@ -1031,6 +1031,28 @@ pub fn mount_pseudo(fstype: &CStr, target: &std::path::Path) -> io::Result<()> {
     Ok(())
 }
 
+/// mount --bind `source` `target`: `target` (a file or a directory) shows `source` from now on,
+/// in this mount namespace.
+pub fn bind_mount(source: &std::path::Path, target: &std::path::Path) -> io::Result<()> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = |p: &std::path::Path| {
+        std::ffi::CString::new(p.as_os_str().as_bytes())
+            .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))
+    };
+    let (s, t) = (c(source)?, c(target)?);
+    // SAFETY: both paths are NUL-terminated and outlive the call; no type or data.
+    cvt(unsafe {
+        libc::mount(
+            s.as_ptr(),
+            t.as_ptr(),
+            std::ptr::null(),
+            libc::MS_BIND,
+            std::ptr::null(),
+        )
+    })?;
+    Ok(())
+}
+
 /// Detaches the mount at `target` (umount2 with MNT_DETACH).
 pub fn unmount(target: &std::path::Path) -> io::Result<()> {
     use std::os::unix::ffi::OsStrExt;

@@ -18,6 +18,7 @@ use crate::stats;
 
 pub mod bbn;
 pub mod feder;
+pub mod libs;
 pub mod net;
 pub mod scaling;
 pub mod scaling_proc;
@@ -147,6 +148,7 @@ pub fn suites() -> Vec<&'static Suite> {
     vec![
         &bbn::SUITE,
         &feder::SUITE,
+        &libs::SUITE,
         &net::SUITE,
         &scaling::SUITE,
         &tty::SUITE,
