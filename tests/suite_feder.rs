@@ -81,25 +81,7 @@ fn quick_run_stores_every_series_and_leaves_nothing_behind() {
 
 /// System calls of one worker run of a series point (all its processes), by name.
 fn syscalls(id: &str, param: u64, iterations: u64) -> HashMap<String, i64> {
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("strace.txt");
-    strace_worker(
-        &["-f", "-c", "-U", "calls,name"],
-        &out,
-        &point_request(id, param, iterations),
-        &[],
-    );
-    std::fs::read_to_string(&out)
-        .unwrap()
-        .lines()
-        .filter_map(|l| {
-            let f: Vec<&str> = l.split_whitespace().collect();
-            match f[..] {
-                [n, name] => n.parse().ok().map(|n| (name.to_string(), n)),
-                _ => None,
-            }
-        })
-        .collect()
+    syscall_counts(id, param, iterations)
 }
 
 /// Checks calls per iteration; each expectation names alternatives whose counts add up (a

@@ -68,7 +68,12 @@ pub struct Scratch {
 
 impl Scratch {
     pub fn new(base: &Path) -> Result<Scratch, BenchError> {
-        let path = crate::harness::janitor::scratch_dir(base, "feder")
+        Scratch::named(base, "feder")
+    }
+
+    /// A scratch directory named for suite `kind` (`sysperf-KIND-PID-...`).
+    pub fn named(base: &Path, kind: &str) -> Result<Scratch, BenchError> {
+        let path = crate::harness::janitor::scratch_dir(base, kind)
             .map_err(BenchError::sys("mkdir (scratch directory)"))?;
         let mut s = Scratch { path, dir: None };
         let c = cstring(s.path.as_os_str().as_bytes())?;

@@ -218,3 +218,30 @@ pub fn usage_error(cmd: &mut Command) -> String {
     );
     err
 }
+
+/// System calls of one worker run of a series point (all its processes), by name.
+pub fn syscall_counts(
+    id: &str,
+    param: u64,
+    iterations: u64,
+) -> std::collections::HashMap<String, i64> {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("strace.txt");
+    strace_worker(
+        &["-f", "-c", "-U", "calls,name"],
+        &out,
+        &point_request(id, param, iterations),
+        &[],
+    );
+    std::fs::read_to_string(&out)
+        .unwrap()
+        .lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            match f[..] {
+                [n, name] => n.parse().ok().map(|n| (name.to_string(), n)),
+                _ => None,
+            }
+        })
+        .collect()
+}

@@ -52,7 +52,7 @@ fn file_in(s: &Scratch, name: &str, content: &[u8]) -> Result<File, BenchError> 
 }
 
 fn scratch() -> Result<Scratch, BenchError> {
-    Scratch::new(&std::env::temp_dir())
+    Scratch::named(&std::env::temp_dir(), "libs")
 }
 
 fn rewind(f: &mut File) -> Result<(), BenchError> {
@@ -579,7 +579,7 @@ impl Log {
 impl Benchmark for Log {
     fn setup(&mut self, _: &Ctx, _: u64) -> Result<(), BenchError> {
         let (dir, _) = super::super::disk_dir().map_err(BenchError::Protocol)?;
-        let s = Scratch::new(&dir)?;
+        let s = Scratch::named(&dir, "libs")?;
         let f = std::fs::OpenOptions::new()
             .create(true)
             .append(true)

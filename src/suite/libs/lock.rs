@@ -58,7 +58,7 @@ impl Mailbox {
             Where::Disk => super::super::disk_dir().map_err(BenchError::Protocol)?.0,
             Where::Tmpfs => tmpfs_dir().map_err(BenchError::Protocol)?,
         };
-        let scratch = Scratch::new(&base)?;
+        let scratch = Scratch::named(&base, "libs")?;
         for i in 0..entries {
             std::fs::write(scratch.path().join(format!("user{i}")), b"")
                 .map_err(BenchError::sys("create (directory entry)"))?;
@@ -158,5 +158,74 @@ impl Benchmark for Lock {
     fn teardown(&mut self) -> Result<(), BenchError> {
         self.mailbox = None;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sys::Fork;
+
+    /// Whether another process (a forked child, with a descriptor of its own on the mailbox)
+    /// can take the lock now without waiting.
+    fn other_can_lock(m: &Mailbox, kind: LockKind) -> bool {
+        // Opened before the fork (a description of its own), so that the child allocates
+        // nothing in a multithreaded test process.
+        let other = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(m.path().join("mbox"))
+            .unwrap();
+        let fd = other.as_raw_fd();
+        match sys::fork().unwrap() {
+            Fork::Child => {
+                let got = match kind {
+                    LockKind::Flock => clib::flock(fd, libc::LOCK_EX | libc::LOCK_NB).is_ok(),
+                    LockKind::Fcntl => clib::record_lock(fd, libc::F_WRLCK, false).is_ok(),
+                    // The lock-file schemes fail with EEXIST while the lock file exists.
+                    _ => m.lock(kind).is_ok(),
+                };
+                sys::exit_now(i32::from(got));
+            }
+            Fork::Parent(pid) => sys::wait_child(pid).unwrap() == 1,
+        }
+    }
+
+    #[test]
+    fn every_scheme_excludes_another_process_until_unlocked() {
+        for place in [Where::Disk, Where::Tmpfs] {
+            let m = match Mailbox::new(place, 4) {
+                Ok(m) => m,
+                Err(e) => {
+                    eprintln!("{place:?} skipped: {e}");
+                    continue;
+                }
+            };
+            for kind in [
+                LockKind::Flock,
+                LockKind::Fcntl,
+                LockKind::Excl,
+                LockKind::Link,
+            ] {
+                assert!(
+                    other_can_lock(&m, kind),
+                    "{kind:?} {place:?}: free at first"
+                );
+                // A child that took a lock-file lock leaves the file: remove it.
+                if matches!(kind, LockKind::Excl | LockKind::Link) {
+                    m.unlock(kind).unwrap();
+                }
+                m.lock(kind).unwrap();
+                assert!(
+                    !other_can_lock(&m, kind),
+                    "{kind:?} {place:?}: not exclusive"
+                );
+                m.unlock(kind).unwrap();
+                assert!(other_can_lock(&m, kind), "{kind:?} {place:?}: not released");
+                if matches!(kind, LockKind::Excl | LockKind::Link) {
+                    m.unlock(kind).unwrap();
+                }
+            }
+        }
     }
 }

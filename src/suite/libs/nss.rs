@@ -204,7 +204,7 @@ impl Benchmark for Lookup {
         if let Some(why) = unavailable(self.source == Source::PwDb) {
             return Err(BenchError::Protocol(why));
         }
-        let s = Scratch::new(&std::env::temp_dir())?;
+        let s = Scratch::named(&std::env::temp_dir(), "libs")?;
         install(self.source, self.entries, s.path())?;
         let last = self.entries - 1;
         let name = match self.source {

@@ -26,6 +26,10 @@ pub const SHELLS: [(&str, &[&str]); 4] = [
 /// The prompt every shell is given.
 pub const PROMPT: &[u8] = b"@sp> ";
 
+/// How long a shell may take to print its first prompt, and each next one.
+const STARTUP_MS: i32 = 60_000;
+const PROMPT_MS: i32 = 10_000;
+
 /// The absolute path of shell `name`, if installed.
 pub fn shell_path(name: &str) -> Option<std::path::PathBuf> {
     ["/usr/bin", "/bin"]
@@ -74,8 +78,9 @@ impl Shell {
             // csh has no PS1; the quotes split the marker so that its echo is not a prompt.
             sh.send(b"set prompt='@s''p> '\n")?;
         }
-        // csh prints the marker once, after the command (its default prompt, if any, first).
-        sh.wait_prompt()?;
+        // csh prints the marker once, after the command (its default prompt first). Start-up
+        // may be slow: csh closes every descriptor up to RLIMIT_NOFILE one by one.
+        sh.wait_prompt(STARTUP_MS)?;
         Ok(sh)
     }
 
@@ -87,20 +92,21 @@ impl Shell {
         Ok(())
     }
 
-    /// Reads the master until the prompt marker arrives; fails when nothing arrives for 10 s
-    /// (a poll timeout, so that no clock is read).
-    pub fn wait_prompt(&mut self) -> Result<(), BenchError> {
+    /// Reads the master until the prompt marker arrives; fails when nothing arrives for
+    /// `timeout_ms` (a poll timeout, so that no clock is read).
+    pub fn wait_prompt(&mut self, timeout_ms: i32) -> Result<(), BenchError> {
         let mut buf = [0u8; 4096];
         loop {
             if let Some(at) = self.seen.windows(PROMPT.len()).position(|w| w == PROMPT) {
                 self.seen.drain(..at + PROMPT.len());
                 return Ok(());
             }
-            if !sys::poll_readable(self.master.as_raw_fd(), 10_000)
+            if !sys::poll_readable(self.master.as_raw_fd(), timeout_ms)
                 .map_err(BenchError::sys("poll"))?
             {
                 return Err(BenchError::Protocol(format!(
-                    "the shell printed no prompt for 10 s (it printed {:?})",
+                    "the shell printed no prompt for {} s (it printed {:?})",
+                    timeout_ms / 1000,
                     String::from_utf8_lossy(&self.seen)
                 )));
             }
@@ -117,7 +123,7 @@ impl Shell {
     #[inline]
     pub fn prompt(&mut self) -> Result<(), BenchError> {
         self.send(b"\n")?;
-        self.wait_prompt()
+        self.wait_prompt(PROMPT_MS)
     }
 
     /// Asks the shell to exit, then kills it if it has not, and reaps it.

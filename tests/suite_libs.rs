@@ -1,0 +1,304 @@
+//! The libraries-and-utilities suite end to end: `sysperf run --suite libs --quick` stores every
+//! series with its points and the derived ratios beside the papers' figures, and leaves no
+//! scratch directory behind; each point really does its operation, checked by strace's system
+//! call counts per iteration (two iteration counts, so that start-up cancels); the lookups are
+//! served by the module under test (the db curve's users exist only in the database) without
+//! touching the machine's /etc; and the shells print one prompt per empty command.
+//!
+//! Nothing here depends on speed.
+
+mod common;
+
+use common::*;
+
+use std::collections::HashMap;
+
+/// Calls per iteration of each name (the difference of `hi` and `lo` iterations).
+fn per_iteration(id: &str, param: u64, lo: u64, hi: u64) -> HashMap<String, f64> {
+    let (a, b) = (syscall_counts(id, param, lo), syscall_counts(id, param, hi));
+    b.iter()
+        .map(|(n, &c)| {
+            (
+                n.clone(),
+                (c - a.get(n).copied().unwrap_or(0)) as f64 / (hi - lo) as f64,
+            )
+        })
+        .collect()
+}
+
+fn get(m: &HashMap<String, f64>, name: &str) -> f64 {
+    m.get(name).copied().unwrap_or(0.0)
+}
+
+/// Bytes of the file the single-character series reads (io::CHARS_FILE).
+const CHARS_FILE: f64 = 256.0 * 1024.0;
+
+#[test]
+fn quick_run_stores_every_series_and_leaves_nothing_behind() {
+    let dir = tempfile::tempdir().unwrap();
+    let tmp = dir.path().join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    let db = dir.path().join("x.db");
+    let passwd = std::fs::read("/etc/passwd").unwrap();
+    let v = success_json(
+        sysperf(&db)
+            .env("TMPDIR", &tmp)
+            .args(["run", "--suite", "libs", "--quick", "--json", "--db"])
+            .arg(&db),
+    );
+    let ids: Vec<&str> = v["series"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["id"].as_str().unwrap())
+        .collect();
+    for id in [
+        "libs.chars",
+        "libs.copy",
+        "libs.setbuf",
+        "libs.stderr-file",
+        "libs.stderr-pty",
+        "libs.tty-unbuffered",
+        "libs.tty-line",
+        "libs.lock-flock-disk",
+        "libs.lock-link-disk",
+        "libs.log",
+        "libs.memcpy",
+        "libs.malloc",
+        "libs.convert",
+        "libs.prompt",
+    ] {
+        assert!(ids.contains(&id), "{id} not stored: {ids:?}");
+    }
+    if is_root() {
+        for id in ["libs.pw-files", "libs.pw-db", "libs.host-files"] {
+            assert!(ids.contains(&id), "{id} not stored as root: {ids:?}");
+        }
+    }
+    for s in v["series"].as_array().unwrap() {
+        for p in s["points"].as_array().unwrap() {
+            assert!(p["y"]["median"].as_f64().unwrap() > 0.0, "{}: {p}", s["id"]);
+        }
+    }
+    let chars = series_of(&v, "libs.chars");
+    let labels: Vec<&str> = chars["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["label"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        labels,
+        ["read-1", "getc", "fread-1", "fread-bufsiz", "read-blksize"]
+    );
+    assert_eq!(
+        xs_of(series_of(&v, "libs.copy")),
+        [1.0, 1024.0, 4096.0, 65536.0]
+    );
+    let derived = derived_names(&v);
+    assert!(
+        derived.contains(&"single-character read(2) against getc (§4.2)"),
+        "{derived:?}"
+    );
+    let five = v["derived"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["name"] == "single-character read(2) against getc (§4.2)")
+        .unwrap();
+    assert!(
+        five["formula"].as_str().unwrap().contains("factor of five"),
+        "{five}"
+    );
+    let notes = v["notes"].to_string();
+    assert!(notes.contains("st_blksize"), "{notes}");
+    assert!(notes.contains("malloc's waste"), "{notes}");
+    if is_root() {
+        assert!(
+            notes.contains("system calls per prompt (traced)"),
+            "{notes}"
+        );
+        assert!(notes.contains("up to twenty"), "{notes}");
+    }
+    let left: Vec<_> = std::fs::read_dir(&tmp).unwrap().collect();
+    assert!(left.is_empty(), "left behind in TMPDIR: {left:?}");
+    assert_eq!(std::fs::read("/etc/passwd").unwrap(), passwd);
+}
+
+fn is_root() -> bool {
+    sysperf::sys::is_root()
+}
+
+#[test]
+fn character_reads_make_one_read_per_byte_or_per_buffer() {
+    if !strace_available() {
+        return;
+    }
+    // read(fd, &c, 1): one read per byte and the one that sees the end.
+    let m = per_iteration("libs.chars", 0, 1, 2);
+    assert_eq!(get(&m, "read"), CHARS_FILE + 1.0, "{m:?}");
+    // getc, fread a byte at a time, fread of BUFSIZ, read of st_blksize: one read per
+    // buffer (st_blksize is at least 1 KiB).
+    for p in 1..=4 {
+        let m = per_iteration("libs.chars", p, 2, 6);
+        let reads = get(&m, "read");
+        assert!(
+            (2.0..=CHARS_FILE / 1024.0 + 1.0).contains(&reads),
+            "point {p}: {reads} reads per iteration"
+        );
+    }
+}
+
+#[test]
+fn copy_moves_the_file_in_buffer_sized_calls() {
+    if !strace_available() {
+        return;
+    }
+    // 4 KiB buffers over a 1 MiB file: 256 reads and writes, and the read at the end.
+    let m = per_iteration("libs.copy", 4096, 2, 6);
+    assert_eq!(get(&m, "read"), 257.0, "{m:?}");
+    assert_eq!(get(&m, "write"), 256.0, "{m:?}");
+}
+
+#[test]
+fn stdio_buffering_decides_the_writes() {
+    if !strace_available() {
+        return;
+    }
+    // setbuf: 16 KiB putc'd per iteration; writes of st_blksize (at most 16), 1 KiB (16) or
+    // one byte (16384).
+    let m = per_iteration("libs.setbuf", 0, 4, 8);
+    assert!(get(&m, "write") <= 16.0, "{m:?}");
+    assert_eq!(get(&per_iteration("libs.setbuf", 1, 4, 8), "write"), 16.0);
+    assert_eq!(
+        get(&per_iteration("libs.setbuf", 2, 2, 4), "write"),
+        16384.0
+    );
+    // stderr: a write per character before 4.3BSD, one per fprintf since, one per line
+    // buffered; to a file and to a pty.
+    for id in ["libs.stderr-file", "libs.stderr-pty"] {
+        assert!(get(&per_iteration(id, 0, 20, 60), "write") > 40.0, "{id}");
+        assert_eq!(get(&per_iteration(id, 1, 20, 60), "write"), 1.0, "{id}");
+        assert_eq!(get(&per_iteration(id, 2, 20, 60), "write"), 1.0, "{id}");
+    }
+    // Terminal lines of 80 characters: 80 writes unbuffered, one line-buffered.
+    assert_eq!(
+        get(&per_iteration("libs.tty-unbuffered", 80, 20, 60), "write"),
+        80.0
+    );
+    assert_eq!(
+        get(&per_iteration("libs.tty-line", 80, 20, 60), "write"),
+        1.0
+    );
+}
+
+#[test]
+fn locks_and_log_syncs_make_their_calls() {
+    if !strace_available() {
+        return;
+    }
+    for fs in ["disk", "tmpfs"] {
+        let id = |k: &str| format!("libs.lock-{k}-{fs}");
+        assert_eq!(get(&per_iteration(&id("flock"), 16, 20, 60), "flock"), 2.0);
+        assert_eq!(get(&per_iteration(&id("fcntl"), 16, 20, 60), "fcntl"), 2.0);
+        let m = per_iteration(&id("excl"), 16, 20, 60);
+        assert_eq!(
+            (get(&m, "openat"), get(&m, "close"), get(&m, "unlinkat")),
+            (1.0, 1.0, 1.0),
+            "{m:?}"
+        );
+        let m = per_iteration(&id("link"), 16, 20, 60);
+        assert_eq!(
+            (get(&m, "linkat"), get(&m, "unlinkat")),
+            (1.0, 1.0),
+            "{m:?}"
+        );
+    }
+    let m = per_iteration("libs.log", 0, 20, 60);
+    assert_eq!((get(&m, "write"), get(&m, "fsync")), (1.0, 0.0), "{m:?}");
+    assert_eq!(get(&per_iteration("libs.log", 1, 5, 10), "fdatasync"), 1.0);
+    assert_eq!(get(&per_iteration("libs.log", 2, 5, 10), "fsync"), 1.0);
+}
+
+#[test]
+fn lookups_are_served_by_the_module_under_test_in_a_private_namespace() {
+    if !is_root() || !strace_available() || !std::path::Path::new("/usr/bin/makedb").exists() {
+        eprintln!("needs root, strace and libnss-db: skipped");
+        return;
+    }
+    let passwd = std::fs::read("/etc/passwd").unwrap();
+    let conf = std::fs::read("/etc/nsswitch.conf").unwrap();
+    let opens = |id: &str, path: &str| -> f64 {
+        let dir = tempfile::tempdir().unwrap();
+        let trace = |n: u64| -> usize {
+            let out = dir.path().join(format!("t{n}"));
+            strace_worker(
+                &["-f", "-e", "trace=openat"],
+                &out,
+                &point_request(id, 100, n),
+                &[],
+            );
+            std::fs::read_to_string(&out)
+                .unwrap()
+                .lines()
+                .filter(|l| l.contains(&format!("\"{path}\"")) && !l.contains("= -1"))
+                .count()
+        };
+        (trace(30) as f64 - trace(10) as f64) / 20.0
+    };
+    // The flat file is opened for each of the two lookups; the database never.
+    assert_eq!(opens("libs.pw-files", "/etc/passwd"), 2.0);
+    assert_eq!(opens("libs.pw-files", "/var/lib/misc/passwd.db"), 0.0);
+    // The db curve's users are only in the database (the flat file the worker sees holds
+    // root alone), so its lookups succeeding means the db module served them; and it
+    // reads the database, not the flat file.
+    assert_eq!(opens("libs.pw-db", "/etc/passwd"), 0.0);
+    // Berkeley DB opens the file twice per lookup.
+    assert!(opens("libs.pw-db", "/var/lib/misc/passwd.db") >= 2.0);
+    assert_eq!(opens("libs.host-files", "/etc/hosts"), 1.0);
+    // The machine's files are as they were, and no mount outlived the workers.
+    assert_eq!(std::fs::read("/etc/passwd").unwrap(), passwd);
+    assert_eq!(std::fs::read("/etc/nsswitch.conf").unwrap(), conf);
+    let mounts = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
+    assert!(!mounts.contains("sysperf-libs-"), "{mounts}");
+}
+
+#[test]
+fn shells_print_one_prompt_per_empty_command() {
+    if !strace_available() {
+        return;
+    }
+    for (param, shell) in ["bash", "dash", "tcsh", "csh"].iter().enumerate() {
+        if !["/usr/bin", "/bin"]
+            .iter()
+            .any(|d| std::path::Path::new(d).join(shell).exists())
+        {
+            eprintln!("{shell} not installed: skipped");
+            continue;
+        }
+        // Writes of the prompt by the shell (its own strace file: -ff), and reads of the
+        // typed newline, per iteration.
+        let count = |n: u64| -> (usize, usize) {
+            let files = strace_point(&["-e", "trace=read,write"], "libs.prompt", param as u64, n);
+            let shell_file = files
+                .iter()
+                .find(|f| {
+                    f.lines()
+                        .any(|l| l.starts_with("write(") && l.contains("@sp> "))
+                })
+                .unwrap_or_else(|| panic!("{shell}: no process wrote the prompt"));
+            let prompts = shell_file
+                .lines()
+                .filter(|l| l.starts_with("write(") && l.contains("@sp> "))
+                .count();
+            let newlines = shell_file
+                .lines()
+                .filter(|l| l.starts_with("read(") && l.contains("\"\\n\""))
+                .count();
+            (prompts, newlines)
+        };
+        let (a, b) = (count(5), count(15));
+        assert_eq!(b.0 - a.0, 10, "{shell}: prompts");
+        assert!(b.1 - a.1 >= 10, "{shell}: newlines read {a:?} {b:?}");
+    }
+}
