@@ -493,7 +493,9 @@ const STRING_BASE: SeriesSpec = SeriesSpec {
     paper: "§4.2.5: the running time of the string routines can be cut in half by rewriting \
             them with the VAX string instructions; Feder §V.1-2: assembler coding and block \
             rather than character-at-a-time primitives, in some cases over an order of magnitude",
-    today: "glibc's memcpy, strlen and strcpy (its ifunc-selected vector versions) of N bytes",
+    today: "glibc's memcpy, strlen and strcpy (its ifunc-selected vector versions) of N bytes; \
+            the destination half a page from the source modulo 4 KiB (a few bytes after it, \
+            where two malloc'd buffers land, makes memcpy's rep movsb ~100x slower: 4K aliasing)",
     x: Axis {
         name: "size",
         unit: "bytes",
