@@ -63,6 +63,7 @@ fn quick_run_stores_every_series_and_leaves_nothing_behind() {
         "libs.lock-flock-disk",
         "libs.lock-link-disk",
         "libs.log",
+        "libs.log-reader",
         "libs.memcpy",
         "libs.malloc",
         "libs.convert",
@@ -218,6 +219,12 @@ fn locks_and_log_syncs_make_their_calls() {
     assert_eq!((get(&m, "write"), get(&m, "fsync")), (1.0, 0.0), "{m:?}");
     assert_eq!(get(&per_iteration("libs.log", 1, 5, 10), "fdatasync"), 1.0);
     assert_eq!(get(&per_iteration("libs.log", 2, 5, 10), "fsync"), 1.0);
+    // The reader: one 64 KiB pread per operation, beside a writer child that syncs.
+    assert_eq!(
+        get(&per_iteration("libs.log-reader", 2, 20, 60), "pread64"),
+        1.0
+    );
+    assert!(syscall_counts("libs.log-reader", 2, 200)["fsync"] > 0);
 }
 
 #[test]

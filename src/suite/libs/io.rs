@@ -619,3 +619,102 @@ impl Benchmark for Log {
         Ok(())
     }
 }
+
+/// Bytes of the file the concurrent reader reads, and of each of its reads.
+pub const READER_FILE: usize = 4 << 20;
+pub const READER_CHUNK: usize = 64 << 10;
+
+/// §4.2.3's other half: a reader re-reading a cached file (one operation: a 64 KiB pread, the
+/// file's chunks in turn) while a child appends log lines with `how` after each, without
+/// pause. In 1985 every sync emptied the buffer cache of its use; Linux's writeback does not
+/// evict clean pages, so today's reader should keep its hits, and what remains is the
+/// writer's competition for the CPU and the disk.
+pub struct LogReader {
+    how: LogSync,
+    scratch: Option<Scratch>,
+    file: Option<File>,
+    writer: Option<sys::Pid>,
+    buf: Vec<u8>,
+    at: usize,
+}
+
+impl LogReader {
+    pub fn new(how: LogSync) -> LogReader {
+        LogReader {
+            how,
+            scratch: None,
+            file: None,
+            writer: None,
+            buf: Vec::new(),
+            at: 0,
+        }
+    }
+}
+
+impl Benchmark for LogReader {
+    fn setup(&mut self, ctx: &Ctx, _: u64) -> Result<(), BenchError> {
+        let (dir, _) = super::super::disk_dir().map_err(BenchError::Protocol)?;
+        let s = Scratch::named(&dir, "libs")?;
+        let data = file_in(&s, "data", &text(READER_FILE))?;
+        data.sync_all().map_err(BenchError::sys("fsync"))?;
+        self.buf = vec![0u8; READER_CHUNK];
+        // Read once, so that every timed read is a page-cache hit unless something evicts.
+        for off in (0..READER_FILE).step_by(READER_CHUNK) {
+            std::os::unix::fs::FileExt::read_exact_at(&data, &mut self.buf, off as u64)
+                .map_err(BenchError::sys("pread"))?;
+        }
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(s.path().join("log"))
+            .map_err(BenchError::sys("open (log)"))?;
+        let mut writer = Log::new(self.how);
+        // Prepared before the fork: the child only makes system calls.
+        writer.file = Some(log);
+        match sys::fork().map_err(BenchError::sys("fork"))? {
+            sys::Fork::Child => {
+                ctx.child_init();
+                loop {
+                    if writer.run(LOG_TRUNCATE_EVERY).is_err() {
+                        sys::exit_now(1);
+                    }
+                }
+            }
+            sys::Fork::Parent(pid) => self.writer = Some(pid),
+        }
+        self.file = Some(data);
+        self.scratch = Some(s);
+        Ok(())
+    }
+
+    fn run(&mut self, iterations: u64) -> Result<(), BenchError> {
+        let Some(f) = &self.file else {
+            return Err(BenchError::Protocol("log reader: not set up".into()));
+        };
+        for _ in 0..iterations {
+            let n = std::os::unix::fs::FileExt::read_at(f, &mut self.buf, self.at as u64)
+                .map_err(BenchError::sys("pread"))?;
+            if n != READER_CHUNK {
+                return Err(short("pread", n, READER_CHUNK));
+            }
+            self.at = (self.at + READER_CHUNK) % READER_FILE;
+        }
+        Ok(())
+    }
+
+    fn teardown(&mut self) -> Result<(), BenchError> {
+        if let Some(pid) = self.writer.take() {
+            let _ = sys::kill(pid, libc::SIGKILL);
+            let _ = sys::wait_child(pid);
+        }
+        self.file = None;
+        self.scratch = None;
+        Ok(())
+    }
+}
+
+impl Drop for LogReader {
+    fn drop(&mut self) {
+        let _ = self.teardown();
+    }
+}
