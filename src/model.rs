@@ -682,7 +682,7 @@ impl YKind {
 /// One curve of a suite: a sweep of x with one measured benchmark per point.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Series {
-    /// The suite it belongs to ("bbn", "feder", "net", "scaling", "tty", "vm", "workload").
+    /// The suite it belongs to ("bbn", "feder", "libs", "net", "scaling", "tty", "vm", "workload").
     pub suite: String,
     /// Registry id of the series, unique across suites ("bbn.pipe").
     pub id: String,

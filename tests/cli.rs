@@ -178,7 +178,7 @@ fn list_suites_names_every_suite_and_its_series() {
         .collect();
     assert_eq!(
         names,
-        ["bbn", "feder", "net", "scaling", "tty", "vm", "workload"]
+        ["bbn", "feder", "libs", "net", "scaling", "tty", "vm", "workload"]
     );
     for suite in out.as_array().unwrap() {
         let series = suite["series"].as_array().unwrap();
