@@ -278,6 +278,9 @@ fn print_run(run: &Run, profiles: &[Profile], var: Option<&[Variance]>, json: bo
 }
 
 fn profile(a: ProfileArgs) -> Result<i32> {
+    if let Some(d) = &a.system {
+        return system_profile(&a, d);
+    }
     // A benchmark selection profiles now; otherwise the target names a stored run.
     let specs = match bench::select(&a.target) {
         Ok(specs) => specs,
@@ -319,6 +322,59 @@ fn profile(a: ProfileArgs) -> Result<i32> {
         Err(e) => return Err(e.into()),
     };
     print_profiles(&profiles, a.top as usize, a.json, None)
+}
+
+/// `sysperf profile --system DURATION`: the whole machine, sampled, stored as an observation.
+fn system_profile(a: &ProfileArgs, duration: &str) -> Result<i32> {
+    use sysperf::profile::system;
+    let duration = system::parse_duration(duration).map_err(|why| InputError::InvalidValue {
+        what: "--system",
+        value: duration.to_string(),
+        why,
+    })?;
+    let syms = profile::kallsyms::Kallsyms::load()
+        .map_err(|e| anyhow::Error::new(profile::ProfileError::Symbols(e)))?;
+    let stop = engine::stop_flag()?;
+    let bar = system_progress_bar(duration);
+    let opts = system::Options {
+        duration,
+        stack_cap: a.stack_cap as usize,
+        label: a.label.clone(),
+    };
+    let mut tick = |elapsed: Duration, _total: Duration, samples: u64| {
+        bar.set_position(elapsed.as_secs());
+        bar.set_message(format!("{samples} samples"));
+    };
+    let p = system::observe(&opts, &syms, &stop, &mut tick)?;
+    bar.finish_and_clear();
+    if a.json {
+        print_json(&report::system::json_document(&p, a.top as usize))?;
+    } else {
+        print(&report::system::render(&p, a.top as usize))?;
+    }
+    if p.interrupted {
+        say!(
+            "sysperf: interrupted after {} s; what was sampled is shown",
+            p.wall_ns / 1_000_000_000
+        );
+        return Ok(engine::interrupted_code());
+    }
+    Ok(exit::OK)
+}
+
+/// A progress bar in seconds of the profile's duration, with its ETA (hidden off a terminal).
+fn system_progress_bar(duration: Duration) -> indicatif::ProgressBar {
+    use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+    use std::io::IsTerminal;
+    let bar = ProgressBar::new(duration.as_secs().max(1));
+    if !std::io::stderr().is_terminal() {
+        bar.set_draw_target(ProgressDrawTarget::hidden());
+    } else if let Ok(style) =
+        ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} s, ETA {eta}  {msg}")
+    {
+        bar.set_style(style.progress_chars("=> "));
+    }
+    bar
 }
 
 /// `sysperf profile RUN`: the profiles stored with a run.

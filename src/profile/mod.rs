@@ -14,6 +14,7 @@
 pub mod kallsyms;
 pub mod records;
 pub mod sampler;
+pub mod system;
 
 use crate::bench::Spec;
 use crate::harness::{self, placement::Plan, Options, Stop};
@@ -419,22 +420,25 @@ pub fn fold(
         let key = if s.user || s.kernel_chain.is_empty() {
             format!("[user] {}", comm_of(s.pid))
         } else {
-            // Leaf first in the chain; a return address points after its call, which may
-            // be the first byte of the next function, hence the -1 above the leaf.
-            let names: Vec<&str> = s
-                .kernel_chain
-                .iter()
-                .enumerate()
-                .map(|(i, &a)| {
-                    let a = if i == 0 { a } else { a.saturating_sub(1) };
-                    syms.lookup(a).unwrap_or("[unknown kernel]")
-                })
-                .collect();
+            let names = frame_names(&s.kernel_chain, syms);
             names.into_iter().rev().collect::<Vec<_>>().join(";")
         };
         *f.stacks.entry(key).or_default() += 1;
     }
     f
+}
+
+/// The functions of a kernel call chain, leaf first. A return address points after its
+/// call, which may be the first byte of the next function, hence the -1 above the leaf.
+pub fn frame_names<'a>(chain: &[u64], syms: &'a Kallsyms) -> Vec<&'a str> {
+    chain
+        .iter()
+        .enumerate()
+        .map(|(i, &a)| {
+            let a = if i == 0 { a } else { a.saturating_sub(1) };
+            syms.lookup(a).unwrap_or("[unknown kernel]")
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -1,0 +1,179 @@
+//! A system profile (`sysperf profile --system`) as text and JSON: what was sampled, where
+//! the machine's time went by subsystem, by process and by system call, then the kernel's
+//! flat profile and call graph (as a benchmark's, `report::profile`), the per-function call
+//! times when counted, and which benchmarks isolate the hottest functions.
+
+use super::num;
+use crate::profile::system::SystemProfile;
+use serde_json::{json, Value};
+use std::fmt::Write;
+
+/// Version of the system profile document's shape.
+pub const FORMAT_VERSION: u32 = 1;
+
+/// Processes and system calls listed in the text.
+const TOP_ROWS: usize = 15;
+
+fn secs(ns: u64) -> String {
+    num(ns as f64 / 1e9)
+}
+
+fn pct(part: u64, whole: u64) -> f64 {
+    if whole == 0 {
+        0.0
+    } else {
+        100.0 * part as f64 / whole as f64
+    }
+}
+
+/// Rows of (name, samples), most first, then by name.
+fn sorted<'a>(m: impl IntoIterator<Item = (&'a String, &'a u64)>) -> Vec<(&'a str, u64)> {
+    let mut v: Vec<(&str, u64)> = m.into_iter().map(|(k, &v)| (k.as_str(), v)).collect();
+    v.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+    v
+}
+
+/// The subsystems with their share of all samples and of kernel time (idle excluded).
+pub fn subsystem_rows(p: &SystemProfile) -> Vec<(String, u64, f64, Option<f64>)> {
+    sorted(&p.subsystems)
+        .into_iter()
+        .map(|(name, n)| {
+            let of_kernel = (name != "user" && name != "idle").then(|| p.kernel_pct(n));
+            (name.to_string(), n, pct(n, p.samples), of_kernel)
+        })
+        .collect()
+}
+
+/// The profile as text, `top` lines of flat profile.
+pub fn render(p: &SystemProfile, top: usize) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "System profile {}{}: {} s of the whole machine ({} CPUs: {}), {} samples, one per {} us of CPU time{}",
+        if p.id.is_empty() { "(not stored)" } else { &p.id },
+        p.label.as_deref().map(|l| format!(" \"{l}\"")).unwrap_or_default(),
+        secs(p.wall_ns),
+        p.cpus.len(),
+        crate::harness::placement::format_list(&p.cpus),
+        p.samples,
+        num(p.sample_period_ns as f64 / 1000.0),
+        if p.interrupted { " (interrupted early)" } else { "" },
+    );
+    let _ = writeln!(
+        s,
+        "host {}, kernel {}; kernel {} samples ({:.1}%), user {} ({:.1}%), idle {} ({:.1}%); {} lost, throttled {} times; {} stacks kept (cap {}), {} samples of later stacks under [other]",
+        p.hostname.as_deref().unwrap_or("?"),
+        p.kernel_release.as_deref().unwrap_or("?"),
+        p.kernel_samples,
+        pct(p.kernel_samples, p.samples),
+        p.user_samples,
+        pct(p.user_samples, p.samples),
+        p.idle_samples,
+        pct(p.idle_samples, p.samples),
+        p.lost_samples,
+        p.throttled,
+        p.stacks.len(),
+        p.stack_cap,
+        p.samples_in_other,
+    );
+    if p.samples == 0 {
+        let _ = writeln!(s, "no samples: profile longer");
+        return s;
+    }
+    let _ = writeln!(
+        s,
+        "\nBy subsystem (the innermost frame that names one decides; see `sysperf profile --help`)"
+    );
+    let _ = writeln!(
+        s,
+        "{:<14} {:>9} {:>7} {:>8}",
+        "subsystem", "samples", "all%", "kernel%"
+    );
+    for (name, n, all, kernel) in subsystem_rows(p) {
+        let _ = writeln!(
+            s,
+            "{:<14} {:>9} {:>7.2} {:>8}",
+            name,
+            n,
+            all,
+            kernel
+                .map(|k| format!("{k:.2}"))
+                .unwrap_or_else(|| "-".into())
+        );
+    }
+    let _ = writeln!(
+        s,
+        "\nBy process (kernel time: idle excluded; user: user-mode samples)"
+    );
+    let _ = writeln!(
+        s,
+        "{:<16} {:>8} {:>9} {:>8} {:>9} {:>7}",
+        "command", "pid", "kernel", "kernel%", "user", "all%"
+    );
+    for r in p.processes.iter().take(TOP_ROWS) {
+        let _ = writeln!(
+            s,
+            "{:<16} {:>8} {:>9} {:>8.2} {:>9} {:>7.2}",
+            r.comm,
+            r.pid,
+            r.kernel_samples,
+            p.kernel_pct(r.kernel_samples),
+            r.user_samples,
+            pct(r.kernel_samples + r.user_samples, p.samples),
+        );
+    }
+    if p.processes.len() > TOP_ROWS {
+        let _ = writeln!(s, "  ... {} more processes", p.processes.len() - TOP_ROWS);
+    }
+    let calls = sorted(&p.syscalls);
+    if !calls.is_empty() {
+        let _ = writeln!(
+            s,
+            "\nBy system call (kernel samples under the call's handler, whatever it called)"
+        );
+        let _ = writeln!(s, "{:<22} {:>9} {:>8}", "system call", "samples", "kernel%");
+        for (name, n) in calls.iter().take(TOP_ROWS) {
+            let _ = writeln!(s, "{:<22} {:>9} {:>8.2}", name, n, p.kernel_pct(*n));
+        }
+        if calls.len() > TOP_ROWS {
+            let _ = writeln!(s, "  ... {} more system calls", calls.len() - TOP_ROWS);
+        }
+    }
+    s.push('\n');
+    // The kernel's own time as a benchmark's profile prints it, without that header (the
+    // time columns are CPU microseconds per second of wall time).
+    let kernel = crate::report::profile::render(&p.kernel_profile(), top);
+    let _ = writeln!(
+        s,
+        "Kernel time (idle and user mode left out); us/op below is CPU microseconds per second of wall time"
+    );
+    for line in kernel.lines().skip(2) {
+        let _ = writeln!(s, "{line}");
+    }
+    s
+}
+
+/// The profile as one JSON document: the stored observation (folded stacks included), the
+/// kernel's flat profile and call graph (`top` functions), and the tallies with their shares.
+pub fn json_document(p: &SystemProfile, top: usize) -> Value {
+    let k = p.kernel_profile();
+    let subsystems: Vec<Value> = subsystem_rows(p)
+        .into_iter()
+        .map(|(name, n, all, kernel)| {
+            json!({"name": name, "samples": n, "pct_all": all, "pct_kernel": kernel})
+        })
+        .collect();
+    let syscalls: Vec<Value> = sorted(&p.syscalls)
+        .into_iter()
+        .map(|(name, n)| json!({"name": name, "samples": n, "pct_kernel": p.kernel_pct(n)}))
+        .collect();
+    json!({
+        "format": "sysperf-system-profile",
+        "format_version": FORMAT_VERSION,
+        "observation": p,
+        "by_subsystem": subsystems,
+        "by_syscall": syscalls,
+        "kernel_flat": k.flat().into_iter().take(top).collect::<Vec<_>>(),
+        "kernel_call_graph": k.call_graph(top.min(50)),
+    })
+}
