@@ -334,6 +334,8 @@ fn system_profile(a: &ProfileArgs, duration: &str) -> Result<i32> {
     })?;
     let syms = profile::kallsyms::Kallsyms::load()
         .map_err(|e| anyhow::Error::new(profile::ProfileError::Symbols(e)))?;
+    // The store is opened first, so a store that cannot be written costs no sampling.
+    let store = catalog::open_store(a.db.db.as_ref())?;
     let stop = engine::stop_flag()?;
     let bar = system_progress_bar(duration);
     let opts = system::Options {
@@ -345,21 +347,43 @@ fn system_profile(a: &ProfileArgs, duration: &str) -> Result<i32> {
         bar.set_position(elapsed.as_secs());
         bar.set_message(format!("{samples} samples"));
     };
-    let p = system::observe(&opts, &syms, &stop, &mut tick)?;
+    let mut p = system::observe(&opts, &syms, &stop, &mut tick)?;
     bar.finish_and_clear();
-    if a.json {
-        print_json(&report::system::json_document(&p, a.top as usize))?;
-    } else {
-        print(&report::system::render(&p, a.top as usize))?;
-    }
+    p.id = engine::new_run_id()?;
+    store
+        .save_observation(&p)
+        .context("storing the system profile")?;
+    print_system_profile(&store, &p, a.top as usize, a.json)?;
+    say!(
+        "sysperf: stored as observation {} (sysperf show {})",
+        p.id,
+        p.id
+    );
     if p.interrupted {
         say!(
-            "sysperf: interrupted after {} s; what was sampled is shown",
+            "sysperf: interrupted after {} s; what was sampled is shown and stored",
             p.wall_ns / 1_000_000_000
         );
         return Ok(engine::interrupted_code());
     }
     Ok(exit::OK)
+}
+
+/// A system profile with the benchmarks that isolate its hottest functions (from the
+/// benchmark profiles in `store`).
+fn print_system_profile(
+    store: &store::Store,
+    p: &profile::system::SystemProfile,
+    top: usize,
+    json: bool,
+) -> Result<i32> {
+    let benchmarks = store.benchmark_profiles()?;
+    let iso = profile::isolate::isolate(p, &benchmarks, profile::isolate::HOT_FUNCTIONS);
+    if json {
+        print_json(&report::system::json_document(p, top, &iso))
+    } else {
+        print(&report::system::render(p, top, &iso))
+    }
 }
 
 /// A progress bar in seconds of the profile's duration, with its ETA (hidden off a terminal).
@@ -467,9 +491,9 @@ fn trace_cmd(a: TraceArgs) -> Result<i32> {
 
 fn runs(db: DbArg, json: bool) -> Result<i32> {
     // Listing never creates a store; the default one not made yet holds no runs.
-    let runs = match catalog::open_existing_store(db.db.as_ref()) {
-        Ok(store) => store.list_runs()?,
-        Err(CatalogError::NoStore { named: false, .. }) => Vec::new(),
+    let (runs, observations) = match catalog::open_existing_store(db.db.as_ref()) {
+        Ok(store) => (store.list_runs()?, store.list_observations()?),
+        Err(CatalogError::NoStore { named: false, .. }) => (Vec::new(), Vec::new()),
         Err(e) => return Err(e.into()),
     };
     if json {
@@ -480,9 +504,29 @@ fn runs(db: DbArg, json: bool) -> Result<i32> {
     } else {
         report::table::runs_list(&runs)
     };
+    if !observations.is_empty() {
+        text.push_str(&report::system::observations_list(&observations));
+    }
     text.push_str(&report::table::reference_list(reference::all()?));
     print(&text)
 }
+
+/// The stored observation `spec` names, with its store, when it names no run but one
+/// observation (`sysperf profile --system`).
+fn find_observation(db: &DbArg, spec: &str) -> Result<Option<(store::Store, String)>> {
+    let store = match catalog::open_existing_store(db.db.as_ref()) {
+        Ok(store) => store,
+        Err(CatalogError::NoStore { .. }) => return Ok(None),
+        Err(e) => return Err(e.into()),
+    };
+    if reference::is_name(spec) || store.resolve(spec).is_ok() {
+        return Ok(None);
+    }
+    Ok(store.resolve_observation(spec)?.map(|id| (store, id)))
+}
+
+/// Shares of two observations that moved less than this (percentage points) are not listed.
+const OBSERVATION_THRESHOLD_POINTS: f64 = 0.5;
 
 fn compare(a: CompareArgs) -> Result<i32> {
     // 1. Every option is checked before any run is loaded.
@@ -492,6 +536,27 @@ fn compare(a: CompareArgs) -> Result<i32> {
         .as_deref()
         .map(|v| parse_pct("--fail-on-regression", v))
         .transpose()?;
+    // Two observations of the whole machine compare as profiles, not as runs.
+    if let [before, after] = &a.runs[..] {
+        if let (Some((store, x)), Some((_, y))) = (
+            find_observation(&a.db, before)?,
+            find_observation(&a.db, after)?,
+        ) {
+            let (x, y) = (store.load_observation(&x)?, store.load_observation(&y)?);
+            let c = profile::isolate::compare(&x, &y, OBSERVATION_THRESHOLD_POINTS);
+            if a.json {
+                print_json(&c)?;
+            } else {
+                print(&report::system::comparison_text(&c, &x, &y))?;
+            }
+            // Shares of a profile are not measurements with intervals: no gate judges them.
+            if gate.is_some() {
+                say!("sysperf: --fail-on-regression judges benchmark runs; observations have no intervals to judge");
+                return Ok(exit::UNJUDGED);
+            }
+            return Ok(exit::OK);
+        }
+    }
     let mut catalog = Catalog::new(a.db.db);
     // 2. Compare, print, and gate.
     let (_, c) = catalog.comparison(&a.runs, a.against.baseline.as_deref(), noise)?;
@@ -543,6 +608,10 @@ fn noise(a: NoiseArgs) -> Result<i32> {
 }
 
 fn show(spec: &str, db: DbArg, json: bool) -> Result<i32> {
+    if let Some((store, id)) = find_observation(&db, spec)? {
+        let p = store.load_observation(&id)?;
+        return print_system_profile(&store, &p, RUN_PROFILE_TOP, json);
+    }
     let mut catalog = Catalog::new(db.db);
     let run = catalog.load(spec)?;
     let profiles = catalog.profiles(std::slice::from_ref(&run))?.remove(0);
@@ -559,6 +628,10 @@ fn rm(spec: &str, db: DbArg) -> Result<i32> {
             what: "it is not stored, and there is nothing to remove",
         }
         .into());
+    }
+    if let Some((store, id)) = find_observation(&db, spec)? {
+        store.remove_observation(&id)?;
+        return print(&format!("removed observation {id}\n"));
     }
     let store = catalog::open_existing_store(db.db.as_ref()).map_err(|e| e.looking_for(spec))?;
     let id = store.resolve(spec)?;

@@ -216,3 +216,143 @@ fn a_bad_duration_is_bad_usage() {
         assert!(String::from_utf8_lossy(&out.stderr).contains("10s, 5m, 1h"));
     }
 }
+
+#[test]
+fn an_observation_is_stored_listed_shown_compared_and_removed() {
+    if !is_root() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("s.db");
+    let _load = PingPong::start();
+    let before = system_json(&db, &["1", "--label", "quiet", "--json"]);
+    let after = system_json(&db, &["1", "--json"]);
+    let id = before["observation"]["id"].as_str().unwrap().to_string();
+    let id2 = after["observation"]["id"].as_str().unwrap().to_string();
+    assert_eq!(id.len(), 12);
+    let runs = sysperf(&db).arg("runs").output().unwrap();
+    let text = String::from_utf8_lossy(&runs.stdout);
+    assert!(text.contains("observations of the whole machine"), "{text}");
+    assert!(text.contains(&id) && text.contains(&id2) && text.contains("quiet"));
+    // Shown by id, prefix or label, as it was printed when made.
+    let shown = json_of(
+        &sysperf(&db)
+            .args(["show", "quiet", "--json"])
+            .output()
+            .unwrap()
+            .stdout,
+    );
+    assert_eq!(shown["observation"], before["observation"]);
+    let text = sysperf(&db).args(["show", &id[..6]]).output().unwrap();
+    assert!(String::from_utf8_lossy(&text.stdout).contains("By subsystem"));
+    // Compared: the shares that moved, with ratios.
+    let cmp = sysperf(&db).args(["compare", &id, &id2]).output().unwrap();
+    assert_eq!(cmp.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&cmp.stdout);
+    assert!(
+        text.contains("2 observations of the whole machine"),
+        "{text}"
+    );
+    let cmp = json_of(
+        &sysperf(&db)
+            .args(["compare", &id, &id2, "--json"])
+            .output()
+            .unwrap()
+            .stdout,
+    );
+    assert!(cmp["functions"].is_array() && cmp["subsystems"].is_array());
+    assert_eq!(cmp["before"], id.as_str());
+    let gated = sysperf(&db)
+        .args(["compare", &id, &id2, "--fail-on-regression", "5"])
+        .output()
+        .unwrap();
+    assert_eq!(gated.status.code(), Some(4), "a gate cannot judge shares");
+    // Removed.
+    let rm = sysperf(&db).args(["rm", &id]).output().unwrap();
+    assert!(String::from_utf8_lossy(&rm.stdout).contains("removed observation"));
+    let runs = sysperf(&db).arg("runs").output().unwrap();
+    assert!(!String::from_utf8_lossy(&runs.stdout).contains(&id));
+}
+
+#[test]
+fn ctrl_c_ends_early_and_stores_what_was_sampled() {
+    if !is_root() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("s.db");
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("sysperf"))
+        .env("SYSPERF_DB", &db)
+        .args(["profile", "--system", "1h", "--json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    sysperf::sys::kill(child.id() as i32, libc::SIGINT).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{err}");
+    assert!(err.contains("stored as observation"), "{err}");
+    let doc = json_of(&out.stdout);
+    assert_eq!(doc["observation"]["interrupted"], true);
+    assert!(doc["observation"]["wall_ns"].as_u64().unwrap() < 3_600_000_000_000);
+    let runs = sysperf(&db).arg("runs").output().unwrap();
+    let id = doc["observation"]["id"].as_str().unwrap();
+    assert!(String::from_utf8_lossy(&runs.stdout).contains(id));
+}
+
+#[test]
+fn hot_functions_name_the_benchmarks_with_stored_profiles() {
+    if !is_root() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("s.db");
+    let _load = PingPong::start();
+    // No benchmark profiles stored: the report says how to store them.
+    let out = sysperf(&db)
+        .args(["profile", "--system", "1"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("sysperf run --profile"), "{text}");
+    // With pipeback4's profile stored, a hot function is put to it exactly when that
+    // profile spends 1% or more of its samples in it.
+    let run = sysperf(&db)
+        .args([
+            "run",
+            "pipeback4",
+            "--quick",
+            "--profile",
+            "--profile-seconds",
+            "0.5",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let bench = json_of(&run.stdout);
+    let flat = bench["profiles"][0]["flat"].as_array().unwrap().clone();
+    let doc = system_json(&db, &["2", "--json"]);
+    let iso = doc["isolate"].as_array().unwrap();
+    assert!(!iso.is_empty());
+    for i in iso {
+        let f = i["function"].as_str().unwrap();
+        let share = flat
+            .iter()
+            .find(|e| e["name"] == f)
+            .map(|e| e["total_pct"].as_f64().unwrap())
+            .unwrap_or(0.0);
+        let named = i["benchmarks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|b| b[0] == "pipeback4");
+        assert_eq!(named, share >= 1.0, "{f}: {share}% in pipeback4");
+    }
+}

@@ -11,6 +11,7 @@
 //!
 //! It is not a user-space profiler: user-mode samples count as one frame, `[user] <process>`.
 
+pub mod isolate;
 pub mod kallsyms;
 pub mod records;
 pub mod sampler;
@@ -442,7 +443,7 @@ pub fn frame_names<'a>(chain: &[u64], syms: &'a Kallsyms) -> Vec<&'a str> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::records::{self, synth, Record};
     use super::*;
 
@@ -464,7 +465,8 @@ ffffffff81004000 T __x64_sys_getpid
 ffffffff81005000 T __task_pid_nr_ns
 ";
 
-    fn profile(stacks: &[(&str, u64)]) -> Profile {
+    /// A profile of syscall with these folded stacks (shared with other modules' tests).
+    pub(crate) fn profile(stacks: &[(&str, u64)]) -> Profile {
         Profile {
             bench: "syscall".into(),
             unit: "call".into(),

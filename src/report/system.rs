@@ -3,7 +3,8 @@
 //! flat profile and call graph (as a benchmark's, `report::profile`), the per-function call
 //! times when counted, and which benchmarks isolate the hottest functions.
 
-use super::num;
+use super::{num, utc};
+use crate::profile::isolate::{Comparison, Isolation, Moved};
 use crate::profile::system::SystemProfile;
 use serde_json::{json, Value};
 use std::fmt::Write;
@@ -44,8 +45,9 @@ pub fn subsystem_rows(p: &SystemProfile) -> Vec<(String, u64, f64, Option<f64>)>
         .collect()
 }
 
-/// The profile as text, `top` lines of flat profile.
-pub fn render(p: &SystemProfile, top: usize) -> String {
+/// The profile as text, `top` lines of flat profile, then the benchmarks that isolate its
+/// hottest functions (`iso`, from the stored benchmark profiles).
+pub fn render(p: &SystemProfile, top: usize, iso: &[Isolation]) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
@@ -150,12 +152,124 @@ pub fn render(p: &SystemProfile, top: usize) -> String {
     for line in kernel.lines().skip(2) {
         let _ = writeln!(s, "{line}");
     }
+    s.push_str(&isolation_text(iso));
+    s
+}
+
+/// The hottest kernel functions and the benchmarks that exercise each.
+pub fn isolation_text(iso: &[Isolation]) -> String {
+    let mut s = String::new();
+    if iso.is_empty() {
+        return s;
+    }
+    let _ = writeln!(
+        s,
+        "\nTo isolate the hottest kernel functions (benchmarks whose stored profiles spend the most in each, with what it calls)"
+    );
+    let mut all: Vec<&str> = Vec::new();
+    for i in iso {
+        let named = if i.benchmarks.is_empty() {
+            "no stored benchmark profile spends 1% in it".to_string()
+        } else {
+            i.benchmarks
+                .iter()
+                .map(|(b, pct)| format!("{b} {pct:.1}%"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let _ = writeln!(
+            s,
+            "  {:<32} {:>6.2}% of kernel time: {named}",
+            i.function, i.pct_kernel
+        );
+        for (b, _) in &i.benchmarks {
+            if !all.contains(&b.as_str()) {
+                all.push(b);
+            }
+        }
+    }
+    if all.is_empty() {
+        let _ = writeln!(
+            s,
+            "  (store benchmark profiles to compare with: sysperf run --profile, or a selection: sysperf run --profile 'pipe*' forks0 syscall)"
+        );
+    } else {
+        let _ = writeln!(s, "to isolate this, run: sysperf run {}", all.join(" "));
+    }
+    s
+}
+
+fn moved_rows(s: &mut String, title: &str, rows: &[Moved]) {
+    if rows.is_empty() {
+        return;
+    }
+    let _ = writeln!(s, "\n{title}");
+    let _ = writeln!(
+        s,
+        "{:<36} {:>9} {:>9} {:>8}",
+        "name", "before%", "after%", "ratio"
+    );
+    for m in rows.iter().take(TOP_ROWS + 5) {
+        let _ = writeln!(
+            s,
+            "{:<36} {:>9.2} {:>9.2} {:>8}",
+            m.name,
+            m.before_pct,
+            m.after_pct,
+            m.ratio
+                .map(|r| format!("{r:.2}x"))
+                .unwrap_or_else(|| "new".into())
+        );
+    }
+    if rows.len() > TOP_ROWS + 5 {
+        let _ = writeln!(s, "  ... {} more", rows.len() - TOP_ROWS - 5);
+    }
+}
+
+/// Two observations compared as text.
+pub fn comparison_text(c: &Comparison, before: &SystemProfile, after: &SystemProfile) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "sysperf compare: 2 observations of the whole machine; ratios are after / before (the baseline)"
+    );
+    for (tag, p) in [("before", before), ("after", after)] {
+        let _ = writeln!(
+            s,
+            "  {tag:<6} {} {}{}  {} s, {} samples, host {}, kernel {}",
+            p.id,
+            utc(p.started_ns),
+            p.label
+                .as_deref()
+                .map(|l| format!(" \"{l}\""))
+                .unwrap_or_default(),
+            secs(p.wall_ns),
+            p.samples,
+            p.hostname.as_deref().unwrap_or("?"),
+            p.kernel_release.as_deref().unwrap_or("?"),
+        );
+    }
+    let _ = writeln!(
+        s,
+        "(shares that moved by at least {} percentage points, largest move first)",
+        c.threshold_points
+    );
+    moved_rows(&mut s, "Subsystems (share of all samples)", &c.subsystems);
+    moved_rows(&mut s, "System calls (share of kernel time)", &c.syscalls);
+    moved_rows(
+        &mut s,
+        "Kernel functions (self time, share of kernel time)",
+        &c.functions,
+    );
+    if c.subsystems.is_empty() && c.syscalls.is_empty() && c.functions.is_empty() {
+        let _ = writeln!(s, "\nnothing moved by that much");
+    }
     s
 }
 
 /// The profile as one JSON document: the stored observation (folded stacks included), the
 /// kernel's flat profile and call graph (`top` functions), and the tallies with their shares.
-pub fn json_document(p: &SystemProfile, top: usize) -> Value {
+pub fn json_document(p: &SystemProfile, top: usize, iso: &[Isolation]) -> Value {
     let k = p.kernel_profile();
     let subsystems: Vec<Value> = subsystem_rows(p)
         .into_iter()
@@ -175,5 +289,32 @@ pub fn json_document(p: &SystemProfile, top: usize) -> Value {
         "by_syscall": syscalls,
         "kernel_flat": k.flat().into_iter().take(top).collect::<Vec<_>>(),
         "kernel_call_graph": k.call_graph(top.min(50)),
+        "isolate": iso,
     })
+}
+
+/// The stored observations, for the end of `sysperf runs`.
+pub fn observations_list(list: &[crate::store::ObservationInfo]) -> String {
+    let mut s = String::from(
+        "\nobservations of the whole machine (sysperf profile --system; show, compare and rm take their ids)\n",
+    );
+    let _ = writeln!(
+        s,
+        "{:<12}  {:<23}  {:<18}  {:<22}  {:>8}  {:<14}  label",
+        "id", "started", "host", "kernel", "seconds", "kind"
+    );
+    for o in list {
+        let _ = writeln!(
+            s,
+            "{:<12}  {:<23}  {:<18}  {:<22}  {:>8}  {:<14}  {}",
+            o.id,
+            utc(o.started_ns),
+            o.hostname.as_deref().unwrap_or("?"),
+            o.kernel_release.as_deref().unwrap_or("?"),
+            secs(o.wall_ns),
+            o.kind,
+            o.label.as_deref().unwrap_or("")
+        );
+    }
+    s
 }
