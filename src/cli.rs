@@ -497,7 +497,7 @@ pub struct ProfileArgs {
     /// With --system: count the calls of these kernel functions with the function tracer and
     /// give their time per call (the 4.3BSD paper's Tables 4, 9, 10); without a list, the
     /// path-lookup functions.
-    #[arg(long, value_name = "LIST", requires = "system", num_args = 0..=1, default_missing_value = "filename_lookup,link_path_walk")]
+    #[arg(long, value_name = "LIST", requires = "system", num_args = 0..=1, default_missing_value = crate::profile::calls::DEFAULT)]
     pub functions: Option<String>,
     /// With --system: a label to find the observation by.
     #[arg(long, requires = "system")]

@@ -336,6 +336,27 @@ fn system_profile(a: &ProfileArgs, duration: &str) -> Result<i32> {
         .map_err(|e| anyhow::Error::new(profile::ProfileError::Symbols(e)))?;
     // The store is opened first, so a store that cannot be written costs no sampling.
     let store = catalog::open_store(a.db.db.as_ref())?;
+    let functions = a
+        .functions
+        .as_deref()
+        .map(profile::calls::parse_names)
+        .transpose()
+        .map_err(|why| InputError::InvalidValue {
+            what: "--functions",
+            value: a.functions.clone().unwrap_or_default(),
+            why,
+        })?;
+    // The calls are counted while the machine is sampled; a refusal is said, not fatal.
+    let counter = match &functions {
+        Some(names) => match profile::calls::Counter::start(names) {
+            Ok(c) => Some(Ok(c)),
+            Err(why) => {
+                say!("sysperf: cannot count the functions' calls: {why}; their times come from the samples only");
+                Some(Err(why))
+            }
+        },
+        None => None,
+    };
     let stop = engine::stop_flag()?;
     let bar = system_progress_bar(duration);
     let opts = system::Options {
@@ -349,6 +370,15 @@ fn system_profile(a: &ProfileArgs, duration: &str) -> Result<i32> {
     };
     let mut p = system::observe(&opts, &syms, &stop, &mut tick)?;
     bar.finish_and_clear();
+    if let (Some(names), Some(counter)) = (&functions, counter) {
+        let counted = counter.and_then(|c| c.stop());
+        let (calls, why) = match &counted {
+            Ok(c) => (Some(&c[..]), None),
+            Err(why) => (None, Some(why.as_str())),
+        };
+        p.functions = profile::calls::function_times(&p, names, calls, why.unwrap_or_default());
+        p.functions_method = profile::calls::method(&p, calls, why);
+    }
     p.id = engine::new_run_id()?;
     store
         .save_observation(&p)

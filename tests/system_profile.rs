@@ -7,6 +7,7 @@ mod common;
 
 use common::{json_of, sysperf};
 use serde_json::Value;
+use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, Stdio};
 
 fn is_root() -> bool {
@@ -355,4 +356,55 @@ fn hot_functions_name_the_benchmarks_with_stored_profiles() {
             .any(|b| b[0] == "pipeback4");
         assert_eq!(named, share >= 1.0, "{f}: {share}% in pipeback4");
     }
+}
+
+#[test]
+fn function_call_times_come_with_how_they_were_counted() {
+    if !is_root() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("s.db");
+    // Path lookups to time: find stats every file under /usr.
+    // In a process group of its own, so the loop and its find end together.
+    let mut find = Command::new("sh")
+        .args(["-c", "while :; do find /usr -name x >/dev/null 2>&1; done"])
+        .process_group(0)
+        .spawn()
+        .unwrap();
+    let out = sysperf(&db)
+        .args(["profile", "--system", "2", "--functions", "--json"])
+        .output()
+        .unwrap();
+    let _ = sysperf::sys::kill(-(find.id() as i32), libc::SIGKILL);
+    let _ = find.wait();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let doc = json_of(&out.stdout);
+    let obs = &doc["observation"];
+    let f = obs["functions"].as_array().unwrap();
+    assert_eq!(
+        names(&obs["functions"], "name"),
+        ["filename_lookup", "link_path_walk"]
+    );
+    let sampled: u64 = f
+        .iter()
+        .map(|e| e["self_samples"].as_u64().unwrap() + e["child_samples"].as_u64().unwrap())
+        .sum();
+    assert!(sampled > 0, "find's path lookups were sampled: {f:?}");
+    let method = obs["functions_method"].as_str().unwrap();
+    assert!(method.contains("gprof's method"), "{method}");
+    if f[0]["calls"].is_null() {
+        // Counting refused (a locked-down kernel): said on stderr and in the method.
+        assert!(method.contains("calls not counted"), "{method}");
+        assert!(err.contains("cannot count the functions' calls"), "{err}");
+    } else {
+        assert!(f[0]["calls"].as_u64().unwrap() > 0);
+        assert!(method.contains("per counted call"), "{method}");
+    }
+    let bad = sysperf(&db)
+        .args(["profile", "--system", "1", "--functions", "a;b"])
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(2));
 }

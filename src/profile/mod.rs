@@ -11,6 +11,7 @@
 //!
 //! It is not a user-space profiler: user-mode samples count as one frame, `[user] <process>`.
 
+pub mod calls;
 pub mod isolate;
 pub mod kallsyms;
 pub mod records;

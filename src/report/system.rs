@@ -152,7 +152,41 @@ pub fn render(p: &SystemProfile, top: usize, iso: &[Isolation]) -> String {
     for line in kernel.lines().skip(2) {
         let _ = writeln!(s, "{line}");
     }
+    s.push_str(&functions_text(p));
     s.push_str(&isolation_text(iso));
+    s
+}
+
+/// The per-function call times, as the 4.3BSD paper's Tables 4, 9 and 10.
+pub fn functions_text(p: &SystemProfile) -> String {
+    let mut s = String::new();
+    if p.functions.is_empty() {
+        return s;
+    }
+    let _ = writeln!(
+        s,
+        "\nCall times of kernel functions ({})",
+        p.functions_method
+    );
+    let _ = writeln!(
+        s,
+        "{:<24} {:>10} {:>10} {:>12} {:>13} {:>8} {:>9}",
+        "function", "calls", "calls/s", "self us/call", "child us/call", "self%", "total%"
+    );
+    let opt = |v: Option<f64>| v.map(num).unwrap_or_else(|| "-".into());
+    for f in &p.functions {
+        let _ = writeln!(
+            s,
+            "{:<24} {:>10} {:>10} {:>12} {:>13} {:>8.2} {:>9.2}",
+            f.name,
+            f.calls.map(|c| c.to_string()).unwrap_or_else(|| "-".into()),
+            opt(f.calls_per_s),
+            opt(f.self_us_per_call),
+            opt(f.child_us_per_call),
+            f.self_pct_kernel,
+            f.total_pct_kernel,
+        );
+    }
     s
 }
 
