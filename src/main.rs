@@ -544,12 +544,15 @@ fn runs(db: DbArg, json: bool) -> Result<i32> {
 /// The stored observation `spec` names, with its store, when it names no run but one
 /// observation (`sysperf profile --system`).
 fn find_observation(db: &DbArg, spec: &str) -> Result<Option<(store::Store, String)>> {
-    let store = match catalog::open_existing_store(db.db.as_ref()) {
-        Ok(store) => store,
-        Err(CatalogError::NoStore { .. }) => return Ok(None),
-        Err(e) => return Err(e.into()),
+    // A reference run needs no store; a store that cannot be opened is the runs' path's to
+    // report, with its own advice.
+    if reference::is_name(spec) {
+        return Ok(None);
+    }
+    let Ok(store) = catalog::open_existing_store(db.db.as_ref()) else {
+        return Ok(None);
     };
-    if reference::is_name(spec) || store.resolve(spec).is_ok() {
+    if store.resolve(spec).is_ok() {
         return Ok(None);
     }
     Ok(store.resolve_observation(spec)?.map(|id| (store, id)))

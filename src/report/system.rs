@@ -84,7 +84,7 @@ pub fn render(p: &SystemProfile, top: usize, iso: &[Isolation]) -> String {
     }
     let _ = writeln!(
         s,
-        "\nBy subsystem (the innermost frame that names one decides; see `sysperf profile --help`)"
+        "\nBy subsystem (the innermost frame that names one decides; rules in docs/system-profile.md)"
     );
     let _ = writeln!(
         s,
