@@ -332,8 +332,9 @@ fn system_profile(a: &ProfileArgs, duration: &str) -> Result<i32> {
         value: duration.to_string(),
         why,
     })?;
+    system::check_access()?;
     let syms = profile::kallsyms::Kallsyms::load()
-        .map_err(|e| anyhow::Error::new(profile::ProfileError::Symbols(e)))?;
+        .map_err(|e| anyhow::anyhow!("cannot profile the kernel: {e}"))?;
     // The store is opened first, so a store that cannot be written costs no sampling.
     let store = catalog::open_store(a.db.db.as_ref())?;
     let functions = a
@@ -358,6 +359,10 @@ fn system_profile(a: &ProfileArgs, duration: &str) -> Result<i32> {
         None => None,
     };
     let stop = engine::stop_flag()?;
+    say!(
+        "sysperf: sampling every CPU for {} s; Ctrl-C ends it early and keeps what was sampled",
+        duration.as_secs_f64()
+    );
     let bar = system_progress_bar(duration);
     let opts = system::Options {
         duration,

@@ -38,6 +38,8 @@ else:
         let child = Command::new("python3")
             .args(["-c", code])
             .stdin(Stdio::null())
+            // Killed mid-write, python3 complains of the broken pipe: not the test's output.
+            .stderr(Stdio::null())
             .spawn()
             .ok()?;
         // Started when the forked child exists (python3 may start slowly on busy cores).
@@ -282,17 +284,25 @@ fn ctrl_c_ends_early_and_stores_what_was_sampled() {
     }
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("s.db");
-    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("sysperf"))
+    use std::io::{BufRead, Read};
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("sysperf"))
         .env("SYSPERF_DB", &db)
         .args(["profile", "--system", "1h", "--json"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(1500));
+    // Interrupted once it says it is sampling (before that, Ctrl-C ends it with nothing).
+    let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+    let mut first = String::new();
+    stderr.read_line(&mut first).unwrap();
+    assert!(first.contains("sampling every CPU"), "{first}");
+    std::thread::sleep(std::time::Duration::from_millis(500));
     sysperf::sys::kill(child.id() as i32, libc::SIGINT).unwrap();
+    let mut rest = String::new();
+    stderr.read_to_string(&mut rest).unwrap();
     let out = child.wait_with_output().unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = format!("{first}{rest}");
     assert_eq!(out.status.code(), Some(130), "{err}");
     assert!(err.contains("stored as observation"), "{err}");
     let doc = json_of(&out.stdout);

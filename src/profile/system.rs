@@ -564,6 +564,20 @@ fn not_permitted(e: &std::io::Error) -> ProfileError {
     })
 }
 
+/// Checks, before anything else, that this process may sample every CPU for all processes:
+/// one event opened and closed on the first online CPU, the same permission check as the real
+/// ones. (It comes before reading /proc/kallsyms, which a non-root user sees as zeros while
+/// kernel.perf_event_paranoid is above 1 whatever kptr_restrict says, so that the error names
+/// the setting that matters first.)
+pub fn check_access() -> Result<(), ProfileError> {
+    let cpu = online_cpus().first().copied().unwrap_or(0);
+    let mut a = attr();
+    a.flags |= perf::FLAG_DISABLED;
+    sys::perf_event_open(&a, -1, cpu as i32)
+        .map(drop)
+        .map_err(|e| not_permitted(&e))
+}
+
 /// What the sampling loop reports as it goes.
 pub trait Progress {
     /// `elapsed` of `total`, with the samples so far.
