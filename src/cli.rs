@@ -479,8 +479,29 @@ pub struct WatchArgs {
 #[derive(Args)]
 pub struct ProfileArgs {
     /// Benchmark ids or globs to profile now, or one stored run whose profiles to print.
-    #[arg(required = true, value_name = "TARGET")]
+    #[arg(
+        required_unless_present = "system",
+        conflicts_with = "system",
+        value_name = "TARGET"
+    )]
     pub target: Vec<String>,
+    /// Profile the whole machine instead of a benchmark, for DURATION (3, 10s, 5m, 1h): every
+    /// CPU, every process, stored as an observation (see `sysperf runs`). Needs root or
+    /// CAP_PERFMON (or kernel.perf_event_paranoid <= 0).
+    #[arg(long, value_name = "DURATION")]
+    pub system: Option<String>,
+    /// With --system: the most distinct kernel stacks kept (memory stays bounded however long
+    /// it runs); samples of new stacks past it are counted under [other].
+    #[arg(long, value_name = "N", default_value_t = crate::profile::system::DEFAULT_STACK_CAP as u32, requires = "system", value_parser = clap::value_parser!(u32).range(1..=10_000_000))]
+    pub stack_cap: u32,
+    /// With --system: count the calls of these kernel functions with the function tracer and
+    /// give their time per call (the 4.3BSD paper's Tables 4, 9, 10); without a list, the
+    /// path-lookup functions.
+    #[arg(long, value_name = "LIST", requires = "system", num_args = 0..=1, default_missing_value = crate::profile::calls::DEFAULT)]
+    pub functions: Option<String>,
+    /// With --system: a label to find the observation by.
+    #[arg(long, requires = "system")]
+    pub label: Option<String>,
     /// How long the profiled trial of each benchmark runs, in seconds.
     #[arg(long, value_name = "S", default_value_t = 2.0, allow_negative_numbers = true, value_parser = parse_seconds)]
     pub seconds: f64,

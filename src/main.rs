@@ -278,6 +278,9 @@ fn print_run(run: &Run, profiles: &[Profile], var: Option<&[Variance]>, json: bo
 }
 
 fn profile(a: ProfileArgs) -> Result<i32> {
+    if let Some(d) = &a.system {
+        return system_profile(&a, d);
+    }
     // A benchmark selection profiles now; otherwise the target names a stored run.
     let specs = match bench::select(&a.target) {
         Ok(specs) => specs,
@@ -319,6 +322,118 @@ fn profile(a: ProfileArgs) -> Result<i32> {
         Err(e) => return Err(e.into()),
     };
     print_profiles(&profiles, a.top as usize, a.json, None)
+}
+
+/// `sysperf profile --system DURATION`: the whole machine, sampled, stored as an observation.
+fn system_profile(a: &ProfileArgs, duration: &str) -> Result<i32> {
+    use sysperf::profile::system;
+    let duration = system::parse_duration(duration).map_err(|why| InputError::InvalidValue {
+        what: "--system",
+        value: duration.to_string(),
+        why,
+    })?;
+    system::check_access()?;
+    let syms = profile::kallsyms::Kallsyms::load()
+        .map_err(|e| anyhow::anyhow!("cannot profile the kernel: {e}"))?;
+    // The store is opened first, so a store that cannot be written costs no sampling.
+    let store = catalog::open_store(a.db.db.as_ref())?;
+    let functions = a
+        .functions
+        .as_deref()
+        .map(profile::calls::parse_names)
+        .transpose()
+        .map_err(|why| InputError::InvalidValue {
+            what: "--functions",
+            value: a.functions.clone().unwrap_or_default(),
+            why,
+        })?;
+    // The calls are counted while the machine is sampled; a refusal is said, not fatal.
+    let counter = match &functions {
+        Some(names) => match profile::calls::Counter::start(names) {
+            Ok(c) => Some(Ok(c)),
+            Err(why) => {
+                say!("sysperf: cannot count the functions' calls: {why}; their times come from the samples only");
+                Some(Err(why))
+            }
+        },
+        None => None,
+    };
+    let stop = engine::stop_flag()?;
+    say!(
+        "sysperf: sampling every CPU for {} s; Ctrl-C ends it early and keeps what was sampled",
+        duration.as_secs_f64()
+    );
+    let bar = system_progress_bar(duration);
+    let opts = system::Options {
+        duration,
+        stack_cap: a.stack_cap as usize,
+        label: a.label.clone(),
+    };
+    let mut tick = |elapsed: Duration, _total: Duration, samples: u64| {
+        bar.set_position(elapsed.as_secs());
+        bar.set_message(format!("{samples} samples"));
+    };
+    let mut p = system::observe(&opts, &syms, &stop, &mut tick)?;
+    bar.finish_and_clear();
+    if let (Some(names), Some(counter)) = (&functions, counter) {
+        let counted = counter.and_then(|c| c.stop());
+        let (calls, why) = match &counted {
+            Ok(c) => (Some(&c[..]), None),
+            Err(why) => (None, Some(why.as_str())),
+        };
+        p.functions = profile::calls::function_times(&p, names, calls, why.unwrap_or_default());
+        p.functions_method = profile::calls::method(&p, calls, why);
+    }
+    p.id = engine::new_run_id()?;
+    store
+        .save_observation(&p)
+        .context("storing the system profile")?;
+    print_system_profile(&store, &p, a.top as usize, a.json)?;
+    say!(
+        "sysperf: stored as observation {} (sysperf show {})",
+        p.id,
+        p.id
+    );
+    if p.interrupted {
+        say!(
+            "sysperf: interrupted after {} s; what was sampled is shown and stored",
+            p.wall_ns / 1_000_000_000
+        );
+        return Ok(engine::interrupted_code());
+    }
+    Ok(exit::OK)
+}
+
+/// A system profile with the benchmarks that isolate its hottest functions (from the
+/// benchmark profiles in `store`).
+fn print_system_profile(
+    store: &store::Store,
+    p: &profile::system::SystemProfile,
+    top: usize,
+    json: bool,
+) -> Result<i32> {
+    let benchmarks = store.benchmark_profiles()?;
+    let iso = profile::isolate::isolate(p, &benchmarks, profile::isolate::HOT_FUNCTIONS);
+    if json {
+        print_json(&report::system::json_document(p, top, &iso))
+    } else {
+        print(&report::system::render(p, top, &iso))
+    }
+}
+
+/// A progress bar in seconds of the profile's duration, with its ETA (hidden off a terminal).
+fn system_progress_bar(duration: Duration) -> indicatif::ProgressBar {
+    use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+    use std::io::IsTerminal;
+    let bar = ProgressBar::new(duration.as_secs().max(1));
+    if !std::io::stderr().is_terminal() {
+        bar.set_draw_target(ProgressDrawTarget::hidden());
+    } else if let Ok(style) =
+        ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} s, ETA {eta}  {msg}")
+    {
+        bar.set_style(style.progress_chars("=> "));
+    }
+    bar
 }
 
 /// `sysperf profile RUN`: the profiles stored with a run.
@@ -411,9 +526,9 @@ fn trace_cmd(a: TraceArgs) -> Result<i32> {
 
 fn runs(db: DbArg, json: bool) -> Result<i32> {
     // Listing never creates a store; the default one not made yet holds no runs.
-    let runs = match catalog::open_existing_store(db.db.as_ref()) {
-        Ok(store) => store.list_runs()?,
-        Err(CatalogError::NoStore { named: false, .. }) => Vec::new(),
+    let (runs, observations) = match catalog::open_existing_store(db.db.as_ref()) {
+        Ok(store) => (store.list_runs()?, store.list_observations()?),
+        Err(CatalogError::NoStore { named: false, .. }) => (Vec::new(), Vec::new()),
         Err(e) => return Err(e.into()),
     };
     if json {
@@ -424,9 +539,32 @@ fn runs(db: DbArg, json: bool) -> Result<i32> {
     } else {
         report::table::runs_list(&runs)
     };
+    if !observations.is_empty() {
+        text.push_str(&report::system::observations_list(&observations));
+    }
     text.push_str(&report::table::reference_list(reference::all()?));
     print(&text)
 }
+
+/// The stored observation `spec` names, with its store, when it names no run but one
+/// observation (`sysperf profile --system`).
+fn find_observation(db: &DbArg, spec: &str) -> Result<Option<(store::Store, String)>> {
+    // A reference run needs no store; a store that cannot be opened is the runs' path's to
+    // report, with its own advice.
+    if reference::is_name(spec) {
+        return Ok(None);
+    }
+    let Ok(store) = catalog::open_existing_store(db.db.as_ref()) else {
+        return Ok(None);
+    };
+    if store.resolve(spec).is_ok() {
+        return Ok(None);
+    }
+    Ok(store.resolve_observation(spec)?.map(|id| (store, id)))
+}
+
+/// Shares of two observations that moved less than this (percentage points) are not listed.
+const OBSERVATION_THRESHOLD_POINTS: f64 = 0.5;
 
 fn compare(a: CompareArgs) -> Result<i32> {
     // 1. Every option is checked before any run is loaded.
@@ -436,6 +574,27 @@ fn compare(a: CompareArgs) -> Result<i32> {
         .as_deref()
         .map(|v| parse_pct("--fail-on-regression", v))
         .transpose()?;
+    // Two observations of the whole machine compare as profiles, not as runs.
+    if let [before, after] = &a.runs[..] {
+        if let (Some((store, x)), Some((_, y))) = (
+            find_observation(&a.db, before)?,
+            find_observation(&a.db, after)?,
+        ) {
+            let (x, y) = (store.load_observation(&x)?, store.load_observation(&y)?);
+            let c = profile::isolate::compare(&x, &y, OBSERVATION_THRESHOLD_POINTS);
+            if a.json {
+                print_json(&c)?;
+            } else {
+                print(&report::system::comparison_text(&c, &x, &y))?;
+            }
+            // Shares of a profile are not measurements with intervals: no gate judges them.
+            if gate.is_some() {
+                say!("sysperf: --fail-on-regression judges benchmark runs; observations have no intervals to judge");
+                return Ok(exit::UNJUDGED);
+            }
+            return Ok(exit::OK);
+        }
+    }
     let mut catalog = Catalog::new(a.db.db);
     // 2. Compare, print, and gate.
     let (_, c) = catalog.comparison(&a.runs, a.against.baseline.as_deref(), noise)?;
@@ -487,6 +646,10 @@ fn noise(a: NoiseArgs) -> Result<i32> {
 }
 
 fn show(spec: &str, db: DbArg, json: bool) -> Result<i32> {
+    if let Some((store, id)) = find_observation(&db, spec)? {
+        let p = store.load_observation(&id)?;
+        return print_system_profile(&store, &p, RUN_PROFILE_TOP, json);
+    }
     let mut catalog = Catalog::new(db.db);
     let run = catalog.load(spec)?;
     let profiles = catalog.profiles(std::slice::from_ref(&run))?.remove(0);
@@ -503,6 +666,10 @@ fn rm(spec: &str, db: DbArg) -> Result<i32> {
             what: "it is not stored, and there is nothing to remove",
         }
         .into());
+    }
+    if let Some((store, id)) = find_observation(&db, spec)? {
+        store.remove_observation(&id)?;
+        return print(&format!("removed observation {id}\n"));
     }
     let store = catalog::open_existing_store(db.db.as_ref()).map_err(|e| e.looking_for(spec))?;
     let id = store.resolve(spec)?;

@@ -43,6 +43,11 @@ const NOT_RUN: &[(&str, &str, &str)] = &[
         "an A/A timing experiment of about a minute",
     ),
     (
+        "README.md",
+        "sysperf profile --system 10m --label busy",
+        "samples the whole machine for ten minutes, as root; tests/system_profile.rs runs each command",
+    ),
+    (
         "docs/report.md",
         "sysperf report RUN... -o FILE.html",
         "a synopsis, not a command; the examples below it run",

@@ -11,9 +11,12 @@
 //!
 //! It is not a user-space profiler: user-mode samples count as one frame, `[user] <process>`.
 
+pub mod calls;
+pub mod isolate;
 pub mod kallsyms;
 pub mod records;
 pub mod sampler;
+pub mod system;
 
 use crate::bench::Spec;
 use crate::harness::{self, placement::Plan, Options, Stop};
@@ -419,17 +422,7 @@ pub fn fold(
         let key = if s.user || s.kernel_chain.is_empty() {
             format!("[user] {}", comm_of(s.pid))
         } else {
-            // Leaf first in the chain; a return address points after its call, which may
-            // be the first byte of the next function, hence the -1 above the leaf.
-            let names: Vec<&str> = s
-                .kernel_chain
-                .iter()
-                .enumerate()
-                .map(|(i, &a)| {
-                    let a = if i == 0 { a } else { a.saturating_sub(1) };
-                    syms.lookup(a).unwrap_or("[unknown kernel]")
-                })
-                .collect();
+            let names = frame_names(&s.kernel_chain, syms);
             names.into_iter().rev().collect::<Vec<_>>().join(";")
         };
         *f.stacks.entry(key).or_default() += 1;
@@ -437,8 +430,21 @@ pub fn fold(
     f
 }
 
+/// The functions of a kernel call chain, leaf first. A return address points after its
+/// call, which may be the first byte of the next function, hence the -1 above the leaf.
+pub fn frame_names<'a>(chain: &[u64], syms: &'a Kallsyms) -> Vec<&'a str> {
+    chain
+        .iter()
+        .enumerate()
+        .map(|(i, &a)| {
+            let a = if i == 0 { a } else { a.saturating_sub(1) };
+            syms.lookup(a).unwrap_or("[unknown kernel]")
+        })
+        .collect()
+}
+
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::records::{self, synth, Record};
     use super::*;
 
@@ -460,7 +466,8 @@ ffffffff81004000 T __x64_sys_getpid
 ffffffff81005000 T __task_pid_nr_ns
 ";
 
-    fn profile(stacks: &[(&str, u64)]) -> Profile {
+    /// A profile of syscall with these folded stacks (shared with other modules' tests).
+    pub(crate) fn profile(stacks: &[(&str, u64)]) -> Profile {
         Profile {
             bench: "syscall".into(),
             unit: "call".into(),

@@ -17,6 +17,7 @@ pub mod profile;
 pub mod series;
 pub mod series_svg;
 pub mod svg;
+pub mod system;
 pub mod table;
 pub mod trace;
 

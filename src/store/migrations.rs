@@ -196,6 +196,25 @@ CREATE TABLE kernel_configs (
     config_json TEXT NOT NULL
 );
 "#,
+    // Migration 10 (#20, observing the live system): observations of the whole machine, not
+    // of a benchmark (`sysperf profile --system`): the record read whole as JSON, with copies
+    // of its identity for listing and finding by id, prefix or label. Ids share the runs'
+    // shape (12 hex digits) but not their table.
+    r#"
+CREATE TABLE observations (
+    seq              INTEGER PRIMARY KEY,
+    id               TEXT NOT NULL UNIQUE,
+    kind             TEXT NOT NULL,                -- 'system-profile'
+    label            TEXT,
+    started_ns       INTEGER NOT NULL,
+    wall_ns          INTEGER NOT NULL,
+    hostname         TEXT,
+    kernel_release   TEXT,
+    sysperf_version  TEXT NOT NULL,
+    observation_json TEXT NOT NULL
+);
+CREATE INDEX observations_by_start ON observations (started_ns, seq);
+"#,
 ];
 
 /// What the header of an opened database says about it.
@@ -277,7 +296,7 @@ mod tests {
         let state = DbState::read(&conn).unwrap();
         assert_eq!(state.user_version, SCHEMA_VERSION);
         assert_eq!(state.application_id, APPLICATION_ID);
-        assert_eq!(state.tables, 9);
+        assert_eq!(state.tables, 10);
         // A second call finds nothing to do rather than failing on existing tables.
         migrate(&conn, path).unwrap();
         assert_eq!(DbState::read(&conn).unwrap(), state);

@@ -24,6 +24,8 @@
 //! reaches `finish_run` keeps what `begin_run` and `add_result` stored.
 
 mod migrations;
+mod observations;
+pub use observations::ObservationInfo;
 #[cfg(test)]
 mod tests;
 
