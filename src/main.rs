@@ -191,7 +191,7 @@ fn run(a: RunArgs) -> Result<i32> {
         stop: &stop,
     };
     let mut bar = ProgressSink::new();
-    let outcomes = engine.execute_repeated(&plan, &store, &mut bar)?;
+    let outcomes = engine.execute_repeated(&plan, store.as_ref(), &mut bar)?;
     bar.0.finish_and_clear();
     // 4. Print: the run, or with --repeat each run (as a JSON array with --json).
     if a.json && outcomes.len() > 1 {
@@ -471,7 +471,7 @@ fn noise(a: NoiseArgs) -> Result<i32> {
         stop: &stop,
     };
     let mut bar = ProgressSink::new();
-    let outcomes = engine.execute_repeated(&plan, &store, &mut bar)?;
+    let outcomes = engine.execute_repeated(&plan, store.as_ref(), &mut bar)?;
     bar.0.finish_and_clear();
     if outcomes.iter().any(|o| o.interrupted) {
         say!("sysperf: interrupted; the finished runs are stored");
@@ -509,7 +509,7 @@ fn rm(spec: &str, db: DbArg) -> Result<i32> {
     if store.is_read_only() {
         anyhow::bail!(
             "run {id} is in {}, which you may read but not write: remove it as the store's owner",
-            store.path().display()
+            store.location()
         );
     }
     store.remove_run(&id)?;
