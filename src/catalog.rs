@@ -169,9 +169,17 @@ pub fn open_existing_store(db: Option<&PathBuf>) -> Result<Box<dyn Backend>, Cat
     Ok(Box::new(open_for_reading(path)?))
 }
 
+/// An existing store at `location`, for reading ([`open_for_reading`] for a file).
+pub fn open_location(location: &Location) -> Result<Box<dyn Backend>, CatalogError> {
+    match location {
+        Location::Postgres(url) => open_postgres(location, url),
+        Location::Sqlite(path) => Ok(Box::new(open_for_reading(path.clone())?)),
+    }
+}
+
 /// An existing store: read-only when this process may only read it (root's, listed by
 /// another user) rather than refused; else opened as every command opens it.
-fn open_for_reading(path: PathBuf) -> Result<Store, CatalogError> {
+pub fn open_for_reading(path: PathBuf) -> Result<Store, CatalogError> {
     let opened = if crate::sys::may_write(&path) {
         Store::open(&path)
     } else {

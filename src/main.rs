@@ -92,6 +92,8 @@ fn is_user_error(e: &anyhow::Error) -> bool {
                 .is_some_and(|o| matches!(o, OutputError::Refused { .. }))
             || c.downcast_ref::<CatalogError>()
                 .is_some_and(|x| x.is_user_error())
+            || c.downcast_ref::<sysperf::sync::SyncError>()
+                .is_some_and(|x| x.is_user_error())
             || c.downcast_ref::<trace::TraceError>()
                 .is_some_and(|t| matches!(t, trace::TraceError::Input(_)))
             || c.downcast_ref::<report::png::PngError>()
@@ -124,6 +126,7 @@ fn dispatch(cli: Cli) -> Result<i32> {
         Cmd::Rm { run, db } => rm(&run, db),
         Cmd::Export { runs, output, db } => export(&runs, output.as_deref(), db),
         Cmd::Import { files, db } => import(&files, db),
+        Cmd::Sync { src, dst } => sync_cmd(&src, &dst),
         Cmd::Report(a) => report_cmd(a),
         Cmd::Plot(a) => plot(a),
         Cmd::Job { which, output } => job(&which, &output),
@@ -571,6 +574,13 @@ fn import(files: &[PathBuf], db: DbArg) -> Result<i32> {
         .save_runs_with_profiles(&all, &profiles)
         .context("saving the imported runs (nothing was stored)")?;
     print(&exchange::import_summary(&batches, &all, &saved))
+}
+
+/// `sysperf sync SRC DST`: copies the runs DST lacks.
+fn sync_cmd(src: &Path, dst: &Path) -> Result<i32> {
+    let done = sysperf::sync::sync(src, dst)?;
+    let (src, dst) = (sysperf::sync::shown(src), sysperf::sync::shown(dst));
+    print(&done.summary(&src, &dst))
 }
 
 fn report_cmd(a: ReportArgs) -> Result<i32> {

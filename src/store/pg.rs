@@ -185,6 +185,9 @@ const RUN_TABLES: [&str; 8] = [
 pub struct PgStore {
     url: String,
     client: RefCell<Option<Client>>,
+    /// Whether a connection was ever made: then failing to make a new one is a lost
+    /// connection (retried), not a wrong URL.
+    connected: std::cell::Cell<bool>,
 }
 
 impl std::fmt::Debug for PgStore {
@@ -215,6 +218,7 @@ impl PgStore {
         let store = PgStore {
             url: url.to_string(),
             client: RefCell::new(None),
+            connected: std::cell::Cell::new(false),
         };
         store.with_client(|client| migrate(client, &store.location()))?;
         Ok(store)
@@ -255,13 +259,19 @@ impl PgStore {
                 let mut slot = self.client.borrow_mut();
                 let client = match slot.as_mut() {
                     Some(c) if !c.is_closed() => c,
-                    _ => slot.insert(self.new_client()?),
+                    _ => {
+                        let c = slot.insert(self.new_client()?);
+                        self.connected.set(true);
+                        c
+                    }
                 };
                 op(client)
             })();
             let lost = match &attempt {
                 Err(StoreError::Postgres(e)) => connection_lost(e),
-                Err(StoreError::Connect { source, .. }) => said && connection_lost(source),
+                Err(StoreError::Connect { source, .. }) => {
+                    self.connected.get() && connection_lost(source)
+                }
                 _ => false,
             };
             if !lost || Instant::now() >= deadline {

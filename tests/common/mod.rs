@@ -218,3 +218,4 @@ pub fn usage_error(cmd: &mut Command) -> String {
     );
     err
 }
+pub mod pg;

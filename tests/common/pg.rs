@@ -235,15 +235,19 @@ impl PgCluster {
 
     /// Runs `sql` in database `db` and returns the first column of every row as text.
     pub fn query(&self, db: &str, sql: &str) -> Vec<String> {
-        let mut c = postgres::Client::connect(&self.url(db), postgres::NoTls).unwrap();
-        c.simple_query(sql)
-            .unwrap()
+        self.try_query(db, sql).unwrap()
+    }
+
+    /// [`PgCluster::query`], the error returned (a table not made yet, say).
+    pub fn try_query(&self, db: &str, sql: &str) -> Result<Vec<String>, postgres::Error> {
+        let mut c = postgres::Client::connect(&self.url(db), postgres::NoTls)?;
+        Ok(c.simple_query(sql)?
             .into_iter()
             .filter_map(|m| match m {
                 postgres::SimpleQueryMessage::Row(r) => Some(r.get(0).unwrap_or("").to_string()),
                 _ => None,
             })
-            .collect()
+            .collect())
     }
 }
 
