@@ -23,7 +23,9 @@ Ctrl-C, 143 by SIGTERM, 129 by SIGHUP (finished benchmarks are kept, the run is 
 incomplete).
 
 The store is an SQLite file: --db PATH, else $SYSPERF_DB, else
-$XDG_DATA_HOME/sysperf/sysperf.db (~/.local/share/sysperf/sysperf.db).";
+$XDG_DATA_HOME/sysperf/sysperf.db (~/.local/share/sysperf/sysperf.db); or a PostgreSQL
+database shared by a fleet: --db postgres://USER@HOST:PORT/DATABASE (or $SYSPERF_DB).
+'sysperf sync SRC DST' copies runs between stores.";
 
 #[derive(Parser)]
 #[command(name = "sysperf", version = crate::VERSION, about = "Measure, observe and compare UNIX kernel performance: the 4.2/4.3BSD benchmark suite, done rigorously", after_help = AFTER_HELP)]
