@@ -239,6 +239,28 @@ fn a_writer_killed_midway_leaves_one_incomplete_run_and_nothing_else() {
     assert_eq!(files_in(cwd.path()), Vec::<String>::new());
 }
 
+/// Starts [`LONG_RUN`] on `url` in `cwd` (with `env`), and stops the cluster's server once the
+/// run has stored a result.
+fn long_run_then_stop(
+    cluster: &PgCluster,
+    url: &str,
+    cwd: &Path,
+    env: &[(&str, &std::ffi::OsStr)],
+) -> std::process::Child {
+    let child = Command::new(assert_cmd::cargo::cargo_bin("sysperf"))
+        .env("SYSPERF_DB", url)
+        .envs(env.iter().copied())
+        .current_dir(cwd)
+        .args(LONG_RUN)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for(cluster, db_name(url), "SELECT count(*) FROM results", 1);
+    cluster.stop();
+    child
+}
+
 #[test]
 fn a_postgres_restarted_during_a_run_loses_no_finished_trial() {
     // A cluster of its own: the others' tests must not see it go away.
@@ -247,16 +269,7 @@ fn a_postgres_restarted_during_a_run_loses_no_finished_trial() {
     };
     let url = cluster.create_db("restart");
     let cwd = tempfile::tempdir().unwrap();
-    let child = Command::new(assert_cmd::cargo::cargo_bin("sysperf"))
-        .env("SYSPERF_DB", &url)
-        .current_dir(cwd.path())
-        .args(LONG_RUN)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    wait_for(&cluster, "restart", "SELECT count(*) FROM results", 1);
-    cluster.stop();
+    let child = long_run_then_stop(&cluster, &url, cwd.path(), &[]);
     std::thread::sleep(Duration::from_secs(2));
     cluster.start_again();
     let out = child.wait_with_output().unwrap();
@@ -355,4 +368,54 @@ fn sync_refuses_what_it_cannot_use() {
         assert!(err.contains(why), "{src} {dst}: {err}");
     }
     assert_eq!(files_in(d), Vec::<String>::new());
+}
+
+#[test]
+fn a_postgres_that_stays_away_gets_the_run_through_a_spool_file_and_sync() {
+    let Some(cluster) = PgCluster::start() else {
+        return;
+    };
+    let url = cluster.create_db("spool");
+    let cwd = tempfile::tempdir().unwrap();
+    let state = tempfile::tempdir().unwrap();
+    let child = long_run_then_stop(
+        &cluster,
+        &url,
+        cwd.path(),
+        &[
+            ("SYSPERF_PG_RETRY_S", "1".as_ref()),
+            ("XDG_STATE_HOME", state.path().as_os_str()),
+        ],
+    );
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let spool_dir = state.path().join("sysperf/spool");
+    let spooled: Vec<_> = std::fs::read_dir(&spool_dir)
+        .unwrap_or_else(|e| panic!("{}: {e}; stderr: {err}", spool_dir.display()))
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "db"))
+        .collect();
+    assert_eq!(spooled.len(), 1, "{err}");
+    let spool = spooled[0].to_str().unwrap();
+    assert!(
+        err.contains(&format!("sysperf sync {spool} {url}")),
+        "{err}"
+    );
+    assert_eq!(files_in(cwd.path()), Vec::<String>::new());
+
+    // The whole run is in the spool file, complete.
+    let local = json_of(ok(cwd.path(), spool, &["show", "latest", "--json"]).as_bytes());
+    assert_eq!(local["complete"], true);
+    assert_eq!(local["results"].as_array().unwrap().len(), 4);
+
+    // Back on PostgreSQL the run is there unfinished; sync completes it.
+    cluster.start_again();
+    assert_eq!(cluster.query("spool", "SELECT complete FROM runs"), ["0"]);
+    let synced = ok(cwd.path(), spool, &["sync", spool, &url]);
+    assert!(synced.contains("completed 1 run"), "{synced}");
+    let remote = json_of(ok(cwd.path(), &url, &["show", "latest", "--json"]).as_bytes());
+    assert_eq!(remote, local);
+    let again = ok(cwd.path(), spool, &["sync", spool, &url]);
+    assert!(again.starts_with("nothing to copy"), "{again}");
 }

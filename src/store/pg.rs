@@ -11,9 +11,14 @@
 //! starting at once against an empty database do not trip over each other.
 //!
 //! Faults: an operation whose connection is lost (the server restarted, a network blip) is
-//! retried on a new connection for up to [`RETRY_FOR`], saying so on stderr; every write is
-//! one transaction, so a retried write is never half-applied. A run killed midway stays
-//! stored, marked incomplete, as in SQLite.
+//! retried on a new connection for up to [`RETRY_FOR`] (or `SYSPERF_PG_RETRY_S` seconds),
+//! saying so on stderr; every write is one transaction, so a retried write is never
+//! half-applied. When PostgreSQL stays away longer, the run being written (kept in memory as
+//! written so far) goes into a spool file, an SQLite store in [`spool_dir`], and the run goes
+//! on there; `sysperf sync SPOOL URL` uploads it later. A run killed midway stays stored,
+//! marked incomplete, as in SQLite. A write retried after a commit whose answer was lost is
+//! harmless for `begin_run` and `put_result`; an appended series or profile could be stored
+//! twice then (the window is one round trip).
 //!
 //! What it is not: a connection pool, or TLS (connections are plain, `NoTls`).
 
@@ -29,8 +34,16 @@ use std::time::{Duration, Instant};
 
 type Result<T, E = StoreError> = std::result::Result<T, E>;
 
-/// How long an operation keeps trying to reach a PostgreSQL that went away.
+/// How long an operation keeps trying to reach a PostgreSQL that went away, unless
+/// `SYSPERF_PG_RETRY_S` says otherwise (seconds).
 pub const RETRY_FOR: Duration = Duration::from_secs(60);
+
+fn retry_for() -> Duration {
+    std::env::var("SYSPERF_PG_RETRY_S")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .map_or(RETRY_FOR, Duration::from_secs)
+}
 
 /// The advisory lock key taken while the schema is created or migrated: "SYSP" twice.
 const MIGRATION_LOCK: i64 = 0x5359_5350_5359_5350;
@@ -188,6 +201,12 @@ pub struct PgStore {
     /// Whether a connection was ever made: then failing to make a new one is a lost
     /// connection (retried), not a wrong URL.
     connected: std::cell::Cell<bool>,
+    /// The run being written, as written so far (with its profiles): what goes into the
+    /// spool file if PostgreSQL stays away.
+    shadow: RefCell<Option<(Run, Vec<crate::profile::Profile>)>>,
+    /// The local store the run went on into when PostgreSQL stayed away; every operation
+    /// goes there from then on.
+    spool: RefCell<Option<super::Store>>,
 }
 
 impl std::fmt::Debug for PgStore {
@@ -219,6 +238,8 @@ impl PgStore {
             url: url.to_string(),
             client: RefCell::new(None),
             connected: std::cell::Cell::new(false),
+            shadow: RefCell::new(None),
+            spool: RefCell::new(None),
         };
         store.with_client(|client| migrate(client, &store.location()))?;
         Ok(store)
@@ -251,7 +272,8 @@ impl PgStore {
     /// Runs `op` on the connection, made on first use. When the connection is lost, `op` is
     /// run again on a new one, until [`RETRY_FOR`] has passed.
     fn with_client<T>(&self, mut op: impl FnMut(&mut Client) -> Result<T>) -> Result<T> {
-        let deadline = Instant::now() + RETRY_FOR;
+        let retry = retry_for();
+        let deadline = Instant::now() + retry;
         let mut said = false;
         let mut pause = Duration::from_millis(100);
         loop {
@@ -281,13 +303,13 @@ impl PgStore {
                 return match attempt {
                     Err(StoreError::Postgres(source)) if lost => Err(StoreError::Unreachable {
                         url: self.location().to_string(),
-                        secs: RETRY_FOR.as_secs(),
+                        secs: retry.as_secs(),
                         source,
                     }),
                     Err(StoreError::Connect { source, .. }) if lost => {
                         Err(StoreError::Unreachable {
                             url: self.location().to_string(),
-                            secs: RETRY_FOR.as_secs(),
+                            secs: retry.as_secs(),
                             source,
                         })
                     }
@@ -302,7 +324,7 @@ impl PgStore {
                 eprintln!(
                     "sysperf: lost the connection to {} ({why}); retrying for up to {} s",
                     self.location(),
-                    RETRY_FOR.as_secs()
+                    retry.as_secs()
                 );
                 said = true;
             }
@@ -362,6 +384,65 @@ impl PgStore {
         })
     }
 
+    /// `op` on the spool store, if the run went there.
+    fn spooled<T>(&self, op: impl FnOnce(&super::Store) -> Result<T>) -> Option<Result<T>> {
+        self.spool.borrow().as_ref().map(op)
+    }
+
+    /// A write of the run being measured: `change` applied to its shadow, then `pg` run; when
+    /// PostgreSQL stays unreachable, the run as written so far (this write included) goes
+    /// into a spool file and the run goes on there. Once spooled, `local` writes there.
+    fn run_write(
+        &self,
+        run_id: &str,
+        change: impl FnOnce(&mut Run, &mut Vec<crate::profile::Profile>),
+        pg: impl FnOnce() -> Result<()>,
+        local: impl FnOnce(&super::Store) -> Result<()>,
+    ) -> Result<()> {
+        let shadowed = match self.shadow.borrow_mut().as_mut() {
+            Some((run, profiles)) if run.id == run_id => {
+                change(run, profiles);
+                true
+            }
+            _ => false,
+        };
+        if let Some(done) = self.spooled(local) {
+            return done;
+        }
+        match pg() {
+            Err(e @ StoreError::Unreachable { .. }) if shadowed => self.start_spool(e),
+            other => other,
+        }
+    }
+
+    /// Writes the shadow run into a new spool file and keeps it as the store from now on.
+    fn start_spool(&self, why: StoreError) -> Result<()> {
+        let shadow = self.shadow.borrow();
+        let Some((run, profiles)) = shadow.as_ref() else {
+            return Err(why);
+        };
+        let Some(dir) = spool_dir() else {
+            return Err(why);
+        };
+        let path = dir.join(format!("{}.db", run.id));
+        let local = super::Store::open(&path)?;
+        local.begin_run(run)?;
+        for p in profiles {
+            local.add_profile(&run.id, p)?;
+        }
+        if run.ended_ns.is_some() {
+            local.finish_run(run)?;
+        }
+        eprintln!(
+            "sysperf: {why}\nsysperf: the run goes on into {}: upload it with 'sysperf sync {} {}' once the server is back",
+            path.display(),
+            path.display(),
+            self.location()
+        );
+        *self.spool.borrow_mut() = Some(local);
+        Ok(())
+    }
+
     fn query(&self, sql: &str, params: &[&(dyn ToSql + Sync)]) -> Result<Vec<postgres::Row>> {
         self.with_client(|client| Ok(client.query(sql, params)?))
     }
@@ -372,6 +453,20 @@ impl PgStore {
             .map(|r| Ok(r.try_get::<_, String>(0)?))
             .collect()
     }
+}
+
+/// Where runs go when PostgreSQL stays away: `$XDG_STATE_HOME/sysperf/spool`, else
+/// `$HOME/.local/state/sysperf/spool`; never the working directory (None without either).
+pub fn spool_dir() -> Option<std::path::PathBuf> {
+    let var = |k: &str| {
+        std::env::var_os(k)
+            .filter(|v| !v.is_empty())
+            .map(std::path::PathBuf::from)
+            .filter(|p| p.is_absolute())
+    };
+    var("XDG_STATE_HOME")
+        .map(|d| d.join("sysperf/spool"))
+        .or_else(|| var("HOME").map(|h| h.join(".local/state/sysperf/spool")))
 }
 
 /// Creates or migrates the schema, under an advisory lock held to the end of the transaction.
@@ -588,8 +683,9 @@ fn no_such_run(id: &str) -> StoreError {
     }
 }
 
-impl Backend for PgStore {
-    fn begin_run(&self, run: &Run) -> Result<()> {
+/// The operations on PostgreSQL itself; [`Backend`] adds the spool around them.
+impl PgStore {
+    fn pg_begin_run(&self, run: &Run) -> Result<()> {
         self.in_tx(|tx, lite| {
             // A retry after a commit whose answer was lost finds the run begun already.
             let begun = tx.query_opt(
@@ -604,7 +700,12 @@ impl Backend for PgStore {
         })
     }
 
-    fn add_result(&self, run_id: &str, result: &BenchResult, warnings: &[Warning]) -> Result<()> {
+    fn pg_add_result(
+        &self,
+        run_id: &str,
+        result: &BenchResult,
+        warnings: &[Warning],
+    ) -> Result<()> {
         self.in_tx(|tx, lite| {
             if !run_exists(tx, run_id)? {
                 return Err(no_such_run(run_id));
@@ -617,7 +718,7 @@ impl Backend for PgStore {
         })
     }
 
-    fn put_result(&self, run_id: &str, position: usize, result: &BenchResult) -> Result<()> {
+    fn pg_put_result(&self, run_id: &str, position: usize, result: &BenchResult) -> Result<()> {
         let position = super::int_usize(position, "a result's position")?;
         self.in_tx(|tx, lite| {
             if !run_exists(tx, run_id)? {
@@ -632,7 +733,7 @@ impl Backend for PgStore {
         })
     }
 
-    fn finish_run(&self, run: &Run) -> Result<()> {
+    fn pg_finish_run(&self, run: &Run) -> Result<()> {
         let overhead = run
             .overhead
             .as_ref()
@@ -662,7 +763,7 @@ impl Backend for PgStore {
         })
     }
 
-    fn save_runs_with_profiles(
+    fn pg_save_runs_with_profiles(
         &self,
         runs: &[Run],
         profiles: &[Vec<crate::profile::Profile>],
@@ -684,14 +785,14 @@ impl Backend for PgStore {
         })
     }
 
-    fn load_run(&self, id: &str) -> Result<Run> {
+    fn pg_load_run(&self, id: &str) -> Result<Run> {
         match self.fetch_run(id)? {
             Some(lite) => super::load_run(&lite, id),
             None => Err(no_such_run(id)),
         }
     }
 
-    fn list_runs(&self) -> Result<Vec<RunInfo>> {
+    fn pg_list_runs(&self) -> Result<Vec<RunInfo>> {
         let rows = self.query(
             "SELECT id, label, started_ns, ended_ns, complete, hostname, kernel_release,
                     (SELECT count(*) FROM results WHERE results.run_id = runs.id) AS benchmarks,
@@ -722,7 +823,7 @@ impl Backend for PgStore {
             .collect()
     }
 
-    fn resolve(&self, spec: &str) -> Result<String> {
+    fn pg_resolve(&self, spec: &str) -> Result<String> {
         let newest = "ORDER BY started_ns DESC, seq DESC";
         if spec == "latest" {
             return self
@@ -753,7 +854,7 @@ impl Backend for PgStore {
         pick_run(spec, prefixed, labelled)
     }
 
-    fn put_variance(
+    fn pg_put_variance(
         &self,
         machine: (&str, &str, &str),
         estimates: &[VarianceEstimate],
@@ -786,7 +887,7 @@ impl Backend for PgStore {
         })
     }
 
-    fn variance(&self, machine: (&str, &str, &str)) -> Result<Vec<VarianceEstimate>> {
+    fn pg_variance(&self, machine: (&str, &str, &str)) -> Result<Vec<VarianceEstimate>> {
         let rows = self.query(
             "SELECT test, within_var, between_var, runs, trials, updated_ns FROM variance
              WHERE hostname = $1 AND kernel_release = $2 AND cpu_model = $3 ORDER BY test",
@@ -810,14 +911,14 @@ impl Backend for PgStore {
             .collect()
     }
 
-    fn labelled(&self, label: &str) -> Result<Vec<String>> {
+    fn pg_labelled(&self, label: &str) -> Result<Vec<String>> {
         self.ids(
             "SELECT id FROM runs WHERE label = $1 ORDER BY started_ns DESC, seq DESC",
             &[&label],
         )
     }
 
-    fn add_profile(&self, run_id: &str, profile: &crate::profile::Profile) -> Result<()> {
+    fn pg_add_profile(&self, run_id: &str, profile: &crate::profile::Profile) -> Result<()> {
         self.in_tx(|tx, lite| {
             if !run_exists(tx, run_id)? {
                 return Err(no_such_run(run_id));
@@ -828,7 +929,7 @@ impl Backend for PgStore {
         })
     }
 
-    fn add_series(&self, run_id: &str, series: &Series) -> Result<()> {
+    fn pg_add_series(&self, run_id: &str, series: &Series) -> Result<()> {
         self.in_tx(|tx, lite| {
             if !run_exists(tx, run_id)? {
                 return Err(no_such_run(run_id));
@@ -839,7 +940,7 @@ impl Backend for PgStore {
         })
     }
 
-    fn load_profiles(&self, run_id: &str) -> Result<Vec<crate::profile::Profile>> {
+    fn pg_load_profiles(&self, run_id: &str) -> Result<Vec<crate::profile::Profile>> {
         self.query(
             "SELECT profile_json FROM profiles WHERE run_id = $1 ORDER BY position",
             &[&run_id],
@@ -854,7 +955,7 @@ impl Backend for PgStore {
         .collect()
     }
 
-    fn remove_run(&self, id: &str) -> Result<()> {
+    fn pg_remove_run(&self, id: &str) -> Result<()> {
         self.in_tx(|tx, _| {
             if tx.execute("DELETE FROM runs WHERE id = $1", &[&id])? == 0 {
                 return Err(no_such_run(id));
@@ -862,13 +963,143 @@ impl Backend for PgStore {
             Ok(())
         })
     }
+}
+
+impl Backend for PgStore {
+    fn begin_run(&self, run: &Run) -> Result<()> {
+        let start = Run {
+            complete: false,
+            ..run.clone()
+        };
+        *self.shadow.borrow_mut() = Some((start, Vec::new()));
+        self.run_write(
+            &run.id,
+            |_, _| {},
+            || self.pg_begin_run(run),
+            |s| s.begin_run(run),
+        )
+    }
+
+    fn add_result(&self, run_id: &str, result: &BenchResult, warnings: &[Warning]) -> Result<()> {
+        self.run_write(
+            run_id,
+            |r, _| {
+                r.results.push(result.clone());
+                r.warnings.extend_from_slice(warnings);
+            },
+            || self.pg_add_result(run_id, result, warnings),
+            |s| s.add_result(run_id, result, warnings),
+        )
+    }
+
+    fn put_result(&self, run_id: &str, position: usize, result: &BenchResult) -> Result<()> {
+        self.run_write(
+            run_id,
+            |r, _| match r.results.get_mut(position) {
+                Some(slot) => *slot = result.clone(),
+                None => r.results.push(result.clone()),
+            },
+            || self.pg_put_result(run_id, position, result),
+            |s| s.put_result(run_id, position, result),
+        )
+    }
+
+    fn finish_run(&self, run: &Run) -> Result<()> {
+        self.run_write(
+            &run.id,
+            |r, _| {
+                r.ended_ns = run.ended_ns;
+                r.complete = run.complete;
+                r.overhead = run.overhead;
+                r.notes = run.notes.clone();
+                r.derived = run.derived.clone();
+                r.warnings = run.warnings.clone();
+            },
+            || self.pg_finish_run(run),
+            |s| s.finish_run(run),
+        )
+    }
+
+    fn add_profile(&self, run_id: &str, profile: &crate::profile::Profile) -> Result<()> {
+        self.run_write(
+            run_id,
+            |_, p| p.push(profile.clone()),
+            || self.pg_add_profile(run_id, profile),
+            |s| s.add_profile(run_id, profile),
+        )
+    }
+
+    fn add_series(&self, run_id: &str, series: &Series) -> Result<()> {
+        self.run_write(
+            run_id,
+            |r, _| r.series.push(series.clone()),
+            || self.pg_add_series(run_id, series),
+            |s| s.add_series(run_id, series),
+        )
+    }
+
+    fn save_runs_with_profiles(
+        &self,
+        runs: &[Run],
+        profiles: &[Vec<crate::profile::Profile>],
+    ) -> Result<Vec<bool>> {
+        self.spooled(|s| s.save_runs_with_profiles(runs, profiles))
+            .unwrap_or_else(|| self.pg_save_runs_with_profiles(runs, profiles))
+    }
+
+    fn load_run(&self, id: &str) -> Result<Run> {
+        self.spooled(|s| s.load_run(id))
+            .unwrap_or_else(|| self.pg_load_run(id))
+    }
+
+    fn list_runs(&self) -> Result<Vec<RunInfo>> {
+        self.spooled(|s| s.list_runs())
+            .unwrap_or_else(|| self.pg_list_runs())
+    }
+
+    fn resolve(&self, spec: &str) -> Result<String> {
+        self.spooled(|s| s.resolve(spec))
+            .unwrap_or_else(|| self.pg_resolve(spec))
+    }
+
+    fn put_variance(
+        &self,
+        machine: (&str, &str, &str),
+        estimates: &[VarianceEstimate],
+    ) -> Result<()> {
+        self.spooled(|s| s.put_variance(machine, estimates))
+            .unwrap_or_else(|| self.pg_put_variance(machine, estimates))
+    }
+
+    fn variance(&self, machine: (&str, &str, &str)) -> Result<Vec<VarianceEstimate>> {
+        self.spooled(|s| s.variance(machine))
+            .unwrap_or_else(|| self.pg_variance(machine))
+    }
+
+    fn labelled(&self, label: &str) -> Result<Vec<String>> {
+        self.spooled(|s| s.labelled(label))
+            .unwrap_or_else(|| self.pg_labelled(label))
+    }
+
+    fn load_profiles(&self, run_id: &str) -> Result<Vec<crate::profile::Profile>> {
+        self.spooled(|s| s.load_profiles(run_id))
+            .unwrap_or_else(|| self.pg_load_profiles(run_id))
+    }
+
+    fn remove_run(&self, id: &str) -> Result<()> {
+        self.spooled(|s| s.remove_run(id))
+            .unwrap_or_else(|| self.pg_remove_run(id))
+    }
 
     fn is_read_only(&self) -> bool {
         false
     }
 
+    /// The spool file once the run went there, else the PostgreSQL URL.
     fn location(&self) -> Location {
-        PgStore::location(self)
+        self.spooled(|s| Ok(Location::Sqlite(s.path().to_path_buf())))
+            .and_then(|r| r.ok())
+            .unwrap_or_else(|| PgStore::location(self))
     }
 }
 
