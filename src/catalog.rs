@@ -8,7 +8,7 @@ use crate::compare::{self, Comparison, Known};
 use crate::error::InputError;
 use crate::model::{Fingerprint, Run, VarianceEstimate};
 use crate::reference;
-use crate::store::{self, Store, StoreError};
+use crate::store::{self, Backend, Location, Store, StoreError};
 use std::path::{Path, PathBuf};
 
 /// Why a run could not be found or loaded.
@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 pub enum CatalogError {
     #[error("opening the store {path}")]
     Open {
-        path: PathBuf,
+        path: Location,
         #[source]
         source: StoreError,
     },
@@ -96,31 +96,68 @@ fn store_path(db: Option<&PathBuf>) -> (PathBuf, bool) {
     (db.cloned().unwrap_or_else(store::default_path), named)
 }
 
+/// Where the store is ([`store_path`] read as a PostgreSQL URL or a file path), and whether
+/// the user named it. A URL of a scheme sysperf does not support is refused here.
+fn store_location(db: Option<&PathBuf>) -> Result<(Location, bool), CatalogError> {
+    let (path, named) = store_path(db);
+    let location = Location::parse(&path).map_err(|source| CatalogError::Open {
+        path: Location::Sqlite(path),
+        source,
+    })?;
+    Ok((location, named))
+}
+
 /// A path the user named must be a usable file path ([`store::check_named_path`]) before
 /// anything is created or opened there.
 fn check_named(path: &Path, named: bool) -> Result<(), CatalogError> {
     if named {
         store::check_named_path(path).map_err(|source| CatalogError::Open {
-            path: path.to_path_buf(),
+            path: Location::Sqlite(path.to_path_buf()),
             source,
         })?;
     }
     Ok(())
 }
 
+/// A PostgreSQL store, connected to (and its schema brought up to date).
+fn open_postgres(location: &Location, url: &str) -> Result<Box<dyn Backend>, CatalogError> {
+    match store::PgStore::connect(url) {
+        Ok(s) => Ok(Box::new(s)),
+        Err(source) => Err(CatalogError::Open {
+            path: location.clone(),
+            source,
+        }),
+    }
+}
+
 /// The store named by `--db`, else `$SYSPERF_DB`, else the default path, created if needed;
 /// only the default one gets its directories created.
-pub fn open_store(db: Option<&PathBuf>) -> Result<Store, CatalogError> {
-    let (path, named) = store_path(db);
-    check_named(&path, named)?;
-    Store::open(&path).map_err(|source| CatalogError::Open { path, source })
+pub fn open_store(db: Option<&PathBuf>) -> Result<Box<dyn Backend>, CatalogError> {
+    let (location, named) = store_location(db)?;
+    let path = match &location {
+        Location::Postgres(url) => return open_postgres(&location, url),
+        Location::Sqlite(path) => path,
+    };
+    check_named(path, named)?;
+    match Store::open(path) {
+        Ok(s) => Ok(Box::new(s)),
+        Err(source) => Err(CatalogError::Open {
+            path: location,
+            source,
+        }),
+    }
 }
 
 /// The store that `--db`, `$SYSPERF_DB` or the default path names, for a command that only
 /// reads: checked as [`open_store`] checks it, but never created. A store that does not exist
 /// is a [`CatalogError::NoStore`] (a mistyped `--db` must not leave a file or directory behind).
-pub fn open_existing_store(db: Option<&PathBuf>) -> Result<Store, CatalogError> {
-    let (path, named) = store_path(db);
+/// A PostgreSQL database is always there (its schema is made on first use).
+pub fn open_existing_store(db: Option<&PathBuf>) -> Result<Box<dyn Backend>, CatalogError> {
+    let (location, named) = store_location(db)?;
+    let path = match &location {
+        Location::Postgres(url) => return open_postgres(&location, url),
+        Location::Sqlite(path) => path.clone(),
+    };
     check_named(&path, named)?;
     if !path.exists() {
         return Err(CatalogError::NoStore {
@@ -129,18 +166,29 @@ pub fn open_existing_store(db: Option<&PathBuf>) -> Result<Store, CatalogError> 
             named,
         });
     }
-    open_for_reading(path)
+    Ok(Box::new(open_for_reading(path)?))
+}
+
+/// An existing store at `location`, for reading ([`open_for_reading`] for a file).
+pub fn open_location(location: &Location) -> Result<Box<dyn Backend>, CatalogError> {
+    match location {
+        Location::Postgres(url) => open_postgres(location, url),
+        Location::Sqlite(path) => Ok(Box::new(open_for_reading(path.clone())?)),
+    }
 }
 
 /// An existing store: read-only when this process may only read it (root's, listed by
 /// another user) rather than refused; else opened as every command opens it.
-fn open_for_reading(path: PathBuf) -> Result<Store, CatalogError> {
+pub fn open_for_reading(path: PathBuf) -> Result<Store, CatalogError> {
     let opened = if crate::sys::may_write(&path) {
         Store::open(&path)
     } else {
         Store::open_read_only(&path)
     };
-    opened.map_err(|source| CatalogError::Open { path, source })
+    opened.map_err(|source| CatalogError::Open {
+        path: Location::Sqlite(path),
+        source,
+    })
 }
 
 /// The variance estimates stored for a machine in the store `db` names (or the default one),
@@ -150,7 +198,12 @@ pub fn stored_variance(
     db: Option<&PathBuf>,
     fp: &Fingerprint,
 ) -> Result<Option<Vec<VarianceEstimate>>, CatalogError> {
-    let (path, _) = store_path(db);
+    let path = match store_location(db)? {
+        (Location::Postgres(_), _) => {
+            return Ok(Some(open_existing_store(db)?.variance(machine(fp))?));
+        }
+        (Location::Sqlite(path), _) => path,
+    };
     if !path.exists() {
         return Ok(None);
     }
@@ -161,7 +214,10 @@ pub fn stored_variance(
 /// The variance components of each test on the machine that made `run`, from its runs in
 /// `store`, stored there for the machine (replacing what was there), for `doctor`: the engine
 /// calls it after every run.
-pub fn record_variance(store: &Store, run: &Run) -> Result<Vec<VarianceEstimate>, CatalogError> {
+pub fn record_variance(
+    store: &dyn Backend,
+    run: &Run,
+) -> Result<Vec<VarianceEstimate>, CatalogError> {
     let history = history_in(store, run, HISTORY_RUNS, &[])?;
     let estimates = compare::machine_variance(&history, crate::harness::unix_ns());
     store.put_variance(machine(&run.fingerprint), &estimates)?;
@@ -170,7 +226,7 @@ pub fn record_variance(store: &Store, run: &Run) -> Result<Vec<VarianceEstimate>
 
 /// [`Catalog::history`] in an opened store.
 fn history_in(
-    store: &Store,
+    store: &dyn Backend,
     run: &Run,
     limit: usize,
     exclude: &[&str],
@@ -210,7 +266,7 @@ fn machine(fp: &Fingerprint) -> (&str, &str, &str) {
 /// not exist is not created.
 pub struct Catalog {
     db: Option<PathBuf>,
-    store: Option<Store>,
+    store: Option<Box<dyn Backend>>,
 }
 
 impl Catalog {
@@ -219,12 +275,12 @@ impl Catalog {
     }
 
     /// The store, opened on first use.
-    pub fn store(&mut self) -> Result<&Store, CatalogError> {
+    pub fn store(&mut self) -> Result<&dyn Backend, CatalogError> {
         let store = match self.store.take() {
             Some(s) => s,
             None => open_existing_store(self.db.as_ref())?,
         };
-        Ok(self.store.insert(store))
+        Ok(&**self.store.insert(store))
     }
 
     /// A run by id, unique id prefix, label, `latest`, or reference name.

@@ -23,7 +23,9 @@ Ctrl-C, 143 by SIGTERM, 129 by SIGHUP (finished benchmarks are kept, the run is 
 incomplete).
 
 The store is an SQLite file: --db PATH, else $SYSPERF_DB, else
-$XDG_DATA_HOME/sysperf/sysperf.db (~/.local/share/sysperf/sysperf.db).";
+$XDG_DATA_HOME/sysperf/sysperf.db (~/.local/share/sysperf/sysperf.db); or a PostgreSQL
+database shared by a fleet: --db postgres://USER@HOST:PORT/DATABASE (or $SYSPERF_DB).
+'sysperf sync SRC DST' copies runs between stores.";
 
 #[derive(Parser)]
 #[command(name = "sysperf", version = crate::VERSION, about = "Measure, observe and compare UNIX kernel performance: the 4.2/4.3BSD benchmark suite, done rigorously", after_help = AFTER_HELP)]
@@ -34,7 +36,8 @@ pub struct Cli {
 
 #[derive(Args, Clone)]
 pub struct DbArg {
-    /// SQLite store to use (default: $SYSPERF_DB, else the XDG data directory).
+    /// Store to use: an SQLite file, or a PostgreSQL database as postgres://USER@HOST:PORT/DB
+    /// (default: $SYSPERF_DB, else the XDG data directory).
     #[arg(long, value_name = "PATH", global = true)]
     pub db: Option<PathBuf>,
 }
@@ -117,6 +120,20 @@ pub enum Cmd {
         files: Vec<PathBuf>,
         #[command(flatten)]
         db: DbArg,
+    },
+    /// Copy runs from one store to another: SQLite and PostgreSQL stores either way, or an
+    /// export file into a store. A run already in DST is not copied again (run ids are
+    /// stable), so syncing twice copies nothing; a run DST holds unfinished is completed.
+    #[command(
+        after_help = "SRC: an SQLite store's path, a postgres://USER@HOST:PORT/DATABASE URL, or a file written by 'sysperf export'.\nDST: an SQLite store's path or a postgres:// URL; created if needed.\n\nExample: sysperf sync ~/.local/share/sysperf/sysperf.db postgres://bench@db.lab:5432/sysperf"
+    )]
+    Sync {
+        /// Where the runs come from: a store (SQLite path or postgres:// URL) or an export file.
+        #[arg(value_name = "SRC")]
+        src: PathBuf,
+        /// The store the runs are copied into (SQLite path or postgres:// URL).
+        #[arg(value_name = "DST")]
+        dst: PathBuf,
     },
     /// Write a self-contained HTML report comparing runs: regressions first, the comparison
     /// table with verdicts, charts, the paging figure, fingerprints, warnings, derived figures.

@@ -50,6 +50,7 @@ pub mod report;
 pub mod stats;
 pub mod store;
 pub mod suite;
+pub mod sync;
 pub mod sys;
 pub mod term;
 pub mod ties;

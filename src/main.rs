@@ -92,6 +92,8 @@ fn is_user_error(e: &anyhow::Error) -> bool {
                 .is_some_and(|o| matches!(o, OutputError::Refused { .. }))
             || c.downcast_ref::<CatalogError>()
                 .is_some_and(|x| x.is_user_error())
+            || c.downcast_ref::<sysperf::sync::SyncError>()
+                .is_some_and(|x| x.is_user_error())
             || c.downcast_ref::<trace::TraceError>()
                 .is_some_and(|t| matches!(t, trace::TraceError::Input(_)))
             || c.downcast_ref::<report::png::PngError>()
@@ -124,6 +126,7 @@ fn dispatch(cli: Cli) -> Result<i32> {
         Cmd::Rm { run, db } => rm(&run, db),
         Cmd::Export { runs, output, db } => export(&runs, output.as_deref(), db),
         Cmd::Import { files, db } => import(&files, db),
+        Cmd::Sync { src, dst } => sync_cmd(&src, &dst),
         Cmd::Report(a) => report_cmd(a),
         Cmd::Plot(a) => plot(a),
         Cmd::Job { which, output } => job(&which, &output),
@@ -191,7 +194,7 @@ fn run(a: RunArgs) -> Result<i32> {
         stop: &stop,
     };
     let mut bar = ProgressSink::new();
-    let outcomes = engine.execute_repeated(&plan, &store, &mut bar)?;
+    let outcomes = engine.execute_repeated(&plan, store.as_ref(), &mut bar)?;
     bar.0.finish_and_clear();
     // 4. Print: the run, or with --repeat each run (as a JSON array with --json).
     if a.json && outcomes.len() > 1 {
@@ -630,7 +633,7 @@ fn noise(a: NoiseArgs) -> Result<i32> {
         stop: &stop,
     };
     let mut bar = ProgressSink::new();
-    let outcomes = engine.execute_repeated(&plan, &store, &mut bar)?;
+    let outcomes = engine.execute_repeated(&plan, store.as_ref(), &mut bar)?;
     bar.0.finish_and_clear();
     if outcomes.iter().any(|o| o.interrupted) {
         say!("sysperf: interrupted; the finished runs are stored");
@@ -676,7 +679,7 @@ fn rm(spec: &str, db: DbArg) -> Result<i32> {
     if store.is_read_only() {
         anyhow::bail!(
             "run {id} is in {}, which you may read but not write: remove it as the store's owner",
-            store.path().display()
+            store.location()
         );
     }
     store.remove_run(&id)?;
@@ -738,6 +741,13 @@ fn import(files: &[PathBuf], db: DbArg) -> Result<i32> {
         .save_runs_with_profiles(&all, &profiles)
         .context("saving the imported runs (nothing was stored)")?;
     print(&exchange::import_summary(&batches, &all, &saved))
+}
+
+/// `sysperf sync SRC DST`: copies the runs DST lacks.
+fn sync_cmd(src: &Path, dst: &Path) -> Result<i32> {
+    let done = sysperf::sync::sync(src, dst)?;
+    let (src, dst) = (sysperf::sync::shown(src), sysperf::sync::shown(dst));
+    print(&done.summary(&src, &dst))
 }
 
 fn report_cmd(a: ReportArgs) -> Result<i32> {

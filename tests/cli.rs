@@ -505,7 +505,7 @@ fn a_store_path_that_cannot_be_a_store_is_refused_and_nothing_is_created() {
     let cases: &[(&str, &str)] = &[
         ("missing-dir/x.db", "does not exist"),
         ("typo/", "names a directory"),
-        ("postgres://u@h:5432/db", "URLs are not supported"),
+        ("mysql://u@h:3306/db", "URLs are not supported"),
         ("/dev/null", "not a regular file"),
         ("adir", "is a directory"),
     ];

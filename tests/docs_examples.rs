@@ -38,6 +38,16 @@ const NOT_RUN: &[(&str, &str, &str)] = &[
         "an A/A timing experiment of about a minute",
     ),
     (
+        "README.md",
+        "sudo -u postgres createuser",
+        "needs a PostgreSQL server; tests/fleet.rs runs sysperf on a private cluster",
+    ),
+    (
+        "README.md",
+        "sysperf sync ~/.local",
+        "needs a PostgreSQL server; tests/fleet.rs syncs through a private cluster",
+    ),
+    (
         "docs/compare.md",
         "sysperf noise",
         "an A/A timing experiment of about a minute",

@@ -23,7 +23,7 @@ use crate::harness::{self, Measurement, Stop};
 use crate::model::{BenchResult, Fingerprint, Run, Series, TrialKind, Warning, WarningKind};
 use crate::observe::doctor;
 use crate::profile::{self, Profile, ProfileError};
-use crate::store::{Store, StoreError};
+use crate::store::{Backend, StoreError};
 use crate::{derived, fingerprint, suite, sys};
 use std::cell::RefCell;
 use std::path::PathBuf;
@@ -223,7 +223,7 @@ impl Engine<'_> {
     pub fn execute(
         &self,
         plan: &RunPlan,
-        store: &Store,
+        store: &dyn Backend,
         sink: &mut dyn Sink,
     ) -> Result<RunOutcome, EngineError> {
         let began = std::time::Instant::now();
@@ -620,7 +620,7 @@ impl Engine<'_> {
     pub fn execute_repeated(
         &self,
         plan: &RunPlan,
-        store: &Store,
+        store: &dyn Backend,
         sink: &mut dyn Sink,
     ) -> Result<Vec<RunOutcome>, EngineError> {
         if plan.repeat <= 1 {

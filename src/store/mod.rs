@@ -23,13 +23,17 @@
 //! `add_result` in `run.warnings` as well, in the order it wants them kept. A run that never
 //! reaches `finish_run` keeps what `begin_run` and `add_result` stored.
 
+mod backend;
 mod migrations;
 mod observations;
 pub use observations::ObservationInfo;
+mod pg;
 #[cfg(test)]
 mod tests;
 
+pub use backend::{open_at, redact, Backend, Location};
 pub use migrations::SCHEMA_VERSION;
+pub use pg::PgStore;
 
 use crate::model::{
     BenchResult, Derived, Estimate, Finding, Fingerprint, Outlier, Overhead, Run, RunParams,
@@ -101,6 +105,25 @@ pub enum StoreError {
     Sqlite(#[from] rusqlite::Error),
     #[error("JSON error: {0}")]
     Json(#[from] serde_json::Error),
+    /// `--db` or `SYSPERF_DB` is a URL sysperf cannot use (the password is not in `url`).
+    #[error("cannot use '{url}' as the store: {why}")]
+    BadUrl { url: String, why: String },
+    #[error("cannot connect to the PostgreSQL store {url}: {source}; check that the server runs, the URL (user, host, port, database) and that the user may connect")]
+    Connect {
+        url: String,
+        #[source]
+        source: postgres::Error,
+    },
+    #[error("PostgreSQL error: {0}")]
+    Postgres(#[from] postgres::Error),
+    /// The connection was lost and could not be made again in time.
+    #[error("lost the connection to the PostgreSQL store {url} and could not reconnect within {secs} s: {source}; check the server, then run the command again")]
+    Unreachable {
+        url: String,
+        secs: u64,
+        #[source]
+        source: postgres::Error,
+    },
     #[error("cannot store {what}: it is larger than the database's largest integer (2^63 - 1)")]
     ValueTooLarge { what: &'static str },
     /// A float in a JSON column is NaN or infinite, which JSON cannot represent.
@@ -122,6 +145,7 @@ impl StoreError {
                 | StoreError::Open { .. }
                 | StoreError::Access { .. }
                 | StoreError::BadPath { .. }
+                | StoreError::BadUrl { .. }
                 | StoreError::NoSuchRun { .. }
                 | StoreError::AmbiguousRun { .. }
         )

@@ -278,9 +278,95 @@ fn temp_store() -> (TempDir, Store) {
     (dir, store)
 }
 
-fn count(store: &Store, sql: &str) -> i64 {
-    store.conn.query_row(sql, [], |r| r.get(0)).unwrap()
+#[path = "../../tests/common/pg.rs"]
+mod pg_cluster;
+
+/// A store of either backend for a test written once for both, and a way to count its rows.
+struct Backing {
+    store: Box<dyn Backend>,
+    /// The SQLite file's directory, or the PostgreSQL database's URL.
+    _dir: Option<TempDir>,
+    url: Option<String>,
 }
+
+impl Backing {
+    fn sqlite() -> Backing {
+        let (dir, store) = temp_store();
+        Backing {
+            store: Box::new(store),
+            _dir: Some(dir),
+            url: None,
+        }
+    }
+
+    /// A store in a new database of the tests' private PostgreSQL cluster; None (the test
+    /// is skipped) when PostgreSQL is not installed, except under CI.
+    fn postgres(test: &str) -> Option<Backing> {
+        let url = pg_cluster::fresh_db(test)?;
+        Some(Backing {
+            store: Box::new(PgStore::connect(&url).unwrap()),
+            _dir: None,
+            url: Some(url),
+        })
+    }
+
+    /// The integer the query `sql` answers, asked of the store's database directly.
+    fn count(&self, sql: &str) -> i64 {
+        match (&self.url, self.store.location()) {
+            (Some(url), _) => {
+                let mut c = postgres::Client::connect(url, postgres::NoTls).unwrap();
+                c.query_one(sql, &[]).unwrap().get(0)
+            }
+            (None, Location::Sqlite(path)) => {
+                let conn = Connection::open(path).unwrap();
+                conn.query_row(sql, [], |r| r.get(0)).unwrap()
+            }
+            (None, other) => panic!("no way to count rows in {other}"),
+        }
+    }
+}
+
+/// Runs each named test body (a `fn(Backing)`) once on SQLite and once on PostgreSQL, as
+/// the tests `NAME::sqlite` and `NAME::postgres`.
+macro_rules! on_both_backends {
+    ($($name:ident),* $(,)?) => {$(
+        mod $name {
+            #[test]
+            fn sqlite() {
+                super::$name(super::Backing::sqlite());
+            }
+            #[test]
+            fn postgres() {
+                if let Some(b) = super::Backing::postgres(stringify!($name)) {
+                    super::$name(b);
+                }
+            }
+        }
+    )*};
+}
+
+on_both_backends!(
+    full_run_round_trips_exactly,
+    a_kernel_configuration_is_stored_once_and_runs_keep_its_hash,
+    series_are_appended_as_measured_and_notes_kept_by_finish,
+    sparse_run_round_trips_exactly,
+    non_finite_floats_in_columns_round_trip,
+    non_finite_float_in_json_column_is_refused_and_nothing_written,
+    save_run_is_idempotent,
+    save_runs_is_all_or_nothing_and_skips_present_ids,
+    incremental_run_loads_as_assembled,
+    finish_run_replaces_warnings_and_derived,
+    interrupted_run_keeps_finished_results,
+    add_result_to_unknown_run_is_no_such_run,
+    value_too_large_is_refused_and_nothing_written,
+    list_runs_is_newest_first_with_counts,
+    resolve_finds_runs_by_every_kind_of_spec,
+    resolve_latest_on_empty_store_is_no_such_run,
+    a_too_short_id_prefix_says_that_it_needs_four_digits,
+    remove_run_cascades_to_every_row,
+    observed_counters_round_trip_exactly,
+    profiles_round_trip_in_order_and_go_with_their_run,
+);
 
 /// Every float of the run, as bits, so -0.0 and 0.0 are told apart.
 fn float_bits(run: &Run) -> Vec<u64> {
@@ -326,9 +412,8 @@ fn float_bits(run: &Run) -> Vec<u64> {
     out
 }
 
-#[test]
-fn full_run_round_trips_exactly() {
-    let (_dir, store) = temp_store();
+fn full_run_round_trips_exactly(b: Backing) {
+    let store = &*b.store;
     let run = full_run("0123456789ab");
     assert!(store.save_run(&run).unwrap());
     let back = store.load_run("0123456789ab").unwrap();
@@ -336,18 +421,15 @@ fn full_run_round_trips_exactly() {
     assert_eq!(float_bits(&back), float_bits(&run));
 }
 
-#[test]
-fn a_kernel_configuration_is_stored_once_and_runs_keep_its_hash() {
-    let (_dir, store) = temp_store();
+fn a_kernel_configuration_is_stored_once_and_runs_keep_its_hash(b: Backing) {
+    let store = &*b.store;
     for id in ["0123456789a1", "0123456789a2"] {
         assert!(store.save_run(&full_run(id)).unwrap());
     }
-    assert_eq!(count(&store, "SELECT count(*) FROM kernel_configs"), 1);
+    assert_eq!(b.count("SELECT count(*) FROM kernel_configs"), 1);
     // The runs' fingerprint JSON holds the hash, not the options.
-    let with_options: i64 = count(
-        &store,
-        "SELECT count(*) FROM runs WHERE fingerprint_json LIKE '%CONFIG_HZ%'",
-    );
+    let with_options: i64 =
+        b.count("SELECT count(*) FROM runs WHERE fingerprint_json LIKE '%CONFIG_HZ%'");
     assert_eq!(with_options, 0);
     let back = store.load_run("0123456789a2").unwrap();
     assert_eq!(back.fingerprint.kernel_config, config());
@@ -361,7 +443,7 @@ fn a_kernel_configuration_is_stored_once_and_runs_keep_its_hash() {
         &other.fingerprint.kernel_config,
     ));
     store.save_run(&other).unwrap();
-    assert_eq!(count(&store, "SELECT count(*) FROM kernel_configs"), 2);
+    assert_eq!(b.count("SELECT count(*) FROM kernel_configs"), 2);
     assert_eq!(
         store
             .load_run("0123456789a3")
@@ -406,9 +488,8 @@ fn findings_are_stored_with_the_run_start_and_old_rows_have_none() {
     );
 }
 
-#[test]
-fn series_are_appended_as_measured_and_notes_kept_by_finish() {
-    let (_dir, store) = temp_store();
+fn series_are_appended_as_measured_and_notes_kept_by_finish(b: Backing) {
+    let store = &*b.store;
     let run = full_run("0123456789ad");
     store.begin_run(&started(&run)).unwrap();
     for r in &run.results {
@@ -428,16 +509,11 @@ fn series_are_appended_as_measured_and_notes_kept_by_finish() {
     ));
     // Removing the run removes its series.
     store.remove_run(&run.id).unwrap();
-    let n: i64 = store
-        .conn
-        .query_row("SELECT COUNT(*) FROM series", [], |r| r.get(0))
-        .unwrap();
-    assert_eq!(n, 0);
+    assert_eq!(b.count("SELECT count(*) FROM series"), 0);
 }
 
-#[test]
-fn sparse_run_round_trips_exactly() {
-    let (_dir, store) = temp_store();
+fn sparse_run_round_trips_exactly(b: Backing) {
+    let store = &*b.store;
     let mut run = full_run("00000000000a");
     run.label = None;
     run.ended_ns = None;
@@ -456,9 +532,8 @@ fn sparse_run_round_trips_exactly() {
     assert_eq!(store.load_run(&run.id).unwrap(), run);
 }
 
-#[test]
-fn non_finite_floats_in_columns_round_trip() {
-    let (_dir, store) = temp_store();
+fn non_finite_floats_in_columns_round_trip(b: Backing) {
+    let store = &*b.store;
     let mut run = full_run("0000000000ff");
     let s = run.results[0].summary.as_mut().unwrap();
     s.wall_ns_per_op.cv = f64::NAN;
@@ -477,9 +552,8 @@ fn non_finite_floats_in_columns_round_trip() {
     assert_eq!(back.results[1], run.results[1]);
 }
 
-#[test]
-fn non_finite_float_in_json_column_is_refused_and_nothing_written() {
-    let (_dir, store) = temp_store();
+fn non_finite_float_in_json_column_is_refused_and_nothing_written(b: Backing) {
+    let store = &*b.store;
     let mut run = full_run("0000000000fe");
     run.params.min_time_s = f64::NAN;
     assert!(matches!(
@@ -495,21 +569,19 @@ fn non_finite_float_in_json_column_is_refused_and_nothing_written() {
     assert!(store.list_runs().unwrap().is_empty());
 }
 
-#[test]
-fn save_run_is_idempotent() {
-    let (_dir, store) = temp_store();
+fn save_run_is_idempotent(b: Backing) {
+    let store = &*b.store;
     let run = full_run("0123456789ab");
     assert!(store.save_run(&run).unwrap());
     let mut other = full_run("0123456789ab");
     other.label = Some("different".to_string());
     assert!(!store.save_run(&other).unwrap());
     assert_eq!(store.load_run(&run.id).unwrap(), run);
-    assert_eq!(count(&store, "SELECT count(*) FROM results"), 2);
+    assert_eq!(b.count("SELECT count(*) FROM results"), 2);
 }
 
-#[test]
-fn save_runs_is_all_or_nothing_and_skips_present_ids() {
-    let (_dir, store) = temp_store();
+fn save_runs_is_all_or_nothing_and_skips_present_ids(b: Backing) {
+    let store = &*b.store;
     let present = full_run("0123456789ab");
     assert!(store.save_run(&present).unwrap());
     let new = full_run("00000000beef");
@@ -535,9 +607,8 @@ fn save_runs_is_all_or_nothing_and_skips_present_ids() {
     assert_eq!(store.list_runs().unwrap().len(), 2);
 }
 
-#[test]
-fn incremental_run_loads_as_assembled() {
-    let (_dir, store) = temp_store();
+fn incremental_run_loads_as_assembled(b: Backing) {
+    let store = &*b.store;
     let run = full_run("abcdef012345");
     let mut live = started(&run);
     live.warnings.push(run.warnings[0].clone());
@@ -556,9 +627,8 @@ fn incremental_run_loads_as_assembled() {
     assert_eq!(store.load_run(&run.id).unwrap(), run);
 }
 
-#[test]
-fn finish_run_replaces_warnings_and_derived() {
-    let (_dir, store) = temp_store();
+fn finish_run_replaces_warnings_and_derived(b: Backing) {
+    let store = &*b.store;
     let run = full_run("abcdef012345");
     store.begin_run(&run).unwrap();
     let stored = store.load_run(&run.id).unwrap();
@@ -571,9 +641,8 @@ fn finish_run_replaces_warnings_and_derived() {
     assert_eq!(store.load_run(&run.id).unwrap(), end);
 }
 
-#[test]
-fn interrupted_run_keeps_finished_results() {
-    let (_dir, store) = temp_store();
+fn interrupted_run_keeps_finished_results(b: Backing) {
+    let store = &*b.store;
     let run = full_run("abcdef012345");
     store.begin_run(&started(&run)).unwrap();
     store
@@ -593,9 +662,8 @@ fn interrupted_run_keeps_finished_results() {
     assert_eq!((info.benchmarks, info.warnings), (2, 2));
 }
 
-#[test]
-fn add_result_to_unknown_run_is_no_such_run() {
-    let (_dir, store) = temp_store();
+fn add_result_to_unknown_run_is_no_such_run(b: Backing) {
+    let store = &*b.store;
     let run = full_run("abcdef012345");
     let err = store.add_result("ffffffffffff", &run.results[0], &[]);
     assert!(matches!(err, Err(StoreError::NoSuchRun { .. })));
@@ -603,12 +671,11 @@ fn add_result_to_unknown_run_is_no_such_run() {
         store.finish_run(&run),
         Err(StoreError::NoSuchRun { .. })
     ));
-    assert_eq!(count(&store, "SELECT count(*) FROM results"), 0);
+    assert_eq!(b.count("SELECT count(*) FROM results"), 0);
 }
 
-#[test]
-fn value_too_large_is_refused_and_nothing_written() {
-    let (_dir, store) = temp_store();
+fn value_too_large_is_refused_and_nothing_written(b: Backing) {
+    let store = &*b.store;
     let mut run = full_run("abcdef012345");
     run.results[1].trials[2].usage.nivcsw = i64::MAX as u64 + 1;
     let err = store.save_run(&run).unwrap_err();
@@ -623,7 +690,7 @@ fn value_too_large_is_refused_and_nothing_written() {
     );
     assert!(!err.is_user_error());
     for table in ["runs", "results", "trials", "warnings", "derived"] {
-        assert_eq!(count(&store, &format!("SELECT count(*) FROM {table}")), 0);
+        assert_eq!(b.count(&format!("SELECT count(*) FROM {table}")), 0);
     }
 
     // Incrementally: the failing result leaves no partial rows behind.
@@ -636,14 +703,13 @@ fn value_too_large_is_refused_and_nothing_written() {
         store.add_result(&ok.id, &big, &ok.warnings),
         Err(StoreError::ValueTooLarge { .. })
     ));
-    assert_eq!(count(&store, "SELECT count(*) FROM results"), 1);
-    assert_eq!(count(&store, "SELECT count(*) FROM trials"), 4);
-    assert_eq!(count(&store, "SELECT count(*) FROM warnings"), 0);
+    assert_eq!(b.count("SELECT count(*) FROM results"), 1);
+    assert_eq!(b.count("SELECT count(*) FROM trials"), 4);
+    assert_eq!(b.count("SELECT count(*) FROM warnings"), 0);
 }
 
-#[test]
-fn list_runs_is_newest_first_with_counts() {
-    let (_dir, store) = temp_store();
+fn list_runs_is_newest_first_with_counts(b: Backing) {
+    let store = &*b.store;
     let mut old = full_run("111111111111");
     old.started_ns = 1;
     old.fingerprint.hostname = None;
@@ -664,9 +730,8 @@ fn list_runs_is_newest_first_with_counts() {
     assert_eq!(list[1].hostname, None);
 }
 
-#[test]
-fn resolve_finds_runs_by_every_kind_of_spec() {
-    let (_dir, store) = temp_store();
+fn resolve_finds_runs_by_every_kind_of_spec(b: Backing) {
+    let store = &*b.store;
     let make = |id: &str, started_ns: i64, label: Option<&str>| {
         let mut run = full_run(id);
         run.started_ns = started_ns;
@@ -721,18 +786,16 @@ fn resolve_finds_runs_by_every_kind_of_spec() {
     }
 }
 
-#[test]
-fn resolve_latest_on_empty_store_is_no_such_run() {
-    let (_dir, store) = temp_store();
+fn resolve_latest_on_empty_store_is_no_such_run(b: Backing) {
+    let store = &*b.store;
     assert!(matches!(
         store.resolve("latest"),
         Err(StoreError::NoSuchRun { spec }) if spec == "latest"
     ));
 }
 
-#[test]
-fn a_too_short_id_prefix_says_that_it_needs_four_digits() {
-    let (_dir, store) = temp_store();
+fn a_too_short_id_prefix_says_that_it_needs_four_digits(b: Backing) {
+    let store = &*b.store;
     store.save_run(&full_run("c13aaaaaaaaa")).unwrap();
     let e = store.resolve("c13").unwrap_err().to_string();
     assert!(e.contains("an id prefix needs at least 4 digits"), "{e}");
@@ -741,27 +804,23 @@ fn a_too_short_id_prefix_says_that_it_needs_four_digits() {
     assert!(!e.contains("prefix"), "{e}");
 }
 
-#[test]
-fn remove_run_cascades_to_every_row() {
-    let (_dir, store) = temp_store();
+fn remove_run_cascades_to_every_row(b: Backing) {
+    let store = &*b.store;
     let gone = full_run("aaaaaaaaaaaa");
     let kept = full_run("bbbbbbbbbbbb");
     store.save_run(&gone).unwrap();
     store.save_run(&kept).unwrap();
     store.remove_run(&gone.id).unwrap();
-    assert_eq!(count(&store, "SELECT count(*) FROM runs"), 1);
-    assert_eq!(count(&store, "SELECT count(*) FROM results"), 2);
-    assert_eq!(count(&store, "SELECT count(*) FROM trials"), 8);
+    assert_eq!(b.count("SELECT count(*) FROM runs"), 1);
+    assert_eq!(b.count("SELECT count(*) FROM results"), 2);
+    assert_eq!(b.count("SELECT count(*) FROM trials"), 8);
     assert_eq!(
-        count(
-            &store,
-            "SELECT count(*) FROM trials WHERE result_id NOT IN (SELECT id FROM results)"
-        ),
+        b.count("SELECT count(*) FROM trials WHERE result_id NOT IN (SELECT id FROM results)"),
         0
     );
     for table in ["results", "warnings", "derived"] {
         let sql = format!("SELECT count(*) FROM {table} WHERE run_id = 'aaaaaaaaaaaa'");
-        assert_eq!(count(&store, &sql), 0, "{table}");
+        assert_eq!(b.count(&sql), 0, "{table}");
     }
     assert_eq!(store.load_run(&kept.id).unwrap(), kept);
     assert!(matches!(
@@ -1105,9 +1164,8 @@ fn stored_profile(bench: &str) -> crate::profile::Profile {
     }
 }
 
-#[test]
-fn observed_counters_round_trip_exactly() {
-    let (_dir, store) = temp_store();
+fn observed_counters_round_trip_exactly(b: Backing) {
+    let store = &*b.store;
     let run = observed_run("0123456789ab");
     assert!(store.save_run(&run).unwrap());
     let back = store.load_run("0123456789ab").unwrap();
@@ -1134,9 +1192,8 @@ fn observed_counters_round_trip_exactly() {
     assert_eq!(store.load_run(&inc.id).unwrap(), inc);
 }
 
-#[test]
-fn profiles_round_trip_in_order_and_go_with_their_run() {
-    let (_dir, store) = temp_store();
+fn profiles_round_trip_in_order_and_go_with_their_run(backing: Backing) {
+    let store = &*backing.store;
     let run = full_run("aaaaaaaaaaaa");
     store.save_run(&run).unwrap();
     store.save_run(&full_run("cccccccccccc")).unwrap();
@@ -1151,6 +1208,6 @@ fn profiles_round_trip_in_order_and_go_with_their_run() {
         Err(StoreError::NoSuchRun { .. })
     ));
     store.remove_run(&run.id).unwrap();
-    assert_eq!(count(&store, "SELECT count(*) FROM profiles"), 1);
+    assert_eq!(backing.count("SELECT count(*) FROM profiles"), 1);
     assert_eq!(store.load_profiles("cccccccccccc").unwrap(), vec![a]);
 }

@@ -245,3 +245,4 @@ pub fn syscall_counts(
         })
         .collect()
 }
+pub mod pg;

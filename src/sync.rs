@@ -1,0 +1,229 @@
+//! `sysperf sync SRC DST`: copies runs between any two stores (an SQLite file, a PostgreSQL
+//! URL), or from an export file, into a store. Run ids are stable, so syncing is idempotent:
+//! a run already in DST is not copied again, and a second sync copies nothing. A run that DST
+//! holds incomplete (its writer was cut off and finished into another store) is replaced by
+//! SRC's complete one. Each run goes over with everything stored for it (its profiles too) in
+//! one transaction of DST, so an interrupted sync leaves whole runs only; the runs go oldest
+//! first, so DST lists them in the order SRC does.
+//!
+//! It is not a merge of derived data: DST's variance estimates are its own.
+
+use crate::catalog::{self, CatalogError};
+use crate::exchange::{self, ExchangeError};
+use crate::model::Run;
+use crate::profile::Profile;
+use crate::store::{self, Backend, Location, StoreError};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, thiserror::Error)]
+pub enum SyncError {
+    #[error("there is no store or export file at '{}'; give an SQLite store's path, an export file or a postgres:// URL as SRC", .0.display())]
+    NoSource(PathBuf),
+    #[error("DST ({0}) is SRC: name two different stores")]
+    Same(String),
+    #[error("reading the export file {}", .path.display())]
+    Exchange {
+        path: PathBuf,
+        #[source]
+        source: ExchangeError,
+    },
+    #[error(transparent)]
+    Catalog(#[from] CatalogError),
+    #[error("copying run {id}")]
+    Store {
+        id: String,
+        #[source]
+        source: StoreError,
+    },
+}
+
+impl SyncError {
+    /// Whether the user's input caused it (exit code 2).
+    pub fn is_user_error(&self) -> bool {
+        match self {
+            SyncError::NoSource(_) | SyncError::Same(_) => true,
+            SyncError::Exchange { source, .. } => source.is_user_error(),
+            SyncError::Catalog(e) => e.is_user_error(),
+            SyncError::Store { source, .. } => source.is_user_error(),
+        }
+    }
+}
+
+/// What a sync did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Synced {
+    /// Runs copied into DST (new there).
+    pub copied: usize,
+    /// Runs DST held incomplete, replaced by SRC's complete ones.
+    pub completed: usize,
+    /// Runs DST had already.
+    pub present: usize,
+}
+
+impl Synced {
+    /// The one line `sysperf sync` prints.
+    pub fn summary(&self, src: &str, dst: &str) -> String {
+        let total = self.copied + self.completed + self.present;
+        if self.copied + self.completed == 0 {
+            return format!(
+                "nothing to copy: all {total} run{} of {src} are already in {dst}\n",
+                plural(total)
+            );
+        }
+        let mut line = format!(
+            "copied {} run{} from {src} to {dst}",
+            self.copied,
+            plural(self.copied)
+        );
+        if self.completed > 0 {
+            line.push_str(&format!(
+                ", completed {} run{} {dst} held unfinished",
+                self.completed,
+                plural(self.completed)
+            ));
+        }
+        if self.present > 0 {
+            line.push_str(&format!("; {} already there", self.present));
+        }
+        line + "\n"
+    }
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 {
+        ""
+    } else {
+        "s"
+    }
+}
+
+/// Where the runs come from.
+enum Source {
+    Store(Box<dyn Backend>),
+    File(exchange::Imported),
+}
+
+impl Source {
+    /// The ids of the runs, oldest first, with whether each is complete.
+    fn runs(&self) -> Result<Vec<(String, bool)>, StoreError> {
+        Ok(match self {
+            Source::Store(s) => s
+                .list_runs()?
+                .into_iter()
+                .rev()
+                .map(|i| (i.id, i.complete))
+                .collect(),
+            Source::File(f) => f.runs.iter().map(|r| (r.id.clone(), r.complete)).collect(),
+        })
+    }
+
+    fn load(&self, id: &str) -> Result<(Run, Vec<Profile>), StoreError> {
+        match self {
+            Source::Store(s) => Ok((s.load_run(id)?, s.load_profiles(id)?)),
+            Source::File(f) => {
+                let i = f.runs.iter().position(|r| r.id == id).ok_or_else(|| {
+                    StoreError::NoSuchRun {
+                        spec: id.to_string(),
+                    }
+                })?;
+                Ok((
+                    f.runs[i].clone(),
+                    f.profiles.get(i).cloned().unwrap_or_default(),
+                ))
+            }
+        }
+    }
+}
+
+/// The store or export file `src` names, read only.
+fn open_source(src: &Path) -> Result<Source, SyncError> {
+    let location = Location::parse(src).map_err(|source| CatalogError::Open {
+        path: Location::Sqlite(src.to_path_buf()),
+        source,
+    })?;
+    if let Location::Postgres(_) = location {
+        return Ok(Source::Store(catalog::open_location(&location)?));
+    }
+    let mut head = [0u8; 16];
+    let n = std::fs::File::open(src)
+        .and_then(|mut f| std::io::Read::read(&mut f, &mut head))
+        .map_err(|_| SyncError::NoSource(src.to_path_buf()))?;
+    if n == 0 || head.starts_with(b"SQLite format 3\0") {
+        return Ok(Source::Store(Box::new(catalog::open_for_reading(
+            src.to_path_buf(),
+        )?)));
+    }
+    let imported = exchange::import_file(src).map_err(|source| SyncError::Exchange {
+        path: src.to_path_buf(),
+        source,
+    })?;
+    catalog::check_importable(&imported.runs)?;
+    Ok(Source::File(imported))
+}
+
+/// Copies the runs of `src` that `dst` lacks (or holds incomplete) into `dst`, created if
+/// needed.
+pub fn sync(src: &Path, dst: &Path) -> Result<Synced, SyncError> {
+    let parse = |p: &Path| {
+        Location::parse(p).map_err(|source| CatalogError::Open {
+            path: Location::Sqlite(p.to_path_buf()),
+            source,
+        })
+    };
+    let (from, to) = (parse(src)?, parse(dst)?);
+    let same = match (&from, &to) {
+        (Location::Sqlite(x), Location::Sqlite(y)) => std::fs::canonicalize(x)
+            .ok()
+            .is_some_and(|x| std::fs::canonicalize(y).ok() == Some(x)),
+        _ => from == to,
+    };
+    if same {
+        return Err(SyncError::Same(to.to_string()));
+    }
+    let source = open_source(src)?;
+    let to = catalog::open_store(Some(&dst.to_path_buf()))?;
+    let wrap = |id: &str| {
+        let id = id.to_string();
+        move |source| SyncError::Store { id, source }
+    };
+    let have: HashMap<String, bool> = to
+        .list_runs()
+        .map_err(wrap("list"))?
+        .into_iter()
+        .map(|i| (i.id, i.complete))
+        .collect();
+    let mut done = Synced {
+        copied: 0,
+        completed: 0,
+        present: 0,
+    };
+    for (id, complete) in source.runs().map_err(wrap("list"))? {
+        let replace = match have.get(&id) {
+            None => false,
+            Some(false) if complete => true,
+            Some(_) => {
+                done.present += 1;
+                continue;
+            }
+        };
+        let (run, profiles) = source.load(&id).map_err(wrap(&id))?;
+        if replace {
+            to.remove_run(&id).map_err(wrap(&id))?;
+            done.completed += 1;
+        } else {
+            done.copied += 1;
+        }
+        to.save_runs_with_profiles(std::slice::from_ref(&run), &[profiles])
+            .map_err(wrap(&id))?;
+    }
+    Ok(done)
+}
+
+/// A location as `sync` names it in its summary (a URL without its password).
+pub fn shown(text: &Path) -> String {
+    match Location::parse(text) {
+        Ok(l) => l.to_string(),
+        Err(_) => store::redact(&text.to_string_lossy()),
+    }
+}
