@@ -391,7 +391,7 @@ fn system_profile(a: &ProfileArgs, duration: &str) -> Result<i32> {
     store
         .save_observation(&p)
         .context("storing the system profile")?;
-    print_system_profile(&store, &p, a.top as usize, a.json)?;
+    print_system_profile(store.as_ref(), &p, a.top as usize, a.json)?;
     say!(
         "sysperf: stored as observation {} (sysperf show {})",
         p.id,
@@ -410,7 +410,7 @@ fn system_profile(a: &ProfileArgs, duration: &str) -> Result<i32> {
 /// A system profile with the benchmarks that isolate its hottest functions (from the
 /// benchmark profiles in `store`).
 fn print_system_profile(
-    store: &store::Store,
+    store: &dyn store::Backend,
     p: &profile::system::SystemProfile,
     top: usize,
     json: bool,
@@ -551,7 +551,7 @@ fn runs(db: DbArg, json: bool) -> Result<i32> {
 
 /// The stored observation `spec` names, with its store, when it names no run but one
 /// observation (`sysperf profile --system`).
-fn find_observation(db: &DbArg, spec: &str) -> Result<Option<(store::Store, String)>> {
+fn find_observation(db: &DbArg, spec: &str) -> Result<Option<(Box<dyn store::Backend>, String)>> {
     // A reference run needs no store; a store that cannot be opened is the runs' path's to
     // report, with its own advice.
     if reference::is_name(spec) {
@@ -651,7 +651,7 @@ fn noise(a: NoiseArgs) -> Result<i32> {
 fn show(spec: &str, db: DbArg, json: bool) -> Result<i32> {
     if let Some((store, id)) = find_observation(&db, spec)? {
         let p = store.load_observation(&id)?;
-        return print_system_profile(&store, &p, RUN_PROFILE_TOP, json);
+        return print_system_profile(store.as_ref(), &p, RUN_PROFILE_TOP, json);
     }
     let mut catalog = Catalog::new(db.db);
     let run = catalog.load(spec)?;

@@ -9,8 +9,9 @@
 //!
 //! It is not the CLI's choice of store (see `catalog`) and holds no SQL of its own.
 
-use super::{RunInfo, Store, StoreError};
+use super::{ObservationInfo, RunInfo, Store, StoreError};
 use crate::model::{BenchResult, Run, Series, VarianceEstimate, Warning};
+use crate::profile::system::SystemProfile;
 use std::path::{Path, PathBuf};
 
 type Result<T, E = StoreError> = std::result::Result<T, E>;
@@ -63,6 +64,18 @@ pub trait Backend {
     fn is_read_only(&self) -> bool;
     /// Where the store is, for messages (a URL without its password).
     fn location(&self) -> Location;
+    /// Stores an observation of the whole machine (`profile --system`) under `p.id`.
+    fn save_observation(&self, p: &SystemProfile) -> Result<()>;
+    /// Every stored observation, newest first.
+    fn list_observations(&self) -> Result<Vec<ObservationInfo>>;
+    /// The observation `spec` names (id, unique id prefix, label), or None (it may name a run).
+    fn resolve_observation(&self, spec: &str) -> Result<Option<String>>;
+    /// The stored observation `id`.
+    fn load_observation(&self, id: &str) -> Result<SystemProfile>;
+    /// Deletes an observation; false when there was none with that id.
+    fn remove_observation(&self, id: &str) -> Result<bool>;
+    /// Every stored benchmark profile (`run --profile`), newest run first.
+    fn benchmark_profiles(&self) -> Result<Vec<crate::profile::Profile>>;
 
     /// [`Backend::save_runs_with_profiles`] without profiles.
     fn save_runs(&self, runs: &[Run]) -> Result<Vec<bool>> {
@@ -138,6 +151,24 @@ impl Backend for Store {
     }
     fn location(&self) -> Location {
         Location::Sqlite(self.path().to_path_buf())
+    }
+    fn save_observation(&self, p: &SystemProfile) -> Result<()> {
+        Store::save_observation(self, p)
+    }
+    fn list_observations(&self) -> Result<Vec<ObservationInfo>> {
+        Store::list_observations(self)
+    }
+    fn resolve_observation(&self, spec: &str) -> Result<Option<String>> {
+        Store::resolve_observation(self, spec)
+    }
+    fn load_observation(&self, id: &str) -> Result<SystemProfile> {
+        Store::load_observation(self, id)
+    }
+    fn remove_observation(&self, id: &str) -> Result<bool> {
+        Store::remove_observation(self, id)
+    }
+    fn benchmark_profiles(&self) -> Result<Vec<crate::profile::Profile>> {
+        Store::benchmark_profiles(self)
     }
 }
 

@@ -23,8 +23,9 @@
 //! What it is not: a connection pool, or TLS (connections are plain, `NoTls`).
 
 use super::backend::{Backend, Location};
-use super::{migrations, RunInfo, StoreError, MIN_PREFIX};
+use super::{migrations, ObservationInfo, RunInfo, StoreError, MIN_PREFIX};
 use crate::model::{BenchResult, Run, Series, VarianceEstimate, Warning};
+use crate::profile::system::SystemProfile;
 use postgres::types::{ToSql, Type};
 use postgres::{Client, NoTls};
 use rusqlite::types::Value;
@@ -50,7 +51,8 @@ const MIGRATION_LOCK: i64 = 0x5359_5350_5359_5350;
 
 /// The schema in PostgreSQL's types, one entry per migration (frozen once released; a change
 /// is a new entry at the end). Entry 1 is the SQLite store's schema as of its migration 9.
-const PG_MIGRATIONS: &[&str] = &[r#"
+const PG_MIGRATIONS: &[&str] = &[
+    r#"
 CREATE TABLE runs (
     seq              BIGSERIAL PRIMARY KEY,
     id               TEXT NOT NULL UNIQUE,
@@ -180,7 +182,24 @@ CREATE TABLE kernel_configs (
     hash        TEXT PRIMARY KEY,
     config_json TEXT NOT NULL
 );
-"#];
+"#,
+    // The SQLite store's migration 10 (#20): observations of the whole machine.
+    r#"
+CREATE TABLE observations (
+    seq              BIGSERIAL PRIMARY KEY,
+    id               TEXT NOT NULL UNIQUE,
+    kind             TEXT NOT NULL,
+    label            TEXT,
+    started_ns       BIGINT NOT NULL,
+    wall_ns          BIGINT NOT NULL,
+    hostname         TEXT,
+    kernel_release   TEXT,
+    sysperf_version  TEXT NOT NULL,
+    observation_json TEXT NOT NULL
+);
+CREATE INDEX observations_by_start ON observations (started_ns, seq);
+"#,
+];
 
 /// The tables a run's rows are in, parents before children.
 const RUN_TABLES: [&str; 8] = [
@@ -965,6 +984,128 @@ impl PgStore {
     }
 }
 
+/// Observations of the whole machine (`profile --system`): written whole, outside any run,
+/// so they go straight to the server (no spool).
+impl PgStore {
+    fn pg_save_observation(&self, p: &SystemProfile) -> Result<()> {
+        let json = serde_json::to_string(p)
+            .map_err(|e| StoreError::Corrupt(format!("a system profile does not encode: {e}")))?;
+        let wall_ns = super::int(p.wall_ns, "an observation's duration")?;
+        self.in_tx(|tx, _| {
+            tx.execute(
+                "INSERT INTO observations (id, kind, label, started_ns, wall_ns, hostname,
+                     kernel_release, sysperf_version, observation_json)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+                &[
+                    &p.id,
+                    &super::observations::SYSTEM_PROFILE,
+                    &p.label,
+                    &p.started_ns,
+                    &wall_ns,
+                    &p.hostname,
+                    &p.kernel_release,
+                    &p.sysperf_version,
+                    &json,
+                ],
+            )?;
+            Ok(())
+        })
+    }
+
+    fn pg_list_observations(&self) -> Result<Vec<ObservationInfo>> {
+        self.query(
+            "SELECT id, kind, label, started_ns, wall_ns, hostname, kernel_release
+             FROM observations ORDER BY started_ns DESC, seq DESC",
+            &[],
+        )?
+        .iter()
+        .map(|r| {
+            let wall: i64 = r.try_get("wall_ns")?;
+            Ok(ObservationInfo {
+                id: r.try_get("id")?,
+                kind: r.try_get("kind")?,
+                label: r.try_get("label")?,
+                started_ns: r.try_get("started_ns")?,
+                wall_ns: u64::try_from(wall)
+                    .map_err(|_| StoreError::Corrupt(format!("observations.wall_ns is {wall}")))?,
+                hostname: r.try_get("hostname")?,
+                kernel_release: r.try_get("kernel_release")?,
+            })
+        })
+        .collect()
+    }
+
+    fn pg_resolve_observation(&self, spec: &str) -> Result<Option<String>> {
+        let newest = "ORDER BY started_ns DESC, seq DESC";
+        let id = spec.to_ascii_lowercase();
+        if let Some(found) = self
+            .ids("SELECT id FROM observations WHERE id = $1", &[&id])?
+            .pop()
+        {
+            return Ok(Some(found));
+        }
+        let mut prefixed = if id.chars().count() >= MIN_PREFIX {
+            self.ids(
+                &format!("SELECT id FROM observations WHERE starts_with(id, $1) {newest}"),
+                &[&id],
+            )?
+        } else {
+            Vec::new()
+        };
+        if prefixed.len() == 1 {
+            return Ok(prefixed.pop());
+        }
+        let labelled = self
+            .ids(
+                &format!("SELECT id FROM observations WHERE label = $1 {newest} LIMIT 1"),
+                &[&spec],
+            )?
+            .pop();
+        if labelled.is_some() {
+            return Ok(labelled);
+        }
+        if prefixed.len() > 1 {
+            return Err(StoreError::AmbiguousRun {
+                spec: spec.to_string(),
+                candidates: prefixed,
+            });
+        }
+        Ok(None)
+    }
+
+    fn pg_load_observation(&self, id: &str) -> Result<SystemProfile> {
+        let rows = self.query(
+            "SELECT observation_json FROM observations WHERE id = $1",
+            &[&id],
+        )?;
+        let row = rows.first().ok_or_else(|| no_such_run(id))?;
+        let text: String = row.try_get(0)?;
+        serde_json::from_str(&text).map_err(|e| {
+            StoreError::Corrupt(format!("observations.observation_json holds bad JSON: {e}"))
+        })
+    }
+
+    fn pg_remove_observation(&self, id: &str) -> Result<bool> {
+        self.in_tx(|tx, _| Ok(tx.execute("DELETE FROM observations WHERE id = $1", &[&id])? > 0))
+    }
+
+    fn pg_benchmark_profiles(&self) -> Result<Vec<crate::profile::Profile>> {
+        self.query(
+            "SELECT p.profile_json FROM profiles p JOIN runs r ON r.id = p.run_id
+             ORDER BY r.started_ns DESC, r.seq DESC, p.position",
+            &[],
+        )?
+        .iter()
+        .map(|r| {
+            let text: String = r.try_get(0)?;
+            serde_json::from_str(&text).map_err(|e| {
+                StoreError::Corrupt(format!("profiles.profile_json holds bad JSON: {e}"))
+            })
+        })
+        .collect()
+    }
+}
+
 impl Backend for PgStore {
     fn begin_run(&self, run: &Run) -> Result<()> {
         let start = Run {
@@ -1093,6 +1234,30 @@ impl Backend for PgStore {
 
     fn is_read_only(&self) -> bool {
         false
+    }
+
+    fn save_observation(&self, p: &SystemProfile) -> Result<()> {
+        self.pg_save_observation(p)
+    }
+
+    fn list_observations(&self) -> Result<Vec<ObservationInfo>> {
+        self.pg_list_observations()
+    }
+
+    fn resolve_observation(&self, spec: &str) -> Result<Option<String>> {
+        self.pg_resolve_observation(spec)
+    }
+
+    fn load_observation(&self, id: &str) -> Result<SystemProfile> {
+        self.pg_load_observation(id)
+    }
+
+    fn remove_observation(&self, id: &str) -> Result<bool> {
+        self.pg_remove_observation(id)
+    }
+
+    fn benchmark_profiles(&self) -> Result<Vec<crate::profile::Profile>> {
+        self.pg_benchmark_profiles()
     }
 
     /// The spool file once the run went there, else the PostgreSQL URL.
