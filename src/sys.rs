@@ -1555,6 +1555,79 @@ pub fn sched_yield() {
     unsafe { libc::sched_yield() };
 }
 
+/// Installs a seccomp filter that allows every system call (`sysperf ab --switch seccomp`):
+/// what a filter costs per system call, with nothing denied. Sets no_new_privs first, as an
+/// unprivileged process must; children inherit both.
+pub fn seccomp_allow_all() -> io::Result<()> {
+    let mut prog = [libc::sock_filter {
+        code: (libc::BPF_RET | libc::BPF_K) as u16,
+        jt: 0,
+        jf: 0,
+        k: libc::SECCOMP_RET_ALLOW,
+    }];
+    let fprog = libc::sock_fprog {
+        len: prog.len() as u16,
+        filter: prog.as_mut_ptr(),
+    };
+    // SAFETY: PR_SET_NO_NEW_PRIVS takes a boolean.
+    if unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1 as libc::c_ulong, 0, 0, 0) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: fprog points at a one-instruction program that lives until the call returns
+    // (the kernel copies it).
+    let r = unsafe {
+        libc::prctl(
+            libc::PR_SET_SECCOMP,
+            libc::SECCOMP_MODE_FILTER as libc::c_ulong,
+            &fprog as *const libc::sock_fprog as libc::c_ulong,
+            0,
+            0,
+        )
+    };
+    if r != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// The calling task's speculative store bypass control (prctl PR_GET_SPECULATION_CTRL): the
+/// PR_SPEC_* bits, 0 when the CPU is not affected.
+pub fn store_bypass_ctrl() -> io::Result<u32> {
+    // SAFETY: PR_GET_SPECULATION_CTRL takes a constant and returns bits.
+    let r = unsafe {
+        libc::prctl(
+            libc::PR_GET_SPECULATION_CTRL,
+            libc::PR_SPEC_STORE_BYPASS as libc::c_ulong,
+            0,
+            0,
+            0,
+        )
+    };
+    if r < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(r as u32)
+}
+
+/// Disables speculative store bypass for the calling task and the children it forks (prctl
+/// PR_SET_SPECULATION_CTRL, PR_SPEC_STORE_BYPASS, PR_SPEC_DISABLE): `ab --switch speculation`.
+pub fn disable_store_bypass() -> io::Result<()> {
+    // SAFETY: PR_SET_SPECULATION_CTRL takes constants only.
+    let r = unsafe {
+        libc::prctl(
+            libc::PR_SET_SPECULATION_CTRL,
+            libc::PR_SPEC_STORE_BYPASS as libc::c_ulong,
+            libc::PR_SPEC_DISABLE as libc::c_ulong,
+            0,
+            0,
+        )
+    };
+    if r != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

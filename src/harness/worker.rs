@@ -40,6 +40,29 @@ pub struct Request {
     /// the parent made it and removes it.
     #[serde(default)]
     pub cgroup: Option<String>,
+    /// A per-task switch the worker turns on before setup (`sysperf ab`'s "on" side).
+    #[serde(default)]
+    pub task: Option<TaskSwitch>,
+}
+
+/// A switch a worker turns on for itself and the children it forks (`sysperf ab --switch`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TaskSwitch {
+    /// An allow-all seccomp filter: what a filter costs per system call.
+    Seccomp,
+    /// Speculative store bypass disabled (prctl PR_SET_SPECULATION_CTRL).
+    Speculation,
+}
+
+impl TaskSwitch {
+    /// Turns the switch on for the calling task.
+    pub fn apply(self) -> std::io::Result<()> {
+        match self {
+            TaskSwitch::Seccomp => sys::seccomp_allow_all(),
+            TaskSwitch::Speculation => sys::disable_store_bypass(),
+        }
+    }
 }
 
 impl Request {
@@ -60,6 +83,7 @@ impl Request {
             hold: false,
             param: t.param,
             cgroup: None,
+            task: t.task,
         }
     }
 }
@@ -142,6 +166,10 @@ fn execute(req: &Request, make: Make) -> Result<Report, String> {
             Ok(1) => {}
             _ => return Err("the harness did not give the go-ahead".into()),
         }
+    }
+    if let Some(sw) = req.task {
+        sw.apply()
+            .map_err(|e| format!("turning on the switch {sw:?}: {e}"))?;
     }
     if req.id == OVERHEAD_ID {
         return Ok(overhead(req.iterations));
