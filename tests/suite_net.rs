@@ -91,6 +91,7 @@ fn quick_run_stores_every_series_with_a_point() {
             "net.connect",
             "net.inetd",
             "net.contention",
+            "net.softirq",
         ]
     );
     for s in series {
@@ -109,6 +110,24 @@ fn quick_run_stores_every_series_with_a_point() {
             let name = format!("{id}.sys-per-byte@{size}");
             assert!(derived.contains(&name.as_str()), "{name}: {derived:?}");
         }
+    }
+    // Where protocol time goes: every trial counted, the figures derived.
+    for name in [
+        "net.softirq.softirq-ns-per-byte@65536",
+        "net.softirq.receiver-sys-ns-per-byte@65536",
+        "net.softirq.net-rx-per-mib@65536",
+    ] {
+        assert!(derived.contains(&name), "{name}: {derived:?}");
+    }
+    for t in series_of(&v, "net.softirq")["points"][0]["result"]["trials"]
+        .as_array()
+        .unwrap()
+    {
+        let c = &t["counters"];
+        assert!(
+            c["net_rx_softirqs"].is_u64() && c["softirq_time_ns"].is_u64(),
+            "{t}"
+        );
     }
     let notes = v["notes"].as_array().unwrap();
     assert!(
@@ -156,6 +175,33 @@ fn streams_and_round_trips_cross_the_loopback_interface() {
     worker("net.stream-unix", 3000, 100);
     worker("net.sockbuf", 65536, 50);
     worker("net.contention", 1, 50);
+}
+
+#[test]
+fn softirq_counters_move_with_the_bytes_sent() {
+    // 20 writes of 64 KiB against 2,000: the NET_RX softirqs the trial counted grow with the
+    // bytes, and at least one per 64 KiB segment's worth is not demanded (the kernel batches
+    // packets per softirq), only far more than the small trial's.
+    let count = |iterations: u64| {
+        let (b0, _) = lo_rx();
+        let r = worker("net.softirq", 65536, iterations);
+        let (b1, _) = lo_rx();
+        assert!(b1 - b0 >= iterations * 65536, "{} bytes on lo", b1 - b0);
+        let c = &r["counters"];
+        assert!(c["softirq_time_ns"].is_u64(), "{r}");
+        assert!(r["children"]["sys_ns"].is_u64(), "the reader's rusage: {r}");
+        c["net_rx_softirqs"].as_u64().unwrap()
+    };
+    let small = count(20);
+    let big = count(2000);
+    assert!(small >= 1, "{small} NET_RX for 1.25 MiB");
+    assert!(
+        big >= 200 && big > 5 * small,
+        "{big} NET_RX for 125 MiB, {small} for 1.25 MiB"
+    );
+    // A stream that does not ask for counters takes none (as before, without --observe).
+    let r = worker("net.stream-tcp", 65536, 20);
+    assert!(r["counters"].is_null(), "{r}");
 }
 
 #[test]

@@ -195,7 +195,8 @@ fn execute(req: &Request, make: Make) -> Result<Report, String> {
     let (rss_bytes, rss_anon_bytes, maps) = sys::process_size("self");
     let mig0 = migrations();
     let cpu_start = sys::current_cpu();
-    let snap0 = req.observe.then(counters::snapshot);
+    let observe = req.observe || b.counted();
+    let snap0 = observe.then(counters::snapshot);
     let u0 = sys::usage_self_and_children();
     let c0 = sys::usage_children();
     // The clock reads sit inside the rusage reads so that the wall time covers the loop only;
@@ -211,7 +212,7 @@ fn execute(req: &Request, make: Make) -> Result<Report, String> {
     }
     let c1 = sys::usage_children();
     let u1 = sys::usage_self_and_children();
-    let snap1 = req.observe.then(counters::snapshot);
+    let snap1 = observe.then(counters::snapshot);
     let cpu_end = sys::current_cpu();
     let mig1 = migrations();
     let counters = match (&snap0, &snap1) {

@@ -31,8 +31,12 @@
 //!   echo served by a resident server against one fork+exec of `cat` per connection;
 //! - `net.contention`: TCP throughput alone and with a CPU hog on the receiver's CPU.
 //!
-//! Not here yet (issue #17): softirq time against the receiver's system time (§3.2.7) and the
-//! long-haul namespace pair with netem.
+//! - `net.softirq`: the TCP stream again, every trial counting NET_RX/NET_TX softirqs and the
+//!   CPUs' softirq time (system-wide, /proc) against the reader's own system time (its
+//!   rusage, reaped inside the timed region): the share of protocol processing charged to no
+//!   process (§3.2.7); the figures are derived ([`protocol_time`]).
+//!
+//! Not here yet (issue #17): the long-haul namespace pair with netem.
 
 use super::{Axis, Point, SeriesSpec, Suite};
 use crate::bench::{Benchmark, Ctx, Placement, Shape};
@@ -338,9 +342,19 @@ pub struct Stream {
     client: Option<End>,
     server: Children,
     hog: Children,
+    /// Every trial takes the /proc counters (softirqs and their time): `net.softirq`.
+    counters: bool,
 }
 
 impl Stream {
+    /// The same stream, its trials counted (see [`Benchmark::counted`]).
+    pub fn with_counters(self) -> Stream {
+        Stream {
+            counters: true,
+            ..self
+        }
+    }
+
     pub fn new(proto: Proto, size: u64, kind: StreamKind) -> Stream {
         Stream {
             proto,
@@ -350,6 +364,7 @@ impl Stream {
             client: None,
             server: Children::default(),
             hog: Children::default(),
+            counters: false,
         }
     }
 }
@@ -428,6 +443,10 @@ impl Benchmark for Stream {
         self.server.stop();
         self.hog.stop();
         Ok(())
+    }
+
+    fn counted(&self) -> bool {
+        self.counters
     }
 }
 
@@ -1081,6 +1100,42 @@ pub static CONTENTION: SeriesSpec = series_of(Curve {
     },
 });
 
+/// The write sizes of `net.softirq`: a small, a middling, a loopback-MTU-sized and a large
+/// write (quick: the 64 KiB one).
+pub fn softirq_sizes(quick: bool) -> Vec<u64> {
+    if quick {
+        vec![1 << 16]
+    } else {
+        vec![1 << 10, 1 << 13, 1 << 16, 1 << 18]
+    }
+}
+
+pub static SOFTIRQ: SeriesSpec = series_of(Curve {
+    id: "net.softirq",
+    figure: (
+        "net.softirq",
+        "Where protocol time goes: softirq time against the receiver's system time (4.2BSD \
+         paper §3.2.7)",
+    ),
+    curve: "TCP stream",
+    paper: "protocol processing runs in software interrupts, so its system time is not charged \
+            to the process that receives the data (§3.2.7)",
+    today: "TCP over 127.0.0.1, write(2)s of one size as net.stream-tcp; every trial counts \
+            NET_RX/NET_TX softirqs (/proc/softirqs) and the CPUs' softirq time (/proc/stat) \
+            against the reader's own system time (its rusage); derived: the share of the two \
+            that is softirq time, charged to no process",
+    x: WRITE_AXIS,
+    y: YKind::BytesPerSec,
+    unit: "write",
+    points: |q| {
+        softirq_sizes(q)
+            .into_iter()
+            .map(|s| size_point(s, true))
+            .collect()
+    },
+    make: |s| Box::new(Stream::new(Proto::Tcp, s, StreamKind::Plain).with_counters()),
+});
+
 fn series() -> Vec<&'static SeriesSpec> {
     vec![
         &RTT_TCP,
@@ -1096,6 +1151,7 @@ fn series() -> Vec<&'static SeriesSpec> {
         &CONNECTS,
         &INETD_SERIES,
         &CONTENTION,
+        &SOFTIRQ,
     ]
 }
 
@@ -1138,6 +1194,9 @@ fn preflight() -> Result<Vec<String>, String> {
 /// points whose median throughput is more than 10% below both neighbours'.
 pub fn derive(series: &[Series]) -> Vec<Derived> {
     let mut out = Vec::new();
+    for s in series.iter().filter(|s| s.id == SOFTIRQ.id) {
+        out.extend(protocol_time(s));
+    }
     for s in series {
         if s.id != STREAM_TCP.id && s.id != STREAM_UNIX.id {
             continue;
@@ -1180,6 +1239,80 @@ pub fn derive(series: &[Series]) -> Vec<Derived> {
                     .into(),
             });
         }
+    }
+    out
+}
+
+/// `net.softirq`'s figures per point, over all its counted trials together (the /proc/stat
+/// softirq time and the reader's rusage both come in clock ticks, too coarse for one trial):
+/// softirq time and the receiver's own system time per byte, the share of their sum that is
+/// softirq time (charged to no process: §3.2.7), and NET_RX softirqs per MiB.
+pub fn protocol_time(s: &Series) -> Vec<Derived> {
+    let mut out = Vec::new();
+    for p in &s.points {
+        // Sums of softirq ns, receiver sys ns, NET_RX and bytes over the counted trials.
+        let mut sum = [0f64; 4];
+        for t in p
+            .result
+            .trials
+            .iter()
+            .filter(|t| t.kind == TrialKind::Measured && t.error.is_none())
+        {
+            let (Some(c), Some(child)) = (&t.counters, &t.children) else {
+                continue;
+            };
+            let (Some(soft), Some(rx)) = (c.softirq_time_ns, c.net_rx_softirqs) else {
+                continue;
+            };
+            let bytes =
+                t.iterations as f64 * p.result.ops_per_iteration.max(1) as f64 * p.bytes_per_op;
+            for (k, v) in [soft as f64, child.sys_ns as f64, rx as f64, bytes]
+                .into_iter()
+                .enumerate()
+            {
+                sum[k] += v;
+            }
+        }
+        let [soft, recv, rx, bytes] = sum;
+        if bytes <= 0.0 {
+            continue;
+        }
+        let x = super::fmt_x(p.x);
+        let mut put = |name: &str, value: f64, unit: &str, formula: &str| {
+            out.push(Derived {
+                name: format!("{}.{name}@{x}", s.id),
+                value,
+                unit: unit.into(),
+                formula: formula.into(),
+            })
+        };
+        put(
+            "softirq-ns-per-byte",
+            soft / bytes,
+            "ns per byte",
+            "/proc/stat softirq time of all CPUs / bytes moved (all counted trials)",
+        );
+        put(
+            "receiver-sys-ns-per-byte",
+            recv / bytes,
+            "ns per byte",
+            "the reader's own system time (rusage) / bytes moved (all counted trials)",
+        );
+        if soft + recv > 0.0 {
+            put(
+                "uncharged-pct",
+                100.0 * soft / (soft + recv),
+                "% of softirq + receiver system time",
+                "100 x softirq time / (softirq time + the reader's system time): protocol \
+                 time charged to no process (all counted trials)",
+            );
+        }
+        put(
+            "net-rx-per-mib",
+            rx * (1u64 << 20) as f64 / bytes,
+            "NET_RX softirqs per MiB",
+            "/proc/softirqs NET_RX raised on all CPUs / MiB moved (all counted trials)",
+        );
     }
     out
 }
