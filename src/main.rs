@@ -43,6 +43,12 @@ fn main() {
             engine::make_benchmark,
         ));
     }
+    // A sleeping server of the net suite's memory table (`suite::net::server_memory`).
+    if args.get(1).map(String::as_str) == Some("__daemon") {
+        std::process::exit(sysperf::suite::net::daemon_main(
+            args.get(2).map(String::as_str).unwrap_or(""),
+        ));
+    }
     // Before anything else: a signal at any moment ends with a message and 128 + its number.
     if let Err(e) = sysperf::sys::exit_on_signals() {
         say!("sysperf: error: installing the signal handlers: {e}");

@@ -1423,6 +1423,14 @@ pub fn select_read_now(set: &mut FdSet) -> io::Result<usize> {
     Ok(n as usize)
 }
 
+/// poll(2) over `fds`, waiting up to `timeout_ms` (-1: until one has an event); returns how
+/// many have events.
+pub fn poll_wait(fds: &mut [libc::pollfd], timeout_ms: i32) -> io::Result<usize> {
+    // SAFETY: the slice is valid for fds.len() pollfd structures.
+    let n = cvt(unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, timeout_ms) })?;
+    Ok(n as usize)
+}
+
 /// poll(2) over `fds` with a zero timeout; returns how many have events.
 #[inline]
 pub fn poll_now(fds: &mut [libc::pollfd]) -> io::Result<usize> {

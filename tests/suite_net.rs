@@ -129,14 +129,21 @@ fn quick_run_stores_every_series_with_a_point() {
             "{t}"
         );
     }
-    let notes = v["notes"].as_array().unwrap();
-    assert!(
-        notes.iter().any(|n| n
-            .as_str()
-            .unwrap()
-            .starts_with("net: st_blksize: TCP socket ")),
-        "{notes:?}"
-    );
+    let notes: Vec<&str> = v["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n.as_str().unwrap())
+        .collect();
+    for want in [
+        "net: st_blksize: TCP socket ",
+        "net:   12 resident daemons, one service each",
+    ] {
+        assert!(
+            notes.iter().any(|n| n.starts_with(want)),
+            "{want}: {notes:?}"
+        );
+    }
     // Listed with the others.
     let out = sysperf(&db).args(["list", "--suites"]).output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
@@ -202,6 +209,45 @@ fn softirq_counters_move_with_the_bytes_sent() {
     // A stream that does not ask for counters takes none (as before, without --observe).
     let r = worker("net.stream-tcp", 65536, 20);
     assert!(r["counters"].is_null(), "{r}");
+}
+
+/// Live `sysperf __daemon` processes whose parent is this test process.
+fn my_daemons() -> Vec<String> {
+    let me = std::process::id().to_string();
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| {
+            let cmd = std::fs::read(e.path().join("cmdline")).ok()?;
+            let stat = std::fs::read_to_string(e.path().join("stat")).ok()?;
+            let after = stat
+                .rsplit(')')
+                .next()?
+                .split_whitespace()
+                .collect::<Vec<_>>();
+            let ours = after.get(2) == Some(&me.as_str()) && after.first() != Some(&"Z");
+            (ours && cmd.split(|&b| b == 0).any(|a| a == b"__daemon"))
+                .then(|| e.file_name().to_string_lossy().into_owned())
+        })
+        .collect()
+}
+
+#[test]
+fn a_dozen_daemons_take_more_memory_than_one_inetd_and_none_is_left() {
+    use sysperf::suite::net::{server_memory, DAEMONS};
+    let exe = std::path::Path::new(exe());
+    let daemons = server_memory(exe, &[1; DAEMONS]).unwrap();
+    let inetd = server_memory(exe, &[DAEMONS]).unwrap();
+    assert_eq!((daemons.processes, daemons.listeners), (DAEMONS, DAEMONS));
+    assert_eq!((inetd.processes, inetd.listeners), (1, DAEMONS));
+    assert!(
+        inetd.pss_kib > 0 && inetd.pss_kib <= inetd.rss_kib,
+        "{inetd:?}"
+    );
+    // Twelve processes hold twelve copies of what is resident in one.
+    assert!(daemons.rss_kib > 6 * inetd.rss_kib, "{daemons:?} {inetd:?}");
+    assert!(daemons.pss_kib > inetd.pss_kib, "{daemons:?} {inetd:?}");
+    assert!(my_daemons().is_empty(), "left behind: {:?}", my_daemons());
 }
 
 #[test]

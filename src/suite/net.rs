@@ -36,6 +36,10 @@
 //!   rusage, reaped inside the timed region): the share of protocol processing charged to no
 //!   process (§3.2.7); the figures are derived ([`protocol_time`]).
 //!
+//! - the run's notes: the memory (RSS and PSS, /proc/PID/smaps_rollup) of a dozen sleeping
+//!   resident daemons against one inetd-style server listening for all their services
+//!   (§4.2.4), each a fresh `sysperf __daemon` process ([`server_memory`]).
+//!
 //! Not here yet (issue #17): the long-haul namespace pair with netem.
 
 use super::{Axis, Point, SeriesSpec, Suite};
@@ -1155,6 +1159,153 @@ fn series() -> Vec<&'static SeriesSpec> {
     ]
 }
 
+// ---------------------------------------------------------------------------------------
+// §4.2.4: a dozen sleeping daemons against one inetd, in memory.
+
+/// The daemons of the memory table: "a dozen sleeping daemons" (§4.2.4).
+pub const DAEMONS: usize = 12;
+/// The most listeners one `__daemon` takes.
+const MAX_LISTENERS: usize = 256;
+
+/// `sysperf __daemon N`: a resident server of sysperf's own, a fresh exec like any daemon:
+/// it listens on N TCP ports of 127.0.0.1, says `ready` on stdout, then sleeps in poll(2)
+/// and accepts and closes whatever connects, until it is killed (or its parent dies). One
+/// listener is a daemon of one service; N is an inetd listening for N services.
+pub fn daemon_main(listeners: &str) -> i32 {
+    sys::set_parent_death_signal(libc::SIGKILL);
+    let Some(n) = listeners
+        .parse::<usize>()
+        .ok()
+        .filter(|n| (1..=MAX_LISTENERS).contains(n))
+    else {
+        eprintln!("sysperf __daemon: expected a number of listeners, 1 to {MAX_LISTENERS}");
+        return 2;
+    };
+    let bound: io::Result<Vec<TcpListener>> =
+        (0..n).map(|_| TcpListener::bind("127.0.0.1:0")).collect();
+    let Ok(ls) = bound else {
+        return 1;
+    };
+    let mut fds: Vec<libc::pollfd> = ls
+        .iter()
+        .map(|l| libc::pollfd {
+            fd: l.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        })
+        .collect();
+    if writeln!(io::stdout().lock(), "ready").is_err() {
+        return 1;
+    }
+    loop {
+        if sys::poll_wait(&mut fds, -1).is_err() {
+            continue;
+        }
+        for (p, l) in fds.iter_mut().zip(&ls) {
+            if p.revents != 0 {
+                drop(l.accept());
+                p.revents = 0;
+            }
+        }
+    }
+}
+
+/// One row of the memory table: how many processes, and their resident and proportional
+/// memory in all (KiB, /proc/PID/smaps_rollup).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ServerMemory {
+    pub processes: usize,
+    pub listeners: usize,
+    pub rss_kib: u64,
+    pub pss_kib: u64,
+}
+
+/// Starts `sysperf __daemon` processes from `exe` (one per entry of `listeners`, each with
+/// that many listeners), waits until each is ready (listening, about to sleep), and sums their
+/// memory; they are killed and reaped before it returns, on every path.
+pub fn server_memory(exe: &std::path::Path, listeners: &[usize]) -> io::Result<ServerMemory> {
+    struct Reap(Vec<std::process::Child>);
+    impl Drop for Reap {
+        fn drop(&mut self) {
+            for c in &mut self.0 {
+                let _ = c.kill();
+                let _ = c.wait();
+            }
+        }
+    }
+    let mut kids = Reap(Vec::new());
+    for n in listeners {
+        kids.0.push(
+            std::process::Command::new(exe)
+                .args(["__daemon", &n.to_string()])
+                .stdin(std::process::Stdio::null())
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::null())
+                .spawn()?,
+        );
+    }
+    let mut total = ServerMemory {
+        processes: listeners.len(),
+        listeners: listeners.iter().sum(),
+        rss_kib: 0,
+        pss_kib: 0,
+    };
+    // Every one ready first: the PSS of each shares the binary's pages with all the others.
+    for c in &mut kids.0 {
+        let mut line = String::new();
+        let out = c
+            .stdout
+            .take()
+            .ok_or_else(|| io::Error::other("no stdout"))?;
+        io::BufRead::read_line(&mut io::BufReader::new(out), &mut line)?;
+        if line.trim() != "ready" {
+            return Err(io::Error::other("a daemon did not start listening"));
+        }
+    }
+    for c in &kids.0 {
+        let (rss, pss) = crate::procfs::smaps_rollup(c.id())?;
+        total.rss_kib += rss;
+        total.pss_kib += pss;
+    }
+    Ok(total)
+}
+
+/// The memory table as the run's notes: `DAEMONS` resident daemons, one service each, against
+/// one inetd-style server listening for all of them (§4.2.4).
+fn memory_notes() -> Vec<String> {
+    let table = std::env::current_exe().and_then(|exe| {
+        Ok((
+            server_memory(&exe, &[1; DAEMONS])?,
+            server_memory(&exe, &[DAEMONS])?,
+        ))
+    });
+    let (daemons, inetd) = match table {
+        Ok(t) => t,
+        Err(e) => return vec![format!("sleeping servers' memory not measured: {e}")],
+    };
+    let row = |cells: [&str; 5]| {
+        format!(
+            "  {:<40} {:>9} {:>8} {:>9} {:>9}",
+            cells[0], cells[1], cells[2], cells[3], cells[4]
+        )
+    };
+    let of = |what: &str, m: &ServerMemory| {
+        let n = [m.processes, m.listeners].map(|v| v.to_string());
+        let kib = [m.rss_kib, m.pss_kib].map(|v| v.to_string());
+        row([what, &n[0], &n[1], &kib[0], &kib[1]])
+    };
+    vec![
+        "sleeping servers' memory (§4.2.4), from /proc/PID/smaps_rollup, all processes together:"
+            .into(),
+        row(["", "processes", "services", "RSS KiB", "PSS KiB"]),
+        of(
+            &format!("{DAEMONS} resident daemons, one service each"),
+            &daemons,
+        ),
+        of("one inetd-style server for all of them", &inetd),
+    ]
+}
+
 /// st_blksize of a TCP socket, a Unix stream socket and a pipe (§4.1.7: 4.3BSD made stdio
 /// size its buffers by it), and what the connection tests need.
 fn preflight() -> Result<Vec<String>, String> {
@@ -1182,6 +1333,7 @@ fn preflight() -> Result<Vec<String>, String> {
             ));
         }
     }
+    notes.extend(memory_notes());
     if !std::path::Path::new(CAT).exists() {
         return Err(format!(
             "{CAT} is missing (net.inetd execs it per connection); install coreutils"
