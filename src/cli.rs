@@ -57,6 +57,12 @@ pub enum Cmd {
         after_help = "Default selection: syscall csw pipeback4 forks0 execs0null seqpage, 5 runs (about a minute on 2 cores)."
     )]
     Noise(NoiseArgs),
+    /// Measure a selection with a runtime switch off and on, interleaved trial by trial, store
+    /// both sides as two runs (labels LABEL-off, LABEL-on) and print them side by side with
+    /// ratios, intervals and verdicts. A machine-wide switch is put back afterwards, also
+    /// after Ctrl-C; after a kill, the next 'run' or 'ab' puts it back.
+    #[command(after_help = AB_HELP)]
+    Ab(AbArgs),
     /// List the benchmarks: id, group, the paper's description and count, today's equivalent.
     List {
         /// Print JSON instead of a table.
@@ -231,7 +237,7 @@ impl Cmd {
     pub fn examines_the_machine(&self) -> bool {
         matches!(
             self,
-            Cmd::Run(_) | Cmd::Profile(_) | Cmd::Doctor { .. } | Cmd::Trace(_)
+            Cmd::Run(_) | Cmd::Ab(_) | Cmd::Profile(_) | Cmd::Doctor { .. } | Cmd::Trace(_)
         )
     }
 }
@@ -372,6 +378,109 @@ impl NoiseArgs {
             label: self.label.clone(),
             seed,
             repeat: self.runs,
+            ..crate::engine::RunRequest::default()
+        })
+    }
+}
+
+pub const AB_HELP: &str = "\
+Switches (--switch NAME, or --sysctl NAME=VALUE):
+  seccomp              an allow-all seccomp filter in every worker (what a filter costs per
+                       system call); per task, needs no privilege
+  speculation          speculative store bypass disabled in every worker (prctl
+                       PR_SET_SPECULATION_CTRL); per task, where the CPU and kernel allow it
+  thp                  /sys/kernel/mm/transparent_hugepage/enabled: off = its value now, on =
+                       --on (default always); root
+  perf_event_paranoid  kernel.perf_event_paranoid: off = now, on = --on (default -1); root
+  --sysctl NAME=VALUE  any sysctl: off = its value now, on = VALUE; root
+
+Off is always the machine as it is. Before a machine-wide switch is first changed, its old
+value is recorded in /var/lib/sysperf/switches (or $SYSPERF_STATE_DIR); ab puts it back at the
+end and on Ctrl-C/SIGTERM, and the next 'sysperf run' or 'ab' puts back what a killed ab left,
+saying so. A machine-wide switch this process may not change exits 1 before anything runs
+(as 'trace' and 'profile' do); a bad switch name or value exits 2.
+
+Default selection: syscall csw pipeback4 forks0 execs0null seqpage. Both runs are stored; the
+comparison is the one 'sysperf compare LABEL-off LABEL-on' prints.";
+
+#[derive(Args)]
+pub struct AbArgs {
+    /// Benchmark ids or globs (default: syscall csw pipeback4 forks0 execs0null seqpage).
+    pub selection: Vec<String>,
+    /// The switch: seccomp, speculation, thp or perf_event_paranoid.
+    #[arg(long, value_name = "NAME", required_unless_present = "sysctl")]
+    pub switch: Option<String>,
+    /// A sysctl as the switch, with its "on" value (off is its value now).
+    #[arg(long, value_name = "NAME=VALUE", conflicts_with = "switch")]
+    pub sysctl: Option<String>,
+    /// The "on" value of thp or perf_event_paranoid.
+    #[arg(long, value_name = "VALUE")]
+    pub on: Option<String>,
+    /// Counted trials per benchmark and side (1-1000; default 5).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub trials: Option<u32>,
+    /// Minimum duration of one trial in seconds (default 0.1).
+    #[arg(long, value_name = "S", allow_negative_numbers = true, value_parser = parse_seconds)]
+    pub min_time: Option<f64>,
+    /// One short trial per benchmark and side: a smoke test, too few trials for a verdict.
+    #[arg(long)]
+    pub quick: bool,
+    /// Seed of the shuffled order of the trials (default: random).
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
+    /// N pairs of runs, each side's runs one group ('compare' widens its interval by their
+    /// run-to-run variance) (1-1000).
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub repeat: u32,
+    /// The runs' labels are LABEL-off and LABEL-on (default: ab-SWITCH-RANDOM).
+    #[arg(long, value_name = "TEXT")]
+    pub label: Option<String>,
+    /// Kill and record as failed any trial running longer than this many seconds.
+    #[arg(long, value_name = "S", default_value_t = 60.0, allow_negative_numbers = true, value_parser = parse_seconds)]
+    pub timeout: f64,
+    /// Noise band in percent (0-1000): a verdict needs the ratio's whole interval outside +-PCT.
+    #[arg(
+        long,
+        value_name = "PCT",
+        default_value = "2",
+        allow_negative_numbers = true
+    )]
+    pub noise: String,
+    /// Exit 3 when a test is significantly slower with the switch on by more than PCT percent.
+    #[arg(long, value_name = "PCT", allow_negative_numbers = true)]
+    pub fail_on_regression: Option<String>,
+    #[command(flatten)]
+    pub place: PlaceArgs,
+    #[command(flatten)]
+    pub db: DbArg,
+    /// Print the comparison as JSON (the format of 'compare --json').
+    #[arg(long)]
+    pub json: bool,
+}
+
+impl AbArgs {
+    /// What the user asked for, as the engine takes it; `seed` when --seed was not given.
+    pub fn request(&self, seed: u64) -> Result<crate::engine::RunRequest> {
+        Ok(crate::engine::RunRequest {
+            selection: if self.selection.is_empty() {
+                NOISE_DEFAULT.iter().map(|s| s.to_string()).collect()
+            } else {
+                self.selection.clone()
+            },
+            trials: self.trials,
+            min_time_s: self.min_time,
+            quick: self.quick,
+            placement: self.place.placement,
+            cpus: self
+                .place
+                .cpu
+                .as_deref()
+                .map(placement::parse_list)
+                .transpose()?,
+            label: self.label.clone(),
+            timeout_s: self.timeout,
+            seed: self.seed.unwrap_or(seed),
+            repeat: self.repeat,
             ..crate::engine::RunRequest::default()
         })
     }

@@ -1290,6 +1290,9 @@ fn check_counters(c: &Counters, p: &JsonPath) -> Result<()> {
         (c.cycles, "cycles"),
         (c.instructions, "instructions"),
         (c.interrupts_on_trial_cpus, "interrupts_on_trial_cpus"),
+        (c.net_rx_softirqs, "net_rx_softirqs"),
+        (c.net_tx_softirqs, "net_tx_softirqs"),
+        (c.softirq_time_ns, "softirq_time_ns"),
     ] {
         opt_int(v, &p.field(name))?;
     }

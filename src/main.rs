@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 use sysperf::catalog::{self, Catalog, CatalogError};
 use sysperf::cli::{
-    parse_pct, Cli, Cmd, CompareArgs, DbArg, JitterArgs, NoiseArgs, PlotArgs, ProfileArgs,
+    parse_pct, AbArgs, Cli, Cmd, CompareArgs, DbArg, JitterArgs, NoiseArgs, PlotArgs, ProfileArgs,
     ProgressSink, ReportArgs, RunArgs, TraceArgs, WatchArgs,
 };
 use sysperf::engine::{self, Budget, Engine, Event, RunPlan, Sink};
@@ -41,6 +41,12 @@ fn main() {
         std::process::exit(harness::worker::main(
             args.get(2).map(String::as_str).unwrap_or(""),
             engine::make_benchmark,
+        ));
+    }
+    // A sleeping server of the net suite's memory table (`suite::net::server_memory`).
+    if args.get(1).map(String::as_str) == Some("__daemon") {
+        std::process::exit(sysperf::suite::net::daemon_main(
+            args.get(2).map(String::as_str).unwrap_or(""),
         ));
     }
     // Before anything else: a signal at any moment ends with a message and 128 + its number.
@@ -121,6 +127,7 @@ fn dispatch(cli: Cli) -> Result<i32> {
         }
         Cmd::Runs { db, json } => runs(db, json),
         Cmd::Compare(a) => compare(a),
+        Cmd::Ab(a) => ab(a),
         Cmd::Noise(a) => noise(a),
         Cmd::Show { run, db, json } => show(&run, db, json),
         Cmd::Rm { run, db } => rm(&run, db),
@@ -621,6 +628,64 @@ fn compare(a: CompareArgs) -> Result<i32> {
         say!("sysperf: {line}");
     }
     Ok(compare::gate_code(&regressions, &unjudged))
+}
+
+fn ab(a: AbArgs) -> Result<i32> {
+    // 1. Every option is checked before anything is measured or changed.
+    let noise = parse_pct("--noise", &a.noise)?;
+    let gate = a
+        .fail_on_regression
+        .as_deref()
+        .map(|v| parse_pct("--fail-on-regression", v))
+        .transpose()?;
+    let switch =
+        engine::switch::Switch::parse(a.switch.as_deref(), a.sysctl.as_deref(), a.on.as_deref())?;
+    let mut req = a.request(engine::fresh_seed()?)?;
+    if req.label.is_none() {
+        let tag = &engine::new_run_id()?[..6];
+        req.label = Some(format!("ab-{}-{tag}", switch.name()));
+    }
+    let plan = RunPlan::resolve(&req, &allowed_cpus()?)?;
+    // 2. Both sides, interleaved; the switch is put back whatever happens.
+    let stop = engine::stop_flag()?;
+    let store = catalog::open_store(a.db.db.as_ref())?;
+    let engine = Engine {
+        worker_exe: worker_exe()?,
+        stop: &stop,
+    };
+    let mut bar = ProgressSink::new();
+    let outcomes = engine.execute_ab(&plan, &switch, &store, &mut bar);
+    bar.0.finish_and_clear();
+    let outcomes = outcomes?;
+    let Some(last) = outcomes.last() else {
+        return Ok(exit::FAILURE);
+    };
+    let (off, on) = (
+        last.off.label.clone().unwrap_or_default(),
+        last.on.label.clone().unwrap_or_default(),
+    );
+    if last.interrupted {
+        say!(
+            "sysperf: interrupted; the runs {off} and {on} are kept as incomplete; {} is as it was",
+            switch.name()
+        );
+        return Ok(engine::interrupted_code());
+    }
+    say!("sysperf: stored as runs {off} and {on} (sysperf compare {off} {on})");
+    // 3. The two sides as 'compare' prints them, and the gate.
+    drop(store);
+    compare(CompareArgs {
+        runs: vec![off, on],
+        against: sysperf::cli::AgainstArgs {
+            baseline: None,
+            noise: noise.to_string(),
+        },
+        fail_on_regression: gate.map(|g| g.to_string()),
+        json: a.json,
+        markdown: false,
+        csv: false,
+        db: a.db,
+    })
 }
 
 fn noise(a: NoiseArgs) -> Result<i32> {

@@ -197,6 +197,16 @@ pub struct Counters {
     pub disk_writes: u64,
     pub disk_read_bytes: u64,
     pub disk_write_bytes: u64,
+    /// /proc/softirqs: NET_RX and NET_TX softirqs raised on every CPU (the network suite's
+    /// protocol processing, §3.2.7 of the 4.3BSD paper); None in runs before they were kept.
+    #[serde(default)]
+    pub net_rx_softirqs: Option<u64>,
+    #[serde(default)]
+    pub net_tx_softirqs: Option<u64>,
+    /// /proc/stat: time every CPU spent in softirqs, from the `cpu` line's softirq ticks
+    /// (USER_HZ, so a tick's resolution: 10 ms at 100 Hz), in nanoseconds.
+    #[serde(default)]
+    pub softirq_time_ns: Option<u64>,
 }
 
 /// Medians of [`Counters`]: per trial over the measured trials, per operation over the trials

@@ -294,6 +294,28 @@ pub fn parse_smaps_rss_pages(text: &str, address: usize, page_size: usize) -> Op
         .map(|kb| kb * 1024 / page_size as u64)
 }
 
+/// (Rss, Pss) in KiB of a /proc/PID/smaps_rollup text: what a process has resident, and its
+/// proportional share (each shared page divided among the processes that map it).
+pub fn parse_smaps_rollup(text: &str) -> Option<(u64, u64)> {
+    let kib = |key: &str| {
+        text.lines()
+            .find_map(|l| l.strip_prefix(key))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+    };
+    Some((kib("Rss:")?, kib("Pss:")?))
+}
+
+/// (Rss, Pss) in KiB of process `pid` (/proc/PID/smaps_rollup, Linux 4.14 and later).
+pub fn smaps_rollup(pid: u32) -> std::io::Result<(u64, u64)> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup"))?;
+    parse_smaps_rollup(&text).ok_or_else(|| {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("/proc/{pid}/smaps_rollup has no Rss and Pss lines"),
+        )
+    })
+}
+
 /// The resident pages of this process's mapping that starts at `address`
 /// (/proc/self/smaps): how many pages its faults mapped so far.
 pub fn mapping_rss_pages(address: usize) -> std::io::Result<u64> {
@@ -366,6 +388,15 @@ processes 4242\n\
 procs_running 3\n\
 procs_blocked 1\n\
 softirq 999 1 2 3 4 5 6 7 8 9 10\n";
+
+    #[test]
+    fn smaps_rollup_gives_rss_and_pss() {
+        let t = "55d0-7ffd ---p 00000000 00:00 0  [rollup]\nRss:                2812 kB\nPss:                 611 kB\nPss_Anon:            120 kB\n";
+        assert_eq!(parse_smaps_rollup(t), Some((2812, 611)));
+        assert_eq!(parse_smaps_rollup("Rss: 5 kB\n"), None);
+        let (rss, pss) = smaps_rollup(std::process::id()).unwrap();
+        assert!(rss > 0 && pss > 0 && pss <= rss, "{rss} {pss}");
+    }
 
     /// An old kernel: four CPU fields only, no softirq line.
     const OLD: &str = "cpu 1 2 3 4\ncpu0 1 2 3 4\nintr 5\nctxt 6\nprocesses 7\n";

@@ -1445,6 +1445,14 @@ pub fn select_read_now(set: &mut FdSet) -> io::Result<usize> {
     Ok(n as usize)
 }
 
+/// poll(2) over `fds`, waiting up to `timeout_ms` (-1: until one has an event); returns how
+/// many have events.
+pub fn poll_wait(fds: &mut [libc::pollfd], timeout_ms: i32) -> io::Result<usize> {
+    // SAFETY: the slice is valid for fds.len() pollfd structures.
+    let n = cvt(unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, timeout_ms) })?;
+    Ok(n as usize)
+}
+
 /// poll(2) over `fds` with a zero timeout; returns how many have events.
 #[inline]
 pub fn poll_now(fds: &mut [libc::pollfd]) -> io::Result<usize> {
@@ -1575,6 +1583,79 @@ pub fn futex_wake(word: &std::sync::atomic::AtomicU32) -> io::Result<usize> {
 pub fn sched_yield() {
     // SAFETY: no arguments; it cannot fail on Linux.
     unsafe { libc::sched_yield() };
+}
+
+/// Installs a seccomp filter that allows every system call (`sysperf ab --switch seccomp`):
+/// what a filter costs per system call, with nothing denied. Sets no_new_privs first, as an
+/// unprivileged process must; children inherit both.
+pub fn seccomp_allow_all() -> io::Result<()> {
+    let mut prog = [libc::sock_filter {
+        code: (libc::BPF_RET | libc::BPF_K) as u16,
+        jt: 0,
+        jf: 0,
+        k: libc::SECCOMP_RET_ALLOW,
+    }];
+    let fprog = libc::sock_fprog {
+        len: prog.len() as u16,
+        filter: prog.as_mut_ptr(),
+    };
+    // SAFETY: PR_SET_NO_NEW_PRIVS takes a boolean.
+    if unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1 as libc::c_ulong, 0, 0, 0) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: fprog points at a one-instruction program that lives until the call returns
+    // (the kernel copies it).
+    let r = unsafe {
+        libc::prctl(
+            libc::PR_SET_SECCOMP,
+            libc::SECCOMP_MODE_FILTER as libc::c_ulong,
+            &fprog as *const libc::sock_fprog as libc::c_ulong,
+            0,
+            0,
+        )
+    };
+    if r != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// The calling task's speculative store bypass control (prctl PR_GET_SPECULATION_CTRL): the
+/// PR_SPEC_* bits, 0 when the CPU is not affected.
+pub fn store_bypass_ctrl() -> io::Result<u32> {
+    // SAFETY: PR_GET_SPECULATION_CTRL takes a constant and returns bits.
+    let r = unsafe {
+        libc::prctl(
+            libc::PR_GET_SPECULATION_CTRL,
+            libc::PR_SPEC_STORE_BYPASS as libc::c_ulong,
+            0,
+            0,
+            0,
+        )
+    };
+    if r < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(r as u32)
+}
+
+/// Disables speculative store bypass for the calling task and the children it forks (prctl
+/// PR_SET_SPECULATION_CTRL, PR_SPEC_STORE_BYPASS, PR_SPEC_DISABLE): `ab --switch speculation`.
+pub fn disable_store_bypass() -> io::Result<()> {
+    // SAFETY: PR_SET_SPECULATION_CTRL takes constants only.
+    let r = unsafe {
+        libc::prctl(
+            libc::PR_SET_SPECULATION_CTRL,
+            libc::PR_SPEC_STORE_BYPASS as libc::c_ulong,
+            libc::PR_SPEC_DISABLE as libc::c_ulong,
+            0,
+            0,
+        )
+    };
+    if r != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -165,6 +165,34 @@ fn commands_that_are_only_the_privileged_part_exit_1_with_the_fix() {
 }
 
 #[test]
+fn ab_with_a_machine_wide_switch_exits_1_saying_it_needs_root_and_a_task_switch_runs() {
+    let dir = open_dir();
+    let db = dir.path().join("s.db");
+    let old = std::fs::read_to_string("/proc/sys/kernel/msgmax").unwrap();
+    let on = format!("kernel.msgmax={}", old.trim().parse::<u64>().unwrap() + 1);
+    let Some(out) = unprivileged(&db, &["ab", "syscall", "--quick", "--sysctl", &on]) else {
+        return;
+    };
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("needs root") && err.contains("kernel.msgmax"),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read_to_string("/proc/sys/kernel/msgmax").unwrap(),
+        old
+    );
+    // A per-task switch needs no privilege (seccomp with no_new_privs).
+    let out = unprivileged(&db, &["ab", "syscall", "--quick", "--switch", "seccomp"]).unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
 fn another_users_store_is_read_for_listing_and_left_as_it_was() {
     if !sysperf::sys::is_root() {
         eprintln!("skipped: needs root to make a store another user may only read");

@@ -91,6 +91,7 @@ fn quick_run_stores_every_series_with_a_point() {
             "net.connect",
             "net.inetd",
             "net.contention",
+            "net.softirq",
         ]
     );
     for s in series {
@@ -110,14 +111,39 @@ fn quick_run_stores_every_series_with_a_point() {
             assert!(derived.contains(&name.as_str()), "{name}: {derived:?}");
         }
     }
-    let notes = v["notes"].as_array().unwrap();
-    assert!(
-        notes.iter().any(|n| n
-            .as_str()
-            .unwrap()
-            .starts_with("net: st_blksize: TCP socket ")),
-        "{notes:?}"
-    );
+    // Where protocol time goes: every trial counted, the figures derived.
+    for name in [
+        "net.softirq.softirq-ns-per-byte@65536",
+        "net.softirq.receiver-sys-ns-per-byte@65536",
+        "net.softirq.net-rx-per-mib@65536",
+    ] {
+        assert!(derived.contains(&name), "{name}: {derived:?}");
+    }
+    for t in series_of(&v, "net.softirq")["points"][0]["result"]["trials"]
+        .as_array()
+        .unwrap()
+    {
+        let c = &t["counters"];
+        assert!(
+            c["net_rx_softirqs"].is_u64() && c["softirq_time_ns"].is_u64(),
+            "{t}"
+        );
+    }
+    let notes: Vec<&str> = v["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n.as_str().unwrap())
+        .collect();
+    for want in [
+        "net: st_blksize: TCP socket ",
+        "net:   12 resident daemons, one service each",
+    ] {
+        assert!(
+            notes.iter().any(|n| n.starts_with(want)),
+            "{want}: {notes:?}"
+        );
+    }
     // Listed with the others.
     let out = sysperf(&db).args(["list", "--suites"]).output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
@@ -156,6 +182,72 @@ fn streams_and_round_trips_cross_the_loopback_interface() {
     worker("net.stream-unix", 3000, 100);
     worker("net.sockbuf", 65536, 50);
     worker("net.contention", 1, 50);
+}
+
+#[test]
+fn softirq_counters_move_with_the_bytes_sent() {
+    // 20 writes of 64 KiB against 2,000: the NET_RX softirqs the trial counted grow with the
+    // bytes, and at least one per 64 KiB segment's worth is not demanded (the kernel batches
+    // packets per softirq), only far more than the small trial's.
+    let count = |iterations: u64| {
+        let (b0, _) = lo_rx();
+        let r = worker("net.softirq", 65536, iterations);
+        let (b1, _) = lo_rx();
+        assert!(b1 - b0 >= iterations * 65536, "{} bytes on lo", b1 - b0);
+        let c = &r["counters"];
+        assert!(c["softirq_time_ns"].is_u64(), "{r}");
+        assert!(r["children"]["sys_ns"].is_u64(), "the reader's rusage: {r}");
+        c["net_rx_softirqs"].as_u64().unwrap()
+    };
+    let small = count(20);
+    let big = count(2000);
+    assert!(small >= 1, "{small} NET_RX for 1.25 MiB");
+    assert!(
+        big >= 200 && big > 5 * small,
+        "{big} NET_RX for 125 MiB, {small} for 1.25 MiB"
+    );
+    // A stream that does not ask for counters takes none (as before, without --observe).
+    let r = worker("net.stream-tcp", 65536, 20);
+    assert!(r["counters"].is_null(), "{r}");
+}
+
+/// Live `sysperf __daemon` processes whose parent is this test process.
+fn my_daemons() -> Vec<String> {
+    let me = std::process::id().to_string();
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| {
+            let cmd = std::fs::read(e.path().join("cmdline")).ok()?;
+            let stat = std::fs::read_to_string(e.path().join("stat")).ok()?;
+            let after = stat
+                .rsplit(')')
+                .next()?
+                .split_whitespace()
+                .collect::<Vec<_>>();
+            let ours = after.get(2) == Some(&me.as_str()) && after.first() != Some(&"Z");
+            (ours && cmd.split(|&b| b == 0).any(|a| a == b"__daemon"))
+                .then(|| e.file_name().to_string_lossy().into_owned())
+        })
+        .collect()
+}
+
+#[test]
+fn a_dozen_daemons_take_more_memory_than_one_inetd_and_none_is_left() {
+    use sysperf::suite::net::{server_memory, DAEMONS};
+    let exe = std::path::Path::new(exe());
+    let daemons = server_memory(exe, &[1; DAEMONS]).unwrap();
+    let inetd = server_memory(exe, &[DAEMONS]).unwrap();
+    assert_eq!((daemons.processes, daemons.listeners), (DAEMONS, DAEMONS));
+    assert_eq!((inetd.processes, inetd.listeners), (1, DAEMONS));
+    assert!(
+        inetd.pss_kib > 0 && inetd.pss_kib <= inetd.rss_kib,
+        "{inetd:?}"
+    );
+    // Twelve processes hold twelve copies of what is resident in one.
+    assert!(daemons.rss_kib > 6 * inetd.rss_kib, "{daemons:?} {inetd:?}");
+    assert!(daemons.pss_kib > inetd.pss_kib, "{daemons:?} {inetd:?}");
+    assert!(my_daemons().is_empty(), "left behind: {:?}", my_daemons());
 }
 
 #[test]

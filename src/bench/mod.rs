@@ -133,6 +133,11 @@ pub trait Benchmark {
     fn helper(&mut self) -> Option<Helper> {
         None
     }
+    /// Whether every trial takes the system-wide /proc counters (as `run --observe` does for
+    /// all), because what this benchmark reports is in them (the network suite's softirqs).
+    fn counted(&self) -> bool {
+        false
+    }
 }
 
 /// A helper process's account of one run: its own usage, its reaped children's, and its size

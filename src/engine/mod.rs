@@ -10,7 +10,9 @@
 //! command line (which parses arguments and prints): `sysperf run`, `run --suite`, `profile`
 //! and `trace` all take their plan and budget from this module.
 
+pub mod ab;
 pub mod plan;
+pub mod switch;
 pub mod tidy;
 
 pub use crate::harness::budget::Budget;
@@ -193,6 +195,33 @@ pub fn now_ns() -> i64 {
     harness::unix_ns()
 }
 
+/// A measured run of `plan`, begun now, with nothing in it yet.
+fn new_run(
+    plan: &RunPlan,
+    fingerprint: Fingerprint,
+    findings: Vec<crate::model::Finding>,
+) -> Result<Run, EngineError> {
+    Ok(Run {
+        id: new_run_id()?,
+        label: plan.label.clone(),
+        started_ns: now_ns(),
+        ended_ns: None,
+        complete: false,
+        sysperf_version: crate::VERSION.to_string(),
+        source: "measured".into(),
+        citation: None,
+        params: plan.params.clone(),
+        fingerprint,
+        findings,
+        overhead: None,
+        results: Vec::new(),
+        derived: Vec::new(),
+        warnings: Vec::new(),
+        series: Vec::new(),
+        notes: Vec::new(),
+    })
+}
+
 /// The seed of round `round`: each round shuffles with its own stream of the run's seed.
 fn round_seed(seed: u64, round: u32) -> u64 {
     seed ^ u64::from(round).wrapping_mul(0x9E37_79B9_7F4A_7C15)
@@ -255,25 +284,8 @@ impl Engine<'_> {
         // that make results noisy or not comparable).
         let fingerprint: Fingerprint = fingerprint::collect();
         let findings = doctor::diagnose(&doctor::gather(fingerprint.clone(), doctor::SAMPLE));
-        let mut run = Run {
-            id: new_run_id()?,
-            label: plan.label.clone(),
-            started_ns: now_ns(),
-            ended_ns: None,
-            complete: false,
-            sysperf_version: crate::VERSION.to_string(),
-            source: "measured".into(),
-            citation: None,
-            params: plan.params.clone(),
-            fingerprint,
-            findings,
-            overhead: None,
-            results: Vec::new(),
-            derived: Vec::new(),
-            warnings: refused,
-            series: Vec::new(),
-            notes: Vec::new(),
-        };
+        let mut run = new_run(plan, fingerprint, findings)?;
+        run.warnings = refused;
         match &settled {
             Some(s) if s.quiet => run.notes.push(s.describe()),
             Some(s) => run.warnings.push(Warning {

@@ -26,6 +26,8 @@ pub struct StatTotals {
     pub softirq: u64,
     pub ctxt: u64,
     pub processes: u64,
+    /// The `cpu` line's softirq time, in clock ticks (USER_HZ).
+    pub softirq_ticks: u64,
 }
 
 /// Whole-disk I/O totals of /proc/diskstats.
@@ -46,6 +48,14 @@ pub struct Snapshot {
     /// The /proc/vmstat fields in [`VMSTAT_KEYS`].
     pub vmstat: BTreeMap<String, u64>,
     pub disks: DiskTotals,
+    /// /proc/softirqs: NET_RX and NET_TX on all CPUs.
+    pub net_softirqs: [u64; 2],
+}
+
+/// NET_RX and NET_TX of /proc/softirqs (the layout of /proc/interrupts), summed over CPUs.
+pub fn net_softirqs(text: &str) -> [u64; 2] {
+    let kinds = parse_interrupts(text);
+    ["NET_RX", "NET_TX"].map(|k| kinds.get(k).map(|c| c.values().sum()).unwrap_or(0))
 }
 
 /// The /proc/vmstat fields kept.
@@ -68,6 +78,7 @@ pub fn stat_totals(s: &crate::procfs::ProcStat) -> StatTotals {
         softirq: s.softirq.unwrap_or(0),
         ctxt: s.ctxt.unwrap_or(0),
         processes: s.processes.unwrap_or(0),
+        softirq_ticks: s.cpu.map(|c| c.softirq).unwrap_or(0),
     }
 }
 
@@ -152,6 +163,7 @@ pub fn snapshot() -> Snapshot {
         disks: parse_diskstats(&read(crate::procfs::DISKSTATS), &|name| {
             disks.iter().any(|d| d == name)
         }),
+        net_softirqs: net_softirqs(&crate::procfs::read_softirqs().unwrap_or_default()),
     }
 }
 
@@ -200,6 +212,12 @@ pub fn delta(before: &Snapshot, after: &Snapshot, cpus: &[u32]) -> Counters {
         disk_read_bytes: d(after.disks.sectors_read, before.disks.sectors_read) * SECTOR_BYTES,
         disk_write_bytes: d(after.disks.sectors_written, before.disks.sectors_written)
             * SECTOR_BYTES,
+        net_rx_softirqs: Some(d(after.net_softirqs[0], before.net_softirqs[0])),
+        net_tx_softirqs: Some(d(after.net_softirqs[1], before.net_softirqs[1])),
+        softirq_time_ns: Some(
+            d(after.stat.softirq_ticks, before.stat.softirq_ticks) * 1_000_000_000
+                / crate::sys::clock_ticks().max(1),
+        ),
         ..Counters::default()
     }
 }
@@ -367,7 +385,8 @@ ERR:          0\n";
                 intr: 7_847_680,
                 softirq: 1_119_484,
                 ctxt: 32_300_840,
-                processes: 1_506_712
+                processes: 1_506_712,
+                softirq_ticks: 0,
             }
         );
         assert_eq!(parse_stat("garbage\nintr x\n"), StatTotals::default());
@@ -411,6 +430,7 @@ ERR:          0\n";
                 softirq: 10,
                 ctxt: 1000,
                 processes: 5,
+                softirq_ticks: 100,
             },
             interrupts: parse_interrupts(INTERRUPTS_A),
             vmstat: parse_vmstat("pgfault 100\npgpgout 8\n"),
@@ -420,8 +440,12 @@ ERR:          0\n";
                 sectors_read: 8,
                 sectors_written: 8,
             },
+            net_softirqs: net_softirqs("   CPU0  CPU1\nNET_TX: 1 0\nNET_RX: 3 2\n"),
         };
+        assert_eq!(a.net_softirqs, [5, 1]);
         let mut b = a.clone();
+        b.stat.softirq_ticks = 100 + crate::sys::clock_ticks();
+        b.net_softirqs = [9, 1];
         b.stat.intr = 312;
         b.stat.ctxt = 1002;
         b.interrupts = parse_interrupts(INTERRUPTS_B);
@@ -438,6 +462,13 @@ ERR:          0\n";
         // CPU 1: LOC 100 + virtio 10; the 2 RES were on CPU 0.
         assert_eq!(c.interrupts_on_trial_cpus, Some(110));
         assert_eq!(delta(&a, &b, &[]).interrupts_on_trial_cpus, None);
+        assert_eq!(c.net_rx_softirqs, Some(4));
+        assert_eq!(c.net_tx_softirqs, Some(0));
+        assert_eq!(
+            c.softirq_time_ns,
+            Some(1_000_000_000),
+            "one second of ticks"
+        );
         assert_eq!(c.pgfault, 50);
         assert_eq!(c.pgpgout_kib, 4);
         assert_eq!((c.disk_writes, c.disk_write_bytes), (2, 16 * 512));

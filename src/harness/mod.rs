@@ -69,6 +69,8 @@ pub struct Target {
     pub iterations: Option<u64>,
     /// Every trial runs in a cgroup with this memory limit (see `cgroup`).
     pub memory_limit_bytes: Option<u64>,
+    /// A switch every worker of this target turns on for itself (`sysperf ab`).
+    pub task: Option<worker::TaskSwitch>,
 }
 
 impl Target {
@@ -84,6 +86,7 @@ impl Target {
             paper_count: spec.paper_count,
             iterations: None,
             memory_limit_bytes: None,
+            task: None,
         }
     }
 }
@@ -398,6 +401,7 @@ pub fn measure_overhead(opts: &Options, stop: &AtomicBool) -> Result<Overhead, S
         hold: false,
         param: None,
         cgroup: None,
+        task: None,
     };
     match run_worker(&opts.worker_exe, &req, opts.timeout, stop) {
         Outcome::Done(r, _) => Ok(Overhead {
@@ -1018,6 +1022,7 @@ mod tests {
             hold: false,
             param: None,
             cgroup: None,
+            task: None,
         };
         let stop = AtomicBool::new(false);
         let t0 = Instant::now();

@@ -40,6 +40,29 @@ pub struct Request {
     /// the parent made it and removes it.
     #[serde(default)]
     pub cgroup: Option<String>,
+    /// A per-task switch the worker turns on before setup (`sysperf ab`'s "on" side).
+    #[serde(default)]
+    pub task: Option<TaskSwitch>,
+}
+
+/// A switch a worker turns on for itself and the children it forks (`sysperf ab --switch`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TaskSwitch {
+    /// An allow-all seccomp filter: what a filter costs per system call.
+    Seccomp,
+    /// Speculative store bypass disabled (prctl PR_SET_SPECULATION_CTRL).
+    Speculation,
+}
+
+impl TaskSwitch {
+    /// Turns the switch on for the calling task.
+    pub fn apply(self) -> std::io::Result<()> {
+        match self {
+            TaskSwitch::Seccomp => sys::seccomp_allow_all(),
+            TaskSwitch::Speculation => sys::disable_store_bypass(),
+        }
+    }
 }
 
 impl Request {
@@ -60,6 +83,7 @@ impl Request {
             hold: false,
             param: t.param,
             cgroup: None,
+            task: t.task,
         }
     }
 }
@@ -143,6 +167,10 @@ fn execute(req: &Request, make: Make) -> Result<Report, String> {
             _ => return Err("the harness did not give the go-ahead".into()),
         }
     }
+    if let Some(sw) = req.task {
+        sw.apply()
+            .map_err(|e| format!("turning on the switch {sw:?}: {e}"))?;
+    }
     if req.id == OVERHEAD_ID {
         return Ok(overhead(req.iterations));
     }
@@ -167,7 +195,8 @@ fn execute(req: &Request, make: Make) -> Result<Report, String> {
     let (rss_bytes, rss_anon_bytes, maps) = sys::process_size("self");
     let mig0 = migrations();
     let cpu_start = sys::current_cpu();
-    let snap0 = req.observe.then(counters::snapshot);
+    let observe = req.observe || b.counted();
+    let snap0 = observe.then(counters::snapshot);
     let u0 = sys::usage_self_and_children();
     let c0 = sys::usage_children();
     // The clock reads sit inside the rusage reads so that the wall time covers the loop only;
@@ -183,7 +212,7 @@ fn execute(req: &Request, make: Make) -> Result<Report, String> {
     }
     let c1 = sys::usage_children();
     let u1 = sys::usage_self_and_children();
-    let snap1 = req.observe.then(counters::snapshot);
+    let snap1 = observe.then(counters::snapshot);
     let cpu_end = sys::current_cpu();
     let mig1 = migrations();
     let counters = match (&snap0, &snap1) {

@@ -1105,6 +1105,9 @@ fn counters(seed: u64) -> Counters {
         disk_writes: 8,
         disk_read_bytes: 9 * 512,
         disk_write_bytes: 10 * 512,
+        net_rx_softirqs: Some(11 + seed),
+        net_tx_softirqs: None,
+        softirq_time_ns: Some(u64::MAX),
     }
 }
 

@@ -426,6 +426,7 @@ pub fn target(series: &SeriesSpec, p: &Point) -> Target {
         paper_count: 1,
         iterations: p.iterations,
         memory_limit_bytes: p.memory_limit_bytes,
+        task: None,
     }
 }
 

@@ -31,8 +31,16 @@
 //!   echo served by a resident server against one fork+exec of `cat` per connection;
 //! - `net.contention`: TCP throughput alone and with a CPU hog on the receiver's CPU.
 //!
-//! Not here yet (issue #17): softirq time against the receiver's system time (§3.2.7) and the
-//! long-haul namespace pair with netem.
+//! - `net.softirq`: the TCP stream again, every trial counting NET_RX/NET_TX softirqs and the
+//!   CPUs' softirq time (system-wide, /proc) against the reader's own system time (its
+//!   rusage, reaped inside the timed region): the share of protocol processing charged to no
+//!   process (§3.2.7); the figures are derived ([`protocol_time`]).
+//!
+//! - the run's notes: the memory (RSS and PSS, /proc/PID/smaps_rollup) of a dozen sleeping
+//!   resident daemons against one inetd-style server listening for all their services
+//!   (§4.2.4), each a fresh `sysperf __daemon` process ([`server_memory`]).
+//!
+//! Not here yet (issue #17): the long-haul namespace pair with netem.
 
 use super::{Axis, Point, SeriesSpec, Suite};
 use crate::bench::{Benchmark, Ctx, Placement, Shape};
@@ -338,9 +346,19 @@ pub struct Stream {
     client: Option<End>,
     server: Children,
     hog: Children,
+    /// Every trial takes the /proc counters (softirqs and their time): `net.softirq`.
+    counters: bool,
 }
 
 impl Stream {
+    /// The same stream, its trials counted (see [`Benchmark::counted`]).
+    pub fn with_counters(self) -> Stream {
+        Stream {
+            counters: true,
+            ..self
+        }
+    }
+
     pub fn new(proto: Proto, size: u64, kind: StreamKind) -> Stream {
         Stream {
             proto,
@@ -350,6 +368,7 @@ impl Stream {
             client: None,
             server: Children::default(),
             hog: Children::default(),
+            counters: false,
         }
     }
 }
@@ -428,6 +447,10 @@ impl Benchmark for Stream {
         self.server.stop();
         self.hog.stop();
         Ok(())
+    }
+
+    fn counted(&self) -> bool {
+        self.counters
     }
 }
 
@@ -1081,6 +1104,42 @@ pub static CONTENTION: SeriesSpec = series_of(Curve {
     },
 });
 
+/// The write sizes of `net.softirq`: a small, a middling, a loopback-MTU-sized and a large
+/// write (quick: the 64 KiB one).
+pub fn softirq_sizes(quick: bool) -> Vec<u64> {
+    if quick {
+        vec![1 << 16]
+    } else {
+        vec![1 << 10, 1 << 13, 1 << 16, 1 << 18]
+    }
+}
+
+pub static SOFTIRQ: SeriesSpec = series_of(Curve {
+    id: "net.softirq",
+    figure: (
+        "net.softirq",
+        "Where protocol time goes: softirq time against the receiver's system time (4.2BSD \
+         paper §3.2.7)",
+    ),
+    curve: "TCP stream",
+    paper: "protocol processing runs in software interrupts, so its system time is not charged \
+            to the process that receives the data (§3.2.7)",
+    today: "TCP over 127.0.0.1, write(2)s of one size as net.stream-tcp; every trial counts \
+            NET_RX/NET_TX softirqs (/proc/softirqs) and the CPUs' softirq time (/proc/stat) \
+            against the reader's own system time (its rusage); derived: the share of the two \
+            that is softirq time, charged to no process",
+    x: WRITE_AXIS,
+    y: YKind::BytesPerSec,
+    unit: "write",
+    points: |q| {
+        softirq_sizes(q)
+            .into_iter()
+            .map(|s| size_point(s, true))
+            .collect()
+    },
+    make: |s| Box::new(Stream::new(Proto::Tcp, s, StreamKind::Plain).with_counters()),
+});
+
 fn series() -> Vec<&'static SeriesSpec> {
     vec![
         &RTT_TCP,
@@ -1096,6 +1155,154 @@ fn series() -> Vec<&'static SeriesSpec> {
         &CONNECTS,
         &INETD_SERIES,
         &CONTENTION,
+        &SOFTIRQ,
+    ]
+}
+
+// ---------------------------------------------------------------------------------------
+// §4.2.4: a dozen sleeping daemons against one inetd, in memory.
+
+/// The daemons of the memory table: "a dozen sleeping daemons" (§4.2.4).
+pub const DAEMONS: usize = 12;
+/// The most listeners one `__daemon` takes.
+const MAX_LISTENERS: usize = 256;
+
+/// `sysperf __daemon N`: a resident server of sysperf's own, a fresh exec like any daemon:
+/// it listens on N TCP ports of 127.0.0.1, says `ready` on stdout, then sleeps in poll(2)
+/// and accepts and closes whatever connects, until it is killed (or its parent dies). One
+/// listener is a daemon of one service; N is an inetd listening for N services.
+pub fn daemon_main(listeners: &str) -> i32 {
+    sys::set_parent_death_signal(libc::SIGKILL);
+    let Some(n) = listeners
+        .parse::<usize>()
+        .ok()
+        .filter(|n| (1..=MAX_LISTENERS).contains(n))
+    else {
+        eprintln!("sysperf __daemon: expected a number of listeners, 1 to {MAX_LISTENERS}");
+        return 2;
+    };
+    let bound: io::Result<Vec<TcpListener>> =
+        (0..n).map(|_| TcpListener::bind("127.0.0.1:0")).collect();
+    let Ok(ls) = bound else {
+        return 1;
+    };
+    let mut fds: Vec<libc::pollfd> = ls
+        .iter()
+        .map(|l| libc::pollfd {
+            fd: l.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        })
+        .collect();
+    if writeln!(io::stdout().lock(), "ready").is_err() {
+        return 1;
+    }
+    loop {
+        if sys::poll_wait(&mut fds, -1).is_err() {
+            continue;
+        }
+        for (p, l) in fds.iter_mut().zip(&ls) {
+            if p.revents != 0 {
+                drop(l.accept());
+                p.revents = 0;
+            }
+        }
+    }
+}
+
+/// One row of the memory table: how many processes, and their resident and proportional
+/// memory in all (KiB, /proc/PID/smaps_rollup).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ServerMemory {
+    pub processes: usize,
+    pub listeners: usize,
+    pub rss_kib: u64,
+    pub pss_kib: u64,
+}
+
+/// Starts `sysperf __daemon` processes from `exe` (one per entry of `listeners`, each with
+/// that many listeners), waits until each is ready (listening, about to sleep), and sums their
+/// memory; they are killed and reaped before it returns, on every path.
+pub fn server_memory(exe: &std::path::Path, listeners: &[usize]) -> io::Result<ServerMemory> {
+    struct Reap(Vec<std::process::Child>);
+    impl Drop for Reap {
+        fn drop(&mut self) {
+            for c in &mut self.0 {
+                let _ = c.kill();
+                let _ = c.wait();
+            }
+        }
+    }
+    let mut kids = Reap(Vec::new());
+    for n in listeners {
+        kids.0.push(
+            std::process::Command::new(exe)
+                .args(["__daemon", &n.to_string()])
+                .stdin(std::process::Stdio::null())
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::null())
+                .spawn()?,
+        );
+    }
+    let mut total = ServerMemory {
+        processes: listeners.len(),
+        listeners: listeners.iter().sum(),
+        rss_kib: 0,
+        pss_kib: 0,
+    };
+    // Every one ready first: the PSS of each shares the binary's pages with all the others.
+    for c in &mut kids.0 {
+        let mut line = String::new();
+        let out = c
+            .stdout
+            .take()
+            .ok_or_else(|| io::Error::other("no stdout"))?;
+        io::BufRead::read_line(&mut io::BufReader::new(out), &mut line)?;
+        if line.trim() != "ready" {
+            return Err(io::Error::other("a daemon did not start listening"));
+        }
+    }
+    for c in &kids.0 {
+        let (rss, pss) = crate::procfs::smaps_rollup(c.id())?;
+        total.rss_kib += rss;
+        total.pss_kib += pss;
+    }
+    Ok(total)
+}
+
+/// The memory table as the run's notes: `DAEMONS` resident daemons, one service each, against
+/// one inetd-style server listening for all of them (§4.2.4).
+fn memory_notes() -> Vec<String> {
+    let table = std::env::current_exe().and_then(|exe| {
+        Ok((
+            server_memory(&exe, &[1; DAEMONS])?,
+            server_memory(&exe, &[DAEMONS])?,
+        ))
+    });
+    let (daemons, inetd) = match table {
+        Ok(t) => t,
+        Err(e) => return vec![format!("sleeping servers' memory not measured: {e}")],
+    };
+    let row = |cells: [&str; 5]| {
+        format!(
+            "  {:<40} {:>9} {:>8} {:>9} {:>9}",
+            cells[0], cells[1], cells[2], cells[3], cells[4]
+        )
+    };
+    let of = |what: &str, m: &ServerMemory| {
+        let n = [m.processes, m.listeners].map(|v| v.to_string());
+        let kib = [m.rss_kib, m.pss_kib].map(|v| v.to_string());
+        row([what, &n[0], &n[1], &kib[0], &kib[1]])
+    };
+    vec![
+        "sleeping servers' memory (§4.2.4), from /proc/PID/smaps_rollup, all processes together:"
+            .into(),
+        row(["", "processes", "services", "RSS KiB", "PSS KiB"]),
+        of(
+            &format!("{DAEMONS} resident daemons, one service each"),
+            &daemons,
+        ),
+        of("one inetd-style server for all of them", &inetd),
     ]
 }
 
@@ -1126,6 +1333,7 @@ fn preflight() -> Result<Vec<String>, String> {
             ));
         }
     }
+    notes.extend(memory_notes());
     if !std::path::Path::new(CAT).exists() {
         return Err(format!(
             "{CAT} is missing (net.inetd execs it per connection); install coreutils"
@@ -1138,6 +1346,9 @@ fn preflight() -> Result<Vec<String>, String> {
 /// points whose median throughput is more than 10% below both neighbours'.
 pub fn derive(series: &[Series]) -> Vec<Derived> {
     let mut out = Vec::new();
+    for s in series.iter().filter(|s| s.id == SOFTIRQ.id) {
+        out.extend(protocol_time(s));
+    }
     for s in series {
         if s.id != STREAM_TCP.id && s.id != STREAM_UNIX.id {
             continue;
@@ -1180,6 +1391,80 @@ pub fn derive(series: &[Series]) -> Vec<Derived> {
                     .into(),
             });
         }
+    }
+    out
+}
+
+/// `net.softirq`'s figures per point, over all its counted trials together (the /proc/stat
+/// softirq time and the reader's rusage both come in clock ticks, too coarse for one trial):
+/// softirq time and the receiver's own system time per byte, the share of their sum that is
+/// softirq time (charged to no process: §3.2.7), and NET_RX softirqs per MiB.
+pub fn protocol_time(s: &Series) -> Vec<Derived> {
+    let mut out = Vec::new();
+    for p in &s.points {
+        // Sums of softirq ns, receiver sys ns, NET_RX and bytes over the counted trials.
+        let mut sum = [0f64; 4];
+        for t in p
+            .result
+            .trials
+            .iter()
+            .filter(|t| t.kind == TrialKind::Measured && t.error.is_none())
+        {
+            let (Some(c), Some(child)) = (&t.counters, &t.children) else {
+                continue;
+            };
+            let (Some(soft), Some(rx)) = (c.softirq_time_ns, c.net_rx_softirqs) else {
+                continue;
+            };
+            let bytes =
+                t.iterations as f64 * p.result.ops_per_iteration.max(1) as f64 * p.bytes_per_op;
+            for (k, v) in [soft as f64, child.sys_ns as f64, rx as f64, bytes]
+                .into_iter()
+                .enumerate()
+            {
+                sum[k] += v;
+            }
+        }
+        let [soft, recv, rx, bytes] = sum;
+        if bytes <= 0.0 {
+            continue;
+        }
+        let x = super::fmt_x(p.x);
+        let mut put = |name: &str, value: f64, unit: &str, formula: &str| {
+            out.push(Derived {
+                name: format!("{}.{name}@{x}", s.id),
+                value,
+                unit: unit.into(),
+                formula: formula.into(),
+            })
+        };
+        put(
+            "softirq-ns-per-byte",
+            soft / bytes,
+            "ns per byte",
+            "/proc/stat softirq time of all CPUs / bytes moved (all counted trials)",
+        );
+        put(
+            "receiver-sys-ns-per-byte",
+            recv / bytes,
+            "ns per byte",
+            "the reader's own system time (rusage) / bytes moved (all counted trials)",
+        );
+        if soft + recv > 0.0 {
+            put(
+                "uncharged-pct",
+                100.0 * soft / (soft + recv),
+                "% of softirq + receiver system time",
+                "100 x softirq time / (softirq time + the reader's system time): protocol \
+                 time charged to no process (all counted trials)",
+            );
+        }
+        put(
+            "net-rx-per-mib",
+            rx * (1u64 << 20) as f64 / bytes,
+            "NET_RX softirqs per MiB",
+            "/proc/softirqs NET_RX raised on all CPUs / MiB moved (all counted trials)",
+        );
     }
     out
 }

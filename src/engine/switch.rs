@@ -1,0 +1,516 @@
+//! The runtime switches of `sysperf ab` (#19): what is turned off and on between the trials
+//! of one selection, and the promise that a machine-wide switch is put back as it was.
+//!
+//! Two kinds. A *task* switch is turned on by each worker for itself and the children it
+//! forks (an allow-all seccomp filter; speculative store bypass disabled by prctl): nothing
+//! outlives the worker. A *setting* is machine-wide (a sysctl, transparent huge pages,
+//! `kernel.perf_event_paranoid`): its "off" value is the one found before anything changed,
+//! its "on" value the one asked for, and it is written before each trial of a side.
+//!
+//! Before a setting is first changed, a record of its old value is written (and synced) to
+//! the state directory, `/var/lib/sysperf/switches` (or `$SYSPERF_STATE_DIR`): a root-owned
+//! directory of the machine, not the store's, because the setting belongs to the machine, a
+//! later sysperf may use another store (`--db`, `$SYSPERF_DB`, another user's HOME) and must
+//! still find it, and only root may change these settings anyway. The record is named
+//! `sysperf-switch-<pid>` after its owner; `ab` puts the value back and removes the record on
+//! every path that runs code (end, error, Ctrl-C, SIGTERM), and the next `run` or `ab`
+//! ([`restore_stale`], called by `engine::tidy`) puts back what a killed `ab` left changed,
+//! saying so. A record is trusted only in a directory of this user's that nobody else may
+//! write, and only for paths under /proc/sys or the THP setting.
+
+use crate::error::InputError;
+use crate::harness::janitor;
+use crate::harness::worker::TaskSwitch;
+use serde::{Deserialize, Serialize};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// The transparent huge pages setting.
+pub const THP: &str = "/sys/kernel/mm/transparent_hugepage/enabled";
+const PARANOID: &str = "kernel.perf_event_paranoid";
+/// The names `--switch` takes.
+pub const NAMES: &str = "seccomp, speculation, thp, perf_event_paranoid (or --sysctl NAME=VALUE)";
+
+/// Why a switch cannot be used (a bad name or value is an [`InputError`] instead).
+#[derive(Debug, thiserror::Error)]
+pub enum SwitchError {
+    #[error("changing {name} needs root (or CAP_SYS_ADMIN): {path} is not writable by this process; run 'sudo sysperf ab ...', or pick a per-task switch (seccomp, speculation)")]
+    NotPermitted { name: String, path: String },
+    #[error("{what}: {source}")]
+    Io {
+        what: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("the speculation switch changes nothing here: {why}")]
+    Unsupported { why: String },
+}
+
+fn io(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> SwitchError {
+    let what = what.into();
+    move |source| SwitchError::Io { what, source }
+}
+
+/// A machine-wide setting with its two values.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Setting {
+    /// What the user calls it: `vm.overcommit_memory`, `transparent_hugepage`.
+    pub name: String,
+    pub path: PathBuf,
+    /// The value found before anything changed (the "off" side, put back at the end).
+    pub old: String,
+    /// The value of the "on" side.
+    pub on: String,
+}
+
+/// What `ab` switches.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Switch {
+    Task(TaskSwitch),
+    Setting(Setting),
+}
+
+impl Switch {
+    /// The switch `--switch NAME` (with `--on VALUE` for settings) or `--sysctl NAME=VALUE`
+    /// names, its "off" value read now. Checks only what the input says; [`Switch::check`]
+    /// finds out whether this process may use it.
+    pub fn parse(
+        name: Option<&str>,
+        sysctl: Option<&str>,
+        on: Option<&str>,
+    ) -> Result<Switch, InputError> {
+        let bad = |value: &str, why: String| InputError::InvalidValue {
+            what: "switch",
+            value: value.to_string(),
+            why,
+        };
+        let setting = |name: &str, path: PathBuf, on: &str| -> Result<Switch, InputError> {
+            let old = read_setting(&path)
+                .map_err(|e| bad(name, format!("cannot read {}: {e}", path.display())))?;
+            if on.is_empty() || on.contains(['\n', '\0']) {
+                return Err(bad(on, "the \"on\" value must be one line".into()));
+            }
+            if old == on {
+                return Err(bad(
+                    on,
+                    format!("{name} is already {on}: the two sides would be the same; give another \"on\" value"),
+                ));
+            }
+            Ok(Switch::Setting(Setting {
+                name: name.to_string(),
+                path,
+                old,
+                on: on.to_string(),
+            }))
+        };
+        match (name, sysctl) {
+            (Some(_), Some(_)) | (None, None) => Err(bad(
+                name.or(sysctl).unwrap_or(""),
+                format!("give one of --switch NAME or --sysctl NAME=VALUE; switches: {NAMES}"),
+            )),
+            (None, Some(s)) => {
+                if on.is_some() {
+                    return Err(bad(
+                        s,
+                        "--sysctl NAME=VALUE carries its own \"on\" value; leave out --on".into(),
+                    ));
+                }
+                let (name, value) = s.split_once('=').ok_or_else(|| {
+                    bad(s, "expected NAME=VALUE, e.g. vm.overcommit_memory=1".into())
+                })?;
+                setting(
+                    name,
+                    sysctl_path(name).map_err(|why| bad(name, why))?,
+                    value,
+                )
+            }
+            (Some(n), None) => {
+                let task = |t| match on {
+                    Some(v) => Err(bad(
+                        v,
+                        format!("--on is for machine-wide switches; {n} is on or off"),
+                    )),
+                    None => Ok(Switch::Task(t)),
+                };
+                match n {
+                    "seccomp" => task(TaskSwitch::Seccomp),
+                    "speculation" => task(TaskSwitch::Speculation),
+                    "thp" | "transparent_hugepage" => {
+                        setting("transparent_hugepage", THP.into(), on.unwrap_or("always"))
+                    }
+                    "perf_event_paranoid" | PARANOID => setting(
+                        PARANOID,
+                        sysctl_path(PARANOID).map_err(|why| bad(n, why))?,
+                        on.unwrap_or("-1"),
+                    ),
+                    _ => Err(bad(n, format!("unknown switch; switches: {NAMES}"))),
+                }
+            }
+        }
+    }
+
+    /// The switch's name in labels and messages.
+    pub fn name(&self) -> &str {
+        match self {
+            Switch::Task(TaskSwitch::Seccomp) => "seccomp",
+            Switch::Task(TaskSwitch::Speculation) => "speculation",
+            Switch::Setting(s) => &s.name,
+        }
+    }
+
+    /// What each side is, for the runs' notes.
+    pub fn describe(&self, on: bool) -> String {
+        match (self, on) {
+            (Switch::Task(TaskSwitch::Seccomp), true) => {
+                "ab: switch on: an allow-all seccomp filter in every worker".into()
+            }
+            (Switch::Task(TaskSwitch::Speculation), true) => {
+                "ab: switch on: speculative store bypass disabled (prctl) in every worker".into()
+            }
+            (Switch::Task(_), false) => format!("ab: switch {} off", self.name()),
+            (Switch::Setting(s), on) => format!(
+                "ab: switch {} {}: {} = {}",
+                if on { "on" } else { "off" },
+                s.name,
+                s.name,
+                if on { &s.on } else { &s.old }
+            ),
+        }
+    }
+
+    /// Whether this process may use the switch, before anything is measured or changed.
+    pub fn check(&self) -> Result<(), SwitchError> {
+        match self {
+            Switch::Setting(s) if !crate::sys::may_write(&s.path) => {
+                Err(SwitchError::NotPermitted {
+                    name: s.name.clone(),
+                    path: s.path.display().to_string(),
+                })
+            }
+            Switch::Setting(_) | Switch::Task(TaskSwitch::Seccomp) => Ok(()),
+            Switch::Task(TaskSwitch::Speculation) => {
+                let bits =
+                    crate::sys::store_bypass_ctrl().map_err(|e| SwitchError::Unsupported {
+                        why: format!("prctl(PR_GET_SPECULATION_CTRL) failed: {e}"),
+                    })?;
+                if bits & libc::PR_SPEC_PRCTL == 0 {
+                    return Err(SwitchError::Unsupported {
+                        why: format!(
+                            "this CPU or kernel does not let a task control speculative store bypass (PR_GET_SPECULATION_CTRL = {bits:#x}; see /sys/devices/system/cpu/vulnerabilities/spec_store_bypass and spec_store_bypass_disable=prctl)"
+                        ),
+                    });
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// Takes hold of a setting: writes the record of its old value (synced) before anything
+    /// changes. The returned guard puts the value back and removes the record when dropped.
+    pub fn arm(&self) -> Result<Armed, SwitchError> {
+        let Switch::Setting(s) = self else {
+            return Ok(Armed {
+                setting: None,
+                record: None,
+                now_on: false,
+            });
+        };
+        let dir = state_dir();
+        make_private_dir(&dir)?;
+        let record = dir.join(format!("{}switch-{}", janitor::PREFIX, std::process::id()));
+        let text = serde_json::to_string(s).map_err(|e| SwitchError::Io {
+            what: "writing the switch record".into(),
+            source: std::io::Error::other(e),
+        })?;
+        let tmp = record.with_extension("tmp");
+        let mut f =
+            std::fs::File::create(&tmp).map_err(io(format!("creating {}", tmp.display())))?;
+        f.write_all(text.as_bytes())
+            .and_then(|_| f.sync_all())
+            .map_err(io(format!("writing {}", tmp.display())))?;
+        std::fs::rename(&tmp, &record).map_err(io(format!("writing {}", record.display())))?;
+        Ok(Armed {
+            setting: Some(s.clone()),
+            record: Some(record),
+            now_on: false,
+        })
+    }
+}
+
+/// A switch held by `ab`: sides are set through it, and dropping it puts the old value back
+/// and removes the record.
+#[derive(Debug)]
+pub struct Armed {
+    setting: Option<Setting>,
+    record: Option<PathBuf>,
+    now_on: bool,
+}
+
+impl Armed {
+    /// Sets the machine-wide side (`on` or off); nothing for task switches, which the workers
+    /// turn on themselves.
+    pub fn set(&mut self, on: bool) -> Result<(), SwitchError> {
+        let Some(s) = &self.setting else {
+            return Ok(());
+        };
+        if on == self.now_on {
+            return Ok(());
+        }
+        let v = if on { &s.on } else { &s.old };
+        write_setting(&s.path, v).map_err(io(format!("setting {} to {v}", s.name)))?;
+        self.now_on = on;
+        Ok(())
+    }
+
+    /// Puts the old value back and removes the record; says what went wrong, if anything.
+    pub fn release(mut self) -> Result<(), SwitchError> {
+        self.restore()
+    }
+
+    fn restore(&mut self) -> Result<(), SwitchError> {
+        let Some(s) = self.setting.take() else {
+            return Ok(());
+        };
+        write_setting(&s.path, &s.old).map_err(io(format!(
+            "putting {} back to {} (do it by hand: echo {} > {})",
+            s.name,
+            s.old,
+            s.old,
+            s.path.display()
+        )))?;
+        if let Some(r) = self.record.take() {
+            let _ = std::fs::remove_file(r);
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Armed {
+    fn drop(&mut self) {
+        if let Err(e) = self.restore() {
+            eprintln!("sysperf: {}", crate::term::text(&e.to_string()));
+        }
+    }
+}
+
+/// Where records of settings are kept: `$SYSPERF_STATE_DIR`, else `/var/lib/sysperf/switches`.
+pub fn state_dir() -> PathBuf {
+    match std::env::var_os("SYSPERF_STATE_DIR") {
+        Some(d) if !d.is_empty() => PathBuf::from(d),
+        _ => PathBuf::from("/var/lib/sysperf/switches"),
+    }
+}
+
+fn make_private_dir(dir: &Path) -> Result<(), SwitchError> {
+    use std::os::unix::fs::DirBuilderExt;
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+        .map_err(io(format!(
+            "creating the state directory {}",
+            dir.display()
+        )))?;
+    if !trusted_dir(dir) {
+        return Err(SwitchError::Io {
+            what: format!("{} is not a directory of this user's that only it may write; fix its owner and mode, or set SYSPERF_STATE_DIR", dir.display()),
+            source: std::io::Error::from(std::io::ErrorKind::PermissionDenied),
+        });
+    }
+    Ok(())
+}
+
+fn trusted_dir(dir: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::symlink_metadata(dir)
+        .is_ok_and(|m| m.is_dir() && m.uid() == crate::sys::euid() && m.mode() & 0o022 == 0)
+}
+
+/// `/proc/sys/<name with dots as slashes>`, for a sysctl name that exists.
+pub fn sysctl_path(name: &str) -> Result<PathBuf, String> {
+    let ok = !name.is_empty()
+        && name.split('.').all(|p| {
+            !p.is_empty()
+                && p != ".."
+                && p.bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+        });
+    if !ok {
+        return Err("not a sysctl name (words joined by dots, e.g. vm.overcommit_memory)".into());
+    }
+    let path = PathBuf::from("/proc/sys").join(name.replace('.', "/"));
+    if !path.is_file() {
+        return Err(format!(
+            "no such sysctl ({} does not exist; 'sysctl -a' lists them)",
+            path.display()
+        ));
+    }
+    Ok(path)
+}
+
+/// A path a record may name: a file under /proc/sys, or the THP setting.
+fn allowed(path: &Path) -> bool {
+    use std::path::Component;
+    (path.starts_with("/proc/sys/") || path == Path::new(THP))
+        && path
+            .components()
+            .all(|c| matches!(c, Component::RootDir | Component::Normal(_)))
+}
+
+/// A setting's value: the bracketed choice of a THP-style list (`always [madvise] never`),
+/// else the whole text trimmed.
+pub fn read_setting(path: &Path) -> std::io::Result<String> {
+    Ok(parse_setting(&std::fs::read_to_string(path)?))
+}
+
+pub fn parse_setting(text: &str) -> String {
+    let t = text.trim();
+    match (t.find('['), t.find(']')) {
+        (Some(a), Some(b)) if a < b => t[a + 1..b].to_string(),
+        _ => t.split_whitespace().collect::<Vec<_>>().join("\t"),
+    }
+}
+
+fn write_setting(path: &Path, value: &str) -> std::io::Result<()> {
+    let mut f = std::fs::OpenOptions::new().write(true).open(path)?;
+    f.write_all(value.as_bytes())
+}
+
+/// Puts back every setting a `sysperf ab` that is gone left changed, from its record, and
+/// removes the record; one line per record for `note`. Records of a live sysperf are left.
+pub fn restore_stale(note: &mut dyn FnMut(&str)) {
+    let dir = state_dir();
+    if !trusted_dir(&dir) {
+        return;
+    }
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let Some(pid) = name
+            .strip_prefix(janitor::PREFIX)
+            .and_then(|n| n.strip_prefix("switch-"))
+            .and_then(|n| n.parse::<crate::sys::Pid>().ok())
+        else {
+            continue;
+        };
+        if !janitor::owner_gone(pid) {
+            continue;
+        }
+        use std::os::unix::fs::MetadataExt;
+        let path = e.path();
+        let mine = std::fs::symlink_metadata(&path)
+            .is_ok_and(|m| m.is_file() && m.uid() == crate::sys::euid());
+        let record = std::fs::read_to_string(&path)
+            .ok()
+            .and_then(|t| serde_json::from_str::<Setting>(&t).ok());
+        let (true, Some(s)) = (mine, record) else {
+            continue;
+        };
+        if !allowed(&s.path) {
+            note(&format!("ignored the switch record {} (it names {}, which is not a setting sysperf changes)", path.display(), s.path.display()));
+            continue;
+        }
+        let now = read_setting(&s.path).ok();
+        let line = if now.as_deref() == Some(s.old.as_str()) {
+            format!("{} was already back at {} (a sysperf ab, pid {pid}, was killed while switching it)", s.name, s.old)
+        } else {
+            match write_setting(&s.path, &s.old) {
+                Ok(()) => format!(
+                    "restored {} to {} (a sysperf ab, pid {pid}, was killed and left it at {})",
+                    s.name,
+                    s.old,
+                    now.as_deref().unwrap_or("?")
+                ),
+                Err(err) => {
+                    note(&format!("could not restore {} to {} left by a killed sysperf ab (pid {pid}): {err}; do it by hand: echo {} > {}", s.name, s.old, s.old, s.path.display()));
+                    continue;
+                }
+            }
+        };
+        let _ = std::fs::remove_file(&path);
+        note(&line);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn settings_read_the_bracketed_choice_or_the_value() {
+        assert_eq!(parse_setting("always [madvise] never\n"), "madvise");
+        assert_eq!(parse_setting("2\n"), "2");
+        assert_eq!(
+            parse_setting("4096\t16384 4194304\n"),
+            "4096\t16384\t4194304"
+        );
+    }
+
+    #[test]
+    fn task_switches_take_effect_in_the_task_that_turns_them_on() {
+        let status = || std::fs::read_to_string("/proc/thread-self/status").unwrap();
+        let field = |s: &str, name: &str| {
+            s.lines()
+                .find(|l| l.starts_with(name))
+                .map(|l| l[name.len()..].trim().to_string())
+        };
+        // Each on a thread of its own: both are per-thread, and the filter allows everything.
+        std::thread::spawn(move || {
+            assert_eq!(field(&status(), "Seccomp:").as_deref(), Some("0"));
+            TaskSwitch::Seccomp.apply().unwrap();
+            assert_eq!(
+                field(&status(), "Seccomp:").as_deref(),
+                Some("2"),
+                "filter mode"
+            );
+            assert_eq!(field(&status(), "NoNewPrivs:").as_deref(), Some("1"));
+        })
+        .join()
+        .unwrap();
+        if Switch::Task(TaskSwitch::Speculation).check().is_ok() {
+            std::thread::spawn(move || {
+                TaskSwitch::Speculation.apply().unwrap();
+                let ssb = field(&status(), "Speculation_Store_Bypass:").unwrap();
+                assert!(ssb.contains("thread mitigated"), "{ssb}");
+            })
+            .join()
+            .unwrap();
+        }
+    }
+
+    #[test]
+    fn records_may_name_only_sysctls_and_thp() {
+        assert!(allowed(Path::new("/proc/sys/vm/overcommit_memory")));
+        assert!(allowed(Path::new(THP)));
+        assert!(!allowed(Path::new("/proc/sys/../../etc/passwd")));
+        assert!(!allowed(Path::new("/etc/passwd")));
+        assert!(!allowed(Path::new(
+            "/sys/kernel/mm/transparent_hugepage/defrag"
+        )));
+    }
+
+    #[test]
+    fn bad_names_and_values_are_input_errors() {
+        for (n, s, on) in [
+            (Some("warp"), None, None),
+            (None, Some("vm.overcommit_memory"), None),
+            (None, Some("../etc=1"), None),
+            (None, Some("vm.no_such_thing=1"), None),
+            (Some("seccomp"), None, Some("1")),
+            (Some("seccomp"), Some("vm.overcommit_memory=1"), None),
+            (None, None, None),
+        ] {
+            assert!(Switch::parse(n, s, on).is_err(), "{n:?} {s:?} {on:?}");
+        }
+        let cur = read_setting(Path::new("/proc/sys/kernel/msgmax")).unwrap();
+        let same = format!("kernel.msgmax={cur}");
+        let e = Switch::parse(None, Some(&same), None).unwrap_err();
+        assert!(e.to_string().contains("already"), "{e}");
+        assert_eq!(
+            Switch::parse(Some("seccomp"), None, None).unwrap(),
+            Switch::Task(TaskSwitch::Seccomp)
+        );
+    }
+}
