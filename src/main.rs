@@ -654,7 +654,7 @@ fn ab(a: AbArgs) -> Result<i32> {
         stop: &stop,
     };
     let mut bar = ProgressSink::new();
-    let outcomes = engine.execute_ab(&plan, &switch, &store, &mut bar);
+    let outcomes = engine.execute_ab(&plan, &switch, store.as_ref(), &mut bar);
     bar.0.finish_and_clear();
     let outcomes = outcomes?;
     let Some(last) = outcomes.last() else {

@@ -17,7 +17,7 @@ use super::{new_run, now_ns, stored, trial_order, EngineError, Event, Origin, Ru
 use crate::harness::{self, Measurement, Target};
 use crate::model::{Run, Warning, WarningKind};
 use crate::observe::doctor;
-use crate::store::Store;
+use crate::store::Backend;
 use std::cell::RefCell;
 use std::sync::atomic::Ordering;
 
@@ -47,7 +47,7 @@ impl super::Engine<'_> {
         &self,
         plan: &RunPlan,
         switch: &Switch,
-        store: &Store,
+        store: &dyn Backend,
         sink: &mut dyn Sink,
     ) -> Result<Vec<AbOutcome>, AbError> {
         switch.check()?;
@@ -80,7 +80,7 @@ impl super::Engine<'_> {
         plan: &RunPlan,
         switch: &Switch,
         armed: &mut switch::Armed,
-        store: &Store,
+        store: &dyn Backend,
         sink: &mut dyn Sink,
     ) -> Result<AbOutcome, AbError> {
         // Each side's fingerprint with its switch set; the doctor looks once.
