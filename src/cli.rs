@@ -510,6 +510,10 @@ pub struct ProfileArgs {
     /// Print the profiles as one JSON document (folded stacks, flat profile, call graph).
     #[arg(long)]
     pub json: bool,
+    /// Also draw the profiles' folded stacks as a flame graph into FILE (a static SVG: no
+    /// script; hover a frame for its function and samples).
+    #[arg(long, value_name = "FILE")]
+    pub svg: Option<PathBuf>,
 }
 
 impl RunArgs {

@@ -278,6 +278,9 @@ fn print_run(run: &Run, profiles: &[Profile], var: Option<&[Variance]>, json: bo
 }
 
 fn profile(a: ProfileArgs) -> Result<i32> {
+    if let Some(path) = &a.svg {
+        output::check(path).context("--svg")?;
+    }
     // A benchmark selection profiles now; otherwise the target names a stored run.
     let specs = match bench::select(&a.target) {
         Ok(specs) => specs,
@@ -318,6 +321,7 @@ fn profile(a: ProfileArgs) -> Result<i32> {
         }
         Err(e) => return Err(e.into()),
     };
+    write_flame_graph(&profiles, a.svg.as_deref(), None)?;
     print_profiles(&profiles, a.top as usize, a.json, None)
 }
 
@@ -343,7 +347,30 @@ fn stored_profiles(a: &ProfileArgs, bench_err: InputError) -> Result<i32> {
         Err(e) => return Err(e.into()),
     };
     let profiles = store.load_profiles(&id)?;
+    write_flame_graph(&profiles, a.svg.as_deref(), Some(&id))?;
     print_profiles(&profiles, a.top as usize, a.json, Some(&id))
+}
+
+/// `profile --svg FILE`: the profiles' flame graph, written without following a link.
+fn write_flame_graph(profiles: &[Profile], path: Option<&Path>, run: Option<&str>) -> Result<()> {
+    let Some(path) = path else {
+        return Ok(());
+    };
+    let benches: Vec<&str> = profiles.iter().map(|p| p.bench.as_str()).collect();
+    let title = match run {
+        Some(id) => format!("Kernel profiles of run {id}: {}", benches.join(", ")),
+        None => format!("Kernel profile of {}", benches.join(", ")),
+    };
+    let refs: Vec<&Profile> = profiles.iter().collect();
+    let svg = report::flame::svg(&refs, &title, "flamegraph").map_err(|e| match (e, run) {
+        (report::flame::FlameError::Empty, Some(id)) => anyhow::anyhow!(
+            "run {id} has no profile samples to draw; 'sysperf run --profile' stores them"
+        ),
+        (e, _) => e.into(),
+    })?;
+    output::write(path, svg.as_bytes(), 0o644)?;
+    say!("sysperf: wrote {}", path.display());
+    Ok(())
 }
 
 fn print_profiles(profiles: &[Profile], top: usize, json: bool, run: Option<&str>) -> Result<i32> {
