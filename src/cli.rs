@@ -7,7 +7,7 @@ use crate::engine::{Event, Sink};
 use crate::error::InputError;
 use crate::harness::placement::{self, CpuChoice, Mode};
 use crate::model::TrialKind;
-use crate::{compare, reference, sys, trace};
+use crate::{compare, reference, sys};
 use anyhow::{Context, Result};
 use clap::{Args, Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -511,6 +511,11 @@ pub struct CompareArgs {
 }
 
 pub const TRACE_HELP: &str = "\
+With --system DURATION: the whole machine, as the paper's section 2.3 traced it (a bounded
+ring read as it fills): page-cache hit rate of reads and read-ahead use, dentry-cache hit rate
+of path lookups, system calls by process and by kind with their time, softirq time by kind as
+a share of kernel time, events lost. The instance is instances/sysperf-<pid>-system.
+
 Event sets (--events, comma-separated; default syscalls,sched):
   syscalls   raw_syscalls:sys_enter: system calls per operation, by name
   sched      switches (voluntary, preempted), wakeups, wake-up latency, migrations, forks
@@ -528,10 +533,18 @@ sysperf mounts it privately for itself. The instance is removed on every exit, C
 #[derive(Args)]
 pub struct TraceArgs {
     /// The benchmark to trace (an id from 'sysperf list').
-    pub id: String,
-    /// Event sets (syscalls, sched, pagecache, block) and/or events as system:name.
-    #[arg(long, value_name = "SET|LIST", default_value = trace::DEFAULT_EVENTS)]
-    pub events: String,
+    #[arg(required_unless_present = "system")]
+    pub id: Option<String>,
+    /// Trace the whole machine for DURATION instead (seconds, or 90s, 5m, 1h): page-cache and
+    /// dentry-cache hit rates, system calls by process and by kind, softirq time by kind,
+    /// events lost. Ctrl-C ends it early, with the report so far (docs/trace.md).
+    #[arg(long, value_name = "DURATION", value_parser = parse_span, conflicts_with_all = ["id", "iterations", "raw"])]
+    pub system: Option<f64>,
+    /// Event sets (syscalls, sched, pagecache, block) and/or events as system:name (default
+    /// syscalls,sched). With --system: syscalls (with the dentry cache), softirq, pagecache
+    /// (default all three).
+    #[arg(long, value_name = "SET|LIST")]
+    pub events: Option<String>,
     /// Ring buffer size per CPU in KB (default 4096, raised automatically if events are lost).
     #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = clap::value_parser!(u64).range(1..=1_048_576))]
     pub buffer_kb: Option<u64>,
@@ -644,6 +657,10 @@ pub struct ProfileArgs {
     /// Print the profiles as one JSON document (folded stacks, flat profile, call graph).
     #[arg(long)]
     pub json: bool,
+    /// Also draw the profiles' folded stacks as a flame graph into FILE (a static SVG: no
+    /// script; hover a frame for its function and samples).
+    #[arg(long, value_name = "FILE")]
+    pub svg: Option<PathBuf>,
 }
 
 impl RunArgs {
@@ -803,6 +820,32 @@ pub fn parse_seconds(s: &str) -> Result<f64, String> {
     Ok(v)
 }
 
+/// A duration as seconds: `10`, `2.5`, `90s`, `5m`, `1h` (at most a week).
+pub fn parse_span(s: &str) -> Result<f64, String> {
+    let t = s.trim();
+    let (num, scale) = match t.char_indices().last() {
+        Some((i, 's')) => (&t[..i], 1.0),
+        Some((i, 'm')) => (&t[..i], 60.0),
+        Some((i, 'h')) => (&t[..i], 3600.0),
+        _ => (t, 1.0),
+    };
+    let v: f64 = num.trim().parse().map_err(|_| {
+        format!(
+            "'{s}' is not a duration: give seconds (10), or a number with s, m or h (90s, 5m, 1h)"
+        )
+    })?;
+    let secs = v * scale;
+    if !secs.is_finite() || secs <= 0.0 {
+        return Err(format!("'{s}' must be a positive duration"));
+    }
+    if secs > 7.0 * 86_400.0 {
+        return Err(format!(
+            "'{s}' is more than a week; give a shorter duration"
+        ));
+    }
+    Ok(secs)
+}
+
 /// The progress bar on stderr (hidden when stderr is not a terminal): the engine's sink for
 /// `sysperf run`.
 pub struct ProgressSink(pub ProgressBar);
@@ -940,6 +983,18 @@ mod tests {
             out.extend(undocumented(sub, docs));
         }
         out
+    }
+
+    #[test]
+    fn spans_read_seconds_minutes_and_hours() {
+        assert_eq!(parse_span("10"), Ok(10.0));
+        assert_eq!(parse_span("2.5"), Ok(2.5));
+        assert_eq!(parse_span("90s"), Ok(90.0));
+        assert_eq!(parse_span("5m"), Ok(300.0));
+        assert_eq!(parse_span(" 1h "), Ok(3600.0));
+        for bad in ["", "0", "-1", "5x", "m", "nan", "inf", "200h", "1e9"] {
+            assert!(parse_span(bad).is_err(), "{bad}");
+        }
     }
 
     #[test]

@@ -291,6 +291,9 @@ fn profile(a: ProfileArgs) -> Result<i32> {
     if let Some(d) = &a.system {
         return system_profile(&a, d);
     }
+    if let Some(path) = &a.svg {
+        output::check(path).context("--svg")?;
+    }
     // A benchmark selection profiles now; otherwise the target names a stored run.
     let specs = match bench::select(&a.target) {
         Ok(specs) => specs,
@@ -331,6 +334,7 @@ fn profile(a: ProfileArgs) -> Result<i32> {
         }
         Err(e) => return Err(e.into()),
     };
+    write_flame_graph(&profiles, a.svg.as_deref(), None)?;
     print_profiles(&profiles, a.top as usize, a.json, None)
 }
 
@@ -468,7 +472,30 @@ fn stored_profiles(a: &ProfileArgs, bench_err: InputError) -> Result<i32> {
         Err(e) => return Err(e.into()),
     };
     let profiles = store.load_profiles(&id)?;
+    write_flame_graph(&profiles, a.svg.as_deref(), Some(&id))?;
     print_profiles(&profiles, a.top as usize, a.json, Some(&id))
+}
+
+/// `profile --svg FILE`: the profiles' flame graph, written without following a link.
+fn write_flame_graph(profiles: &[Profile], path: Option<&Path>, run: Option<&str>) -> Result<()> {
+    let Some(path) = path else {
+        return Ok(());
+    };
+    let benches: Vec<&str> = profiles.iter().map(|p| p.bench.as_str()).collect();
+    let title = match run {
+        Some(id) => format!("Kernel profiles of run {id}: {}", benches.join(", ")),
+        None => format!("Kernel profile of {}", benches.join(", ")),
+    };
+    let refs: Vec<&Profile> = profiles.iter().collect();
+    let svg = report::flame::svg(&refs, &title, "flamegraph").map_err(|e| match (e, run) {
+        (report::flame::FlameError::Empty, Some(id)) => anyhow::anyhow!(
+            "run {id} has no profile samples to draw; 'sysperf run --profile' stores them"
+        ),
+        (e, _) => e.into(),
+    })?;
+    output::write(path, svg.as_bytes(), 0o644)?;
+    say!("sysperf: wrote {}", path.display());
+    Ok(())
 }
 
 fn print_profiles(profiles: &[Profile], top: usize, json: bool, run: Option<&str>) -> Result<i32> {
@@ -488,9 +515,14 @@ fn print_profiles(profiles: &[Profile], top: usize, json: bool, run: Option<&str
 }
 
 fn trace_cmd(a: TraceArgs) -> Result<i32> {
+    if let Some(secs) = a.system {
+        let sets = trace::system::parse_sets(a.events.as_deref())?;
+        return trace_system(secs, sets, a.buffer_kb, a.json);
+    }
     // Everything the user gave is checked before tracefs is touched.
-    let spec = bench::select_one(&a.id, "trace")?;
-    let selection = trace::parse_selection(&a.events)?;
+    let id = a.id.as_deref().unwrap_or_default();
+    let spec = bench::select_one(id, "trace")?;
+    let selection = trace::parse_selection(a.events.as_deref().unwrap_or(trace::DEFAULT_EVENTS))?;
     let (cpus, _) = a.place.choose()?;
     let plan = placement::plan(a.place.placement, spec.shape, &cpus)?;
     if let Some(raw) = &a.raw {
@@ -529,6 +561,59 @@ fn trace_cmd(a: TraceArgs) -> Result<i32> {
     // Counts from an overwritten ring buffer are not the kernel's: shown, but not a success.
     if traced.report.runs.iter().any(|r| r.lost_events > 0) {
         say!("sysperf: events were lost, so the counts are incomplete; raise --buffer-kb or lower --iterations");
+        return Ok(exit::FAILURE);
+    }
+    Ok(exit::OK)
+}
+
+/// `sysperf trace --system DURATION`: the whole machine, with a progress line and an ETA.
+fn trace_system(
+    secs: f64,
+    sets: Vec<&'static str>,
+    buffer_kb: Option<u64>,
+    json: bool,
+) -> Result<i32> {
+    let opts = trace::system::SystemOptions {
+        duration: Duration::from_secs_f64(secs),
+        sets,
+        buffer_kb: buffer_kb.unwrap_or(trace::system::DEFAULT_SYSTEM_BUFFER_KB),
+    };
+    // Ctrl-C and termination end the trace early: the report so far, then 130/143.
+    let stop = engine::stop_flag()?;
+    let bar = indicatif::ProgressBar::new(opts.duration.as_secs().max(1));
+    bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
+    if let Ok(style) = indicatif::ProgressStyle::with_template(
+        "sysperf: tracing {bar:30} {pos}/{len} s, {msg}, {eta} left",
+    ) {
+        bar.set_style(style);
+    }
+    let report = trace::system::trace_system(
+        &opts,
+        &stop,
+        &|m| bar.suspend(|| say!("sysperf: {m}")),
+        &mut |p| {
+            bar.set_position(p.elapsed.as_secs());
+            bar.set_message(format!(
+                "{} events, {} lost",
+                report::trace::thousands(p.events),
+                report::trace::thousands(p.lost)
+            ));
+        },
+    );
+    bar.finish_and_clear();
+    let report = report?;
+    if json {
+        print_json(&report)?;
+    } else {
+        print(&report::trace::render_system(&report))?;
+    }
+    if report.interrupted {
+        say!("sysperf: interrupted; the report covers the time traced, and the trace instance was removed");
+        return Ok(engine::interrupted_code());
+    }
+    // Counts from an overwritten ring buffer are not the kernel's: shown, but not a success.
+    if report.lost_events > 0 {
+        say!("sysperf: events were lost, so the counts are incomplete; raise --buffer-kb");
         return Ok(exit::FAILURE);
     }
     Ok(exit::OK)

@@ -262,6 +262,106 @@ fn run_profile_stores_profiles_with_the_run() {
     );
 }
 
+/// A written flame graph: one static SVG document naming `bench`.
+fn assert_flame_graph(path: &std::path::Path, bench: &str) {
+    let svg = std::fs::read_to_string(path).unwrap();
+    assert!(svg.starts_with("<?xml"), "{svg}");
+    assert!(svg.contains("<svg id=\"flamegraph\""));
+    assert!(svg.contains(bench), "{bench} not in the title");
+    assert!(svg.matches("<rect").count() > 3, "no frames");
+    for banned in ["<script", "onload", "url("] {
+        assert!(!svg.contains(banned), "{banned} in the flame graph");
+    }
+}
+
+#[test]
+fn profile_svg_draws_a_flame_graph_now_and_of_a_stored_run() {
+    if !profiling_allowed() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("s.db");
+    // A benchmark profiled now: the profile on stdout, the flame graph in the file.
+    let now = tmp.path().join("now.svg");
+    let out = sysperf(&db)
+        .args(["profile", "pipeback4", "--seconds", "0.3", "--svg"])
+        .arg(&now)
+        .timeout(Duration::from_secs(120))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("Kernel profile of pipeback4"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("wrote"));
+    assert_flame_graph(&now, "pipeback4");
+    // A stored run's profiles, each benchmark rooted under its name.
+    let run = sysperf(&db)
+        .args(["run", "syscall", "pipeback4", "--quick", "--profile"])
+        .args(["--profile-seconds", "0.3", "--label", "prof"])
+        .timeout(Duration::from_secs(180))
+        .output()
+        .unwrap();
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let stored = tmp.path().join("stored.svg");
+    let out = sysperf(&db)
+        .args(["profile", "prof", "--svg"])
+        .arg(&stored)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert_flame_graph(&stored, "syscall, pipeback4");
+    let svg = std::fs::read_to_string(&stored).unwrap();
+    assert!(
+        svg.contains("<title>syscall ("),
+        "syscall is not a root frame"
+    );
+    // Never through a link: a link planted at the name is replaced, what it points at kept.
+    let target = tmp.path().join("target.txt");
+    std::fs::write(&target, "keep").unwrap();
+    let link = tmp.path().join("link.svg");
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    let out = sysperf(&db)
+        .args(["profile", "prof", "--svg"])
+        .arg(&link)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "keep");
+    assert!(!std::fs::symlink_metadata(&link).unwrap().is_symlink());
+    assert_flame_graph(&link, "syscall, pipeback4");
+    // A directory is no file to write: refused before anything is profiled.
+    let out = sysperf(&db)
+        .args(["profile", "syscall", "--svg"])
+        .arg(tmp.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("directory"));
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("profiling"));
+    // A run without profiles has nothing to draw: said, exit 1, no file.
+    let plain = sysperf(&db)
+        .args(["run", "syscall", "--quick", "--label", "plain"])
+        .output()
+        .unwrap();
+    assert!(plain.status.success());
+    let none = tmp.path().join("none.svg");
+    let out = sysperf(&db)
+        .args(["profile", "plain", "--svg"])
+        .arg(&none)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("run --profile"));
+    assert!(!none.exists());
+}
+
 #[test]
 fn ctrl_c_during_a_profile_leaves_nothing_behind() {
     if !profiling_allowed() {

@@ -162,6 +162,14 @@ fn commands_that_are_only_the_privileged_part_exit_1_with_the_fix() {
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("root"), "{err}");
+    // The whole machine's trace needs the same, and says so before tracing anything (#20).
+    let Some(out) = unprivileged(&db, &["trace", "--system", "1"]) else {
+        return;
+    };
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("root") && err.contains("tracefs"), "{err}");
+    assert!(out.stdout.is_empty());
 }
 
 #[test]

@@ -47,6 +47,32 @@ fn scratch() -> PathBuf {
     dir
 }
 
+/// A quick run of pipeback4 with its kernel profile stored (`run --profile`), in the same
+/// store, labelled "profiled"; None where profiling is not permitted (not root, and not CI).
+fn profiled_run() -> Option<&'static str> {
+    static RUN: OnceLock<Option<&'static str>> = OnceLock::new();
+    *RUN.get_or_init(|| {
+        let out = sysperf(store())
+            .args([
+                "run",
+                "pipeback4",
+                "--quick",
+                "--profile",
+                "--label",
+                "profiled",
+            ])
+            .output()
+            .unwrap();
+        if out.status.success() {
+            return Some("profiled");
+        }
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!in_ci(), "run --profile must work on CI (root): {err}");
+        eprintln!("no profiled run (profiling not permitted here): {err}");
+        None
+    })
+}
+
 /// A store with three quick runs labelled "a", "b" and a hostile label, made once.
 fn store() -> &'static Path {
     static DB: OnceLock<PathBuf> = OnceLock::new();
@@ -580,7 +606,9 @@ fn report_renders_in_a_real_browser() {
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let page = dir.path().join("report.html");
     sysperf(store())
-        .args(["report", "a", "b", HOSTILE, series_run(), "-o"])
+        .args(["report", "a", "b", HOSTILE, series_run()])
+        .args(profiled_run())
+        .arg("-o")
         .arg(&page)
         .assert()
         .success();
@@ -618,6 +646,19 @@ fn report_renders_in_a_real_browser() {
         fig.matches("<g class=\"point\"").count(),
         2 * series_points() + 2
     );
+    // pipeback4's flame graph, as the browser parsed it: a static SVG of boxes, each with its
+    // function on hover (#20).
+    if profiled_run().is_some() {
+        let at = dom
+            .find("id=\"figure-flame-4\"")
+            .expect("flame graph missing");
+        let fig = &dom[at..at + dom[at..].find("</figure>").unwrap()];
+        assert!(fig.contains("<svg id=\"flame-4\""), "{fig}");
+        assert!(fig.contains("Kernel profiles of"), "no title");
+        assert!(fig.contains("pipeback4"));
+        assert!(fig.matches("<rect").count() > 5, "no frames drawn");
+        assert!(fig.contains("<title>do_syscall_64 ("), "no hover titles");
+    }
     // The hostile label is text in the document, never an element.
     assert!(dom.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
     assert!(

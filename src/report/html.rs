@@ -578,6 +578,19 @@ fn counters(s: &mut String, cmp: &Comparison, rows: Vec<crate::report::compare::
 fn profiles_section(s: &mut String, cmp: &Comparison, profiles: &[Vec<Profile>]) {
     for (i, ps) in profiles.iter().enumerate() {
         let name = cmp.runs.get(i).map(run_name).unwrap_or_default();
+        // One flame graph per run, its benchmarks side by side (static: no script).
+        let refs: Vec<&Profile> = ps.iter().collect();
+        let benches: Vec<&str> = ps.iter().map(|p| p.bench.as_str()).collect();
+        let title = format!("Kernel profiles of {name}: {}", benches.join(", "));
+        if let Ok(svg) = crate::report::flame::svg(&refs, &title, &format!("flame-{i}")) {
+            let _ = write!(
+                s,
+                "<h3>{}{} flame graph</h3><figure id=\"figure-flame-{i}\" class=\"flame\">{}<figcaption>Flame graph of the folded kernel stacks: each box is a function, its width the share of the samples with it on the stack, the functions it called stacked above it; hover a box for its name and samples.</figcaption></figure>",
+                swatch(i),
+                esc(&name),
+                crate::report::flame::inline(&svg)
+            );
+        }
         for p in ps {
             let _ = write!(
                 s,
@@ -1009,6 +1022,23 @@ mod tests {
             );
             assert!(page.contains(&format!("href=\"#{id}\"")), "link to {id}");
         }
+        // The profiled run's flame graph, inline and static; none for the other run.
+        assert!(page.contains("<figure id=\"figure-flame-0\""));
+        assert!(page.contains("<svg id=\"flame-0\""));
+        assert!(!page.contains("figure-flame-1"));
+        assert!(!page.contains("<script") && !page.contains("url("));
+        assert!(!page.contains("<?xml"));
+    }
+
+    #[test]
+    fn a_hostile_frame_name_in_a_flame_graph_is_text() {
+        let (runs, cmp) = hostile_pair();
+        let mut p = crate::report::profile::tests::fixture();
+        p.stacks
+            .insert("[user] <script>alert(1)</script>".into(), 100);
+        let page = html(&runs, &cmp, &[vec![p], vec![]]);
+        assert!(page.contains("figure-flame-0"));
+        assert!(!page.contains("<script"), "raw script tag in the page");
     }
 
     #[test]

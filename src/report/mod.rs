@@ -8,6 +8,7 @@
 pub mod compare;
 #[cfg(test)]
 mod docs;
+pub mod flame;
 pub mod html;
 pub mod json;
 pub mod list;

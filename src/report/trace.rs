@@ -3,6 +3,7 @@
 //!
 //! Pure: from a [`TraceReport`] to a string. `--json` prints the report itself instead.
 
+use crate::trace::system::SystemReport;
 use crate::trace::{Count, Dist, TraceReport};
 use std::fmt::Write;
 
@@ -79,6 +80,23 @@ fn header(out: &mut String, title: &str, unit: &str) {
     );
 }
 
+/// "tracefs PATH (mounted by sysperf...), instance NAME, ring buffer N KB per CPU; no events lost".
+fn where_traced(tracefs: &str, mounted: bool, instance: &str, buffer_kb: u64, lost: u64) -> String {
+    format!(
+        "tracefs {tracefs}{}, instance {instance}, ring buffer {buffer_kb} KB per CPU; {}",
+        if mounted {
+            " (mounted by sysperf, private to it)"
+        } else {
+            ""
+        },
+        if lost == 0 {
+            "no events lost".to_string()
+        } else {
+            format!("{} events LOST", thousands(lost))
+        }
+    )
+}
+
 pub fn render(r: &TraceReport) -> String {
     let mut out = String::new();
     let runs: Vec<String> = r.runs.iter().map(|x| thousands(x.iterations)).collect();
@@ -100,20 +118,14 @@ pub fn render(r: &TraceReport) -> String {
     let lost: u64 = r.runs.iter().map(|x| x.lost_events).sum();
     let _ = writeln!(
         out,
-        "tracefs {}{}, instance {}, ring buffer {} KB per CPU; {}",
-        r.tracefs,
-        if r.tracefs_mounted_by_sysperf {
-            " (mounted by sysperf, private to it)"
-        } else {
-            ""
-        },
-        r.instance,
-        r.buffer_kb,
-        if lost == 0 {
-            "no events lost".to_string()
-        } else {
-            format!("{} events LOST", thousands(lost))
-        }
+        "{}",
+        where_traced(
+            &r.tracefs,
+            r.tracefs_mounted_by_sysperf,
+            &r.instance,
+            r.buffer_kb,
+            lost
+        )
     );
 
     if let Some(s) = &r.syscalls {
@@ -244,6 +256,203 @@ pub fn render(r: &TraceReport) -> String {
         for w in &r.warnings {
             let _ = writeln!(out, "  {w}");
         }
+    }
+    out
+}
+
+/// Nanoseconds as milliseconds with one decimal ("12.3 ms"), or seconds past 10 s.
+fn ms(ns: u64) -> String {
+    if ns >= 10_000_000_000 {
+        format!("{:.1} s", ns as f64 / 1e9)
+    } else {
+        format!("{:.1} ms", ns as f64 / 1e6)
+    }
+}
+
+/// Rows shown of the longer tables of a system trace (`--json` has them all).
+const SYSTEM_ROWS: usize = 15;
+
+/// A table of (name, calls, time): its first [`SYSTEM_ROWS`] rows, then how many more.
+fn calls_table(
+    out: &mut String,
+    title: &str,
+    noun: &str,
+    rows: impl ExactSizeIterator<Item = (String, u64, u64)>,
+) {
+    let n = rows.len();
+    let _ = writeln!(out, "  {title:<28} {:>12} {:>12}", "calls", "time");
+    for (name, count, ns) in rows.take(SYSTEM_ROWS) {
+        let _ = writeln!(out, "  {name:<28} {:>12} {:>12}", thousands(count), ms(ns));
+    }
+    if n > SYSTEM_ROWS {
+        let _ = writeln!(out, "  ... {} {noun} more (--json)", n - SYSTEM_ROWS);
+    }
+}
+
+/// The `sysperf trace --system` summary as text.
+pub fn render_system(r: &SystemReport) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "sysperf trace --system: the whole machine for {:.1} s{} ({} CPUs)",
+        r.elapsed_s,
+        if r.interrupted {
+            format!(" of {:.0} s (interrupted)", r.duration_s)
+        } else {
+            String::new()
+        },
+        r.cpus
+    );
+    let _ = writeln!(
+        out,
+        "{} ({} events read)",
+        where_traced(
+            &r.tracefs,
+            r.tracefs_mounted_by_sysperf,
+            &r.instance,
+            r.buffer_kb,
+            r.lost_events
+        ),
+        thousands(r.events_read)
+    );
+    let line = |out: &mut String, label: &str, value: String| {
+        let _ = writeln!(out, "  {label:<LABEL$} {value:>14}");
+    };
+    if let Some(p) = &r.pagecache {
+        let _ = writeln!(
+            out,
+            "\nPage cache (reads and faults; filemap and readahead trace points, as §3.2.6)"
+        );
+        line(&mut out, "pages requested", thousands(p.requested_pages));
+        line(&mut out, "  missed (waited for)", thousands(p.missed_pages));
+        line(
+            &mut out,
+            "  read ahead while tracing",
+            thousands(p.readahead_requested_pages),
+        );
+        line(&mut out, "hit rate (found in the cache)", pct(p.hit_rate));
+        line(
+            &mut out,
+            "hit rate counting read-ahead as hits",
+            pct(p.hit_rate_readahead_counted),
+        );
+        line(
+            &mut out,
+            "read-ahead requests (sync, async)",
+            format!(
+                "{}, {}",
+                thousands(p.sync_readaheads),
+                thousands(p.async_readaheads)
+            ),
+        );
+        line(&mut out, "pages read ahead", thousands(p.readahead_pages));
+        line(
+            &mut out,
+            "  used while tracing",
+            pct(p.readahead_used_share),
+        );
+        line(
+            &mut out,
+            "  evicted unused",
+            thousands(p.readahead_evicted_unused),
+        );
+        if p.untracked_pages > 0 {
+            line(
+                &mut out,
+                "pages not followed (memory bound)",
+                thousands(p.untracked_pages),
+            );
+        }
+    }
+    if let Some(d) = &r.dentry {
+        let _ = writeln!(out, "\nDentry cache (path lookups, as §4.1.1's name cache)");
+        line(
+            &mut out,
+            "path lookups (system calls)",
+            thousands(d.path_lookups),
+        );
+        line(
+            &mut out,
+            "  that allocated a dentry (missed)",
+            thousands(d.lookups_missed),
+        );
+        line(&mut out, "hit rate", pct(d.hit_rate));
+        line(
+            &mut out,
+            "dentries allocated in lookups",
+            thousands(d.dentries_allocated_in_lookups),
+        );
+        line(
+            &mut out,
+            "dentries allocated elsewhere",
+            thousands(d.dentries_allocated_elsewhere),
+        );
+        let _ = writeln!(
+            out,
+            "  kernel functions: {} (kmem:kmem_cache_alloc, name == \"dentry\", within path system calls)",
+            if d.kernel_functions.is_empty() {
+                "none seen".to_string()
+            } else {
+                d.kernel_functions.join(", ")
+            }
+        );
+    }
+    if let Some(s) = &r.syscalls {
+        let _ = writeln!(
+            out,
+            "\nSystem calls: {} calls, {} in calls (entry to exit, microsecond timestamps)",
+            thousands(s.calls),
+            ms(s.time_ns)
+        );
+        let kinds = s
+            .by_kind
+            .iter()
+            .map(|k| (k.name.clone(), k.count, k.time_ns));
+        calls_table(&mut out, "by kind", "kinds", kinds);
+        let processes = s.by_process.iter().map(|p| {
+            let who = if p.pid == 0 {
+                p.comm.clone()
+            } else {
+                format!("{} [{}]", p.comm, p.pid)
+            };
+            (who, p.count, p.time_ns)
+        });
+        calls_table(&mut out, "by process", "processes", processes);
+    }
+    if let Some(q) = &r.softirq {
+        let _ = writeln!(
+            out,
+            "\nSoftirqs: {} of {} kernel time (/proc/stat system + irq + softirq; its own softirq count: {})",
+            ms(q.time_ns),
+            ms(q.kernel_time_ns),
+            ms(q.proc_stat_softirq_ns)
+        );
+        let _ = writeln!(
+            out,
+            "  {:<28} {:>12} {:>12} {:>12}",
+            "kind", "count", "time", "of kernel"
+        );
+        for k in &q.by_kind {
+            let _ = writeln!(
+                out,
+                "  {:<28} {:>12} {:>12} {:>12}",
+                k.name,
+                thousands(k.count),
+                ms(k.time_ns),
+                pct(k.share_of_kernel_time)
+            );
+        }
+        let _ = writeln!(
+            out,
+            "  {:<28} {:>12} {:>12} {:>12}",
+            "all",
+            thousands(q.by_kind.iter().map(|k| k.count).sum()),
+            ms(q.time_ns),
+            pct(q.share_of_kernel_time)
+        );
+    }
+    for w in &r.warnings {
+        let _ = writeln!(out, "\nwarning: {w}");
     }
     out
 }

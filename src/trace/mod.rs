@@ -20,6 +20,7 @@
 
 pub mod parse;
 pub mod syscalls;
+pub mod system;
 pub mod tally;
 pub mod tracefs;
 

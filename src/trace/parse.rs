@@ -25,6 +25,8 @@ pub enum Line<'a> {
 pub struct Event<'a> {
     /// The task that was current when the event fired (not necessarily the event's subject).
     pub pid: i32,
+    /// Its command name (`<...>` when the trace no longer knew it).
+    pub comm: &'a str,
     pub cpu: u32,
     pub ts_ns: u64,
     /// The event's name without its system (`sys_enter`, `sched_switch`).
@@ -81,7 +83,7 @@ fn cpu_column(t: &str) -> Option<(usize, usize, u32)> {
 fn event(t: &str) -> Option<Event<'_>> {
     let (open, after, cpu) = cpu_column(t)?;
     let task = t[..open].trim();
-    let (_, pid) = task.rsplit_once('-')?;
+    let (comm, pid) = task.rsplit_once('-')?;
     let pid: i32 = pid.parse().ok()?;
     // After the CPU: optional irq-info flags, then "SECONDS.MICROS: NAME: BODY".
     let mut rest = t[after..].trim_start();
@@ -105,6 +107,7 @@ fn event(t: &str) -> Option<Event<'_>> {
     }
     Some(Event {
         pid,
+        comm,
         cpu,
         ts_ns,
         name,
@@ -278,6 +281,7 @@ mod tests {
             panic!("{l}")
         };
         assert_eq!(e.pid, 16329);
+        assert_eq!(e.comm, "sysperf:pipebac");
         assert_eq!(e.cpu, 1);
         assert_eq!(e.ts_ns, 1_854_646_025_000);
         assert_eq!(e.name, "sched_wakeup");
@@ -289,7 +293,7 @@ mod tests {
     fn command_names_with_dashes_spaces_and_brackets() {
         let l = " memfd:sealed-91-5501    [001] d..2.  1854.645907: sched_switch: prev_comm=memfd:sealed-91 prev_pid=5501 prev_prio=120 prev_state=S ==> next_comm=sysperf:pipebac next_pid=16328 next_prio=120";
         let Line::Event(e) = line(l) else { panic!() };
-        assert_eq!(e.pid, 5501);
+        assert_eq!((e.pid, e.comm), (5501, "memfd:sealed-91"));
         assert_eq!(int_field(e.body, "prev_pid"), Some(5501));
         assert_eq!(int_field(e.body, "next_pid"), Some(16328));
         assert_eq!(int_field(e.body, "pid"), None);

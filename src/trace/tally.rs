@@ -17,6 +17,8 @@ pub struct Tally {
     /// sysperf's own pid: the root of the traced tree, itself not counted.
     root: i32,
     tree: HashSet<i32>,
+    /// Every process counts (`trace --system`), not only sysperf's descendants.
+    everyone: bool,
     page_size: u64,
     /// Lines read, and lines attributed to the traced processes, by event name.
     pub lines: u64,
@@ -61,6 +63,12 @@ pub struct PageCache {
     pub readahead_pages: u64,
     /// Read-ahead pages later requested or mapped by a traced process (claimed).
     pub readahead_used: u64,
+    /// ... of which claimed by a request (a read or a fault), not by fault-around mapping:
+    /// requested pages that were not in the cache when the trace began.
+    pub readahead_requested: u64,
+    /// Pages added while [`PageCache::MAX_PAGES`] pages were already remembered: not followed,
+    /// so their later use is not seen (a system trace's memory stays bounded).
+    pub untracked_pages: u64,
     /// Read-ahead pages removed from the cache before anyone used them.
     pub readahead_evicted_unused: u64,
     pub deleted_pages: u64,
@@ -75,6 +83,11 @@ pub struct PageCache {
     /// The last read range of each task, to count a read's retry loop once.
     last_read: HashMap<i32, parse::PageRange>,
     last_fault: HashMap<i32, (FileId, u64)>,
+}
+
+impl PageCache {
+    /// Pages remembered at most (about 40 MB of map), whatever the duration of the trace.
+    pub const MAX_PAGES: usize = 1 << 20;
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -119,13 +132,22 @@ impl Tally {
         }
     }
 
+    /// A tally of every process on the machine (`sysperf trace --system`): nothing is left
+    /// out for not descending from sysperf.
+    pub fn everyone(page_size: u64) -> Tally {
+        Tally {
+            everyone: true,
+            ..Tally::new(0, page_size)
+        }
+    }
+
     /// The traced processes seen so far (the root excluded).
     pub fn tree(&self) -> &HashSet<i32> {
         &self.tree
     }
 
     pub fn traced(&self, pid: i32) -> bool {
-        self.tree.contains(&pid)
+        self.everyone || self.tree.contains(&pid)
     }
 
     /// Feeds one line of the main instance's trace (filtered to sysperf's process tree).
@@ -298,6 +320,10 @@ impl Tally {
                 pc.readahead_pages += 1;
                 PageState::ReadAhead { used: false }
             };
+            if pc.pages.len() >= PageCache::MAX_PAGES && !pc.pages.contains_key(&(r.file, idx)) {
+                pc.untracked_pages += 1;
+                continue;
+            }
             pc.pages.insert((r.file, idx), state);
         }
     }
@@ -315,8 +341,9 @@ impl Tally {
         }
     }
 
-    /// Marks the read-ahead pages of `file` in [first, last] as used.
-    fn claim(&mut self, file: FileId, first: u64, last: u64) {
+    /// Marks the read-ahead pages of `file` in [first, last] as used; `requested` when a read
+    /// or a fault asked for them (not mapped around a fault).
+    fn claim(&mut self, file: FileId, first: u64, last: u64, requested: bool) {
         let pc = &mut self.pagecache;
         let mut used_now = 0;
         let mut mark = |state: &mut PageState| {
@@ -343,6 +370,9 @@ impl Tally {
             }
         }
         pc.readahead_used += used_now;
+        if requested {
+            pc.readahead_requested += used_now;
+        }
     }
 
     fn pages_read(&mut self, e: &Event) {
@@ -353,16 +383,23 @@ impl Tally {
         pc.readahead.remove(&e.pid);
         // filemap_read asks again for the tail of a range it could not get at once; that is
         // the same request, so only pages beyond the previous range are new.
-        let first = match pc.last_read.get(&e.pid) {
-            Some(p) if p.file == r.file && r.first > p.first && r.last == p.last => r.last + 1,
-            _ => r.first,
+        let (first, consumed) = match pc.last_read.get(&e.pid) {
+            Some(p) if p.file == r.file && r.first > p.first && r.last == p.last => {
+                // The previous batch consumed [p.first, r.first): pages read ahead into it
+                // since are claimed now (a long read's asynchronous read-ahead).
+                (r.last + 1, Some((p.first, r.first - 1)))
+            }
+            _ => (r.first, None),
         };
         pc.last_read.insert(e.pid, r);
+        if let Some((a, b)) = consumed {
+            self.claim(r.file, a, b, true);
+        }
         if first > r.last {
             return;
         }
-        pc.requested_pages += r.last - first + 1;
-        self.claim(r.file, first, r.last);
+        self.pagecache.requested_pages += r.last - first + 1;
+        self.claim(r.file, first, r.last, true);
     }
 
     fn page_fault(&mut self, e: &Event) {
@@ -374,7 +411,7 @@ impl Tally {
         pc.faults += 1;
         pc.requested_pages += 1;
         pc.last_fault.insert(e.pid, (r.file, r.first));
-        self.claim(r.file, r.first, r.first);
+        self.claim(r.file, r.first, r.first, true);
     }
 
     fn pages_mapped(&mut self, e: &Event) {
@@ -382,7 +419,7 @@ impl Tally {
             return;
         };
         self.pagecache.mapped_pages += r.last - r.first + 1;
-        self.claim(r.file, r.first, r.last);
+        self.claim(r.file, r.first, r.last, false);
     }
 
     /// Feeds one line of the block instance's trace, which is not filtered by process
@@ -564,6 +601,8 @@ CPU:0 [LOST 5 EVENTS]
         assert_eq!(pc.faults, 1);
         // Claimed: pages 4-11 by reads, 12-15 by the mapping; 16-19 were evicted unused.
         assert_eq!(pc.readahead_used, 12);
+        // 8 of them by reads, the other 4 mapped around a fault.
+        assert_eq!(pc.readahead_requested, 8);
         assert_eq!(pc.readahead_evicted_unused, 4);
         assert_eq!(pc.deleted_pages, 4);
         assert_eq!(pc.mapped_pages, 4);
