@@ -12,12 +12,13 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 use sysperf::catalog::{self, Catalog, CatalogError};
 use sysperf::cli::{
-    parse_pct, Cli, Cmd, CompareArgs, DbArg, JitterArgs, NoiseArgs, PlotArgs, ProfileArgs,
-    ProgressSink, ReportArgs, RunArgs, TraceArgs, WatchArgs,
+    parse_pct, Cli, Cmd, CompareArgs, DbArg, FleetArgs, JitterArgs, NoiseArgs, PlotArgs,
+    ProfileArgs, ProgressSink, ReportArgs, RunArgs, TraceArgs, WatchArgs,
 };
 use sysperf::engine::{self, Budget, Engine, Event, RunPlan, Sink};
 use sysperf::error::InputError;
 use sysperf::exchange::{self, ExchangeError};
+use sysperf::fleet::Selection;
 use sysperf::harness::{self, placement};
 use sysperf::model::{Run, VarianceEstimate as Variance};
 use sysperf::observe::{doctor, jitter, watch};
@@ -117,7 +118,14 @@ fn dispatch(cli: Cli) -> Result<i32> {
                 print(&text)
             }
         }
-        Cmd::Runs { db, json } => runs(db, json),
+        Cmd::Runs {
+            db,
+            json,
+            limit,
+            since,
+            fleet,
+        } => runs(db, json, limit, since.as_deref(), &fleet),
+        Cmd::Gc { db } => gc(db),
         Cmd::Compare(a) => compare(a),
         Cmd::Noise(a) => noise(a),
         Cmd::Show { run, db, json } => show(&run, db, json),
@@ -409,23 +417,99 @@ fn trace_cmd(a: TraceArgs) -> Result<i32> {
     Ok(exit::OK)
 }
 
-fn runs(db: DbArg, json: bool) -> Result<i32> {
+/// Runs `sysperf runs` lists in its table unless --limit says otherwise.
+const RUNS_SHOWN: u64 = 50;
+
+fn runs(
+    db: DbArg,
+    json: bool,
+    limit: Option<u64>,
+    since: Option<&str>,
+    fleet: &FleetArgs,
+) -> Result<i32> {
+    let sel = Selection::parse(&fleet.wheres, fleet.by.as_deref())?;
+    let mut query = sel.query.clone();
+    query.since_ns = since.map(sysperf::fleet::parse_since).transpose()?;
+    // A table for a person: the newest 50 by default; JSON for a program: all by default.
+    let limit = match limit {
+        Some(0) => None,
+        Some(n) => Some(n),
+        None if json || sel.by.is_some() => None,
+        None => Some(RUNS_SHOWN),
+    };
+    query.limit = limit.map(|n| usize::try_from(n).unwrap_or(usize::MAX));
     // Listing never creates a store; the default one not made yet holds no runs.
-    let runs = match catalog::open_existing_store(db.db.as_ref()) {
-        Ok(store) => store.list_runs()?,
-        Err(CatalogError::NoStore { named: false, .. }) => Vec::new(),
+    let (runs, matching) = match catalog::open_existing_store(db.db.as_ref()) {
+        Ok(store) => {
+            let runs = store.query_runs(&query)?;
+            let all = match query.limit {
+                Some(n) if runs.len() >= n => store.count_runs(&query)?,
+                _ => runs.len() as u64,
+            };
+            (runs, all)
+        }
+        Err(CatalogError::NoStore { named: false, .. }) => (Vec::new(), 0),
         Err(e) => return Err(e.into()),
     };
+    if let Some(key) = sel.by {
+        let groups =
+            sysperf::fleet::group(runs.iter(), key, |r| key.value_of((*r).into()), usize::MAX);
+        if json {
+            let doc: Vec<_> = groups
+                .iter()
+                .map(|(value, g)| {
+                    serde_json::json!({
+                        "key": key.name(),
+                        "value": value,
+                        "runs": g.len(),
+                        "complete": g.iter().filter(|r| r.complete).count(),
+                        "newest_ns": g.iter().map(|r| r.started_ns).max(),
+                    })
+                })
+                .collect();
+            return print_json(&doc);
+        }
+        return print(&report::table::runs_groups(key.name(), &groups));
+    }
     if json {
         return print_json(&runs);
     }
-    let mut text = if runs.is_empty() {
+    let mut text = if runs.is_empty() && sel.is_empty() && since.is_none() {
         "no runs stored yet; 'sysperf run' makes one\n".to_string()
+    } else if runs.is_empty() {
+        "no stored run matches\n".to_string()
     } else {
         report::table::runs_list(&runs)
     };
+    let more = matching.saturating_sub(runs.len() as u64);
+    if more > 0 {
+        text.push_str(&format!(
+            "... and {more} older run{} (--limit N shows more, --limit 0 all)\n",
+            if more == 1 { "" } else { "s" }
+        ));
+    }
     text.push_str(&report::table::reference_list(reference::all()?));
     print(&text)
+}
+
+fn gc(db: DbArg) -> Result<i32> {
+    let store = catalog::open_existing_store(db.db.as_ref())?;
+    if store.is_read_only() {
+        anyhow::bail!(
+            "{} is a store you may read but not write: run 'sysperf gc' as its owner",
+            store.path().display()
+        );
+    }
+    let r = store.gc()?;
+    if r.converted {
+        say!("sysperf: converted the store to give removed runs' space back as they are removed (once)");
+    }
+    print(&format!(
+        "{}: {} -> {} bytes\n",
+        store.path().display(),
+        r.bytes_before,
+        r.bytes_after
+    ))
 }
 
 fn compare(a: CompareArgs) -> Result<i32> {
@@ -436,9 +520,10 @@ fn compare(a: CompareArgs) -> Result<i32> {
         .as_deref()
         .map(|v| parse_pct("--fail-on-regression", v))
         .transpose()?;
+    let sel = Selection::parse(&a.fleet.wheres, a.fleet.by.as_deref())?;
     let mut catalog = Catalog::new(a.db.db);
     // 2. Compare, print, and gate.
-    let (_, c) = catalog.comparison(&a.runs, a.against.baseline.as_deref(), noise)?;
+    let (_, c) = catalog.fleet_comparison(&a.runs, a.against.baseline.as_deref(), &sel, noise)?;
     if a.json {
         print_json_text(&report::compare::json(&c))
     } else {
@@ -576,11 +661,14 @@ fn import(files: &[PathBuf], db: DbArg) -> Result<i32> {
 fn report_cmd(a: ReportArgs) -> Result<i32> {
     let noise = parse_pct("--noise", &a.against.noise)?;
     output::check(&a.output).context("--output")?;
+    let sel = Selection::parse(&a.fleet.wheres, a.fleet.by.as_deref())?;
     let mut catalog = Catalog::new(a.db.db);
-    let (runs, cmp) = catalog.comparison(&a.runs, a.against.baseline.as_deref(), noise)?;
+    let (runs, cmp) =
+        catalog.fleet_comparison(&a.runs, a.against.baseline.as_deref(), &sel, noise)?;
     // Profiles stored with a run (`run --profile`) are shown too; reference runs have none.
     let profiles = catalog.profiles(&runs)?;
-    let page = report::html::html(&runs, &cmp, &profiles);
+    let by = sel.by.map(|k| k.name());
+    let page = report::html::html_by(&runs, &cmp, &profiles, by);
     output::write(&a.output, page.as_bytes(), 0o644)?;
     say!("sysperf: wrote {}", a.output.display());
     Ok(exit::OK)
@@ -594,6 +682,7 @@ fn plot(a: PlotArgs) -> Result<i32> {
         plot::check_group(g)?;
     }
     let what = match (&a.figure, &a.test, &a.group) {
+        _ if a.heatmap => What::Heatmap,
         (Some(f), _, _) => What::Figure(f),
         (None, Some(t), _) => What::Test(t),
         (None, None, Some(g)) => What::Group(g),
@@ -607,8 +696,27 @@ fn plot(a: PlotArgs) -> Result<i32> {
             .into())
         }
     };
-    let runs = Catalog::new(a.db.db).load_with_baseline(&a.runs, None)?;
-    let figure = plot::figure(&runs, what)?;
+    let sel = Selection::parse(&a.fleet.wheres, a.fleet.by.as_deref())?;
+    let figure = if a.heatmap {
+        // Columns as compare makes them: groups of replicated runs, or --by groups.
+        let (_, cmp) = Catalog::new(a.db.db).fleet_comparison(
+            &a.runs,
+            None,
+            &sel,
+            compare::DEFAULT_NOISE_PCT,
+        )?;
+        plot::heatmap(&cmp)?
+    } else if !sel.is_empty() {
+        let columns = Catalog::new(a.db.db).select_columns(&a.runs, None, &sel)?;
+        let firsts: Vec<Run> = columns
+            .into_iter()
+            .filter_map(|c| c.into_iter().next())
+            .collect();
+        plot::figure(&firsts, what)?
+    } else {
+        let runs = Catalog::new(a.db.db).load_with_baseline(&a.runs, None)?;
+        plot::figure(&runs, what)?
+    };
     let bytes = match format {
         plot::Format::Png => {
             let image = report::png::render(&figure.document(), report::png::system_fonts())?;

@@ -196,6 +196,26 @@ CREATE TABLE kernel_configs (
     config_json TEXT NOT NULL
 );
 "#,
+    // Migration 11 (#21, a store that scales): the CPU model as a column, copied from the
+    // fingerprint (as hostname and kernel_release are), so that runs are filtered and grouped
+    // by it without parsing JSON; an index for a machine's history (host, kernel, newest
+    // first) and one for a kernel's runs; and the sysperf processes that are writing to the
+    // store (one row per process, made when it starts writing and removed when it ends) so
+    // that a writer that waited too long for the lock can say who holds it.
+    r#"
+ALTER TABLE runs ADD COLUMN cpu_model TEXT;
+UPDATE runs SET cpu_model = json_extract(fingerprint_json, '$.cpu_model')
+ WHERE json_valid(fingerprint_json);
+CREATE INDEX runs_by_machine ON runs (hostname, kernel_release, started_ns);
+CREATE INDEX runs_by_kernel ON runs (kernel_release, started_ns);
+CREATE TABLE writers (
+    host       TEXT NOT NULL,                      -- the writer's host name
+    pid        INTEGER NOT NULL,
+    work       TEXT NOT NULL,                      -- what it is doing, e.g. 'sysperf import'
+    started_ns INTEGER NOT NULL,
+    PRIMARY KEY (host, pid)
+);
+"#,
 ];
 
 /// What the header of an opened database says about it.
@@ -277,7 +297,7 @@ mod tests {
         let state = DbState::read(&conn).unwrap();
         assert_eq!(state.user_version, SCHEMA_VERSION);
         assert_eq!(state.application_id, APPLICATION_ID);
-        assert_eq!(state.tables, 9);
+        assert_eq!(state.tables, 10);
         // A second call finds nothing to do rather than failing on existing tables.
         migrate(&conn, path).unwrap();
         assert_eq!(DbState::read(&conn).unwrap(), state);
