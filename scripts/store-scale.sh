@@ -65,12 +65,12 @@ small_cols() { # warnings, derived, series, profiles: keyed by run_id
 sqlite3 "$db" <"$work/copy.sql"
 echo "store: $(sqlite3 "$db" 'SELECT count(*) FROM runs') runs, $(du -h "$db" | cut -f1)"
 
-t() { # NAME COMMAND...: wall seconds and peak RSS of the command
+t() { # NAME COMMAND...: wall seconds, CPU seconds (user + system) and peak RSS of the command
   local name=$1; shift
-  /usr/bin/time -f "%e %M" -o "$work/time" "$@" >/dev/null 2>"$work/err" || {
+  /usr/bin/time -f "%e %U %S %M" -o "$work/time" "$@" >/dev/null 2>"$work/err" || {
     echo "$name: FAILED ($(tail -1 "$work/err"))"; return; }
-  read -r secs kib <"$work/time"
-  printf '%-34s %8.3f s %8d KiB\n' "$name" "$secs" "$kib"
+  read -r secs user sys kib <"$work/time"
+  printf '%-34s %8.3f s wall %8.3f s CPU %8d KiB\n' "$name" "$secs" "$(echo "$user + $sys" | bc)" "$kib"
 }
 label=scale-7
 id=$(sqlite3 "$db" "SELECT id FROM runs WHERE label = 'scale-8' ORDER BY started_ns DESC LIMIT 1")

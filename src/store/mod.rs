@@ -25,6 +25,8 @@
 
 mod migrations;
 #[cfg(test)]
+mod scale_tests;
+#[cfg(test)]
 mod tests;
 
 pub use migrations::SCHEMA_VERSION;
@@ -62,6 +64,15 @@ fn busy_timeout() -> Duration {
         .and_then(|v| v.trim().parse::<u64>().ok())
         .map_or(BUSY_TIMEOUT, Duration::from_millis)
 }
+
+/// The runs whose id starts with the hex digits ?1, through the id index (see `resolve`).
+const PREFIX_SQL: &str = "SELECT id FROM runs WHERE id >= ?1 AND id < ?1 || 'g'
+                          ORDER BY started_ns DESC, seq DESC";
+
+/// A machine's complete measured runs, newest first, through `runs_by_machine`.
+const MACHINE_SQL: &str = "SELECT id FROM runs WHERE hostname IS ?1 AND kernel_release IS ?2
+                               AND complete = 1 AND source = 'measured'
+                           ORDER BY started_ns DESC, seq DESC LIMIT ?3";
 
 /// The first 16 bytes of every SQLite database file.
 const SQLITE_HEADER: &[u8; 16] = b"SQLite format 3\0";
@@ -908,10 +919,7 @@ impl Store {
         // (every id from the prefix up to the prefix followed by 'g', above every hex digit)
         // is read from the id index, not by scanning the runs.
         if (MIN_PREFIX..=12).contains(&id.len()) && id.bytes().all(|b| b.is_ascii_hexdigit()) {
-            let mut stmt = self.conn.prepare(
-                "SELECT id FROM runs WHERE id >= ?1 AND id < ?1 || 'g'
-                 ORDER BY started_ns DESC, seq DESC",
-            )?;
+            let mut stmt = self.conn.prepare(PREFIX_SQL)?;
             let mut rows = stmt.query([&id])?;
             while let Some(row) = rows.next()? {
                 prefixed.push(Reader::new(row, "runs").text("id")?);
@@ -1009,11 +1017,7 @@ impl Store {
         kernel: Option<&str>,
         limit: usize,
     ) -> Result<Vec<String>> {
-        let mut stmt = self.conn.prepare_cached(
-            "SELECT id FROM runs WHERE hostname IS ?1 AND kernel_release IS ?2
-                 AND complete = 1 AND source = 'measured'
-             ORDER BY started_ns DESC, seq DESC LIMIT ?3",
-        )?;
+        let mut stmt = self.conn.prepare_cached(MACHINE_SQL)?;
         let mut rows = stmt.query(params![host, kernel, int_usize(limit, "a limit")?])?;
         let mut out = Vec::new();
         while let Some(row) = rows.next()? {
