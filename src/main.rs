@@ -602,32 +602,84 @@ fn rm(spec: &str, db: DbArg) -> Result<i32> {
 }
 
 fn export(specs: &[String], output: Option<&Path>, db: DbArg) -> Result<i32> {
+    // Every name is resolved first (a typo costs nothing); then the runs are loaded, checked
+    // and written one at a time, so memory holds one run however many are exported.
     let mut catalog = Catalog::new(db.db);
-    let mut runs: Vec<Run> = Vec::with_capacity(specs.len());
+    let mut named: Vec<Result<Run, String>> = Vec::with_capacity(specs.len());
+    let mut seen = std::collections::HashSet::new();
     for spec in specs {
-        let run = catalog.load(spec)?;
+        let one = match reference::find(spec)? {
+            Some(r) => (r.id.clone(), Ok(r.clone())),
+            None => {
+                let store = catalog.store().map_err(|e| e.looking_for(spec))?;
+                let id = store.resolve(spec)?;
+                (id.clone(), Err(id))
+            }
+        };
         // 'latest' and the run's own id name one run; it is exported once.
-        if !runs.iter().any(|r| r.id == run.id) {
-            runs.push(run);
+        if seen.insert(one.0) {
+            named.push(one.1);
         }
     }
-    // Everything a run has goes with it: its kernel profiles too (`run --profile`).
-    let profiles = catalog.profiles(&runs)?;
-    let bytes = exchange::export_with_profiles(&runs, &profiles)?;
+    let count = named.len();
+    let mut write = |out: &mut dyn Write| -> Result<()> {
+        let mut w = exchange::ExportWriter::new(out)?;
+        let mut ids = Vec::with_capacity(count);
+        for n in &named {
+            let run = match n {
+                Ok(r) => r.clone(),
+                Err(id) => catalog.store()?.load_run(id)?,
+            };
+            w.run(&run)?;
+            ids.push((run.id.clone(), run.source == "published"));
+        }
+        // Everything a run has goes with it: its kernel profiles too (`run --profile`).
+        ids.sort();
+        for (id, published) in &ids {
+            if !published {
+                let profiles = catalog.store()?.load_profiles(id)?;
+                w.profiles(id, &profiles)?;
+            }
+        }
+        w.finish()?;
+        Ok(())
+    };
     let Some(path) = output else {
         // The export is JSON; on a terminal it is shown inert like every other output.
-        print_json_text(&String::from_utf8_lossy(&bytes))
-            .context("writing the export to standard output")?;
+        let mut out = TermJson(std::io::stdout().lock());
+        write(&mut out).context("writing the export to standard output")?;
         return Ok(exit::OK);
     };
-    output::write(path, &bytes, 0o644)?;
-    let plural = if runs.len() == 1 { "" } else { "s" };
+    let mut failed = None;
+    output::write_with(path, 0o644, |f| {
+        write(f).map_err(|e| {
+            failed = Some(e);
+            std::io::Error::other("the export stopped")
+        })
+    })
+    .or_else(|e| failed.take().map_or(Err(e.into()), Err))?;
+    let plural = if count == 1 { "" } else { "s" };
     say!(
-        "sysperf: exported {} run{plural} to {}",
-        runs.len(),
+        "sysperf: exported {count} run{plural} to {}",
         path.display()
     );
     Ok(exit::OK)
+}
+
+/// A writer that passes JSON text on with its terminal-hostile characters escaped, as
+/// [`print_json_text`] does; each write is whole UTF-8 text (`exchange::ExportWriter`'s are).
+struct TermJson<W: Write>(W);
+
+impl<W: Write> Write for TermJson<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let text = String::from_utf8_lossy(buf);
+        self.0.write_all(sysperf::term::json(&text).as_bytes())?;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.0.flush()
+    }
 }
 
 fn import(files: &[PathBuf], db: DbArg) -> Result<i32> {
