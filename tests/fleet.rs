@@ -262,6 +262,10 @@ fn the_heat_map_is_drawn_by_plot_and_in_the_report() {
         page.contains("<figure id=\"figure-evolution\">"),
         "no heat map"
     );
+    assert!(
+        page.contains("<a href=\"#evolution\">Evolution</a>"),
+        "no link to it"
+    );
     // A plain report of two runs has no Evolution section.
     ok(
         &db,

@@ -815,7 +815,7 @@ pub fn html_by(
     let _ = write!(
         s,
         "<header><h1>sysperf report</h1><p>{} run{} compared{}, by the method of Leffler, Karels and McKusick's 4.2BSD measurements (1984).</p>\n\
-         <nav><a href=\"#comparison\">Comparison</a><a href=\"#charts\">Charts</a><a href=\"#paging\">Paging</a>{suites_link}<a href=\"#fingerprints\">Fingerprints</a><a href=\"#warnings\">Warnings</a><a href=\"#doctor\">Doctor</a>{counters_link}{profiles_link}<a href=\"#derived\">Derived figures</a><a href=\"#method\">Method</a></nav></header>\n",
+         <nav><a href=\"#comparison\">Comparison</a>{evolution_link}<a href=\"#charts\">Charts</a><a href=\"#paging\">Paging</a>{suites_link}<a href=\"#fingerprints\">Fingerprints</a><a href=\"#warnings\">Warnings</a><a href=\"#doctor\">Doctor</a>{counters_link}{profiles_link}<a href=\"#derived\">Derived figures</a><a href=\"#method\">Method</a></nav></header>\n",
         cmp.runs.len(),
         if cmp.runs.len() == 1 { "" } else { "s" },
         cmp.runs
@@ -823,6 +823,11 @@ pub fn html_by(
             .filter(|_| cmp.runs.len() > 1)
             .map(|h| format!(" against the baseline {}", esc(&run_name(h))))
             .unwrap_or_default(),
+        evolution_link = if by.is_some() && crate::report::heatmap::chart(cmp).is_some() {
+            "<a href=\"#evolution\">Evolution</a>"
+        } else {
+            ""
+        },
         suites_link = if has_series {
             "<a href=\"#suites\">Suites</a>"
         } else {
