@@ -389,6 +389,38 @@ mod tests {
     }
 
     #[test]
+    fn the_selection_matches_runs_as_the_stores_query_does() {
+        // The same cases as store::scale_tests' query test, tested on the facts directly.
+        let facts = |host, kernel, cpu| Facts {
+            host: Some(host),
+            kernel: Some(kernel),
+            cpu: Some(cpu),
+            label: None,
+            started_ns: 0,
+        };
+        let sel = |w: &[&str]| {
+            let w: Vec<String> = w.iter().map(|s| s.to_string()).collect();
+            Selection::parse(&w, None).unwrap()
+        };
+        let a = facts("a", "6.1.0-18-amd64", "AMD EPYC 7B13");
+        let b = facts("b", "6.12.9", "Intel Xeon");
+        let c = facts("a", "6.120", "AMD EPYC 9654");
+        let d = facts("c", "6.12", "Intel Xeon");
+        let pick = |w: &[&str]| -> Vec<bool> {
+            let s = sel(w);
+            [a, b, c, d].iter().map(|f| s.matches(*f)).collect()
+        };
+        assert_eq!(pick(&["kernel=6.12"]), [false, true, false, true]);
+        assert_eq!(pick(&["kernel=6.1"]), [true, false, false, false]);
+        assert_eq!(pick(&["host=a", "host=b"]), [true, true, true, false]);
+        assert_eq!(
+            pick(&["host=a", "kernel=6.120"]),
+            [false, false, true, false]
+        );
+        assert_eq!(pick(&["cpu=epyc"]), [true, false, true, false]);
+    }
+
+    #[test]
     fn dates_are_utc_days_months_and_years() {
         let Cond::Started(from, to) = parse_where("date=2026-11-25").unwrap() else {
             panic!("not a date")

@@ -193,6 +193,7 @@ fn run(a: RunArgs) -> Result<i32> {
     // 2. Ctrl-C and termination stop the run between trials; workers are killed, never left.
     let stop = engine::stop_flag()?;
     let store = catalog::open_store(a.db.db.as_ref())?;
+    store.announce("sysperf run")?;
     // 3. Measure and store, with a progress bar as the sink of the engine's events.
     let engine = Engine {
         worker_exe: worker_exe()?,
@@ -704,6 +705,8 @@ fn import(files: &[PathBuf], db: DbArg) -> Result<i32> {
     }
     catalog::check_importable(&all)?;
     let store = catalog::open_store(db.db.as_ref())?;
+    // One long transaction: a writer that waits for it can say who holds the store.
+    store.announce("sysperf import")?;
     let saved = store
         .save_runs_with_profiles(&all, &profiles)
         .context("saving the imported runs (nothing was stored)")?;

@@ -681,7 +681,7 @@ impl Store {
         if converted {
             run("PRAGMA auto_vacuum = INCREMENTAL; VACUUM;")?;
         } else {
-            run("PRAGMA incremental_vacuum;")?;
+            self.incremental_vacuum()?;
         }
         // The freed pages leave the main file when the log is written back into it.
         self.conn
@@ -1094,11 +1094,21 @@ impl Store {
             .conn
             .pragma_query_value(None, "auto_vacuum", |r| r.get(0))?;
         if mode == 2 {
-            self.conn
-                .execute_batch("PRAGMA incremental_vacuum;")
-                .map_err(|e| self.locked_or(e.into()))?;
+            self.incremental_vacuum()?;
         }
         Ok(())
+    }
+
+    /// Frees every free page back to the file system (incremental auto-vacuum). SQLite frees
+    /// one page per step of the pragma, so it is stepped to its end.
+    fn incremental_vacuum(&self) -> Result<()> {
+        let run = || -> rusqlite::Result<()> {
+            let mut stmt = self.conn.prepare("PRAGMA incremental_vacuum")?;
+            let mut rows = stmt.query([])?;
+            while rows.next()?.is_some() {}
+            Ok(())
+        };
+        run().map_err(|e| self.locked_or(e.into()))
     }
 }
 
