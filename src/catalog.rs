@@ -88,6 +88,15 @@ pub fn check_importable(runs: &[Run]) -> Result<(), CatalogError> {
 /// Stored runs of the baseline's machine that its run-to-run variance is estimated from.
 pub const HISTORY_RUNS: usize = 30;
 
+/// Runs of one label a column holds at most: the newest, as many as `run --repeat` makes.
+pub const LABEL_GROUP_RUNS: usize = 100;
+
+/// Runs in one `--by` column at most (the newest of its group).
+pub const GROUP_RUNS: usize = 30;
+
+/// Columns `--where` without `--by` may give at most (one per run).
+pub const MAX_COLUMNS: usize = 30;
+
 /// The store path `--db`, else `$SYSPERF_DB`, else the default names, and whether the user
 /// named it.
 fn store_path(db: Option<&PathBuf>) -> (PathBuf, bool) {
@@ -236,17 +245,22 @@ fn history_in(
     }
     let fp = &run.fingerprint;
     let mut out = Vec::new();
-    for info in store.list_runs()? {
+    // Through the machine's index: the store's other machines are never read. Runs of
+    // another CPU model under the same host name and kernel are passed over, so look a
+    // little further than `limit`.
+    let ids = store.machine_runs(
+        fp.hostname.as_deref(),
+        fp.kernel_release.as_deref(),
+        limit.saturating_mul(2).saturating_add(exclude.len()),
+    )?;
+    for id in ids {
         if out.len() >= limit {
             break;
         }
-        if info.hostname != fp.hostname
-            || info.kernel_release != fp.kernel_release
-            || exclude.contains(&info.id.as_str())
-        {
+        if exclude.contains(&id.as_str()) {
             continue;
         }
-        let r = store.load_run(&info.id)?;
+        let r = store.load_run(&id)?;
         if r.complete && r.source == "measured" && r.fingerprint.cpu_model == fp.cpu_model {
             out.push(r);
         }
@@ -320,7 +334,8 @@ impl Catalog {
     }
 
     /// The columns of a comparison: like [`Self::load_with_baseline`], but a label that names
-    /// several complete runs (`run --repeat`) is one column holding all of them, newest first.
+    /// several complete runs (`run --repeat`) is one column holding them, newest first (at
+    /// most [`LABEL_GROUP_RUNS`]).
     pub fn load_columns(
         &mut self,
         specs: &[String],
@@ -334,6 +349,9 @@ impl Catalog {
                 let ids = self.store()?.labelled(&label)?;
                 if ids.len() >= 2 {
                     for id in ids {
+                        if group.len() >= LABEL_GROUP_RUNS {
+                            break;
+                        }
                         let r = self.store()?.load_run(&id)?;
                         if r.complete {
                             group.push(r);
@@ -347,6 +365,84 @@ impl Catalog {
             columns.push(group);
         }
         Ok(columns)
+    }
+
+    /// The columns of a fleet query (`--where`, `--by`): the runs named (a label of several
+    /// runs is all of them), or with no RUN every stored complete run, kept when they match
+    /// every `--where`; then with `--by` one column per value of the key, its runs newest
+    /// first (at most [`GROUP_RUNS`]) and its first run labelled `KEY=VALUE` for the headers;
+    /// without it one column per run (at most [`MAX_COLUMNS`]). Without either: as
+    /// [`Self::load_columns`].
+    pub fn select_columns(
+        &mut self,
+        specs: &[String],
+        baseline: Option<&str>,
+        sel: &crate::fleet::Selection,
+    ) -> Result<Vec<Vec<Run>>, CatalogError> {
+        use crate::fleet::{self, Facts};
+        if sel.is_empty() {
+            return self.load_columns(specs, baseline);
+        }
+        let shown = &sel.wheres;
+        let none = || {
+            CatalogError::from(InputError::InvalidValue {
+                what: if shown.is_empty() { "--by" } else { "--where" },
+                value: if shown.is_empty() {
+                    sel.by.map_or("", |k| k.name()).to_string()
+                } else {
+                    shown.join(" ")
+                },
+                why: "no complete stored run matches; 'sysperf runs' lists the runs (with --where KEY=VALUE, those that match)"
+                    .into(),
+            })
+        };
+        let runs: Vec<Run> = if specs.is_empty() && baseline.is_none() {
+            let mut q = sel.query.clone();
+            q.complete_only = true;
+            let infos = self.store()?.query_runs(&q)?;
+            let ids: Vec<String> = match sel.by {
+                Some(key) => fleet::group(infos, key, |i| key.value_of(Facts::from(i)), GROUP_RUNS)
+                    .into_iter()
+                    .flat_map(|(_, g)| g.into_iter().map(|i| i.id))
+                    .collect(),
+                None => infos.into_iter().map(|i| i.id).collect(),
+            };
+            if ids.len() > MAX_COLUMNS && sel.by.is_none() {
+                return Err(InputError::InvalidValue {
+                    what: "--where",
+                    value: shown.join(" "),
+                    why: format!(
+                        "{} runs match, one column each is too many (at most {MAX_COLUMNS}); group them with --by KEY or narrow --where",
+                        ids.len()
+                    ),
+                }
+                .into());
+            }
+            let store = self.store()?;
+            ids.iter()
+                .map(|id| store.load_run(id))
+                .collect::<Result<_, _>>()?
+        } else {
+            let mut seen = std::collections::HashSet::new();
+            self.load_columns(specs, baseline)?
+                .into_iter()
+                .flatten()
+                .filter(|r| seen.insert(r.id.clone()) && sel.matches(Facts::from(r)))
+                .collect()
+        };
+        if runs.is_empty() {
+            return Err(none());
+        }
+        Ok(match sel.by {
+            Some(key) => fleet::group(runs, key, |r| key.value_of(Facts::from(r)), GROUP_RUNS)
+                .into_iter()
+                .map(|(value, mut group)| {
+                    group[0].label = Some(format!("{}={value}", key.name()));
+                    group
+                })
+                .collect(),
+            None => runs.into_iter().map(|r| vec![r]).collect(),
+        })
     }
 
     /// Earlier runs of the machine that made `run` (same host name, kernel and CPU model),
@@ -389,7 +485,18 @@ impl Catalog {
         baseline: Option<&str>,
         noise_pct: f64,
     ) -> Result<(Vec<Run>, Comparison), CatalogError> {
-        let columns = self.load_columns(specs, baseline)?;
+        self.fleet_comparison(specs, baseline, &Default::default(), noise_pct)
+    }
+
+    /// [`Self::comparison`] of the columns [`Self::select_columns`] chooses.
+    pub fn fleet_comparison(
+        &mut self,
+        specs: &[String],
+        baseline: Option<&str>,
+        sel: &crate::fleet::Selection,
+        noise_pct: f64,
+    ) -> Result<(Vec<Run>, Comparison), CatalogError> {
+        let columns = self.select_columns(specs, baseline, sel)?;
         let compared: Vec<&str> = columns.iter().flatten().map(|r| r.id.as_str()).collect();
         let known = match columns.first().and_then(|c| c.first()) {
             Some(base) => Known::from_history(&self.history(base, HISTORY_RUNS, &compared)?),

@@ -73,12 +73,28 @@ pub enum Cmd {
         suites: bool,
     },
     /// List stored runs, newest first, then the built-in published reference runs.
+    #[command(after_help = runs_help())]
     Runs {
         #[command(flatten)]
         db: DbArg,
         /// Print the stored runs as JSON instead of a table (reference runs are not included).
         #[arg(long)]
         json: bool,
+        /// List at most N runs, newest first; 0 lists all (default: 50 in the table, all
+        /// with --json).
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(0..=1_000_000_000))]
+        limit: Option<u64>,
+        /// Only runs started on or after DATE (YYYY-MM-DD, UTC).
+        #[arg(long, value_name = "DATE")]
+        since: Option<String>,
+        #[command(flatten)]
+        fleet: FleetArgs,
+    },
+    /// Give the space of removed runs back to the file system (a store made before sysperf
+    /// did so by itself is converted once; later ones shrink as runs are removed).
+    Gc {
+        #[command(flatten)]
+        db: DbArg,
     },
     /// Compare runs side by side as the paper's Table 2 and Table 7, with each run's ratio to
     /// a baseline, its 95% interval and a verdict.
@@ -486,11 +502,43 @@ impl AbArgs {
     }
 }
 
+/// Fleet queries over the stored runs (#21): `--where KEY=VALUE` and `--by KEY`, shared by
+/// `runs`, `compare`, `report` and `plot`.
+#[derive(Args, Clone, Default)]
+pub struct FleetArgs {
+    /// Only runs whose KEY is VALUE: host, kernel, cpu, label or date (repeatable; the same
+    /// KEY twice is either value, different KEYs must all match).
+    #[arg(long = "where", value_name = "KEY=VALUE")]
+    pub wheres: Vec<String>,
+    /// Group runs by KEY (host, kernel, cpu, label or date): one column per value, kernels in
+    /// version order, each column the newest complete runs of its group (up to 30).
+    #[arg(long, value_name = "KEY")]
+    pub by: Option<String>,
+}
+
+impl FleetArgs {
+    /// Whether the runs are chosen (or grouped) by stored facts rather than named one by one.
+    pub fn is_set(&self) -> bool {
+        !self.wheres.is_empty() || self.by.is_some()
+    }
+}
+
+/// `sysperf runs --help`: the keys of --where and --by.
+pub fn runs_help() -> String {
+    format!(
+        "Keys of --where and --by: {}.\n\nWith --by the table lists the groups (value, runs, complete runs, newest start) instead of the runs.",
+        crate::fleet::keys_help()
+    )
+}
+
 #[derive(Args)]
 pub struct CompareArgs {
     /// Runs, in column order: ids, unique id prefixes, labels, 'latest', or reference runs
     /// (vax750-4.1bsd, vax750-4.2bsd, vax750-4.3bsd); they may come from different machines.
+    /// With --where or --by and no RUN: every stored complete run that matches.
     pub runs: Vec<String>,
+    #[command(flatten)]
+    pub fleet: FleetArgs,
     #[command(flatten)]
     pub against: AgainstArgs,
     /// Exit with code 3 when a test is significantly slower than the baseline by more than
@@ -735,9 +783,12 @@ pub struct AgainstArgs {
 
 #[derive(Args)]
 pub struct ReportArgs {
-    /// Runs to compare (id, id prefix, label, 'latest' or a reference run).
-    #[arg(required = true, value_name = "RUN")]
+    /// Runs to compare (id, id prefix, label, 'latest' or a reference run); with --where or
+    /// --by and no RUN, every stored complete run that matches.
+    #[arg(required_unless_present_any = ["wheres", "by"], value_name = "RUN")]
     pub runs: Vec<String>,
+    #[command(flatten)]
+    pub fleet: FleetArgs,
     /// Where to write the HTML file.
     #[arg(short, long, value_name = "FILE.html")]
     pub output: PathBuf,
@@ -748,11 +799,18 @@ pub struct ReportArgs {
 }
 
 #[derive(Args)]
-#[command(group(clap::ArgGroup::new("what").required(true).args(["test", "group", "figure"])))]
+#[command(group(clap::ArgGroup::new("what").required(true).args(["test", "group", "figure", "heatmap"])))]
 pub struct PlotArgs {
-    /// Runs to draw, one colour each (id, id prefix, label, 'latest' or a reference run).
-    #[arg(required = true, value_name = "RUN")]
+    /// Runs to draw, one colour each (id, id prefix, label, 'latest' or a reference run);
+    /// with --where or --by and no RUN, every stored complete run that matches.
+    #[arg(required_unless_present_any = ["wheres", "by"], value_name = "RUN")]
     pub runs: Vec<String>,
+    /// The evolution heat map: one row per test, one column per run or --by group (kernels
+    /// in version order), each cell the slowdown against the first column.
+    #[arg(long)]
+    pub heatmap: bool,
+    #[command(flatten)]
+    pub fleet: FleetArgs,
     /// One test, e.g. syscall.
     #[arg(long, value_name = "ID")]
     pub test: Option<String>,

@@ -196,13 +196,16 @@ pub enum ExchangeError {
     BadProfile { path: String, why: String },
     #[error("cannot write the export: {0}")]
     Serialize(#[source] serde_json::Error),
+    /// Writing a streamed export ([`ExportWriter`]) failed.
+    #[error("cannot write the export: {0}")]
+    Write(#[source] std::io::Error),
 }
 
 impl ExchangeError {
     /// True for problems with the user's files or runs, which the CLI maps to exit code 2;
     /// false for a failure of sysperf itself.
     pub fn is_user_error(&self) -> bool {
-        !matches!(self, ExchangeError::Serialize(_))
+        !matches!(self, ExchangeError::Serialize(_) | ExchangeError::Write(_))
     }
 }
 
@@ -502,6 +505,135 @@ pub fn export_with_profiles(runs: &[Run], profiles: &[Vec<Profile>]) -> Result<V
         });
     }
     Ok(bytes)
+}
+
+/// An export document written one run at a time (`sysperf export` of many runs), in memory
+/// bounded by the largest run rather than their sum: the same bytes as [`export_with_profiles`]
+/// of the same runs and profiles, each run checked as it is written, and the size limit
+/// ([`MAX_FILE_BYTES`]) enforced as the bytes go out, so a file that would be too large stops
+/// there instead of being built first. Write every run with [`ExportWriter::run`], then the
+/// profiles with [`ExportWriter::profiles`] in increasing run-id order, then
+/// [`ExportWriter::finish`]. Every piece reaches `out` in one `write_all` of whole UTF-8 text.
+pub struct ExportWriter<W: std::io::Write> {
+    out: W,
+    written: u64,
+    /// [`MAX_FILE_BYTES`], lower in tests.
+    limit: u64,
+    ids: HashMap<String, usize>,
+    runs: usize,
+    /// Profiles written so far (the map is open once this is above zero).
+    profiled: usize,
+    last_profiled: Option<String>,
+}
+
+/// `text` (serde_json's pretty output of a value two levels deep in the document) with every
+/// line but the first indented four more spaces, as the document's own pretty printer would.
+/// Raw newlines occur only between tokens: JSON strings escape theirs.
+fn nested(text: &str) -> String {
+    text.replace('\n', "\n    ")
+}
+
+impl<W: std::io::Write> ExportWriter<W> {
+    /// Starts the document: its format, version and the opening of `runs`.
+    pub fn new(out: W) -> Result<Self> {
+        let mut w = ExportWriter {
+            out,
+            written: 0,
+            limit: MAX_FILE_BYTES,
+            ids: HashMap::new(),
+            runs: 0,
+            profiled: 0,
+            last_profiled: None,
+        };
+        w.put(&format!(
+            "{{\n  \"format\": \"{FORMAT}\",\n  \"format_version\": {FORMAT_VERSION},\n  \"runs\": ["
+        ))?;
+        Ok(w)
+    }
+
+    fn put(&mut self, text: &str) -> Result<()> {
+        let size = self.written.saturating_add(text.len() as u64);
+        if size > self.limit {
+            return Err(ExchangeError::TooLarge {
+                size,
+                limit: self.limit,
+            });
+        }
+        self.out
+            .write_all(text.as_bytes())
+            .map_err(ExchangeError::Write)?;
+        self.written = size;
+        Ok(())
+    }
+
+    /// Checks and writes the next run.
+    pub fn run(&mut self, run: &Run) -> Result<()> {
+        let i = self.runs;
+        if let Some(&first) = self.ids.get(&run.id) {
+            return Err(ExchangeError::DuplicateRun {
+                id: shown(&run.id),
+                first,
+                second: i,
+            });
+        }
+        check_run(run, &JsonPath::Root.field("runs").index(i)).map_err(|reason| {
+            ExchangeError::NotExportable {
+                id: shown(&run.id),
+                reason: Box::new(reason),
+            }
+        })?;
+        let text = serde_json::to_string_pretty(run).map_err(ExchangeError::Serialize)?;
+        let sep = if i == 0 { "\n    " } else { ",\n    " };
+        self.put(&format!("{sep}{}", nested(&text)))?;
+        self.ids.insert(run.id.clone(), i);
+        self.runs += 1;
+        Ok(())
+    }
+
+    /// Checks and writes the profiles of a run already written (none: nothing), after every
+    /// run and in increasing id order, as the document keeps them.
+    pub fn profiles(&mut self, id: &str, profiles: &[Profile]) -> Result<()> {
+        if profiles.is_empty() {
+            return Ok(());
+        }
+        let not = |reason| ExchangeError::NotExportable {
+            id: shown(id),
+            reason: Box::new(reason),
+        };
+        if !self.ids.contains_key(id) || self.last_profiled.as_deref().is_some_and(|l| l >= id) {
+            return Err(not(ExchangeError::ProfileOfNoRun {
+                path: JsonPath::Root.field("profiles").key(id).to_string(),
+                id: shown(id),
+            }));
+        }
+        check_profiles(id, profiles, &JsonPath::Root.field("profiles")).map_err(not)?;
+        let text = serde_json::to_string_pretty(profiles).map_err(ExchangeError::Serialize)?;
+        let key = serde_json::to_string(id).map_err(ExchangeError::Serialize)?;
+        let head = if self.profiled == 0 {
+            "\n  ],\n  \"profiles\": {\n    "
+        } else {
+            ",\n    "
+        };
+        self.put(&format!("{head}{key}: {}", nested(&text)))?;
+        self.profiled += 1;
+        self.last_profiled = Some(id.to_string());
+        Ok(())
+    }
+
+    /// Ends the document; returns the writer and the bytes written.
+    pub fn finish(mut self) -> Result<(W, u64)> {
+        if self.runs == 0 {
+            return Err(ExchangeError::NoRuns);
+        }
+        let tail = if self.profiled == 0 {
+            "\n  ]\n}\n"
+        } else {
+            "\n  }\n}\n"
+        };
+        self.put(tail)?;
+        self.out.flush().map_err(ExchangeError::Write)?;
+        Ok((self.out, self.written))
+    }
 }
 
 /// The id of the first run that fails validation, shown quoted and escaped.
@@ -1494,6 +1626,63 @@ pub fn import_summary(batches: &[(&PathBuf, usize)], runs: &[Run], saved: &[bool
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_streamed_export_is_the_same_bytes_and_stops_at_the_limit() {
+        let runs = two_runs();
+        let profile = profile("syscall");
+        for profiles in [vec![], vec![vec![], vec![profile.clone(), profile]]] {
+            let whole = export_with_profiles(&runs, &profiles).unwrap();
+            let mut w = ExportWriter::new(Vec::new()).unwrap();
+            for r in &runs {
+                w.run(r).unwrap();
+            }
+            let none: Vec<Profile> = Vec::new();
+            let mut order: Vec<(&str, &[Profile])> = runs
+                .iter()
+                .zip(profiles.iter().chain(std::iter::repeat(&none)))
+                .map(|(r, p)| (r.id.as_str(), p.as_slice()))
+                .collect();
+            order.sort_by_key(|(id, _)| *id);
+            for (id, p) in order {
+                w.profiles(id, p).unwrap();
+            }
+            let (bytes, n) = w.finish().unwrap();
+            assert_eq!(
+                String::from_utf8(bytes.clone()).unwrap(),
+                String::from_utf8(whole).unwrap()
+            );
+            assert_eq!(n, bytes.len() as u64);
+        }
+        // The same run twice, and no run at all, are refused as the whole export refuses them.
+        let mut w = ExportWriter::new(Vec::new()).unwrap();
+        w.run(&runs[0]).unwrap();
+        assert!(matches!(
+            w.run(&runs[0]),
+            Err(ExchangeError::DuplicateRun { .. })
+        ));
+        assert!(matches!(
+            ExportWriter::new(Vec::new()).unwrap().finish(),
+            Err(ExchangeError::NoRuns)
+        ));
+        // Past the limit it stops, having written no more than the limit.
+        let mut big = runs[0].clone();
+        let mut w = ExportWriter::new(Vec::new()).unwrap();
+        w.limit = 100_000;
+        let mut stopped = None;
+        for i in 0..1000 {
+            big.id = format!("{i:012x}");
+            if let Err(e) = w.run(&big) {
+                stopped = Some(e);
+                break;
+            }
+        }
+        assert!(
+            matches!(stopped, Some(ExchangeError::TooLarge { .. })),
+            "{stopped:?}"
+        );
+        assert!(w.written <= 100_000 && w.out.len() as u64 == w.written);
+    }
     use crate::model::Fingerprint;
     use crate::report::fixture_run;
     use proptest::prelude::*;

@@ -38,6 +38,7 @@ pub mod engine;
 pub mod error;
 pub mod exchange;
 pub mod fingerprint;
+pub mod fleet;
 pub mod harness;
 pub mod model;
 pub mod observe;

@@ -12,12 +12,13 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 use sysperf::catalog::{self, Catalog, CatalogError};
 use sysperf::cli::{
-    parse_pct, AbArgs, Cli, Cmd, CompareArgs, DbArg, JitterArgs, NoiseArgs, PlotArgs, ProfileArgs,
-    ProgressSink, ReportArgs, RunArgs, TraceArgs, WatchArgs,
+    parse_pct, AbArgs, Cli, Cmd, CompareArgs, DbArg, FleetArgs, JitterArgs, NoiseArgs, PlotArgs,
+    ProfileArgs, ProgressSink, ReportArgs, RunArgs, TraceArgs, WatchArgs,
 };
 use sysperf::engine::{self, Budget, Engine, Event, RunPlan, Sink};
 use sysperf::error::InputError;
 use sysperf::exchange::{self, ExchangeError};
+use sysperf::fleet::Selection;
 use sysperf::harness::{self, placement};
 use sysperf::model::{Run, VarianceEstimate as Variance};
 use sysperf::observe::{doctor, jitter, watch};
@@ -125,7 +126,14 @@ fn dispatch(cli: Cli) -> Result<i32> {
                 print(&text)
             }
         }
-        Cmd::Runs { db, json } => runs(db, json),
+        Cmd::Runs {
+            db,
+            json,
+            limit,
+            since,
+            fleet,
+        } => runs(db, json, limit, since.as_deref(), &fleet),
+        Cmd::Gc { db } => gc(db),
         Cmd::Compare(a) => compare(a),
         Cmd::Ab(a) => ab(a),
         Cmd::Noise(a) => noise(a),
@@ -195,6 +203,7 @@ fn run(a: RunArgs) -> Result<i32> {
     // 2. Ctrl-C and termination stop the run between trials; workers are killed, never left.
     let stop = engine::stop_flag()?;
     let store = catalog::open_store(a.db.db.as_ref())?;
+    store.announce("sysperf run")?;
     // 3. Measure and store, with a progress bar as the sink of the engine's events.
     let engine = Engine {
         worker_exe: worker_exe()?,
@@ -619,21 +628,77 @@ fn trace_system(
     Ok(exit::OK)
 }
 
-fn runs(db: DbArg, json: bool) -> Result<i32> {
+/// Runs `sysperf runs` lists in its table unless --limit says otherwise.
+const RUNS_SHOWN: u64 = 50;
+
+fn runs(
+    db: DbArg,
+    json: bool,
+    limit: Option<u64>,
+    since: Option<&str>,
+    fleet: &FleetArgs,
+) -> Result<i32> {
+    let sel = Selection::parse(&fleet.wheres, fleet.by.as_deref())?;
+    let mut query = sel.query.clone();
+    query.since_ns = since.map(sysperf::fleet::parse_since).transpose()?;
+    // A table for a person: the newest 50 by default; JSON for a program: all by default.
+    let limit = match limit {
+        Some(0) => None,
+        Some(n) => Some(n),
+        None if json || sel.by.is_some() => None,
+        None => Some(RUNS_SHOWN),
+    };
+    query.limit = limit.map(|n| usize::try_from(n).unwrap_or(usize::MAX));
     // Listing never creates a store; the default one not made yet holds no runs.
-    let (runs, observations) = match catalog::open_existing_store(db.db.as_ref()) {
-        Ok(store) => (store.list_runs()?, store.list_observations()?),
-        Err(CatalogError::NoStore { named: false, .. }) => (Vec::new(), Vec::new()),
+    let (runs, matching, observations) = match catalog::open_existing_store(db.db.as_ref()) {
+        Ok(store) => {
+            let runs = store.query_runs(&query)?;
+            let all = match query.limit {
+                Some(n) if runs.len() >= n => store.count_runs(&query)?,
+                _ => runs.len() as u64,
+            };
+            (runs, all, store.list_observations()?)
+        }
+        Err(CatalogError::NoStore { named: false, .. }) => (Vec::new(), 0, Vec::new()),
         Err(e) => return Err(e.into()),
     };
+    if let Some(key) = sel.by {
+        let groups =
+            sysperf::fleet::group(runs.iter(), key, |r| key.value_of((*r).into()), usize::MAX);
+        if json {
+            let doc: Vec<_> = groups
+                .iter()
+                .map(|(value, g)| {
+                    serde_json::json!({
+                        "key": key.name(),
+                        "value": value,
+                        "runs": g.len(),
+                        "complete": g.iter().filter(|r| r.complete).count(),
+                        "newest_ns": g.iter().map(|r| r.started_ns).max(),
+                    })
+                })
+                .collect();
+            return print_json(&doc);
+        }
+        return print(&report::table::runs_groups(key.name(), &groups));
+    }
     if json {
         return print_json(&runs);
     }
-    let mut text = if runs.is_empty() {
+    let mut text = if runs.is_empty() && sel.is_empty() && since.is_none() {
         "no runs stored yet; 'sysperf run' makes one\n".to_string()
+    } else if runs.is_empty() {
+        "no stored run matches\n".to_string()
     } else {
         report::table::runs_list(&runs)
     };
+    let more = matching.saturating_sub(runs.len() as u64);
+    if more > 0 {
+        text.push_str(&format!(
+            "... and {more} older run{} (--limit N shows more, --limit 0 all)\n",
+            if more == 1 { "" } else { "s" }
+        ));
+    }
     if !observations.is_empty() {
         text.push_str(&report::system::observations_list(&observations));
     }
@@ -660,6 +725,26 @@ fn find_observation(db: &DbArg, spec: &str) -> Result<Option<(Box<dyn store::Bac
 
 /// Shares of two observations that moved less than this (percentage points) are not listed.
 const OBSERVATION_THRESHOLD_POINTS: f64 = 0.5;
+
+fn gc(db: DbArg) -> Result<i32> {
+    let store = catalog::open_existing_store(db.db.as_ref())?;
+    if store.is_read_only() {
+        anyhow::bail!(
+            "{} is a store you may read but not write: run 'sysperf gc' as its owner",
+            store.location()
+        );
+    }
+    let r = store.gc()?;
+    if r.converted {
+        say!("sysperf: converted the store to give removed runs' space back as they are removed (once)");
+    }
+    print(&format!(
+        "{}: {} -> {} bytes\n",
+        store.location(),
+        r.bytes_before,
+        r.bytes_after
+    ))
+}
 
 fn compare(a: CompareArgs) -> Result<i32> {
     // 1. Every option is checked before any run is loaded.
@@ -690,9 +775,10 @@ fn compare(a: CompareArgs) -> Result<i32> {
             return Ok(exit::OK);
         }
     }
+    let sel = Selection::parse(&a.fleet.wheres, a.fleet.by.as_deref())?;
     let mut catalog = Catalog::new(a.db.db);
     // 2. Compare, print, and gate.
-    let (_, c) = catalog.comparison(&a.runs, a.against.baseline.as_deref(), noise)?;
+    let (_, c) = catalog.fleet_comparison(&a.runs, a.against.baseline.as_deref(), &sel, noise)?;
     if a.json {
         print_json_text(&report::compare::json(&c))
     } else {
@@ -770,6 +856,7 @@ fn ab(a: AbArgs) -> Result<i32> {
         markdown: false,
         csv: false,
         db: a.db,
+        fleet: FleetArgs::default(),
     })
 }
 
@@ -837,32 +924,84 @@ fn rm(spec: &str, db: DbArg) -> Result<i32> {
 }
 
 fn export(specs: &[String], output: Option<&Path>, db: DbArg) -> Result<i32> {
+    // Every name is resolved first (a typo costs nothing); then the runs are loaded, checked
+    // and written one at a time, so memory holds one run however many are exported.
     let mut catalog = Catalog::new(db.db);
-    let mut runs: Vec<Run> = Vec::with_capacity(specs.len());
+    let mut named: Vec<Result<Run, String>> = Vec::with_capacity(specs.len());
+    let mut seen = std::collections::HashSet::new();
     for spec in specs {
-        let run = catalog.load(spec)?;
+        let one = match reference::find(spec)? {
+            Some(r) => (r.id.clone(), Ok(r.clone())),
+            None => {
+                let store = catalog.store().map_err(|e| e.looking_for(spec))?;
+                let id = store.resolve(spec)?;
+                (id.clone(), Err(id))
+            }
+        };
         // 'latest' and the run's own id name one run; it is exported once.
-        if !runs.iter().any(|r| r.id == run.id) {
-            runs.push(run);
+        if seen.insert(one.0) {
+            named.push(one.1);
         }
     }
-    // Everything a run has goes with it: its kernel profiles too (`run --profile`).
-    let profiles = catalog.profiles(&runs)?;
-    let bytes = exchange::export_with_profiles(&runs, &profiles)?;
+    let count = named.len();
+    let mut write = |out: &mut dyn Write| -> Result<()> {
+        let mut w = exchange::ExportWriter::new(out)?;
+        let mut ids = Vec::with_capacity(count);
+        for n in &named {
+            let run = match n {
+                Ok(r) => r.clone(),
+                Err(id) => catalog.store()?.load_run(id)?,
+            };
+            w.run(&run)?;
+            ids.push((run.id.clone(), run.source == "published"));
+        }
+        // Everything a run has goes with it: its kernel profiles too (`run --profile`).
+        ids.sort();
+        for (id, published) in &ids {
+            if !published {
+                let profiles = catalog.store()?.load_profiles(id)?;
+                w.profiles(id, &profiles)?;
+            }
+        }
+        w.finish()?;
+        Ok(())
+    };
     let Some(path) = output else {
         // The export is JSON; on a terminal it is shown inert like every other output.
-        print_json_text(&String::from_utf8_lossy(&bytes))
-            .context("writing the export to standard output")?;
+        let mut out = TermJson(std::io::stdout().lock());
+        write(&mut out).context("writing the export to standard output")?;
         return Ok(exit::OK);
     };
-    output::write(path, &bytes, 0o644)?;
-    let plural = if runs.len() == 1 { "" } else { "s" };
+    let mut failed = None;
+    output::write_with(path, 0o644, |f| {
+        write(f).map_err(|e| {
+            failed = Some(e);
+            std::io::Error::other("the export stopped")
+        })
+    })
+    .or_else(|e| failed.take().map_or(Err(e.into()), Err))?;
+    let plural = if count == 1 { "" } else { "s" };
     say!(
-        "sysperf: exported {} run{plural} to {}",
-        runs.len(),
+        "sysperf: exported {count} run{plural} to {}",
         path.display()
     );
     Ok(exit::OK)
+}
+
+/// A writer that passes JSON text on with its terminal-hostile characters escaped, as
+/// [`print_json_text`] does; each write is whole UTF-8 text (`exchange::ExportWriter`'s are).
+struct TermJson<W: Write>(W);
+
+impl<W: Write> Write for TermJson<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let text = String::from_utf8_lossy(buf);
+        self.0.write_all(sysperf::term::json(&text).as_bytes())?;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.0.flush()
+    }
 }
 
 fn import(files: &[PathBuf], db: DbArg) -> Result<i32> {
@@ -887,6 +1026,8 @@ fn import(files: &[PathBuf], db: DbArg) -> Result<i32> {
     }
     catalog::check_importable(&all)?;
     let store = catalog::open_store(db.db.as_ref())?;
+    // One long transaction: a writer that waits for it can say who holds the store.
+    store.announce("sysperf import")?;
     let saved = store
         .save_runs_with_profiles(&all, &profiles)
         .context("saving the imported runs (nothing was stored)")?;
@@ -903,11 +1044,14 @@ fn sync_cmd(src: &Path, dst: &Path) -> Result<i32> {
 fn report_cmd(a: ReportArgs) -> Result<i32> {
     let noise = parse_pct("--noise", &a.against.noise)?;
     output::check(&a.output).context("--output")?;
+    let sel = Selection::parse(&a.fleet.wheres, a.fleet.by.as_deref())?;
     let mut catalog = Catalog::new(a.db.db);
-    let (runs, cmp) = catalog.comparison(&a.runs, a.against.baseline.as_deref(), noise)?;
+    let (runs, cmp) =
+        catalog.fleet_comparison(&a.runs, a.against.baseline.as_deref(), &sel, noise)?;
     // Profiles stored with a run (`run --profile`) are shown too; reference runs have none.
     let profiles = catalog.profiles(&runs)?;
-    let page = report::html::html(&runs, &cmp, &profiles);
+    let by = sel.by.map(|k| k.name());
+    let page = report::html::html_by(&runs, &cmp, &profiles, by);
     output::write(&a.output, page.as_bytes(), 0o644)?;
     say!("sysperf: wrote {}", a.output.display());
     Ok(exit::OK)
@@ -921,6 +1065,7 @@ fn plot(a: PlotArgs) -> Result<i32> {
         plot::check_group(g)?;
     }
     let what = match (&a.figure, &a.test, &a.group) {
+        _ if a.heatmap => What::Heatmap,
         (Some(f), _, _) => What::Figure(f),
         (None, Some(t), _) => What::Test(t),
         (None, None, Some(g)) => What::Group(g),
@@ -934,8 +1079,27 @@ fn plot(a: PlotArgs) -> Result<i32> {
             .into())
         }
     };
-    let runs = Catalog::new(a.db.db).load_with_baseline(&a.runs, None)?;
-    let figure = plot::figure(&runs, what)?;
+    let sel = Selection::parse(&a.fleet.wheres, a.fleet.by.as_deref())?;
+    let figure = if a.heatmap {
+        // Columns as compare makes them: groups of replicated runs, or --by groups.
+        let (_, cmp) = Catalog::new(a.db.db).fleet_comparison(
+            &a.runs,
+            None,
+            &sel,
+            compare::DEFAULT_NOISE_PCT,
+        )?;
+        plot::heatmap(&cmp)?
+    } else if !sel.is_empty() {
+        let columns = Catalog::new(a.db.db).select_columns(&a.runs, None, &sel)?;
+        let firsts: Vec<Run> = columns
+            .into_iter()
+            .filter_map(|c| c.into_iter().next())
+            .collect();
+        plot::figure(&firsts, what)?
+    } else {
+        let runs = Catalog::new(a.db.db).load_with_baseline(&a.runs, None)?;
+        plot::figure(&runs, what)?
+    };
     let bytes = match format {
         plot::Format::Png => {
             let image = report::png::render(&figure.document(), report::png::system_fonts())?;

@@ -75,6 +75,16 @@ fn parent(path: &Path) -> PathBuf {
 /// Writes `bytes` to `path` with permission bits `mode`: into a new file beside it, then
 /// renamed over it (see the module documentation).
 pub fn write(path: &Path, bytes: &[u8], mode: u32) -> Result<(), OutputError> {
+    write_with(path, mode, |f| f.write_all(bytes))
+}
+
+/// [`write`], the bytes written by `fill` as they come (an export of many runs is not held
+/// in memory); when `fill` fails, nothing is left behind and `path` is untouched.
+pub fn write_with(
+    path: &Path,
+    mode: u32,
+    fill: impl FnOnce(&mut std::fs::File) -> std::io::Result<()>,
+) -> Result<(), OutputError> {
     check(path)?;
     let io = |source| OutputError::Io {
         path: path.to_path_buf(),
@@ -98,7 +108,7 @@ pub fn write(path: &Path, bytes: &[u8], mode: u32) -> Result<(), OutputError> {
             .create_new(true)
             .mode(mode)
             .open(&tmp)?;
-        f.write_all(bytes)?;
+        fill(&mut f)?;
         // The umask may have narrowed the mode; an executable job must stay executable.
         f.set_permissions(std::fs::Permissions::from_mode(mode))?;
         f.sync_all()?;

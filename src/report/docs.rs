@@ -354,6 +354,7 @@ mod tests {
             complete: true,
             hostname: Some("vm".into()),
             kernel_release: Some("6.1".into()),
+            cpu_model: Some("AMD EPYC 7B13".into()),
             benchmarks: 49,
             series: 0,
             warnings: 0,

@@ -798,6 +798,17 @@ fn suites(s: &mut String, runs: &[Run]) {
 /// The whole report as one HTML document. `cmp` must be `compare::build` of `runs`;
 /// `profiles[i]` holds the kernel profiles stored with `runs[i]` (`run --profile`), if any.
 pub fn html(runs: &[Run], cmp: &Comparison, profiles: &[Vec<Profile>]) -> String {
+    html_by(runs, cmp, profiles, None)
+}
+
+/// [`html`] of a fleet comparison grouped `--by KEY` (`by`: the key): an Evolution section
+/// after the comparison draws its heat map (`report::heatmap`), one column per group.
+pub fn html_by(
+    runs: &[Run],
+    cmp: &Comparison,
+    profiles: &[Vec<Profile>],
+    by: Option<&str>,
+) -> String {
     let names: Vec<String> = cmp.runs.iter().map(run_name).collect();
     // The Suites section and its link appear only for runs of `run --suite`.
     let has_series = runs.iter().any(|r| !r.series.is_empty());
@@ -817,7 +828,7 @@ pub fn html(runs: &[Run], cmp: &Comparison, profiles: &[Vec<Profile>]) -> String
     let _ = write!(
         s,
         "<header><h1>sysperf report</h1><p>{} run{} compared{}, by the method of Leffler, Karels and McKusick's 4.2BSD measurements (1984).</p>\n\
-         <nav><a href=\"#comparison\">Comparison</a><a href=\"#charts\">Charts</a><a href=\"#paging\">Paging</a>{suites_link}<a href=\"#fingerprints\">Fingerprints</a><a href=\"#warnings\">Warnings</a><a href=\"#doctor\">Doctor</a>{counters_link}{profiles_link}<a href=\"#derived\">Derived figures</a><a href=\"#method\">Method</a></nav></header>\n",
+         <nav><a href=\"#comparison\">Comparison</a>{evolution_link}<a href=\"#charts\">Charts</a><a href=\"#paging\">Paging</a>{suites_link}<a href=\"#fingerprints\">Fingerprints</a><a href=\"#warnings\">Warnings</a><a href=\"#doctor\">Doctor</a>{counters_link}{profiles_link}<a href=\"#derived\">Derived figures</a><a href=\"#method\">Method</a></nav></header>\n",
         cmp.runs.len(),
         if cmp.runs.len() == 1 { "" } else { "s" },
         cmp.runs
@@ -825,6 +836,11 @@ pub fn html(runs: &[Run], cmp: &Comparison, profiles: &[Vec<Profile>]) -> String
             .filter(|_| cmp.runs.len() > 1)
             .map(|h| format!(" against the baseline {}", esc(&run_name(h))))
             .unwrap_or_default(),
+        evolution_link = if by.is_some() && crate::report::heatmap::chart(cmp).is_some() {
+            "<a href=\"#evolution\">Evolution</a>"
+        } else {
+            ""
+        },
         suites_link = if has_series {
             "<a href=\"#suites\">Suites</a>"
         } else {
@@ -852,6 +868,16 @@ pub fn html(runs: &[Run], cmp: &Comparison, profiles: &[Vec<Profile>]) -> String
     comparison_table(&mut s, cmp);
     s.push_str("\n</section>\n");
 
+    if let (Some(key), Some(map)) = (by, crate::report::heatmap::chart(cmp)) {
+        let _ = write!(
+            s,
+            "<section id=\"evolution\">\n<h2>Evolution</h2>\n<p>One column per {}, {}; each cell is the test's time per operation against the first column, as LEBench's figure of Linux's core operations across kernels.</p>\n<figure id=\"figure-{}\">\n{}<figcaption>Red: slower, blue: faster than the first column (full colour at 2x); \u{25b2}/\u{25bc}: a significant verdict.</figcaption></figure>\n</section>\n",
+            esc(key),
+            if key == "kernel" { "ordered by version" } else { "in order" },
+            crate::report::heatmap::FIGURE_ID,
+            map.element()
+        );
+    }
     s.push_str("<section id=\"charts\">\n<h2>Charts</h2>\n");
     let mut any = false;
     for g in svg::GROUPS {

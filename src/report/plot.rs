@@ -57,6 +57,17 @@ pub enum What<'a> {
     Test(&'a str),
     Group(&'a str),
     Figure(&'a str),
+    /// The evolution heat map (`report::heatmap`) of a comparison's columns.
+    Heatmap,
+}
+
+/// The evolution heat map of a (possibly grouped) comparison: `sysperf plot --heatmap`.
+pub fn heatmap(cmp: &Comparison) -> Result<Svg, InputError> {
+    super::heatmap::chart(cmp).ok_or_else(|| InputError::InvalidValue {
+        what: "--heatmap",
+        value: format!("{} column(s)", cmp.runs.len()),
+        why: "a heat map needs two columns or more with tests: name two runs or more, or group runs with --by KEY".into(),
+    })
 }
 
 /// The figure `what` names for `runs` (the first is the baseline of the verdicts).
@@ -70,6 +81,7 @@ pub fn figure(runs: &[Run], what: What) -> Result<Svg, InputError> {
             .join(", ")
     };
     match what {
+        What::Heatmap => heatmap(&cmp),
         What::Figure(id) => {
             let figs = super::series_svg::figures(runs);
             match figs.iter().find(|g| g.id == id) {

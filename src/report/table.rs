@@ -500,6 +500,30 @@ pub fn runs_list(runs: &[crate::store::RunInfo]) -> String {
     s
 }
 
+/// `sysperf runs --by KEY`: one line per group (its value, runs, complete runs, newest start),
+/// in the groups' order (kernels by version).
+pub fn runs_groups(key: &str, groups: &[(String, Vec<&crate::store::RunInfo>)]) -> String {
+    let width = groups
+        .iter()
+        .map(|(v, _)| v.chars().count())
+        .chain([key.len(), 1])
+        .max()
+        .unwrap_or(1);
+    let mut s = format!("{key:<width$}  {:>6}  {:>8}  newest\n", "runs", "complete");
+    for (value, runs) in groups {
+        let newest = runs.iter().map(|r| r.started_ns).max().map(utc);
+        let _ = writeln!(
+            s,
+            "{:<width$}  {:>6}  {:>8}  {}",
+            if value.is_empty() { "?" } else { value },
+            runs.len(),
+            runs.iter().filter(|r| r.complete).count(),
+            newest.unwrap_or_default()
+        );
+    }
+    s
+}
+
 /// The built-in published runs, for the end of `sysperf runs`.
 pub fn reference_list(runs: &[Run]) -> String {
     let mut s = String::from(

@@ -9,7 +9,7 @@
 //!
 //! It is not the CLI's choice of store (see `catalog`) and holds no SQL of its own.
 
-use super::{ObservationInfo, RunInfo, Store, StoreError};
+use super::{GcReport, ObservationInfo, RunInfo, RunQuery, Store, StoreError};
 use crate::model::{BenchResult, Run, Series, VarianceEstimate, Warning};
 use crate::profile::system::SystemProfile;
 use std::path::{Path, PathBuf};
@@ -76,6 +76,22 @@ pub trait Backend {
     fn remove_observation(&self, id: &str) -> Result<bool>;
     /// Every stored benchmark profile (`run --profile`), newest run first.
     fn benchmark_profiles(&self) -> Result<Vec<crate::profile::Profile>>;
+    /// The stored runs `query` matches, newest first.
+    fn query_runs(&self, query: &RunQuery) -> Result<Vec<RunInfo>>;
+    /// How many stored runs `query` matches, its limit aside.
+    fn count_runs(&self, query: &RunQuery) -> Result<u64>;
+    /// The complete measured runs of one machine (host, kernel), newest first, at most `limit`.
+    fn machine_runs(
+        &self,
+        host: Option<&str>,
+        kernel: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<String>>;
+    /// Says what this process is writing, so that a writer kept waiting can name it (a store
+    /// with one writer at a time; PostgreSQL has no such wait).
+    fn announce(&self, work: &str) -> Result<()>;
+    /// Gives the space of removed runs back to the file system.
+    fn gc(&self) -> Result<GcReport>;
 
     /// [`Backend::save_runs_with_profiles`] without profiles.
     fn save_runs(&self, runs: &[Run]) -> Result<Vec<bool>> {
@@ -169,6 +185,26 @@ impl Backend for Store {
     }
     fn benchmark_profiles(&self) -> Result<Vec<crate::profile::Profile>> {
         Store::benchmark_profiles(self)
+    }
+    fn query_runs(&self, query: &RunQuery) -> Result<Vec<RunInfo>> {
+        Store::query_runs(self, query)
+    }
+    fn count_runs(&self, query: &RunQuery) -> Result<u64> {
+        Store::count_runs(self, query)
+    }
+    fn machine_runs(
+        &self,
+        host: Option<&str>,
+        kernel: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<String>> {
+        Store::machine_runs(self, host, kernel, limit)
+    }
+    fn announce(&self, work: &str) -> Result<()> {
+        Store::announce(self, work)
+    }
+    fn gc(&self) -> Result<GcReport> {
+        Store::gc(self)
     }
 }
 

@@ -215,6 +215,26 @@ CREATE TABLE observations (
 );
 CREATE INDEX observations_by_start ON observations (started_ns, seq);
 "#,
+    // Migration 11 (#21, a store that scales): the CPU model as a column, copied from the
+    // fingerprint (as hostname and kernel_release are), so that runs are filtered and grouped
+    // by it without parsing JSON; an index for a machine's history (host, kernel, newest
+    // first) and one for a kernel's runs; and the sysperf processes that are writing to the
+    // store (one row per process, made when it starts writing and removed when it ends) so
+    // that a writer that waited too long for the lock can say who holds it.
+    r#"
+ALTER TABLE runs ADD COLUMN cpu_model TEXT;
+UPDATE runs SET cpu_model = json_extract(fingerprint_json, '$.cpu_model')
+ WHERE json_valid(fingerprint_json);
+CREATE INDEX runs_by_machine ON runs (hostname, kernel_release, started_ns);
+CREATE INDEX runs_by_kernel ON runs (kernel_release, started_ns);
+CREATE TABLE writers (
+    host       TEXT NOT NULL,                      -- the writer's host name
+    pid        INTEGER NOT NULL,
+    work       TEXT NOT NULL,                      -- what it is doing, e.g. 'sysperf import'
+    started_ns INTEGER NOT NULL,
+    PRIMARY KEY (host, pid)
+);
+"#,
 ];
 
 /// What the header of an opened database says about it.

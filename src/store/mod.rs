@@ -29,6 +29,8 @@ mod observations;
 pub use observations::ObservationInfo;
 mod pg;
 #[cfg(test)]
+mod scale_tests;
+#[cfg(test)]
 mod tests;
 
 pub use backend::{open_at, redact, Backend, Location};
@@ -55,6 +57,28 @@ pub const APPLICATION_ID: i32 = 0x5359_5350;
 /// How long a writer waits for another process's transaction before giving up. Writes are
 /// short (one benchmark at a time), so this is only reached if something is badly stuck.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Test-only: the busy timeout in milliseconds instead of [`BUSY_TIMEOUT`], so that a test of
+/// a locked store does not wait 30 s. Not for users (a short timeout makes concurrent runs
+/// fail where they would have waited).
+pub const BUSY_TIMEOUT_ENV: &str = "SYSPERF_TEST_BUSY_TIMEOUT_MS";
+
+/// [`BUSY_TIMEOUT`], or what [`BUSY_TIMEOUT_ENV`] says.
+fn busy_timeout() -> Duration {
+    std::env::var(BUSY_TIMEOUT_ENV)
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .map_or(BUSY_TIMEOUT, Duration::from_millis)
+}
+
+/// The runs whose id starts with the hex digits ?1, through the id index (see `resolve`).
+const PREFIX_SQL: &str = "SELECT id FROM runs WHERE id >= ?1 AND id < ?1 || 'g'
+                          ORDER BY started_ns DESC, seq DESC";
+
+/// A machine's complete measured runs, newest first, through `runs_by_machine`.
+const MACHINE_SQL: &str = "SELECT id FROM runs WHERE hostname IS ?1 AND kernel_release IS ?2
+                               AND complete = 1 AND source = 'measured'
+                           ORDER BY started_ns DESC, seq DESC LIMIT ?3";
 
 /// The first 16 bytes of every SQLite database file.
 const SQLITE_HEADER: &[u8; 16] = b"SQLite format 3\0";
@@ -101,6 +125,15 @@ pub enum StoreError {
     },
     #[error("the sysperf database is damaged: {0}")]
     Corrupt(String),
+    /// Another process held the write lock for longer than the busy timeout.
+    #[error("the store '{}' stayed locked by another writer for {} s: {holders}; wait for it to finish (or stop it) and try again", .path.display(), .waited.as_secs_f64())]
+    Locked {
+        path: PathBuf,
+        waited: Duration,
+        /// Who holds it, in words: the sysperf processes writing to the store and their
+        /// work, or that none says it is.
+        holders: String,
+    },
     #[error("database error: {0}")]
     Sqlite(#[from] rusqlite::Error),
     #[error("JSON error: {0}")]
@@ -172,6 +205,7 @@ pub struct RunInfo {
     pub complete: bool,
     pub hostname: Option<String>,
     pub kernel_release: Option<String>,
+    pub cpu_model: Option<String>,
     /// Results stored for the run.
     pub benchmarks: u64,
     /// Series (suite curves) stored for the run.
@@ -287,6 +321,146 @@ pub struct Store {
     path: PathBuf,
     /// Opened by [`Store::open_read_only`]: this process may read the file but not write it.
     read_only: bool,
+    /// This process has a row in `writers` ([`Store::announce`]), removed on drop.
+    announced: std::cell::Cell<bool>,
+}
+
+/// Which runs [`Store::query_runs`] lists: conditions of different kinds must all hold, and
+/// of one kind any may (`--where kernel=6.12 --where kernel=6.13` is either kernel).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RunQuery {
+    pub conds: Vec<Cond>,
+    /// Runs started at or after this Unix time (ns).
+    pub since_ns: Option<i64>,
+    /// At most this many, newest first.
+    pub limit: Option<usize>,
+    /// Only complete runs (compare's groups).
+    pub complete_only: bool,
+}
+
+/// One condition on a run's stored facts.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Cond {
+    /// The host name, exactly.
+    Host(String),
+    /// The kernel release, exactly or as a prefix ending at a '.', '-' or '+' ("6.12"
+    /// matches "6.12.0-1-amd64" and "6.12", not "6.120").
+    Kernel(String),
+    /// The CPU model contains this text (case-insensitive).
+    Cpu(String),
+    /// The label, exactly.
+    Label(String),
+    /// Started in `[from, to)` (Unix ns).
+    Started(i64, i64),
+}
+
+impl Cond {
+    /// Conditions of one kind are alternatives (any may hold).
+    pub fn kind(&self) -> u8 {
+        match self {
+            Cond::Host(_) => 0,
+            Cond::Kernel(_) => 1,
+            Cond::Cpu(_) => 2,
+            Cond::Label(_) => 3,
+            Cond::Started(..) => 4,
+        }
+    }
+
+    /// Plain SQL (SQLite's and PostgreSQL's alike) for the condition, its values appended.
+    fn sql(&self, vals: &mut Vec<Value>) -> String {
+        let mut bind = |v: Value| {
+            vals.push(v);
+            format!("?{}", vals.len())
+        };
+        match self {
+            Cond::Host(h) => format!("hostname = {}", bind(Value::from(h.clone()))),
+            Cond::Kernel(k) => {
+                let k = bind(Value::from(k.clone()));
+                format!(
+                    "(kernel_release = {k} OR substr(kernel_release, 1, length({k}) + 1) \
+                     IN ({k} || '.', {k} || '-', {k} || '+'))"
+                )
+            }
+            Cond::Cpu(c) => format!(
+                "instr(lower(cpu_model), {}) > 0",
+                bind(Value::from(c.to_lowercase()))
+            ),
+            Cond::Label(l) => format!("label = {}", bind(Value::from(l.clone()))),
+            Cond::Started(from, to) => format!(
+                "(started_ns >= {} AND started_ns < {})",
+                bind(Value::from(*from)),
+                bind(Value::from(*to))
+            ),
+        }
+    }
+}
+
+impl RunQuery {
+    /// The WHERE clause (empty, or starting with " WHERE") and its values.
+    fn clause(&self) -> (String, Vec<Value>) {
+        let mut vals = Vec::new();
+        let mut parts = Vec::new();
+        let mut kinds: Vec<u8> = self.conds.iter().map(Cond::kind).collect();
+        kinds.sort_unstable();
+        kinds.dedup();
+        for k in kinds {
+            let any: Vec<String> = self
+                .conds
+                .iter()
+                .filter(|c| c.kind() == k)
+                .map(|c| c.sql(&mut vals))
+                .collect();
+            parts.push(format!("({})", any.join(" OR ")));
+        }
+        if let Some(since) = self.since_ns {
+            vals.push(Value::from(since));
+            parts.push(format!("started_ns >= ?{}", vals.len()));
+        }
+        if self.complete_only {
+            parts.push("complete = 1".into());
+        }
+        if parts.is_empty() {
+            (String::new(), vals)
+        } else {
+            (format!(" WHERE {}", parts.join(" AND ")), vals)
+        }
+    }
+}
+
+/// This machine's host name, for the `writers` table (empty when unknown).
+fn this_host() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_string())
+        .unwrap_or_default()
+}
+
+fn now_ns() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX))
+}
+
+/// What `sysperf gc` did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GcReport {
+    pub bytes_before: u64,
+    pub bytes_after: u64,
+    /// The store was converted to incremental auto-vacuum (a store made before it existed).
+    pub converted: bool,
+}
+
+impl Drop for Store {
+    fn drop(&mut self) {
+        if self.announced.get() {
+            // Best effort and brief: a store that is locked keeps a row that readers ignore
+            // once this process is gone.
+            let _ = self.conn.busy_timeout(Duration::from_millis(500));
+            let _ = self.conn.execute(
+                "DELETE FROM writers WHERE host = ?1 AND pid = ?2",
+                params![this_host(), i64::from(std::process::id())],
+            );
+        }
+    }
 }
 
 /// Checks that the file is ours (or new), then brings it to WAL mode and the current schema.
@@ -298,6 +472,11 @@ fn set_up(conn: &Connection, path: &Path) -> Result<()> {
     let state = migrations::DbState::read(&snapshot)?;
     snapshot.commit()?;
     state.check(path)?;
+    if state.application_id == 0 && state.tables == 0 {
+        // A new store frees the pages of removed runs as it goes (`Store::remove_run`);
+        // this must be said before its first table exists.
+        conn.pragma_update(None, "auto_vacuum", "INCREMENTAL")?;
+    }
     // The file is ours (or new) from here on. WAL lets readers and one writer proceed at
     // once and is a property of the file, so it is set once and persists.
     // Some file systems cannot do WAL; SQLite then keeps the rollback journal, which is
@@ -338,7 +517,7 @@ impl Store {
             | OpenFlags::SQLITE_OPEN_CREATE
             | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let conn = Connection::open_with_flags(path, flags).map_err(open_err)?;
-        conn.busy_timeout(BUSY_TIMEOUT).map_err(open_err)?;
+        conn.busy_timeout(busy_timeout()).map_err(open_err)?;
         conn.pragma_update(None, "foreign_keys", true)
             .map_err(open_err)?;
 
@@ -346,7 +525,7 @@ impl Store {
         // is set up (switching it to WAL, for one), so two processes creating the same store
         // at once can see SQLITE_BUSY here. Setting up is idempotent: retry it until the same
         // deadline the busy timeout would have given.
-        let deadline = std::time::Instant::now() + BUSY_TIMEOUT;
+        let deadline = std::time::Instant::now() + busy_timeout();
         loop {
             match set_up(&conn, path) {
                 Err(e) if e.is_busy() && std::time::Instant::now() < deadline => {
@@ -360,6 +539,7 @@ impl Store {
             conn,
             path: path.to_path_buf(),
             read_only: false,
+            announced: std::cell::Cell::new(false),
         })
     }
 
@@ -377,7 +557,7 @@ impl Store {
         let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let open = |target: PathBuf, flags: OpenFlags| {
             let conn = Connection::open_with_flags(target, flags)?;
-            conn.busy_timeout(BUSY_TIMEOUT)?;
+            conn.busy_timeout(busy_timeout())?;
             let state = migrations::DbState::read(&conn)?;
             Ok::<_, rusqlite::Error>((conn, state))
         };
@@ -403,6 +583,7 @@ impl Store {
             conn,
             path: path.to_path_buf(),
             read_only: true,
+            announced: std::cell::Cell::new(false),
         })
     }
 
@@ -421,10 +602,122 @@ impl Store {
     /// reads and then writes can fail with SQLITE_BUSY without waiting when another process
     /// wrote in between; taking the lock up front makes the busy timeout apply instead.
     fn write_tx(&self) -> Result<Transaction<'_>> {
-        Ok(Transaction::new_unchecked(
-            &self.conn,
-            TransactionBehavior::Immediate,
-        )?)
+        Transaction::new_unchecked(&self.conn, TransactionBehavior::Immediate)
+            .map_err(|e| self.locked_or(e.into()))
+    }
+
+    /// `e`, or when it is SQLite giving up on the lock, [`StoreError::Locked`] naming the
+    /// sysperf processes that say they are writing.
+    fn locked_or(&self, e: StoreError) -> StoreError {
+        if !e.is_busy() {
+            return e;
+        }
+        let holders = match self.writers() {
+            Ok(w) if !w.is_empty() => w.join(", "),
+            _ => "no sysperf command says it is writing to it, so another program holds it \
+                  (an sqlite3 shell with a transaction open?)"
+                .to_string(),
+        };
+        StoreError::Locked {
+            path: self.path.clone(),
+            waited: busy_timeout(),
+            holders,
+        }
+    }
+
+    /// Records, until this store is dropped, that this process writes to the store and why
+    /// (`work`, e.g. "sysperf import"), so that a writer that gives up on the lock can name
+    /// it. Rows of processes that are gone are removed on the way. Nothing for a read-only
+    /// store.
+    pub fn announce(&self, work: &str) -> Result<()> {
+        if self.read_only {
+            return Ok(());
+        }
+        let host = this_host();
+        let tx = self.write_tx()?;
+        let pids: Vec<i64> = {
+            let mut stmt = tx.prepare("SELECT pid FROM writers WHERE host = ?1")?;
+            let rows = stmt.query_map([&host], |r| r.get(0))?;
+            rows.collect::<rusqlite::Result<_>>()?
+        };
+        for pid in pids {
+            if !Path::new(&format!("/proc/{pid}")).exists() {
+                tx.execute(
+                    "DELETE FROM writers WHERE host = ?1 AND pid = ?2",
+                    params![host, pid],
+                )?;
+            }
+        }
+        tx.execute(
+            "INSERT OR REPLACE INTO writers (host, pid, work, started_ns) VALUES (?1, ?2, ?3, ?4)",
+            params![host, i64::from(std::process::id()), work, now_ns()],
+        )?;
+        tx.commit()?;
+        self.announced.set(true);
+        Ok(())
+    }
+
+    /// The other sysperf processes that say they are writing to the store, in words:
+    /// "sysperf import (pid 41 on host h, writing for 12 s)". Those on this host
+    /// that are gone are left out.
+    pub fn writers(&self) -> Result<Vec<String>> {
+        let host = this_host();
+        let me = i64::from(std::process::id());
+        let mut stmt = self
+            .conn
+            .prepare("SELECT host, pid, work, started_ns FROM writers ORDER BY started_ns")?;
+        let mut rows = stmt.query([])?;
+        let mut out = Vec::new();
+        while let Some(row) = rows.next()? {
+            let r = Reader::new(row, "writers");
+            let (h, pid, work, since) = (
+                r.text("host")?,
+                r.i64("pid")?,
+                r.text("work")?,
+                r.i64("started_ns")?,
+            );
+            let alive = h != host || Path::new(&format!("/proc/{pid}")).exists();
+            if alive && !(h == host && pid == me) {
+                let secs = (now_ns() - since).max(0) / 1_000_000_000;
+                out.push(format!(
+                    "{work} (pid {pid} on host {h}, writing for {secs} s)"
+                ));
+            }
+        }
+        Ok(out)
+    }
+
+    /// Gives the space of removed runs back to the file system: a store made before
+    /// incremental auto-vacuum existed is converted once (a full VACUUM, which rewrites the
+    /// file and needs as much free space again); later ones free their pages as runs are
+    /// removed, and this only finishes what is left.
+    pub fn gc(&self) -> Result<GcReport> {
+        let size = || std::fs::metadata(&self.path).map_or(0, |m| m.len());
+        let bytes_before = size();
+        self.announce("sysperf gc")?;
+        let mode: i64 = self
+            .conn
+            .pragma_query_value(None, "auto_vacuum", |r| r.get(0))?;
+        let converted = mode != 2;
+        let run = |sql: &str| {
+            self.conn
+                .execute_batch(sql)
+                .map_err(|e| self.locked_or(e.into()))
+        };
+        if converted {
+            run("PRAGMA auto_vacuum = INCREMENTAL; VACUUM;")?;
+        } else {
+            self.incremental_vacuum()?;
+        }
+        // The freed pages leave the main file when the log is written back into it.
+        self.conn
+            .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
+            .map_err(|e| self.locked_or(e.into()))?;
+        Ok(GcReport {
+            bytes_before,
+            bytes_after: size(),
+            converted,
+        })
     }
 
     /// Stores the start of a run: its row, marked incomplete whatever `run.complete` says,
@@ -572,14 +865,38 @@ impl Store {
 
     /// Every stored run, newest first.
     pub fn list_runs(&self) -> Result<Vec<RunInfo>> {
-        let mut stmt = self.conn.prepare(
-            "SELECT id, label, started_ns, ended_ns, complete, hostname, kernel_release,
+        self.query_runs(&RunQuery::default())
+    }
+
+    /// How many stored runs `query` matches, its limit aside.
+    pub fn count_runs(&self, query: &RunQuery) -> Result<u64> {
+        let (clause, vals) = query.clause();
+        let n: i64 = self.conn.query_row(
+            &format!("SELECT count(*) FROM runs{clause}"),
+            params_from_iter(vals),
+            |r| r.get(0),
+        )?;
+        Ok(u64::try_from(n).unwrap_or(0))
+    }
+
+    /// The stored runs `query` matches, newest first.
+    pub fn query_runs(&self, query: &RunQuery) -> Result<Vec<RunInfo>> {
+        let (clause, mut vals) = query.clause();
+        let limit = match query.limit {
+            Some(n) => {
+                vals.push(Value::Integer(int_usize(n, "a limit")?));
+                format!(" LIMIT ?{}", vals.len())
+            }
+            None => String::new(),
+        };
+        let mut stmt = self.conn.prepare(&format!(
+            "SELECT id, label, started_ns, ended_ns, complete, hostname, kernel_release, cpu_model,
                     (SELECT count(*) FROM results WHERE results.run_id = runs.id) AS benchmarks,
                     (SELECT count(*) FROM series WHERE series.run_id = runs.id) AS series,
                     (SELECT count(*) FROM warnings WHERE warnings.run_id = runs.id) AS warnings
-             FROM runs ORDER BY started_ns DESC, seq DESC",
-        )?;
-        let mut rows = stmt.query([])?;
+             FROM runs{clause} ORDER BY started_ns DESC, seq DESC{limit}"
+        ))?;
+        let mut rows = stmt.query(params_from_iter(vals))?;
         let mut out = Vec::new();
         while let Some(row) = rows.next()? {
             let r = Reader::new(row, "runs");
@@ -591,6 +908,7 @@ impl Store {
                 complete: r.bool("complete")?,
                 hostname: r.opt_text("hostname")?,
                 kernel_release: r.opt_text("kernel_release")?,
+                cpu_model: r.opt_text("cpu_model")?,
                 benchmarks: r.u64("benchmarks")?,
                 series: r.u64("series")?,
                 warnings: r.u64("warnings")?,
@@ -623,12 +941,11 @@ impl Store {
             return Ok(id);
         }
         let mut prefixed = Vec::new();
-        if id.chars().count() >= MIN_PREFIX {
-            // substr rather than LIKE, so '%' and '_' in the spec are not wildcards.
-            let mut stmt = self.conn.prepare(
-                "SELECT id FROM runs WHERE substr(id, 1, length(?1)) = ?1
-                 ORDER BY started_ns DESC, seq DESC",
-            )?;
+        // Ids are 12 lowercase hex digits, so only such a prefix can name one; the range
+        // (every id from the prefix up to the prefix followed by 'g', above every hex digit)
+        // is read from the id index, not by scanning the runs.
+        if (MIN_PREFIX..=12).contains(&id.len()) && id.bytes().all(|b| b.is_ascii_hexdigit()) {
+            let mut stmt = self.conn.prepare(PREFIX_SQL)?;
             let mut rows = stmt.query([&id])?;
             while let Some(row) = rows.next()? {
                 prefixed.push(Reader::new(row, "runs").text("id")?);
@@ -717,6 +1034,24 @@ impl Store {
         Ok(out)
     }
 
+    /// The complete measured runs of one machine (host name and kernel release, either
+    /// unknown), newest first, at most `limit`: through the machine index, however many
+    /// runs other machines have.
+    pub fn machine_runs(
+        &self,
+        host: Option<&str>,
+        kernel: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<String>> {
+        let mut stmt = self.conn.prepare_cached(MACHINE_SQL)?;
+        let mut rows = stmt.query(params![host, kernel, int_usize(limit, "a limit")?])?;
+        let mut out = Vec::new();
+        while let Some(row) = rows.next()? {
+            out.push(Reader::new(row, "runs").text("id")?);
+        }
+        Ok(out)
+    }
+
     /// The ids of the runs carrying `label`, newest first.
     pub fn labelled(&self, label: &str) -> Result<Vec<String>> {
         let mut stmt = self
@@ -771,6 +1106,8 @@ impl Store {
     }
 
     /// Deletes a run and everything stored for it (the foreign keys cascade).
+    /// In a store with incremental auto-vacuum (made by this sysperf, or converted by
+    /// [`Store::gc`]) the run's pages are given back to the file system at once.
     pub fn remove_run(&self, id: &str) -> Result<()> {
         let tx = self.write_tx()?;
         if tx.execute("DELETE FROM runs WHERE id = ?1", [id])? == 0 {
@@ -779,7 +1116,25 @@ impl Store {
             });
         }
         tx.commit()?;
+        let mode: i64 = self
+            .conn
+            .pragma_query_value(None, "auto_vacuum", |r| r.get(0))?;
+        if mode == 2 {
+            self.incremental_vacuum()?;
+        }
         Ok(())
+    }
+
+    /// Frees every free page back to the file system (incremental auto-vacuum). SQLite frees
+    /// one page per step of the pragma, so it is stepped to its end.
+    fn incremental_vacuum(&self) -> Result<()> {
+        let run = || -> rusqlite::Result<()> {
+            let mut stmt = self.conn.prepare("PRAGMA incremental_vacuum")?;
+            let mut rows = stmt.query([])?;
+            while rows.next()?.is_some() {}
+            Ok(())
+        };
+        run().map_err(|e| self.locked_or(e.into()))
     }
 }
 
@@ -915,8 +1270,8 @@ fn insert_run(conn: &Connection, run: &Run, complete: bool) -> Result<()> {
     conn.execute(
         "INSERT INTO runs (id, label, started_ns, ended_ns, complete, sysperf_version,
                            hostname, kernel_release, params_json, fingerprint_json, overhead_json,
-                           source, citation, findings_json, notes_json)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
+                           source, citation, findings_json, notes_json, cpu_model)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
         params![
             run.id,
             run.label,
@@ -933,6 +1288,7 @@ fn insert_run(conn: &Connection, run: &Run, complete: bool) -> Result<()> {
             run.citation,
             findings_json,
             notes_json,
+            run.fingerprint.cpu_model,
         ],
     )?;
     for (i, result) in run.results.iter().enumerate() {

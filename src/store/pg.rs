@@ -23,7 +23,7 @@
 //! What it is not: a connection pool, or TLS (connections are plain, `NoTls`).
 
 use super::backend::{Backend, Location};
-use super::{migrations, ObservationInfo, RunInfo, StoreError, MIN_PREFIX};
+use super::{migrations, GcReport, ObservationInfo, RunInfo, RunQuery, StoreError, MIN_PREFIX};
 use crate::model::{BenchResult, Run, Series, VarianceEstimate, Warning};
 use crate::profile::system::SystemProfile;
 use postgres::types::{ToSql, Type};
@@ -198,6 +198,14 @@ CREATE TABLE observations (
     observation_json TEXT NOT NULL
 );
 CREATE INDEX observations_by_start ON observations (started_ns, seq);
+"#,
+    // The SQLite store's migration 11 (#21, a store that scales): the CPU model as a column,
+    // and the indexes of a machine's history and of a kernel's runs.
+    r#"
+ALTER TABLE runs ADD COLUMN cpu_model TEXT;
+UPDATE runs SET cpu_model = fingerprint_json::json ->> 'cpu_model';
+CREATE INDEX runs_by_machine ON runs (hostname, kernel_release, started_ns);
+CREATE INDEX runs_by_kernel ON runs (kernel_release, started_ns);
 "#,
 ];
 
@@ -812,13 +820,31 @@ impl PgStore {
     }
 
     fn pg_list_runs(&self) -> Result<Vec<RunInfo>> {
+        self.pg_query_runs(&RunQuery::default())
+    }
+
+    fn pg_query_runs(&self, query: &RunQuery) -> Result<Vec<RunInfo>> {
+        let (clause, mut vals) = query.clause();
+        let limit = match query.limit {
+            Some(n) => {
+                vals.push(Value::Integer(super::int_usize(n, "a limit")?));
+                format!(" LIMIT ${}", vals.len())
+            }
+            None => String::new(),
+        };
+        let clause = pg_dialect(&clause);
+        let params = pg_params(vals)?;
+        let refs: Vec<&(dyn ToSql + Sync)> = params.iter().map(|p| p.as_ref()).collect();
         let rows = self.query(
-            "SELECT id, label, started_ns, ended_ns, complete, hostname, kernel_release,
+            &format!(
+                "SELECT id, label, started_ns, ended_ns, complete, hostname, kernel_release,
+                    cpu_model,
                     (SELECT count(*) FROM results WHERE results.run_id = runs.id) AS benchmarks,
                     (SELECT count(*) FROM series WHERE series.run_id = runs.id) AS series,
                     (SELECT count(*) FROM warnings WHERE warnings.run_id = runs.id) AS warnings
-             FROM runs ORDER BY started_ns DESC, seq DESC",
-            &[],
+                 FROM runs{clause} ORDER BY started_ns DESC, seq DESC{limit}"
+            ),
+            &refs,
         )?;
         let count = |r: &postgres::Row, col: &str| -> Result<u64> {
             let n: i64 = r.try_get(col)?;
@@ -834,6 +860,7 @@ impl PgStore {
                     complete: r.try_get::<_, i64>("complete")? == 1,
                     hostname: r.try_get("hostname")?,
                     kernel_release: r.try_get("kernel_release")?,
+                    cpu_model: r.try_get("cpu_model")?,
                     benchmarks: count(r, "benchmarks")?,
                     series: count(r, "series")?,
                     warnings: count(r, "warnings")?,
@@ -980,6 +1007,82 @@ impl PgStore {
                 return Err(no_such_run(id));
             }
             Ok(())
+        })
+    }
+}
+
+/// [`super::RunQuery`]'s SQL (SQLite's) as PostgreSQL reads it: `$N` parameters, `strpos`.
+fn pg_dialect(sql: &str) -> String {
+    let mut out = String::with_capacity(sql.len());
+    let mut chars = sql.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '?' && chars.peek().is_some_and(|d| d.is_ascii_digit()) {
+            out.push('$');
+        } else {
+            out.push(c);
+        }
+    }
+    out.replace("instr(", "strpos(")
+}
+
+/// A query's values (text and integers) as PostgreSQL parameters.
+fn pg_params(vals: Vec<Value>) -> Result<Vec<Box<dyn ToSql + Sync>>> {
+    vals.into_iter()
+        .map(|v| -> Result<Box<dyn ToSql + Sync>> {
+            match v {
+                Value::Integer(i) => Ok(Box::new(i)),
+                Value::Text(t) => Ok(Box::new(t)),
+                other => Err(StoreError::Corrupt(format!(
+                    "a run query's value {other:?} is neither text nor an integer"
+                ))),
+            }
+        })
+        .collect()
+}
+
+impl PgStore {
+    fn pg_count_runs(&self, query: &RunQuery) -> Result<u64> {
+        let (clause, vals) = query.clause();
+        let params = pg_params(vals)?;
+        let refs: Vec<&(dyn ToSql + Sync)> = params.iter().map(|p| p.as_ref()).collect();
+        let rows = self.query(
+            &format!("SELECT count(*) FROM runs{}", pg_dialect(&clause)),
+            &refs,
+        )?;
+        let n: i64 = rows.first().map(|r| r.try_get(0)).transpose()?.unwrap_or(0);
+        Ok(u64::try_from(n).unwrap_or(0))
+    }
+
+    fn pg_machine_runs(
+        &self,
+        host: Option<&str>,
+        kernel: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<String>> {
+        let limit = super::int_usize(limit, "a limit")?;
+        self.ids(
+            "SELECT id FROM runs WHERE hostname IS NOT DISTINCT FROM $1
+                 AND kernel_release IS NOT DISTINCT FROM $2
+                 AND complete = 1 AND source = 'measured'
+             ORDER BY started_ns DESC, seq DESC LIMIT $3",
+            &[&host, &kernel, &limit],
+        )
+    }
+
+    /// PostgreSQL's VACUUM (its autovacuum does the same in time), with the database's size
+    /// before and after.
+    fn pg_gc(&self) -> Result<GcReport> {
+        let size = |s: &PgStore| -> Result<u64> {
+            let rows = s.query("SELECT pg_database_size(current_database())", &[])?;
+            let n: i64 = rows.first().map(|r| r.try_get(0)).transpose()?.unwrap_or(0);
+            Ok(u64::try_from(n).unwrap_or(0))
+        };
+        let before = size(self)?;
+        self.with_client(|c| Ok(c.batch_execute("VACUUM")?))?;
+        Ok(GcReport {
+            bytes_before: before,
+            bytes_after: size(self)?,
+            converted: false,
         })
     }
 }
@@ -1258,6 +1361,35 @@ impl Backend for PgStore {
 
     fn benchmark_profiles(&self) -> Result<Vec<crate::profile::Profile>> {
         self.pg_benchmark_profiles()
+    }
+
+    fn query_runs(&self, query: &RunQuery) -> Result<Vec<RunInfo>> {
+        self.spooled(|s| s.query_runs(query))
+            .unwrap_or_else(|| self.pg_query_runs(query))
+    }
+
+    fn count_runs(&self, query: &RunQuery) -> Result<u64> {
+        self.spooled(|s| s.count_runs(query))
+            .unwrap_or_else(|| self.pg_count_runs(query))
+    }
+
+    fn machine_runs(
+        &self,
+        host: Option<&str>,
+        kernel: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<String>> {
+        self.spooled(|s| s.machine_runs(host, kernel, limit))
+            .unwrap_or_else(|| self.pg_machine_runs(host, kernel, limit))
+    }
+
+    /// Writers of a PostgreSQL store do not wait on one another's lock: nothing to say.
+    fn announce(&self, _work: &str) -> Result<()> {
+        Ok(())
+    }
+
+    fn gc(&self) -> Result<GcReport> {
+        self.pg_gc()
     }
 
     /// The spool file once the run went there, else the PostgreSQL URL.

@@ -115,7 +115,7 @@ fn config() -> std::collections::BTreeMap<String, String> {
     crate::fingerprint::parse_kernel_config("CONFIG_HZ=250\nCONFIG_PREEMPT_VOLUNTARY=y\n")
 }
 
-fn full_run(id: &str) -> Run {
+pub(super) fn full_run(id: &str) -> Run {
     let mut vulnerabilities = BTreeMap::new();
     vulnerabilities.insert("meltdown".to_string(), "Not affected".to_string());
     vulnerabilities.insert(

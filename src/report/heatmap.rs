@@ -1,0 +1,181 @@
+//! The evolution heat map (#19 item 5), as LEBench's figure draws Linux's core operations
+//! across kernel releases: one row per test, one column per run or group of runs (with
+//! `compare --by kernel`, one per kernel release in version order), each cell the slowdown of
+//! the column against the first (the ratio of time per operation, 1.00 = the same), coloured
+//! red when slower and blue when faster, the colour's strength growing with the log of the
+//! ratio up to 2x (or 1/2x). Each cell writes its ratio, so colour is never the only carrier,
+//! and marks a significant verdict with a triangle. Figure id: `evolution`.
+//!
+//! Pure and deterministic, as the other charts: the same comparison gives the same bytes.
+
+use super::svg::{self, f, Svg, CHAR_W, GRID, MUTED};
+use super::{clip, escape as esc};
+use crate::compare::{Comparison, Verdict};
+use std::fmt::Write;
+
+/// The figure id of the heat map (the report's `<figure id="figure-evolution">`).
+pub const FIGURE_ID: &str = "evolution";
+
+const ROW_H: f64 = 20.0;
+const TOP: f64 = 56.0;
+const LABEL_W: f64 = 170.0;
+const MIN_CELL_W: f64 = 64.0;
+
+/// The cell colour of a ratio: white at 1, red above (slower), blue below (faster), full at
+/// 2x either way.
+fn paint(ratio: f64) -> String {
+    if !ratio.is_finite() || ratio <= 0.0 {
+        return "#FFFFFF".into();
+    }
+    let t = (ratio.log2().abs()).min(1.0);
+    let mix = |full: u8| -> u8 { (255.0 - (255.0 - f64::from(full)) * t).round() as u8 };
+    let (r, g, b) = if ratio >= 1.0 {
+        (mix(0xD7), mix(0x30), mix(0x27))
+    } else {
+        (mix(0x45), mix(0x75), mix(0xB4))
+    };
+    format!("#{r:02X}{g:02X}{b:02X}")
+}
+
+/// The heat map of `cmp`'s tests across its columns against its baseline column; None when
+/// there are fewer than two columns or no test.
+pub fn chart(cmp: &Comparison) -> Option<Svg> {
+    if cmp.runs.len() < 2 || cmp.rows.is_empty() {
+        return None;
+    }
+    let names: Vec<String> = cmp.runs.iter().map(svg::run_name).collect();
+    let cols = names.len() as f64;
+    let cell_w = ((svg::WIDTH - LABEL_W - 10.0) / cols).max(MIN_CELL_W);
+    let width = (LABEL_W + cell_w * cols + 10.0).max(svg::WIDTH);
+    let height = TOP + ROW_H * cmp.rows.len() as f64 + 40.0;
+    let base = cmp.baseline.min(names.len() - 1);
+    let title = format!(
+        "Slowdown against {} (time per operation; 1.00 = the same)",
+        names[base]
+    );
+    let mut b = String::new();
+    let _ = writeln!(
+        b,
+        "<text x=\"10\" y=\"20\" font-size=\"14\" font-weight=\"bold\">{}</text>",
+        esc(&title)
+    );
+    let max_chars = ((cell_w - 4.0) / CHAR_W).floor().max(4.0) as usize;
+    for (j, name) in names.iter().enumerate() {
+        let x = LABEL_W + cell_w * (j as f64 + 0.5);
+        let _ = writeln!(
+            b,
+            "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" font-size=\"11\"><title>{}</title>{}</text>",
+            f(x),
+            f(TOP - 8.0),
+            esc(name),
+            esc(&clip(name, max_chars))
+        );
+    }
+    for (i, row) in cmp.rows.iter().enumerate() {
+        let y = TOP + ROW_H * i as f64;
+        let _ = writeln!(
+            b,
+            "<text x=\"{}\" y=\"{}\" text-anchor=\"end\" font-size=\"11\">{}</text>",
+            f(LABEL_W - 6.0),
+            f(y + 14.0),
+            esc(&clip(&row.id, 24))
+        );
+        for (j, name) in names.iter().enumerate() {
+            let x = LABEL_W + cell_w * j as f64;
+            let present = row.cells.get(j).is_some_and(|c| c.cell().is_some());
+            let (fill, text, tip) = if j == base {
+                if present {
+                    (
+                        "#FFFFFF".to_string(),
+                        "1.00".to_string(),
+                        "baseline".to_string(),
+                    )
+                } else {
+                    (
+                        "#F2F4F7".to_string(),
+                        "\u{2013}".to_string(),
+                        "missing".to_string(),
+                    )
+                }
+            } else {
+                match row.ratios.get(j).and_then(Option::as_ref) {
+                    Some(r) => {
+                        let mark = match r.verdict {
+                            Verdict::Slower => " \u{25b2}",
+                            Verdict::Faster => " \u{25bc}",
+                            _ => "",
+                        };
+                        (
+                            paint(r.ratio),
+                            format!("{:.2}{mark}", r.ratio),
+                            format!("{:.3}x, {}", r.ratio, r.verdict.as_str()),
+                        )
+                    }
+                    None => (
+                        "#F2F4F7".to_string(),
+                        "\u{2013}".to_string(),
+                        "no ratio (missing or failed)".to_string(),
+                    ),
+                }
+            };
+            let _ = writeln!(
+                b,
+                "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{fill}\" stroke=\"{GRID}\"><title>{}: {}</title></rect>\
+                 <text x=\"{}\" y=\"{}\" text-anchor=\"middle\" font-size=\"11\">{}</text>",
+                f(x),
+                f(y),
+                f(cell_w),
+                f(ROW_H),
+                esc(&format!("{} in {name}", row.id)),
+                esc(&tip),
+                f(x + cell_w / 2.0),
+                f(y + 14.0),
+                esc(&text)
+            );
+        }
+    }
+    let _ = writeln!(
+        b,
+        "<text x=\"10\" y=\"{}\" font-size=\"11\" fill=\"{MUTED}\">Red: slower, blue: faster, full colour at 2x; \u{25b2}/\u{25bc}: significantly slower/faster; \u{2013}: no ratio.</text>",
+        f(height - 14.0)
+    );
+    Some(Svg::new(width, height, title, b))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::fixture_run;
+
+    #[test]
+    fn colours_grow_with_the_slowdown_and_are_white_at_one() {
+        assert_eq!(paint(1.0), "#FFFFFF");
+        assert_eq!(paint(2.0), "#D73027");
+        assert_eq!(paint(4.0), "#D73027");
+        assert_eq!(paint(0.5), "#4575B4");
+        assert_ne!(paint(1.2), paint(1.5));
+    }
+
+    #[test]
+    fn one_row_per_test_one_cell_per_column_with_its_ratio() {
+        let a = fixture_run();
+        let mut b = fixture_run();
+        b.id = "bbbbbbbbbbbb".into();
+        b.label = Some("kernel=6.12".into());
+        for r in &mut b.results {
+            for t in &mut r.trials {
+                t.wall_ns *= 2;
+            }
+            if let Some(s) = &mut r.summary {
+                s.wall_ns_per_op.median *= 2.0;
+            }
+        }
+        let cmp = crate::compare::build(&[a.clone(), b], 0, 2.0);
+        let svg = chart(&cmp).expect("two columns").document();
+        assert_eq!(svg.matches("</rect>").count(), cmp.rows.len() * 2);
+        assert!(svg.contains("kernel=6.12"), "{svg}");
+        assert!(svg.contains("1.00"), "{svg}");
+        assert!(svg.contains("2.00"), "{svg}");
+        assert!(chart(&crate::compare::build(&[a], 0, 2.0)).is_none());
+    }
+}
