@@ -178,14 +178,19 @@ fn wait_for(cluster: &PgCluster, db: &str, sql: &str, at_least: i64) {
     }
 }
 
-/// A run long enough to be caught midway: several benchmarks, results stored per round.
+/// A run long enough to be caught midway: several benchmarks, results stored per round, and
+/// rounds enough (10 of 0.1 s trials each) that the run is still going when the test stops
+/// the server after the first (with --quick the last round could end first: a race).
 const LONG_RUN: &[&str] = &[
     "run",
     "syscall",
     "signocsw",
     "pipeself4",
     "pipeself512",
-    "--quick",
+    "--trials",
+    "10",
+    "--min-time",
+    "0.1",
 ];
 
 #[test]
