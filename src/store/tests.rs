@@ -366,7 +366,70 @@ on_both_backends!(
     remove_run_cascades_to_every_row,
     observed_counters_round_trip_exactly,
     profiles_round_trip_in_order_and_go_with_their_run,
+    fleet_queries_filter_count_and_find_a_machines_runs,
 );
+
+/// `runs --where/--since/--limit`, the count behind "N more", and a machine's history, alike
+/// on both backends (PostgreSQL reads the same conditions in its own dialect).
+fn fleet_queries_filter_count_and_find_a_machines_runs(b: Backing) {
+    use super::{Cond, RunQuery};
+    let store = &*b.store;
+    let kernels = ["6.1.0-18-amd64", "6.12.3", "6.120.1"];
+    for (i, k) in kernels.iter().enumerate() {
+        let mut run = full_run(&format!("00000000000{i}"));
+        run.fingerprint.kernel_release = Some(k.to_string());
+        run.fingerprint.hostname = Some(if i == 0 { "a" } else { "b" }.to_string());
+        run.started_ns = 1_000 + i as i64;
+        run.source = "measured".into();
+        assert!(store.save_run(&run).unwrap());
+    }
+    let ids = |q: &RunQuery| -> Vec<String> {
+        store
+            .query_runs(q)
+            .unwrap()
+            .into_iter()
+            .map(|r| r.id)
+            .collect()
+    };
+    let k612 = RunQuery {
+        conds: vec![Cond::Kernel("6.12".into())],
+        ..RunQuery::default()
+    };
+    assert_eq!(ids(&k612), ["000000000001"], "6.12 is not 6.120");
+    let either = RunQuery {
+        conds: vec![Cond::Kernel("6.12".into()), Cond::Kernel("6.1".into())],
+        ..RunQuery::default()
+    };
+    assert_eq!(ids(&either), ["000000000001", "000000000000"]);
+    let both = RunQuery {
+        conds: vec![Cond::Host("b".into()), Cond::Cpu("some cpu".into())],
+        since_ns: Some(1_002),
+        ..RunQuery::default()
+    };
+    assert_eq!(ids(&both), ["000000000002"]);
+    let newest = RunQuery {
+        limit: Some(2),
+        ..RunQuery::default()
+    };
+    assert_eq!(ids(&newest), ["000000000002", "000000000001"]);
+    assert_eq!(
+        store.count_runs(&newest).unwrap(),
+        3,
+        "the count ignores the limit"
+    );
+    assert_eq!(
+        store.list_runs().unwrap()[0].cpu_model.as_deref(),
+        Some("Some CPU @ 3.00GHz")
+    );
+    assert_eq!(
+        store.machine_runs(Some("b"), Some("6.12.3"), 10).unwrap(),
+        ["000000000001"]
+    );
+    assert!(store
+        .machine_runs(None, Some("6.12.3"), 10)
+        .unwrap()
+        .is_empty());
+}
 
 /// Every float of the run, as bits, so -0.0 and 0.0 are told apart.
 fn float_bits(run: &Run) -> Vec<u64> {
