@@ -159,49 +159,61 @@ impl Drop for Link {
     }
 }
 
-/// Whether the process `pid` is alive.
-fn alive(pid: u32) -> bool {
-    std::path::Path::new(&format!("/proc/{pid}")).exists()
-}
-
-/// Removes the namespaces and veth ends of sysperf processes that are dead; returns their
-/// names. Needs root; as another user it finds nothing to remove.
-pub fn sweep_stale() -> Vec<String> {
+/// Removes the link and namespace of the worker `pid`, which was just killed and reaped
+/// (Ctrl-C, a timeout): it could not remove them itself. Returns what it removed.
+pub fn remove_owned_by(pid: u32) -> Vec<String> {
+    let (ns, a, _) = names(pid);
     let mut removed = Vec::new();
-    if !sys::is_root() {
-        return removed;
+    if std::path::Path::new(&format!("/sys/class/net/{a}")).exists()
+        && run("ip", &["link", "del", &a]).is_ok()
+    {
+        removed.push(a);
     }
-    if let Ok(dir) = std::fs::read_dir("/run/netns") {
-        for e in dir.flatten() {
-            let name = e.file_name().to_string_lossy().into_owned();
-            let Some(pid) = name.strip_prefix(NS_PREFIX).and_then(|p| p.parse().ok()) else {
-                continue;
-            };
-            if !alive(pid) {
-                let _ = run("ip", &["link", "del", &names(pid).1]);
-            }
-            if !alive(pid) && run("ip", &["netns", "del", &name]).is_ok() {
-                removed.push(name);
-            }
-        }
-    }
-    // A veth end whose namespace is gone already went with it; one left here alone (the
-    // worker died between making the pair and its namespace) is deleted by name.
-    if let Ok(dir) = std::fs::read_dir("/sys/class/net") {
-        for e in dir.flatten() {
-            let name = e.file_name().to_string_lossy().into_owned();
-            let pid = name
-                .strip_prefix("sp")
-                .and_then(|p| p.strip_suffix('a').or_else(|| p.strip_suffix('b')))
-                .and_then(|p| p.parse::<u32>().ok());
-            if let Some(pid) = pid {
-                if !alive(pid) && run("ip", &["link", "del", &name]).is_ok() {
-                    removed.push(name);
-                }
-            }
-        }
+    if std::path::Path::new(&format!("/run/netns/{ns}")).exists()
+        && run("ip", &["netns", "del", &ns]).is_ok()
+    {
+        removed.push(ns);
     }
     removed
+}
+
+/// The pids whose long-haul namespaces or veth ends are here.
+fn owners() -> Vec<u32> {
+    let list = |dir: &str| -> Vec<String> {
+        std::fs::read_dir(dir)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect()
+    };
+    let mut pids: Vec<u32> = list("/run/netns")
+        .iter()
+        .filter_map(|n| n.strip_prefix(NS_PREFIX)?.parse().ok())
+        .chain(list("/sys/class/net").iter().filter_map(|n| {
+            let p = n.strip_prefix("sp")?;
+            p.strip_suffix('a')
+                .or_else(|| p.strip_suffix('b'))?
+                .parse()
+                .ok()
+        }))
+        .collect();
+    pids.sort_unstable();
+    pids.dedup();
+    pids
+}
+
+/// Removes the namespaces and veth links of sysperf processes that are gone (killed
+/// outright); returns their names. Needs root; as another user it finds nothing to remove.
+pub fn sweep_stale() -> Vec<String> {
+    if !sys::is_root() {
+        return Vec::new();
+    }
+    owners()
+        .into_iter()
+        .filter(|&p| crate::harness::janitor::owner_gone(p as sys::Pid))
+        .flat_map(remove_owned_by)
+        .collect()
 }
 
 /// What the run's notes say of the long haul: skipped as non-root, and whether netem's delay
@@ -236,6 +248,9 @@ pub fn netem_note() -> String {
 mod tests {
     use super::*;
 
+    /// The link is named after the process: one test at a time makes it.
+    static ONE_LINK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
     #[test]
     fn names_fit_an_interface_and_addresses_do_not_collide() {
         let (ns, a, b) = names(4_194_303);
@@ -252,6 +267,7 @@ mod tests {
             println!("skipped: needs root for a network namespace");
             return;
         }
+        let _one = ONE_LINK.lock().unwrap_or_else(|e| e.into_inner());
         let mut seen = Vec::new();
         for mtu in [576, 1500] {
             let link = Link::new(Shaping { mtu, mbit: 100 }).unwrap();
@@ -273,5 +289,49 @@ mod tests {
         let (ns, a, _) = names(std::process::id());
         assert!(!std::path::Path::new(&format!("/run/netns/{ns}")).exists());
         assert!(!std::path::Path::new(&format!("/sys/class/net/{a}")).exists());
+    }
+
+    /// The bytes written cross the veth: its counters grow by at least that much, and by
+    /// no more than the headers of a segment per MSS on top (root only).
+    #[test]
+    fn the_link_carries_the_bytes_written() {
+        use std::io::{Read, Write};
+        if !sys::is_root() {
+            println!("skipped: needs root for a network namespace");
+            return;
+        }
+        let _one = ONE_LINK.lock().unwrap_or_else(|e| e.into_inner());
+        let link = Link::new(Shaping {
+            mtu: 1500,
+            mbit: 100,
+        })
+        .unwrap();
+        let tx = || -> u64 {
+            std::fs::read_to_string(format!(
+                "/sys/class/net/{}/statistics/tx_bytes",
+                link.here()
+            ))
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap()
+        };
+        let (mut c, mut s) = link.tcp_pair().unwrap();
+        let before = tx();
+        let reader = std::thread::spawn(move || {
+            let mut got = Vec::new();
+            s.read_to_end(&mut got).unwrap();
+            got.len() as u64
+        });
+        let n = 1u64 << 20;
+        c.write_all(&vec![7u8; n as usize]).unwrap();
+        c.shutdown(std::net::Shutdown::Write).unwrap();
+        assert_eq!(reader.join().unwrap(), n);
+        let sent = tx() - before;
+        // Ethernet + IP + TCP with timestamps: under 100 bytes a segment of at least 500.
+        assert!(
+            sent >= n && sent <= n + n / 500 * 100 + 4096,
+            "{sent} for {n}"
+        );
     }
 }
