@@ -1658,6 +1658,14 @@ pub fn disable_store_bypass() -> io::Result<()> {
     Ok(())
 }
 
+/// setns(2) into the network namespace `ns` (an open /run/netns/NAME or /proc/…/ns/net):
+/// sockets made afterwards by this thread belong to it.
+pub fn enter_net_namespace(ns: &impl AsRawFd) -> io::Result<()> {
+    // SAFETY: setns only reads the descriptor and the flag.
+    cvt(unsafe { libc::setns(ns.as_raw_fd(), libc::CLONE_NEWNET) })?;
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

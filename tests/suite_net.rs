@@ -11,6 +11,10 @@
 //!   on each side, TCP_NODELAY is set for round trips and not for streams;
 //! - Ctrl-C in the middle of the suite leaves no process behind.
 //!
+//! - the long haul (root): its bytes cross its veth (the interface counters), nothing of it
+//!   (namespace, veth) is left after a trial, after Ctrl-C, or after a SIGKILL and the next
+//!   sysperf's tidy.
+//!
 //! Counters are system-wide, so only lower bounds are checked; nothing depends on speed.
 
 mod common;
@@ -75,6 +79,13 @@ fn quick_run_stores_every_series_with_a_point() {
     );
     let series = v["series"].as_array().expect("series");
     let ids: Vec<&str> = series.iter().map(|s| s["id"].as_str().unwrap()).collect();
+    // The long haul is measured only as root.
+    let long_haul = if root() { 2 } else { 0 };
+    assert_eq!(
+        ids[ids.len() - long_haul..],
+        ["net.longhaul", "net.longhaul-rtt"][..long_haul]
+    );
+    let ids = &ids[..ids.len() - long_haul];
     assert_eq!(
         ids,
         [
@@ -319,6 +330,18 @@ fn a_split_request_is_two_writes_and_inetd_execs_per_connection() {
     assert_eq!(sides, [(n as usize, n as usize); 2], "{traces:?}");
 }
 
+/// Ctrl-C as a terminal sends it; the run must end with 130.
+fn interrupt_and_wait(child: std::process::Child) {
+    interrupt(&child);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 #[test]
 fn interrupting_the_suite_leaves_nothing_behind() {
     let dir = tempfile::tempdir().unwrap();
@@ -334,14 +357,170 @@ fn interrupting_the_suite_leaves_nothing_behind() {
     {
         std::thread::sleep(Duration::from_millis(20));
     }
-    interrupt(&child);
+    interrupt_and_wait(child);
+    std::thread::sleep(Duration::from_millis(200));
+    assert_nothing_left(&tag);
+}
+
+// ---------------------------------------------------------------------------------------
+// The long haul (root only): a veth pair into a network namespace, named after the worker.
+
+/// Whether the tests run as root (the long haul needs it).
+fn root() -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .unwrap()
+        .lines()
+        .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(2) == Some("0"))
+}
+
+/// One long-haul test at a time: the Ctrl-C test looks for any new namespace.
+static LONG_HAUL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// As root, the lock of the long-haul tests; as another user, `None` (the test is skipped).
+fn long_haul_test() -> Option<std::sync::MutexGuard<'static, ()>> {
+    if !root() {
+        println!("skipped: the long haul needs root");
+        return None;
+    }
+    Some(LONG_HAUL.lock().unwrap_or_else(|e| e.into_inner()))
+}
+
+/// The long-haul namespaces (`sysperf-PID`) and veth ends (`spPIDa`, `spPIDb`) here now.
+fn long_haul_left() -> Vec<String> {
+    let list = |dir: &str| -> Vec<String> {
+        std::fs::read_dir(dir)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect()
+    };
+    let mut v: Vec<String> = list("/run/netns")
+        .into_iter()
+        .filter(|n| n.starts_with("sysperf-"))
+        .collect();
+    v.extend(list("/sys/class/net").into_iter().filter(|n| {
+        n.strip_prefix("sp")
+            .and_then(|p| p.strip_suffix('a').or_else(|| p.strip_suffix('b')))
+            .is_some_and(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
+    }));
+    v
+}
+
+/// What of a pid's long haul is left.
+fn long_haul_of(pid: u32) -> Vec<String> {
+    let mine = [
+        format!("sysperf-{pid}"),
+        format!("sp{pid}a"),
+        format!("sp{pid}b"),
+    ];
+    long_haul_left()
+        .into_iter()
+        .filter(|n| mine.contains(n))
+        .collect()
+}
+
+fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !done() {
+        assert!(Instant::now() < deadline, "never: {what}");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+#[test]
+fn the_long_haul_crosses_its_veth_and_leaves_nothing() {
+    let Some(_one) = long_haul_test() else {
+        return;
+    };
+    // 10 Mbit/s, 1500 bytes (point 2): 100 writes of 16 KiB take more than a second, so the
+    // veth's counters are seen moving while the worker runs.
+    let (param, iterations, write) = (2, 100u64, 16u64 << 10);
+    let child = Command::new(exe())
+        .args([
+            "__worker",
+            &point_request("net.longhaul", param, iterations),
+        ])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let tx = format!("/sys/class/net/sp{pid}a/statistics/tx_bytes");
+    let mut child = child;
+    let mut seen = 0u64;
+    while child.try_wait().unwrap().is_none() {
+        if let Some(n) = std::fs::read_to_string(&tx)
+            .ok()
+            .and_then(|t| t.trim().parse().ok())
+        {
+            seen = seen.max(n);
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
     let out = child.wait_with_output().unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(130),
+    let v = json_of(&out.stdout);
+    assert!(out.status.success() && v["error"].is_null(), "{v}");
+    let claimed = iterations * write;
+    // The bytes went across the veth, not over loopback, and no more than the stream and
+    // its headers (under 100 bytes a segment of at least 500).
+    assert!(seen > 0, "nothing crossed sp{pid}a");
+    assert!(seen <= claimed + claimed / 5 + 4096, "{seen} for {claimed}");
+    assert_eq!(long_haul_of(pid), Vec::<String>::new());
+}
+
+#[test]
+fn a_killed_long_haul_is_removed_by_the_next_run() {
+    let Some(_one) = long_haul_test() else {
+        return;
+    };
+    // 1 Mbit/s (point 4): 1000 writes of 16 KiB would take minutes; killed once its link is up.
+    let mut child = Command::new(exe())
+        .args(["__worker", &point_request("net.longhaul", 4, 1000)])
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    wait_until("the worker's link is up", || {
+        std::path::Path::new(&format!("/sys/class/net/sp{pid}a")).exists()
+    });
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(!long_haul_of(pid).is_empty(), "SIGKILL left nothing?");
+    let dir = tempfile::tempdir().unwrap();
+    let out = sysperf(&dir.path().join("s.db"))
+        .arg("doctor")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    std::thread::sleep(Duration::from_millis(200));
+    assert_eq!(long_haul_of(pid), Vec::<String>::new());
+}
+
+#[test]
+fn interrupting_the_long_haul_leaves_no_namespace_or_link() {
+    let Some(_one) = long_haul_test() else {
+        return;
+    };
+    let before = long_haul_left();
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("s.db");
+    let tag = unique_tag("net-longhaul");
+    let child = spawn_tagged(&db, &tag, &["run", "--suite", "net.longhaul", "--json"]);
+    // A worker's link, not the one the preflight tries netem on (named after sysperf itself).
+    let engine = format!("sp{}a", child.id());
+    wait_until("a worker's link is up", || {
+        long_haul_left()
+            .iter()
+            .any(|n| n.ends_with('a') && *n != engine && !before.contains(n))
+    });
+    interrupt_and_wait(child);
+    let after: Vec<String> = long_haul_left()
+        .into_iter()
+        .filter(|n| !before.contains(n))
+        .collect();
+    assert_eq!(after, Vec::<String>::new());
     assert_nothing_left(&tag);
 }

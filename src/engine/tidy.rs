@@ -1,6 +1,7 @@
 //! Before `run`, `trace`, `profile` and `doctor` measure or look at anything: remove what
 //! sysperf processes killed outright left behind (scratch directories, memory cgroups, tracefs
-//! instances with their events still enabled, which slow every later system call; machine-wide
+//! instances with their events still enabled, which slow every later system call; the net
+//! suite's network namespaces and veth links; machine-wide
 //! settings a killed `sysperf ab` left switched, from its record). Each kind
 //! removed is one line for stderr; nothing is removed that a live sysperf owns (see
 //! `harness::janitor`). Another sysperf running now is the doctor's finding (`others`).
@@ -32,6 +33,12 @@ pub fn tidy(note: &mut dyn FnMut(&str)) {
     if let Some(removed) = tracefs::look(tracefs::remove_stale) {
         say("tracefs instance(s)", removed, note);
     }
+    // The long-haul links (network namespaces and veth pairs) of killed net workers.
+    say(
+        "network namespace(s) or link(s)",
+        crate::suite::net::longhaul::sweep_stale(),
+        note,
+    );
     // Settings a killed `sysperf ab` left switched (see `engine::switch`).
     super::switch::restore_stale(note);
 }

@@ -253,6 +253,8 @@ fn run_worker_observed(
     // directories; one that exited 0 removed them itself, and /tmp is not read for it.
     if verdict.is_some() || sys::exit_code(status) != 0 {
         janitor::remove_owned_by(pid);
+        // And its long-haul link (net suite), which lives in the kernel, not in /tmp.
+        crate::suite::net::longhaul::remove_owned_by(pid as u32);
     }
     let mut out = String::new();
     let mut err = String::new();

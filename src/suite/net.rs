@@ -40,7 +40,9 @@
 //!   resident daemons against one inetd-style server listening for all their services
 //!   (§4.2.4), each a fresh `sysperf __daemon` process ([`server_memory`]).
 //!
-//! Not here yet (issue #17): the long-haul namespace pair with netem.
+//! - `net.longhaul`, `net.longhaul-rtt`: TCP throughput and a one-byte round trip across a
+//!   veth pair into a network namespace of the worker's own, its MTU clamped and its rate
+//!   shaped by tbf ([`longhaul`]); root only. Delay and loss (netem) are not measured yet.
 
 use super::{Axis, Point, SeriesSpec, Suite};
 use crate::bench::{Benchmark, Ctx, Placement, Shape};
@@ -53,6 +55,8 @@ use std::net::{Shutdown, TcpListener, TcpStream, UdpSocket};
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::os::linux::net::SocketAddrExt;
 use std::os::unix::net::{SocketAddr, UnixDatagram, UnixListener, UnixStream};
+
+pub mod longhaul;
 
 /// The reader's buffer in the streams (iperf3 reads as much with `-l 64K`); a larger write
 /// is read with a buffer of its size.
@@ -255,9 +259,20 @@ pub struct RoundTrip {
     buf: Vec<u8>,
     client: Option<End>,
     server: Children,
+    /// Across a shaped veth link into a namespace (`net.longhaul-rtt`) instead of loopback.
+    shaping: Option<longhaul::Shaping>,
+    link: Option<longhaul::Link>,
 }
 
 impl RoundTrip {
+    /// The same round trip over TCP across a long-haul link of this shaping.
+    pub fn across(self, shaping: longhaul::Shaping) -> RoundTrip {
+        RoundTrip {
+            shaping: Some(shaping),
+            ..self
+        }
+    }
+
     pub fn new(proto: Proto, size: u64) -> RoundTrip {
         let max = if matches!(proto, Proto::Udp | Proto::UdpTo) {
             UDP_MAX
@@ -270,6 +285,8 @@ impl RoundTrip {
             buf: Vec::new(),
             client: None,
             server: Children::default(),
+            shaping: None,
+            link: None,
         }
     }
 }
@@ -285,7 +302,10 @@ fn echo(end: &mut End, buf: &mut [u8], n: u64) -> io::Result<()> {
 
 impl Benchmark for RoundTrip {
     fn setup(&mut self, ctx: &Ctx, iterations: u64) -> Result<(), BenchError> {
-        let (client, mut server) = pair(self.proto).map_err(BenchError::sys("socket pair"))?;
+        let (client, mut server) = match self.shaping {
+            Some(shaping) => across(shaping, &mut self.link)?,
+            None => pair(self.proto).map_err(BenchError::sys("socket pair"))?,
+        };
         // A message above the MSS leaves a short last segment, which Nagle's algorithm would
         // hold until the first is acknowledged: a round trip sends at once, as netperf's
         // TCP_RR with -D and sockperf do.
@@ -318,6 +338,7 @@ impl Benchmark for RoundTrip {
     fn teardown(&mut self) -> Result<(), BenchError> {
         self.client = None;
         self.server.stop();
+        self.link = None;
         Ok(())
     }
 }
@@ -348,6 +369,9 @@ pub struct Stream {
     hog: Children,
     /// Every trial takes the /proc counters (softirqs and their time): `net.softirq`.
     counters: bool,
+    /// Across a shaped veth link into a namespace (`net.longhaul`) instead of loopback.
+    shaping: Option<longhaul::Shaping>,
+    link: Option<longhaul::Link>,
 }
 
 impl Stream {
@@ -369,8 +393,31 @@ impl Stream {
             server: Children::default(),
             hog: Children::default(),
             counters: false,
+            shaping: None,
+            link: None,
         }
     }
+
+    /// The same stream over TCP across a long-haul link of this shaping.
+    pub fn across(self, shaping: longhaul::Shaping) -> Stream {
+        Stream {
+            shaping: Some(shaping),
+            ..self
+        }
+    }
+}
+
+/// A TCP pair across a new long-haul link, the link kept in `keep` until teardown.
+fn across(
+    shaping: longhaul::Shaping,
+    keep: &mut Option<longhaul::Link>,
+) -> Result<(End, End), BenchError> {
+    let link = longhaul::Link::new(shaping).map_err(BenchError::sys("long-haul link"))?;
+    let (c, s) = link
+        .tcp_pair()
+        .map_err(BenchError::sys("connect across the long-haul link"))?;
+    *keep = Some(link);
+    Ok((End::Tcp(c), End::Tcp(s)))
 }
 
 /// The stream's reader: counts bytes to end of file.
@@ -396,7 +443,10 @@ fn set_buffers(end: &End, bytes: u32, opt: libc::c_int) -> Result<(), BenchError
 
 impl Benchmark for Stream {
     fn setup(&mut self, ctx: &Ctx, iterations: u64) -> Result<(), BenchError> {
-        let (client, mut server) = pair(self.proto).map_err(BenchError::sys("socket pair"))?;
+        let (client, mut server) = match self.shaping {
+            Some(shaping) => across(shaping, &mut self.link)?,
+            None => pair(self.proto).map_err(BenchError::sys("socket pair"))?,
+        };
         if let StreamKind::Buffers(b) = self.kind {
             set_buffers(&client, b, libc::SO_SNDBUF)?;
             set_buffers(&server, b, libc::SO_RCVBUF)?;
@@ -446,6 +496,7 @@ impl Benchmark for Stream {
         self.client = None;
         self.server.stop();
         self.hog.stop();
+        self.link = None;
         Ok(())
     }
 
@@ -1140,6 +1191,67 @@ pub static SOFTIRQ: SeriesSpec = series_of(Curve {
     make: |s| Box::new(Stream::new(Proto::Tcp, s, StreamKind::Plain).with_counters()),
 });
 
+/// The long-haul write size: 16 KiB, a fraction of a second at 1 Mbit/s.
+const LONGHAUL_WRITE: u64 = 16 << 10;
+/// The long-haul round trip's message: one byte each way.
+const LONGHAUL_MESSAGE: u64 = 1;
+
+/// The shapings of the long haul: none as non-root (the run's notes say it was skipped).
+fn longhaul_points(quick: bool, bytes: f64) -> Vec<Point> {
+    if !sys::is_root() {
+        return Vec::new();
+    }
+    let n = if quick { 2 } else { longhaul::SHAPINGS.len() };
+    labelled(&longhaul::SHAPINGS.map(|s| s.1)[..n], bytes)
+}
+
+const LONGHAUL_FIGURE: (&str, &str) = (
+    "net.longhaul",
+    "TCP across a shaped veth link into a network namespace: rate and MTU (4.2BSD paper §3.2.7)",
+);
+const LONGHAUL_PAPER: &str = "long-haul networks: what congestion control and segment size do \
+                              to TCP (§3.2.7)";
+
+pub static LONGHAUL: SeriesSpec = series_of(Curve {
+    id: "net.longhaul",
+    figure: LONGHAUL_FIGURE,
+    curve: "TCP stream, 16 KiB writes",
+    paper: LONGHAUL_PAPER,
+    today: "TCP from the worker's namespace into a namespace of its own across a veth pair, \
+            the link's MTU clamped (576 or 1500: the MSS follows) and its egress shaped by tc \
+            tbf (1, 10, 100 Mbit/s); made with ip/tc outside the timed region; root only; no \
+            delay or loss points where the kernel lacks netem",
+    x: CASE_AXIS,
+    y: YKind::BytesPerSec,
+    unit: "write",
+    points: |q| longhaul_points(q, LONGHAUL_WRITE as f64),
+    make: |i| {
+        let s = longhaul::SHAPINGS[(i as usize).min(longhaul::SHAPINGS.len() - 1)].0;
+        Box::new(Stream::new(Proto::Tcp, LONGHAUL_WRITE, StreamKind::Plain).across(s))
+    },
+});
+
+pub static LONGHAUL_RTT: SeriesSpec = series_of(Curve {
+    id: "net.longhaul-rtt",
+    figure: (
+        "net.longhaul-rtt",
+        "TCP round trip across a shaped veth link into a network namespace (4.2BSD paper \
+         §3.2.7)",
+    ),
+    curve: "TCP round trip, 1 byte",
+    paper: LONGHAUL_PAPER,
+    today: "a one-byte TCP round trip (TCP_NODELAY) across the link of net.longhaul, of each \
+            shaping",
+    x: CASE_AXIS,
+    y: YKind::CostNs,
+    unit: "round trip",
+    points: |q| longhaul_points(q, 0.0),
+    make: |i| {
+        let s = longhaul::SHAPINGS[(i as usize).min(longhaul::SHAPINGS.len() - 1)].0;
+        Box::new(RoundTrip::new(Proto::Tcp, LONGHAUL_MESSAGE).across(s))
+    },
+});
+
 fn series() -> Vec<&'static SeriesSpec> {
     vec![
         &RTT_TCP,
@@ -1156,6 +1268,8 @@ fn series() -> Vec<&'static SeriesSpec> {
         &INETD_SERIES,
         &CONTENTION,
         &SOFTIRQ,
+        &LONGHAUL,
+        &LONGHAUL_RTT,
     ]
 }
 
@@ -1334,6 +1448,7 @@ fn preflight() -> Result<Vec<String>, String> {
         }
     }
     notes.extend(memory_notes());
+    notes.push(longhaul::netem_note());
     if !std::path::Path::new(CAT).exists() {
         return Err(format!(
             "{CAT} is missing (net.inetd execs it per connection); install coreutils"
