@@ -44,6 +44,11 @@ const NOT_RUN: &[(&str, &str, &str)] = &[
     ),
     (
         "README.md",
+        "sudo apt-get install ansible-core",
+        "needs ssh hosts and a PostgreSQL server; tests/deploy.rs runs the playbook on 3 network namespaces",
+    ),
+    (
+        "README.md",
         "sysperf sync ~/.local",
         "needs a PostgreSQL server; tests/fleet.rs syncs through a private cluster",
     ),

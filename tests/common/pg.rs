@@ -220,6 +220,12 @@ impl PgCluster {
             .unwrap()
     }
 
+    /// The directory of the server's unix socket (`.s.PGSQL.PORT`): reachable from any network
+    /// namespace, as namespaces share the file system.
+    pub fn socket_dir(&self) -> &Path {
+        self.dir.path()
+    }
+
     /// The URL of database `db` (trust authentication: no password).
     pub fn url(&self, db: &str) -> String {
         format!("postgres://sysperf@127.0.0.1:{}/{db}", self.port)
@@ -271,7 +277,7 @@ impl Drop for PgCluster {
 }
 
 /// The effective user id, from /proc (the tests have no `unsafe`).
-fn unsafe_free_euid() -> u32 {
+pub fn unsafe_free_euid() -> u32 {
     std::fs::read_to_string("/proc/self/status")
         .ok()
         .and_then(|s| {
