@@ -133,6 +133,42 @@ pub fn other_sysperfs() -> Vec<Pid> {
     out
 }
 
+/// The prefix of the network namespaces the net suite's long haul makes (`sysperf-PID`).
+pub const NETNS_PREFIX: &str = "sysperf-";
+
+/// The network namespace and the two veth ends of process `pid` (interface names are at most
+/// 15 characters: `sp` + 7 digits + 1).
+pub fn link_names(pid: u32) -> (String, String, String) {
+    (
+        format!("{NETNS_PREFIX}{pid}"),
+        format!("sp{pid}a"),
+        format!("sp{pid}b"),
+    )
+}
+
+/// Removes the veth link and network namespace of the worker `pid` (the net suite's long
+/// haul), which was killed and could not remove them itself; returns what it removed. They
+/// live in the kernel, not in a scratch directory.
+pub fn remove_links_owned_by(pid: u32) -> Vec<String> {
+    let (ns, a, _) = link_names(pid);
+    let ip = |args: &[&str]| {
+        std::process::Command::new("ip")
+            .args(args)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    };
+    let mut removed = Vec::new();
+    if std::path::Path::new(&format!("/sys/class/net/{a}")).exists() && ip(&["link", "del", &a]) {
+        removed.push(a);
+    }
+    if std::path::Path::new(&format!("/run/netns/{ns}")).exists() && ip(&["netns", "del", &ns]) {
+        removed.push(ns);
+    }
+    removed
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -254,7 +254,7 @@ fn run_worker_observed(
     if verdict.is_some() || sys::exit_code(status) != 0 {
         janitor::remove_owned_by(pid);
         // And its long-haul link (net suite), which lives in the kernel, not in /tmp.
-        crate::suite::net::longhaul::remove_owned_by(pid as u32);
+        janitor::remove_links_owned_by(pid as u32);
     }
     let mut out = String::new();
     let mut err = String::new();

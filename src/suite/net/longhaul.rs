@@ -15,7 +15,7 @@ use std::net::{Ipv4Addr, TcpListener, TcpStream};
 use std::process::Command;
 
 /// The namespaces' prefix; the pid follows.
-pub const NS_PREFIX: &str = "sysperf-";
+pub const NS_PREFIX: &str = crate::harness::janitor::NETNS_PREFIX;
 
 /// One shaping of the link: its MTU and the token bucket's rate.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -55,11 +55,7 @@ pub const SHAPINGS: [(Shaping, &str); 6] = [
 /// The namespace and the two veth ends of process `pid` (interface names are at most 15
 /// characters: `sp` + 7 digits + 1).
 pub fn names(pid: u32) -> (String, String, String) {
-    (
-        format!("{NS_PREFIX}{pid}"),
-        format!("sp{pid}a"),
-        format!("sp{pid}b"),
-    )
+    crate::harness::janitor::link_names(pid)
 }
 
 /// The two addresses of a pid's /30 in 10.0.0.0/8, so that links of concurrent processes do
@@ -160,21 +156,10 @@ impl Drop for Link {
 }
 
 /// Removes the link and namespace of the worker `pid`, which was just killed and reaped
-/// (Ctrl-C, a timeout): it could not remove them itself. Returns what it removed.
+/// (Ctrl-C, a timeout): it could not remove them itself. Returns what it removed. (The
+/// harness's janitor does it, since the harness sits below the suites.)
 pub fn remove_owned_by(pid: u32) -> Vec<String> {
-    let (ns, a, _) = names(pid);
-    let mut removed = Vec::new();
-    if std::path::Path::new(&format!("/sys/class/net/{a}")).exists()
-        && run("ip", &["link", "del", &a]).is_ok()
-    {
-        removed.push(a);
-    }
-    if std::path::Path::new(&format!("/run/netns/{ns}")).exists()
-        && run("ip", &["netns", "del", &ns]).is_ok()
-    {
-        removed.push(ns);
-    }
-    removed
+    crate::harness::janitor::remove_links_owned_by(pid)
 }
 
 /// The pids whose long-haul namespaces or veth ends are here.
