@@ -486,7 +486,8 @@ impl SystemTally {
         }
     }
 
-    /// The row of process `pid`, made on first sight (folded beyond [`MAX_PROCESSES`]).
+    /// The row of process `pid`, made on first sight (folded beyond [`MAX_PROCESSES`]) and
+    /// named by its newest name.
     fn process(
         &mut self,
         pid: i32,
@@ -505,7 +506,13 @@ impl SystemTally {
             };
             self.processes.insert(pid, (comm, Timed::default()));
         }
-        &mut self.processes.get_mut(&pid).expect("inserted above").1
+        let row = self.processes.get_mut(&pid).expect("inserted above");
+        // A process that exec'd is known by its newest name, as ps shows it (a forked child's
+        // first events still carry its parent's name).
+        if comm != "<...>" && row.0 != comm {
+            row.0 = comm.to_string();
+        }
+        &mut row.1
     }
 
     pub fn syscalls(&self) -> SystemSyscalls {
