@@ -992,12 +992,7 @@ impl PgStore {
             &[&run_id],
         )?
         .iter()
-        .map(|r| {
-            let text: String = r.try_get(0)?;
-            serde_json::from_str(&text).map_err(|e| {
-                StoreError::Corrupt(format!("profiles.profile_json holds bad JSON: {e}"))
-            })
-        })
+        .map(profile_of)
         .collect()
     }
 
@@ -1009,6 +1004,13 @@ impl PgStore {
             Ok(())
         })
     }
+}
+
+/// A stored kernel profile from a row whose first column is `profile_json`.
+fn profile_of(r: &postgres::Row) -> Result<crate::profile::Profile> {
+    let text: String = r.try_get(0)?;
+    serde_json::from_str(&text)
+        .map_err(|e| StoreError::Corrupt(format!("profiles.profile_json holds bad JSON: {e}")))
 }
 
 /// [`super::RunQuery`]'s SQL (SQLite's) as PostgreSQL reads it: `$N` parameters, `strpos`.
@@ -1199,12 +1201,7 @@ impl PgStore {
             &[],
         )?
         .iter()
-        .map(|r| {
-            let text: String = r.try_get(0)?;
-            serde_json::from_str(&text).map_err(|e| {
-                StoreError::Corrupt(format!("profiles.profile_json holds bad JSON: {e}"))
-            })
-        })
+        .map(profile_of)
         .collect()
     }
 }
