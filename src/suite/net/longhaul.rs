@@ -201,6 +201,10 @@ pub fn sweep_stale() -> Vec<String> {
         .collect()
 }
 
+/// A link is named after its process: one thread at a time may have one (the suite's preflight
+/// tries one for its notes while, in the library's tests, other threads make theirs).
+pub(crate) static ONE_LINK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 /// What the run's notes say of the long haul: skipped as non-root, and whether netem's delay
 /// and loss can be measured (tried once on a link of this process's own).
 pub fn netem_note() -> String {
@@ -209,6 +213,7 @@ pub fn netem_note() -> String {
                 sysperf as root to measure it"
             .into();
     }
+    let _one = ONE_LINK.lock().unwrap_or_else(|e| e.into_inner());
     let tried = Link::new(SHAPINGS[0].0).and_then(|_link| {
         let a = names(std::process::id()).1;
         run(
@@ -232,9 +237,6 @@ pub fn netem_note() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// The link is named after the process: one test at a time makes it.
-    static ONE_LINK: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
     #[test]
     fn names_fit_an_interface_and_addresses_do_not_collide() {
