@@ -72,7 +72,12 @@ fn quick_run_stores_every_series_and_leaves_nothing_behind() {
         assert!(ids.contains(&id), "{id} not stored: {ids:?}");
     }
     if is_root() {
-        for id in ["libs.pw-files", "libs.pw-db", "libs.host-files"] {
+        for id in [
+            "libs.pw-files",
+            "libs.pw-db",
+            "libs.host-files",
+            "libs.host-nscd",
+        ] {
             assert!(ids.contains(&id), "{id} not stored as root: {ids:?}");
         }
     }
@@ -111,6 +116,13 @@ fn quick_run_stores_every_series_and_leaves_nothing_behind() {
         five["formula"].as_str().unwrap().contains("factor of five"),
         "{five}"
     );
+    if is_root() {
+        assert!(
+            derived
+                .contains(&"gethostbyname, flat file against the nscd cache, 1000 hosts (§4.2.1)"),
+            "{derived:?}"
+        );
+    }
     let notes = v["notes"].to_string();
     assert!(notes.contains("st_blksize"), "{notes}");
     assert!(notes.contains("malloc's waste"), "{notes}");
@@ -128,6 +140,18 @@ fn quick_run_stores_every_series_and_leaves_nothing_behind() {
 
 fn is_root() -> bool {
     sysperf::sys::is_root()
+}
+
+/// The processes named nscd now.
+fn nscd_pids() -> Vec<u32> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|p| {
+            std::fs::read_to_string(format!("/proc/{p}/comm")).is_ok_and(|c| c.trim() == "nscd")
+        })
+        .collect()
 }
 
 #[test]
@@ -235,12 +259,14 @@ fn lookups_are_served_by_the_module_under_test_in_a_private_namespace() {
     }
     let passwd = std::fs::read("/etc/passwd").unwrap();
     let conf = std::fs::read("/etc/nsswitch.conf").unwrap();
-    let opens = |id: &str, path: &str| -> f64 {
+    // Calls per iteration (30 against 10 iterations) of one kind, by every process of the
+    // worker (the nscd curve's daemon too), that succeeded and name `what`.
+    let per_lookup = |id: &str, call: &str, what: &str| -> f64 {
         let dir = tempfile::tempdir().unwrap();
         let trace = |n: u64| -> usize {
             let out = dir.path().join(format!("t{n}"));
             strace_worker(
-                &["-f", "-e", "trace=openat"],
+                &["-f", "-e", "trace=openat,connect"],
                 &out,
                 &point_request(id, 100, n),
                 &[],
@@ -248,11 +274,13 @@ fn lookups_are_served_by_the_module_under_test_in_a_private_namespace() {
             std::fs::read_to_string(&out)
                 .unwrap()
                 .lines()
-                .filter(|l| l.contains(&format!("\"{path}\"")) && !l.contains("= -1"))
+                .filter(|l| l.contains(&format!("{call}(")) && l.contains(what))
+                .filter(|l| !l.contains("= -1"))
                 .count()
         };
         (trace(30) as f64 - trace(10) as f64) / 20.0
     };
+    let opens = |id: &str, path: &str| per_lookup(id, "openat", &format!("\"{path}\""));
     // The flat file is opened for each of the two lookups; the database never.
     assert_eq!(opens("libs.pw-files", "/etc/passwd"), 2.0);
     assert_eq!(opens("libs.pw-files", "/var/lib/misc/passwd.db"), 0.0);
@@ -263,6 +291,29 @@ fn lookups_are_served_by_the_module_under_test_in_a_private_namespace() {
     // Berkeley DB opens the file twice per lookup.
     assert!(opens("libs.pw-db", "/var/lib/misc/passwd.db") >= 2.0);
     assert_eq!(opens("libs.host-files", "/etc/hosts"), 1.0);
+    // No nscd answers the flat-file lookups: the machine's socket is hidden.
+    let nscd_socket = "sun_path=\"/var/run/nscd/socket\"";
+    assert_eq!(per_lookup("libs.host-files", "connect", nscd_socket), 0.0);
+    if std::path::Path::new("/usr/sbin/nscd").exists() {
+        // The cache daemon's curve: the worker connects to the private daemon's socket for
+        // each lookup, and nobody opens the hosts file (which, after the warm-up, holds
+        // localhost alone: only the cache can answer).
+        let before = nscd_pids();
+        assert!(per_lookup("libs.host-nscd", "connect", nscd_socket) >= 1.0);
+        assert_eq!(opens("libs.host-nscd", "/etc/hosts"), 0.0);
+        // Each worker killed and reaped its daemon.
+        let left: Vec<u32> = nscd_pids()
+            .into_iter()
+            .filter(|p| !before.contains(p))
+            .collect();
+        assert!(left.is_empty(), "nscd left running: {left:?}");
+    } else {
+        assert!(
+            std::env::var("CI").is_err(),
+            "unscd is missing on CI: .ci/run must install it"
+        );
+        eprintln!("unscd not installed: the nscd curve is not checked (apt-get install unscd)");
+    }
     // The machine's files are as they were, and no mount outlived the workers.
     assert_eq!(std::fs::read("/etc/passwd").unwrap(), passwd);
     assert_eq!(std::fs::read("/etc/nsswitch.conf").unwrap(), conf);
