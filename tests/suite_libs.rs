@@ -360,3 +360,78 @@ fn shells_print_one_prompt_per_empty_command() {
         assert!(b.1 - a.1 >= 10, "{shell}: newlines read {a:?} {b:?}");
     }
 }
+
+/// The scratch directories of worker `pid` in `base`.
+fn scratch_of(base: &std::path::Path, pid: u32) -> Vec<std::path::PathBuf> {
+    std::fs::read_dir(base)
+        .map(|d| {
+            d.flatten()
+                .map(|e| e.path())
+                .filter(|p| {
+                    p.file_name()
+                        .and_then(|n| n.to_str())
+                        .is_some_and(|n| n.starts_with(&format!("sysperf-libs-{pid}-")))
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn a_killed_workers_scratch_in_dev_shm_and_var_tmp_is_named_for_it_and_swept() {
+    let shm = std::path::Path::new("/dev/shm");
+    let var_tmp = std::path::Path::new("/var/tmp");
+    if !shm.is_dir() || !var_tmp.is_dir() {
+        eprintln!("no /dev/shm or /var/tmp: skipped");
+        return;
+    }
+    // TMPDIR on tmpfs: the disk series then write to /var/tmp (when it is on a disk).
+    let tmp = tempfile::tempdir_in(shm).unwrap();
+    // (tmpfs and ramfs magic numbers, as the suite's disk_dir tells them)
+    let var_tmp_on_disk =
+        sysperf::sys::fs_type(var_tmp).is_ok_and(|m| m != 0x0102_1994 && m != 0x8584_58f6);
+    let mut cases = vec![("libs.lock-flock-tmpfs", shm)];
+    if var_tmp_on_disk {
+        cases.push(("libs.lock-flock-disk", var_tmp));
+    }
+    let mut killed = Vec::new();
+    for (id, base) in cases {
+        let mut w = std::process::Command::new(env!("CARGO_BIN_EXE_sysperf"))
+            .args(["__worker", &point_request(id, 16, 1 << 40)])
+            .env("TMPDIR", tmp.path())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let pid = w.id();
+        let start = std::time::Instant::now();
+        while scratch_of(base, pid).is_empty() {
+            assert!(
+                start.elapsed() < std::time::Duration::from_secs(30),
+                "{id}: no sysperf-libs-{pid}-* in {}",
+                base.display()
+            );
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        w.kill().unwrap();
+        w.wait().unwrap();
+        // SIGKILL: the worker could not remove its scratch, named after it.
+        let left = scratch_of(base, pid);
+        assert_eq!(left.len(), 1, "{id}: {left:?}");
+        killed.push(left[0].clone());
+    }
+    // The next run's tidy removes them, and says so.
+    let db = tmp.path().join("x.db");
+    let out = sysperf(&db)
+        .env("TMPDIR", tmp.path())
+        .args(["run", "--suite", "libs.convert", "--quick", "--db"])
+        .arg(&db)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    for d in &killed {
+        assert!(!d.exists(), "{} left after the run: {err}", d.display());
+        assert!(err.contains(&d.display().to_string()), "{err}");
+    }
+}
