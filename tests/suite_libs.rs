@@ -116,6 +116,18 @@ fn quick_run_stores_every_series_and_leaves_nothing_behind() {
         five["formula"].as_str().unwrap().contains("factor of five"),
         "{five}"
     );
+    // The papers' figures beside today's: the 10% flock saved mail delivery (§4.2.3), at
+    // the quick run's 16 entries, on disk and tmpfs.
+    for fs in ["disk", "tmpfs"] {
+        let name = format!("link/unlink against flock, {fs}, 16 entries (§4.2.3)");
+        let d = v["derived"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|d| d["name"] == name.as_str())
+            .unwrap_or_else(|| panic!("{name} not derived: {derived:?}"));
+        assert!(d["formula"].as_str().unwrap().contains("10%"), "{d}");
+    }
     if is_root() {
         assert!(
             derived
