@@ -447,3 +447,58 @@ fn a_killed_workers_scratch_in_dev_shm_and_var_tmp_is_named_for_it_and_swept() {
         assert!(err.contains(&d.display().to_string()), "{err}");
     }
 }
+
+#[test]
+fn series_that_cannot_run_say_skipped_and_why_in_the_output_and_notes() {
+    // As nobody (setpriv from root): the lookups need root, so each is skipped with the
+    // reason, in the printed run (its Notes) and in the stored notes; the rest is measured.
+    if !is_root()
+        || !std::process::Command::new("setpriv")
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success())
+    {
+        eprintln!("needs root and setpriv to run as another user: skipped");
+        return;
+    }
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+    let db = dir.path().join("x.db");
+    let run = |args: &[&str]| {
+        let out = std::process::Command::new("setpriv")
+            .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+            .arg(env!("CARGO_BIN_EXE_sysperf"))
+            .args(args)
+            .arg("--db")
+            .arg(&db)
+            .env("HOME", dir.path())
+            .env("TMPDIR", dir.path())
+            .env("NO_COLOR", "1")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let text = run(&["run", "--suite", "libs.convert", "--quick"]);
+    let v: serde_json::Value = serde_json::from_str(&run(&[
+        "run",
+        "--suite",
+        "libs.convert",
+        "--quick",
+        "--json",
+    ]))
+    .unwrap();
+    let notes = v["notes"].to_string();
+    for id in [
+        "libs.pw-files",
+        "libs.pw-db",
+        "libs.host-files",
+        "libs.host-nscd",
+    ] {
+        let line = format!("libs: {id} skipped: needs root");
+        assert!(text.contains(&line), "{id} not said skipped:\n{text}");
+        assert!(notes.contains(&line), "{id} not in the notes: {notes}");
+    }
+    assert!(text.contains("libs.convert"), "{text}");
+}
