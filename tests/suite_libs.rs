@@ -502,3 +502,58 @@ fn series_that_cannot_run_say_skipped_and_why_in_the_output_and_notes() {
     }
     assert!(text.contains("libs.convert"), "{text}");
 }
+
+#[test]
+fn the_private_nscd_dies_with_a_worker_killed_outright() {
+    if !is_root() || !std::path::Path::new("/usr/sbin/nscd").exists() {
+        eprintln!("needs root and unscd: skipped");
+        return;
+    }
+    // A worker outside the harness (no process group is killed after it), SIGKILLed while
+    // it times lookups answered by its daemon.
+    let mut w = std::process::Command::new(env!("CARGO_BIN_EXE_sysperf"))
+        .args(["__worker", &point_request("libs.host-nscd", 10, 1 << 40)])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let worker = w.id();
+    let parent_of = |p: u32| -> Option<u32> {
+        let stat = std::fs::read_to_string(format!("/proc/{p}/stat")).ok()?;
+        let after = &stat[stat.rfind(')')? + 2..];
+        after.split_whitespace().nth(1)?.parse().ok()
+    };
+    let start = std::time::Instant::now();
+    let daemon = loop {
+        if let Some(d) = nscd_pids()
+            .into_iter()
+            .find(|&p| parent_of(p) == Some(worker))
+        {
+            break d;
+        }
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(30),
+            "the worker started no nscd"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    // Wait for the timed loop: the daemon's socket is up once lookups run; a little later
+    // is as good.
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    w.kill().unwrap();
+    w.wait().unwrap();
+    let alive = |p: u32| {
+        std::fs::read_to_string(format!("/proc/{p}/stat")).is_ok_and(|s| {
+            let state = s[s.rfind(')').unwrap() + 2..].chars().next();
+            !matches!(state, Some('Z' | 'X'))
+        })
+    };
+    let start = std::time::Instant::now();
+    while alive(daemon) {
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(10),
+            "nscd {daemon} outlived its worker {worker}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}

@@ -209,15 +209,17 @@ impl Daemon {
         let log = dir.join("nscd.log");
         let out = std::fs::File::create(&log).map_err(BenchError::sys("create (nscd.log)"))?;
         let err = out.try_clone().map_err(BenchError::sys("dup (nscd.log)"))?;
-        let child = std::process::Command::new(NSCD)
-            .arg("-d")
+        let mut cmd = std::process::Command::new(NSCD);
+        cmd.arg("-d")
             .arg("-f")
             .arg(&conf)
             .stdin(std::process::Stdio::null())
             .stdout(out)
-            .stderr(err)
-            .spawn()
-            .map_err(BenchError::sys("exec nscd"))?;
+            .stderr(err);
+        // Killed with the worker however the worker ends (the harness also kills the
+        // worker's process group, which the daemon stays in: -d does not daemonize).
+        clib::dies_with_parent(&mut cmd);
+        let child = cmd.spawn().map_err(BenchError::sys("exec nscd"))?;
         let mut d = Daemon { child, log };
         let socket = socket_dir.join("socket");
         let start = std::time::Instant::now();
