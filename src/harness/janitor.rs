@@ -2,9 +2,10 @@
 //! half-done) leaves behind, and its removal by the next sysperf.
 //!
 //! Everything sysperf creates outside its store is named after the process that owns it:
-//! scratch directories `sysperf-<what>-<pid>-<random>` under the temporary directory (the
-//! suites' file trees, the exec tests' program directory, the BBN FIFOs; made private and
-//! exclusively by [`scratch_dir`]), memory cgroups
+//! scratch directories `sysperf-<what>-<pid>-<random>` under the temporary directory, /var/tmp
+//! or /dev/shm ([`scratch_bases`]: the suites' file trees, the exec tests' program directory,
+//! the BBN FIFOs, the libs suite's mailboxes and logs; made private and exclusively by
+//! [`scratch_dir`]), memory cgroups
 //! `sysperf-<pid>-<n>` (see [`super::cgroup`]) and tracefs instances `sysperf-<pid>[-block]`
 //! (see `trace::tracefs`). Their owners remove them on every path that runs code (drop,
 //! Ctrl-C); a process killed with SIGKILL cannot. So the harness removes a killed worker's
