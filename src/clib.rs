@@ -325,3 +325,20 @@ pub fn on_own_terminal(cmd: &mut std::process::Command) {
         });
     }
 }
+
+/// Makes `cmd`'s program get SIGKILL when the thread that started it dies (prctl
+/// PR_SET_PDEATHSIG), so that a daemon a worker starts (the libs suite's private nscd) cannot
+/// outlive a worker killed outright, whoever kills it.
+pub fn dies_with_parent(cmd: &mut std::process::Command) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: the hook runs in the child between fork and exec and calls only prctl, which is
+    // async-signal-safe; it touches no memory of the parent.
+    unsafe {
+        cmd.pre_exec(|| {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) < 0 {
+                return Err(io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+}

@@ -12,10 +12,8 @@ use std::path::PathBuf;
 
 /// Sweeps and reports through `note`, one line per kind of leftover removed.
 pub fn tidy(note: &mut dyn FnMut(&str)) {
-    let mut dirs: Vec<PathBuf> = Vec::new();
-    for tmp in [std::env::temp_dir(), PathBuf::from("/var/tmp")] {
-        dirs.extend(janitor::sweep_temp(&tmp));
-    }
+    // The temporary directory, /var/tmp and /dev/shm.
+    let dirs: Vec<PathBuf> = janitor::sweep_scratch();
     let say = |what: &str, paths: Vec<String>, note: &mut dyn FnMut(&str)| {
         if !paths.is_empty() {
             note(&format!(

@@ -2,9 +2,10 @@
 //! half-done) leaves behind, and its removal by the next sysperf.
 //!
 //! Everything sysperf creates outside its store is named after the process that owns it:
-//! scratch directories `sysperf-<what>-<pid>-<random>` under the temporary directory (the
-//! suites' file trees, the exec tests' program directory, the BBN FIFOs; made private and
-//! exclusively by [`scratch_dir`]), memory cgroups
+//! scratch directories `sysperf-<what>-<pid>-<random>` under the temporary directory, /var/tmp
+//! or /dev/shm ([`scratch_bases`]: the suites' file trees, the exec tests' program directory,
+//! the BBN FIFOs, the libs suite's mailboxes and logs; made private and exclusively by
+//! [`scratch_dir`]), memory cgroups
 //! `sysperf-<pid>-<n>` (see [`super::cgroup`]) and tracefs instances `sysperf-<pid>[-block]`
 //! (see `trace::tracefs`). Their owners remove them on every path that runs code (drop,
 //! Ctrl-C); a process killed with SIGKILL cannot. So the harness removes a killed worker's
@@ -83,9 +84,38 @@ pub fn sweep_temp(dir: &Path) -> Vec<PathBuf> {
     remove_where(dir, |pid| pid != me && owner_gone(pid))
 }
 
-/// Removes the temporary directories of `pid`, a worker just killed and reaped.
+/// The directories sysperf makes scratch directories in: the temporary directory, /var/tmp
+/// (the suites' disk directory when the temporary one is tmpfs) and /dev/shm (the libs
+/// suite's tmpfs locks), each once.
+pub fn scratch_bases() -> Vec<PathBuf> {
+    let mut bases: Vec<PathBuf> = Vec::new();
+    for b in [
+        std::env::temp_dir(),
+        PathBuf::from("/var/tmp"),
+        PathBuf::from("/dev/shm"),
+    ] {
+        let same = |a: &PathBuf| {
+            a == &b || std::fs::canonicalize(a).ok() == std::fs::canonicalize(&b).ok()
+        };
+        if b.is_dir() && !bases.iter().any(same) {
+            bases.push(b);
+        }
+    }
+    bases
+}
+
+/// Removes the sysperf directories whose owner is gone from every scratch base.
+pub fn sweep_scratch() -> Vec<PathBuf> {
+    scratch_bases().iter().flat_map(|b| sweep_temp(b)).collect()
+}
+
+/// Removes the scratch directories of `pid`, a worker just killed and reaped, from every
+/// scratch base.
 pub fn remove_owned_by(pid: Pid) -> Vec<PathBuf> {
-    remove_owned_by_in(&std::env::temp_dir(), pid)
+    scratch_bases()
+        .iter()
+        .flat_map(|b| remove_owned_by_in(b, pid))
+        .collect()
 }
 
 fn remove_owned_by_in(dir: &Path, pid: Pid) -> Vec<PathBuf> {
@@ -217,6 +247,40 @@ mod tests {
         let removed = sweep_temp(tmp.path());
         assert_eq!(removed, vec![gone.clone()]);
         assert!(!gone.exists() && mine.exists() && other.exists() && link.exists());
+    }
+
+    #[test]
+    fn a_killed_workers_scratch_in_dev_shm_and_var_tmp_is_removed() {
+        // Scratch directories of a pid that cannot be live (beyond pid_max) in /dev/shm and
+        // /var/tmp, as the libs suite's locks and log leave them when SIGKILLed.
+        let mut planted = Vec::new();
+        for base in ["/dev/shm", "/var/tmp"] {
+            if !Path::new(base).is_dir() {
+                continue;
+            }
+            let d = Path::new(base).join(format!("sysperf-libs-999999997-{}", sys::getpid()));
+            std::fs::create_dir(&d).unwrap();
+            std::fs::write(d.join("mbox"), "x").unwrap();
+            planted.push(d);
+        }
+        let removed = remove_owned_by(999_999_997);
+        for d in &planted {
+            assert!(
+                removed.contains(d),
+                "{} not removed: {removed:?}",
+                d.display()
+            );
+            assert!(!d.exists());
+        }
+        // And the sweep of gone owners looks there too.
+        for d in &planted {
+            std::fs::create_dir(d).unwrap();
+        }
+        let swept = sweep_scratch();
+        for d in &planted {
+            assert!(swept.contains(d) && !d.exists(), "{swept:?}");
+        }
+        assert!(scratch_bases().contains(&std::env::temp_dir()));
     }
 
     #[test]
