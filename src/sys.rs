@@ -975,6 +975,38 @@ pub fn scratch_dir(base: &std::path::Path, kind: &str) -> std::io::Result<std::p
     Err(last.unwrap_or_else(|| std::io::Error::other("no free scratch name")))
 }
 
+/// An unlinked read-write file in `dir`: O_TMPFILE, so it never has a name and vanishes with
+/// the process however it ends; else a named file (the pid and a random number: concurrent
+/// benchmarks of one process, and a pid's earlier owner, never collide) removed right after it
+/// is opened.
+pub fn unlinked_file(dir: &std::path::Path) -> io::Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let tmp = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .custom_flags(libc::O_TMPFILE)
+        .mode(0o600)
+        .open(dir);
+    if let Ok(f) = tmp {
+        return Ok(f);
+    }
+    let mut rnd = [0u8; 8];
+    random_bytes(&mut rnd)?;
+    let path = dir.join(format!(
+        "sysperf-{}-{:x}",
+        std::process::id(),
+        u64::from_ne_bytes(rnd)
+    ));
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(&path)?;
+    std::fs::remove_file(&path)?;
+    Ok(f)
+}
+
 /// Fills `buf` from the kernel's random source (run ids).
 pub fn random_bytes(buf: &mut [u8]) -> io::Result<()> {
     let mut off = 0;

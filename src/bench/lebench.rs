@@ -163,14 +163,7 @@ impl Le {
     /// A warm file of `pages` pages: written, read back, unlinked.
     fn make_file(&mut self, pages: usize) -> Result<(), BenchError> {
         let ps = sys::page_size();
-        let path = std::env::temp_dir().join(format!("sysperf-le-{}", sys::getpid()));
-        let file = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create_new(true)
-            .open(&path)
-            .map_err(BenchError::sys("open"))?;
-        std::fs::remove_file(&path).map_err(BenchError::sys("unlink"))?;
+        let file = sys::unlinked_file(&std::env::temp_dir()).map_err(BenchError::sys("open"))?;
         self.buf = vec![0x5a; pages * ps];
         file.write_all_at(&self.buf, 0)
             .map_err(BenchError::sys("pwrite"))?;

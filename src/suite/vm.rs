@@ -44,7 +44,6 @@ use crate::sys::{self, Mapping};
 use std::fs::File;
 use std::io::Write;
 use std::os::fd::AsRawFd;
-use std::path::Path;
 
 pub static SUITE: Suite = Suite {
     name: "vm",
@@ -345,36 +344,6 @@ fn preflight() -> Result<Vec<String>, String> {
     Ok(notes)
 }
 
-/// An unlinked read-write file in `dir`: O_TMPFILE, so it never has a name and vanishes with
-/// the process however it ends; else a named file removed right after it is opened.
-fn unlinked_file(dir: &Path) -> std::io::Result<File> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let tmp = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .custom_flags(libc::O_TMPFILE)
-        .mode(0o600)
-        .open(dir);
-    if let Ok(f) = tmp {
-        return Ok(f);
-    }
-    let mut rnd = [0u8; 8];
-    sys::random_bytes(&mut rnd)?;
-    let path = dir.join(format!(
-        "sysperf-vm-{}-{:x}",
-        std::process::id(),
-        u64::from_ne_bytes(rnd)
-    ));
-    let f = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(&path)?;
-    std::fs::remove_file(&path)?;
-    Ok(f)
-}
-
 /// One run of a Table 6 program over file-backed pages.
 struct FilePaging {
     pattern: Pattern,
@@ -386,7 +355,7 @@ struct FilePaging {
 impl Benchmark for FilePaging {
     fn setup(&mut self, _ctx: &Ctx, _iterations: u64) -> Result<(), BenchError> {
         let (dir, _) = super::disk_dir().map_err(BenchError::Protocol)?;
-        let mut f = unlinked_file(&dir).map_err(BenchError::sys("creating the paged file"))?;
+        let mut f = sys::unlinked_file(&dir).map_err(BenchError::sys("creating the paged file"))?;
         let len = self.npages * sys::page_size();
         // Written, not truncated to size, so that every block exists on the disk and a fault
         // reads it back (a hole would be a zero-fill); flushed and dropped from the cache as it
@@ -539,7 +508,7 @@ mod tests {
             m != crate::suite::TMPFS_MAGIC && m != crate::suite::RAMFS_MAGIC,
             "{fs}"
         );
-        let f = unlinked_file(&dir).unwrap();
+        let f = sys::unlinked_file(&dir).unwrap();
         let link = std::fs::read_link(format!("/proc/self/fd/{}", f.as_raw_fd())).unwrap();
         assert!(
             link.to_string_lossy().contains("(deleted)") || !link.exists(),
