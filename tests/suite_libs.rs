@@ -83,7 +83,11 @@ fn quick_run_stores_every_series_and_leaves_nothing_behind() {
     }
     for s in v["series"].as_array().unwrap() {
         for p in s["points"].as_array().unwrap() {
-            assert!(p["y"]["median"].as_f64().unwrap() > 0.0, "{}: {p}", s["id"]);
+            assert!(
+                p["y"]["median"].as_f64().is_some_and(|m| m > 0.0),
+                "{}: {p}",
+                s["id"]
+            );
         }
     }
     let chars = series_of(&v, "libs.chars");

@@ -299,9 +299,15 @@ fn ctrl_c_ends_early_and_stores_what_was_sampled() {
     assert!(first.contains("sampling every CPU"), "{first}");
     std::thread::sleep(std::time::Duration::from_millis(500));
     sysperf::sys::kill(child.id() as i32, libc::SIGINT).unwrap();
-    let mut rest = String::new();
-    stderr.read_to_string(&mut rest).unwrap();
+    // stderr is drained beside stdout: a JSON larger than a pipe's buffer would otherwise
+    // block the child on stdout while this waited for stderr's end (it hung on a busy machine).
+    let rest = std::thread::spawn(move || {
+        let mut rest = String::new();
+        stderr.read_to_string(&mut rest).unwrap();
+        rest
+    });
     let out = child.wait_with_output().unwrap();
+    let rest = rest.join().unwrap();
     let err = format!("{first}{rest}");
     assert_eq!(out.status.code(), Some(130), "{err}");
     assert!(err.contains("stored as observation"), "{err}");

@@ -659,10 +659,12 @@ impl Connect {
     }
 }
 
-/// The abstract Unix address of this worker's listener (nothing on disk; named after the
-/// worker's pid so two workers never collide).
+/// An abstract Unix address for a listener (nothing on disk; named after the worker's pid so
+/// two workers never collide, and numbered so two listeners of one process do not either).
 fn abstract_addr() -> io::Result<SocketAddr> {
-    SocketAddr::from_abstract_name(format!("sysperf-{}-net", sys::getpid()).as_bytes())
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    SocketAddr::from_abstract_name(format!("sysperf-{}-net-{n}", sys::getpid()).as_bytes())
 }
 
 /// The server of the connection tests: `n` connections, each served as `conn` says.
@@ -728,8 +730,8 @@ impl Benchmark for Connect {
         let l = self.listener.as_ref().ok_or_else(no_channel)?;
         let mut b = [0u8; 1];
         match l {
-            Listener::Unix(_) => {
-                let addr = abstract_addr().map_err(BenchError::sys("unix address"))?;
+            Listener::Unix(ul) => {
+                let addr = ul.local_addr().map_err(BenchError::sys("unix address"))?;
                 for _ in 0..iterations {
                     let mut s =
                         UnixStream::connect_addr(&addr).map_err(BenchError::sys("connect"))?;

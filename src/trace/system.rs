@@ -766,13 +766,15 @@ pub fn trace_system(
             .ok()
             .map(|s| s.trim_end().to_string())
     };
+    inst.on(true).map_err(io)?;
+    // Said once tracing is on, so that whoever waits for it misses nothing (a test read a
+    // file right after the message and lost the first tenth of its pages).
     note(&format!(
         "tracing the whole system for {} (instance {}, {} KB per CPU); Ctrl-C ends it early",
         human_duration(opts.duration),
         inst.name,
         opts.buffer_kb
     ));
-    inst.on(true).map_err(io)?;
     let start = Instant::now();
     let mut buf = vec![0u8; 1 << 18];
     let mut partial: Vec<u8> = Vec::new();
