@@ -66,21 +66,26 @@ impl CatalogError {
 /// reference runs are part of sysperf, never stored). Names resolve to the built-in run first,
 /// so such a run could not be found, and `rm` would disagree with `show` about it.
 pub fn check_importable(runs: &[Run]) -> Result<(), CatalogError> {
-    for (i, r) in runs.iter().enumerate() {
-        let clash = std::iter::once(r.id.as_str())
-            .chain(r.label.as_deref())
-            .find(|n| reference::is_name(n));
-        if let Some(name) = clash {
-            return Err(InputError::InvalidValue {
-                what: "import",
-                value: format!("run {} ({})", i + 1, r.id),
-                why: format!(
-                    "'{name}' is a built-in reference run's name or id; reference runs are part \
-                     of sysperf and are not imported (show and compare them by name)"
-                ),
-            }
-            .into());
+    runs.iter()
+        .enumerate()
+        .try_for_each(|(i, r)| check_importable_run(i, r))
+}
+
+/// [`check_importable`] of one run, the `i`th (from 0) of an import.
+pub fn check_importable_run(i: usize, r: &Run) -> Result<(), CatalogError> {
+    let clash = std::iter::once(r.id.as_str())
+        .chain(r.label.as_deref())
+        .find(|n| reference::is_name(n));
+    if let Some(name) = clash {
+        return Err(InputError::InvalidValue {
+            what: "import",
+            value: format!("run {} ({})", i + 1, r.id),
+            why: format!(
+                "'{name}' is a built-in reference run's name or id; reference runs are part \
+                 of sysperf and are not imported (show and compare them by name)"
+            ),
         }
+        .into());
     }
     Ok(())
 }

@@ -22,7 +22,7 @@
 //!
 //! What it is not: a connection pool, or TLS (connections are plain, `NoTls`).
 
-use super::backend::{Backend, Location};
+use super::backend::{Backend, Location, RunSink};
 use super::{migrations, GcReport, ObservationInfo, RunInfo, RunQuery, StoreError, MIN_PREFIX};
 use crate::model::{BenchResult, Run, Series, VarianceEstimate, Warning};
 use crate::profile::system::SystemProfile;
@@ -812,6 +812,18 @@ impl PgStore {
         })
     }
 
+    fn pg_import_runs(&self, feed: &mut dyn FnMut(&mut dyn RunSink) -> Result<()>) -> Result<()> {
+        self.in_tx(|tx, lite| {
+            let mut sink = PgSink {
+                tx,
+                lite,
+                pending: std::collections::HashSet::new(),
+            };
+            feed(&mut sink)?;
+            sink.flush()
+        })
+    }
+
     fn pg_load_run(&self, id: &str) -> Result<Run> {
         match self.fetch_run(id)? {
             Some(lite) => super::load_run(&lite, id),
@@ -1288,6 +1300,11 @@ impl Backend for PgStore {
             .unwrap_or_else(|| self.pg_save_runs_with_profiles(runs, profiles))
     }
 
+    fn import_runs(&self, feed: &mut dyn FnMut(&mut dyn RunSink) -> Result<()>) -> Result<()> {
+        self.spooled(|s| s.import_runs(&mut *feed))
+            .unwrap_or_else(|| self.pg_import_runs(feed))
+    }
+
     fn load_run(&self, id: &str) -> Result<Run> {
         self.spooled(|s| s.load_run(id))
             .unwrap_or_else(|| self.pg_load_run(id))
@@ -1398,6 +1415,63 @@ impl Backend for PgStore {
 }
 
 /// Whether the run at `i` has an id that an earlier run in `runs` was saved under.
+/// Runs an import stores at a time: built in the scratch SQLite database, then uploaded and
+/// cleared, so that the scratch database holds a few runs, never the whole import.
+const IMPORT_BATCH: usize = 64;
+
+/// [`PgStore::pg_import_runs`]'s sink: runs are built in the scratch database and uploaded
+/// in batches of [`IMPORT_BATCH`].
+struct PgSink<'t, 'c> {
+    tx: &'t mut postgres::Transaction<'c>,
+    lite: &'t rusqlite::Connection,
+    /// The runs in the scratch database, not yet uploaded.
+    pending: std::collections::HashSet<String>,
+}
+
+impl PgSink<'_, '_> {
+    /// Uploads what the scratch database holds, and empties it.
+    fn flush(&mut self) -> Result<()> {
+        self.upload(&Placing::default())?;
+        self.pending.clear();
+        Ok(())
+    }
+
+    fn upload(&mut self, placing: &Placing) -> Result<()> {
+        upload_all(self.tx, self.lite, placing)?;
+        for table in RUN_TABLES.iter().rev() {
+            self.lite.execute(&format!("DELETE FROM {table}"), [])?;
+        }
+        Ok(())
+    }
+}
+
+impl RunSink for PgSink<'_, '_> {
+    fn run(&mut self, run: &Run) -> Result<bool> {
+        if self.pending.contains(&run.id) || run_exists(self.tx, &run.id)? {
+            return Ok(false);
+        }
+        super::insert_run(self.lite, run, run.complete)?;
+        self.pending.insert(run.id.clone());
+        if self.pending.len() >= IMPORT_BATCH {
+            self.flush()?;
+        }
+        Ok(true)
+    }
+
+    fn profiles(&mut self, run_id: &str, profiles: &[crate::profile::Profile]) -> Result<()> {
+        if profiles.is_empty() {
+            return Ok(());
+        }
+        // The run first (it may be in the batch), then its profiles after those it has.
+        self.flush()?;
+        let offset = next_position(self.tx, "profiles", run_id)?;
+        for p in profiles {
+            super::insert_profile(self.lite, run_id, p)?;
+        }
+        self.upload(&Placing { offset })
+    }
+}
+
 fn saved_earlier(runs: &[Run], i: usize, saved: &[bool]) -> bool {
     runs[..i]
         .iter()

@@ -367,6 +367,7 @@ on_both_backends!(
     observed_counters_round_trip_exactly,
     profiles_round_trip_in_order_and_go_with_their_run,
     fleet_queries_filter_count_and_find_a_machines_runs,
+    import_runs_stores_a_stream_in_one_transaction,
 );
 
 /// `runs --where/--since/--limit`, the count behind "N more", and a machine's history, alike
@@ -1276,4 +1277,62 @@ fn profiles_round_trip_in_order_and_go_with_their_run(backing: Backing) {
     store.remove_run(&run.id).unwrap();
     assert_eq!(backing.count("SELECT count(*) FROM profiles"), 1);
     assert_eq!(store.load_profiles("cccccccccccc").unwrap(), vec![a]);
+}
+
+/// `import_runs`: runs handed over one at a time (more than PostgreSQL's batch), each stored
+/// once (present ids and repeats skipped), profiles after their run; a feed that fails
+/// stores nothing, the runs it handed before failing included.
+fn import_runs_stores_a_stream_in_one_transaction(backing: Backing) {
+    let store = &*backing.store;
+    let present = full_run("0123456789ab");
+    store.save_run(&present).unwrap();
+    let base = full_run("000000000000");
+    let runs: Vec<Run> = (1..=150)
+        .map(|i| Run {
+            id: format!("{i:012x}"),
+            ..base.clone()
+        })
+        .collect();
+    let (a, b) = (stored_profile("syscall"), stored_profile("forks0"));
+    let mut saved = Vec::new();
+    store
+        .import_runs(&mut |sink| {
+            saved.clear();
+            for r in std::iter::once(&present).chain(&runs).chain(&runs[..1]) {
+                saved.push(sink.run(r)?);
+            }
+            sink.profiles(&runs[3].id, &[a.clone(), b.clone()])?;
+            sink.profiles(&runs[140].id, std::slice::from_ref(&a))
+        })
+        .unwrap();
+    assert_eq!(saved.len(), 152);
+    assert!(!saved[0] && !saved[151] && saved[1..151].iter().all(|&s| s));
+    assert_eq!(store.list_runs().unwrap().len(), 151);
+    assert_eq!(store.load_run(&runs[100].id).unwrap(), runs[100]);
+    assert_eq!(
+        store.load_profiles(&runs[3].id).unwrap(),
+        vec![a.clone(), b.clone()]
+    );
+    assert_eq!(store.load_profiles(&runs[140].id).unwrap(), vec![a]);
+
+    let more: Vec<Run> = (200..300)
+        .map(|i| Run {
+            id: format!("{i:012x}"),
+            ..base.clone()
+        })
+        .collect();
+    let e = store
+        .import_runs(&mut |sink| {
+            for r in &more {
+                sink.run(r)?;
+            }
+            Err(StoreError::Feed("the file changed".into()))
+        })
+        .unwrap_err();
+    assert!(e.to_string().contains("the file changed"), "{e}");
+    assert_eq!(store.list_runs().unwrap().len(), 151);
+    assert!(matches!(
+        store.load_run(&more[0].id),
+        Err(StoreError::NoSuchRun { .. })
+    ));
 }
