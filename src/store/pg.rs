@@ -207,7 +207,20 @@ UPDATE runs SET cpu_model = fingerprint_json::json ->> 'cpu_model';
 CREATE INDEX runs_by_machine ON runs (hostname, kernel_release, started_ns);
 CREATE INDEX runs_by_kernel ON runs (kernel_release, started_ns);
 "#,
+    // #21 item 7: an id prefix is read from an index in byte order, whatever the database's
+    // collation (the UNIQUE index on id follows it, and under most locales cannot answer a
+    // range of ids); see PG_PREFIX_SQL.
+    r#"
+CREATE INDEX runs_by_id_prefix ON runs (id COLLATE "C");
+"#,
 ];
+
+/// The runs whose id starts with `$1` (lowercase hex), newest first: every id from the
+/// prefix up to the prefix followed by 'g' (above every hex digit) in byte order, which
+/// `runs_by_id_prefix` answers without reading the other runs.
+pub(super) const PG_PREFIX_SQL: &str = r#"SELECT id FROM runs
+    WHERE id COLLATE "C" >= $1 AND id COLLATE "C" < $1 || 'g'
+    ORDER BY started_ns DESC, seq DESC"#;
 
 /// The tables a run's rows are in, parents before children.
 const RUN_TABLES: [&str; 8] = [
@@ -893,14 +906,14 @@ impl PgStore {
         if let Some(found) = self.ids("SELECT id FROM runs WHERE id = $1", &[&id])?.pop() {
             return Ok(found);
         }
-        let prefixed = if id.chars().count() >= MIN_PREFIX {
-            self.ids(
-                &format!("SELECT id FROM runs WHERE starts_with(id, $1) {newest}"),
-                &[&id],
-            )?
-        } else {
-            Vec::new()
-        };
+        // Ids are 12 lowercase hex digits, so only such a prefix can name one (a label such as
+        // "scale-7" is not looked up as one).
+        let prefixed =
+            if (MIN_PREFIX..=12).contains(&id.len()) && id.bytes().all(|b| b.is_ascii_hexdigit()) {
+                self.ids(PG_PREFIX_SQL, &[&id])?
+            } else {
+                Vec::new()
+            };
         let labelled = || {
             Ok(self
                 .ids(
