@@ -247,6 +247,10 @@ pub struct PgStore {
     /// The local store the run went on into when PostgreSQL stayed away; every operation
     /// goes there from then on.
     spool: RefCell<Option<super::Store>>,
+    /// The scratch database of the last transaction, emptied, for the next: making one runs
+    /// every SQLite migration, which takes longer than loading a small run (and `show` or
+    /// `compare` load dozens).
+    scratch: RefCell<Option<rusqlite::Connection>>,
 }
 
 impl std::fmt::Debug for PgStore {
@@ -280,6 +284,7 @@ impl PgStore {
             connected: std::cell::Cell::new(false),
             shadow: RefCell::new(None),
             spool: RefCell::new(None),
+            scratch: RefCell::new(None),
         };
         store.with_client(|client| migrate(client, &store.location()))?;
         Ok(store)
@@ -381,18 +386,34 @@ impl PgStore {
         mut op: impl FnMut(&mut postgres::Transaction<'_>, &rusqlite::Connection) -> Result<T>,
     ) -> Result<T> {
         self.with_client(|client| {
-            let lite = scratch()?;
+            let lite = self.scratch()?;
             let mut tx = client.transaction()?;
             let out = op(&mut tx, &lite)?;
             tx.commit()?;
+            self.give_back(lite);
             Ok(out)
         })
+    }
+
+    /// A scratch database: the one kept from the last use, else a new one.
+    fn scratch(&self) -> Result<rusqlite::Connection> {
+        match self.scratch.borrow_mut().take() {
+            Some(lite) => Ok(lite),
+            None => scratch(),
+        }
+    }
+
+    /// Keeps `lite` for the next use, emptied (dropped if it cannot be).
+    fn give_back(&self, lite: rusqlite::Connection) {
+        if empty_scratch(&lite).is_ok() {
+            *self.scratch.borrow_mut() = Some(lite);
+        }
     }
 
     /// Loads the run `id` with everything stored for it into `lite`, in one snapshot.
     fn fetch_run(&self, id: &str) -> Result<Option<rusqlite::Connection>> {
         self.with_client(|client| {
-            let lite = scratch()?;
+            let lite = self.scratch()?;
             let mut tx = client
                 .build_transaction()
                 .isolation_level(postgres::IsolationLevel::RepeatableRead)
@@ -559,6 +580,20 @@ fn scratch() -> Result<rusqlite::Connection> {
     lite.pragma_update(None, "foreign_keys", false)?;
     migrations::migrate(&lite, std::path::Path::new(":memory:"))?;
     Ok(lite)
+}
+
+/// Deletes every row of a scratch database, keeping its schema.
+fn empty_scratch(lite: &rusqlite::Connection) -> Result<()> {
+    let tables: Vec<String> = lite
+        .prepare(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'",
+        )?
+        .query_map([], |r| r.get(0))?
+        .collect::<Result<_, _>>()?;
+    for table in tables {
+        lite.execute(&format!("DELETE FROM \"{table}\""), [])?;
+    }
+    Ok(())
 }
 
 /// A SQLite value as a parameter of the PostgreSQL column type `ty`.
@@ -839,7 +874,11 @@ impl PgStore {
 
     fn pg_load_run(&self, id: &str) -> Result<Run> {
         match self.fetch_run(id)? {
-            Some(lite) => super::load_run(&lite, id),
+            Some(lite) => {
+                let run = super::load_run(&lite, id)?;
+                self.give_back(lite);
+                Ok(run)
+            }
             None => Err(no_such_run(id)),
         }
     }

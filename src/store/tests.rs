@@ -368,6 +368,7 @@ on_both_backends!(
     profiles_round_trip_in_order_and_go_with_their_run,
     fleet_queries_filter_count_and_find_a_machines_runs,
     import_runs_stores_a_stream_in_one_transaction,
+    loads_and_writes_in_turn_on_one_store,
 );
 
 /// `runs --where/--since/--limit`, the count behind "N more", and a machine's history, alike
@@ -1371,4 +1372,27 @@ fn postgres_reads_an_id_prefix_through_its_index() {
     let plan = plan.join("\n");
     assert!(plan.contains("runs_by_id_prefix"), "{plan}");
     assert!(!plan.contains("Seq Scan"), "{plan}");
+}
+
+/// Loads and writes in turn through one store (PostgreSQL reuses one scratch database for
+/// them, emptied after each: a loaded run left in it would be uploaded again by the next write).
+fn loads_and_writes_in_turn_on_one_store(backing: Backing) {
+    let store = &*backing.store;
+    let (a, b, c) = (
+        full_run("aaaaaaaaaaaa"),
+        full_run("bbbbbbbbbbbb"),
+        full_run("cccccccccccc"),
+    );
+    store.save_run(&a).unwrap();
+    assert_eq!(store.load_run(&a.id).unwrap(), a);
+    store.save_run(&b).unwrap();
+    assert_eq!(store.load_run(&b.id).unwrap(), b);
+    assert_eq!(store.load_run(&a.id).unwrap(), a);
+    store
+        .add_profile(&b.id, &stored_profile("syscall"))
+        .unwrap();
+    store.save_runs(std::slice::from_ref(&c)).unwrap();
+    assert_eq!(store.load_run(&c.id).unwrap(), c);
+    assert_eq!(backing.count("SELECT count(*) FROM runs"), 3);
+    assert_eq!(backing.count("SELECT count(*) FROM profiles"), 1);
 }
