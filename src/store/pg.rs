@@ -717,7 +717,12 @@ fn download(
     filter: &str,
     key: &str,
 ) -> Result<usize> {
-    let rows = tx.query(&format!("SELECT * FROM {table} WHERE {filter}"), &[&key])?;
+    // The key's type given: one round trip, not three (prepare, execute, close); a run is
+    // eight of these, and `show` loads a machine's history of runs.
+    let rows = tx.query_typed(
+        &format!("SELECT * FROM {table} WHERE {filter}"),
+        &[(&key, Type::TEXT)],
+    )?;
     let Some(first) = rows.first() else {
         return Ok(0);
     };
