@@ -258,16 +258,20 @@ fn history_in(
         fp.kernel_release.as_deref(),
         limit.saturating_mul(2).saturating_add(exclude.len()),
     )?;
-    for id in ids {
-        if out.len() >= limit {
-            break;
-        }
-        if exclude.contains(&id.as_str()) {
-            continue;
-        }
-        let r = store.load_run(&id)?;
-        if r.complete && r.source == "measured" && r.fingerprint.cpu_model == fp.cpu_model {
-            out.push(r);
+    let ids: Vec<&str> = ids
+        .iter()
+        .map(String::as_str)
+        .filter(|id| !exclude.contains(id))
+        .collect();
+    // As many runs at a time as are still wanted (PostgreSQL reads them together).
+    let mut rest = &ids[..];
+    while out.len() < limit && !rest.is_empty() {
+        let (now, later) = rest.split_at((limit - out.len()).min(rest.len()));
+        rest = later;
+        for r in store.load_runs(now)? {
+            if r.complete && r.source == "measured" && r.fingerprint.cpu_model == fp.cpu_model {
+                out.push(r);
+            }
         }
     }
     Ok(out)

@@ -44,6 +44,11 @@ pub trait Backend {
     fn import_runs(&self, feed: &mut dyn FnMut(&mut dyn RunSink) -> Result<()>) -> Result<()>;
     /// A run by its exact id.
     fn load_run(&self, id: &str) -> Result<Run>;
+    /// Runs by their exact ids, in that order ([`StoreError::NoSuchRun`] if one is not
+    /// stored): PostgreSQL reads them together, one query per table rather than per run.
+    fn load_runs(&self, ids: &[&str]) -> Result<Vec<Run>> {
+        ids.iter().map(|id| self.load_run(id)).collect()
+    }
     /// Every stored run, newest first.
     fn list_runs(&self) -> Result<Vec<RunInfo>>;
     /// What the user typed (`latest`, an id, an id prefix, a label) as a run id.

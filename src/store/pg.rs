@@ -410,8 +410,9 @@ impl PgStore {
         }
     }
 
-    /// Loads the run `id` with everything stored for it into `lite`, in one snapshot.
-    fn fetch_run(&self, id: &str) -> Result<Option<rusqlite::Connection>> {
+    /// Loads the runs `ids` with everything stored for them into a scratch database, in one
+    /// snapshot and one query per table, however many runs; None when none of them is stored.
+    fn fetch_runs(&self, ids: &[&str]) -> Result<Option<rusqlite::Connection>> {
         self.with_client(|client| {
             let lite = self.scratch()?;
             let mut tx = client
@@ -419,26 +420,26 @@ impl PgStore {
                 .isolation_level(postgres::IsolationLevel::RepeatableRead)
                 .read_only(true)
                 .start()?;
-            if download(&mut tx, &lite, "runs", "id = $1", id)? == 0 {
+            if download(&mut tx, &lite, "runs", "id = ANY($1)", ids)? == 0 {
                 return Ok(None);
             }
             download(
                 &mut tx,
                 &lite,
                 "kernel_configs",
-                "hash = (SELECT fingerprint_json::json->>'kernel_config_hash' FROM runs WHERE id = $1)",
-                id,
+                "hash IN (SELECT fingerprint_json::json->>'kernel_config_hash' FROM runs WHERE id = ANY($1))",
+                ids,
             )?;
-            download(&mut tx, &lite, "results", "run_id = $1", id)?;
+            download(&mut tx, &lite, "results", "run_id = ANY($1)", ids)?;
             download(
                 &mut tx,
                 &lite,
                 "trials",
-                "result_id IN (SELECT id FROM results WHERE run_id = $1)",
-                id,
+                "result_id IN (SELECT id FROM results WHERE run_id = ANY($1))",
+                ids,
             )?;
             for table in ["series", "derived", "warnings", "profiles"] {
-                download(&mut tx, &lite, table, "run_id = $1", id)?;
+                download(&mut tx, &lite, table, "run_id = ANY($1)", ids)?;
             }
             tx.commit()?;
             Ok(Some(lite))
@@ -715,13 +716,13 @@ fn download(
     lite: &rusqlite::Connection,
     table: &str,
     filter: &str,
-    key: &str,
+    keys: &[&str],
 ) -> Result<usize> {
-    // The key's type given: one round trip, not three (prepare, execute, close); a run is
+    // The keys' type given: one round trip, not three (prepare, execute, close); a run is
     // eight of these, and `show` loads a machine's history of runs.
     let rows = tx.query_typed(
         &format!("SELECT * FROM {table} WHERE {filter}"),
-        &[(&key, Type::TEXT)],
+        &[(&keys, Type::TEXT_ARRAY)],
     )?;
     let Some(first) = rows.first() else {
         return Ok(0);
@@ -878,14 +879,19 @@ impl PgStore {
     }
 
     fn pg_load_run(&self, id: &str) -> Result<Run> {
-        match self.fetch_run(id)? {
-            Some(lite) => {
-                let run = super::load_run(&lite, id)?;
-                self.give_back(lite);
-                Ok(run)
-            }
-            None => Err(no_such_run(id)),
-        }
+        Ok(self.pg_load_runs(&[id])?.remove(0))
+    }
+
+    fn pg_load_runs(&self, ids: &[&str]) -> Result<Vec<Run>> {
+        let Some(lite) = self.fetch_runs(ids)? else {
+            return Err(no_such_run(ids.first().copied().unwrap_or_default()));
+        };
+        let runs = ids
+            .iter()
+            .map(|id| super::load_run(&lite, id))
+            .collect::<Result<Vec<_>>>()?;
+        self.give_back(lite);
+        Ok(runs)
     }
 
     fn pg_list_runs(&self) -> Result<Vec<RunInfo>> {
@@ -1365,6 +1371,14 @@ impl Backend for PgStore {
     fn load_run(&self, id: &str) -> Result<Run> {
         self.spooled(|s| s.load_run(id))
             .unwrap_or_else(|| self.pg_load_run(id))
+    }
+
+    fn load_runs(&self, ids: &[&str]) -> Result<Vec<Run>> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.spooled(|s| ids.iter().map(|id| s.load_run(id)).collect())
+            .unwrap_or_else(|| self.pg_load_runs(ids))
     }
 
     fn list_runs(&self) -> Result<Vec<RunInfo>> {

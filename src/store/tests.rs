@@ -369,6 +369,7 @@ on_both_backends!(
     fleet_queries_filter_count_and_find_a_machines_runs,
     import_runs_stores_a_stream_in_one_transaction,
     loads_and_writes_in_turn_on_one_store,
+    load_runs_reads_runs_together_in_the_order_asked,
 );
 
 /// `runs --where/--since/--limit`, the count behind "N more", and a machine's history, alike
@@ -1395,4 +1396,32 @@ fn loads_and_writes_in_turn_on_one_store(backing: Backing) {
     assert_eq!(store.load_run(&c.id).unwrap(), c);
     assert_eq!(backing.count("SELECT count(*) FROM runs"), 3);
     assert_eq!(backing.count("SELECT count(*) FROM profiles"), 1);
+}
+
+/// `load_runs`: the runs asked for, in that order, each as `load_run` gives it (PostgreSQL
+/// reads them in one query per table); an id not stored is `NoSuchRun`.
+fn load_runs_reads_runs_together_in_the_order_asked(backing: Backing) {
+    let store = &*backing.store;
+    let mut runs: Vec<Run> = ["aaaaaaaaaaaa", "bbbbbbbbbbbb", "cccccccccccc"]
+        .iter()
+        .map(|id| full_run(id))
+        .collect();
+    runs[1].fingerprint.kernel_config_hash = None;
+    runs[1].fingerprint.kernel_config = Default::default();
+    runs[2].results.pop();
+    store.save_runs(&runs).unwrap();
+    let got = store
+        .load_runs(&["cccccccccccc", "aaaaaaaaaaaa", "bbbbbbbbbbbb"])
+        .unwrap();
+    assert_eq!(got, vec![runs[2].clone(), runs[0].clone(), runs[1].clone()]);
+    for r in &runs {
+        assert_eq!(&store.load_run(&r.id).unwrap(), r);
+    }
+    assert!(store.load_runs(&[]).unwrap().is_empty());
+    for missing in [&["aaaaaaaaaaaa", "dddddddddddd"][..], &["dddddddddddd"]] {
+        assert!(matches!(
+            store.load_runs(missing),
+            Err(StoreError::NoSuchRun { .. })
+        ));
+    }
 }
