@@ -923,6 +923,9 @@ fn rm(spec: &str, db: DbArg) -> Result<i32> {
     print(&format!("removed run {id}\n"))
 }
 
+/// Runs `export` loads from the store at a time: memory holds this many, not every run.
+const EXPORT_BATCH: usize = 32;
+
 fn export(specs: &[String], output: Option<&Path>, db: DbArg) -> Result<i32> {
     // Every name is resolved first (a typo costs nothing); then the runs are loaded, checked
     // and written one at a time, so memory holds one run however many are exported.
@@ -947,13 +950,28 @@ fn export(specs: &[String], output: Option<&Path>, db: DbArg) -> Result<i32> {
     let mut write = |out: &mut dyn Write| -> Result<()> {
         let mut w = exchange::ExportWriter::new(out)?;
         let mut ids = Vec::with_capacity(count);
-        for n in &named {
-            let run = match n {
-                Ok(r) => r.clone(),
-                Err(id) => catalog.store()?.load_run(id)?,
-            };
-            w.run(&run)?;
-            ids.push((run.id.clone(), run.source == "published"));
+        // A few runs loaded at a time (PostgreSQL reads them together), written one by one.
+        for chunk in named.chunks(EXPORT_BATCH) {
+            let stored: Vec<&str> = chunk
+                .iter()
+                .filter_map(|n| n.as_ref().err().map(String::as_str))
+                .collect();
+            let mut loaded = if stored.is_empty() {
+                Vec::new()
+            } else {
+                catalog.store()?.load_runs(&stored)?
+            }
+            .into_iter();
+            for n in chunk {
+                let run = match n {
+                    Ok(r) => r.clone(),
+                    Err(id) => loaded
+                        .next()
+                        .with_context(|| format!("internal: run {id} was not loaded"))?,
+                };
+                w.run(&run)?;
+                ids.push((run.id.clone(), run.source == "published"));
+            }
         }
         // Everything a run has goes with it: its kernel profiles too (`run --profile`).
         ids.sort();

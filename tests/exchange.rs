@@ -645,6 +645,25 @@ fn three_hundred_runs_stream_through_import_and_export_unchanged() {
     export(&db2, &b);
     assert_eq!(std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap());
     assert_eq!(stored_ids(&db2).len(), 300);
+    // Stored runs are loaded a batch at a time, and a reference run among them keeps its place.
+    let mut args = vec!["export"];
+    args.extend(ids[..40].iter().map(String::as_str));
+    args.push("vax750-4.2bsd");
+    args.extend(ids[40..80].iter().map(String::as_str));
+    let mixed = json_of(&ok(&db1, &args));
+    let order: Vec<&str> = mixed["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(order.len(), 81);
+    assert_eq!(mixed["runs"][40]["source"], "published");
+    let stored: Vec<&str> = order[..40].iter().chain(&order[41..]).copied().collect();
+    assert_eq!(
+        stored,
+        ids[..80].iter().map(String::as_str).collect::<Vec<_>>()
+    );
     // Importing again stores nothing and says so for each run.
     let again = text(&ok(&db2, &["import", a.to_str().unwrap()]));
     assert_eq!(again.matches("already present: ").count(), 300, "{again}");
