@@ -66,21 +66,26 @@ impl CatalogError {
 /// reference runs are part of sysperf, never stored). Names resolve to the built-in run first,
 /// so such a run could not be found, and `rm` would disagree with `show` about it.
 pub fn check_importable(runs: &[Run]) -> Result<(), CatalogError> {
-    for (i, r) in runs.iter().enumerate() {
-        let clash = std::iter::once(r.id.as_str())
-            .chain(r.label.as_deref())
-            .find(|n| reference::is_name(n));
-        if let Some(name) = clash {
-            return Err(InputError::InvalidValue {
-                what: "import",
-                value: format!("run {} ({})", i + 1, r.id),
-                why: format!(
-                    "'{name}' is a built-in reference run's name or id; reference runs are part \
-                     of sysperf and are not imported (show and compare them by name)"
-                ),
-            }
-            .into());
+    runs.iter()
+        .enumerate()
+        .try_for_each(|(i, r)| check_importable_run(i, r))
+}
+
+/// [`check_importable`] of one run, the `i`th (from 0) of an import.
+pub fn check_importable_run(i: usize, r: &Run) -> Result<(), CatalogError> {
+    let clash = std::iter::once(r.id.as_str())
+        .chain(r.label.as_deref())
+        .find(|n| reference::is_name(n));
+    if let Some(name) = clash {
+        return Err(InputError::InvalidValue {
+            what: "import",
+            value: format!("run {} ({})", i + 1, r.id),
+            why: format!(
+                "'{name}' is a built-in reference run's name or id; reference runs are part \
+                 of sysperf and are not imported (show and compare them by name)"
+            ),
         }
+        .into());
     }
     Ok(())
 }
@@ -253,16 +258,20 @@ fn history_in(
         fp.kernel_release.as_deref(),
         limit.saturating_mul(2).saturating_add(exclude.len()),
     )?;
-    for id in ids {
-        if out.len() >= limit {
-            break;
-        }
-        if exclude.contains(&id.as_str()) {
-            continue;
-        }
-        let r = store.load_run(&id)?;
-        if r.complete && r.source == "measured" && r.fingerprint.cpu_model == fp.cpu_model {
-            out.push(r);
+    let ids: Vec<&str> = ids
+        .iter()
+        .map(String::as_str)
+        .filter(|id| !exclude.contains(id))
+        .collect();
+    // As many runs at a time as are still wanted (PostgreSQL reads them together).
+    let mut rest = &ids[..];
+    while out.len() < limit && !rest.is_empty() {
+        let (now, later) = rest.split_at((limit - out.len()).min(rest.len()));
+        rest = later;
+        for r in store.load_runs(now)? {
+            if r.complete && r.source == "measured" && r.fingerprint.cpu_model == fp.cpu_model {
+                out.push(r);
+            }
         }
     }
     Ok(out)

@@ -10,15 +10,18 @@
 //! list lengths, doctor findings, trial counters, duplicate runs). It reads in two passes: the
 //! first walks the document without building anything, checking its syntax and header and
 //! counting list lengths, nesting and the memory the runs would take ([`MAX_DECODED_BYTES`]),
-//! so a hostile file is refused in little memory; the second builds the runs and checks every
-//! value. The first problem found is returned as one [`ExchangeError`] naming it and, where
-//! there is one, its JSON path, e.g. `runs[0].fingerprint.hostname`. [`export`] applies the
-//! same checks, so every file sysperf writes is one it reads.
+//! so a hostile file is refused in little memory; the second builds the runs one at a time
+//! and checks every value ([`stream_file`] hands each run over before reading the next, so
+//! memory holds one run however many the file has). The first problem found is returned as
+//! one [`ExchangeError`] naming it and, where there is one, its JSON path, e.g.
+//! `runs[0].fingerprint.hostname`. [`export`] applies the same checks, so every file sysperf
+//! writes is one it reads.
 //!
 //! What it is not: it never touches the store, and does no I/O but reading the file it is
-//! given. The CLI imports every file first, and only then saves their runs, in one
-//! transaction, so a bad file writes nothing. It does not merge, compare or re-derive runs:
-//! figures are kept as measured.
+//! given. The CLI reads every file through first, keeping only each run's id and label, and
+//! only then reads them again to save their runs, one at a time in one transaction, so a bad
+//! file writes nothing. It does not merge, compare or re-derive runs: figures are kept as
+//! measured.
 
 use crate::model::{
     BenchResult, CounterSummary, Counters, Estimate, Fingerprint, Run, RunParams, Series, Summary,
@@ -439,15 +442,6 @@ impl<'de> serde::de::Visitor<'de> for Key<'_> {
     }
 }
 
-/// The second pass of [`import`]: the runs.
-#[derive(Deserialize)]
-struct Body {
-    runs: Vec<Run>,
-    /// Absent in files without profiles (and in those written before profiles were exported).
-    #[serde(default)]
-    profiles: BTreeMap<String, Vec<Profile>>,
-}
-
 /// The runs of an export and, for each (same order), the kernel profiles stored with it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Imported {
@@ -655,25 +649,81 @@ pub fn import(bytes: &[u8]) -> Result<Vec<Run>> {
 /// [`import`], with the kernel profiles the file holds for each run, all checked: each names
 /// a run of the file, and every string, count and number in it is within the limits.
 pub fn import_with_profiles(bytes: &[u8]) -> Result<Imported> {
+    collect(|each| stream(bytes, each))
+}
+
+/// Reads an export file as [`import`] reads its bytes (see [`stream_file`]), and returns its
+/// runs with their profiles.
+pub fn import_file(path: &std::path::Path) -> Result<Imported> {
+    collect(|each| stream_file(path, each))
+}
+
+/// The runs and profiles a streamed read hands over, gathered.
+fn collect(
+    read: impl FnOnce(&mut dyn FnMut(Streamed) -> Result<()>) -> Result<()>,
+) -> Result<Imported> {
+    let mut runs = Vec::new();
+    let mut by_run: HashMap<String, Vec<Profile>> = HashMap::new();
+    read(&mut |item| {
+        match item {
+            Streamed::Run(run) => runs.push(*run),
+            Streamed::Profiles { id, profiles } => {
+                by_run.insert(id, profiles);
+            }
+        }
+        Ok(())
+    })?;
+    let profiles = runs
+        .iter()
+        .map(|r| by_run.remove(&r.id).unwrap_or_default())
+        .collect();
+    Ok(Imported { runs, profiles })
+}
+
+/// What a streamed read of an export ([`stream`], [`stream_file`]) hands over, in the file's
+/// order: each run once it is built and checked, and the kernel profiles of a run (after the
+/// run, whatever the order in the file) once they are checked.
+#[derive(Debug)]
+pub enum Streamed {
+    Run(Box<Run>),
+    Profiles { id: String, profiles: Vec<Profile> },
+}
+
+/// Reads an export document from memory, handing each run to `each` as soon as it is built
+/// and checked (see [`stream_file`]).
+pub fn stream<E: From<ExchangeError>>(
+    bytes: &[u8],
+    each: &mut dyn FnMut(Streamed) -> Result<(), E>,
+) -> Result<(), E> {
     let size = bytes.len() as u64;
     if size > MAX_FILE_BYTES {
         return Err(ExchangeError::TooLarge {
             size,
             limit: MAX_FILE_BYTES,
-        });
+        }
+        .into());
     }
     if bytes.iter().all(u8::is_ascii_whitespace) {
-        return Err(ExchangeError::Empty);
+        return Err(ExchangeError::Empty.into());
     }
     first_pass(&mut serde_json::Deserializer::from_slice(bytes))?;
-    second_pass(&mut serde_json::Deserializer::from_slice(bytes))
+    streaming_pass(&mut serde_json::Deserializer::from_slice(bytes), each)
+        .map_err(Stop::into_caller)
 }
 
-/// Reads an export file as [`import`] reads its bytes, holding no more of it in memory than
-/// the runs it builds: a regular file is read twice from disk (first to check its shape and
-/// what it would build, then to build its runs); anything else (a pipe, a device) is read
-/// into memory, up to [`MAX_FILE_BYTES`], first.
-pub fn import_file(path: &std::path::Path) -> Result<Imported> {
+/// Reads an export file, holding one run of it in memory at a time: a regular file is read
+/// twice from disk, first to check its syntax, header and what it would build (the first
+/// pass of [`import`]), then to build its runs one by one, each checked and handed to `each`
+/// (with the profiles of each run that has them) before the next is read; anything else (a
+/// pipe, a device) is read into memory, up to [`MAX_FILE_BYTES`], first. The checks are those
+/// of [`import`], but a problem found part way through comes after the runs before it were
+/// handed over: a caller that must store nothing from a bad file reads it once to check it
+/// (keeping what it needs of each run), then again to store its runs. An error of `each`
+/// stops the read and is returned as it is.
+pub fn stream_file<E: From<ExchangeError>>(
+    path: &std::path::Path,
+    each: &mut dyn FnMut(Streamed) -> Result<(), E>,
+) -> Result<(), E> {
     use std::io::{Read, Seek};
     let read_err = |cause| ExchangeError::Read {
         path: path.to_path_buf(),
@@ -682,13 +732,14 @@ pub fn import_file(path: &std::path::Path) -> Result<Imported> {
     let mut file = std::fs::File::open(path).map_err(read_err)?;
     let meta = file.metadata().map_err(read_err)?;
     if !meta.is_file() {
-        return import_with_profiles(&read_file(path)?);
+        return stream(&read_file(path)?, each);
     }
     if meta.len() > MAX_FILE_BYTES {
         return Err(ExchangeError::TooLarge {
             size: meta.len(),
             limit: MAX_FILE_BYTES,
-        });
+        }
+        .into());
     }
     let reader = std::io::BufReader::new((&file).take(MAX_FILE_BYTES));
     let first = first_pass(&mut serde_json::Deserializer::from_reader(reader));
@@ -700,13 +751,18 @@ pub fn import_file(path: &std::path::Path) -> Result<Imported> {
             blank &= b.map_err(read_err)?.is_ascii_whitespace();
         }
         if blank {
-            return Err(ExchangeError::Empty);
+            return Err(ExchangeError::Empty.into());
         }
     }
     first.map_err(|e| read_error(e, path))?;
     file.rewind().map_err(read_err)?;
     let reader = std::io::BufReader::new(file.take(MAX_FILE_BYTES));
-    second_pass(&mut serde_json::Deserializer::from_reader(reader)).map_err(|e| read_error(e, path))
+    streaming_pass(&mut serde_json::Deserializer::from_reader(reader), each).map_err(|stop| {
+        match stop {
+            Stop::Exchange(e) => read_error(e, path).into(),
+            Stop::Caller(e) => e,
+        }
+    })
 }
 
 /// A failure to read the file itself, which the parser reports as an I/O error, as such.
@@ -747,46 +803,265 @@ fn first_pass<'de, R: serde_json::de::Read<'de>>(
     check_header(&header)
 }
 
-/// The runs, built and checked.
-fn second_pass<'de, R: serde_json::de::Read<'de>>(
-    de: &mut serde_json::Deserializer<R>,
-) -> Result<Imported> {
-    let body: Body = serde_path_to_error::deserialize(&mut *de).map_err(|e| {
-        let path = path_of(e.path());
-        let inner = e.into_inner();
-        match inner.classify() {
-            serde_json::error::Category::Data => ExchangeError::Shape {
-                path,
-                detail: detail(&inner),
-            },
-            // The first pass read the whole document, so this is not expected; kept exact.
-            _ => syntax_error(&inner),
+/// Why a streamed read stopped: a problem of the file, or the caller's `each` failed.
+enum Stop<E> {
+    Exchange(ExchangeError),
+    Caller(E),
+}
+
+impl<E: From<ExchangeError>> Stop<E> {
+    fn into_caller(self) -> E {
+        match self {
+            Stop::Exchange(e) => e.into(),
+            Stop::Caller(e) => e,
         }
-    })?;
-    de.end().map_err(|e| syntax_error(&e))?;
-    validate(&body.runs)?;
-    let list = JsonPath::Root.field("profiles");
-    count(body.profiles.len(), MAX_ENTRIES, &list)?;
-    for (id, profiles) in &body.profiles {
-        let at = list.key(id);
-        if !body.runs.iter().any(|r| &r.id == id) {
-            return Err(ExchangeError::ProfileOfNoRun {
-                path: at.to_string(),
-                id: shown(id),
-            });
-        }
-        check_profiles(id, profiles, &list)?;
     }
-    let mut by_run = body.profiles;
-    let profiles = body
-        .runs
-        .iter()
-        .map(|r| by_run.remove(&r.id).unwrap_or_default())
-        .collect();
-    Ok(Imported {
-        runs: body.runs,
-        profiles,
-    })
+}
+
+/// The second pass: the runs built one at a time, each checked (and no id twice) and handed
+/// over; then the profiles, each checked against the runs. Nothing but the runs' ids is kept.
+fn streaming_pass<'de, R: serde_json::de::Read<'de>, E>(
+    de: &mut serde_json::Deserializer<R>,
+    each: &mut dyn FnMut(Streamed) -> Result<(), E>,
+) -> Result<(), Stop<E>> {
+    use serde::de::DeserializeSeed;
+    let mut st = Streaming {
+        each,
+        ids: HashMap::new(),
+        runs_read: false,
+        profiles_read: false,
+        profiled: std::collections::HashSet::new(),
+        early: Vec::new(),
+        path: String::new(),
+        problem: None,
+    };
+    let out = DocSeed(&mut st)
+        .deserialize(&mut *de)
+        .and_then(|()| de.end());
+    match out {
+        Ok(()) => Ok(()),
+        Err(e) => {
+            if let Some(problem) = st.problem.take() {
+                return Err(problem);
+            }
+            Err(Stop::Exchange(match e.classify() {
+                serde_json::error::Category::Data => ExchangeError::Shape {
+                    path: if st.path.is_empty() {
+                        "the document".into()
+                    } else {
+                        st.path.clone()
+                    },
+                    detail: detail(&e),
+                },
+                // The first pass read the whole document, so this is not expected; kept exact.
+                _ => syntax_error(&e),
+            }))
+        }
+    }
+}
+
+/// The state of the streaming pass: the ids of the runs read so far (their index in the
+/// file), where in the document a serde error would lie, and the first problem found (a
+/// serde error carries only text, so the typed one waits here).
+struct Streaming<'a, E> {
+    each: &'a mut dyn FnMut(Streamed) -> Result<(), E>,
+    ids: HashMap<String, usize>,
+    runs_read: bool,
+    profiles_read: bool,
+    profiled: std::collections::HashSet<String>,
+    /// Profiles met before the runs (not as sysperf writes them): handed over after them.
+    early: Vec<(String, Vec<Profile>)>,
+    path: String,
+    problem: Option<Stop<E>>,
+}
+
+impl<E> Streaming<'_, E> {
+    fn fail<S: serde::de::Error>(&mut self, problem: Stop<E>) -> S {
+        self.problem = Some(problem);
+        S::custom("refused by the streaming pass")
+    }
+
+    fn check<S: serde::de::Error>(&mut self, checked: Result<()>) -> Result<(), S> {
+        checked.map_err(|e| self.fail(Stop::Exchange(e)))
+    }
+
+    fn hand<S: serde::de::Error>(&mut self, item: Streamed) -> Result<(), S> {
+        (self.each)(item).map_err(|e| self.fail(Stop::Caller(e)))
+    }
+
+    /// Checks the profiles of run `id` (read after every run) and hands them over.
+    fn profiles<S: serde::de::Error>(
+        &mut self,
+        id: String,
+        profiles: Vec<Profile>,
+    ) -> Result<(), S> {
+        let list = JsonPath::Root.field("profiles");
+        if !self.ids.contains_key(&id) {
+            let path = list.key(&id).to_string();
+            return Err(self.fail(Stop::Exchange(ExchangeError::ProfileOfNoRun {
+                path,
+                id: shown(&id),
+            })));
+        }
+        if !self.profiled.insert(id.clone()) {
+            let path = list.key(&id).to_string();
+            return Err(self.fail(Stop::Exchange(ExchangeError::Shape {
+                path,
+                detail: "the run's profiles are listed twice".into(),
+            })));
+        }
+        self.check(check_profiles(&id, &profiles, &list))?;
+        self.hand(Streamed::Profiles { id, profiles })
+    }
+}
+
+/// The top level of the document in the streaming pass (the first pass checked its header).
+struct DocSeed<'s, 'a, E>(&'s mut Streaming<'a, E>);
+
+impl<'de, E> serde::de::DeserializeSeed<'de> for DocSeed<'_, '_, E> {
+    type Value = ();
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de, E> serde::de::Visitor<'de> for DocSeed<'_, '_, E> {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an object")
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        use serde::de::Error;
+        let st = self.0;
+        while let Some(key) = map.next_key::<String>()? {
+            match key.as_str() {
+                "runs" => {
+                    if st.runs_read {
+                        return Err(A::Error::duplicate_field("runs"));
+                    }
+                    st.path = "runs".into();
+                    map.next_value_seed(RunsSeed(&mut *st))?;
+                    st.runs_read = true;
+                    st.path.clear();
+                    for (id, profiles) in std::mem::take(&mut st.early) {
+                        st.profiles::<A::Error>(id, profiles)?;
+                    }
+                }
+                "profiles" => {
+                    if st.profiles_read {
+                        return Err(A::Error::duplicate_field("profiles"));
+                    }
+                    st.path = "profiles".into();
+                    map.next_value_seed(ProfilesSeed(&mut *st))?;
+                    st.profiles_read = true;
+                    st.path.clear();
+                }
+                _ => {
+                    map.next_value::<serde::de::IgnoredAny>()?;
+                }
+            }
+        }
+        if !st.runs_read {
+            return Err(A::Error::missing_field("runs"));
+        }
+        Ok(())
+    }
+}
+
+/// The `runs` list, read one run at a time.
+struct RunsSeed<'s, 'a, E>(&'s mut Streaming<'a, E>);
+
+impl<'de, E> serde::de::DeserializeSeed<'de> for RunsSeed<'_, '_, E> {
+    type Value = ();
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_seq(self)
+    }
+}
+
+impl<'de, E> serde::de::Visitor<'de> for RunsSeed<'_, '_, E> {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a sequence")
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        let st = self.0;
+        let list = JsonPath::Root.field("runs");
+        loop {
+            let i = st.ids.len();
+            st.path = format!("runs[{i}]");
+            let Some(run) = seq.next_element_seed(Built::<Run, E>(&mut *st, Default::default()))?
+            else {
+                break;
+            };
+            st.check(check_run(&run, &list.index(i)))?;
+            if let Some(&first) = st.ids.get(&run.id) {
+                let id = run.id.clone();
+                return Err(st.fail(Stop::Exchange(ExchangeError::DuplicateRun {
+                    id,
+                    first,
+                    second: i,
+                })));
+            }
+            st.ids.insert(run.id.clone(), i);
+            st.hand(Streamed::Run(Box::new(run)))?;
+        }
+        if st.ids.is_empty() {
+            return Err(st.fail(Stop::Exchange(ExchangeError::NoRuns)));
+        }
+        Ok(())
+    }
+}
+
+/// The `profiles` map (run id to its profiles), read one run's profiles at a time.
+struct ProfilesSeed<'s, 'a, E>(&'s mut Streaming<'a, E>);
+
+impl<'de, E> serde::de::DeserializeSeed<'de> for ProfilesSeed<'_, '_, E> {
+    type Value = ();
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de, E> serde::de::Visitor<'de> for ProfilesSeed<'_, '_, E> {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a map")
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let st = self.0;
+        let mut n = 0;
+        loop {
+            st.path = "profiles".into();
+            let Some(id) = map.next_key::<String>()? else {
+                break;
+            };
+            push_key(&mut st.path, &id);
+            let profiles =
+                map.next_value_seed(Built::<Vec<Profile>, E>(&mut *st, Default::default()))?;
+            n += 1;
+            st.check(count(n, MAX_ENTRIES, &JsonPath::Root.field("profiles")))?;
+            if st.runs_read {
+                st.profiles::<A::Error>(id, profiles)?;
+            } else {
+                st.early.push((id, profiles));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// One value built whole (a run, one run's profiles); on a type error, the path within it is
+/// added to the state's path.
+struct Built<'s, 'a, T, E>(&'s mut Streaming<'a, E>, std::marker::PhantomData<T>);
+
+impl<'de, T: Deserialize<'de>, E> serde::de::DeserializeSeed<'de> for Built<'_, '_, T, E> {
+    type Value = T;
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<T, D::Error> {
+        serde_path_to_error::deserialize(d).map_err(|e| {
+            push_path(&mut self.0.path, e.path());
+            e.into_inner()
+        })
+    }
 }
 
 fn syntax_error(e: &serde_json::Error) -> ExchangeError {
@@ -896,31 +1171,29 @@ impl fmt::Display for JsonPath<'_> {
     }
 }
 
-/// The path serde_path_to_error recorded, in the same notation as [`JsonPath`]; map keys come
-/// from the file, so they are escaped and shortened like any shown value.
-fn path_of(p: &serde_path_to_error::Path) -> String {
+/// The path serde_path_to_error recorded, in the same notation as [`JsonPath`], appended to
+/// `out` (the path of the value it was recorded under); map keys come from the file, so they
+/// are escaped and shortened like any shown value.
+fn push_path(out: &mut String, p: &serde_path_to_error::Path) {
     use serde_path_to_error::Segment;
-    let mut out = String::new();
     for seg in p {
         match seg {
             Segment::Seq { index } => out.push_str(&format!("[{index}]")),
-            Segment::Map { key } | Segment::Enum { variant: key } => {
-                if key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') && !key.is_empty() {
-                    if !out.is_empty() {
-                        out.push('.');
-                    }
-                    out.push_str(key);
-                } else {
-                    out.push_str(&format!("[{}]", shown(key)));
-                }
-            }
+            Segment::Map { key } | Segment::Enum { variant: key } => push_key(out, key),
             Segment::Unknown => out.push_str(".?"),
         }
     }
-    if out.is_empty() {
-        "the document".into()
+}
+
+/// A map key appended to a path: `.key`, or `["key"]` when it is not a plain name.
+fn push_key(out: &mut String, key: &str) {
+    if key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') && !key.is_empty() {
+        if !out.is_empty() {
+            out.push('.');
+        }
+        out.push_str(key);
     } else {
-        out
+        out.push_str(&format!("[{}]", shown(key)));
     }
 }
 
@@ -1604,20 +1877,31 @@ pub fn read_file(path: &std::path::Path) -> Result<Vec<u8>, ExchangeError> {
 /// "already present: ID", where `batches` says how many of `runs` (in order) each file held
 /// and `saved` which runs `Store::save_runs` stored.
 pub fn import_summary(batches: &[(&PathBuf, usize)], runs: &[Run], saved: &[bool]) -> String {
+    import_lines(
+        batches,
+        runs.iter().map(|r| (r.id.as_str(), r.label.as_deref())),
+        saved,
+    )
+}
+
+/// [`import_summary`] from each run's id and label alone (an import that streams its runs
+/// keeps no more of them).
+pub fn import_lines<'a>(
+    batches: &[(&PathBuf, usize)],
+    mut heads: impl Iterator<Item = (&'a str, Option<&'a str>)>,
+    saved: &[bool],
+) -> String {
     let mut saved = saved.iter();
-    let mut runs = runs.iter();
     let mut text = String::new();
     for (path, n) in batches {
-        for run in runs.by_ref().take(*n) {
-            text.push_str(
-                &match (saved.next().copied().unwrap_or(false), &run.label) {
-                    (true, Some(label)) => {
-                        format!("imported {} ({label}) from {}\n", run.id, path.display())
-                    }
-                    (true, None) => format!("imported {} from {}\n", run.id, path.display()),
-                    (false, _) => format!("already present: {}\n", run.id),
-                },
-            );
+        for (id, label) in heads.by_ref().take(*n) {
+            text.push_str(&match (saved.next().copied().unwrap_or(false), label) {
+                (true, Some(label)) => {
+                    format!("imported {id} ({label}) from {}\n", path.display())
+                }
+                (true, None) => format!("imported {id} from {}\n", path.display()),
+                (false, _) => format!("already present: {id}\n"),
+            });
         }
     }
     text
@@ -1755,6 +2039,120 @@ mod tests {
         // A file written before profiles were exported imports with none.
         let old = import_with_profiles(&export(&runs).unwrap()).unwrap();
         assert_eq!(old.profiles, vec![Vec::<Profile>::new(), Vec::new()]);
+    }
+
+    /// The streaming pass of an export of many runs: each run is handed over before the next is
+    /// read (a bad run late in the file comes after the good ones before it were handed over,
+    /// which a pass that builds every run first cannot do), profiles come after their run
+    /// wherever they are in the file, and an error of the caller stops the read as it is.
+    #[test]
+    fn import_streams_one_run_at_a_time() {
+        let base = two_runs()[0].clone();
+        let runs: Vec<Run> = (0..300)
+            .map(|i| Run {
+                id: format!("{i:012x}"),
+                ..base.clone()
+            })
+            .collect();
+        let mut profiles = vec![Vec::new(); runs.len()];
+        profiles[7] = vec![profile("syscall")];
+        let bytes = export_with_profiles(&runs, &profiles).unwrap();
+        let mut seen = Vec::new();
+        stream::<ExchangeError>(&bytes, &mut |item| {
+            seen.push(match item {
+                Streamed::Run(r) => r.id,
+                Streamed::Profiles { id, .. } => format!("profiles of {id}"),
+            });
+            Ok(())
+        })
+        .unwrap();
+        let mut expected: Vec<String> = runs.iter().map(|r| r.id.clone()).collect();
+        expected.push(format!("profiles of {}", runs[7].id));
+        assert_eq!(seen, expected);
+        assert_eq!(
+            import_with_profiles(&bytes).unwrap(),
+            Imported {
+                runs: runs.clone(),
+                profiles: profiles.clone()
+            }
+        );
+
+        // A bad value in run 250: the 250 runs before it were handed over, one by one.
+        let mut doc: Value = serde_json::from_slice(&bytes).unwrap();
+        doc["runs"][250]["fingerprint"]["hostname"] = json!("bad host");
+        let spoiled = serde_json::to_vec(&doc).unwrap();
+        let mut handed = 0;
+        let e = stream::<ExchangeError>(&spoiled, &mut |_| {
+            handed += 1;
+            Ok(())
+        })
+        .unwrap_err();
+        assert_eq!(handed, 250);
+        assert!(
+            e.to_string().starts_with("runs[250].fingerprint.hostname"),
+            "{e}"
+        );
+        // A type error deep in a run names its whole path, as before.
+        let mut doc: Value = serde_json::from_slice(&bytes).unwrap();
+        doc["runs"][3]["results"][0]["trials"] = json!("many");
+        let e = import(&serde_json::to_vec(&doc).unwrap()).unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("runs[3].results[0].trials: invalid type"),
+            "{e}"
+        );
+
+        // Profiles written before the runs are handed over after them, and checked alike.
+        let mut doc: serde_json::Map<String, Value> = serde_json::from_slice(&bytes).unwrap();
+        let p = doc.remove("profiles").unwrap();
+        let r = doc.remove("runs").unwrap();
+        let mut early = serde_json::Map::new();
+        early.insert("format".into(), json!(FORMAT));
+        early.insert("format_version".into(), json!(FORMAT_VERSION));
+        early.insert("profiles".into(), p);
+        early.insert("runs".into(), r);
+        let early = serde_json::to_vec(&Value::Object(early)).unwrap();
+        let mut last = None;
+        stream::<ExchangeError>(&early, &mut |item| {
+            last = Some(item);
+            Ok(())
+        })
+        .unwrap();
+        assert!(matches!(last, Some(Streamed::Profiles { id, .. }) if id == runs[7].id));
+
+        // The caller's own error stops the read, after the run it refused.
+        #[derive(Debug)]
+        struct Full(usize);
+        impl From<ExchangeError> for Full {
+            fn from(_: ExchangeError) -> Full {
+                Full(usize::MAX)
+            }
+        }
+        let mut n = 0;
+        let e = stream::<Full>(&bytes, &mut |_| {
+            n += 1;
+            if n == 10 {
+                Err(Full(n))
+            } else {
+                Ok(())
+            }
+        })
+        .unwrap_err();
+        assert_eq!((e.0, n), (10, 10));
+
+        // Read from a file, the same runs in the same order.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("many.json");
+        std::fs::write(&path, &bytes).unwrap();
+        let mut from_file = Vec::new();
+        stream_file::<ExchangeError>(&path, &mut |item| {
+            if let Streamed::Run(r) = item {
+                from_file.push(*r);
+            }
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(from_file, runs);
     }
 
     #[test]

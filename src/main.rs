@@ -923,6 +923,9 @@ fn rm(spec: &str, db: DbArg) -> Result<i32> {
     print(&format!("removed run {id}\n"))
 }
 
+/// Runs `export` loads from the store at a time: memory holds this many, not every run.
+const EXPORT_BATCH: usize = 32;
+
 fn export(specs: &[String], output: Option<&Path>, db: DbArg) -> Result<i32> {
     // Every name is resolved first (a typo costs nothing); then the runs are loaded, checked
     // and written one at a time, so memory holds one run however many are exported.
@@ -947,13 +950,28 @@ fn export(specs: &[String], output: Option<&Path>, db: DbArg) -> Result<i32> {
     let mut write = |out: &mut dyn Write| -> Result<()> {
         let mut w = exchange::ExportWriter::new(out)?;
         let mut ids = Vec::with_capacity(count);
-        for n in &named {
-            let run = match n {
-                Ok(r) => r.clone(),
-                Err(id) => catalog.store()?.load_run(id)?,
-            };
-            w.run(&run)?;
-            ids.push((run.id.clone(), run.source == "published"));
+        // A few runs loaded at a time (PostgreSQL reads them together), written one by one.
+        for chunk in named.chunks(EXPORT_BATCH) {
+            let stored: Vec<&str> = chunk
+                .iter()
+                .filter_map(|n| n.as_ref().err().map(String::as_str))
+                .collect();
+            let mut loaded = if stored.is_empty() {
+                Vec::new()
+            } else {
+                catalog.store()?.load_runs(&stored)?
+            }
+            .into_iter();
+            for n in chunk {
+                let run = match n {
+                    Ok(r) => r.clone(),
+                    Err(id) => loaded
+                        .next()
+                        .with_context(|| format!("internal: run {id} was not loaded"))?,
+                };
+                w.run(&run)?;
+                ids.push((run.id.clone(), run.source == "published"));
+            }
         }
         // Everything a run has goes with it: its kernel profiles too (`run --profile`).
         ids.sort();
@@ -1006,32 +1024,87 @@ impl<W: Write> Write for TermJson<W> {
 
 fn import(files: &[PathBuf], db: DbArg) -> Result<i32> {
     // Every file is read and checked before the store is opened, so a bad file leaves the
-    // store as it was (not even created); then all runs are saved in one transaction. Each
-    // file's runs are kept once, in `all`, and the file itself is not kept at all.
-    let mut all: Vec<Run> = Vec::new();
+    // store as it was (not even created), keeping only each run's id and label; then the
+    // files are read again, run by run, and the runs saved in one transaction. One run is
+    // held in memory at a time, however many the files hold.
+    let mut heads: Vec<(String, Option<String>)> = Vec::new();
     let mut batches = Vec::with_capacity(files.len());
-    let mut profiles = Vec::new();
     for path in files {
-        let imported = match exchange::import_file(path) {
-            Ok(imported) => imported,
-            // A read error names the file already; other problems get it as context.
-            Err(e @ ExchangeError::Read { .. }) => return Err(e.into()),
-            Err(e) => {
-                return Err(anyhow::Error::new(e).context(format!("importing {}", path.display())))
+        let before = heads.len();
+        exchange::stream_file(path, &mut |item| -> Result<()> {
+            if let exchange::Streamed::Run(run) = item {
+                catalog::check_importable_run(heads.len(), &run)?;
+                heads.push((run.id, run.label));
             }
-        };
-        batches.push((path, imported.runs.len()));
-        all.extend(imported.runs);
-        profiles.extend(imported.profiles);
+            Ok(())
+        })
+        .map_err(|e| match e.downcast_ref::<ExchangeError>() {
+            // A read error names the file already; other problems get it as context.
+            Some(ExchangeError::Read { .. }) | None => e,
+            Some(_) => e.context(format!("importing {}", path.display())),
+        })?;
+        batches.push((path, heads.len() - before));
     }
-    catalog::check_importable(&all)?;
     let store = catalog::open_store(db.db.as_ref())?;
     // One long transaction: a writer that waits for it can say who holds the store.
     store.announce("sysperf import")?;
-    let saved = store
-        .save_runs_with_profiles(&all, &profiles)
+    let mut saved: Vec<bool> = Vec::with_capacity(heads.len());
+    store
+        .import_runs(&mut |sink| {
+            // Called again from the start if PostgreSQL's connection is lost midway.
+            saved.clear();
+            let mut new = std::collections::HashSet::new();
+            for path in files {
+                exchange::stream_file(path, &mut |item| -> Result<(), Fed> {
+                    match item {
+                        exchange::Streamed::Run(run) => {
+                            let stored = sink.run(&run)?;
+                            if stored {
+                                new.insert(run.id);
+                            }
+                            saved.push(stored);
+                        }
+                        exchange::Streamed::Profiles { id, profiles } => {
+                            if new.contains(&id) {
+                                sink.profiles(&id, &profiles)?;
+                            }
+                        }
+                    }
+                    Ok(())
+                })
+                .map_err(|e| match e {
+                    Fed::Store(e) => e,
+                    Fed::File(e) => {
+                        store::StoreError::Feed(format!("importing {} again: {e}", path.display()))
+                    }
+                })?;
+            }
+            Ok(())
+        })
         .context("saving the imported runs (nothing was stored)")?;
-    print(&exchange::import_summary(&batches, &all, &saved))
+    let heads = heads
+        .iter()
+        .map(|(id, label)| (id.as_str(), label.as_deref()));
+    print(&exchange::import_lines(&batches, heads, &saved))
+}
+
+/// Why [`import`]'s second reading of a file stopped: the store, or the file itself (changed
+/// since it was checked).
+enum Fed {
+    Store(store::StoreError),
+    File(ExchangeError),
+}
+
+impl From<ExchangeError> for Fed {
+    fn from(e: ExchangeError) -> Fed {
+        Fed::File(e)
+    }
+}
+
+impl From<store::StoreError> for Fed {
+    fn from(e: store::StoreError) -> Fed {
+        Fed::Store(e)
+    }
 }
 
 /// `sysperf sync SRC DST`: copies the runs DST lacks.

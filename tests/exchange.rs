@@ -606,3 +606,74 @@ fn a_256_mib_file_of_short_notes_is_refused_in_little_memory() {
     assert!(peak < 300 << 20, "peak resident set {peak} bytes");
     assert!(!db.exists());
 }
+
+/// An import of many runs is read and saved run by run (streamed), and an export of many
+/// written run by run: 300 runs go through import, export, import into a second store and
+/// export again byte for byte, with one summary line per run; a file whose last run is bad
+/// stores none of the runs before it (each file is checked through before anything is saved).
+#[test]
+fn three_hundred_runs_stream_through_import_and_export_unchanged() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut doc = json_of(&std::fs::read(data("minimal-export.json")).unwrap());
+    let seed = doc["runs"][0].clone();
+    let ids: Vec<String> = (1..=300).map(|i| format!("{:012x}", 0xa000 + i)).collect();
+    doc["runs"] = Value::Array(
+        ids.iter()
+            .map(|id| {
+                let mut r = seed.clone();
+                r["id"] = Value::String(id.clone());
+                r
+            })
+            .collect(),
+    );
+    doc.as_object_mut().unwrap().remove("profiles");
+    let many = dir.path().join("many.json");
+    std::fs::write(&many, serde_json::to_vec_pretty(&doc).unwrap()).unwrap();
+
+    let (db1, db2) = (dir.path().join("one.db"), dir.path().join("two.db"));
+    let summary = text(&ok(&db1, &["import", many.to_str().unwrap()]));
+    assert_eq!(summary.lines().count(), 300, "{summary}");
+    assert!(summary.starts_with(&format!("imported {} (minimal) from ", ids[0])));
+    let (a, b) = (dir.path().join("a.json"), dir.path().join("b.json"));
+    let export = |db: &Path, to: &Path| {
+        let mut args = vec!["export", "-o", to.to_str().unwrap()];
+        args.extend(ids.iter().map(String::as_str));
+        ok(db, &args);
+    };
+    export(&db1, &a);
+    ok(&db2, &["import", a.to_str().unwrap()]);
+    export(&db2, &b);
+    assert_eq!(std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap());
+    assert_eq!(stored_ids(&db2).len(), 300);
+    // Stored runs are loaded a batch at a time, and a reference run among them keeps its place.
+    let mut args = vec!["export"];
+    args.extend(ids[..40].iter().map(String::as_str));
+    args.push("vax750-4.2bsd");
+    args.extend(ids[40..80].iter().map(String::as_str));
+    let mixed = json_of(&ok(&db1, &args));
+    let order: Vec<&str> = mixed["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(order.len(), 81);
+    assert_eq!(mixed["runs"][40]["source"], "published");
+    let stored: Vec<&str> = order[..40].iter().chain(&order[41..]).copied().collect();
+    assert_eq!(
+        stored,
+        ids[..80].iter().map(String::as_str).collect::<Vec<_>>()
+    );
+    // Importing again stores nothing and says so for each run.
+    let again = text(&ok(&db2, &["import", a.to_str().unwrap()]));
+    assert_eq!(again.matches("already present: ").count(), 300, "{again}");
+
+    // The last run is bad: none of the 299 before it is stored, the store is not created.
+    doc["runs"][299]["fingerprint"]["hostname"] = Value::String("bad host".into());
+    let bad = dir.path().join("bad.json");
+    std::fs::write(&bad, serde_json::to_vec_pretty(&doc).unwrap()).unwrap();
+    let db3 = dir.path().join("three.db");
+    let out = with_db(&db3, &["import", bad.to_str().unwrap()]);
+    assert_refused(&out, "a bad last run", "runs[299].fingerprint.hostname");
+    assert!(!db3.exists());
+}

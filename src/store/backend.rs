@@ -36,8 +36,19 @@ pub trait Backend {
         runs: &[Run],
         profiles: &[Vec<crate::profile::Profile>],
     ) -> Result<Vec<bool>>;
+    /// Stores the runs `feed` hands to its [`RunSink`], one at a time as `feed` reads them
+    /// (an import of thousands of runs is never held in memory), all in one transaction: when
+    /// `feed` fails, nothing is stored. `feed` may be called again from its start (PostgreSQL
+    /// retries a transaction whose connection was lost), so it must hand over everything
+    /// each time and forget what an earlier call handed.
+    fn import_runs(&self, feed: &mut dyn FnMut(&mut dyn RunSink) -> Result<()>) -> Result<()>;
     /// A run by its exact id.
     fn load_run(&self, id: &str) -> Result<Run>;
+    /// Runs by their exact ids, in that order ([`StoreError::NoSuchRun`] if one is not
+    /// stored): PostgreSQL reads them together, one query per table rather than per run.
+    fn load_runs(&self, ids: &[&str]) -> Result<Vec<Run>> {
+        ids.iter().map(|id| self.load_run(id)).collect()
+    }
     /// Every stored run, newest first.
     fn list_runs(&self) -> Result<Vec<RunInfo>>;
     /// What the user typed (`latest`, an id, an id prefix, a label) as a run id.
@@ -108,6 +119,15 @@ pub trait Backend {
     }
 }
 
+/// Where [`Backend::import_runs`] stores runs, inside its transaction.
+pub trait RunSink {
+    /// Stores `run`, unless its id is already stored (also by this transaction); whether it
+    /// was stored.
+    fn run(&mut self, run: &Run) -> Result<bool>;
+    /// Stores kernel profiles of a run this sink stored, after those it has.
+    fn profiles(&mut self, run_id: &str, profiles: &[crate::profile::Profile]) -> Result<()>;
+}
+
 impl Backend for Store {
     fn begin_run(&self, run: &Run) -> Result<()> {
         Store::begin_run(self, run)
@@ -127,6 +147,9 @@ impl Backend for Store {
         profiles: &[Vec<crate::profile::Profile>],
     ) -> Result<Vec<bool>> {
         Store::save_runs_with_profiles(self, runs, profiles)
+    }
+    fn import_runs(&self, feed: &mut dyn FnMut(&mut dyn RunSink) -> Result<()>) -> Result<()> {
+        Store::import_runs(self, feed)
     }
     fn load_run(&self, id: &str) -> Result<Run> {
         Store::load_run(self, id)

@@ -33,7 +33,7 @@ mod scale_tests;
 #[cfg(test)]
 mod tests;
 
-pub use backend::{open_at, redact, Backend, Location};
+pub use backend::{open_at, redact, Backend, Location, RunSink};
 pub use migrations::SCHEMA_VERSION;
 pub use pg::PgStore;
 
@@ -164,6 +164,10 @@ pub enum StoreError {
         "cannot store {what}: it holds NaN or an infinity, which its JSON column cannot represent"
     )]
     NotFinite { what: &'static str },
+    /// What fed [`Backend::import_runs`] could not go on (a file it reads changed or could no
+    /// longer be read); the transaction was rolled back.
+    #[error("{0}; nothing was stored")]
+    Feed(String),
 }
 
 impl StoreError {
@@ -853,6 +857,15 @@ impl Store {
         Ok(saved)
     }
 
+    /// Stores the runs `feed` hands to its [`RunSink`] as it reads them, in one transaction
+    /// (see [`Backend::import_runs`]).
+    pub fn import_runs(&self, feed: &mut dyn FnMut(&mut dyn RunSink) -> Result<()>) -> Result<()> {
+        let tx = self.write_tx()?;
+        feed(&mut ConnSink(&tx))?;
+        tx.commit()?;
+        Ok(())
+    }
+
     /// Loads a run by its exact id: results in the order they were added, trials in the
     /// order they ran.
     pub fn load_run(&self, id: &str) -> Result<Run> {
@@ -1225,6 +1238,25 @@ fn run_exists(conn: &Connection, id: &str) -> Result<bool> {
 
 /// Inserts the run's row and everything it holds.
 /// Appends a profile after the run's others.
+/// [`Store::import_runs`]'s sink: rows go straight into the transaction.
+struct ConnSink<'c>(&'c Connection);
+
+impl RunSink for ConnSink<'_> {
+    fn run(&mut self, run: &Run) -> Result<bool> {
+        if run_exists(self.0, &run.id)? {
+            return Ok(false);
+        }
+        insert_run(self.0, run, run.complete)?;
+        Ok(true)
+    }
+
+    fn profiles(&mut self, run_id: &str, profiles: &[crate::profile::Profile]) -> Result<()> {
+        profiles
+            .iter()
+            .try_for_each(|p| insert_profile(self.0, run_id, p))
+    }
+}
+
 fn insert_profile(
     conn: &Connection,
     run_id: &str,

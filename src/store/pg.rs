@@ -22,7 +22,7 @@
 //!
 //! What it is not: a connection pool, or TLS (connections are plain, `NoTls`).
 
-use super::backend::{Backend, Location};
+use super::backend::{Backend, Location, RunSink};
 use super::{migrations, GcReport, ObservationInfo, RunInfo, RunQuery, StoreError, MIN_PREFIX};
 use crate::model::{BenchResult, Run, Series, VarianceEstimate, Warning};
 use crate::profile::system::SystemProfile;
@@ -207,7 +207,20 @@ UPDATE runs SET cpu_model = fingerprint_json::json ->> 'cpu_model';
 CREATE INDEX runs_by_machine ON runs (hostname, kernel_release, started_ns);
 CREATE INDEX runs_by_kernel ON runs (kernel_release, started_ns);
 "#,
+    // #21 item 7: an id prefix is read from an index in byte order, whatever the database's
+    // collation (the UNIQUE index on id follows it, and under most locales cannot answer a
+    // range of ids); see PG_PREFIX_SQL.
+    r#"
+CREATE INDEX runs_by_id_prefix ON runs (id COLLATE "C");
+"#,
 ];
+
+/// The runs whose id starts with `$1` (lowercase hex), newest first: every id from the
+/// prefix up to the prefix followed by 'g' (above every hex digit) in byte order, which
+/// `runs_by_id_prefix` answers without reading the other runs.
+pub(super) const PG_PREFIX_SQL: &str = r#"SELECT id FROM runs
+    WHERE id COLLATE "C" >= $1 AND id COLLATE "C" < $1 || 'g'
+    ORDER BY started_ns DESC, seq DESC"#;
 
 /// The tables a run's rows are in, parents before children.
 const RUN_TABLES: [&str; 8] = [
@@ -234,6 +247,10 @@ pub struct PgStore {
     /// The local store the run went on into when PostgreSQL stayed away; every operation
     /// goes there from then on.
     spool: RefCell<Option<super::Store>>,
+    /// The scratch database of the last transaction, emptied, for the next: making one runs
+    /// every SQLite migration, which takes longer than loading a small run (and `show` or
+    /// `compare` load dozens).
+    scratch: RefCell<Option<rusqlite::Connection>>,
 }
 
 impl std::fmt::Debug for PgStore {
@@ -267,6 +284,7 @@ impl PgStore {
             connected: std::cell::Cell::new(false),
             shadow: RefCell::new(None),
             spool: RefCell::new(None),
+            scratch: RefCell::new(None),
         };
         store.with_client(|client| migrate(client, &store.location()))?;
         Ok(store)
@@ -368,43 +386,60 @@ impl PgStore {
         mut op: impl FnMut(&mut postgres::Transaction<'_>, &rusqlite::Connection) -> Result<T>,
     ) -> Result<T> {
         self.with_client(|client| {
-            let lite = scratch()?;
+            let lite = self.scratch()?;
             let mut tx = client.transaction()?;
             let out = op(&mut tx, &lite)?;
             tx.commit()?;
+            self.give_back(lite);
             Ok(out)
         })
     }
 
-    /// Loads the run `id` with everything stored for it into `lite`, in one snapshot.
-    fn fetch_run(&self, id: &str) -> Result<Option<rusqlite::Connection>> {
+    /// A scratch database: the one kept from the last use, else a new one.
+    fn scratch(&self) -> Result<rusqlite::Connection> {
+        match self.scratch.borrow_mut().take() {
+            Some(lite) => Ok(lite),
+            None => scratch(),
+        }
+    }
+
+    /// Keeps `lite` for the next use, emptied (dropped if it cannot be).
+    fn give_back(&self, lite: rusqlite::Connection) {
+        if empty_scratch(&lite).is_ok() {
+            *self.scratch.borrow_mut() = Some(lite);
+        }
+    }
+
+    /// Loads the runs `ids` with everything stored for them into a scratch database, in one
+    /// snapshot and one query per table, however many runs; None when none of them is stored.
+    fn fetch_runs(&self, ids: &[&str]) -> Result<Option<rusqlite::Connection>> {
         self.with_client(|client| {
-            let lite = scratch()?;
+            let lite = self.scratch()?;
             let mut tx = client
                 .build_transaction()
                 .isolation_level(postgres::IsolationLevel::RepeatableRead)
                 .read_only(true)
                 .start()?;
-            if download(&mut tx, &lite, "runs", "id = $1", id)? == 0 {
+            if download(&mut tx, &lite, "runs", "id = ANY($1)", ids)? == 0 {
                 return Ok(None);
             }
             download(
                 &mut tx,
                 &lite,
                 "kernel_configs",
-                "hash = (SELECT fingerprint_json::json->>'kernel_config_hash' FROM runs WHERE id = $1)",
-                id,
+                "hash IN (SELECT fingerprint_json::json->>'kernel_config_hash' FROM runs WHERE id = ANY($1))",
+                ids,
             )?;
-            download(&mut tx, &lite, "results", "run_id = $1", id)?;
+            download(&mut tx, &lite, "results", "run_id = ANY($1)", ids)?;
             download(
                 &mut tx,
                 &lite,
                 "trials",
-                "result_id IN (SELECT id FROM results WHERE run_id = $1)",
-                id,
+                "result_id IN (SELECT id FROM results WHERE run_id = ANY($1))",
+                ids,
             )?;
             for table in ["series", "derived", "warnings", "profiles"] {
-                download(&mut tx, &lite, table, "run_id = $1", id)?;
+                download(&mut tx, &lite, table, "run_id = ANY($1)", ids)?;
             }
             tx.commit()?;
             Ok(Some(lite))
@@ -548,6 +583,20 @@ fn scratch() -> Result<rusqlite::Connection> {
     Ok(lite)
 }
 
+/// Deletes every row of a scratch database, keeping its schema.
+fn empty_scratch(lite: &rusqlite::Connection) -> Result<()> {
+    let tables: Vec<String> = lite
+        .prepare(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'",
+        )?
+        .query_map([], |r| r.get(0))?
+        .collect::<Result<_, _>>()?;
+    for table in tables {
+        lite.execute(&format!("DELETE FROM \"{table}\""), [])?;
+    }
+    Ok(())
+}
+
 /// A SQLite value as a parameter of the PostgreSQL column type `ty`.
 fn pg_param(v: Value, ty: &Type, table: &str) -> Result<Box<dyn ToSql + Sync>> {
     let bad = |v: &Value| {
@@ -667,9 +716,14 @@ fn download(
     lite: &rusqlite::Connection,
     table: &str,
     filter: &str,
-    key: &str,
+    keys: &[&str],
 ) -> Result<usize> {
-    let rows = tx.query(&format!("SELECT * FROM {table} WHERE {filter}"), &[&key])?;
+    // The keys' type given: one round trip, not three (prepare, execute, close); a run is
+    // eight of these, and `show` loads a machine's history of runs.
+    let rows = tx.query_typed(
+        &format!("SELECT * FROM {table} WHERE {filter}"),
+        &[(&keys, Type::TEXT_ARRAY)],
+    )?;
     let Some(first) = rows.first() else {
         return Ok(0);
     };
@@ -812,11 +866,32 @@ impl PgStore {
         })
     }
 
+    fn pg_import_runs(&self, feed: &mut dyn FnMut(&mut dyn RunSink) -> Result<()>) -> Result<()> {
+        self.in_tx(|tx, lite| {
+            let mut sink = PgSink {
+                tx,
+                lite,
+                pending: std::collections::HashSet::new(),
+            };
+            feed(&mut sink)?;
+            sink.flush()
+        })
+    }
+
     fn pg_load_run(&self, id: &str) -> Result<Run> {
-        match self.fetch_run(id)? {
-            Some(lite) => super::load_run(&lite, id),
-            None => Err(no_such_run(id)),
-        }
+        Ok(self.pg_load_runs(&[id])?.remove(0))
+    }
+
+    fn pg_load_runs(&self, ids: &[&str]) -> Result<Vec<Run>> {
+        let Some(lite) = self.fetch_runs(ids)? else {
+            return Err(no_such_run(ids.first().copied().unwrap_or_default()));
+        };
+        let runs = ids
+            .iter()
+            .map(|id| super::load_run(&lite, id))
+            .collect::<Result<Vec<_>>>()?;
+        self.give_back(lite);
+        Ok(runs)
     }
 
     fn pg_list_runs(&self) -> Result<Vec<RunInfo>> {
@@ -881,14 +956,14 @@ impl PgStore {
         if let Some(found) = self.ids("SELECT id FROM runs WHERE id = $1", &[&id])?.pop() {
             return Ok(found);
         }
-        let prefixed = if id.chars().count() >= MIN_PREFIX {
-            self.ids(
-                &format!("SELECT id FROM runs WHERE starts_with(id, $1) {newest}"),
-                &[&id],
-            )?
-        } else {
-            Vec::new()
-        };
+        // Ids are 12 lowercase hex digits, so only such a prefix can name one (a label such as
+        // "scale-7" is not looked up as one).
+        let prefixed =
+            if (MIN_PREFIX..=12).contains(&id.len()) && id.bytes().all(|b| b.is_ascii_hexdigit()) {
+                self.ids(PG_PREFIX_SQL, &[&id])?
+            } else {
+                Vec::new()
+            };
         let labelled = || {
             Ok(self
                 .ids(
@@ -1288,9 +1363,22 @@ impl Backend for PgStore {
             .unwrap_or_else(|| self.pg_save_runs_with_profiles(runs, profiles))
     }
 
+    fn import_runs(&self, feed: &mut dyn FnMut(&mut dyn RunSink) -> Result<()>) -> Result<()> {
+        self.spooled(|s| s.import_runs(&mut *feed))
+            .unwrap_or_else(|| self.pg_import_runs(feed))
+    }
+
     fn load_run(&self, id: &str) -> Result<Run> {
         self.spooled(|s| s.load_run(id))
             .unwrap_or_else(|| self.pg_load_run(id))
+    }
+
+    fn load_runs(&self, ids: &[&str]) -> Result<Vec<Run>> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.spooled(|s| ids.iter().map(|id| s.load_run(id)).collect())
+            .unwrap_or_else(|| self.pg_load_runs(ids))
     }
 
     fn list_runs(&self) -> Result<Vec<RunInfo>> {
@@ -1398,6 +1486,63 @@ impl Backend for PgStore {
 }
 
 /// Whether the run at `i` has an id that an earlier run in `runs` was saved under.
+/// Runs an import stores at a time: built in the scratch SQLite database, then uploaded and
+/// cleared, so that the scratch database holds a few runs, never the whole import.
+const IMPORT_BATCH: usize = 64;
+
+/// [`PgStore::pg_import_runs`]'s sink: runs are built in the scratch database and uploaded
+/// in batches of [`IMPORT_BATCH`].
+struct PgSink<'t, 'c> {
+    tx: &'t mut postgres::Transaction<'c>,
+    lite: &'t rusqlite::Connection,
+    /// The runs in the scratch database, not yet uploaded.
+    pending: std::collections::HashSet<String>,
+}
+
+impl PgSink<'_, '_> {
+    /// Uploads what the scratch database holds, and empties it.
+    fn flush(&mut self) -> Result<()> {
+        self.upload(&Placing::default())?;
+        self.pending.clear();
+        Ok(())
+    }
+
+    fn upload(&mut self, placing: &Placing) -> Result<()> {
+        upload_all(self.tx, self.lite, placing)?;
+        for table in RUN_TABLES.iter().rev() {
+            self.lite.execute(&format!("DELETE FROM {table}"), [])?;
+        }
+        Ok(())
+    }
+}
+
+impl RunSink for PgSink<'_, '_> {
+    fn run(&mut self, run: &Run) -> Result<bool> {
+        if self.pending.contains(&run.id) || run_exists(self.tx, &run.id)? {
+            return Ok(false);
+        }
+        super::insert_run(self.lite, run, run.complete)?;
+        self.pending.insert(run.id.clone());
+        if self.pending.len() >= IMPORT_BATCH {
+            self.flush()?;
+        }
+        Ok(true)
+    }
+
+    fn profiles(&mut self, run_id: &str, profiles: &[crate::profile::Profile]) -> Result<()> {
+        if profiles.is_empty() {
+            return Ok(());
+        }
+        // The run first (it may be in the batch), then its profiles after those it has.
+        self.flush()?;
+        let offset = next_position(self.tx, "profiles", run_id)?;
+        for p in profiles {
+            super::insert_profile(self.lite, run_id, p)?;
+        }
+        self.upload(&Placing { offset })
+    }
+}
+
 fn saved_earlier(runs: &[Run], i: usize, saved: &[bool]) -> bool {
     runs[..i]
         .iter()

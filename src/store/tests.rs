@@ -367,6 +367,9 @@ on_both_backends!(
     observed_counters_round_trip_exactly,
     profiles_round_trip_in_order_and_go_with_their_run,
     fleet_queries_filter_count_and_find_a_machines_runs,
+    import_runs_stores_a_stream_in_one_transaction,
+    loads_and_writes_in_turn_on_one_store,
+    load_runs_reads_runs_together_in_the_order_asked,
 );
 
 /// `runs --where/--since/--limit`, the count behind "N more", and a machine's history, alike
@@ -1276,4 +1279,149 @@ fn profiles_round_trip_in_order_and_go_with_their_run(backing: Backing) {
     store.remove_run(&run.id).unwrap();
     assert_eq!(backing.count("SELECT count(*) FROM profiles"), 1);
     assert_eq!(store.load_profiles("cccccccccccc").unwrap(), vec![a]);
+}
+
+/// `import_runs`: runs handed over one at a time (more than PostgreSQL's batch), each stored
+/// once (present ids and repeats skipped), profiles after their run; a feed that fails
+/// stores nothing, the runs it handed before failing included.
+fn import_runs_stores_a_stream_in_one_transaction(backing: Backing) {
+    let store = &*backing.store;
+    let present = full_run("0123456789ab");
+    store.save_run(&present).unwrap();
+    let base = full_run("000000000000");
+    let runs: Vec<Run> = (1..=150)
+        .map(|i| Run {
+            id: format!("{i:012x}"),
+            ..base.clone()
+        })
+        .collect();
+    let (a, b) = (stored_profile("syscall"), stored_profile("forks0"));
+    let mut saved = Vec::new();
+    store
+        .import_runs(&mut |sink| {
+            saved.clear();
+            for r in std::iter::once(&present).chain(&runs).chain(&runs[..1]) {
+                saved.push(sink.run(r)?);
+            }
+            sink.profiles(&runs[3].id, &[a.clone(), b.clone()])?;
+            sink.profiles(&runs[140].id, std::slice::from_ref(&a))
+        })
+        .unwrap();
+    assert_eq!(saved.len(), 152);
+    assert!(!saved[0] && !saved[151] && saved[1..151].iter().all(|&s| s));
+    assert_eq!(store.list_runs().unwrap().len(), 151);
+    assert_eq!(store.load_run(&runs[100].id).unwrap(), runs[100]);
+    assert_eq!(
+        store.load_profiles(&runs[3].id).unwrap(),
+        vec![a.clone(), b.clone()]
+    );
+    assert_eq!(store.load_profiles(&runs[140].id).unwrap(), vec![a]);
+
+    let more: Vec<Run> = (200..300)
+        .map(|i| Run {
+            id: format!("{i:012x}"),
+            ..base.clone()
+        })
+        .collect();
+    let e = store
+        .import_runs(&mut |sink| {
+            for r in &more {
+                sink.run(r)?;
+            }
+            Err(StoreError::Feed("the file changed".into()))
+        })
+        .unwrap_err();
+    assert!(e.to_string().contains("the file changed"), "{e}");
+    assert_eq!(store.list_runs().unwrap().len(), 151);
+    assert!(matches!(
+        store.load_run(&more[0].id),
+        Err(StoreError::NoSuchRun { .. })
+    ));
+}
+
+/// PostgreSQL reads an id prefix through `runs_by_id_prefix` (migration 4), not by scanning
+/// the runs, whatever the database's collation; a label that is not hex is never looked up
+/// as a prefix, and prefixes still resolve (a label that is also a prefix wins, as on SQLite).
+#[test]
+fn postgres_reads_an_id_prefix_through_its_index() {
+    let Some(b) = Backing::postgres("id_prefix_index") else {
+        return;
+    };
+    let store = &*b.store;
+    let mut a = full_run("abcd00000001");
+    a.label = Some("abcd".into());
+    let c = full_run("abce00000003");
+    store
+        .save_runs(&[a.clone(), full_run("abcd00000002"), c.clone()])
+        .unwrap();
+    assert_eq!(store.resolve("ABCE").unwrap(), c.id);
+    assert_eq!(store.resolve("abcd").unwrap(), a.id);
+    assert!(matches!(
+        store.resolve("abcd0000"),
+        Err(StoreError::AmbiguousRun { .. })
+    ));
+    let url = b.url.as_deref().unwrap();
+    let mut client = postgres::Client::connect(url, postgres::NoTls).unwrap();
+    // As on a store of 100,000 runs: a plan that can use the index does.
+    client.batch_execute("SET enable_seqscan = off").unwrap();
+    let plan: Vec<String> = client
+        .query(&format!("EXPLAIN {}", super::pg::PG_PREFIX_SQL), &[&"abcd"])
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    let plan = plan.join("\n");
+    assert!(plan.contains("runs_by_id_prefix"), "{plan}");
+    assert!(!plan.contains("Seq Scan"), "{plan}");
+}
+
+/// Loads and writes in turn through one store (PostgreSQL reuses one scratch database for
+/// them, emptied after each: a loaded run left in it would be uploaded again by the next write).
+fn loads_and_writes_in_turn_on_one_store(backing: Backing) {
+    let store = &*backing.store;
+    let (a, b, c) = (
+        full_run("aaaaaaaaaaaa"),
+        full_run("bbbbbbbbbbbb"),
+        full_run("cccccccccccc"),
+    );
+    store.save_run(&a).unwrap();
+    assert_eq!(store.load_run(&a.id).unwrap(), a);
+    store.save_run(&b).unwrap();
+    assert_eq!(store.load_run(&b.id).unwrap(), b);
+    assert_eq!(store.load_run(&a.id).unwrap(), a);
+    store
+        .add_profile(&b.id, &stored_profile("syscall"))
+        .unwrap();
+    store.save_runs(std::slice::from_ref(&c)).unwrap();
+    assert_eq!(store.load_run(&c.id).unwrap(), c);
+    assert_eq!(backing.count("SELECT count(*) FROM runs"), 3);
+    assert_eq!(backing.count("SELECT count(*) FROM profiles"), 1);
+}
+
+/// `load_runs`: the runs asked for, in that order, each as `load_run` gives it (PostgreSQL
+/// reads them in one query per table); an id not stored is `NoSuchRun`.
+fn load_runs_reads_runs_together_in_the_order_asked(backing: Backing) {
+    let store = &*backing.store;
+    let mut runs: Vec<Run> = ["aaaaaaaaaaaa", "bbbbbbbbbbbb", "cccccccccccc"]
+        .iter()
+        .map(|id| full_run(id))
+        .collect();
+    runs[1].fingerprint.kernel_config_hash = None;
+    runs[1].fingerprint.kernel_config = Default::default();
+    runs[2].results.pop();
+    store.save_runs(&runs).unwrap();
+    let got = store
+        .load_runs(&["cccccccccccc", "aaaaaaaaaaaa", "bbbbbbbbbbbb"])
+        .unwrap();
+    assert_eq!(got, vec![runs[2].clone(), runs[0].clone(), runs[1].clone()]);
+    for r in &runs {
+        assert_eq!(&store.load_run(&r.id).unwrap(), r);
+    }
+    assert!(store.load_runs(&[]).unwrap().is_empty());
+    for missing in [&["aaaaaaaaaaaa", "dddddddddddd"][..], &["dddddddddddd"]] {
+        assert!(matches!(
+            store.load_runs(missing),
+            Err(StoreError::NoSuchRun { .. })
+        ));
+    }
 }
