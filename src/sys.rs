@@ -1765,4 +1765,12 @@ mod tests {
         assert_eq!(exit_code(3 << 8), 3);
         assert_eq!(exit_code(9), 137);
     }
+
+    #[test]
+    fn a_tun_name_longer_than_an_interface_name_is_refused_before_the_kernel() {
+        for bad in ["", "sp1234567890123c", "a\0b"] {
+            let e = open_tun(bad).unwrap_err();
+            assert_eq!(e.kind(), io::ErrorKind::InvalidInput, "{bad:?}: {e}");
+        }
+    }
 }

@@ -278,4 +278,22 @@ mod tests {
         assert!(scratch_dir(&not_dir, "feder").is_err());
         assert_eq!(std::fs::read(&not_dir).unwrap(), b"x");
     }
+
+    /// A TUN device of a dead owner's delay line, still held open by some other process, is
+    /// deleted with its owner's links (root only).
+    #[test]
+    fn a_held_tun_device_of_a_gone_owner_is_removed() {
+        if sys::euid() != 0 || !Path::new("/dev/net/tun").exists() {
+            println!("skipped: needs root and /dev/net/tun");
+            return;
+        }
+        let gone = 999_999_997;
+        let (c, _) = tun_names(gone);
+        let held = sys::open_tun(&c).unwrap();
+        let dev = format!("/sys/class/net/{c}");
+        assert!(Path::new(&dev).exists());
+        assert_eq!(remove_links_owned_by(gone), vec![c.clone()]);
+        assert!(!Path::new(&dev).exists());
+        drop(held);
+    }
 }
