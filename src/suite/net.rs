@@ -1706,6 +1706,8 @@ mod tests {
         let s = super::super::find_suite("net").unwrap();
         assert!((s.series)().len() >= 7);
         assert!(super::super::find_series("net.nagle").is_some());
+        // As root the preflight makes a long-haul link of this process's, as the link tests do.
+        let _one = longhaul::ONE_LINK.lock().unwrap_or_else(|e| e.into_inner());
         let notes = preflight().unwrap();
         assert!(notes[0].starts_with("st_blksize: TCP socket "), "{notes:?}");
     }

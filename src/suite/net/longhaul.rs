@@ -498,13 +498,15 @@ pub fn netem_note() -> String {
     )
 }
 
+/// The link is named after the process: one test at a time makes it (the net suite's preflight,
+/// which tries netem on one, included).
+#[cfg(test)]
+pub(crate) static ONE_LINK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::time::{Duration, Instant};
-
-    /// The link is named after the process: one test at a time makes it.
-    static ONE_LINK: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
     #[test]
     fn names_fit_an_interface_and_addresses_do_not_collide() {
