@@ -1698,6 +1698,50 @@ pub fn enter_net_namespace(ns: &impl AsRawFd) -> io::Result<()> {
     Ok(())
 }
 
+/// The size of an interface name with its NUL (IFNAMSIZ).
+const IFNAMSIZ: usize = 16;
+
+/// struct ifreq as TUNSETIFF reads it: the name and the flags (the rest of the union unused).
+#[repr(C)]
+struct IfReqFlags {
+    name: [u8; IFNAMSIZ],
+    flags: libc::c_short,
+    _pad: [u8; 22],
+}
+
+/// A TUN device named `name` (IFF_TUN | IFF_NO_PI: bare IP packets, no header), made in the
+/// network namespace of the calling thread; the returned descriptor (non-blocking,
+/// close-on-exec) reads the packets the kernel sends through the device and writes packets
+/// it receives. The device is not persistent: it goes when the last copy of the descriptor
+/// is closed.
+pub fn open_tun(name: &str) -> io::Result<OwnedFd> {
+    if name.is_empty() || name.len() >= IFNAMSIZ || name.contains('\0') {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("interface name {name:?} must be 1 to 15 bytes"),
+        ));
+    }
+    // SAFETY: a NUL-terminated path and flags.
+    let fd = cvt(unsafe {
+        libc::open(
+            c"/dev/net/tun".as_ptr(),
+            libc::O_RDWR | libc::O_NONBLOCK | libc::O_CLOEXEC,
+        )
+    })?;
+    // SAFETY: the kernel just gave us this descriptor.
+    let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+    let mut req = IfReqFlags {
+        name: [0; IFNAMSIZ],
+        flags: (libc::IFF_TUN | libc::IFF_NO_PI) as libc::c_short,
+        _pad: [0; 22],
+    };
+    req.name[..name.len()].copy_from_slice(name.as_bytes());
+    // SAFETY: TUNSETIFF reads and writes one struct ifreq (40 bytes, as IfReqFlags), which
+    // lives until the call returns.
+    cvt(unsafe { libc::ioctl(fd.as_raw_fd(), libc::TUNSETIFF as _, &mut req) })?;
+    Ok(fd)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1752,5 +1796,13 @@ mod tests {
         assert_eq!(exit_code(0), 0);
         assert_eq!(exit_code(3 << 8), 3);
         assert_eq!(exit_code(9), 137);
+    }
+
+    #[test]
+    fn a_tun_name_longer_than_an_interface_name_is_refused_before_the_kernel() {
+        for bad in ["", "sp1234567890123c", "a\0b"] {
+            let e = open_tun(bad).unwrap_err();
+            assert_eq!(e.kind(), io::ErrorKind::InvalidInput, "{bad:?}: {e}");
+        }
     }
 }

@@ -13,7 +13,8 @@
 //!
 //! - the long haul (root): its bytes cross its veth (the interface counters), nothing of it
 //!   (namespace, veth) is left after a trial, after Ctrl-C, or after a SIGKILL and the next
-//!   sysperf's tidy.
+//!   sysperf's tidy; across the delay line (TUN), a round trip takes at least its 50 ms, a
+//!   lossy stream delivers every byte, and a killed worker's TUN devices go with it.
 //!
 //! Counters are system-wide, so only lower bounds are checked; nothing depends on speed.
 
@@ -70,6 +71,8 @@ fn snmp(proto: &str, field: &str) -> u64 {
 
 #[test]
 fn quick_run_stores_every_series_with_a_point() {
+    // As root its long haul makes namespaces: not while a long-haul test looks for new ones.
+    let _one = root().then(|| LONG_HAUL.lock().unwrap_or_else(|e| e.into_inner()));
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("s.db");
     let v = success_json(
@@ -153,6 +156,16 @@ fn quick_run_stores_every_series_with_a_point() {
         assert!(
             notes.iter().any(|n| n.starts_with(want)),
             "{want}: {notes:?}"
+        );
+    }
+    // The notes say how the delay and loss points are made: the delay line, not netem.
+    if root() && std::path::Path::new("/dev/net/tun").exists() {
+        assert!(
+            notes.iter().any(
+                |n| n.starts_with("net: net.longhaul: the delay and loss points")
+                    && n.contains("delay line over TUN, not netem")
+            ),
+            "{notes:?}"
         );
     }
     // Listed with the others.
@@ -385,7 +398,8 @@ fn long_haul_test() -> Option<std::sync::MutexGuard<'static, ()>> {
     Some(LONG_HAUL.lock().unwrap_or_else(|e| e.into_inner()))
 }
 
-/// The long-haul namespaces (`sysperf-PID`) and veth ends (`spPIDa`, `spPIDb`) here now.
+/// The long-haul namespaces (`sysperf-PID`), veth ends (`spPIDa`, `spPIDb`) and the delay
+/// line's TUN devices (`spPIDc`, `spPIDd`) here now.
 fn long_haul_left() -> Vec<String> {
     let list = |dir: &str| -> Vec<String> {
         std::fs::read_dir(dir)
@@ -401,7 +415,7 @@ fn long_haul_left() -> Vec<String> {
         .collect();
     v.extend(list("/sys/class/net").into_iter().filter(|n| {
         n.strip_prefix("sp")
-            .and_then(|p| p.strip_suffix('a').or_else(|| p.strip_suffix('b')))
+            .and_then(|p| p.strip_suffix(['a', 'b', 'c', 'd']))
             .is_some_and(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
     }));
     v
@@ -413,11 +427,59 @@ fn long_haul_of(pid: u32) -> Vec<String> {
         format!("sysperf-{pid}"),
         format!("sp{pid}a"),
         format!("sp{pid}b"),
+        format!("sp{pid}c"),
+        format!("sp{pid}d"),
     ];
     long_haul_left()
         .into_iter()
         .filter(|n| mine.contains(n))
         .collect()
+}
+
+/// The next sysperf's tidy (`doctor`) removes what the killed worker `pid` left.
+fn tidied_by_the_next_run(pid: u32) {
+    let dir = tempfile::tempdir().unwrap();
+    let out = sysperf(&dir.path().join("s.db"))
+        .arg("doctor")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "doctor: {err}");
+    assert_eq!(long_haul_of(pid), Vec::<String>::new());
+}
+
+/// The most bytes the interface `dev` had sent (its tx_bytes) while `child` ran, read every
+/// 2 ms until it exits.
+fn sent_while_running(child: &mut std::process::Child, dev: &str) -> u64 {
+    let tx = format!("/sys/class/net/{dev}/statistics/tx_bytes");
+    let mut seen = 0u64;
+    while child.try_wait().unwrap().is_none() {
+        if let Some(n) = std::fs::read_to_string(&tx)
+            .ok()
+            .and_then(|t| t.trim().parse().ok())
+        {
+            seen = seen.max(n);
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    seen
+}
+
+/// A worker trial of a series point, its report read from stdout.
+fn spawn_worker(id: &str, param: u64, iterations: u64) -> std::process::Child {
+    Command::new(exe())
+        .args(["__worker", &point_request(id, param, iterations)])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// The report of a worker trial; fails unless it succeeded.
+fn finished(child: std::process::Child) -> Value {
+    let out = child.wait_with_output().unwrap();
+    let v = json_of(&out.stdout);
+    assert!(out.status.success() && v["error"].is_null(), "{v}");
+    v
 }
 
 fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
@@ -436,30 +498,10 @@ fn the_long_haul_crosses_its_veth_and_leaves_nothing() {
     // 10 Mbit/s, 1500 bytes (point 2): 100 writes of 16 KiB take more than a second, so the
     // veth's counters are seen moving while the worker runs.
     let (param, iterations, write) = (2, 100u64, 16u64 << 10);
-    let child = Command::new(exe())
-        .args([
-            "__worker",
-            &point_request("net.longhaul", param, iterations),
-        ])
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_worker("net.longhaul", param, iterations);
     let pid = child.id();
-    let tx = format!("/sys/class/net/sp{pid}a/statistics/tx_bytes");
-    let mut child = child;
-    let mut seen = 0u64;
-    while child.try_wait().unwrap().is_none() {
-        if let Some(n) = std::fs::read_to_string(&tx)
-            .ok()
-            .and_then(|t| t.trim().parse().ok())
-        {
-            seen = seen.max(n);
-        }
-        std::thread::sleep(Duration::from_millis(2));
-    }
-    let out = child.wait_with_output().unwrap();
-    let v = json_of(&out.stdout);
-    assert!(out.status.success() && v["error"].is_null(), "{v}");
+    let seen = sent_while_running(&mut child, &format!("sp{pid}a"));
+    finished(child);
     let claimed = iterations * write;
     // The bytes went across the veth, not over loopback, and no more than the stream and
     // its headers (under 100 bytes a segment of at least 500).
@@ -474,11 +516,7 @@ fn a_killed_long_haul_is_removed_by_the_next_run() {
         return;
     };
     // 1 Mbit/s (point 4): 1000 writes of 16 KiB would take minutes; killed once its link is up.
-    let mut child = Command::new(exe())
-        .args(["__worker", &point_request("net.longhaul", 4, 1000)])
-        .stdout(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_worker("net.longhaul", 4, 1000);
     let pid = child.id();
     wait_until("the worker's link is up", || {
         std::path::Path::new(&format!("/sys/class/net/sp{pid}a")).exists()
@@ -486,17 +524,7 @@ fn a_killed_long_haul_is_removed_by_the_next_run() {
     child.kill().unwrap();
     child.wait().unwrap();
     assert!(!long_haul_of(pid).is_empty(), "SIGKILL left nothing?");
-    let dir = tempfile::tempdir().unwrap();
-    let out = sysperf(&dir.path().join("s.db"))
-        .arg("doctor")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert_eq!(long_haul_of(pid), Vec::<String>::new());
+    tidied_by_the_next_run(pid);
 }
 
 #[test]
@@ -523,4 +551,78 @@ fn interrupting_the_long_haul_leaves_no_namespace_or_link() {
         .collect();
     assert_eq!(after, Vec::<String>::new());
     assert_nothing_left(&tag);
+}
+
+/// The delay line's points (full run): 6 is "10Mbit mtu1500 rtt50ms", 7 adds 0.1% loss.
+const RTT50: u64 = 6;
+const RTT50_LOSS: u64 = 7;
+
+/// As root with /dev/net/tun, the lock of the long-haul tests; else `None` (skipped).
+fn delay_line_test() -> Option<std::sync::MutexGuard<'static, ()>> {
+    if !std::path::Path::new("/dev/net/tun").exists() {
+        println!("skipped: the delay line needs /dev/net/tun");
+        return None;
+    }
+    long_haul_test()
+}
+
+/// Whether the worker `pid`'s delay line has its TUN device here.
+fn tun_up(pid: u32) -> bool {
+    std::path::Path::new(&format!("/sys/class/net/sp{pid}c")).exists()
+}
+
+#[test]
+fn a_round_trip_across_the_delay_line_takes_its_delay_and_leaves_nothing() {
+    let Some(_one) = delay_line_test() else {
+        return;
+    };
+    // Four one-byte round trips across a 50 ms delay line: the timed region holds at least
+    // four times the delay (a bound on what is measured, not a timing target).
+    let iterations = 4;
+    let child = spawn_worker("net.longhaul-rtt", RTT50, iterations);
+    let pid = child.id();
+    let v = finished(child);
+    assert_eq!(long_haul_of(pid), Vec::<String>::new());
+    let wall = v["wall_ns"].as_u64().unwrap();
+    assert!(
+        wall >= iterations * 45_000_000,
+        "{iterations} round trips across a 50 ms delay line in {wall} ns"
+    );
+}
+
+#[test]
+fn a_lossy_stream_delivers_every_byte_across_the_delay_line() {
+    let Some(_one) = delay_line_test() else {
+        return;
+    };
+    // 20 writes of 16 KiB through 0.1% loss: the reader exits 0 only with every byte, and
+    // the bytes cross the worker's TUN device (its counters, read while it runs).
+    let (iterations, write) = (20u64, 16u64 << 10);
+    let mut child = spawn_worker("net.longhaul", RTT50_LOSS, iterations);
+    let pid = child.id();
+    let seen = sent_while_running(&mut child, &format!("sp{pid}c"));
+    finished(child);
+    // IP and TCP headers, no link header, and a few retransmissions: a fifth more at most.
+    let claimed = iterations * write;
+    assert!(seen > 0, "nothing crossed sp{pid}c");
+    assert!(seen <= claimed + claimed / 5 + 4096, "{seen} for {claimed}");
+    assert_eq!(long_haul_of(pid), Vec::<String>::new());
+}
+
+#[test]
+fn a_killed_delay_line_is_removed_by_the_next_run() {
+    let Some(_one) = delay_line_test() else {
+        return;
+    };
+    // 10000 writes of 16 KiB at 10 Mbit/s would take minutes; killed once its line is up.
+    let mut child = spawn_worker("net.longhaul", RTT50, 10_000);
+    let pid = child.id();
+    wait_until("the worker's delay line is up", || tun_up(pid));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    // The relay died with the worker: its TUN devices go with their descriptors (the
+    // reader's copies die with it, by its parent-death signal).
+    wait_until("the TUN device goes", || !tun_up(pid));
+    assert_eq!(long_haul_of(pid), vec![format!("sysperf-{pid}")]);
+    tidied_by_the_next_run(pid);
 }

@@ -176,11 +176,20 @@ pub fn link_names(pid: u32) -> (String, String, String) {
     )
 }
 
-/// Removes the veth link and network namespace of the worker `pid` (the net suite's long
-/// haul), which was killed and could not remove them itself; returns what it removed. They
-/// live in the kernel, not in a scratch directory.
+/// The two TUN devices of the long haul's delay line of process `pid`: `spPIDc` in the
+/// worker's namespace, `spPIDd` in `sysperf-PID` (at most 15 characters, as the veth ends).
+pub fn tun_names(pid: u32) -> (String, String) {
+    (format!("sp{pid}c"), format!("sp{pid}d"))
+}
+
+/// Removes the veth link, the delay line's TUN device and the network namespace of the
+/// worker `pid` (the net suite's long haul), which was killed and could not remove them
+/// itself; returns what it removed. They live in the kernel, not in a scratch directory. (A
+/// TUN device goes by itself when its owner's descriptors close; one still held, by a
+/// process of the owner's that outlived it, is deleted here.)
 pub fn remove_links_owned_by(pid: u32) -> Vec<String> {
     let (ns, a, _) = link_names(pid);
+    let (c, _) = tun_names(pid);
     let ip = |args: &[&str]| {
         std::process::Command::new("ip")
             .args(args)
@@ -192,6 +201,9 @@ pub fn remove_links_owned_by(pid: u32) -> Vec<String> {
     let mut removed = Vec::new();
     if std::path::Path::new(&format!("/sys/class/net/{a}")).exists() && ip(&["link", "del", &a]) {
         removed.push(a);
+    }
+    if std::path::Path::new(&format!("/sys/class/net/{c}")).exists() && ip(&["link", "del", &c]) {
+        removed.push(c);
     }
     if std::path::Path::new(&format!("/run/netns/{ns}")).exists() && ip(&["netns", "del", &ns]) {
         removed.push(ns);
@@ -329,5 +341,23 @@ mod tests {
         std::fs::write(&not_dir, "x").unwrap();
         assert!(scratch_dir(&not_dir, "feder").is_err());
         assert_eq!(std::fs::read(&not_dir).unwrap(), b"x");
+    }
+
+    /// A TUN device of a dead owner's delay line, still held open by some other process, is
+    /// deleted with its owner's links (root only).
+    #[test]
+    fn a_held_tun_device_of_a_gone_owner_is_removed() {
+        if sys::euid() != 0 || !Path::new("/dev/net/tun").exists() {
+            println!("skipped: needs root and /dev/net/tun");
+            return;
+        }
+        let gone = 999_999_997;
+        let (c, _) = tun_names(gone);
+        let held = sys::open_tun(&c).unwrap();
+        let dev = format!("/sys/class/net/{c}");
+        assert!(Path::new(&dev).exists());
+        assert_eq!(remove_links_owned_by(gone), vec![c.clone()]);
+        assert!(!Path::new(&dev).exists());
+        drop(held);
     }
 }
