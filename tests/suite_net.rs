@@ -539,17 +539,29 @@ fn interrupting_the_long_haul_leaves_no_namespace_or_link() {
     let child = spawn_tagged(&db, &tag, &["run", "--suite", "net.longhaul", "--json"]);
     // A worker's link, not the one the preflight tries netem on (named after sysperf itself).
     let engine = format!("sp{}a", child.id());
+    let engine_pid = child.id();
     wait_until("a worker's link is up", || {
         long_haul_left()
             .iter()
             .any(|n| n.ends_with('a') && *n != engine && !before.contains(n))
     });
     interrupt_and_wait(child);
+    // Left behind means owned by a process that is gone: a live owner's link is another test's
+    // run in progress (the quick-run and suite tests make links as root too).
+    let owner_gone = |n: &String| {
+        let digits: String = n
+            .trim_start_matches("sysperf-")
+            .trim_start_matches("sp")
+            .chars()
+            .take_while(char::is_ascii_digit)
+            .collect();
+        !std::path::Path::new(&format!("/proc/{digits}")).exists()
+    };
     let after: Vec<String> = long_haul_left()
         .into_iter()
-        .filter(|n| !before.contains(n))
+        .filter(|n| !before.contains(n) && owner_gone(n))
         .collect();
-    assert_eq!(after, Vec::<String>::new());
+    assert_eq!(after, Vec::<String>::new(), "sysperf was pid {engine_pid}");
     assert_nothing_left(&tag);
 }
 
