@@ -723,6 +723,33 @@ fn find_observation(db: &DbArg, spec: &str) -> Result<Option<(Box<dyn store::Bac
     Ok(store.resolve_observation(spec)?.map(|id| (store, id)))
 }
 
+/// The ids of two observations, when both names are observations and neither a run (through
+/// the catalog's own connection: each PostgreSQL connection costs round trips, and `compare`
+/// of two runs used to open three). A store that cannot be opened is the runs' path's to
+/// report, with its own advice.
+fn observation_pair(
+    catalog: &mut Catalog,
+    before: &str,
+    after: &str,
+) -> Result<Option<(String, String)>> {
+    if reference::is_name(before) || reference::is_name(after) {
+        return Ok(None);
+    }
+    let Ok(store) = catalog.store() else {
+        return Ok(None);
+    };
+    if store.resolve(before).is_ok() || store.resolve(after).is_ok() {
+        return Ok(None);
+    }
+    match (
+        store.resolve_observation(before)?,
+        store.resolve_observation(after)?,
+    ) {
+        (Some(x), Some(y)) => Ok(Some((x, y))),
+        _ => Ok(None),
+    }
+}
+
 /// Shares of two observations that moved less than this (percentage points) are not listed.
 const OBSERVATION_THRESHOLD_POINTS: f64 = 0.5;
 
@@ -754,12 +781,13 @@ fn compare(a: CompareArgs) -> Result<i32> {
         .as_deref()
         .map(|v| parse_pct("--fail-on-regression", v))
         .transpose()?;
+    // One connection to the store for everything below (a PostgreSQL connection costs more
+    // than a compare's queries).
+    let mut catalog = Catalog::new(a.db.db);
     // Two observations of the whole machine compare as profiles, not as runs.
     if let [before, after] = &a.runs[..] {
-        if let (Some((store, x)), Some((_, y))) = (
-            find_observation(&a.db, before)?,
-            find_observation(&a.db, after)?,
-        ) {
+        if let Some((x, y)) = observation_pair(&mut catalog, before, after)? {
+            let store = catalog.store()?;
             let (x, y) = (store.load_observation(&x)?, store.load_observation(&y)?);
             let c = profile::isolate::compare(&x, &y, OBSERVATION_THRESHOLD_POINTS);
             if a.json {
@@ -776,7 +804,6 @@ fn compare(a: CompareArgs) -> Result<i32> {
         }
     }
     let sel = Selection::parse(&a.fleet.wheres, a.fleet.by.as_deref())?;
-    let mut catalog = Catalog::new(a.db.db);
     // 2. Compare, print, and gate.
     let (_, c) = catalog.fleet_comparison(&a.runs, a.against.baseline.as_deref(), &sel, noise)?;
     if a.json {

@@ -491,7 +491,12 @@ pub struct TtyLines {
 
 impl TtyLines {
     pub fn new(len: usize, line_buffered: bool) -> TtyLines {
-        let mut line = text(len.max(1));
+        // One line of `len` characters: `text` breaks every 80, and a line of 160 would be two
+        // (the terminal's extra '\r' per '\n' made the byte check fail at 160 and 320).
+        let mut line: Vec<u8> = text(len.max(1))
+            .into_iter()
+            .map(|c| if c == b'\n' { b'.' } else { c })
+            .collect();
         if let Some(last) = line.last_mut() {
             *last = b'\n';
         }
@@ -716,5 +721,20 @@ impl Benchmark for LogReader {
 impl Drop for LogReader {
     fn drop(&mut self) {
         let _ = self.teardown();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_terminal_line_has_one_newline_whatever_its_length() {
+        for len in [1, 8, 80, 160, 320] {
+            let t = TtyLines::new(len, false);
+            assert_eq!(t.line.len(), len);
+            assert_eq!(t.line.iter().filter(|&&c| c == b'\n').count(), 1, "{len}");
+            assert_eq!(t.line.last(), Some(&b'\n'));
+        }
     }
 }
