@@ -706,27 +706,30 @@ fn runs(
     print(&text)
 }
 
-/// The stored observation `spec` names, with its store, when it names no run but one
-/// observation (`sysperf profile --system`).
+/// The observation `spec` names in `store`, when it names no run (nor a reference run) but
+/// one observation (`sysperf profile --system`).
+fn observation_in(store: &dyn store::Backend, spec: &str) -> Result<Option<String>> {
+    if reference::is_name(spec) || store.resolve(spec).is_ok() {
+        return Ok(None);
+    }
+    Ok(store.resolve_observation(spec)?)
+}
+
+/// The stored observation `spec` names, with its store. A reference run needs no store; a
+/// store that cannot be opened is the runs' path's to report, with its own advice.
 fn find_observation(db: &DbArg, spec: &str) -> Result<Option<(Box<dyn store::Backend>, String)>> {
-    // A reference run needs no store; a store that cannot be opened is the runs' path's to
-    // report, with its own advice.
     if reference::is_name(spec) {
         return Ok(None);
     }
     let Ok(store) = catalog::open_existing_store(db.db.as_ref()) else {
         return Ok(None);
     };
-    if store.resolve(spec).is_ok() {
-        return Ok(None);
-    }
-    Ok(store.resolve_observation(spec)?.map(|id| (store, id)))
+    Ok(observation_in(&*store, spec)?.map(|id| (store, id)))
 }
 
-/// The ids of two observations, when both names are observations and neither a run (through
-/// the catalog's own connection: each PostgreSQL connection costs round trips, and `compare`
-/// of two runs used to open three). A store that cannot be opened is the runs' path's to
-/// report, with its own advice.
+/// The ids of two observations, when both names are observations, through the catalog's own
+/// connection (each PostgreSQL connection costs round trips, and `compare` of two runs used
+/// to open three). A store that cannot be opened is the runs' path's to report.
 fn observation_pair(
     catalog: &mut Catalog,
     before: &str,
@@ -738,16 +741,10 @@ fn observation_pair(
     let Ok(store) = catalog.store() else {
         return Ok(None);
     };
-    if store.resolve(before).is_ok() || store.resolve(after).is_ok() {
+    let Some(x) = observation_in(store, before)? else {
         return Ok(None);
-    }
-    match (
-        store.resolve_observation(before)?,
-        store.resolve_observation(after)?,
-    ) {
-        (Some(x), Some(y)) => Ok(Some((x, y))),
-        _ => Ok(None),
-    }
+    };
+    Ok(observation_in(store, after)?.map(|y| (x, y)))
 }
 
 /// Shares of two observations that moved less than this (percentage points) are not listed.

@@ -25,6 +25,7 @@ use common::*;
 use serde_json::Value;
 use std::process::Command;
 use std::time::{Duration, Instant};
+use sysperf::harness::janitor;
 
 fn exe() -> &'static str {
     env!("CARGO_BIN_EXE_sysperf")
@@ -401,24 +402,12 @@ fn long_haul_test() -> Option<std::sync::MutexGuard<'static, ()>> {
 /// The long-haul namespaces (`sysperf-PID`), veth ends (`spPIDa`, `spPIDb`) and the delay
 /// line's TUN devices (`spPIDc`, `spPIDd`) here now.
 fn long_haul_left() -> Vec<String> {
-    let list = |dir: &str| -> Vec<String> {
-        std::fs::read_dir(dir)
-            .into_iter()
-            .flatten()
-            .flatten()
-            .map(|e| e.file_name().to_string_lossy().into_owned())
-            .collect()
-    };
-    let mut v: Vec<String> = list("/run/netns")
-        .into_iter()
-        .filter(|n| n.starts_with("sysperf-"))
-        .collect();
-    v.extend(list("/sys/class/net").into_iter().filter(|n| {
-        n.strip_prefix("sp")
-            .and_then(|p| p.strip_suffix(['a', 'b', 'c', 'd']))
-            .is_some_and(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
-    }));
-    v
+    ["/run/netns", "/sys/class/net"]
+        .iter()
+        .flat_map(|dir| std::fs::read_dir(dir).into_iter().flatten().flatten())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| janitor::link_owner(n).is_some())
+        .collect()
 }
 
 /// What of a pid's long haul is left.
@@ -549,13 +538,7 @@ fn interrupting_the_long_haul_leaves_no_namespace_or_link() {
     // Left behind means owned by a process that is gone: a live owner's link is another test's
     // run in progress (the quick-run and suite tests make links as root too).
     let owner_gone = |n: &String| {
-        let digits: String = n
-            .trim_start_matches("sysperf-")
-            .trim_start_matches("sp")
-            .chars()
-            .take_while(char::is_ascii_digit)
-            .collect();
-        !std::path::Path::new(&format!("/proc/{digits}")).exists()
+        janitor::link_owner(n).is_some_and(|p| janitor::owner_gone(p as sysperf::sys::Pid))
     };
     let after: Vec<String> = long_haul_left()
         .into_iter()

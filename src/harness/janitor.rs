@@ -176,6 +176,21 @@ pub fn link_names(pid: u32) -> (String, String, String) {
     )
 }
 
+/// The owner of a long-haul name: a namespace `sysperf-PID`, or a veth end or TUN device
+/// `spPID` + a, b, c or d.
+pub fn link_owner(name: &str) -> Option<u32> {
+    if let Some(pid) = name.strip_prefix(NETNS_PREFIX) {
+        return pid.parse().ok();
+    }
+    let digits = name
+        .strip_prefix("sp")?
+        .strip_suffix(['a', 'b', 'c', 'd'])?;
+    digits
+        .bytes()
+        .all(|b| b.is_ascii_digit())
+        .then(|| digits.parse().ok())?
+}
+
 /// The two TUN devices of the long haul's delay line of process `pid`: `spPIDc` in the
 /// worker's namespace, `spPIDd` in `sysperf-PID` (at most 15 characters, as the veth ends).
 pub fn tun_names(pid: u32) -> (String, String) {
@@ -214,6 +229,25 @@ pub fn remove_links_owned_by(pid: u32) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn long_haul_names_give_their_owner() {
+        let (ns, a, b) = link_names(4_194_303);
+        let (c, d) = tun_names(4_194_303);
+        for n in [ns, a, b, c, d] {
+            assert_eq!(link_owner(&n), Some(4_194_303), "{n}");
+        }
+        for n in [
+            "sp12e",
+            "sp+12a",
+            "spa",
+            "sysperf-x",
+            "eth0",
+            "sysperf-12-calls",
+        ] {
+            assert_eq!(link_owner(n), None, "{n}");
+        }
+    }
 
     #[test]
     fn owners_are_read_from_every_naming_scheme() {

@@ -32,9 +32,6 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// The namespaces' prefix; the pid follows.
-pub const NS_PREFIX: &str = crate::harness::janitor::NETNS_PREFIX;
-
 /// One shaping of the link: its MTU, the token bucket's rate, and the delay line's added
 /// round trip and loss rate (parts per million; both 0: a plain veth, no delay line).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -421,11 +418,8 @@ fn owners() -> Vec<u32> {
     };
     let mut pids: Vec<u32> = list("/run/netns")
         .iter()
-        .filter_map(|n| n.strip_prefix(NS_PREFIX)?.parse().ok())
-        .chain(list("/sys/class/net").iter().filter_map(|n| {
-            let p = n.strip_prefix("sp")?;
-            p.strip_suffix(['a', 'b', 'c', 'd'])?.parse().ok()
-        }))
+        .chain(list("/sys/class/net").iter())
+        .filter_map(|n| crate::harness::janitor::link_owner(n))
         .collect();
     pids.sort_unstable();
     pids.dedup();
