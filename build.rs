@@ -64,16 +64,30 @@ fn commit() {
         .filter(|c| !c.is_empty())
         .or_else(|| git(&["rev-parse", "--short=12", "HEAD"]))
         .unwrap_or_else(|| "unknown".into());
-    // HEAD itself, and the branch file it points to (in a worktree or not), and packed refs.
+    // HEAD itself, the branch file it points to (in a worktree or not), and packed refs: only
+    // those that exist. Cargo reruns a build script whose watched file is missing on every
+    // build, and so recompiled the whole crate after each no-change `cargo build` in a
+    // checkout whose refs were never packed (no `.git/packed-refs`). A branch whose ref is in
+    // none of these files yet (unborn, or only packed) is followed through its folder.
+    let mut watched = Vec::new();
     for file in ["HEAD", "packed-refs"] {
         if let Some(p) = git(&["rev-parse", "--git-path", file]) {
-            println!("cargo:rerun-if-changed={p}");
+            watched.push(PathBuf::from(p));
         }
     }
     if let Some(r) = git(&["symbolic-ref", "-q", "HEAD"]) {
         if let Some(p) = git(&["rev-parse", "--git-path", &r]) {
-            println!("cargo:rerun-if-changed={p}");
+            let p = PathBuf::from(p);
+            if !p.exists() {
+                if let Some(dir) = p.parent() {
+                    watched.push(dir.to_path_buf());
+                }
+            }
+            watched.push(p);
         }
+    }
+    for p in watched.iter().filter(|p| p.exists()) {
+        println!("cargo:rerun-if-changed={}", p.display());
     }
     println!("cargo:rustc-env=SYSPERF_COMMIT={commit}");
 }
