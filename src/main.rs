@@ -212,20 +212,21 @@ fn run(a: RunArgs) -> Result<i32> {
     let mut bar = ProgressSink::new();
     let outcomes = engine.execute_repeated(&plan, store.as_ref(), &mut bar)?;
     bar.0.finish_and_clear();
+    let variance = record_variance(store.as_ref(), &outcomes);
     // 4. Print: the run, or with --repeat each run (as a JSON array with --json).
     if a.json && outcomes.len() > 1 {
         let docs: Vec<_> = outcomes
             .iter()
             .map(|o| {
                 let mut doc = report::json::run_document(&o.run);
-                doc["variance"] = serde_json::json!(o.variance);
+                doc["variance"] = serde_json::json!(variance);
                 doc
             })
             .collect();
         print_json(&docs)?;
     } else {
         for o in &outcomes {
-            print_run(&o.run, &o.profiles, Some(&o.variance), a.json)?;
+            print_run(&o.run, &o.profiles, Some(&variance), a.json)?;
         }
     }
     let Some(outcome) = outcomes.last() else {
@@ -267,6 +268,19 @@ fn run(a: RunArgs) -> Result<i32> {
             exit::OK
         },
     )
+}
+
+/// The machine's variance estimates once the runs made are stored (empty when interrupted or
+/// fewer than three runs of a test are known). Derived and rebuilt after every run, so a
+/// failure costs a warning, not the run.
+fn record_variance(store: &dyn store::Backend, outcomes: &[engine::RunOutcome]) -> Vec<Variance> {
+    match outcomes.iter().rev().find(|o| !o.interrupted) {
+        Some(o) => catalog::record_variance(store, &o.run).unwrap_or_else(|e| {
+            say!("sysperf: warning: could not update this machine's variance estimates: {e}");
+            Vec::new()
+        }),
+        None => Vec::new(),
+    }
 }
 
 /// Flat-profile lines printed with a run (`sysperf profile` prints as many as --top asks).
@@ -896,6 +910,7 @@ fn noise(a: NoiseArgs) -> Result<i32> {
     let mut bar = ProgressSink::new();
     let outcomes = engine.execute_repeated(&plan, store.as_ref(), &mut bar)?;
     bar.0.finish_and_clear();
+    record_variance(store.as_ref(), &outcomes);
     if outcomes.iter().any(|o| o.interrupted) {
         say!("sysperf: interrupted; the finished runs are stored");
         return Ok(engine::interrupted_code());

@@ -4,7 +4,7 @@
 //!
 //! Every target is measured twice, once per side, as two targets of one plan: calibrated and
 //! warmed up each with its side's switch, then counted in rounds, each round one trial of
-//! every (target, side) pair in an order shuffled from the seed ([`super::trial_order`]), so
+//! every (target, side) pair in an order shuffled from the seed ([`super::schedule`]), so
 //! both sides sample the same moments of the machine. A machine-wide setting is written
 //! before each trial whose side differs from the last one; a task switch travels in the
 //! worker's request. The setting is held by a [`switch::Armed`] guard from before its first
@@ -12,14 +12,13 @@
 //! SIGKILL). Both sides share one overhead measurement and one doctor's look; each side has
 //! its own fingerprint, taken with its switch set, so `compare` names what differs.
 
+use super::session::{Session, Slot};
 use super::switch::{self, Switch, SwitchError};
-use super::{new_run, now_ns, stored, trial_order, EngineError, Event, Origin, RunPlan, Sink};
-use crate::harness::{self, Measurement, Target};
-use crate::model::{Run, Warning, WarningKind};
+use super::{new_run, EngineError, Event, Origin, RunPlan, Sink};
+use crate::harness::{Measurement, Target};
+use crate::model::Run;
 use crate::observe::doctor;
 use crate::store::Backend;
-use std::cell::RefCell;
-use std::sync::atomic::Ordering;
 
 /// Why an A/B could not be carried out.
 #[derive(Debug, thiserror::Error)]
@@ -83,59 +82,18 @@ impl super::Engine<'_> {
         store: &dyn Backend,
         sink: &mut dyn Sink,
     ) -> Result<AbOutcome, AbError> {
-        // Each side's fingerprint with its switch set; the doctor looks once.
-        let fp_on = {
-            armed.set(true)?;
-            let fp = crate::fingerprint::collect();
-            armed.set(false)?;
-            fp
-        };
-        let fp_off = crate::fingerprint::collect();
-        let findings = doctor::diagnose(&doctor::gather(fp_off.clone(), doctor::SAMPLE));
-        let label = plan.label.clone().unwrap_or_else(|| "ab".into());
-        let mut runs = [
-            new_run(plan, fp_off, findings.clone())?,
-            new_run(plan, fp_on, findings)?,
-        ];
-        for (side, run) in runs.iter_mut().enumerate() {
-            let on = side == 1;
-            run.label = Some(format!("{label}-{}", if on { "on" } else { "off" }));
-            run.notes.push(switch.describe(on));
-            stored(store.begin_run(run), || {
-                "recording the run in the store".into()
-            })?;
-        }
+        let began = std::time::Instant::now();
+        let runs = self.ab_runs(plan, switch, armed)?;
         let benches: Vec<&super::Planned> = plan
             .targets
             .iter()
             .filter(|p| matches!(p.origin, Origin::Bench(_)))
             .collect();
         let n = benches.len();
-        sink.event(Event::RunStarted {
-            run_id: &runs[0].id,
-            targets: 2 * n,
-            planned_trials: 2 * plan.planned_trials(),
-            calibrated: 2 * plan.calibrated_targets(),
-        });
-        let opts = plan.budget.options(
-            self.worker_exe.clone(),
-            plan.mode,
-            plan.cpus.clone(),
-            plan.observe,
-        );
-        sink.event(Event::Phase { what: "overhead" });
-        let overhead = harness::measure_overhead(&opts, self.stop);
-        for run in &mut runs {
-            match &overhead {
-                Ok(o) => run.overhead = Some(*o),
-                Err(e) => run.warnings.push(Warning {
-                    bench: None,
-                    kind: WarningKind::Overhead,
-                    message: format!("overhead not measured ({e}); nothing subtracted"),
-                }),
-            }
-        }
-        // Targets 0..n are the off side, n..2n the on side.
+        let mut s = Session::begin(self, store, sink, runs, began, super::started(plan, 2))?;
+        let opts = self.options(plan);
+        s.overhead(&opts);
+        // Measurements 0..n are the off side, n..2n the on side (with the task switch).
         let task = match switch {
             Switch::Task(t) => Some(*t),
             Switch::Setting(_) => None,
@@ -149,102 +107,53 @@ impl super::Engine<'_> {
         let mut ms: Vec<Measurement> = (0..2 * n)
             .map(|i| Measurement::new(&targets[i], &benches[i % n].placement, &opts))
             .collect();
-        let sink = RefCell::new(sink);
-        let progress = |e: harness::Event| {
-            if let harness::Event::Trial { kind } = e {
-                sink.borrow_mut().event(Event::TrialFinished { kind });
-            }
-        };
-        let mut interrupted = false;
-        sink.borrow_mut().event(Event::Phase {
-            what: "calibration",
-        });
-        for (i, m) in ms.iter_mut().enumerate() {
-            armed.set(i >= n)?;
-            sink.borrow_mut().event(Event::TargetStarted {
-                id: m.id(),
-                index: i,
-                total: 2 * n,
-            });
-            if m.prepare(self.stop, &progress).is_err() || self.stop.load(Ordering::Relaxed) {
-                interrupted = true;
-                break;
-            }
-        }
-        let keep = |ms: &[Measurement], runs: &[Run; 2]| {
-            for (i, m) in ms.iter().enumerate().filter(|(_, m)| m.settled()) {
-                let (result, _) = m.finish(runs[i / n].overhead.as_ref());
-                stored(store.put_result(&runs[i / n].id, i % n, &result), || {
-                    format!("storing {}", result.id)
-                })?;
-            }
-            Ok::<(), EngineError>(())
-        };
-        if !interrupted {
-            let mut round = None;
-            for (r, i) in trial_order(2 * n, plan.budget.trials, plan.seed, true) {
-                if round != Some(r) {
-                    if round.is_some() {
-                        keep(&ms, &runs)?;
-                    }
-                    round = Some(r);
-                    let what = format!("round {} of {}", r + 1, plan.budget.trials);
-                    sink.borrow_mut().event(Event::Phase { what: &what });
-                }
-                armed.set(i >= n)?;
-                if ms[i].trial(r, self.stop, &progress).is_err()
-                    || self.stop.load(Ordering::Relaxed)
-                {
-                    interrupted = true;
-                    break;
-                }
-            }
-        }
+        let slots: Vec<Slot> = (0..2 * n).map(|i| Some((i / n, i % n))).collect();
+        let mut side = |i: usize| armed.set(i >= n).map_err(AbError::from);
+        s.calibrate(&mut ms, &mut side)?;
+        s.rounds(&mut ms, &slots, plan, true, &mut side)?;
         armed.set(false)?;
-        let sink = sink.into_inner();
-        for (i, m) in ms.iter().enumerate() {
-            if interrupted && !m.settled() {
-                continue;
+        for (k, done) in s.summarise(&ms, &slots)?.into_iter().enumerate() {
+            if let Some((result, warnings)) = done {
+                let run = &mut s.runs[k / n];
+                run.warnings.extend(warnings);
+                run.results.push(result);
             }
-            let run = &mut runs[i / n];
-            let (result, warnings) = m.finish(run.overhead.as_ref());
-            for w in &warnings {
-                sink.event(Event::Warning { warning: w });
-            }
-            sink.event(Event::BenchmarkDone { result: &result });
-            stored(store.put_result(&run.id, i % n, &result), || {
-                format!("storing {}", result.id)
-            })?;
-            run.warnings.extend(warnings);
-            run.results.push(result);
         }
-        for run in &mut runs {
-            run.derived = crate::derived::compute(&run.results);
-            run.ended_ns = Some(now_ns());
-            run.complete = !interrupted;
-            if interrupted {
-                run.warnings.push(Warning {
-                    bench: None,
-                    kind: WarningKind::Interrupted,
-                    message: format!(
-                        "interrupted after {} of {n} benchmarks; the finished ones are stored",
-                        run.results.len()
-                    ),
-                });
-            }
-            stored(store.finish_run(run), || {
-                "finishing the run in the store".into()
-            })?;
-        }
-        let [off, on] = runs;
-        sink.event(Event::RunFinished {
-            run_id: &on.id,
-            interrupted,
-        });
+        let interrupted = s.interrupted;
+        let [off, on]: [Run; 2] = s.finish(n, |_| Vec::new())?.try_into().expect("two sides");
         Ok(AbOutcome {
             off,
             on,
             interrupted,
         })
+    }
+
+    /// The two runs of a pair, labelled `LABEL-off` and `LABEL-on`, each with its side's
+    /// fingerprint (taken with its switch set) and a note of its switch; the doctor looks once.
+    fn ab_runs(
+        &self,
+        plan: &RunPlan,
+        switch: &Switch,
+        armed: &mut switch::Armed,
+    ) -> Result<Vec<Run>, AbError> {
+        let fp_on = {
+            armed.set(true)?;
+            let fp = crate::fingerprint::collect();
+            armed.set(false)?;
+            fp
+        };
+        let fp_off = crate::fingerprint::collect();
+        let findings = doctor::diagnose(&doctor::gather(fp_off.clone(), doctor::SAMPLE));
+        let label = plan.label.clone().unwrap_or_else(|| "ab".into());
+        let mut runs = vec![
+            new_run(plan, fp_off, findings.clone())?,
+            new_run(plan, fp_on, findings)?,
+        ];
+        for (side, run) in runs.iter_mut().enumerate() {
+            let on = side == 1;
+            run.label = Some(format!("{label}-{}", if on { "on" } else { "off" }));
+            run.notes.push(switch.describe(on));
+        }
+        Ok(runs)
     }
 }

@@ -273,6 +273,14 @@ impl RunPlan {
         self.targets.len() as u64 * self.budget.trials_per_target()
     }
 
+    /// The core benchmarks of the plan (the suites' points are not counted).
+    pub fn benchmarks(&self) -> usize {
+        self.targets
+            .iter()
+            .filter(|p| matches!(p.origin, Origin::Bench(_)))
+            .count()
+    }
+
     /// Targets whose count is found by calibration (the others have a fixed count).
     pub fn calibrated_targets(&self) -> usize {
         self.targets
