@@ -11,6 +11,7 @@
 //! - [`cli`]: the command line's definitions (clap), the one source of `--help`;
 //! - [`stats`]: pure statistics over raw samples;
 //! - [`variance`]: within-run and run-to-run variance, and ratio intervals that include both;
+//! - [`paired`]: the interval of a paired A/B from its rounds' log ratios (`sysperf ab`);
 //! - [`fingerprint`]: what machine a run was made on;
 //! - [`store`]: the embedded SQLite store of runs;
 //! - [`derived`]: figures computed from several results (context switch, exec overhead, ...);
@@ -43,6 +44,7 @@ pub mod harness;
 pub mod model;
 pub mod observe;
 pub mod output;
+pub mod paired;
 pub mod procfs;
 pub mod profile;
 pub mod published;
