@@ -232,6 +232,10 @@ pub fn record_variance(
     store: &dyn Backend,
     run: &Run,
 ) -> Result<Vec<VarianceEstimate>, CatalogError> {
+    // A side of `ab` is not a run of the machine as `run` makes it (#30).
+    if run.params.ab.is_some() {
+        return Ok(Vec::new());
+    }
     let history = history_in(store, run, HISTORY_RUNS, &[])?;
     let estimates = compare::machine_variance(&history, crate::harness::unix_ns());
     store.put_variance(machine(&run.fingerprint), &estimates)?;
@@ -251,12 +255,12 @@ fn history_in(
     let fp = &run.fingerprint;
     let mut out = Vec::new();
     // Through the machine's index: the store's other machines are never read. Runs of
-    // another CPU model under the same host name and kernel are passed over, so look a
-    // little further than `limit`.
+    // another CPU model under the same host name and kernel, and runs made with other
+    // options or as a side of `ab`, are passed over, so look further than `limit`.
     let ids = store.machine_runs(
         fp.hostname.as_deref(),
         fp.kernel_release.as_deref(),
-        limit.saturating_mul(2).saturating_add(exclude.len()),
+        limit.saturating_mul(4).saturating_add(exclude.len()),
     )?;
     let ids: Vec<&str> = ids
         .iter()
@@ -269,7 +273,11 @@ fn history_in(
         let (now, later) = rest.split_at((limit - out.len()).min(rest.len()));
         rest = later;
         for r in store.load_runs(now)? {
-            if r.complete && r.source == "measured" && r.fingerprint.cpu_model == fp.cpu_model {
+            if r.complete
+                && r.source == "measured"
+                && r.fingerprint.cpu_model == fp.cpu_model
+                && r.params.measures_like(&run.params)
+            {
                 out.push(r);
             }
         }
@@ -455,7 +463,8 @@ impl Catalog {
     }
 
     /// Earlier runs of the machine that made `run` (same host name, kernel and CPU model),
-    /// complete and measured, newest first, at most `limit`: the history from which the
+    /// complete and measured with the same options ([`crate::model::RunParams::measures_like`]:
+    /// never a side of `ab`), newest first, at most `limit`: the history from which the
     /// machine's run-to-run variance is estimated. The runs in `exclude` (those being
     /// compared) are left out, so that a change under judgement is not taken for noise.
     pub fn history(

@@ -58,10 +58,7 @@ impl Paired {
 
     /// The ratio B/A and its interval.
     pub fn ratio(&self) -> (f64, [f64; 2]) {
-        (
-            self.estimate.exp(),
-            [self.ci[0].exp(), self.ci[1].exp()],
-        )
+        (self.estimate.exp(), [self.ci[0].exp(), self.ci[1].exp()])
     }
 
     /// The interval's half-width in percent of the ratio (the larger side).
@@ -75,9 +72,7 @@ impl Paired {
 pub fn log_ratios(pairs: &[(f64, f64)]) -> Option<Vec<f64>> {
     pairs
         .iter()
-        .map(|&(a, b)| {
-            (a.is_finite() && b.is_finite() && a > 0.0 && b > 0.0).then(|| (b / a).ln())
-        })
+        .map(|&(a, b)| (a.is_finite() && b.is_finite() && a > 0.0 && b > 0.0).then(|| (b / a).ln()))
         .collect()
 }
 
@@ -209,7 +204,10 @@ pub fn paired(d: &[f64], level: f64) -> Option<Paired> {
     Some(Paired {
         n: d.len(),
         estimate,
-        ci: [estimate - (estimate - lo) * s, estimate + (hi - estimate) * s],
+        ci: [
+            estimate - (estimate - lo) * s,
+            estimate + (hi - estimate) * s,
+        ],
         level: got,
         lag1: autocorrelation(d, 1),
         inflation: f,
@@ -362,7 +360,10 @@ mod tests {
             cov * 100.0,
             plain * 100.0
         );
-        assert!(plain < 0.90, "the plain interval was expected to fall short: {plain}");
+        assert!(
+            plain < 0.90,
+            "the plain interval was expected to fall short: {plain}"
+        );
         assert!(cov >= 0.92, "widened: {cov}");
     }
 

@@ -123,6 +123,10 @@ pub struct RunPlan {
     pub precision_pct: Option<f64>,
     /// How long rounds may go on for `--precision`.
     pub max_time: Duration,
+    /// This machine's run-to-run CV of each test, from its stored runs made with these
+    /// options (the caller's to fill: the engine reads no store for it); `--precision`
+    /// includes it in the interval it waits for. Empty: not known.
+    pub run_cv: std::collections::BTreeMap<String, f64>,
     /// What the run records of how it was asked for.
     pub params: RunParams,
 }
@@ -248,6 +252,7 @@ impl RunPlan {
             replicate: None,
             precision_pct: req.precision_pct,
             settle_s: req.settle_s,
+            ab: None,
         };
         Ok(RunPlan {
             targets,
@@ -263,6 +268,7 @@ impl RunPlan {
             repeat: req.repeat,
             precision_pct: req.precision_pct,
             max_time: Duration::from_secs_f64(req.max_time_s.unwrap_or(DEFAULT_MAX_TIME_S)),
+            run_cv: Default::default(),
             params,
         })
     }

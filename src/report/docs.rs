@@ -310,6 +310,9 @@ mod tests {
             runs: 3,
             trials: 15,
             updated_ns: 1,
+            median_sd: Some(0.01),
+            median_range_ns: Some([100.0, 102.0]),
+            clipped: true,
         }];
         let profiles = [crate::report::profile::tests::fixture()];
         let v = crate::report::json::show_document(&run, &profiles, Some(&variance), 5);
@@ -372,7 +375,7 @@ mod tests {
         let base = rich_run();
         let mut other = crate::report::fixture_slower(&base);
         other.series = base.series.clone();
-        let c = crate::compare::build(&[base, other], 0, 2.0);
+        let c = crate::report::fixture_compare(&[base, other], 0, 2.0);
         assert!(!c.findings.is_empty() && !c.series.is_empty());
         let v = crate::report::compare::json_value(&c);
         let written: BTreeSet<String> = v.as_object().expect("object").keys().cloned().collect();

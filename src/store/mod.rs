@@ -1042,6 +1042,7 @@ impl Store {
                 runs: r.usize("runs")?,
                 trials: r.usize("trials")?,
                 updated_ns: r.i64("updated_ns")?,
+                ..Default::default()
             });
         }
         Ok(out)

@@ -1036,6 +1036,7 @@ impl PgStore {
                     runs: size(r, "runs")?,
                     trials: size(r, "trials")?,
                     updated_ns: r.try_get("updated_ns")?,
+                    ..Default::default()
                 })
             })
             .collect()
