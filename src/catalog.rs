@@ -242,6 +242,42 @@ pub fn record_variance(
     Ok(estimates)
 }
 
+/// This machine's run-to-run CV of each test (the component beyond a run's trials), from
+/// its runs in `store` made with `params`: what `run --precision` adds to the interval it
+/// waits for (#30). Empty when fewer than three such runs are stored.
+pub fn run_cv(
+    store: &dyn Backend,
+    params: &crate::model::RunParams,
+) -> Result<std::collections::BTreeMap<String, f64>, CatalogError> {
+    let probe = Run {
+        id: String::new(),
+        label: None,
+        started_ns: 0,
+        ended_ns: None,
+        complete: false,
+        sysperf_version: String::new(),
+        source: "measured".into(),
+        citation: None,
+        params: params.clone(),
+        fingerprint: crate::fingerprint::collect(),
+        overhead: None,
+        results: Vec::new(),
+        derived: Vec::new(),
+        warnings: Vec::new(),
+        findings: Vec::new(),
+        series: Vec::new(),
+        notes: Vec::new(),
+    };
+    let history = history_in(store, &probe, HISTORY_RUNS, &[])?;
+    Ok(compare::machine_variance(&history, 0)
+        .into_iter()
+        .map(|v| {
+            let cv = v.between_cv();
+            (v.test, cv)
+        })
+        .collect())
+}
+
 /// [`Catalog::history`] in an opened store.
 fn history_in(
     store: &dyn Backend,

@@ -432,15 +432,25 @@ pub struct AbArgs {
     /// The "on" value of thp or perf_event_paranoid.
     #[arg(long, value_name = "VALUE")]
     pub on: Option<String>,
-    /// Counted trials per benchmark and side (1-1000; default 5).
+    /// Counted rounds: one trial of each benchmark and side each (1-1000; default 30).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub trials: Option<u32>,
-    /// Minimum duration of one trial in seconds (default 0.1).
+    /// Minimum duration of one trial in seconds (default 0.015: many short trials).
     #[arg(long, value_name = "S", allow_negative_numbers = true, value_parser = parse_seconds)]
     pub min_time: Option<f64>,
     /// One short trial per benchmark and side: a smoke test, too few trials for a verdict.
     #[arg(long)]
     pub quick: bool,
+    /// Run the two sides at the same time, one on each of two CPUs, swapped every round
+    /// (one CPU a side: one-process tests, or two-process ones under --placement same).
+    #[arg(long)]
+    pub duet: bool,
+    /// Add full rounds until every test's paired interval is at most +-PCT% (0-100).
+    #[arg(long, value_name = "PCT", allow_negative_numbers = true)]
+    pub precision: Option<f64>,
+    /// With --precision: add rounds for at most S seconds (default 300).
+    #[arg(long, value_name = "S", allow_negative_numbers = true, value_parser = parse_seconds)]
+    pub max_time: Option<f64>,
     /// Seed of the shuffled order of the trials (default: random).
     #[arg(long, value_name = "N")]
     pub seed: Option<u64>,
@@ -483,9 +493,16 @@ impl AbArgs {
             } else {
                 self.selection.clone()
             },
-            trials: self.trials,
-            min_time_s: self.min_time,
+            // Many short rounds unless told otherwise (`--quick` is its own budget).
+            trials: self
+                .trials
+                .or((!self.quick).then_some(crate::engine::ab::DEFAULT_ROUNDS)),
+            min_time_s: self
+                .min_time
+                .or((!self.quick).then_some(crate::engine::ab::DEFAULT_TRIAL_S)),
             quick: self.quick,
+            precision_pct: self.precision,
+            max_time_s: self.max_time,
             placement: self.place.placement,
             cpus: self
                 .place

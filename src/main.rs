@@ -192,7 +192,7 @@ fn allowed_cpus() -> Result<Vec<u32>> {
 
 fn run(a: RunArgs) -> Result<i32> {
     // 1. Every decision before anything starts: what, where, with which budget and order.
-    let plan = RunPlan::resolve(&a.request(engine::fresh_seed()?)?, &allowed_cpus()?)?;
+    let mut plan = RunPlan::resolve(&a.request(engine::fresh_seed()?)?, &allowed_cpus()?)?;
     if a.dry_run {
         return if a.json {
             print_json(&plan.document())
@@ -204,6 +204,9 @@ fn run(a: RunArgs) -> Result<i32> {
     let stop = engine::stop_flag()?;
     let store = catalog::open_store(a.db.db.as_ref())?;
     store.announce("sysperf run")?;
+    if plan.precision_pct.is_some() {
+        plan.run_cv = catalog::run_cv(store.as_ref(), &plan.params)?;
+    }
     // 3. Measure and store, with a progress bar as the sink of the engine's events.
     let engine = Engine {
         worker_exe: worker_exe()?,
@@ -855,7 +858,13 @@ fn ab(a: AbArgs) -> Result<i32> {
         req.label = Some(format!("ab-{}-{tag}", switch.name()));
     }
     let plan = RunPlan::resolve(&req, &allowed_cpus()?)?;
-    // 2. Both sides, interleaved; the switch is put back whatever happens.
+    let design = if a.duet {
+        engine::ab::check_duet(&plan, switch.concurrent())?;
+        engine::ab::Design::Duet
+    } else {
+        engine::ab::Design::Paired
+    };
+    // 2. Both sides, paired round by round; the switch is put back whatever happens.
     let stop = engine::stop_flag()?;
     let store = catalog::open_store(a.db.db.as_ref())?;
     let engine = Engine {
@@ -863,7 +872,7 @@ fn ab(a: AbArgs) -> Result<i32> {
         stop: &stop,
     };
     let mut bar = ProgressSink::new();
-    let outcomes = engine.execute_ab(&plan, &switch, store.as_ref(), &mut bar);
+    let outcomes = engine.execute_ab(&plan, design, &switch, store.as_ref(), &mut bar);
     bar.0.finish_and_clear();
     let outcomes = outcomes?;
     let Some(last) = outcomes.last() else {

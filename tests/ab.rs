@@ -245,3 +245,160 @@ fn sigterm_ends_ab_with_143_and_the_sysctl_put_back() {
     assert_eq!(read("msgmnb"), old);
     assert!(files(&st).is_empty(), "the record is removed");
 }
+
+/// The stored run `label` as JSON.
+fn show(db: &Path, label: &str) -> serde_json::Value {
+    let out = sysperf(db)
+        .args(["show", label, "--json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    json_of(&out.stdout)
+}
+
+/// The ratio of the first row of an `ab --json` that succeeds.
+fn first_ratio(cmd: &mut assert_cmd::Command) -> serde_json::Value {
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    json_of(&out.stdout)["rows"][0]["ratios"][1].clone()
+}
+
+/// (round, iterations) of each counted trial of `test` in a shown run.
+fn trials_of(run: &serde_json::Value, test: &str) -> Vec<(u64, u64)> {
+    let r = run["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["id"] == test)
+        .unwrap();
+    r["trials"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| t["kind"] == "measured")
+        .map(|t| {
+            (
+                t["round"].as_u64().unwrap(),
+                t["iterations"].as_u64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn ab_is_paired_round_by_round_at_one_count_and_its_sides_never_feed_the_variance() {
+    // #30 item 1: A and B of each test in every round, at one calibrated count, and the
+    // interval on the rounds' log ratios ("paired"), not two samples widened by history.
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("s.db");
+    for k in 0..3 {
+        let ratio = first_ratio(
+            sysperf(&db)
+                .args(["ab", "syscall", "--switch", "seccomp", "--trials", "8"])
+                .args(["--min-time", "0.005", "--json", "--label"])
+                .arg(format!("p{k}")),
+        );
+        assert_eq!(ratio["covers"], "paired", "{ratio}");
+        assert_eq!(ratio["rounds"], 8, "{ratio}");
+        assert!(ratio["ci"].is_array(), "{ratio}");
+    }
+    let (a, b) = (show(&db, "p0-off"), show(&db, "p0-on"));
+    assert_eq!(a["params"]["ab"]["side"], "a");
+    assert_eq!(a["params"]["ab"]["partner"], b["id"]);
+    assert_eq!(b["params"]["ab"]["partner"], a["id"]);
+    assert_eq!(a["params"]["ab"]["design"], "paired");
+    let (ta, tb) = (trials_of(&a, "syscall"), trials_of(&b, "syscall"));
+    let rounds = |t: &[(u64, u64)]| t.iter().map(|x| x.0).collect::<Vec<_>>();
+    assert_eq!(rounds(&ta), (0..8).collect::<Vec<_>>());
+    assert_eq!(rounds(&ta), rounds(&tb));
+    let counts: std::collections::BTreeSet<u64> = ta.iter().chain(&tb).map(|x| x.1).collect();
+    assert_eq!(counts.len(), 1, "one count for both sides: {counts:?}");
+    // Six ab sides of syscall and one run: no run-to-run variance from the sides.
+    let out = sysperf(&db)
+        .args([
+            "run",
+            "syscall",
+            "--trials",
+            "8",
+            "--min-time",
+            "0.005",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let run = json_of(&out.stdout);
+    assert_eq!(
+        run["variance"],
+        serde_json::json!([]),
+        "{}",
+        run["variance"]
+    );
+}
+
+#[test]
+fn a_duet_runs_both_sides_at_once_on_two_cpus_or_says_what_it_needs() {
+    // #30 item 2.
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("s.db");
+    let cpus = sysperf::sys::get_affinity().unwrap();
+    let duet = |args: &[&str]| {
+        let mut c = sysperf(&db);
+        c.args(["ab", "--duet", "--trials", "6", "--min-time", "0.005"])
+            .args(args);
+        c
+    };
+    if cpus.len() < 2 {
+        let err = usage_error(&mut duet(&["syscall", "--switch", "seccomp"]));
+        assert!(err.contains("a duet needs two CPUs"), "{err}");
+        return;
+    }
+    let ratio = first_ratio(&mut duet(&[
+        "syscall", "--switch", "seccomp", "--json", "--label", "d",
+    ]));
+    assert_eq!(ratio["covers"], "paired", "{ratio}");
+    let (a, b) = (show(&db, "d-off"), show(&db, "d-on"));
+    assert_eq!(a["params"]["ab"]["design"], "duet");
+    let notes = a["notes"].to_string();
+    assert!(notes.contains("timed regions overlapped"), "{notes}");
+    // Side A ran on one CPU in even rounds and on the other in odd ones; B the other way.
+    let cpu_of = |run: &serde_json::Value| -> Vec<u64> {
+        run["results"][0]["trials"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|t| t["kind"] == "measured")
+            .map(|t| t["cpu_start"].as_u64().unwrap())
+            .collect()
+    };
+    let (ca, cb) = (cpu_of(&a), cpu_of(&b));
+    assert_eq!(ca.len(), 6);
+    for r in 0..6 {
+        assert_ne!(ca[r], cb[r], "round {r}: {ca:?} {cb:?}");
+        if r > 0 {
+            assert_ne!(ca[r], ca[r - 1], "swapped every round: {ca:?}");
+        }
+    }
+    // What it cannot do, said before anything is measured.
+    let err = usage_error(&mut duet(&[
+        "pipeback4",
+        "--switch",
+        "seccomp",
+        "--placement",
+        "spread",
+    ]));
+    assert!(
+        err.contains("two CPUs a side (four in all)") && err.contains("pipeback4"),
+        "{err}"
+    );
+    let err = usage_error(&mut duet(&["syscall", "--sysctl", "kernel.msgmax=1"]));
+    assert!(err.contains("machine-wide"), "{err}");
+}

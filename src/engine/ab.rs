@@ -1,22 +1,32 @@
-//! `sysperf ab --switch NAME` (#19): one selection measured with a runtime switch off and on,
-//! interleaved trial by trial, as two stored runs (labels `LABEL-off`, `LABEL-on`) that
-//! `compare` then sets side by side.
+//! `sysperf ab` (#19, #30): one selection measured on two sides (a runtime switch off and on,
+//! or two commands), paired round by round, as two stored runs (labels `LABEL-off` and
+//! `LABEL-on`, or `LABEL-a` and `LABEL-b`) that `compare` then sets side by side with the
+//! paired interval (`crate::paired`).
 //!
-//! Every target is measured twice, once per side, as two targets of one plan: calibrated and
-//! warmed up each with its side's switch, then counted in rounds, each round one trial of
-//! every (target, side) pair in an order shuffled from the seed ([`super::schedule`]), so
-//! both sides sample the same moments of the machine. A machine-wide setting is written
-//! before each trial whose side differs from the last one; a task switch travels in the
-//! worker's request. The setting is held by a [`switch::Armed`] guard from before its first
-//! change to the end, on every path (see [`super::switch`] for the record that survives a
-//! SIGKILL). Both sides share one overhead measurement and one doctor's look; each side has
-//! its own fingerprint, taken with its switch set, so `compare` names what differs.
+//! Each test is calibrated once, on side A, and both sides run at that count (so a pair of
+//! trials does the same work), each side warmed up. Then rounds: each round takes the tests
+//! in an order shuffled from the seed, and runs each test's A and B trials back to back, A
+//! or B first at random ([`super::schedule::paired_order`]), so that both meet the machine
+//! in the same moment; trials are short (`ab`'s default is 15 ms) and many. With `--duet`
+//! the two trials of a test run at the same time, one on each of two CPUs, their timed
+//! regions started together and the sides swapped between the CPUs every round (Bulej et
+//! al., "Duet Benchmarking", ICPE 2020). With `--precision PCT`, full rounds are added until
+//! every test's paired interval is that narrow.
+//!
+//! A machine-wide setting is written before each trial whose side differs from the last one;
+//! a task switch travels in the worker's request; two commands are two targets. The setting
+//! is held by a [`switch::Armed`] guard from before its first change to the end, on every
+//! path (see [`super::switch`] for the record that survives a SIGKILL). Both sides share one
+//! overhead measurement and one doctor's look; each side has its own fingerprint, taken with
+//! its switch set, so `compare` names what differs. Each run records its side and partner
+//! (`RunParams::ab`), which keeps it out of the machine's run-to-run variance.
 
-use super::session::{Session, Slot};
+use super::session::{Order, Session, Slot, Wide};
 use super::switch::{self, Switch, SwitchError};
-use super::{new_run, EngineError, Event, Origin, RunPlan, Sink};
+use super::{new_run, EngineError, Origin, RunPlan, Sink};
+use crate::error::InputError;
 use crate::harness::{Measurement, Target};
-use crate::model::Run;
+use crate::model::{AbSide, Run};
 use crate::observe::doctor;
 use crate::store::Backend;
 
@@ -29,7 +39,7 @@ pub enum AbError {
     Switch(#[from] SwitchError),
 }
 
-/// One pair of runs.
+/// One pair of runs: side A (`off`) and side B (`on`).
 #[derive(Debug)]
 pub struct AbOutcome {
     pub off: Run,
@@ -37,81 +47,249 @@ pub struct AbOutcome {
     pub interrupted: bool,
 }
 
+/// How the two sides of a round run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Design {
+    /// Back to back, in a random order per round.
+    Paired,
+    /// At the same time on two CPUs, swapped every round (`--duet`).
+    Duet,
+}
+
+impl Design {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Design::Paired => "paired",
+            Design::Duet => "duet",
+        }
+    }
+}
+
+/// What differs between the two sides of an A/B.
+pub trait Sides {
+    /// Puts the machine in side B's state (`true`) or side A's.
+    fn set(&mut self, b: bool) -> Result<(), SwitchError>;
+    /// Side B's target for one of the plan's (side A's) targets.
+    fn target_b(&self, a: &Target) -> Target;
+    /// What a side is, for its run's notes.
+    fn describe(&self, b: bool) -> String;
+    /// The end of a side's label: `off`/`on` for a switch, `a`/`b` for two commands.
+    fn tag(&self, b: bool) -> &'static str;
+    /// Whether the two sides can run at the same time (a machine-wide setting cannot be
+    /// both values at once).
+    fn concurrent(&self) -> Result<(), String>;
+}
+
+/// A switch's two sides.
+pub struct SwitchSides<'s> {
+    pub switch: &'s Switch,
+    pub armed: switch::Armed,
+}
+
+impl Sides for SwitchSides<'_> {
+    fn set(&mut self, b: bool) -> Result<(), SwitchError> {
+        self.armed.set(b)
+    }
+    fn target_b(&self, a: &Target) -> Target {
+        Target {
+            task: match self.switch {
+                Switch::Task(t) => Some(*t),
+                Switch::Setting(_) => None,
+            },
+            ..a.clone()
+        }
+    }
+    fn describe(&self, b: bool) -> String {
+        self.switch.describe(b)
+    }
+    fn tag(&self, b: bool) -> &'static str {
+        if b {
+            "on"
+        } else {
+            "off"
+        }
+    }
+    fn concurrent(&self) -> Result<(), String> {
+        self.switch.concurrent()
+    }
+}
+
+impl Switch {
+    /// Whether its two sides can run at the same time (`ab --duet`): a task switch can, a
+    /// machine-wide setting cannot be both values at once.
+    pub fn concurrent(&self) -> Result<(), String> {
+        match self {
+            Switch::Task(_) => Ok(()),
+            Switch::Setting(s) => Err(format!(
+                "{} is machine-wide: it cannot be both values while both sides run at once; leave out --duet (the sides then run back to back)",
+                s.name
+            )),
+        }
+    }
+}
+
+/// `ab`'s counted rounds unless `--trials` says otherwise.
+pub const DEFAULT_ROUNDS: u32 = 30;
+/// `ab`'s trial length unless `--min-time` says otherwise, in seconds: many short trials
+/// pair better than a few long ones on a host whose speed changes within a second (#30).
+pub const DEFAULT_TRIAL_S: f64 = 0.015;
+
+/// Checks that `plan` can run as a duet with `sides` on the CPUs it may use: two CPUs, one a
+/// side, and every test on one CPU (`--placement same`, or a one-process test). A test whose
+/// processes take two CPUs (`--placement spread`) needs four, two a side; unpinned ones
+/// (`free`) cannot be kept apart.
+pub fn check_duet(plan: &RunPlan, concurrent: Result<(), String>) -> Result<[u32; 2], InputError> {
+    let bad = |value: String, why: String| InputError::InvalidValue {
+        what: "--duet",
+        value,
+        why,
+    };
+    concurrent.map_err(|why| bad("with this switch".into(), why))?;
+    let cpus = &plan.cpus.cpus;
+    let wide: Vec<&str> = plan
+        .targets
+        .iter()
+        .filter(|p| {
+            p.placement.worker.as_ref().is_none_or(|w| w.len() != 1) || p.placement.child.is_some()
+        })
+        .map(|p| p.target.id.as_str())
+        .collect();
+    if !wide.is_empty() {
+        return Err(bad(format!("with --placement {}", plan.mode.as_str()), format!(
+            "a duet runs each side on a CPU of its own; {} would take two CPUs a side (four in all) under --placement {}: use --placement same (both processes of a test on one CPU) or leave out --duet",
+            wide.join(", "),
+            plan.mode.as_str()
+        )));
+    }
+    match cpus[..] {
+        [a, b, ..] => Ok([a, b]),
+        _ => Err(bad(format!("on {} CPU", cpus.len()), format!(
+            "a duet needs two CPUs, one a side, and this process may use {} ({}); leave out --duet, or allow two CPUs (--cpu A,B)",
+            cpus.len(),
+            crate::harness::placement::format_list(cpus)
+        ))),
+    }
+}
+
 impl super::Engine<'_> {
-    /// Measures `plan`'s core benchmarks with `switch` off and on, `plan.repeat` pairs of
-    /// runs, each side stored as a run labelled `LABEL-off` / `LABEL-on` (replicates of one
-    /// group each when there are several pairs). The switch is put back before returning,
-    /// whatever happened. Stops after an interrupted pair.
+    /// Measures `plan`'s core benchmarks with `switch` off and on in `design`, `plan.repeat`
+    /// pairs of runs, each side stored as a run labelled `LABEL-off` / `LABEL-on`. The switch
+    /// is put back before returning, whatever happened.
     pub fn execute_ab(
         &self,
         plan: &RunPlan,
+        design: Design,
         switch: &Switch,
         store: &dyn Backend,
         sink: &mut dyn Sink,
     ) -> Result<Vec<AbOutcome>, AbError> {
         switch.check()?;
-        let mut armed = switch.arm()?;
-        let group = (plan.repeat > 1).then(super::new_run_id).transpose()?;
+        let mut sides = SwitchSides {
+            switch,
+            armed: switch.arm()?,
+        };
+        let out = self.execute_sides(plan, design, &mut sides, store, sink)?;
+        sides.armed.release()?;
+        Ok(out)
+    }
+
+    /// Measures `plan`'s core benchmarks on both `sides` in `design`, `plan.repeat` pairs of
+    /// runs (each side's runs one group when there are several pairs); side A's state is
+    /// put back before returning. Stops after an interrupted pair.
+    pub fn execute_sides(
+        &self,
+        plan: &RunPlan,
+        design: Design,
+        sides: &mut dyn Sides,
+        store: &dyn Backend,
+        sink: &mut dyn Sink,
+    ) -> Result<Vec<AbOutcome>, AbError> {
+        let groups = (plan.repeat > 1)
+            .then(|| Ok::<_, EngineError>([super::new_run_id()?, super::new_run_id()?]))
+            .transpose()?;
         let mut out = Vec::new();
         for k in 0..plan.repeat {
             let mut p = plan.clone();
             p.seed = plan.seed.wrapping_add(u64::from(k));
             p.params.seed = Some(p.seed);
-            if let Some(g) = &group {
-                p.params.group = Some(g.clone());
+            if groups.is_some() {
                 p.params.replicate = Some(k);
                 let what = format!("pair {} of {}", k + 1, plan.repeat);
-                sink.event(Event::Phase { what: &what });
+                sink.event(super::Event::Phase { what: &what });
             }
-            let o = self.ab_pair(&p, switch, &mut armed, store, sink)?;
+            let o = self.ab_pair(&p, design, sides, groups.as_ref(), store, sink);
+            let o = match o {
+                Ok(o) => o,
+                Err(e) => {
+                    let _ = sides.set(false);
+                    return Err(e);
+                }
+            };
             let stop = o.interrupted;
             out.push(o);
             if stop {
                 break;
             }
         }
-        armed.release()?;
         Ok(out)
     }
 
     fn ab_pair(
         &self,
         plan: &RunPlan,
-        switch: &Switch,
-        armed: &mut switch::Armed,
+        design: Design,
+        sides: &mut dyn Sides,
+        groups: Option<&[String; 2]>,
         store: &dyn Backend,
         sink: &mut dyn Sink,
     ) -> Result<AbOutcome, AbError> {
         let began = std::time::Instant::now();
-        let runs = self.ab_runs(plan, switch, armed)?;
+        let runs = self.ab_runs(plan, design, sides, groups)?;
         let benches: Vec<&super::Planned> = plan
             .targets
             .iter()
             .filter(|p| matches!(p.origin, Origin::Bench(_)))
             .collect();
         let n = benches.len();
-        let mut s = Session::begin(self, store, sink, runs, began, super::started(plan, 2))?;
+        let mut s = Session::begin(self, plan, store, sink, runs, began)?;
         let opts = self.options(plan);
         s.overhead(&opts);
-        // Measurements 0..n are the off side, n..2n the on side (with the task switch).
-        let task = match switch {
-            Switch::Task(t) => Some(*t),
-            Switch::Setting(_) => None,
-        };
+        // Measurements 0..n are side A, n..2n side B, at A's counts.
         let targets: Vec<Target> = (0..2 * n)
-            .map(|i| Target {
-                task: if i >= n { task } else { None },
-                ..benches[i % n].target.clone()
+            .map(|i| match i < n {
+                true => benches[i].target.clone(),
+                false => sides.target_b(&benches[i - n].target),
             })
             .collect();
         let mut ms: Vec<Measurement> = (0..2 * n)
             .map(|i| Measurement::new(&targets[i], &benches[i % n].placement, &opts))
             .collect();
         let slots: Vec<Slot> = (0..2 * n).map(|i| Some((i / n, i % n))).collect();
-        let mut side = |i: usize| armed.set(i >= n).map_err(AbError::from);
-        s.calibrate(&mut ms, &mut side)?;
-        s.rounds(&mut ms, &slots, plan, true, &mut side)?;
-        armed.set(false)?;
+        let order = match design {
+            Design::Paired => Order::Paired { n },
+            Design::Duet => Order::Duet {
+                n,
+                cpus: check_duet(plan, sides.concurrent())
+                    .map_err(|e| EngineError::Input(Box::new(e)))?,
+            },
+        };
+        {
+            let mut side = |i: usize| sides.set(i >= n).map_err(AbError::from);
+            s.calibrate(&mut ms[..n], (0, 2 * n), &mut side)?;
+            for i in 0..n {
+                if let Some(count) = ms[i].iterations() {
+                    ms[n + i].fix_iterations(count);
+                }
+            }
+            s.calibrate(&mut ms[n..], (n, 2 * n), &mut side)?;
+            s.rounds(&mut ms, &slots, plan.budget.trials, order, &mut side)?;
+            let wide = |ms: &[Measurement], pct| paired_wide(ms, n, pct);
+            s.precision(&mut ms, &slots, plan, order, &wide, &mut side)?;
+        }
+        sides.set(false)?;
+        if let Some(note) = duet_note(&s.overlaps) {
+            s.runs.iter_mut().for_each(|r| r.notes.push(note.clone()));
+        }
         for (k, done) in s.summarise(&ms, &slots)?.into_iter().enumerate() {
             if let Some((result, warnings)) = done {
                 let run = &mut s.runs[k / n];
@@ -128,32 +306,81 @@ impl super::Engine<'_> {
         })
     }
 
-    /// The two runs of a pair, labelled `LABEL-off` and `LABEL-on`, each with its side's
-    /// fingerprint (taken with its switch set) and a note of its switch; the doctor looks once.
+    /// The two runs of a pair, labelled `LABEL-off`/`LABEL-on` (or `-a`/`-b`), each with its
+    /// side's fingerprint (taken with the machine in that side's state), a note of what it
+    /// is, and its side and partner; the doctor looks once.
     fn ab_runs(
         &self,
         plan: &RunPlan,
-        switch: &Switch,
-        armed: &mut switch::Armed,
+        design: Design,
+        sides: &mut dyn Sides,
+        groups: Option<&[String; 2]>,
     ) -> Result<Vec<Run>, AbError> {
-        let fp_on = {
-            armed.set(true)?;
+        let fp_b = {
+            sides.set(true)?;
             let fp = crate::fingerprint::collect();
-            armed.set(false)?;
+            sides.set(false)?;
             fp
         };
-        let fp_off = crate::fingerprint::collect();
-        let findings = doctor::diagnose(&doctor::gather(fp_off.clone(), doctor::SAMPLE));
+        let fp_a = crate::fingerprint::collect();
+        let findings = doctor::diagnose(&doctor::gather(fp_a.clone(), doctor::SAMPLE));
         let label = plan.label.clone().unwrap_or_else(|| "ab".into());
         let mut runs = vec![
-            new_run(plan, fp_off, findings.clone())?,
-            new_run(plan, fp_on, findings)?,
+            new_run(plan, fp_a, findings.clone())?,
+            new_run(plan, fp_b, findings)?,
         ];
+        let ids = [runs[0].id.clone(), runs[1].id.clone()];
         for (side, run) in runs.iter_mut().enumerate() {
-            let on = side == 1;
-            run.label = Some(format!("{label}-{}", if on { "on" } else { "off" }));
-            run.notes.push(switch.describe(on));
+            let b = side == 1;
+            run.label = Some(format!("{label}-{}", sides.tag(b)));
+            run.notes.push(sides.describe(b));
+            run.params.group = groups.map(|g| g[side].clone());
+            run.params.ab = Some(AbSide {
+                side: if b { "b" } else { "a" }.into(),
+                partner: ids[1 - side].clone(),
+                design: design.as_str().into(),
+            });
         }
         Ok(runs)
     }
+}
+
+/// The tests whose paired interval (side A's measurement `j`, side B's `n + j`, joined by
+/// round) is still wider than `pct`, or has no interval yet.
+fn paired_wide(ms: &[Measurement], n: usize, pct: f64) -> Vec<Wide> {
+    (0..n)
+        .filter(|&j| ms[j].ready() && ms[n + j].ready())
+        .filter_map(|j| {
+            let b: std::collections::BTreeMap<u32, f64> =
+                ms[n + j].by_round().into_iter().collect();
+            let pairs: Vec<(f64, f64)> = ms[j]
+                .by_round()
+                .into_iter()
+                .filter_map(|(r, a)| b.get(&r).map(|&b| (a, b)))
+                .collect();
+            let p = crate::paired::log_ratios(&pairs)
+                .and_then(|d| crate::paired::paired(&d, crate::compare::LEVEL));
+            let h = p.map(|p| p.half_width_pct());
+            (!h.is_some_and(|h| h <= pct)).then(|| Wide {
+                index: j,
+                now: match h {
+                    Some(h) => format!("paired +-{h:.1}% over {} rounds", pairs.len()),
+                    None => format!("no paired interval yet ({} rounds)", pairs.len()),
+                },
+                reachable: true,
+            })
+        })
+        .collect()
+}
+
+/// What a duet's rounds were like, for the runs' notes: how much the two sides' timed
+/// regions overlapped.
+fn duet_note(overlaps: &[f64]) -> Option<String> {
+    let sorted = crate::stats::sorted(overlaps).ok()?;
+    Some(format!(
+        "ab --duet: the two sides' timed regions overlapped {:.0}% on median over {} rounds (lowest {:.0}%)",
+        100.0 * crate::stats::quantile(&sorted, 0.5),
+        sorted.len(),
+        100.0 * sorted[0],
+    ))
 }

@@ -33,7 +33,7 @@ use crate::observe::doctor;
 use crate::profile::{self, Profile, ProfileError};
 use crate::store::{Backend, StoreError};
 use crate::{fingerprint, suite, sys};
-use session::{Done, Session, Slot, Started};
+use session::{Done, Order, Session, Slot, Wide};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -108,6 +108,9 @@ pub enum EngineError {
         #[source]
         source: std::io::Error,
     },
+    /// The plan cannot be carried out as asked (checked again where it is used).
+    #[error(transparent)]
+    Input(Box<crate::error::InputError>),
 }
 
 fn stored<T>(r: Result<T, StoreError>, what: impl FnOnce() -> String) -> Result<T, EngineError> {
@@ -249,7 +252,7 @@ impl Engine<'_> {
             }),
             None => {}
         }
-        let mut s = Session::begin(self, store, sink, vec![run], began, started(plan, 1))?;
+        let mut s = Session::begin(self, plan, store, sink, vec![run], began)?;
         let opts = self.options(plan);
         s.overhead(&opts);
         let chosen = preflight(plan, &mut s.runs[0]);
@@ -259,9 +262,15 @@ impl Engine<'_> {
             .collect();
         let slots = run_slots(&chosen);
         let mut plain = |_| Ok::<(), EngineError>(());
-        s.calibrate(&mut ms, &mut plain)?;
-        s.rounds(&mut ms, &slots, plan, plan.interleave, &mut plain)?;
-        s.precision(&mut ms, &slots, plan, &mut plain)?;
+        s.calibrate(&mut ms, (0, chosen.len()), &mut plain)?;
+        let order = if plan.interleave {
+            Order::Interleaved
+        } else {
+            Order::Sequential
+        };
+        s.rounds(&mut ms, &slots, plan.budget.trials, order, &mut plain)?;
+        let wide = |ms: &[Measurement], pct| run_wide(ms, pct, &plan.run_cv);
+        s.precision(&mut ms, &slots, plan, order, &wide, &mut plain)?;
         let done = s.summarise(&ms, &slots)?;
         let (profiles, points) = self.place(&mut s, plan, &chosen, done, access.as_ref())?;
         let from_suites = self.series(&mut s, plan, points)?;
@@ -538,13 +547,45 @@ fn profile_access(plan: &RunPlan) -> (Option<profile::Access>, Vec<Warning>) {
     }
 }
 
-/// What `RunStarted` announces of `plan` measured `sides` times (`ab`: twice).
-fn started(plan: &RunPlan, sides: usize) -> Started {
-    Started {
-        targets: sides * plan.targets.len(),
-        planned_trials: sides as u64 * plan.planned_trials(),
-        calibrated: sides * plan.calibrated_targets(),
-    }
+/// The measurements of a run whose interval is still wider than `--precision` asked: the
+/// interval of a comparison of this run with another made alike, that is the median's
+/// interval from the trials and, where this machine's run-to-run CV of the test is known
+/// (`run_cv`), its level's variation across runs (#30). Rounds cannot narrow the latter:
+/// a test whose run-to-run part alone is wider than asked is named, and not waited for.
+fn run_wide(
+    ms: &[Measurement],
+    pct: f64,
+    run_cv: &std::collections::BTreeMap<String, f64>,
+) -> Vec<Wide> {
+    let z = crate::variance::normal_quantile(0.975);
+    ms.iter()
+        .enumerate()
+        .filter(|(_, m)| m.ready())
+        .filter_map(|(index, m)| {
+            let trials = half_width_pct(m);
+            let runs = run_cv.get(m.id()).map(|cv| 100.0 * z * cv);
+            let total = trials.map(|t| t.hypot(runs.unwrap_or(0.0)));
+            if total.is_some_and(|h| h <= pct) {
+                return None;
+            }
+            let reachable = runs.is_none_or(|r| r < pct);
+            let now = match (total, runs) {
+                (None, _) => "no 95% interval yet".to_string(),
+                (Some(h), None) => format!("+-{h:.1}%"),
+                (Some(h), Some(r)) if reachable => format!(
+                    "+-{h:.1}% (this machine's run-to-run variation +-{r:.1}% included)"
+                ),
+                (Some(h), Some(r)) => format!(
+                    "+-{h:.1}%, of which this machine's run-to-run variation alone is +-{r:.1}%, which more rounds cannot narrow ('run --repeat N' averages runs)"
+                ),
+            };
+            Some(Wide {
+                index,
+                now,
+                reachable,
+            })
+        })
+        .collect()
 }
 
 /// Where a run's measurements are stored: a core benchmark at its place among the run's

@@ -35,6 +35,23 @@ pub fn round_order(targets: usize, round: u32, seed: u64) -> Vec<usize> {
     idx
 }
 
+/// The counted trials of a paired A/B (`sysperf ab`, #30): targets `0..n` are side A,
+/// `n..2n` side B (the same tests). Each round takes the tests in an order shuffled for it,
+/// and each test's A and B trials back to back, A or B first at random, so that what the
+/// second of two trials gains or loses for running second falls on both sides alike.
+pub fn paired_order(n: usize, rounds: std::ops::Range<u32>, seed: u64) -> Vec<(u32, usize)> {
+    let mut order = Vec::with_capacity(2 * n * rounds.len());
+    for r in rounds {
+        let mut coin = crate::stats::Rng::new(round_seed(seed, r) ^ 0xAB);
+        for j in round_order(n, r, seed) {
+            let b_first = coin.below(2) == 1;
+            let (first, second) = if b_first { (n + j, j) } else { (j, n + j) };
+            order.extend([(r, first), (r, second)]);
+        }
+    }
+    order
+}
+
 /// What to do before the trial `(round, target)` of an order: store the results of some
 /// targets so far, and announce a new round.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -104,6 +121,25 @@ mod tests {
         );
         let seq = trial_order(2, 2, 9, false);
         assert_eq!(seq, vec![(0, 0), (1, 0), (0, 1), (1, 1)]);
+    }
+
+    #[test]
+    fn paired_rounds_run_each_tests_sides_back_to_back_in_a_random_order() {
+        let order = paired_order(3, 0..40, 5);
+        assert_eq!(order.len(), 3 * 2 * 40);
+        let mut b_first = 0;
+        for pair in order.chunks(2) {
+            let ((r0, x), (r1, y)) = (pair[0], pair[1]);
+            assert_eq!(r0, r1);
+            assert_eq!(x % 3, y % 3, "one test's two sides: {pair:?}");
+            assert_ne!(x, y);
+            b_first += usize::from(x >= 3);
+        }
+        // About half the pairs start with B (binomial 120, 0.5: 99.9% within 40-80).
+        assert!((40..=80).contains(&b_first), "{b_first}");
+        assert_eq!(order, paired_order(3, 0..40, 5), "replayable from the seed");
+        assert_eq!(&paired_order(3, 0..41, 5)[..240], &order[..]);
+        assert_eq!(paired_order(3, 40..41, 5), paired_order(3, 0..41, 5)[240..]);
     }
 
     #[test]

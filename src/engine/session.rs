@@ -18,21 +18,13 @@ use crate::model::{BenchResult, Run, Warning, WarningKind};
 use crate::store::Backend;
 use std::cell::RefCell;
 use std::sync::atomic::Ordering;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// Where a measurement's result goes: `(run index, position among its results)`.
 pub type Slot = Option<(usize, usize)>;
 
 /// A measurement's summary and warnings once it is done; None when it has nothing to show.
 pub type Done = Option<(BenchResult, Vec<Warning>)>;
-
-/// What `RunStarted` announces.
-#[derive(Debug, Clone, Copy)]
-pub struct Started {
-    pub targets: usize,
-    pub planned_trials: u64,
-    pub calibrated: usize,
-}
 
 /// A hook run before each calibration or trial of a measurement (by index): `ab` sets its
 /// switch there.
@@ -47,28 +39,64 @@ pub struct Session<'s> {
     /// Set once the stop flag was seen or a trial was interrupted: later steps do nothing.
     pub interrupted: bool,
     began: Instant,
+    /// The plan's seed: each round's order is shuffled from it.
+    seed: u64,
+    /// `--duet`: how long after its workers start a round's timed regions begin.
+    duet_wait: Duration,
+    /// `--duet`: the share of each round's longer timed region the two sides overlapped.
+    pub overlaps: Vec<f64>,
+}
+
+/// The wait before a duet's first round (later ones from how long the workers took).
+const DUET_FIRST_WAIT: Duration = Duration::from_millis(50);
+
+/// How a session's counted trials are ordered ([`schedule`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Order {
+    /// Every round holds one trial of each measurement, in an order shuffled per round.
+    Interleaved,
+    /// Each measurement's trials back to back (`--sequential`).
+    Sequential,
+    /// `ab`: measurements `0..n` are side A, `n..2n` side B; each round takes the tests in a
+    /// shuffled order, each test's two sides back to back in a random order.
+    Paired { n: usize },
+    /// `ab --duet`: as `Paired`, each test's two sides at the same time, side A on the
+    /// first CPU in even rounds and on the second in odd ones.
+    Duet { n: usize, cpus: [u32; 2] },
+}
+
+/// A measurement whose interval is still wider than `--precision` asked (or whose
+/// comparison's is, for `ab`): its index (side A's for `ab`), its interval now in words,
+/// and whether more rounds can narrow it.
+#[derive(Debug, Clone)]
+pub struct Wide {
+    pub index: usize,
+    pub now: String,
+    pub reachable: bool,
 }
 
 impl<'s> Session<'s> {
-    /// Begins `runs` in the store (marked incomplete) and announces the first.
+    /// Begins `runs` (one per side of `plan`) in the store, marked incomplete, and announces
+    /// the first. `began`: when the command began (`--max-time` counts from it).
     pub fn begin(
         engine: &'s Engine<'s>,
+        plan: &RunPlan,
         store: &'s dyn Backend,
         sink: &'s mut dyn Sink,
         runs: Vec<Run>,
         began: Instant,
-        started: Started,
     ) -> Result<Session<'s>, EngineError> {
         for run in &runs {
             stored(store.begin_run(run), || {
                 "recording the run in the store".into()
             })?;
         }
+        let sides = runs.len();
         sink.event(Event::RunStarted {
             run_id: &runs[0].id,
-            targets: started.targets,
-            planned_trials: started.planned_trials,
-            calibrated: started.calibrated,
+            targets: sides * plan.targets.len(),
+            planned_trials: sides as u64 * plan.planned_trials(),
+            calibrated: sides * plan.calibrated_targets(),
         });
         Ok(Session {
             engine,
@@ -77,6 +105,9 @@ impl<'s> Session<'s> {
             runs,
             interrupted: false,
             began,
+            seed: plan.seed,
+            duet_wait: DUET_FIRST_WAIT,
+            overlaps: Vec::new(),
         })
     }
 
@@ -121,15 +152,23 @@ impl<'s> Session<'s> {
         }
     }
 
-    /// Calibration and warm-up, measurement by measurement, `before` each.
+    /// Calibration and warm-up, measurement by measurement, `before` each; the measurements
+    /// are numbered from `first` of `total` (`ab` calibrates side A first, then warms side B
+    /// up at A's counts).
     pub fn calibrate<E: From<EngineError>>(
         &mut self,
         ms: &mut [Measurement],
+        (first, total): (usize, usize),
         before: Before<'_, E>,
     ) -> Result<(), E> {
-        self.phase("calibration");
-        let total = ms.len();
-        for (index, m) in ms.iter_mut().enumerate() {
+        if self.interrupted {
+            return Ok(());
+        }
+        if first == 0 {
+            self.phase("calibration");
+        }
+        for (k, m) in ms.iter_mut().enumerate() {
+            let index = first + k;
             before(index)?;
             self.event(Event::TargetStarted {
                 id: m.id(),
@@ -189,43 +228,122 @@ impl<'s> Session<'s> {
         Ok(())
     }
 
-    /// The counted trials of `plan`'s budget, in rounds ([`schedule::trial_order`]), with a
-    /// checkpoint between rounds (or after each measurement's trials, in sequential order).
+    /// `count` rounds of counted trials in `order`, the results so far stored between rounds
+    /// (in sequential order, after each measurement's trials).
     pub fn rounds<E: From<EngineError>>(
         &mut self,
         ms: &mut [Measurement],
         slots: &[Slot],
-        plan: &RunPlan,
-        interleave: bool,
+        count: u32,
+        order: Order,
         before: Before<'_, E>,
     ) -> Result<(), E> {
         if self.interrupted {
             return Ok(());
         }
-        let order = schedule::trial_order(ms.len(), plan.budget.trials, plan.seed, interleave);
-        let mut prev = None;
-        for (r, i) in order {
-            let step = schedule::before(prev, (r, i), ms.len(), interleave);
-            self.checkpoint(ms, slots, step.checkpoint)?;
-            if let Some(r) = step.round {
-                self.phase(&format!("round {} of {}", r + 1, plan.budget.trials));
+        if order == Order::Sequential {
+            let mut prev = None;
+            for (r, i) in schedule::trial_order(ms.len(), count, self.seed, false) {
+                let step = schedule::before(prev, (r, i), ms.len(), false);
+                self.checkpoint(ms, slots, step.checkpoint)?;
+                prev = Some((r, i));
+                if !self.trial(ms, i, r, before)? {
+                    break;
+                }
             }
-            prev = Some((r, i));
-            if !self.trial(ms, i, r, before)? {
+            return Ok(());
+        }
+        for r in 0..count {
+            if r > 0 {
+                self.checkpoint(ms, slots, 0..ms.len())?;
+            }
+            self.phase(&format!("round {} of {count}", r + 1));
+            if !self.round(ms, r, order, before)? {
                 break;
             }
         }
         Ok(())
     }
 
-    /// `--precision PCT`: more rounds, of the measurements whose interval is still wider than
-    /// asked, until none is or `--max-time` has passed since the command began; then a
-    /// warning for each that did not get there.
+    /// One round `r` of every measurement in `order`; false once stopped.
+    fn round<E: From<EngineError>>(
+        &mut self,
+        ms: &mut [Measurement],
+        r: u32,
+        order: Order,
+        before: Before<'_, E>,
+    ) -> Result<bool, E> {
+        let trials: Vec<usize> = match order {
+            Order::Interleaved => schedule::round_order(ms.len(), r, self.seed),
+            Order::Sequential => (0..ms.len()).collect(),
+            Order::Paired { n } => schedule::paired_order(n, r..r + 1, self.seed)
+                .into_iter()
+                .map(|(_, i)| i)
+                .collect(),
+            Order::Duet { n, cpus } => {
+                for j in schedule::round_order(n, r, self.seed) {
+                    if !self.duet(ms, n, j, r, cpus)? {
+                        return Ok(false);
+                    }
+                }
+                return Ok(true);
+            }
+        };
+        for i in trials {
+            if !self.trial(ms, i, r, before)? {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
+    /// Test `j`'s two sides at once, side A on `cpus[0]` in even rounds, on `cpus[1]` in odd
+    /// ones; false once stopped.
+    fn duet(
+        &mut self,
+        ms: &mut [Measurement],
+        n: usize,
+        j: usize,
+        r: u32,
+        cpus: [u32; 2],
+    ) -> Result<bool, EngineError> {
+        let cpus = if r.is_multiple_of(2) {
+            cpus
+        } else {
+            [cpus[1], cpus[0]]
+        };
+        let (a, b) = ms.split_at_mut(n);
+        let stop = self.engine.stop;
+        let ran = harness::duet(&mut a[j], &mut b[j], r, cpus, self.duet_wait, stop, &|e| {
+            self.progress(e)
+        });
+        match ran {
+            Ok(round) => {
+                // The next round waits as long as this one's later worker took to be ready,
+                // and half as long again (at least 5 ms, at most a second).
+                self.duet_wait = (round.ready * 3 / 2 + Duration::from_millis(2))
+                    .clamp(Duration::from_millis(5), Duration::from_secs(1));
+                self.overlaps.extend(round.overlap);
+            }
+            Err(_) => self.interrupted = true,
+        }
+        if self.stopped() {
+            self.interrupted = true;
+        }
+        Ok(!self.interrupted)
+    }
+
+    /// `--precision PCT`: more full rounds in `order`, of every measurement (never of some:
+    /// rounds of a few tests back to back would meet the machine in one moment, #30), while
+    /// `wide` names one that more rounds can still narrow and `--max-time` has not passed
+    /// since the command began; then a warning for each `wide` still names.
     pub fn precision<E: From<EngineError>>(
         &mut self,
         ms: &mut [Measurement],
         slots: &[Slot],
         plan: &RunPlan,
+        order: Order,
+        wide: &dyn Fn(&[Measurement], f64) -> Vec<Wide>,
         before: Before<'_, E>,
     ) -> Result<(), E> {
         let (false, Some(pct)) = (self.interrupted, plan.precision_pct) else {
@@ -234,52 +352,38 @@ impl<'s> Session<'s> {
         self.checkpoint(ms, slots, 0..ms.len())?;
         let mut r = plan.budget.trials;
         loop {
-            let mut active: Vec<usize> = (0..ms.len())
-                .filter(|&i| ms[i].ready() && !precise(&ms[i], pct))
-                .collect();
-            if active.is_empty() || self.elapsed() >= plan.max_time {
+            let now = wide(ms, pct);
+            let open = now.iter().filter(|w| w.reachable).count();
+            if open == 0 || self.elapsed() >= plan.max_time {
                 break;
             }
-            if plan.interleave {
-                crate::stats::shuffle(&mut active, schedule::round_seed(plan.seed, r));
-            }
-            self.phase(&format!(
-                "round {} ({} above +-{pct}%)",
-                r + 1,
-                active.len()
-            ));
-            for &i in &active {
-                if !self.trial(ms, i, r, before)? {
-                    break;
-                }
-            }
-            self.checkpoint(ms, slots, active.iter().copied())?;
-            if self.interrupted {
+            self.phase(&format!("round {} ({open} wider than +-{pct}%)", r + 1));
+            let more = self.round(ms, r, order, before)?;
+            self.checkpoint(ms, slots, 0..ms.len())?;
+            if !more {
                 break;
             }
             r += 1;
         }
         let interrupted = self.interrupted;
-        for (i, m) in ms.iter().enumerate() {
-            if !m.ready() || precise(m, pct) {
-                continue;
-            }
-            let hw = super::half_width_pct(m)
-                .map(|h| format!("+-{h:.1}%"))
-                .unwrap_or_else(|| "no 95% interval yet".into());
-            let run = slots[i].map(|(run, _)| run).unwrap_or(0);
+        for w in wide(ms, pct) {
+            let m = &ms[w.index];
+            let run = slots[w.index].map(|(run, _)| run).unwrap_or(0);
+            let why = if !w.reachable {
+                ""
+            } else if interrupted {
+                " (interrupted)"
+            } else {
+                " before --max-time ran out"
+            };
             self.runs[run].warnings.push(Warning {
                 bench: Some(m.id().to_string()),
                 kind: WarningKind::Imprecise,
                 message: format!(
-                    "{}: {hw} after {} trials, not the +-{pct}% asked for{}",
+                    "{}: {} after {} trials, not the +-{pct}% asked for{why}",
                     m.id(),
+                    w.now,
                     m.measured_trials(),
-                    if interrupted {
-                        " (interrupted)"
-                    } else {
-                        " before --max-time ran out"
-                    }
                 ),
             });
         }
@@ -374,8 +478,4 @@ impl<'s> Session<'s> {
         }
         Ok(runs)
     }
-}
-
-fn precise(m: &Measurement, pct: f64) -> bool {
-    super::half_width_pct(m).is_some_and(|h| h <= pct)
 }

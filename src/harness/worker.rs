@@ -43,6 +43,11 @@ pub struct Request {
     /// A per-task switch the worker turns on before setup (`sysperf ab`'s "on" side).
     #[serde(default)]
     pub task: Option<TaskSwitch>,
+    /// `ab --duet`: the CLOCK_MONOTONIC time at which the timed region starts, so that the
+    /// two sides' workers, started together, run it at the same time (a worker whose setup
+    /// ends later starts at once and says so with `ready_ns`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_at_ns: Option<u64>,
 }
 
 /// A switch a worker turns on for itself and the children it forks (`sysperf ab --switch`).
@@ -84,6 +89,7 @@ impl Request {
             param: t.param,
             cgroup: None,
             task: t.task,
+            start_at_ns: None,
         }
     }
 }
@@ -121,6 +127,9 @@ pub struct Report {
     /// can keep only the samples taken inside it.
     #[serde(default)]
     pub region_ns: Option<[u64; 2]>,
+    /// With `start_at_ns`: CLOCK_MONOTONIC when setup was done and the wait began.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ready_ns: Option<u64>,
 }
 
 pub const OVERHEAD_ID: &str = "__overhead";
@@ -193,6 +202,14 @@ fn execute(req: &Request, make: Make) -> Result<Report, String> {
     b.setup(&ctx, req.iterations)
         .map_err(|e| format!("setup: {e}"))?;
     let (rss_bytes, rss_anon_bytes, maps) = sys::process_size("self");
+    // `ab --duet`: wait for the other side, outside everything that is measured.
+    let ready_ns = req.start_at_ns.map(|at| {
+        let now = sys::monotonic_ns();
+        if at > now {
+            std::thread::sleep(std::time::Duration::from_nanos(at - now));
+        }
+        now
+    });
     let mig0 = migrations();
     let cpu_start = sys::current_cpu();
     let observe = req.observe || b.counted();
@@ -257,6 +274,7 @@ fn execute(req: &Request, make: Make) -> Result<Report, String> {
         error: None,
         counters,
         region_ns: Some([t0, t1]),
+        ready_ns,
     })
 }
 
