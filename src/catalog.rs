@@ -226,8 +226,9 @@ pub fn stored_variance(
 }
 
 /// The variance components of each test on the machine that made `run`, from its runs in
-/// `store`, stored there for the machine (replacing what was there), for `doctor`: the engine
-/// calls it after every run.
+/// `store` made with the same options, stored there for the machine (replacing what was
+/// there, unless there are none yet), for `doctor`: `run` and `noise` call it after their
+/// runs; a side of `ab` is never one of them.
 pub fn record_variance(
     store: &dyn Backend,
     run: &Run,
@@ -238,7 +239,11 @@ pub fn record_variance(
     }
     let history = history_in(store, run, HISTORY_RUNS, &[])?;
     let estimates = compare::machine_variance(&history, crate::harness::unix_ns());
-    store.put_variance(machine(&run.fingerprint), &estimates)?;
+    // The stored estimates are those of the options last run with three runs or more: a
+    // run made otherwise, with none of its own yet, leaves them as they are.
+    if !estimates.is_empty() {
+        store.put_variance(machine(&run.fingerprint), &estimates)?;
+    }
     Ok(estimates)
 }
 

@@ -12,6 +12,7 @@
 //! - [`stats`]: pure statistics over raw samples;
 //! - [`variance`]: within-run and run-to-run variance, and ratio intervals that include both;
 //! - [`paired`]: the interval of a paired A/B from its rounds' log ratios (`sysperf ab`);
+//! - [`speed`]: the machine's speed through a run, from its trials (change points, episodes);
 //! - [`fingerprint`]: what machine a run was made on;
 //! - [`store`]: the embedded SQLite store of runs;
 //! - [`derived`]: figures computed from several results (context switch, exec overhead, ...);
@@ -50,6 +51,7 @@ pub mod profile;
 pub mod published;
 pub mod reference;
 pub mod report;
+pub mod speed;
 pub mod stats;
 pub mod store;
 pub mod suite;

@@ -337,7 +337,8 @@ pub enum WarningKind {
     Failed,
     /// Some counted trials failed.
     TrialFailed,
-    /// The trials vary more than [`crate::harness::CV_WARN`].
+    /// A test's trials vary, the machine's speed changes taken out, well beyond the other
+    /// tests' (`speed`; before #30: more than 5%, whatever the machine did).
     HighCv,
     /// Other work used the benchmark's CPUs.
     BusyCpu,
@@ -355,12 +356,14 @@ pub enum WarningKind {
     Imprecise,
     /// `--settle` ran out before the machine was quiet.
     NotSettled,
+    /// The machine changed speed during the run (one line for the run: `speed`).
+    MachineNoise,
     /// A kind this version does not know, kept as written.
     Other(String),
 }
 
 impl WarningKind {
-    pub(crate) const KNOWN: [(WarningKind, &'static str); 12] = [
+    pub(crate) const KNOWN: [(WarningKind, &'static str); 13] = [
         (WarningKind::Overhead, "overhead"),
         (WarningKind::Failed, "failed"),
         (WarningKind::TrialFailed, "trial_failed"),
@@ -373,6 +376,7 @@ impl WarningKind {
         (WarningKind::Interrupted, "interrupted"),
         (WarningKind::Imprecise, "imprecise"),
         (WarningKind::NotSettled, "not_settled"),
+        (WarningKind::MachineNoise, "machine_noise"),
     ];
 
     /// Whether the warning says that a part of what was asked for was not done here (a suite

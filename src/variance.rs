@@ -353,10 +353,16 @@ pub fn detectable_change(
     if trials == 0 || runs == 0 {
         return f64::INFINITY;
     }
-    let per_run = c.within_var / (trials as f64 * 2.0 / std::f64::consts::PI) + c.between_var;
-    let se = (2.0 * per_run / runs as f64).sqrt();
+    let se = (2.0 * per_run(c, trials) / runs as f64).sqrt();
     let z = normal_quantile(0.5 + level / 2.0) + normal_quantile(power);
     (z * se).exp() - 1.0
+}
+
+/// The variance of one run's log median: its trials' part plus the run-to-run component,
+/// and never less than the runs' medians were seen to vary (as [`widened_ratio_ci`]).
+fn per_run(c: &Components, trials: usize) -> f64 {
+    let from_parts = c.within_var / (trials as f64 * 2.0 / std::f64::consts::PI) + c.between_var;
+    from_parts.max(c.median_var)
 }
 
 /// The standard normal distribution function (Abramowitz & Stegun 26.2.17, error < 7.5e-8).
@@ -392,8 +398,7 @@ pub fn power(
     if trials == 0 || runs == 0 {
         return 0.0;
     }
-    let per_run = c.within_var / (trials as f64 * 2.0 / std::f64::consts::PI) + c.between_var;
-    let se = (2.0 * per_run / runs as f64).sqrt();
+    let se = (2.0 * per_run(c, trials) / runs as f64).sqrt();
     let df = if runs >= 2 {
         (2 * runs - 2) as f64
     } else {

@@ -274,6 +274,7 @@ impl Engine<'_> {
         let done = s.summarise(&ms, &slots)?;
         let (profiles, points) = self.place(&mut s, plan, &chosen, done, access.as_ref())?;
         let from_suites = self.series(&mut s, plan, points)?;
+        machine_noise(&mut s.runs[0]);
         let interrupted = s.interrupted;
         let run = s
             .finish(plan.benchmarks(), |_| from_suites.clone())?
@@ -586,6 +587,33 @@ fn run_wide(
             })
         })
         .collect()
+}
+
+/// What the run saw of the machine's speed (#30): one line (a warning when the host changed
+/// speed, else a note), and a warning for each test whose own noise stands out.
+fn machine_noise(run: &mut Run) {
+    let Some(m) = crate::speed::machine_noise(run) else {
+        return;
+    };
+    let line = m.line(ab::DEFAULT_TRIAL_S);
+    match m.speeds {
+        Some(s) if s.ratio >= 1.05 => run.warnings.push(Warning {
+            bench: None,
+            kind: WarningKind::MachineNoise,
+            message: line,
+        }),
+        _ => run.notes.push(line),
+    }
+    for (id, sd) in &m.flagged {
+        run.warnings.push(Warning {
+            bench: Some(id.clone()),
+            kind: WarningKind::HighCv,
+            message: format!(
+                "{id}: trials vary by {:.0}% with the machine's speed changes taken out, more than the other tests'; rerun it, or look at what it does that the others do not",
+                100.0 * sd
+            ),
+        });
+    }
 }
 
 /// Where a run's measurements are stored: a core benchmark at its place among the run's
