@@ -423,9 +423,23 @@ comparison is the one 'sysperf compare LABEL-off LABEL-on' prints.";
 pub struct AbArgs {
     /// Benchmark ids or globs (default: syscall csw pipeback4 forks0 execs0null seqpage).
     pub selection: Vec<String>,
-    /// The switch: seccomp, speculation, thp or perf_event_paranoid.
-    #[arg(long, value_name = "NAME", required_unless_present = "sysctl")]
+    /// The switch: seccomp, seccomp-checks=N (a planted slowdown), none (an A/A),
+    /// speculation, thp or perf_event_paranoid.
+    #[arg(long, value_name = "NAME", required_unless_present_any = ["sysctl", "a"])]
     pub switch: Option<String>,
+    /// Side A as a command line (no shell; quotes as a shell's): A/B of two commands
+    /// instead of a switch, each run and waited for as the `command` benchmark.
+    #[arg(long, value_name = "CMD", requires = "b", conflicts_with_all = ["switch", "sysctl", "selection"])]
+    pub a: Option<String>,
+    /// Side B as a command line.
+    #[arg(long, value_name = "CMD", requires = "a")]
+    pub b: Option<String>,
+    /// A variable for side A's command, NAME=VALUE (repeatable; e.g. LD_LIBRARY_PATH=...).
+    #[arg(long, value_name = "NAME=VALUE", requires = "a")]
+    pub a_env: Vec<String>,
+    /// A variable for side B's command, NAME=VALUE (repeatable).
+    #[arg(long, value_name = "NAME=VALUE", requires = "b")]
+    pub b_env: Vec<String>,
     /// A sysctl as the switch, with its "on" value (off is its value now).
     #[arg(long, value_name = "NAME=VALUE", conflicts_with = "switch")]
     pub sysctl: Option<String>,
@@ -488,7 +502,9 @@ impl AbArgs {
     /// What the user asked for, as the engine takes it; `seed` when --seed was not given.
     pub fn request(&self, seed: u64) -> Result<crate::engine::RunRequest> {
         Ok(crate::engine::RunRequest {
-            selection: if self.selection.is_empty() {
+            selection: if self.a.is_some() {
+                vec!["command".into()]
+            } else if self.selection.is_empty() {
                 NOISE_DEFAULT.iter().map(|s| s.to_string()).collect()
             } else {
                 self.selection.clone()

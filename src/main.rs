@@ -850,16 +850,28 @@ fn ab(a: AbArgs) -> Result<i32> {
         .as_deref()
         .map(|v| parse_pct("--fail-on-regression", v))
         .transpose()?;
-    let switch =
-        engine::switch::Switch::parse(a.switch.as_deref(), a.sysctl.as_deref(), a.on.as_deref())?;
+    // Two command lines (--a, --b), or a switch.
+    let mut commands = match (&a.a, &a.b) {
+        (Some(x), Some(y)) => Some(engine::ab::CommandSides::parse(x, y, &a.a_env, &a.b_env)?),
+        _ => None,
+    };
+    let switch = match commands {
+        Some(_) => None,
+        None => Some(engine::switch::Switch::parse(
+            a.switch.as_deref(),
+            a.sysctl.as_deref(),
+            a.on.as_deref(),
+        )?),
+    };
+    let name = switch.as_ref().map_or("cmd", |s| s.name()).to_string();
     let mut req = a.request(engine::fresh_seed()?)?;
     if req.label.is_none() {
         let tag = &engine::new_run_id()?[..6];
-        req.label = Some(format!("ab-{}-{tag}", switch.name()));
+        req.label = Some(format!("ab-{name}-{tag}"));
     }
     let plan = RunPlan::resolve(&req, &allowed_cpus()?)?;
     let design = if a.duet {
-        engine::ab::check_duet(&plan, switch.concurrent())?;
+        engine::ab::check_duet(&plan, switch.as_ref().map_or(Ok(()), |s| s.concurrent()))?;
         engine::ab::Design::Duet
     } else {
         engine::ab::Design::Paired
@@ -872,7 +884,11 @@ fn ab(a: AbArgs) -> Result<i32> {
         stop: &stop,
     };
     let mut bar = ProgressSink::new();
-    let outcomes = engine.execute_ab(&plan, design, &switch, store.as_ref(), &mut bar);
+    let outcomes = match (&mut commands, &switch) {
+        (Some(c), _) => engine.execute_sides(&plan, design, c, store.as_ref(), &mut bar),
+        (None, Some(s)) => engine.execute_ab(&plan, design, s, store.as_ref(), &mut bar),
+        (None, None) => return Ok(exit::FAILURE),
+    };
     bar.0.finish_and_clear();
     let outcomes = outcomes?;
     let Some(last) = outcomes.last() else {
@@ -883,10 +899,7 @@ fn ab(a: AbArgs) -> Result<i32> {
         last.on.label.clone().unwrap_or_default(),
     );
     if last.interrupted {
-        say!(
-            "sysperf: interrupted; the runs {off} and {on} are kept as incomplete; {} is as it was",
-            switch.name()
-        );
+        say!("sysperf: interrupted; the runs {off} and {on} are kept as incomplete; {name} is as it was");
         return Ok(engine::interrupted_code());
     }
     say!("sysperf: stored as runs {off} and {on} (sysperf compare {off} {on})");

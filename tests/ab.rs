@@ -402,3 +402,85 @@ fn a_duet_runs_both_sides_at_once_on_two_cpus_or_says_what_it_needs() {
     let err = usage_error(&mut duet(&["syscall", "--sysctl", "kernel.msgmax=1"]));
     assert!(err.contains("machine-wide"), "{err}");
 }
+
+#[test]
+fn two_commands_compare_through_the_same_paired_rounds() {
+    // #30 item 3: `ab --a CMD --b CMD` (no shell; variables per side), the command benchmark
+    // timed by the harness, paired as a switch is.
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("s.db");
+    let ratio = first_ratio(
+        sysperf(&db)
+            .args(["ab", "--a", "true", "--b", "sleep 0.02", "--trials", "6"])
+            .args(["--min-time", "0.005", "--json", "--label", "cmd"]),
+    );
+    assert_eq!(ratio["covers"], "paired", "{ratio}");
+    assert_eq!(ratio["verdict"], "slower", "{ratio}");
+    assert!(ratio["ratio"].as_f64().unwrap() > 2.0, "{ratio}");
+    let b = show(&db, "cmd-b");
+    assert_eq!(b["results"][0]["id"], "command");
+    assert!(
+        b["notes"].to_string().contains("side b: sleep 0.02"),
+        "{}",
+        b["notes"]
+    );
+    // Each side's variables reach only its command; a command that exits non-zero fails.
+    let check = "sh -c 'test \"$SIDE\" = a'";
+    let out = sysperf(&db)
+        .args([
+            "ab", "--a", check, "--a-env", "SIDE=a", "--b", check, "--b-env", "SIDE=b",
+        ])
+        .args(["--trials", "3", "--min-time", "0.005", "--label", "env"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let (a, b) = (show(&db, "env-a"), show(&db, "env-b"));
+    assert!(
+        a["results"][0]["summary"].is_object(),
+        "{}",
+        a["results"][0]
+    );
+    let error = b["results"][0]["error"].as_str().unwrap_or_default();
+    assert!(error.contains("must exit 0"), "{}", b["results"][0]);
+    // Not with a switch, and a command line must parse.
+    let err = usage_error(sysperf(&db).args(["ab", "--a", "true", "--b", "'open"]));
+    assert!(err.contains("single quote is not closed"), "{err}");
+    let err =
+        usage_error(sysperf(&db).args(["ab", "--a", "true", "--b", "true", "--switch", "seccomp"]));
+    assert!(err.contains("cannot be used with"), "{err}");
+}
+
+#[test]
+fn a_planted_filter_slows_system_calls_and_the_switch_none_is_an_a_a() {
+    // #30 item 8: `seccomp-checks=N` plants a slowdown of every system call whose size the
+    // count sets (1000 checks: 2001 BPF instructions a call, several times getpid's cost).
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("s.db");
+    let ratio = first_ratio(
+        sysperf(&db)
+            .args([
+                "ab",
+                "syscall",
+                "--switch",
+                "seccomp-checks=1000",
+                "--trials",
+                "8",
+            ])
+            .args(["--min-time", "0.005", "--json", "--label", "planted"]),
+    );
+    assert_eq!(ratio["verdict"], "slower", "{ratio}");
+    let on = show(&db, "planted-on");
+    assert!(
+        on["notes"].to_string().contains("2001 BPF instructions"),
+        "{}",
+        on["notes"]
+    );
+    let ratio = first_ratio(
+        sysperf(&db)
+            .args(["ab", "syscall", "--switch", "none", "--trials", "8"])
+            .args(["--min-time", "0.005", "--json", "--label", "aa"]),
+    );
+    assert_eq!(ratio["covers"], "paired", "{ratio}");
+    assert!(show(&db, "aa-on")["notes"].to_string().contains("an A/A"));
+}

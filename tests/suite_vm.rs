@@ -223,6 +223,7 @@ fn target(request_id: &str, npages: usize) -> Target {
             ((npages * 4096) / 2) as u64 + sysperf::suite::vm::WORKER_ALLOWANCE,
         ),
         task: None,
+        command: None,
     }
 }
 

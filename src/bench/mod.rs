@@ -10,6 +10,7 @@
 
 use crate::error::{BenchError, InputError};
 
+pub mod command;
 pub mod exec;
 pub mod fork;
 pub(crate) mod forker;
@@ -29,6 +30,9 @@ pub enum Group {
     Paging,
     /// LEBench's core operations (issue #19): not in the default selection.
     Lebench,
+    /// A program given on the command line (`sysperf ab --a CMD --b CMD`): never in a
+    /// default selection.
+    Command,
 }
 
 impl Group {
@@ -37,6 +41,7 @@ impl Group {
             Group::Kernel => "kernel",
             Group::Paging => "paging",
             Group::Lebench => "lebench",
+            Group::Command => "command",
         }
     }
 
@@ -44,7 +49,7 @@ impl Group {
     /// LEBench's operations are chosen by id or glob (`sysperf run 'le-*'`), which keeps the
     /// default run as long as it was.
     pub fn in_default_run(self) -> bool {
-        !matches!(self, Group::Lebench)
+        !matches!(self, Group::Lebench | Group::Command)
     }
 }
 
@@ -100,6 +105,8 @@ pub enum Placement {
 #[derive(Debug, Clone, Default)]
 pub struct Ctx {
     pub placement: Placement,
+    /// The `command` benchmark's command line (`sysperf ab --a/--b`).
+    pub command: Option<command::CommandLine>,
 }
 
 impl Ctx {
@@ -162,6 +169,7 @@ pub fn all() -> Vec<&'static Spec> {
     v.extend(exec::SPECS);
     v.extend(paging::SPECS);
     v.extend(lebench::SPECS);
+    v.extend(command::SPECS);
     v
 }
 

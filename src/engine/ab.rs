@@ -69,8 +69,13 @@ impl Design {
 pub trait Sides {
     /// Puts the machine in side B's state (`true`) or side A's.
     fn set(&mut self, b: bool) -> Result<(), SwitchError>;
-    /// Side B's target for one of the plan's (side A's) targets.
-    fn target_b(&self, a: &Target) -> Target;
+    /// Side A's target for one of the plan's targets (as planned, unless the sides are
+    /// commands).
+    fn target_a(&self, planned: &Target) -> Target {
+        planned.clone()
+    }
+    /// Side B's target for one of the plan's targets.
+    fn target_b(&self, planned: &Target) -> Target;
     /// What a side is, for its run's notes.
     fn describe(&self, b: bool) -> String;
     /// The end of a side's label: `off`/`on` for a switch, `a`/`b` for two commands.
@@ -133,6 +138,68 @@ pub const DEFAULT_ROUNDS: u32 = 30;
 /// `ab`'s trial length unless `--min-time` says otherwise, in seconds: many short trials
 /// pair better than a few long ones on a host whose speed changes within a second (#30).
 pub const DEFAULT_TRIAL_S: f64 = 0.015;
+
+/// Two command lines (`sysperf ab --a CMD --b CMD`): the `command` benchmark on each side.
+pub struct CommandSides {
+    pub a: crate::bench::command::CommandLine,
+    pub b: crate::bench::command::CommandLine,
+}
+
+impl CommandSides {
+    /// From what the user typed: each side's command line and `NAME=VALUE` variables.
+    pub fn parse(
+        a: &str,
+        b: &str,
+        a_env: &[String],
+        b_env: &[String],
+    ) -> Result<CommandSides, InputError> {
+        let side = |what: &'static str, line: &str, env: &[String]| {
+            crate::bench::command::CommandLine::parse(line, env).map_err(|why| {
+                InputError::InvalidValue {
+                    what,
+                    value: line.to_string(),
+                    why,
+                }
+            })
+        };
+        Ok(CommandSides {
+            a: side("--a", a, a_env)?,
+            b: side("--b", b, b_env)?,
+        })
+    }
+}
+
+impl Sides for CommandSides {
+    fn set(&mut self, _b: bool) -> Result<(), SwitchError> {
+        Ok(())
+    }
+    fn target_a(&self, planned: &Target) -> Target {
+        Target {
+            command: Some(self.a.clone()),
+            ..planned.clone()
+        }
+    }
+    fn target_b(&self, planned: &Target) -> Target {
+        Target {
+            command: Some(self.b.clone()),
+            ..planned.clone()
+        }
+    }
+    fn describe(&self, b: bool) -> String {
+        let (side, line) = if b { ("b", &self.b) } else { ("a", &self.a) };
+        format!("ab: side {side}: {}", line.describe())
+    }
+    fn tag(&self, b: bool) -> &'static str {
+        if b {
+            "b"
+        } else {
+            "a"
+        }
+    }
+    fn concurrent(&self) -> Result<(), String> {
+        Ok(())
+    }
+}
 
 /// Checks that `plan` can run as a duet with `sides` on the CPUs it may use: two CPUs, one a
 /// side, and every test on one CPU (`--placement same`, or a one-process test). A test whose
@@ -257,7 +324,7 @@ impl super::Engine<'_> {
         // Measurements 0..n are side A, n..2n side B, at A's counts.
         let targets: Vec<Target> = (0..2 * n)
             .map(|i| match i < n {
-                true => benches[i].target.clone(),
+                true => sides.target_a(&benches[i].target),
                 false => sides.target_b(&benches[i - n].target),
             })
             .collect();
@@ -275,13 +342,7 @@ impl super::Engine<'_> {
         };
         {
             let mut side = |i: usize| sides.set(i >= n).map_err(AbError::from);
-            s.calibrate(&mut ms[..n], (0, 2 * n), &mut side)?;
-            for i in 0..n {
-                if let Some(count) = ms[i].iterations() {
-                    ms[n + i].fix_iterations(count);
-                }
-            }
-            s.calibrate(&mut ms[n..], (n, 2 * n), &mut side)?;
+            s.calibrate_sides(&mut ms, n, &mut side)?;
             s.rounds(&mut ms, &slots, plan.budget.trials, order, &mut side)?;
             let wide = |ms: &[Measurement], pct| paired_wide(ms, n, pct);
             s.precision(&mut ms, &slots, plan, order, &wide, &mut side)?;
@@ -290,13 +351,8 @@ impl super::Engine<'_> {
         if let Some(note) = duet_note(&s.overlaps) {
             s.runs.iter_mut().for_each(|r| r.notes.push(note.clone()));
         }
-        for (k, done) in s.summarise(&ms, &slots)?.into_iter().enumerate() {
-            if let Some((result, warnings)) = done {
-                let run = &mut s.runs[k / n];
-                run.warnings.extend(warnings);
-                run.results.push(result);
-            }
-        }
+        let done = s.summarise(&ms, &slots)?;
+        s.place(done, &slots);
         let interrupted = s.interrupted;
         let [off, on]: [Run; 2] = s.finish(n, |_| Vec::new())?.try_into().expect("two sides");
         Ok(AbOutcome {

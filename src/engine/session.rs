@@ -183,6 +183,23 @@ impl<'s> Session<'s> {
         Ok(())
     }
 
+    /// `ab`: side A's measurements (`0..n`) calibrated, then side B's (`n..2n`, the same
+    /// tests) warmed up at A's counts, so that a pair of trials does the same work.
+    pub fn calibrate_sides<E: From<EngineError>>(
+        &mut self,
+        ms: &mut [Measurement],
+        n: usize,
+        before: Before<'_, E>,
+    ) -> Result<(), E> {
+        self.calibrate(&mut ms[..n], (0, 2 * n), before)?;
+        for i in 0..n {
+            if let Some(count) = ms[i].iterations() {
+                ms[n + i].fix_iterations(count);
+            }
+        }
+        self.calibrate(&mut ms[n..], (n, 2 * n), before)
+    }
+
     fn progress(&self, e: harness::Event) {
         if let harness::Event::Trial { kind } = e {
             self.event(Event::TrialFinished { kind });
@@ -419,6 +436,18 @@ impl<'s> Session<'s> {
             out.push(Some((result, warnings)));
         }
         Ok(out)
+    }
+
+    /// Puts each summary into its slot's run, with its warnings (a slot's position is where
+    /// it was stored; results are pushed in measurement order).
+    pub fn place(&mut self, done: Vec<Done>, slots: &[Slot]) {
+        for (done, slot) in done.into_iter().zip(slots) {
+            if let (Some((result, warnings)), Some((run, _))) = (done, slot) {
+                let run = &mut self.runs[*run];
+                run.warnings.extend(warnings);
+                run.results.push(result);
+            }
+        }
     }
 
     /// Finishes every run: its derived figures (the core ones from its results, then

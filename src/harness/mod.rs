@@ -29,8 +29,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 use worker::{Report, Request};
 
-/// A coefficient of variation above this earns a noise warning.
-pub const CV_WARN: f64 = 0.05;
 /// Other work above this share of the benchmark's CPUs earns a noise warning.
 pub const BUSY_WARN: f64 = 0.10;
 /// Iteration counts never grow past this, whatever calibration says.
@@ -71,6 +69,8 @@ pub struct Target {
     pub memory_limit_bytes: Option<u64>,
     /// A switch every worker of this target turns on for itself (`sysperf ab`).
     pub task: Option<worker::TaskSwitch>,
+    /// The `command` benchmark's command line (`sysperf ab --a/--b`).
+    pub command: Option<crate::bench::command::CommandLine>,
 }
 
 impl Target {
@@ -87,6 +87,7 @@ impl Target {
             iterations: None,
             memory_limit_bytes: None,
             task: None,
+            command: None,
         }
     }
 }
@@ -475,6 +476,7 @@ pub fn measure_overhead(opts: &Options, stop: &AtomicBool) -> Result<Overhead, S
         cgroup: None,
         task: None,
         start_at_ns: None,
+        command: None,
     };
     match run_worker(&opts.worker_exe, &req, opts.timeout, stop) {
         Outcome::Done(r, _) => Ok(Overhead {
@@ -826,18 +828,10 @@ impl<'a> Measurement<'a> {
             };
             warnings.push(w);
         }
+        // How much the trials vary is judged for the whole run, against the machine's speed
+        // changes (`crate::speed`), not test by test.
         match summarize(target.ops_per_iteration, &mut result.trials, overhead) {
-            Some(summary) => {
-                let cv = summary.wall_ns_per_op.cv;
-                if cv > CV_WARN {
-                    warnings.push(Warning {
-                        bench: Some(id.clone()),
-                        kind: WarningKind::HighCv,
-                        message: format!("{id}: trials vary by {:.1}% (CV above {:.0}%); rerun with more --trials or on a quieter machine", cv * 100.0, CV_WARN * 100.0),
-                    });
-                }
-                result.summary = Some(summary);
-            }
+            Some(summary) => result.summary = Some(summary),
             None => {
                 // Say why, as calibration failures do: with a fixed count there was no
                 // calibration trial to fail first.
@@ -1208,6 +1202,7 @@ mod tests {
             cgroup: None,
             task: None,
             start_at_ns: None,
+            command: None,
         };
         let stop = AtomicBool::new(false);
         let t0 = Instant::now();

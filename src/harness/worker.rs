@@ -48,6 +48,9 @@ pub struct Request {
     /// ends later starts at once and says so with `ready_ns`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub start_at_ns: Option<u64>,
+    /// The `command` benchmark's command line.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<bench::command::CommandLine>,
 }
 
 /// A switch a worker turns on for itself and the children it forks (`sysperf ab --switch`).
@@ -56,8 +59,13 @@ pub struct Request {
 pub enum TaskSwitch {
     /// An allow-all seccomp filter: what a filter costs per system call.
     Seccomp,
+    /// A seccomp filter of this many argument checks: a planted slowdown of every system
+    /// call, of a size set by the count (`ab --switch seccomp-checks=N`).
+    SeccompChecks(u32),
     /// Speculative store bypass disabled (prctl PR_SET_SPECULATION_CTRL).
     Speculation,
+    /// Nothing at all: both sides alike (`ab --switch none`, an A/A).
+    Nothing,
 }
 
 impl TaskSwitch {
@@ -65,7 +73,9 @@ impl TaskSwitch {
     pub fn apply(self) -> std::io::Result<()> {
         match self {
             TaskSwitch::Seccomp => sys::seccomp_allow_all(),
+            TaskSwitch::SeccompChecks(n) => sys::seccomp_arg_checks(n),
             TaskSwitch::Speculation => sys::disable_store_bypass(),
+            TaskSwitch::Nothing => Ok(()),
         }
     }
 }
@@ -90,6 +100,7 @@ impl Request {
             cgroup: None,
             task: t.task,
             start_at_ns: None,
+            command: t.command.clone(),
         }
     }
 }
@@ -198,6 +209,7 @@ fn execute(req: &Request, make: Make) -> Result<Report, String> {
             .child_cpu
             .map(Placement::ChildOn)
             .unwrap_or(Placement::Inherit),
+        command: req.command.clone(),
     };
     b.setup(&ctx, req.iterations)
         .map_err(|e| format!("setup: {e}"))?;

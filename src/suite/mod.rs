@@ -427,6 +427,7 @@ pub fn target(series: &SeriesSpec, p: &Point) -> Target {
         iterations: p.iterations,
         memory_limit_bytes: p.memory_limit_bytes,
         task: None,
+        command: None,
     }
 }
 
