@@ -253,6 +253,11 @@ mod tests {
         run.params.precision_pct = Some(1.0);
         run.params.settle_s = Some(60.0);
         run.params.cpus = Some(vec![1]);
+        run.params.ab = Some(crate::model::AbSide {
+            side: "a".into(),
+            partner: "0123456789ab".into(),
+            design: "paired".into(),
+        });
         // The fingerprint's facts written only when known (#19).
         run.fingerprint.hz = Some(250);
         run.fingerprint.nohz = Some("idle".into());
