@@ -2,25 +2,26 @@
 # Planted changes of known size (#30; a benchmark, not a test): how often a paired `sysperf
 # ab` finds a slowdown of `syscall` of about 2, 5 and 10%, and in how much machine time.
 #
-# The change is `ab --switch seccomp-checks=N`: a seccomp filter of N argument checks in every
-# worker of the "on" side, which every system call runs through (the kernel cannot cache its
-# verdict), so the slowdown grows with N. Its size is not assumed: one long high-precision
-# paired measurement at N0 checks gives the cost of a check, N for each target size follows,
-# and another long measurement at each N establishes the true size (its ratio and interval
-# are printed). Then TRIES tries of a default `ab` (30 rounds of 15 ms) for each design, each
+# The change is `ab --switch seccomp-checks=N`: every worker runs a seccomp filter that reads
+# a system call's argument (the kernel cannot cache its verdict), the off side's with one
+# check, the on side's with N more, so both pay for entering a filter (about 40% of getpid on
+# this VM) and the slowdown is the N checks, growing with N. Its size is not assumed: one long
+# high-precision paired measurement at N0 checks gives the cost of a check, N for each target
+# size follows, and another long measurement at each N establishes the true size (its ratio
+# and interval are printed). Then TRIES tries of a default `ab` (30 rounds of 15 ms) for each design, each
 # counted as found when its verdict is "slower" (the whole interval above +2%, the default
 # noise band) and when it is significant (the whole interval above 1); and, for each target,
 # TRIES tries of `ab --precision P` to see the machine time a significant finding takes.
 # Prints one line per measurement.
 #
-# Usage: [TARGETS="2 5 10"] [TRIES=10] [DESIGNS="paired duet"] [N0=64] [CAL_PCT=0.3]
+# Usage: [TARGETS="2 5 10"] [TRIES=10] [DESIGNS="paired duet"] [N0=150] [CAL_PCT=0.3]
 #        [CAL_TIME=180] [PRECISION=0.6] [SP=path/to/sysperf] scripts/planted.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 TARGETS=${TARGETS:-"2 5 10"}
 TRIES=${TRIES:-10}
 DESIGNS=${DESIGNS:-"paired duet"}
-N0=${N0:-64}
+N0=${N0:-150}
 CAL_PCT=${CAL_PCT:-0.3}
 CAL_TIME=${CAL_TIME:-180}
 PRECISION=${PRECISION:-0.6}
@@ -46,7 +47,7 @@ k=$(ab --switch "seccomp-checks=$N0" --precision "$CAL_PCT" --max-time "$CAL_TIM
 read -r r0 lo0 hi0 <<< "$(ratio "$k")"
 echo "planted.sh: calibration: seccomp-checks=$N0 slows syscall by $(python3 -c "print(f'{($r0-1)*100:.2f}% [{($lo0-1)*100:.2f}, {($hi0-1)*100:.2f}]')") (paired, --precision $CAL_PCT, $(awk -v k="$k" '$1==k {print $2}' "$work/times") s)"
 for t in $TARGETS; do
-  N=$(python3 -c "import math; print(max(1, min(2047, round($N0 * math.log1p($t / 100) / math.log($r0)))))")
+  N=$(python3 -c "import math; print(max(1, min(2046, round($N0 * math.log1p($t / 100) / math.log($r0)))))")
   k=$(ab --switch "seccomp-checks=$N" --precision "$CAL_PCT" --max-time "$CAL_TIME")
   read -r r lo hi <<< "$(ratio "$k")"
   echo "planted.sh: target $t%: seccomp-checks=$N, true size $(python3 -c "print(f'{($r-1)*100:.2f}% [{($lo-1)*100:.2f}, {($hi-1)*100:.2f}]')") (paired, --precision $CAL_PCT, $(awk -v k="$k" '$1==k {print $2}' "$work/times") s)"

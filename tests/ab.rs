@@ -454,7 +454,7 @@ fn two_commands_compare_through_the_same_paired_rounds() {
 #[test]
 fn a_planted_filter_slows_system_calls_and_the_switch_none_is_an_a_a() {
     // #30 item 8: `seccomp-checks=N` plants a slowdown of every system call whose size the
-    // count sets (1000 checks: 2001 BPF instructions a call, several times getpid's cost).
+    // count sets (1000 checks more than the off side's one: several times getpid's cost).
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("s.db");
     let ratio = first_ratio(

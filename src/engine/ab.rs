@@ -95,6 +95,12 @@ impl Sides for SwitchSides<'_> {
     fn set(&mut self, b: bool) -> Result<(), SwitchError> {
         self.armed.set(b)
     }
+    fn target_a(&self, planned: &Target) -> Target {
+        Target {
+            task: self.switch.off_task(),
+            ..planned.clone()
+        }
+    }
     fn target_b(&self, a: &Target) -> Target {
         Target {
             task: match self.switch {

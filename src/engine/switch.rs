@@ -133,11 +133,13 @@ impl Switch {
                     None => Ok(Switch::Task(t)),
                 };
                 if let Some(count) = n.strip_prefix("seccomp-checks=") {
+                    // Both sides run a filter that reads an argument (what entering such a
+                    // filter costs is on both); the on side's has N checks more.
                     return match count.parse::<u32>() {
-                        Ok(c) if (1..=2047).contains(&c) => task(TaskSwitch::SeccompChecks(c)),
+                        Ok(c) if (1..=2046).contains(&c) => task(TaskSwitch::SeccompChecks(c + 1)),
                         _ => Err(bad(
                             count,
-                            "give a number of argument checks from 1 to 2047 (seccomp-checks=N)"
+                            "give a number of argument checks from 1 to 2046 (seccomp-checks=N)"
                                 .into(),
                         )),
                     };
@@ -171,6 +173,15 @@ impl Switch {
         }
     }
 
+    /// The task switch of the off side, if it has one: `seccomp-checks=N`'s off side runs a
+    /// filter of one check, so that only the N checks more differ.
+    pub fn off_task(&self) -> Option<TaskSwitch> {
+        match self {
+            Switch::Task(TaskSwitch::SeccompChecks(_)) => Some(TaskSwitch::SeccompChecks(1)),
+            _ => None,
+        }
+    }
+
     /// What each side is, for the runs' notes.
     pub fn describe(&self, on: bool) -> String {
         match (self, on) {
@@ -181,9 +192,13 @@ impl Switch {
                 "ab: switch on: speculative store bypass disabled (prctl) in every worker".into()
             }
             (Switch::Task(TaskSwitch::SeccompChecks(n)), true) => format!(
-                "ab: switch on: a seccomp filter of {n} argument checks ({} BPF instructions) in every worker",
-                2 * n + 1
+                "ab: switch on: a seccomp filter of {n} argument checks ({} BPF instructions) in every worker, {} more than the off side's",
+                2 * n + 1,
+                n - 1
             ),
+            (Switch::Task(TaskSwitch::SeccompChecks(_)), false) => {
+                "ab: switch seccomp-checks off: a seccomp filter of 1 argument check (3 BPF instructions) in every worker, so that entering a filter costs both sides alike".into()
+            }
             (Switch::Task(TaskSwitch::Nothing), true) => {
                 "ab: switch none: nothing differs between the sides (an A/A)".into()
             }
@@ -541,8 +556,13 @@ mod tests {
     fn a_planted_filter_and_a_switch_of_nothing_are_task_switches() {
         // #30 item 8: a seccomp filter of N argument checks, and `none` for an A/A.
         let checks = Switch::parse(Some("seccomp-checks=64"), None, None).unwrap();
-        assert_eq!(checks, Switch::Task(TaskSwitch::SeccompChecks(64)));
-        assert!(checks.describe(true).contains("129 BPF instructions"));
+        assert_eq!(checks, Switch::Task(TaskSwitch::SeccompChecks(65)));
+        assert_eq!(checks.off_task(), Some(TaskSwitch::SeccompChecks(1)));
+        assert!(checks.describe(true).contains("131 BPF instructions"));
+        assert!(checks
+            .describe(true)
+            .contains("64 more than the off side's"));
+        assert!(checks.describe(false).contains("1 argument check"));
         assert_eq!(checks.name(), "seccomp-checks");
         assert_eq!(
             Switch::parse(Some("none"), None, None).unwrap(),
@@ -550,13 +570,13 @@ mod tests {
         );
         for bad in [
             "seccomp-checks=0",
-            "seccomp-checks=2048",
+            "seccomp-checks=2047",
             "seccomp-checks=x",
         ] {
             let e = Switch::parse(Some(bad), None, None)
                 .unwrap_err()
                 .to_string();
-            assert!(e.contains("from 1 to 2047"), "{bad}: {e}");
+            assert!(e.contains("from 1 to 2046"), "{bad}: {e}");
         }
         let status = || std::fs::read_to_string("/proc/thread-self/status").unwrap();
         std::thread::spawn(move || {
