@@ -657,12 +657,14 @@ pub fn grouped_ratio(
     })
 }
 
-/// The per-round pairs of test `id`'s trials in the runs of two columns that are the two
-/// sides of `ab` (each run of `new` names a run of `base` as its partner): per-operation
-/// times of side A and side B in the same round, rounds in order, pairs of runs one after
-/// the other. None when the columns are not such sides.
-fn paired_rounds(base: &[&Run], new: &[&Run], id: &str) -> Option<Vec<(f64, f64)>> {
-    let mut out = Vec::new();
+/// The log ratios of test `id`'s rounds in the runs of two columns that are the two sides of
+/// `ab` (each run of `new` names a run of `base` as its partner), pairs of runs one after the
+/// other ([`crate::paired::round_log_ratios`]), and the per-operation times of side A and B
+/// in the rounds used. None when the columns are not such sides.
+type PairedRounds = (Vec<f64>, Vec<f64>, Vec<f64>);
+
+fn paired_rounds(base: &[&Run], new: &[&Run], id: &str) -> Option<PairedRounds> {
+    let (mut d, mut xs, mut ys) = (Vec::new(), Vec::new(), Vec::new());
     for b in new {
         let side = b.params.ab.as_ref()?;
         let a = base.iter().find(|a| a.id == side.partner)?;
@@ -689,12 +691,18 @@ fn paired_rounds(base: &[&Run], new: &[&Run], id: &str) -> Option<Vec<(f64, f64)
                 .unwrap_or_default()
         };
         let (ra, rb) = (by_round(a), by_round(b));
-        out.extend(
-            ra.iter()
-                .filter_map(|(round, &x)| rb.get(round).map(|&y| (x, y))),
-        );
+        let rounds: Vec<(u32, f64, f64)> = ra
+            .iter()
+            .filter_map(|(&round, &x)| rb.get(&round).map(|&y| (round, x, y)))
+            .collect();
+        d.extend(crate::paired::round_log_ratios(
+            &rounds,
+            side.design == "duet",
+        )?);
+        xs.extend(rounds.iter().map(|r| r.1));
+        ys.extend(rounds.iter().map(|r| r.2));
     }
-    Some(out)
+    Some((d, xs, ys))
 }
 
 /// Whether every run of `new` is the B side of a run of `base` in `ab`.
@@ -713,8 +721,7 @@ fn are_ab_sides(base: &[&Run], new: &[&Run]) -> bool {
 /// autocorrelation; no history widens it. Below [`crate::paired::MIN_ROUNDS`] rounds there
 /// is a ratio (of medians) and no interval.
 pub fn paired_ratio(base: &[&Run], new: &[&Run], id: &str, noise_pct: f64) -> Option<Ratio> {
-    let pairs = paired_rounds(base, new, id)?;
-    let d = crate::paired::log_ratios(&pairs)?;
+    let (d, a, b) = paired_rounds(base, new, id)?;
     match crate::paired::paired(&d, LEVEL) {
         Some(p) => {
             let (ratio, ci) = p.ratio();
@@ -724,18 +731,15 @@ pub fn paired_ratio(base: &[&Run], new: &[&Run], id: &str, noise_pct: f64) -> Op
                 ..Ratio::judged(ratio, ci, noise_pct, Covers::Paired)
             })
         }
-        None if !d.is_empty() => {
-            let (a, b): (Vec<f64>, Vec<f64>) = pairs.into_iter().unzip();
-            Some(Ratio {
-                ratio: stats::median(&b).ok()? / stats::median(&a).ok()?,
-                ci: None,
-                verdict: Verdict::TooFewTrials,
-                covers: Covers::Nothing,
-                significant: None,
-                rounds: Some(d.len()),
-                effective_rounds: None,
-            })
-        }
+        None if !a.is_empty() => Some(Ratio {
+            ratio: stats::median(&b).ok()? / stats::median(&a).ok()?,
+            ci: None,
+            verdict: Verdict::TooFewTrials,
+            covers: Covers::Nothing,
+            significant: None,
+            rounds: Some(d.len()),
+            effective_rounds: None,
+        }),
         None => None,
     }
 }

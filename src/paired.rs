@@ -12,6 +12,9 @@
 //!   round in which the machine changed speed between A and B gives a `d_r` of +-30%; the
 //!   signed-rank interval gives such rounds no more weight than their rank, where a t
 //!   interval's width grows with them.
+//! - a duet's rounds are taken two by two (the mean of an even round's `d_r` and the next
+//!   one's): the sides swap CPUs every round, so each CPU's own speed is once on A's side and
+//!   once on B's, and cancels ([`round_log_ratios`]);
 //! - the `d_r` are checked for autocorrelation (the host's speed comes in episodes, so
 //!   back-to-back trials correlate; pairing removes most of it, not necessarily all): the
 //!   variance inflation `f` is the larger of `1 + 2 sum(rho_k)` over the initial run of
@@ -74,6 +77,30 @@ pub fn log_ratios(pairs: &[(f64, f64)]) -> Option<Vec<f64>> {
         .iter()
         .map(|&(a, b)| (a.is_finite() && b.is_finite() && a > 0.0 && b > 0.0).then(|| (b / a).ln()))
         .collect()
+}
+
+/// The log ratios of a pair of runs' rounds, `(round, a, b)` in round order, as the interval
+/// takes them: one per round; or, for a duet (`swapped`: side A ran on one CPU in even rounds
+/// and on the other in odd ones), one per two rounds, the mean of an even round's log ratio
+/// and the next odd one's, so that each CPU's own speed, on A's side once and on B's once,
+/// cancels. A duet's unmatched last round is left out. None if a time is not a positive
+/// finite number.
+pub fn round_log_ratios(rounds: &[(u32, f64, f64)], swapped: bool) -> Option<Vec<f64>> {
+    let d: Vec<(u32, f64)> = rounds
+        .iter()
+        .map(|&(r, a, b)| {
+            (a.is_finite() && b.is_finite() && a > 0.0 && b > 0.0).then(|| (r, (b / a).ln()))
+        })
+        .collect::<Option<_>>()?;
+    if !swapped {
+        return Some(d.into_iter().map(|x| x.1).collect());
+    }
+    Some(
+        d.windows(2)
+            .filter(|w| w[0].0 % 2 == 0 && w[1].0 == w[0].0 + 1)
+            .map(|w| (w[0].1 + w[1].1) / 2.0)
+            .collect(),
+    )
 }
 
 /// The sorted Walsh averages `(d_i + d_j) / 2`, `i <= j`.
@@ -241,6 +268,28 @@ mod tests {
         let exact = signed_rank_rank(400, 0.95).unwrap().0 as f64;
         let approx = signed_rank_rank(401, 0.95).unwrap().0 as f64;
         assert!((approx / exact - 1.0).abs() < 0.01, "{exact} {approx}");
+    }
+
+    #[test]
+    fn a_duets_rounds_are_taken_two_by_two_so_each_cpus_speed_cancels() {
+        // CPU 0 is 1.5x slower than CPU 1; A on CPU 0 in even rounds, on CPU 1 in odd ones;
+        // B is 10% slower.
+        let rounds: Vec<(u32, f64, f64)> = (0..8)
+            .map(|r| {
+                let (a_cpu, b_cpu) = if r % 2 == 0 { (1.5, 1.0) } else { (1.0, 1.5) };
+                (r, 100.0 * a_cpu, 110.0 * b_cpu)
+            })
+            .collect();
+        let d = round_log_ratios(&rounds, true).unwrap();
+        assert_eq!(d.len(), 4);
+        assert!(d.iter().all(|x| (x - 1.1f64.ln()).abs() < 1e-12), "{d:?}");
+        // Taken one by one, the CPUs' difference is in every ratio.
+        let one = round_log_ratios(&rounds, false).unwrap();
+        assert!(one.iter().all(|x| (x - 1.1f64.ln()).abs() > 0.3), "{one:?}");
+        // A round missing on a side leaves its partner out, not a shifted pairing.
+        let holes: Vec<(u32, f64, f64)> = rounds.into_iter().filter(|r| r.0 != 2).collect();
+        assert_eq!(round_log_ratios(&holes, true).unwrap().len(), 3);
+        assert!(round_log_ratios(&[(0, 0.0, 1.0)], false).is_none());
     }
 
     #[test]

@@ -352,7 +352,8 @@ fn a_duet_runs_both_sides_at_once_on_two_cpus_or_says_what_it_needs() {
     let cpus = sysperf::sys::get_affinity().unwrap();
     let duet = |args: &[&str]| {
         let mut c = sysperf(&db);
-        c.args(["ab", "--duet", "--trials", "6", "--min-time", "0.005"])
+        // 12 rounds: a duet's rounds count two by two (six pairs for an interval).
+        c.args(["ab", "--duet", "--trials", "12", "--min-time", "0.005"])
             .args(args);
         c
     };
@@ -365,6 +366,7 @@ fn a_duet_runs_both_sides_at_once_on_two_cpus_or_says_what_it_needs() {
         "syscall", "--switch", "seccomp", "--json", "--label", "d",
     ]));
     assert_eq!(ratio["covers"], "paired", "{ratio}");
+    assert_eq!(ratio["rounds"], 6, "two rounds make one: {ratio}");
     let (a, b) = (show(&db, "d-off"), show(&db, "d-on"));
     assert_eq!(a["params"]["ab"]["design"], "duet");
     let notes = a["notes"].to_string();
@@ -380,8 +382,8 @@ fn a_duet_runs_both_sides_at_once_on_two_cpus_or_says_what_it_needs() {
             .collect()
     };
     let (ca, cb) = (cpu_of(&a), cpu_of(&b));
-    assert_eq!(ca.len(), 6);
-    for r in 0..6 {
+    assert_eq!(ca.len(), 12);
+    for r in 0..12 {
         assert_ne!(ca[r], cb[r], "round {r}: {ca:?} {cb:?}");
         if r > 0 {
             assert_ne!(ca[r], ca[r - 1], "swapped every round: {ca:?}");
@@ -472,9 +474,15 @@ fn a_planted_filter_slows_system_calls_and_the_switch_none_is_an_a_a() {
     assert_eq!(ratio["verdict"], "slower", "{ratio}");
     let on = show(&db, "planted-on");
     assert!(
-        on["notes"].to_string().contains("2001 BPF instructions"),
+        on["notes"].to_string().contains("2003 BPF instructions"),
         "{}",
         on["notes"]
+    );
+    let off = show(&db, "planted-off");
+    assert!(
+        off["notes"].to_string().contains("1 argument check"),
+        "{}",
+        off["notes"]
     );
     let ratio = first_ratio(
         sysperf(&db)

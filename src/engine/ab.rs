@@ -350,7 +350,8 @@ impl super::Engine<'_> {
             let mut side = |i: usize| sides.set(i >= n).map_err(AbError::from);
             s.calibrate_sides(&mut ms, n, &mut side)?;
             s.rounds(&mut ms, &slots, plan.budget.trials, order, &mut side)?;
-            let wide = |ms: &[Measurement], pct| paired_wide(ms, n, pct);
+            let swapped = design == Design::Duet;
+            let wide = |ms: &[Measurement], pct| paired_wide(ms, n, swapped, pct);
             s.precision(&mut ms, &slots, plan, order, &wide, &mut side)?;
         }
         sides.set(false)?;
@@ -408,19 +409,19 @@ impl super::Engine<'_> {
 }
 
 /// The tests whose paired interval (side A's measurement `j`, side B's `n + j`, joined by
-/// round) is still wider than `pct`, or has no interval yet.
-fn paired_wide(ms: &[Measurement], n: usize, pct: f64) -> Vec<Wide> {
+/// round; a duet's rounds two by two) is still wider than `pct`, or has no interval yet.
+fn paired_wide(ms: &[Measurement], n: usize, swapped: bool, pct: f64) -> Vec<Wide> {
     (0..n)
         .filter(|&j| ms[j].ready() && ms[n + j].ready())
         .filter_map(|j| {
             let b: std::collections::BTreeMap<u32, f64> =
                 ms[n + j].by_round().into_iter().collect();
-            let pairs: Vec<(f64, f64)> = ms[j]
+            let pairs: Vec<(u32, f64, f64)> = ms[j]
                 .by_round()
                 .into_iter()
-                .filter_map(|(r, a)| b.get(&r).map(|&b| (a, b)))
+                .filter_map(|(r, a)| b.get(&r).map(|&b| (r, a, b)))
                 .collect();
-            let p = crate::paired::log_ratios(&pairs)
+            let p = crate::paired::round_log_ratios(&pairs, swapped)
                 .and_then(|d| crate::paired::paired(&d, crate::compare::LEVEL));
             let h = p.map(|p| p.half_width_pct());
             (!h.is_some_and(|h| h <= pct)).then(|| Wide {
