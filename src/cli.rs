@@ -847,7 +847,7 @@ pub struct PlotArgs {
     /// One test, e.g. syscall.
     #[arg(long, value_name = "ID")]
     pub test: Option<String>,
-    /// A group of tests: syscall, ipc, fork, exec, paging, lebench or other.
+    /// A group of tests: syscall, ipc, fork, exec, paging, lebench, command or other.
     #[arg(long, value_name = "NAME")]
     pub group: Option<String>,
     /// A figure of the runs' suites (`run --suite`), e.g. bbn.pipes: its curves of every run
@@ -864,7 +864,7 @@ pub struct PlotArgs {
 /// `sysperf plot --help`: the groups, and the figure ids from the suites' registry.
 pub fn plot_help() -> String {
     format!(
-        "Groups: syscall (system call and signals), ipc (pipes and datagram sockets), fork (fork and vfork), exec, paging (bars and the gausspage figure), lebench (LEBench's operations), other.\n\nFigures (--figure, of runs made with --suite): {}.\n\nBars are medians with 95% confidence whiskers, one colour per run; the first run is the baseline of the verdicts written beside the bars. PNG images are drawn at twice the SVG's size.",
+        "Groups: syscall (system call and signals), ipc (pipes and datagram sockets), fork (fork and vfork), exec, paging (bars and the gausspage figure), lebench (LEBench's operations), command (the commands of 'ab --a/--b'), other.\n\nFigures (--figure, of runs made with --suite): {}.\n\nBars are medians with 95% confidence whiskers, one colour per run; the first run is the baseline of the verdicts written beside the bars. PNG images are drawn at twice the SVG's size.",
         crate::suite::all_figure_ids().join(", ")
     )
 }

@@ -76,6 +76,11 @@ pub static GROUPS: &[ChartGroup] = &[
         patterns: &["le-*"],
     },
     ChartGroup {
+        name: "command",
+        title: "Commands (sysperf ab --a/--b)",
+        patterns: &["command"],
+    },
+    ChartGroup {
         name: "other",
         title: "Other tests",
         patterns: &["*"],

@@ -367,6 +367,14 @@ pub fn variance(run: &Run, estimates: &[crate::model::VarianceEstimate]) -> Stri
     if run.source != "measured" {
         return s;
     }
+    if let Some(side) = &run.params.ab {
+        let _ = writeln!(
+            s,
+            "A side of 'sysperf ab' ({}): compared with its partner {} round by round; the machine's run-to-run variance does not apply to it, nor is it estimated from it",
+            side.design, side.partner
+        );
+        return s;
+    }
     let known: Vec<(&crate::model::BenchResult, &crate::model::VarianceEstimate)> = run
         .results
         .iter()
