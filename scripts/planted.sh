@@ -15,7 +15,7 @@
 # Prints one line per measurement.
 #
 # Usage: [TARGETS="2 5 10"] [TRIES=10] [DESIGNS="paired duet"] [N0=150] [CAL_PCT=0.3]
-#        [CAL_TIME=180] [PRECISION=0.6] [SP=path/to/sysperf] scripts/planted.sh
+#        [CAL_TIME=180] [PRECISION=1] [MAX_TIME=300] [SP=path/to/sysperf] scripts/planted.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 TARGETS=${TARGETS:-"2 5 10"}
@@ -24,7 +24,8 @@ DESIGNS=${DESIGNS:-"paired duet"}
 N0=${N0:-150}
 CAL_PCT=${CAL_PCT:-0.3}
 CAL_TIME=${CAL_TIME:-180}
-PRECISION=${PRECISION:-0.6}
+PRECISION=${PRECISION:-1}
+MAX_TIME=${MAX_TIME:-300}
 if [ -z "${SP:-}" ]; then
   cargo build --release -q
   SP=./target/release/sysperf
@@ -33,24 +34,33 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 db="$work/p.db"
 n=0
-# ab ARGS...: one `sysperf ab syscall ARGS --json`, its first ratio and its seconds.
+# ab ARGS...: one `sysperf ab syscall ARGS --json`, stored as $work/$n.json with its seconds
+# in $work/times (not in a subshell: n counts every call).
 ab() {
   n=$((n + 1))
   local t0=$SECONDS
   "$SP" ab syscall "$@" --json --label "p$n" --db "$db" > "$work/$n.json" 2>"$work/err" || { cat "$work/err" >&2; exit 1; }
   echo "$n $((SECONDS - t0))" >> "$work/times"
-  echo "$n"
 }
-ratio() { python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["rows"][0]["ratios"][1]; print(r["ratio"], *r["ci"])' "$work/$1.json"; }
+# size N: the ratio, interval and seconds of call N, as "+x.xx% [lo, hi] (S s)".
+size() {
+  python3 - "$work" "$1" <<'PY'
+import json, sys
+work, k = sys.argv[1], sys.argv[2]
+r = json.load(open(f"{work}/{k}.json"))["rows"][0]["ratios"][1]
+secs = dict(l.split() for l in open(f"{work}/times"))[k]
+lo, hi = r["ci"]
+print(f"{(r['ratio'] - 1) * 100:.2f}% [{(lo - 1) * 100:.2f}, {(hi - 1) * 100:.2f}] ({r['rounds']} rounds, {secs} s)")
+PY
+}
 
-k=$(ab --switch "seccomp-checks=$N0" --precision "$CAL_PCT" --max-time "$CAL_TIME")
-read -r r0 lo0 hi0 <<< "$(ratio "$k")"
-echo "planted.sh: calibration: seccomp-checks=$N0 slows syscall by $(python3 -c "print(f'{($r0-1)*100:.2f}% [{($lo0-1)*100:.2f}, {($hi0-1)*100:.2f}]')") (paired, --precision $CAL_PCT, $(awk -v k="$k" '$1==k {print $2}' "$work/times") s)"
+ab --switch "seccomp-checks=$N0" --precision "$CAL_PCT" --max-time "$CAL_TIME"
+r0=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["rows"][0]["ratios"][1]["ratio"])' "$work/$n.json")
+echo "planted.sh: calibration: seccomp-checks=$N0 slows syscall by $(size "$n") (paired, --precision $CAL_PCT)"
 for t in $TARGETS; do
   N=$(python3 -c "import math; print(max(1, min(2046, round($N0 * math.log1p($t / 100) / math.log($r0)))))")
-  k=$(ab --switch "seccomp-checks=$N" --precision "$CAL_PCT" --max-time "$CAL_TIME")
-  read -r r lo hi <<< "$(ratio "$k")"
-  echo "planted.sh: target $t%: seccomp-checks=$N, true size $(python3 -c "print(f'{($r-1)*100:.2f}% [{($lo-1)*100:.2f}, {($hi-1)*100:.2f}]')") (paired, --precision $CAL_PCT, $(awk -v k="$k" '$1==k {print $2}' "$work/times") s)"
+  ab --switch "seccomp-checks=$N" --precision "$CAL_PCT" --max-time "$CAL_TIME"
+  echo "planted.sh: target $t%: seccomp-checks=$N, true size $(size "$n") (paired, --precision $CAL_PCT)"
   for design in $DESIGNS; do
     duet=()
     [ "$design" = duet ] && duet=(--duet)
@@ -74,19 +84,21 @@ print(f"planted.sh: target {t}% (seccomp-checks={N}), {design}, default ab (30 r
 PY
   done
   first=$((n + 1))
-  for _ in $(seq 1 "$TRIES"); do ab --switch "seccomp-checks=$N" --precision "$PRECISION" --max-time 600 >/dev/null; done
+  for _ in $(seq 1 "$TRIES"); do ab --switch "seccomp-checks=$N" --precision "$PRECISION" --max-time "$MAX_TIME" >/dev/null; done
   python3 - "$work" "$first" "$n" "$t" "$N" "$PRECISION" <<'PY'
 import json, statistics, sys
 work, first, last, t, N, prec = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5], sys.argv[6]
 times = dict(l.split() for l in open(f"{work}/times"))
-sig = slower = 0; secs = []
+sig = slower = 0; secs = []; widths = []
 for i in range(first, last + 1):
     r = json.load(open(f"{work}/{i}.json"))["rows"][0]["ratios"][1]
     sig += r.get("significant") == "slower"
     slower += r["verdict"] == "slower"
     secs.append(int(times[str(i)]))
+    if r["ci"]:
+        widths.append(100 * (r["ci"][1] - r["ci"][0]) / 2 / r["ratio"])
 k = last - first + 1
 print(f"planted.sh: target {t}% (seccomp-checks={N}), paired, --precision {prec}: significant in {sig} of {k}, slower (beyond +-2%) in {slower} of {k}; "
-      f"{statistics.median(secs)} s a try (range {min(secs)}-{max(secs)})")
+      f"median half-width reached {statistics.median(widths):.1f}%; {statistics.median(secs)} s a try (range {min(secs)}-{max(secs)})")
 PY
 done
