@@ -71,6 +71,9 @@ pub enum Verdict {
     /// One run a side and no run-to-run variance known for this machine: the trials'
     /// interval is shown, but two runs of an unchanged machine differ by more than it (#30).
     NoiseUnknown,
+    /// One run a side, and other work used the test's CPUs in one of them only
+    /// (`busy_cpu`): the difference may be that work (#30).
+    Disturbed,
 }
 
 impl Verdict {
@@ -84,6 +87,7 @@ impl Verdict {
             Verdict::TooFewTrials => "too few trials for an interval",
             Verdict::NoVerdict => "no interval",
             Verdict::NoiseUnknown => NOISE_UNKNOWN,
+            Verdict::Disturbed => DISTURBED,
         }
     }
 
@@ -92,6 +96,10 @@ impl Verdict {
         matches!(self, Verdict::Faster | Verdict::Slower)
     }
 }
+
+/// What a row measured with other work on its CPUs in one run only says instead of a verdict.
+pub const DISTURBED: &str =
+    "no verdict: other work used the test's CPUs in one run only (its busy_cpu warning)";
 
 /// What a row without a valid run-to-run estimate says instead of a verdict.
 pub const NOISE_UNKNOWN: &str =
@@ -705,6 +713,32 @@ fn paired_rounds(base: &[&Run], new: &[&Run], id: &str) -> Option<PairedRounds> 
     Some((d, xs, ys))
 }
 
+/// Whether other work used test `id`'s CPUs while it ran in `run` (its `busy_cpu` warning).
+fn busy(run: &Run, id: &str) -> bool {
+    run.warnings
+        .iter()
+        .any(|w| w.kind == crate::model::WarningKind::BusyCpu && w.bench.as_deref() == Some(id))
+}
+
+/// A verdict between single measured runs stands only when they were measured alike: when
+/// other work used the test's CPUs in one run and not in the other (`busy_cpu`), what differs
+/// may be that work, which no interval of this machine's usual variation covers (a CPU hog
+/// started between two runs made one 2-3x slower on this VM), so the row gets no verdict.
+fn disturbed(r: Ratio, base: &[&Run], new: &[&Run], id: &str) -> Ratio {
+    let ([a], [b]) = (base, new) else {
+        return r;
+    };
+    let judged = r.ci.is_some() && r.significant.is_some();
+    if !judged || a.source != "measured" || b.source != "measured" || busy(a, id) == busy(b, id) {
+        return r;
+    }
+    Ratio {
+        verdict: Verdict::Disturbed,
+        significant: None,
+        ..r
+    }
+}
+
 /// Whether every run of `new` is the B side of a run of `base` in `ab`.
 fn are_ab_sides(base: &[&Run], new: &[&Run]) -> bool {
     !new.is_empty()
@@ -938,7 +972,7 @@ pub fn build_grouped(
                         return paired_ratio(&columns[baseline], &columns[i], &id, noise_pct);
                     }
                     let (bs, rs) = (b.summary.as_ref()?, r.summary.as_ref()?);
-                    grouped_ratio(
+                    let ratio = grouped_ratio(
                         &group_samples(&columns[baseline], &id),
                         bs.wall_ns_per_op.median,
                         &group_samples(&columns[i], &id),
@@ -946,7 +980,8 @@ pub fn build_grouped(
                         noise_pct,
                         seed_of(&id) ^ i as u64,
                         known.between_var.get(&id).copied(),
-                    )
+                    )?;
+                    Some(disturbed(ratio, &columns[baseline], &columns[i], &id))
                 })
                 .collect();
             Row {
@@ -1271,6 +1306,7 @@ pub fn unjudged(c: &Comparison) -> Vec<Unjudged> {
                 (None, None, Some(r)) if r.verdict == Verdict::NoiseUnknown => {
                     NOISE_UNKNOWN.to_string()
                 }
+                (None, None, Some(r)) if r.verdict == Verdict::Disturbed => DISTURBED.to_string(),
                 (None, None, Some(r)) if r.ci.is_none() => match r.verdict {
                     Verdict::TooFewTrials if r.covers == Covers::Nothing && r.rounds.is_some() => {
                         format!(
@@ -1561,6 +1597,45 @@ mod tests {
         published.sysperf_version = "9.9.9".into();
         let c = build(&[base, published], 0, 2.0);
         assert!(c.fingerprint_diffs.is_empty(), "{:?}", c.fingerprint_diffs);
+    }
+
+    #[test]
+    fn single_runs_measured_with_other_work_on_one_side_only_get_no_verdict() {
+        // #30: a CPU hog during one run only made it 2-3x slower on this VM; that is the hog,
+        // not the change, and no interval of the machine's usual variation covers it.
+        let base = crate::report::fixture_run();
+        let mut slow = base.clone();
+        slow.id = "000000000003".into();
+        for r in slow.results.iter_mut().filter(|r| r.id == "syscall") {
+            for t in &mut r.trials {
+                t.wall_ns *= 2;
+            }
+            if let Some(s) = &mut r.summary {
+                s.wall_ns_per_op.median *= 2.0;
+            }
+        }
+        let syscall = |c: &Comparison| c.rows[0].ratios[1].clone().unwrap();
+        let c = crate::report::fixture_compare(&[base.clone(), slow.clone()], 0, 2.0);
+        assert_eq!(syscall(&c).verdict, Verdict::Slower);
+        slow.warnings.push(Warning {
+            bench: Some("syscall".into()),
+            kind: crate::model::WarningKind::BusyCpu,
+            message: "syscall: other work used 60% of CPU 1 while it ran".into(),
+        });
+        let c = crate::report::fixture_compare(&[base.clone(), slow.clone()], 0, 2.0);
+        let r = syscall(&c);
+        assert_eq!((r.verdict, r.significant), (Verdict::Disturbed, None));
+        assert!(r.ci.is_some(), "the interval is still shown");
+        let u = unjudged(&c);
+        assert!(
+            u.iter().any(|u| u.test == "syscall" && u.why == DISTURBED),
+            "{u:?}"
+        );
+        // Both runs disturbed: measured alike, judged.
+        let mut both = base;
+        both.warnings = slow.warnings.clone();
+        let c = crate::report::fixture_compare(&[both, slow], 0, 2.0);
+        assert_eq!(syscall(&c).verdict, Verdict::Slower);
     }
 
     #[test]

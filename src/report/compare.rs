@@ -68,14 +68,15 @@ pub fn gate_lines(
         .iter()
         .map(|r| format!("regression: {}", regression_line(c, r, pct)))
         .chain(unjudged.iter().map(|u| {
-            let needs = if u.why == crate::compare::NOISE_UNKNOWN {
-                "the gate needs an interval that covers what two runs differ by".to_string()
-            } else {
-                format!(
-                    "the gate needs both sides measured, with at least {} trials",
-                    crate::compare::MIN_TRIALS
-                )
-            };
+            let needs =
+                if u.why == crate::compare::NOISE_UNKNOWN || u.why == crate::compare::DISTURBED {
+                    "the gate needs an interval that covers what two runs differ by".to_string()
+                } else {
+                    format!(
+                        "the gate needs both sides measured, with at least {} trials",
+                        crate::compare::MIN_TRIALS
+                    )
+                };
             format!(
                 "cannot judge: run {}, {}: {}; {needs}",
                 u.run, u.test, u.why
@@ -234,6 +235,7 @@ fn verdict_word(r: &Ratio) -> String {
         Verdict::TooFewTrials => "<3 trials".into(),
         Verdict::NoVerdict => "no CI".into(),
         Verdict::NoiseUnknown => crate::compare::NOISE_UNKNOWN.into(),
+        Verdict::Disturbed => crate::compare::DISTURBED.into(),
     };
     format!("{word}{}", significance_note(r))
 }
@@ -765,6 +767,7 @@ fn md_verdict(r: &Ratio) -> String {
         Verdict::TooFewTrials => "<3 trials".into(),
         Verdict::NoVerdict => "no CI".into(),
         Verdict::NoiseUnknown => md(crate::compare::NOISE_UNKNOWN),
+        Verdict::Disturbed => md(crate::compare::DISTURBED),
     };
     format!("{word}{}", md(&significance_note(r)))
 }
@@ -990,6 +993,7 @@ fn verdict_code(v: Verdict) -> &'static str {
         Verdict::TooFewTrials => "too_few_trials",
         Verdict::NoVerdict => "no_verdict",
         Verdict::NoiseUnknown => "noise_unknown",
+        Verdict::Disturbed => "disturbed",
     }
 }
 

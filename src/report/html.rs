@@ -85,9 +85,11 @@ fn verdict_badge(v: Verdict) -> String {
         Verdict::Faster => ("faster", "\u{25bc} "),
         Verdict::NoChange => ("same", "\u{2248} "),
         Verdict::Inconclusive => ("none", "? "),
-        Verdict::Published | Verdict::TooFewTrials | Verdict::NoVerdict | Verdict::NoiseUnknown => {
-            ("none", "")
-        }
+        Verdict::Published
+        | Verdict::TooFewTrials
+        | Verdict::NoVerdict
+        | Verdict::NoiseUnknown
+        | Verdict::Disturbed => ("none", ""),
     };
     format!(
         "<span class=\"verdict {class}\">{mark}{}</span>",
@@ -256,7 +258,9 @@ fn summary(s: &mut String, runs: &[Run], cmp: &Comparison) {
         count(Verdict::Published)
             + count(Verdict::TooFewTrials)
             + count(Verdict::NoVerdict)
-            + count(Verdict::NoiseUnknown),
+            + count(Verdict::NoiseUnknown)
+            + count(Verdict::Disturbed)
+            + count(Verdict::Disturbed),
         failed,
         missing
     );
