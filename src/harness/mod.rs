@@ -24,7 +24,7 @@ use std::io::Read;
 use std::os::fd::AsRawFd;
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 use worker::{Report, Request};
@@ -149,7 +149,10 @@ fn run_worker_observed(
         Ok(j) => j,
         Err(e) => return Outcome::Failed(format!("encoding the request: {e}"), Usage::default()),
     };
-    let mut cmd = Command::new(exe);
+    let mut cmd = match crate::programs::at(exe) {
+        Ok(c) => c,
+        Err(e) => return Outcome::Failed(format!("starting worker: {e}"), Usage::default()),
+    };
     cmd.arg("__worker")
         .arg(json)
         .arg0(format!("sysperf:{}", req.id))
