@@ -30,16 +30,11 @@ fn invisible_characters_are_marked_in_the_report_and_the_figures() {
         .args(["run", "syscall", "--quick", "--label", label])
         .assert()
         .success();
-    let id = json_of(
-        &sysperf(&db)
-            .args(["show", "latest", "--json"])
-            .output()
-            .unwrap()
-            .stdout,
-    )["id"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let shown = sysperf(&db)
+        .args(["show", "latest", "--json"])
+        .output()
+        .unwrap();
+    let id = json_of(&shown.stdout)["id"].as_str().unwrap().to_string();
     // Text of the other kinds, planted as an older sysperf or an import could have stored it.
     let conn = rusqlite::Connection::open(&db).unwrap();
     conn.execute(
@@ -90,12 +85,7 @@ fn invisible_characters_are_marked_in_the_report_and_the_figures() {
             heat.to_str().unwrap(),
         ],
     ] {
-        let out = sysperf(&db).args(&args).output().unwrap();
-        assert!(
-            out.status.success(),
-            "{args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        sysperf(&db).args(&args).assert().success();
     }
     for (file, marked) in [
         (

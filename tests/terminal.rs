@@ -238,25 +238,15 @@ fn a_run_that_saw_a_hostile_process_name_exports_and_imports() {
     // Every run, the one that saw it among them, in one export file; read back elsewhere.
     let ids = run_ids(&db);
     let file = dir.path().join("all.json");
-    let out = sysperf(&db)
+    sysperf(&db)
         .arg("export")
         .args(&ids)
         .arg("-o")
         .arg(&file)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+        .assert()
+        .success();
     let other = dir.path().join("other.db");
-    let out = sysperf(&other).arg("import").arg(&file).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    sysperf(&other).arg("import").arg(&file).assert().success();
     assert_eq!(run_ids(&other).len(), ids.len());
     // Stored escaped, on one line (the JSON text doubles the backslashes).
     assert!(findings.contains(r"x\\x1b[1m\\x0aFAKE"), "{findings}");
