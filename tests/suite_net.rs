@@ -305,7 +305,10 @@ fn a_split_request_is_two_writes_and_inetd_execs_per_connection() {
         == n));
     // inetd: one execve of cat (by the absolute path sysperf::programs finds) per
     // connection; the resident server execs nothing.
-    let cat = format!("execve(\"{}\"", sysperf::programs::find("cat").unwrap().display());
+    let cat = format!(
+        "execve(\"{}\"",
+        sysperf::programs::find("cat").unwrap().display()
+    );
     let execs = |param| {
         strace_point(&["-e", "trace=execve"], "net.inetd", param, n)
             .iter()

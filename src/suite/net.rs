@@ -1135,7 +1135,7 @@ pub static INETD_SERIES: SeriesSpec = series_of(Curve {
     paper: "inetd forks and execs a server per connection instead of a dozen sleeping \
             daemons (§4.2.4)",
     today: "TCP over 127.0.0.1: connect, one byte echoed, close; served by the resident server \
-            itself, or by /bin/cat that the server forks and execs per connection (as inetd's \
+            itself, or by cat that the server forks and execs per connection (as inetd's \
             nowait services)",
     x: CASE_AXIS,
     y: YKind::CostNs,

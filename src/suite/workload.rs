@@ -8,7 +8,7 @@
 //! number of scripts; Table IV gives each machine's peak. Here setup writes, in a fresh
 //! directory under the system's temporary directory, the inputs (a small C program, a text of
 //! about 10 KB and a changed copy of it, a sed script, an awk program, an ed script) and one
-//! shell script per concurrent script. A script is a file that `/bin/sh` reads; it runs
+//! shell script per concurrent script. A script is a file that `sh` reads; it runs
 //! program-development commands (cc, grep, sort, sed, awk, diff, wc, ls, cat, ed: sysperf's
 //! choice, since the paper names only their kinds, "UNIX system and editor commands"), each once, in an order shuffled by a generator seeded with the script's index
 //! (script k always gets the same order, and different scripts different orders). Each
@@ -70,7 +70,7 @@ pub static THROUGHPUT: SeriesSpec = SeriesSpec {
     curve: "processes per hour",
     paper: "Fig. 8 / Table IV: scripts of UNIX system and editor commands, permuted per script, \
             run 1, 2, ... at once; throughput in processes/hour against the number of scripts",
-    today: "N shell scripts at once, each /bin/sh reading a permuted list of cc, grep, sort, sed, \
+    today: "N shell scripts at once, each sh reading a permuted list of cc, grep, sort, sed, \
             awk, diff, wc, ls, cat, ed commands (sysperf's choice of system and editor commands; \
             those present) from a file; one process = the shell or one command",
     x: Axis {
