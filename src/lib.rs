@@ -21,6 +21,8 @@
 //! - [`exchange`]: the export file that moves runs between machines, and its validation;
 //! - [`output`]: files the user asked for, written without following anyone's symlinks;
 //! - [`procfs`]: the one reader of /proc/stat and the one `CpuTicks`;
+//! - [`programs`]: the one rule by which every external program is found (absolute, trusted
+//!   directories of PATH) and run (by absolute path);
 //! - [`observe`]: the live system as vmstat and iostat see it, and the doctor's findings;
 //! - [`profile`]: kernel profiles of a benchmark (perf sampling, kallsyms, flat profile, call graph);
 //! - [`trace`]: `sysperf trace`, a benchmark observed through the kernel's trace points;
@@ -45,6 +47,7 @@ pub mod observe;
 pub mod output;
 pub mod procfs;
 pub mod profile;
+pub mod programs;
 pub mod published;
 pub mod reference;
 pub mod report;

@@ -303,13 +303,18 @@ fn a_split_request_is_two_writes_and_inetd_execs_per_connection() {
         .filter(|l| l.starts_with("sendto(") && l.ends_with(") = 128"))
         .count() as u64
         == n));
-    // inetd: one execve of cat per connection; the resident server execs nothing.
+    // inetd: one execve of cat (by the absolute path sysperf::programs finds) per
+    // connection; the resident server execs nothing.
+    let cat = format!(
+        "execve(\"{}\"",
+        sysperf::programs::find("cat").unwrap().display()
+    );
     let execs = |param| {
         strace_point(&["-e", "trace=execve"], "net.inetd", param, n)
             .iter()
             .map(|t| {
                 t.lines()
-                    .filter(|l| l.starts_with("execve(\"/bin/cat\"") && l.ends_with("= 0"))
+                    .filter(|l| l.starts_with(&cat) && l.ends_with("= 0"))
                     .count()
             })
             .sum::<usize>()

@@ -583,7 +583,8 @@ mod tests {
     fn drop_kills_what_is_still_inside() {
         let Some(l) = here() else { return };
         let dir = l.path().to_path_buf();
-        let mut child = std::process::Command::new("sleep")
+        let mut child = crate::programs::command("sleep")
+            .unwrap()
             .arg("60")
             .spawn()
             .unwrap();

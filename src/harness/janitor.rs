@@ -206,12 +206,13 @@ pub fn remove_links_owned_by(pid: u32) -> Vec<String> {
     let (ns, a, _) = link_names(pid);
     let (c, _) = tun_names(pid);
     let ip = |args: &[&str]| {
-        std::process::Command::new("ip")
-            .args(args)
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success())
+        crate::programs::command("ip").is_ok_and(|mut c| {
+            c.args(args)
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .status()
+                .is_ok_and(|s| s.success())
+        })
     };
     let mut removed = Vec::new();
     if std::path::Path::new(&format!("/sys/class/net/{a}")).exists() && ip(&["link", "del", &a]) {

@@ -23,8 +23,8 @@ use placement::{CpuChoice, Mode, Plan};
 use std::io::Read;
 use std::os::fd::AsRawFd;
 use std::os::unix::process::CommandExt;
-use std::path::PathBuf;
-use std::process::{Command, Stdio};
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 use worker::{Report, Request};
@@ -129,14 +129,14 @@ pub trait Observer {
 
 /// Starts a worker for `req` and waits for it, killing its whole process group on timeout or
 /// interruption. Nothing it started survives this function.
-fn run_worker(exe: &PathBuf, req: &Request, timeout: Duration, stop: &AtomicBool) -> Outcome {
+fn run_worker(exe: &Path, req: &Request, timeout: Duration, stop: &AtomicBool) -> Outcome {
     run_worker_observed(exe, req, timeout, stop, None)
 }
 
 /// [`run_worker`] with an observer attached to the worker before its setup (the request is
 /// sent with `hold` set, and the go-ahead written to the worker's stdin after `attach`).
 fn run_worker_observed(
-    exe: &PathBuf,
+    exe: &Path,
     req: &Request,
     timeout: Duration,
     stop: &AtomicBool,
@@ -149,7 +149,10 @@ fn run_worker_observed(
         Ok(j) => j,
         Err(e) => return Outcome::Failed(format!("encoding the request: {e}"), Usage::default()),
     };
-    let mut cmd = Command::new(exe);
+    let mut cmd = match crate::programs::at(exe) {
+        Ok(c) => c,
+        Err(e) => return Outcome::Failed(format!("starting worker: {e}"), Usage::default()),
+    };
     cmd.arg("__worker")
         .arg(json)
         .arg0(format!("sysperf:{}", req.id))
@@ -817,7 +820,7 @@ pub enum TrialError {
 /// commands that watch a worker from outside (`sysperf trace`). The same guarantees as every
 /// trial: the worker and its process group are killed on timeout or when `stop` is set.
 pub fn run_trial(
-    exe: &PathBuf,
+    exe: &Path,
     spec: &Spec,
     plan: &Plan,
     iterations: u64,

@@ -242,7 +242,10 @@ fn read_i64(path: &str) -> Option<i64> {
     read_trim(path)?.parse().ok()
 }
 
-/// CPU time of every process but this one: pid -> (comm, utime + stime).
+/// CPU time of every process but this one: pid -> (comm, utime + stime). The name is any
+/// user's choice (prctl PR_SET_NAME, /proc/self/comm): kept on one line, its controls
+/// escaped ([`crate::term::line`]), so that it can neither forge a line of the doctor's nor
+/// make the run that records it unexportable (#29 item 8).
 fn process_ticks(own: u32) -> BTreeMap<u32, (String, u64)> {
     let mut m = BTreeMap::new();
     let Ok(dir) = std::fs::read_dir("/proc") else {
@@ -261,7 +264,7 @@ fn process_ticks(own: u32) -> BTreeMap<u32, (String, u64)> {
             .ok()
             .and_then(|s| parse_pid_stat(&s))
         {
-            m.insert(p, (comm, t));
+            m.insert(p, (crate::term::line(&comm).into_owned(), t));
         }
     }
     m
@@ -341,7 +344,10 @@ pub fn gather(fingerprint: Fingerprint, sample: Duration) -> Facts {
         dirty_kib: super::settle::read_dirty_kib(),
         other_sysperfs: crate::harness::janitor::other_sysperfs(),
         foreign_tracing: crate::trace::tracefs::look(crate::trace::tracefs::foreign_tracing)
-            .unwrap_or_default(),
+            .unwrap_or_default()
+            .iter()
+            .map(|t| crate::term::line(t).into_owned())
+            .collect(),
         variance: None,
         fingerprint,
     }
@@ -842,7 +848,14 @@ pub fn findings_summary(findings: &[Finding]) -> Vec<String> {
     let mut v: Vec<&Finding> = findings.iter().collect();
     v.sort_by_key(|x| x.severity == Severity::Info);
     v.iter()
-        .map(|x| format!("{}: {} (fix: {})", x.severity.as_str(), x.title, x.fix))
+        .map(|x| {
+            format!(
+                "{}: {} (fix: {})",
+                x.severity.as_str(),
+                crate::term::line(&x.title),
+                crate::term::line(&x.fix)
+            )
+        })
         .collect()
 }
 
@@ -860,14 +873,17 @@ pub fn render(facts: &Facts, findings: &[Finding]) -> String {
     if findings.is_empty() {
         s.push_str("\nnothing found that would make results noisy or not comparable\n");
     }
+    // Each part is one line: a newline in one (a stored finding's, an imported one's) is
+    // escaped rather than allowed to start a line that looks like the doctor's.
+    let line = crate::term::line;
     for x in findings {
         s.push_str(&format!(
             "\n{:<4}  {}: {}\n      {}\n      fix: {}\n",
             x.severity.as_str(),
-            x.id,
-            x.title,
-            x.detail,
-            x.fix
+            line(&x.id),
+            line(&x.title),
+            line(&x.detail),
+            line(&x.fix)
         ));
     }
     s
@@ -1149,6 +1165,29 @@ mod tests {
         assert!(one(&f, "busy").fix.contains("top"));
         f.busy_pct = Some(2.0);
         assert!(!ids(&f).iter().any(|(i, _)| i == "busy"));
+    }
+
+    #[test]
+    fn a_finding_prints_each_part_on_its_own_line() {
+        let mut f = quiet();
+        f.busy_pct = Some(40.0);
+        // As an imported or older stored finding could hold it (live names are escaped
+        // where they are read).
+        f.busy_processes = vec![BusyProcess {
+            pid: 4242,
+            comm: "ok\n  ! FAKE".into(),
+            cpu_pct: 95.0,
+        }];
+        let findings = diagnose(&f);
+        let text = render(&f, &findings);
+        assert!(
+            !text.lines().any(|l| l.trim_start().starts_with("! FAKE")),
+            "{text}"
+        );
+        assert!(text.contains("4242 ok\\x0a  ! FAKE"), "{text}");
+        for l in findings_summary(&findings) {
+            assert!(!l.contains('\n'), "{l}");
+        }
     }
 
     #[test]

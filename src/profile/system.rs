@@ -304,8 +304,9 @@ impl Aggregator {
         if let Some(c) = self.comms.get(&pid) {
             return c.clone();
         }
+        // Any user's choice of name: kept on one line, controls escaped (#29 item 8).
         let c = std::fs::read_to_string(format!("/proc/{pid}/comm"))
-            .map(|s| s.trim_end_matches('\n').to_string())
+            .map(|s| crate::term::line(s.trim_end_matches('\n')).into_owned())
             .unwrap_or_else(|_| format!("[pid {pid}]"));
         self.remember(pid, c.clone());
         c
@@ -324,7 +325,9 @@ impl Aggregator {
             Record::Sample(s) => self.sample(&s, syms),
             Record::Lost(n) => self.lost += n,
             Record::Throttle => self.throttled += 1,
-            Record::Comm { pid, comm, .. } => self.remember(pid, comm),
+            Record::Comm { pid, comm, .. } => {
+                self.remember(pid, crate::term::line(&comm).into_owned())
+            }
             Record::Fork { pid, ppid, .. } => {
                 if pid != ppid {
                     if let Some(c) = self.comms.get(&ppid).cloned() {

@@ -344,7 +344,8 @@ pub fn render(run: &Run) -> String {
             doctor.len()
         );
         for f in doctor {
-            let _ = writeln!(s, "  ! {}; fix: {}", f.title, f.fix);
+            let (title, fix) = (crate::term::line(&f.title), crate::term::line(&f.fix));
+            let _ = writeln!(s, "  ! {title}; fix: {fix}");
         }
     }
     s

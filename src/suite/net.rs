@@ -67,8 +67,9 @@ const READ_CHUNK: usize = 64 << 10;
 pub const UDP_MAX: u64 = 65507;
 /// The write size of the socket-buffer and contention streams.
 const BULK_WRITE: u64 = 64 << 10;
-/// The program inetd execs per connection: the echo service.
-pub const CAT: &str = "/bin/cat";
+/// The program inetd execs per connection: the echo service (found by `crate::programs`'
+/// rule in setup, and run by that absolute path).
+pub const CAT: &str = "cat";
 
 /// How the server's exit status reads to the parent.
 const FAULT_IO: i32 = 1;
@@ -669,8 +670,9 @@ fn abstract_addr() -> io::Result<SocketAddr> {
     SocketAddr::from_abstract_name(format!("sysperf-{}-net-{n}", sys::getpid()).as_bytes())
 }
 
-/// The server of the connection tests: `n` connections, each served as `conn` says.
-fn serve(l: &Listener, conn: Conn, n: u64) -> io::Result<()> {
+/// The server of the connection tests: `n` connections, each served as `conn` says (inetd's
+/// by the program at `cat`).
+fn serve(l: &Listener, conn: Conn, n: u64, cat: &std::path::Path) -> io::Result<()> {
     for _ in 0..n {
         match l {
             Listener::Unix(l) => drop(l.accept()?),
@@ -689,7 +691,7 @@ fn serve(l: &Listener, conn: Conn, n: u64) -> io::Result<()> {
                     Conn::Inetd => {
                         let fd: OwnedFd = s.into();
                         let out = fd.try_clone()?;
-                        let st = std::process::Command::new(CAT)
+                        let st = crate::programs::at(cat)?
                             .stdin(fd)
                             .stdout(out)
                             .stderr(std::process::Stdio::null())
@@ -720,8 +722,15 @@ impl Benchmark for Connect {
         };
         let conn = self.conn;
         let lr = &l;
+        // Resolved here, in setup: the server runs the same cat for every connection.
+        let cat = match conn {
+            Conn::Inetd => {
+                crate::programs::find(CAT).map_err(|e| BenchError::sys("find cat")(e.into()))?
+            }
+            _ => std::path::PathBuf::new(),
+        };
         let pid = spawn(ctx, "sysperf:server", None, || {
-            status(serve(lr, conn, iterations))
+            status(serve(lr, conn, iterations, &cat))
         })?;
         self.server.0.push(pid);
         self.listener = Some(l);
@@ -1126,7 +1135,7 @@ pub static INETD_SERIES: SeriesSpec = series_of(Curve {
     paper: "inetd forks and execs a server per connection instead of a dozen sleeping \
             daemons (§4.2.4)",
     today: "TCP over 127.0.0.1: connect, one byte echoed, close; served by the resident server \
-            itself, or by /bin/cat that the server forks and execs per connection (as inetd's \
+            itself, or by cat that the server forks and execs per connection (as inetd's \
             nowait services)",
     x: CASE_AXIS,
     y: YKind::CostNs,
@@ -1355,7 +1364,7 @@ pub fn server_memory(exe: &std::path::Path, listeners: &[usize]) -> io::Result<S
     let mut kids = Reap(Vec::new());
     for n in listeners {
         kids.0.push(
-            std::process::Command::new(exe)
+            crate::programs::at(exe)?
                 .args(["__daemon", &n.to_string()])
                 .stdin(std::process::Stdio::null())
                 .stdout(std::process::Stdio::piped())
@@ -1454,9 +1463,9 @@ fn preflight() -> Result<Vec<String>, String> {
     }
     notes.extend(memory_notes());
     notes.push(longhaul::netem_note());
-    if !std::path::Path::new(CAT).exists() {
+    if let Err(e) = crate::programs::find(CAT) {
         return Err(format!(
-            "{CAT} is missing (net.inetd execs it per connection); install coreutils"
+            "{e} (net.inetd execs cat per connection; it is in coreutils)"
         ));
     }
     Ok(notes)

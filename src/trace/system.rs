@@ -494,13 +494,18 @@ impl SystemTally {
         comm: &str,
         name_of: &dyn Fn(i32) -> Option<String>,
     ) -> &mut Timed {
+        // Any user's choice of name: kept on one line, controls escaped (#29 item 8).
+        let comm = crate::term::line(comm);
+        let comm = comm.as_ref();
         if !self.processes.contains_key(&pid) {
             if self.processes.len() >= MAX_PROCESSES {
                 self.processes_folded += 1;
                 return &mut self.other_processes;
             }
             let comm = if comm == "<...>" {
-                name_of(pid).unwrap_or_else(|| comm.to_string())
+                name_of(pid)
+                    .map(|n| crate::term::line(&n).into_owned())
+                    .unwrap_or_else(|| comm.to_string())
             } else {
                 comm.to_string()
             };

@@ -30,12 +30,13 @@ use std::ffi::CString;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-/// Where libnss-db keeps its databases, and the tool that builds them.
+/// Where libnss-db keeps its databases, and the tool that builds them (found on PATH by
+/// `crate::programs`' rule, as every program sysperf runs).
 pub const DB_DIR: &str = "/var/lib/misc";
-pub const MAKEDB: &str = "/usr/bin/makedb";
-/// The name-service cache daemon (Debian's `unscd` installs it here), and where glibc and the
-/// daemon meet (glibc's _PATH_NSCDSOCKET is /var/run/nscd/socket).
-pub const NSCD: &str = "/usr/sbin/nscd";
+pub const MAKEDB: &str = "makedb";
+/// The name-service cache daemon (Debian's `unscd` installs it as /usr/sbin/nscd), and where
+/// glibc and the daemon meet (glibc's _PATH_NSCDSOCKET is /var/run/nscd/socket).
+pub const NSCD: &str = "nscd";
 pub const NSCD_RUN: &str = "/var/run";
 /// How long the daemon may take to make its socket.
 const NSCD_START: std::time::Duration = std::time::Duration::from_secs(10);
@@ -128,7 +129,7 @@ pub fn unavailable(source: Source) -> Option<String> {
         );
     }
     if db
-        && !(Path::new(MAKEDB).exists()
+        && !(crate::programs::find(MAKEDB).is_ok()
             && Path::new(DB_DIR).is_dir()
             && [
                 "/lib/x86_64-linux-gnu",
@@ -140,15 +141,17 @@ pub fn unavailable(source: Source) -> Option<String> {
             .any(|d| Path::new(d).join("libnss_db.so.2").exists()))
     {
         return Some(format!(
-            "libnss-db is not installed ({MAKEDB}, {DB_DIR} and libnss_db.so.2 are needed); \
-             apt-get install libnss-db"
+            "libnss-db is not installed ({MAKEDB} on PATH, {DB_DIR} and libnss_db.so.2 are \
+             needed); apt-get install libnss-db"
         ));
     }
-    if source == Source::HostNscd && !Path::new(NSCD).exists() {
-        return Some(format!(
-            "no name-service cache daemon ({NSCD}); apt-get install unscd (its service need \
-             not run: the series starts a private one)"
-        ));
+    if source == Source::HostNscd {
+        if let Err(e) = crate::programs::find(NSCD) {
+            return Some(format!(
+                "no name-service cache daemon ({e}); apt-get install unscd (its service need \
+                 not run: the series starts a private one)"
+            ));
+        }
     }
     None
 }
@@ -209,7 +212,7 @@ impl Daemon {
         let log = dir.join("nscd.log");
         let out = std::fs::File::create(&log).map_err(BenchError::sys("create (nscd.log)"))?;
         let err = out.try_clone().map_err(BenchError::sys("dup (nscd.log)"))?;
-        let mut cmd = std::process::Command::new(NSCD);
+        let mut cmd = crate::programs::command(NSCD).map_err(BenchError::sys("find nscd"))?;
         cmd.arg("-d")
             .arg("-f")
             .arg(&conf)
@@ -288,7 +291,8 @@ pub fn install(source: Source, n: usize, dir: &Path) -> Result<Option<Daemon>, B
     std::fs::create_dir(&misc).map_err(BenchError::sys("mkdir (db directory)"))?;
     if source == Source::PwDb {
         let input = write("passwd.in", &makedb_input(&passwd_text(n)))?;
-        let out = std::process::Command::new(MAKEDB)
+        let out = crate::programs::command(MAKEDB)
+            .map_err(BenchError::sys("find makedb"))?
             .arg("-o")
             .arg(misc.join("passwd.db"))
             .arg(&input)

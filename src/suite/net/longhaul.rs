@@ -1,7 +1,8 @@
 //! The long-haul link of `net.longhaul` (§3.2.7): a network namespace `sysperf-PID` joined to
 //! the worker's own namespace, the link's MTU clamped (so the MSS follows) and its sending
 //! side shaped by a token bucket (tc tbf). It is made with `ip` and `tc` (iproute2) in setup,
-//! outside the timed region, and removed when dropped.
+//! outside the timed region, and removed when dropped. Both are found by `crate::programs`'
+//! rule (absolute, trusted directories of PATH), which says why not netlink.
 //!
 //! A shaping without delay or loss is a veth pair (`spPIDa` here, `spPIDb` there); deleting
 //! the namespace deletes both ends. A shaping with a round-trip delay or a loss rate is a
@@ -27,7 +28,6 @@ use std::fs::File;
 use std::io::{self, Read, Write};
 use std::net::{Ipv4Addr, TcpListener, TcpStream};
 use std::os::fd::AsRawFd;
-use std::process::Command;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -118,12 +118,14 @@ fn addresses(pid: u32) -> (Ipv4Addr, Ipv4Addr) {
 
 /// Runs one `ip`/`tc` command; its stderr is the error.
 fn run(prog: &str, args: &[&str]) -> io::Result<()> {
-    let out = Command::new(prog).args(args).output().map_err(|e| {
-        io::Error::new(
-            e.kind(),
-            format!("cannot run {prog} ({e}); install iproute2"),
-        )
-    })?;
+    let out = crate::programs::command(prog)
+        .and_then(|mut c| c.args(args).output())
+        .map_err(|e| {
+            io::Error::new(
+                e.kind(),
+                format!("cannot run {prog} ({e}); install iproute2"),
+            )
+        })?;
     if out.status.success() {
         return Ok(());
     }
