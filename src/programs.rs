@@ -4,10 +4,11 @@
 //! shells of the libs suite, the workload's commands, `sleep` in tests. Nothing else in
 //! `src/` builds a `std::process::Command` (`tests/programs.rs` scans for one).
 //!
-//! The rule: a program is looked for in the directories of PATH (a fixed list when PATH is
-//! unset) that are absolute, exist, and that only root or this user can write (owner root or
-//! this user, no group or other write bit), and must be there an executable regular file with
-//! the same owner and mode rules. It is run by the absolute path found. [`find`] resolves a
+//! The rule: a program is looked for in the directories of PATH that are absolute, exist, and
+//! that only root or this user can write (owner root or this user, no group or other write
+//! bit), then in the system's standard directories ([`DEFAULT_PATH`], by the same rule: a root
+//! shell from `su` often lacks /usr/sbin, where nscd and makedb live), and must be there an
+//! executable regular file with the same owner and mode rules. It is run by the absolute path found. [`find`] resolves a
 //! name once per process and keeps the answer, so one run runs one `ip` throughout. Relative
 //! and empty entries (an empty one is the current directory) are never searched: as root in a
 //! directory another user can write, `PATH=":/usr/sbin:/usr/bin"` ran that user's `./ip`
@@ -38,14 +39,14 @@ use std::process::Command;
 use std::sync::{Mutex, OnceLock};
 use thiserror::Error;
 
-/// The directories searched when PATH is unset (systemd's default PATH).
+/// The system's standard directories, searched after PATH's (systemd's default PATH).
 pub const DEFAULT_PATH: &str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 
 /// A program that could not be found by the rule.
 #[derive(Debug, Error)]
 #[error(
-    "{name} is not in any searched directory of PATH ({path}){skipped}; install it, or put \
-     the directory that holds it in PATH"
+    "{name} is not in any searched directory of PATH ({path}){skipped} nor in the system's \
+     ({DEFAULT_PATH}); install it, or put the directory that holds it in PATH"
 )]
 pub struct NotFound {
     pub name: String,
@@ -145,7 +146,7 @@ pub fn find(name: &str) -> Result<PathBuf, NotFound> {
         .unwrap_or_else(|e| e.into_inner());
     let hit = found
         .entry(name.to_string())
-        .or_insert_with(|| locate(name, path))
+        .or_insert_with(|| locate(name, path).or_else(|| locate(name, DEFAULT_PATH)))
         .clone();
     hit.ok_or_else(|| {
         let skipped = unsearched_text(path);
