@@ -20,6 +20,8 @@
 //!   Feder's Table III, §4.1.1's ls -l);
 //! - [`exchange`]: the export file that moves runs between machines, and its validation;
 //! - [`output`]: files the user asked for, written without following anyone's symlinks;
+//! - [`safedir`]: directories sysperf can trust (no one else can swap what is in them), and
+//!   files made in them by descriptor;
 //! - [`procfs`]: the one reader of /proc/stat and the one `CpuTicks`;
 //! - [`observe`]: the live system as vmstat and iostat see it, and the doctor's findings;
 //! - [`profile`]: kernel profiles of a benchmark (perf sampling, kallsyms, flat profile, call graph);
@@ -48,6 +50,7 @@ pub mod profile;
 pub mod published;
 pub mod reference;
 pub mod report;
+pub mod safedir;
 pub mod stats;
 pub mod store;
 pub mod suite;
