@@ -60,15 +60,27 @@ fn parent(path: &Path) -> PathBuf {
         .to_path_buf()
 }
 
+/// The two ways of failing to write `path`, for `map_err`.
+fn failures(
+    path: &Path,
+) -> (
+    impl Fn(String) -> OutputError + Copy + '_,
+    impl Fn(std::io::Error) -> OutputError + Copy + '_,
+) {
+    (
+        move |why| OutputError::Refused {
+            path: path.to_path_buf(),
+            why,
+        },
+        move |source| OutputError::Io {
+            path: path.to_path_buf(),
+            source,
+        },
+    )
+}
+
 fn plan(path: &Path) -> Result<Plan, OutputError> {
-    let refused = |why: String| OutputError::Refused {
-        path: path.to_path_buf(),
-        why,
-    };
-    let io = |source| OutputError::Io {
-        path: path.to_path_buf(),
-        source,
-    };
+    let (refused, io) = failures(path);
     let dir_path = parent(path);
     let dir = Dir::pin(&dir_path).map_err(|e| {
         refused(if e.raw_os_error() == Some(libc::ENOTDIR) {
@@ -184,10 +196,7 @@ pub fn write_with(
     fill: impl FnOnce(&mut std::fs::File) -> std::io::Result<()>,
 ) -> Result<(), OutputError> {
     let plan = plan(path)?;
-    let io = |source| OutputError::Io {
-        path: path.to_path_buf(),
-        source,
-    };
+    let (_, io) = failures(path);
     match plan.how {
         How::Open { follow } => {
             let mut f = open_device(path, &plan, follow)?;
@@ -223,14 +232,7 @@ pub fn write_with(
 /// reader (none is an error), without becoming a terminal's controlling process, and checked
 /// to be what was judged.
 fn open_device(path: &Path, plan: &Plan, follow: bool) -> Result<std::fs::File, OutputError> {
-    let refused = |why: String| OutputError::Refused {
-        path: path.to_path_buf(),
-        why,
-    };
-    let io = |source| OutputError::Io {
-        path: path.to_path_buf(),
-        source,
-    };
+    let (refused, io) = failures(path);
     let flags = libc::O_WRONLY | libc::O_NOCTTY | libc::O_NONBLOCK;
     let opened = if follow {
         use std::os::unix::fs::OpenOptionsExt;

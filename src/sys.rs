@@ -909,6 +909,17 @@ pub fn unlink_at(dir: RawFd, name: &CStr) -> io::Result<()> {
 /// The user name of `uid` from the user database, looked up through the C library's NSS
 /// (getpwuid_r, as ls -l does); `None` when the database has no such user.
 pub fn user_name(uid: u32) -> io::Result<Option<String>> {
+    Ok(user_entry(uid)?.map(|(name, _)| name))
+}
+
+/// A user's primary group id from the user database (getpwuid_r); `None` when there is no
+/// such user.
+pub fn user_gid(uid: u32) -> io::Result<Option<u32>> {
+    Ok(user_entry(uid)?.map(|(_, gid)| gid))
+}
+
+/// The name and primary group id of `uid` (getpwuid_r); `None` when there is no such user.
+fn user_entry(uid: u32) -> io::Result<Option<(String, u32)>> {
     // SAFETY: an all-zero passwd is a valid value (null pointers, zero ids).
     let mut pw: libc::passwd = unsafe { std::mem::zeroed() };
     let mut found: *mut libc::passwd = std::ptr::null_mut();
@@ -923,11 +934,10 @@ pub fn user_name(uid: u32) -> io::Result<Option<String>> {
         return Ok(None);
     }
     // SAFETY: pw_name is a NUL-terminated string inside buf, which is still alive.
-    Ok(Some(
-        unsafe { CStr::from_ptr(pw.pw_name) }
-            .to_string_lossy()
-            .into_owned(),
-    ))
+    let name = unsafe { CStr::from_ptr(pw.pw_name) }
+        .to_string_lossy()
+        .into_owned();
+    Ok(Some((name, pw.pw_gid)))
 }
 
 /// The group name of `gid` from the group database (getgrgid_r through NSS, as ls -l does);
@@ -1782,21 +1792,6 @@ pub fn set_blocking(fd: RawFd) -> io::Result<()> {
     let flags = cvt(unsafe { libc::fcntl(fd, libc::F_GETFL) })?;
     // SAFETY: F_SETFL takes the new flags as an int.
     cvt(unsafe { libc::fcntl(fd, libc::F_SETFL, flags & !libc::O_NONBLOCK) }).map(drop)
-}
-
-/// A user's primary group id from the user database (getpwuid_r); `None` when there is no
-/// such user.
-pub fn user_gid(uid: u32) -> io::Result<Option<u32>> {
-    // SAFETY: an all-zero passwd is a valid value (null pointers, zero ids).
-    let mut pw: libc::passwd = unsafe { std::mem::zeroed() };
-    let mut found: *mut libc::passwd = std::ptr::null_mut();
-    let mut buf = vec![0 as libc::c_char; 4096];
-    // SAFETY: as in user_name: every pointer is to memory we own.
-    let r = unsafe { libc::getpwuid_r(uid, &mut pw, buf.as_mut_ptr(), buf.len(), &mut found) };
-    if r != 0 {
-        return Err(io::Error::from_raw_os_error(r));
-    }
-    Ok((!found.is_null()).then_some(pw.pw_gid))
 }
 
 /// The member names the group database lists for `gid` (getgrgid_r; users whose primary

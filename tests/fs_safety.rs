@@ -192,11 +192,14 @@ fn an_output_that_is_a_fifo_is_written_to_its_reader_and_a_socket_is_refused() {
         std::thread::sleep(Duration::from_millis(50));
     };
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    // (Checked before waiting for the reader, which waits for ever on a replaced FIFO.)
+    let m = std::fs::symlink_metadata(&fifo).unwrap();
+    assert!(
+        m.file_type().is_fifo(),
+        "no longer a FIFO: {:?}",
+        m.file_type()
+    );
     assert!(reader.join().unwrap().starts_with(b"\x7fELF"));
-    assert!(std::fs::symlink_metadata(&fifo)
-        .unwrap()
-        .file_type()
-        .is_fifo());
     let sock = t.path().join("sock");
     let _l = std::os::unix::net::UnixListener::bind(&sock).unwrap();
     let out = run_for(sysperf().args(["job", "null", "-o"]).arg(&sock), 60);
@@ -447,49 +450,48 @@ fn a_lock_another_user_holds_on_the_store_is_named() {
         60,
     );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    // Root's reader keeps the store open, so that its -shm exists (0644, as the store).
-    let mut reader = Command::new(python)
-        .arg("-c")
-        .arg(format!(
-            "import sqlite3,sys\nc=sqlite3.connect({:?})\nc.execute('select count(*) from runs').fetchall()\nprint('open',flush=True)\nsys.stdin.read()",
-            db.to_str().unwrap()
-        ))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
+    // A python3 script that says "ready" once set up, then waits for its stdin to close.
+    let script = |c: &mut Command, body: String| {
+        let mut child = c
+            .arg(python)
+            .arg("-c")
+            .arg(format!(
+                "import sys\n{body}\nprint('ready',flush=True)\nsys.stdin.read()"
+            ))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        std::io::BufRead::read_line(
+            &mut std::io::BufReader::new(child.stdout.as_mut().unwrap()),
+            &mut line,
+        )
         .unwrap();
-    let mut line = String::new();
-    std::io::BufRead::read_line(
-        &mut std::io::BufReader::new(reader.stdout.as_mut().unwrap()),
-        &mut line,
-    )
-    .unwrap();
-    assert_eq!(line.trim(), "open");
+        assert_eq!(line.trim(), "ready");
+        child
+    };
+    // Root's reader keeps the store open, so that its -shm exists (0644, as the store).
+    let mut reader = script(
+        &mut Command::new("env"),
+        format!(
+            "import sqlite3\nc=sqlite3.connect({:?})\nc.execute('select count(*) from runs').fetchall()",
+            db.to_str().unwrap()
+        ),
+    );
     let shm = t.path().join("s.db-shm");
-    let mut holder = Command::new("setpriv")
-        .args([
+    let mut holder = script(
+        Command::new("setpriv").args([
             &format!("--reuid={NOBODY}"),
             &format!("--regid={NOBODY}"),
             "--clear-groups",
-        ])
-        .arg(python)
-        .arg("-c")
-        .arg(format!(
-            "import fcntl,sys\nfs=[open({:?},'rb'),open({:?},'rb')]\nfor f in fs: fcntl.lockf(f,fcntl.LOCK_SH|fcntl.LOCK_NB,0,0)\nprint('locked',flush=True)\nsys.stdin.read()",
+        ]),
+        format!(
+            "import fcntl\nfs=[open({:?},'rb'),open({:?},'rb')]\nfor f in fs: fcntl.lockf(f,fcntl.LOCK_SH|fcntl.LOCK_NB,0,0)",
             db.to_str().unwrap(),
             shm.to_str().unwrap()
-        ))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    std::io::BufRead::read_line(
-        &mut std::io::BufReader::new(holder.stdout.as_mut().unwrap()),
-        &mut line,
-    )
-    .unwrap();
-    assert_eq!(line.trim(), "locked");
+        ),
+    );
     let out = run_for(
         sysperf()
             .args(["rm", "0a1b2c3d4e5f", "--db"])

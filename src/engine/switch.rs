@@ -628,8 +628,10 @@ mod tests {
         std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o777)).unwrap();
         let s = setting_in(tmp.path());
         let e = Switch::Setting(s).arm_in(&open.join("state")).unwrap_err();
-        assert!(matches!(e, SwitchError::Unsafe(_)), "{e:?}");
-        assert!(e.to_string().contains("writable by every user"), "{e}");
+        let SwitchError::Unsafe(why) = e else {
+            panic!("{e:?}");
+        };
+        assert!(why.to_string().contains("writable by every user"), "{why}");
         assert!(!open.join("state").exists());
     }
 
