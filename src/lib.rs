@@ -20,6 +20,8 @@
 //!   Feder's Table III, §4.1.1's ls -l);
 //! - [`exchange`]: the export file that moves runs between machines, and its validation;
 //! - [`output`]: files the user asked for, written without following anyone's symlinks;
+//! - [`safedir`]: directories sysperf can trust (no one else can swap what is in them), and
+//!   files made in them by descriptor;
 //! - [`procfs`]: the one reader of /proc/stat and the one `CpuTicks`;
 //! - [`programs`]: the one rule by which every external program is found (absolute, trusted
 //!   directories of PATH) and run (by absolute path);
@@ -51,6 +53,7 @@ pub mod programs;
 pub mod published;
 pub mod reference;
 pub mod report;
+pub mod safedir;
 pub mod stats;
 pub mod store;
 pub mod suite;

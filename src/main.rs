@@ -91,6 +91,7 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
 fn is_user_error(e: &anyhow::Error) -> bool {
     e.chain().any(|c| {
         c.downcast_ref::<InputError>().is_some()
+            || c.downcast_ref::<sysperf::safedir::Unsafe>().is_some()
             || c.downcast_ref::<store::StoreError>()
                 .is_some_and(|s| s.is_user_error())
             || c.downcast_ref::<ExchangeError>()

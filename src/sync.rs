@@ -146,9 +146,16 @@ fn open_source(src: &Path) -> Result<Source, SyncError> {
         return Ok(Source::Store(catalog::open_location(&location)?));
     }
     let mut head = [0u8; 16];
-    let n = std::fs::File::open(src)
-        .and_then(|mut f| std::io::Read::read(&mut f, &mut head))
-        .map_err(|_| SyncError::NoSource(src.to_path_buf()))?;
+    // Without waiting: a FIFO with no writer reads as empty here, and is then refused.
+    let n = {
+        use std::os::unix::fs::OpenOptionsExt;
+        std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+            .open(src)
+    }
+    .and_then(|mut f| std::io::Read::read(&mut f, &mut head))
+    .map_err(|_| SyncError::NoSource(src.to_path_buf()))?;
     if n == 0 || head.starts_with(b"SQLite format 3\0") {
         return Ok(Source::Store(Box::new(catalog::open_for_reading(
             src.to_path_buf(),

@@ -543,7 +543,8 @@ fn interrupting_the_long_haul_leaves_no_namespace_or_link() {
     // Left behind means owned by a process that is gone: a live owner's link is another test's
     // run in progress (the quick-run and suite tests make links as root too).
     let owner_gone = |n: &String| {
-        janitor::link_owner(n).is_some_and(|p| janitor::owner_gone(p as sysperf::sys::Pid))
+        janitor::link_owner(n)
+            .is_some_and(|p| janitor::owner_gone(p as sysperf::sys::Pid, janitor::Made::Unknown))
     };
     let after: Vec<String> = long_haul_left()
         .into_iter()

@@ -44,7 +44,7 @@ pub(crate) struct ProgramDir {
 
 impl ProgramDir {
     pub fn new() -> Result<ProgramDir, BenchError> {
-        let path = sys::scratch_dir(&std::env::temp_dir(), "exec")
+        let path = crate::safedir::scratch_dir(&std::env::temp_dir(), "exec")
             .map_err(BenchError::sys("mkdir (scratch directory)"))?;
         let d = ProgramDir {
             dir: File::open(&path)

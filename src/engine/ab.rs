@@ -51,6 +51,7 @@ impl super::Engine<'_> {
         sink: &mut dyn Sink,
     ) -> Result<Vec<AbOutcome>, AbError> {
         switch.check()?;
+        crate::safedir::check_temp_dir().map_err(EngineError::Unsafe)?;
         let mut armed = switch.arm()?;
         let group = (plan.repeat > 1).then(super::new_run_id).transpose()?;
         let mut out = Vec::new();

@@ -102,6 +102,9 @@ pub enum EngineError {
         #[source]
         source: std::io::Error,
     },
+    /// The temporary directory is one someone else controls (a user error).
+    #[error("checking where scratch files go")]
+    Unsafe(#[source] crate::safedir::Unsafe),
 }
 
 fn stored<T>(r: Result<T, StoreError>, what: impl FnOnce() -> String) -> Result<T, EngineError> {
@@ -255,6 +258,9 @@ impl Engine<'_> {
         store: &dyn Backend,
         sink: &mut dyn Sink,
     ) -> Result<RunOutcome, EngineError> {
+        // Benchmarks make scratch files there: refused now, before anything is measured,
+        // rather than benchmark by benchmark.
+        crate::safedir::check_temp_dir().map_err(EngineError::Unsafe)?;
         let began = std::time::Instant::now();
         // `--settle`: the machine's state before the first trial, made as alike as it can be
         // between the runs that will be compared (and before the doctor looks at it).

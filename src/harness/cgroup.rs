@@ -379,7 +379,8 @@ fn remove_stale(dir: &Path) -> Vec<PathBuf> {
     for e in entries.flatten() {
         let name = e.file_name().to_string_lossy().into_owned();
         if let Some(pid) = offer_owner(&name) {
-            if pid != sys::getpid() && super::janitor::owner_gone(pid) {
+            let made = super::janitor::made_of(&e.metadata());
+            if pid != sys::getpid() && super::janitor::owner_gone(pid, made) {
                 marks.push((pid, e.path()));
             }
             continue;
@@ -389,7 +390,7 @@ fn remove_stale(dir: &Path) -> Vec<PathBuf> {
         };
         // An empty cgroup whose owner is gone (a reused pid is not a sysperf).
         if pid != sys::getpid()
-            && super::janitor::owner_gone(pid)
+            && super::janitor::owner_gone(pid, super::janitor::made_of(&e.metadata()))
             && pids_in(&e.path()).is_empty()
             && std::fs::remove_dir(e.path()).is_ok()
         {

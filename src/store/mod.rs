@@ -28,6 +28,7 @@ mod migrations;
 mod observations;
 pub use observations::ObservationInfo;
 mod pg;
+pub mod place;
 #[cfg(test)]
 mod scale_tests;
 #[cfg(test)]
@@ -116,6 +117,9 @@ pub enum StoreError {
     /// anything is created.
     #[error("cannot use '{}' as the store: {why}", .path.display())]
     BadPath { path: PathBuf, why: String },
+    /// A store path another user controls (see [`place`]): refused before SQLite opens it.
+    #[error(transparent)]
+    Unsafe(#[from] crate::safedir::Unsafe),
     #[error("no run matches '{spec}'{}; 'sysperf runs' lists them", short_prefix_hint(.spec))]
     NoSuchRun { spec: String },
     #[error("'{spec}' matches {} runs ({}); give more digits of the id ('sysperf runs' lists them)", .candidates.len(), .candidates.join(", "))]
@@ -182,6 +186,7 @@ impl StoreError {
                 | StoreError::Open { .. }
                 | StoreError::Access { .. }
                 | StoreError::BadPath { .. }
+                | StoreError::Unsafe(_)
                 | StoreError::BadUrl { .. }
                 | StoreError::NoSuchRun { .. }
                 | StoreError::AmbiguousRun { .. }
@@ -190,14 +195,51 @@ impl StoreError {
 
     /// True when another connection held a lock SQLite would not wait for.
     fn is_busy(&self) -> bool {
-        matches!(self, StoreError::Sqlite(e) if matches!(
-            e.sqlite_error_code(),
-            Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
-        ))
+        matches!(self, StoreError::Sqlite(e) if is_lock_error(e))
     }
 }
 
 type Result<T, E = StoreError> = std::result::Result<T, E>;
+
+/// An SQLite error that means another connection's lock stood in the way: busy, locked, or
+/// the WAL's "locking protocol" (SQLITE_PROTOCOL: a lock on the `-shm` file it could not get
+/// in its own time, as when another process holds one there).
+fn is_lock_error(e: &rusqlite::Error) -> bool {
+    matches!(
+        e.sqlite_error_code(),
+        Some(
+            rusqlite::ErrorCode::DatabaseBusy
+                | rusqlite::ErrorCode::DatabaseLocked
+                | rusqlite::ErrorCode::FileLockingProtocolFailed
+        )
+    )
+}
+
+/// Who holds the store `path` locked, in words, for [`StoreError::Locked`]: the sysperf
+/// processes that say they write to it (`writers`), else the processes that hold a lock on
+/// the store or its `-wal` or `-shm` (any user who may read a file may lock it), with what to
+/// do about them.
+fn holders_text(path: &Path, writers: Vec<String>) -> String {
+    if !writers.is_empty() {
+        return writers.join(", ");
+    }
+    let held = place::lock_holders(path);
+    if held.is_empty() {
+        return "no sysperf command says it is writing to it, so another program holds it \
+                (an sqlite3 shell with a transaction open?)"
+            .to_string();
+    }
+    format!(
+        "{}; stop {}, and if another user's, make the store readable by you only (chmod 600 \
+         on it and its -wal and -shm files): anyone who may read a file may lock it",
+        held.join("; "),
+        if held.len() == 1 {
+            "that process"
+        } else {
+            "those processes"
+        }
+    )
+}
 
 /// One line of `sysperf runs`.
 #[derive(Debug, Clone, serde::Serialize)]
@@ -245,9 +287,10 @@ fn path_from_env(db: Option<OsString>, xdg: Option<OsString>, home: Option<OsStr
 }
 
 /// Checks a store path the user named (`--db`, `SYSPERF_DB`) before anything is created: a
-/// mistyped directory is not made, a URL is not taken for a file name, and a directory, a
-/// device or another user's symbolic link is refused. The default path needs none of this
-/// (its directories are created).
+/// mistyped directory is not made, a URL is not taken for a file name, and what
+/// [`place::resolve`] refuses (a directory, a device, another user's symbolic link or file,
+/// a directory another user controls) is refused. The default path gets the same checks when
+/// it is opened, its missing directories made.
 pub fn check_named_path(path: &Path) -> Result<()> {
     let bad = |why: String| StoreError::BadPath {
         path: path.to_path_buf(),
@@ -264,49 +307,17 @@ pub fn check_named_path(path: &Path) -> Result<()> {
             "it names a directory; name a file, e.g. DIR/sysperf.db".into(),
         ));
     }
-    match std::fs::symlink_metadata(path) {
-        Ok(meta) => {
-            use std::os::unix::fs::MetadataExt;
-            if meta.file_type().is_symlink() && meta.uid() != crate::sys::euid() {
-                return Err(bad(
-                    "it is a symbolic link owned by another user, which sysperf does not follow; name the file itself".into(),
-                ));
-            }
-            let target = std::fs::metadata(path).map_err(|source| StoreError::Access {
-                path: path.to_path_buf(),
-                source,
-            })?;
-            if target.is_dir() {
-                return Err(bad(
-                    "it is a directory; name a file in it, e.g. DIR/sysperf.db".into(),
-                ));
-            }
-            if !target.is_file() {
-                return Err(bad(
-                    "it is not a regular file (a device, FIFO or socket); name a file".into(),
-                ));
-            }
-        }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            let parent = path
-                .parent()
-                .filter(|p| !p.as_os_str().is_empty())
-                .unwrap_or(Path::new("."));
-            if !parent.is_dir() {
-                return Err(bad(format!(
-                    "the directory '{}' does not exist; create it first (mkdir -p) or choose another path",
-                    parent.display()
-                )));
-            }
-        }
-        Err(source) => {
-            return Err(StoreError::Access {
-                path: path.to_path_buf(),
-                source,
-            })
-        }
+    let parent = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    if std::fs::symlink_metadata(path).is_err() && !parent.is_dir() {
+        return Err(bad(format!(
+            "the directory '{}' does not exist; create it first (mkdir -p) or choose another path",
+            parent.display()
+        )));
     }
-    Ok(())
+    place::resolve(path, false).map(drop)
 }
 
 /// For a spec that looks like a too-short id prefix: why it matched nothing.
@@ -500,13 +511,8 @@ impl Store {
     /// file that belongs to another application or to a newer sysperf is refused before
     /// anything is written to it; in both cases the file is left byte-for-byte unchanged.
     pub fn open(path: &Path) -> Result<Store> {
-        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-            std::fs::create_dir_all(parent).map_err(|source| StoreError::Access {
-                path: parent.to_path_buf(),
-                source,
-            })?;
-        }
-        check_header(path)?;
+        let place = place::resolve(path, true)?;
+        check_header(path, &place)?;
         let open_err = |source: rusqlite::Error| match source.sqlite_error_code() {
             Some(rusqlite::ErrorCode::NotADatabase) => StoreError::NotSqlite {
                 path: path.to_path_buf(),
@@ -516,11 +522,14 @@ impl Store {
                 source,
             },
         };
-        // No SQLITE_OPEN_URI: a path is a path, even one that starts with "file:".
+        // No SQLITE_OPEN_URI: a path is a path, even one that starts with "file:". The
+        // directory is the checked one, resolved (see `place`); NOFOLLOW refuses a link at
+        // the store's name that appeared since.
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
             | OpenFlags::SQLITE_OPEN_CREATE
-            | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-        let conn = Connection::open_with_flags(path, flags).map_err(open_err)?;
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX
+            | OpenFlags::SQLITE_OPEN_NOFOLLOW;
+        let conn = Connection::open_with_flags(place.sqlite_path(), flags).map_err(open_err)?;
         conn.busy_timeout(busy_timeout()).map_err(open_err)?;
         conn.pragma_update(None, "foreign_keys", true)
             .map_err(open_err)?;
@@ -534,6 +543,13 @@ impl Store {
             match set_up(&conn, path) {
                 Err(e) if e.is_busy() && std::time::Instant::now() < deadline => {
                     std::thread::sleep(Duration::from_millis(20));
+                }
+                Err(e) if e.is_busy() => {
+                    return Err(StoreError::Locked {
+                        path: path.to_path_buf(),
+                        waited: busy_timeout(),
+                        holders: holders_text(path, Vec::new()),
+                    })
                 }
                 Err(StoreError::Sqlite(source)) => return Err(open_err(source)),
                 other => break other?,
@@ -553,22 +569,26 @@ impl Store {
     /// snapshot that a concurrent writer's newest rows may be missing from). A store whose
     /// schema is older than this sysperf's needs its owner to open it once.
     pub fn open_read_only(path: &Path) -> Result<Store> {
-        check_header(path)?;
+        let place = place::resolve(path, false)?;
+        check_header(path, &place)?;
         let open_err = |source: rusqlite::Error| StoreError::Open {
             path: path.to_path_buf(),
             source,
         };
-        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX
+            | OpenFlags::SQLITE_OPEN_NOFOLLOW;
         let open = |target: PathBuf, flags: OpenFlags| {
             let conn = Connection::open_with_flags(target, flags)?;
             conn.busy_timeout(busy_timeout())?;
             let state = migrations::DbState::read(&conn)?;
             Ok::<_, rusqlite::Error>((conn, state))
         };
-        let (conn, state) = open(path.to_path_buf(), flags)
+        let target = place.sqlite_path();
+        let (conn, state) = open(target.clone(), flags)
             // WAL needs its -shm file, which a reader without write access cannot create.
             .or_else(|_| {
-                let uri = format!("file:{}?immutable=1", uri_path(path));
+                let uri = format!("file:{}?immutable=1", uri_path(&target));
                 open(PathBuf::from(uri), flags | OpenFlags::SQLITE_OPEN_URI)
             })
             .map_err(open_err)?;
@@ -616,12 +636,7 @@ impl Store {
         if !e.is_busy() {
             return e;
         }
-        let holders = match self.writers() {
-            Ok(w) if !w.is_empty() => w.join(", "),
-            _ => "no sysperf command says it is writing to it, so another program holds it \
-                  (an sqlite3 shell with a transaction open?)"
-                .to_string(),
-        };
+        let holders = holders_text(&self.path, self.writers().unwrap_or_default());
         StoreError::Locked {
             path: self.path.clone(),
             waited: busy_timeout(),
@@ -1170,15 +1185,15 @@ fn uri_path(path: &Path) -> String {
     out
 }
 
-fn check_header(path: &Path) -> Result<()> {
+/// Refuses a store file that is neither empty nor SQLite before SQLite sees it, reading it
+/// through the checked directory (`place`) without following a link or waiting on a FIFO.
+fn check_header(path: &Path, place: &place::Place) -> Result<()> {
     let access = |source| StoreError::Access {
         path: path.to_path_buf(),
         source,
     };
-    let file = match std::fs::File::open(path) {
-        Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
-        Err(e) => return Err(access(e)),
+    let Some(file) = place.open_existing().map_err(access)? else {
+        return Ok(());
     };
     let mut head = Vec::with_capacity(SQLITE_HEADER.len());
     file.take(SQLITE_HEADER.len() as u64)

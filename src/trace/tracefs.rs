@@ -264,7 +264,8 @@ pub fn remove_stale(fs: &Tracefs) -> Vec<String> {
         };
         // A live sysperf's instance is its own (another sysperf tracing now); one with our
         // pid is replaced by Instance::create; a pid reused by another program frees it.
-        if pid == sys::getpid() || !crate::harness::janitor::owner_gone(pid) {
+        let made = crate::harness::janitor::made_of(&e.metadata());
+        if pid == sys::getpid() || !crate::harness::janitor::owner_gone(pid, made) {
             continue;
         }
         if fs::remove_dir(e.path()).is_ok() {

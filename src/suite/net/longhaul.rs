@@ -436,7 +436,14 @@ pub fn sweep_stale() -> Vec<String> {
     }
     owners()
         .into_iter()
-        .filter(|&p| crate::harness::janitor::owner_gone(p as sys::Pid))
+        .filter(|&p| {
+            // The namespace's file has the time it was made; a lone link has none.
+            let ns = std::fs::metadata(format!("/run/netns/{}", names(p).0));
+            crate::harness::janitor::owner_gone(
+                p as sys::Pid,
+                crate::harness::janitor::made_of(&ns),
+            )
+        })
         .flat_map(remove_owned_by)
         .collect()
 }
