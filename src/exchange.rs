@@ -23,11 +23,11 @@
 //! file writes nothing. It does not merge, compare or re-derive runs: figures are kept as
 //! measured.
 
+use crate::model::Profile;
 use crate::model::{
     BenchResult, CounterSummary, Counters, Estimate, Fingerprint, Run, RunParams, Series, Summary,
     Trial, Usage,
 };
-use crate::profile::Profile;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;

@@ -10,8 +10,8 @@
 
 use crate::catalog::{self, CatalogError};
 use crate::exchange::{self, ExchangeError};
+use crate::model::Profile;
 use crate::model::Run;
-use crate::profile::Profile;
 use crate::store::{self, Backend, Location, StoreError};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

@@ -26,7 +26,7 @@
 mod backend;
 mod migrations;
 mod observations;
-pub use observations::ObservationInfo;
+pub use crate::model::{ObservationInfo, RunInfo};
 mod pg;
 #[cfg(test)]
 mod scale_tests;
@@ -198,24 +198,6 @@ impl StoreError {
 }
 
 type Result<T, E = StoreError> = std::result::Result<T, E>;
-
-/// One line of `sysperf runs`.
-#[derive(Debug, Clone, serde::Serialize)]
-pub struct RunInfo {
-    pub id: String,
-    pub label: Option<String>,
-    pub started_ns: i64,
-    pub ended_ns: Option<i64>,
-    pub complete: bool,
-    pub hostname: Option<String>,
-    pub kernel_release: Option<String>,
-    pub cpu_model: Option<String>,
-    /// Results stored for the run.
-    pub benchmarks: u64,
-    /// Series (suite curves) stored for the run.
-    pub series: u64,
-    pub warnings: u64,
-}
 
 /// Where the database lives unless `--db` says otherwise: `$SYSPERF_DB` if set and non-empty,
 /// else `$XDG_DATA_HOME/sysperf/sysperf.db`, else `$HOME/.local/share/sysperf/sysperf.db`,
@@ -839,7 +821,7 @@ impl Store {
     pub fn save_runs_with_profiles(
         &self,
         runs: &[Run],
-        profiles: &[Vec<crate::profile::Profile>],
+        profiles: &[Vec<crate::model::Profile>],
     ) -> Result<Vec<bool>> {
         let tx = self.write_tx()?;
         let mut saved = Vec::with_capacity(runs.len());
@@ -1079,7 +1061,7 @@ impl Store {
     }
 
     /// Appends a kernel profile to a stored run (`sysperf run --profile`).
-    pub fn add_profile(&self, run_id: &str, profile: &crate::profile::Profile) -> Result<()> {
+    pub fn add_profile(&self, run_id: &str, profile: &crate::model::Profile) -> Result<()> {
         let tx = self.write_tx()?;
         if !run_exists(&tx, run_id)? {
             return Err(StoreError::NoSuchRun {
@@ -1106,7 +1088,7 @@ impl Store {
     }
 
     /// The kernel profiles stored with a run, in the order they were added.
-    pub fn load_profiles(&self, run_id: &str) -> Result<Vec<crate::profile::Profile>> {
+    pub fn load_profiles(&self, run_id: &str) -> Result<Vec<crate::model::Profile>> {
         let mut stmt = self.conn.prepare_cached(
             "SELECT profile_json FROM profiles WHERE run_id = ?1 ORDER BY position",
         )?;
@@ -1250,18 +1232,14 @@ impl RunSink for ConnSink<'_> {
         Ok(true)
     }
 
-    fn profiles(&mut self, run_id: &str, profiles: &[crate::profile::Profile]) -> Result<()> {
+    fn profiles(&mut self, run_id: &str, profiles: &[crate::model::Profile]) -> Result<()> {
         profiles
             .iter()
             .try_for_each(|p| insert_profile(self.0, run_id, p))
     }
 }
 
-fn insert_profile(
-    conn: &Connection,
-    run_id: &str,
-    profile: &crate::profile::Profile,
-) -> Result<()> {
+fn insert_profile(conn: &Connection, run_id: &str, profile: &crate::model::Profile) -> Result<()> {
     let json = to_json(profile, "a kernel profile")?;
     conn.execute(
         "INSERT INTO profiles (run_id, position, bench, profile_json)
