@@ -17,9 +17,8 @@
 //! terminators, as the kernel copies them) for the "1K env" tests, so results do not depend on
 //! the caller's environment. Every size here counts the terminating NULs (see `env_bytes`).
 
-use super::fork::check_status;
 use super::forker::{cstrings, ptrs, Forker, ProgramDir};
-use super::{Benchmark, Ctx, Group, Helper, Shape, Spec};
+use super::{check_status, Benchmark, Ctx, Group, Helper, Shape, Spec};
 use crate::error::BenchError;
 use crate::sys::{self, ChildStack, ExecImage};
 use std::ffi::CString;

@@ -12,7 +12,7 @@
 //! not enter, and vforks0, vforks1k and vforks100k should cost the same.
 
 use super::forker::Forker;
-use super::{Benchmark, Ctx, Group, Helper, Shape, Spec};
+use super::{check_status, Benchmark, Ctx, Group, Helper, Shape, Spec};
 use crate::error::BenchError;
 use crate::sys::{self, ChildStack};
 
@@ -95,16 +95,6 @@ pub(crate) struct Forks {
     stack: Option<ChildStack>,
     /// The paper's forks program (fork variants).
     forker: Option<Forker>,
-}
-
-/// Checks a reaped child's exit code; shared with the exec family.
-pub(crate) fn check_status(op: &str, code: i32, want: i32) -> Result<(), BenchError> {
-    if code != want {
-        return Err(BenchError::Protocol(format!(
-            "{op}: child exited with {code}, expected {want}"
-        )));
-    }
-    Ok(())
 }
 
 impl Benchmark for Forks {

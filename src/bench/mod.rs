@@ -140,6 +140,17 @@ pub trait Benchmark {
     }
 }
 
+/// Checks a reaped child's exit code; shared by the fork and exec families and the suites' own
+/// children.
+pub(crate) fn check_status(op: &str, code: i32, want: i32) -> Result<(), BenchError> {
+    if code != want {
+        return Err(BenchError::Protocol(format!(
+            "{op}: child exited with {code}, expected {want}"
+        )));
+    }
+    Ok(())
+}
+
 /// A helper process's account of one run: its own usage, its reaped children's, and its size
 /// when the run began.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]

@@ -333,14 +333,6 @@ pub fn redact(url: &str) -> String {
     format!("{scheme}://{authority}{tail}")
 }
 
-/// Opens (creating if needed, and migrating) the store at `location`.
-pub fn open_at(location: &Location) -> Result<Box<dyn Backend>> {
-    Ok(match location {
-        Location::Sqlite(path) => Box::new(Store::open(path)?),
-        Location::Postgres(url) => Box::new(super::pg::PgStore::connect(url)?),
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -33,7 +33,7 @@ mod scale_tests;
 #[cfg(test)]
 mod tests;
 
-pub use backend::{open_at, redact, Backend, Location, RunSink};
+pub use backend::{redact, Backend, Location, RunSink};
 pub use migrations::SCHEMA_VERSION;
 pub use pg::PgStore;
 
@@ -198,6 +198,14 @@ impl StoreError {
 }
 
 type Result<T, E = StoreError> = std::result::Result<T, E>;
+
+/// Opens (creating if needed, and migrating) the store at `location`.
+pub fn open_at(location: &Location) -> Result<Box<dyn Backend>> {
+    Ok(match location {
+        Location::Sqlite(path) => Box::new(Store::open(path)?),
+        Location::Postgres(url) => Box::new(PgStore::connect(url)?),
+    })
+}
 
 /// Where the database lives unless `--db` says otherwise: `$SYSPERF_DB` if set and non-empty,
 /// else `$XDG_DATA_HOME/sysperf/sysperf.db`, else `$HOME/.local/share/sysperf/sysperf.db`,

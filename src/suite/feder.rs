@@ -282,7 +282,7 @@ impl ForkData {
 
 fn reap(pid: Pid) -> Result<(), BenchError> {
     let code = sys::wait_child(pid).map_err(BenchError::sys("waitpid"))?;
-    crate::bench::fork::check_status("feder", code, 0)
+    crate::bench::check_status("feder", code, 0)
 }
 
 impl Benchmark for ForkData {
