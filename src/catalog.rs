@@ -61,6 +61,12 @@ impl CatalogError {
     }
 }
 
+impl crate::error::Exit for CatalogError {
+    fn exit_code(&self) -> i32 {
+        crate::error::usage_if(self.is_user_error())
+    }
+}
+
 /// Refuses imported runs that would shadow or be shadowed by a built-in reference run: an id
 /// or label that is a reference run's name or id (an exported reference run among them; the
 /// reference runs are part of sysperf, never stored). Names resolve to the built-in run first,

@@ -212,6 +212,12 @@ impl ExchangeError {
     }
 }
 
+impl crate::error::Exit for ExchangeError {
+    fn exit_code(&self) -> i32 {
+        crate::error::usage_if(self.is_user_error())
+    }
+}
+
 type Result<T, E = ExchangeError> = std::result::Result<T, E>;
 
 /// The document as written: the runs are borrowed, and serialized exactly as the model does.

@@ -25,6 +25,12 @@ pub enum OutputError {
     },
 }
 
+impl crate::error::Exit for OutputError {
+    fn exit_code(&self) -> i32 {
+        crate::error::usage_if(matches!(self, OutputError::Refused { .. }))
+    }
+}
+
 /// Checks that `path` may be written by this process: not a directory, in an existing
 /// directory, and not a symbolic link that someone else controls.
 pub fn check(path: &Path) -> Result<(), OutputError> {

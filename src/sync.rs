@@ -50,6 +50,12 @@ impl SyncError {
     }
 }
 
+impl crate::error::Exit for SyncError {
+    fn exit_code(&self) -> i32 {
+        crate::error::usage_if(self.is_user_error())
+    }
+}
+
 /// What a sync did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Synced {

@@ -30,6 +30,15 @@ pub enum AbError {
     Switch(#[from] SwitchError),
 }
 
+impl crate::error::Exit for AbError {
+    fn exit_code(&self) -> i32 {
+        match self {
+            AbError::Engine(e) => e.exit_code(),
+            AbError::Switch(e) => e.exit_code(),
+        }
+    }
+}
+
 /// One pair of runs.
 #[derive(Debug)]
 pub struct AbOutcome {

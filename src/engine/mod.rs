@@ -104,6 +104,16 @@ pub enum EngineError {
     },
 }
 
+impl crate::error::Exit for EngineError {
+    fn exit_code(&self) -> i32 {
+        match self {
+            EngineError::Store { source, .. } => source.exit_code(),
+            EngineError::Profile(e) => e.exit_code(),
+            EngineError::Io { .. } => crate::exit::FAILURE,
+        }
+    }
+}
+
 fn stored<T>(r: Result<T, StoreError>, what: impl FnOnce() -> String) -> Result<T, EngineError> {
     r.map_err(|source| EngineError::Store {
         what: what(),

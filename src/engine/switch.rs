@@ -46,6 +46,12 @@ pub enum SwitchError {
     Unsupported { why: String },
 }
 
+impl crate::error::Exit for SwitchError {
+    fn exit_code(&self) -> i32 {
+        crate::exit::FAILURE
+    }
+}
+
 fn io(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> SwitchError {
     let what = what.into();
     move |source| SwitchError::Io { what, source }

@@ -42,6 +42,12 @@ pub enum ObserveError {
     Output(#[source] std::io::Error),
 }
 
+impl crate::error::Exit for ObserveError {
+    fn exit_code(&self) -> i32 {
+        crate::exit::FAILURE
+    }
+}
+
 /// The whole of a (small) kernel file.
 pub(crate) fn read(path: &str) -> Result<String, ObserveError> {
     std::fs::read_to_string(path).map_err(|source| ObserveError::Read {

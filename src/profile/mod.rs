@@ -217,6 +217,22 @@ pub enum ProfileError {
     Calibration { bench: String, why: String },
     #[error("interrupted")]
     Interrupted,
+    /// A system profile was taken but could not be stored.
+    #[error("storing the system profile")]
+    Store(#[source] crate::store::StoreError),
+}
+
+impl crate::error::Exit for ProfileError {
+    fn exit_code(&self) -> i32 {
+        match self {
+            ProfileError::Store(e) => e.exit_code(),
+            ProfileError::NotPermitted(_)
+            | ProfileError::Symbols(_)
+            | ProfileError::Failed { .. }
+            | ProfileError::Calibration { .. }
+            | ProfileError::Interrupted => crate::exit::FAILURE,
+        }
+    }
 }
 
 /// What this process may do: sample whole CPUs or only its own tasks, and the kernel's

@@ -197,6 +197,12 @@ impl StoreError {
     }
 }
 
+impl crate::error::Exit for StoreError {
+    fn exit_code(&self) -> i32 {
+        crate::error::usage_if(self.is_user_error())
+    }
+}
+
 type Result<T, E = StoreError> = std::result::Result<T, E>;
 
 /// Opens (creating if needed, and migrating) the store at `location`.

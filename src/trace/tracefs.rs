@@ -27,6 +27,12 @@ pub enum AccessError {
     Unavailable(String),
 }
 
+impl crate::error::Exit for AccessError {
+    fn exit_code(&self) -> i32 {
+        crate::exit::FAILURE
+    }
+}
+
 const HOW: &str = "run sysperf trace as root (or with CAP_SYS_ADMIN and write access to tracefs)";
 
 /// A mounted tracefs.
