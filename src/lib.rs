@@ -41,6 +41,7 @@ pub mod fingerprint;
 pub mod fleet;
 pub mod harness;
 pub mod model;
+pub mod notice;
 pub mod observe;
 pub mod output;
 pub mod procfs;

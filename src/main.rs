@@ -36,6 +36,8 @@ macro_rules! say {
 }
 
 fn main() {
+    // What the library has to tell while it works goes to stderr like every other line.
+    sysperf::notice::install(|line| say!("sysperf: {line}"));
     let args: Vec<String> = std::env::args().collect();
     // Worker processes are this same binary; they bypass the CLI entirely.
     if args.get(1).map(String::as_str) == Some("__worker") {

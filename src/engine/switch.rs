@@ -294,7 +294,7 @@ impl Armed {
 impl Drop for Armed {
     fn drop(&mut self) {
         if let Err(e) = self.restore() {
-            eprintln!("sysperf: {}", crate::term::text(&e.to_string()));
+            crate::notice::tell(&e.to_string());
         }
     }
 }

@@ -343,7 +343,7 @@ impl PgStore {
             };
             if !lost || Instant::now() >= deadline {
                 if said && attempt.is_ok() {
-                    eprintln!("sysperf: reconnected to {}", self.location());
+                    crate::notice::tell(&format!("reconnected to {}", self.location()));
                 }
                 return match attempt {
                     Err(StoreError::Postgres(source)) if lost => Err(StoreError::Unreachable {
@@ -366,11 +366,11 @@ impl PgStore {
                     Err(e) => e.to_string(),
                     Ok(_) => String::new(),
                 };
-                eprintln!(
-                    "sysperf: lost the connection to {} ({why}); retrying for up to {} s",
+                crate::notice::tell(&format!(
+                    "lost the connection to {} ({why}); retrying for up to {} s",
                     self.location(),
                     retry.as_secs()
-                );
+                ));
                 said = true;
             }
             *self.client.borrow_mut() = None;
@@ -495,12 +495,13 @@ impl PgStore {
         if run.ended_ns.is_some() {
             local.finish_run(run)?;
         }
-        eprintln!(
-            "sysperf: {why}\nsysperf: the run goes on into {}: upload it with 'sysperf sync {} {}' once the server is back",
+        crate::notice::tell(&why.to_string());
+        crate::notice::tell(&format!(
+            "the run goes on into {}: upload it with 'sysperf sync {} {}' once the server is back",
             path.display(),
             path.display(),
             self.location()
-        );
+        ));
         *self.spool.borrow_mut() = Some(local);
         Ok(())
     }

@@ -409,11 +409,11 @@ impl Drop for Instance {
                 Err(_) => std::thread::sleep(std::time::Duration::from_millis(20)),
             }
         }
-        eprintln!(
-            "sysperf: could not remove the tracefs instance {}; remove it with: rmdir {}",
+        crate::notice::tell(&format!(
+            "could not remove the tracefs instance {}; remove it with: rmdir {}",
             self.name,
             self.dir.display()
-        );
+        ));
     }
 }
 
