@@ -862,46 +862,14 @@ pub fn parse_pct(what: &'static str, s: &str) -> Result<f64, InputError> {
     Ok(v)
 }
 
+/// A seconds option (`--min-time`, `--timeout`, ...): above 0, at most a day.
 pub fn parse_seconds(s: &str) -> Result<f64, String> {
-    let v: f64 = s
-        .trim()
-        .parse()
-        .map_err(|_| format!("'{s}' is not a number of seconds"))?;
-    if !v.is_finite() || v <= 0.0 {
-        return Err(format!("'{s}' must be a positive number of seconds"));
-    }
-    if v > 86_400.0 {
-        return Err(format!(
-            "'{s}' is more than a day; use a smaller number of seconds"
-        ));
-    }
-    Ok(v)
+    crate::units::parse_seconds(s, &crate::units::SECONDS)
 }
 
 /// A duration as seconds: `10`, `2.5`, `90s`, `5m`, `1h` (at most a week).
 pub fn parse_span(s: &str) -> Result<f64, String> {
-    let t = s.trim();
-    let (num, scale) = match t.char_indices().last() {
-        Some((i, 's')) => (&t[..i], 1.0),
-        Some((i, 'm')) => (&t[..i], 60.0),
-        Some((i, 'h')) => (&t[..i], 3600.0),
-        _ => (t, 1.0),
-    };
-    let v: f64 = num.trim().parse().map_err(|_| {
-        format!(
-            "'{s}' is not a duration: give seconds (10), or a number with s, m or h (90s, 5m, 1h)"
-        )
-    })?;
-    let secs = v * scale;
-    if !secs.is_finite() || secs <= 0.0 {
-        return Err(format!("'{s}' must be a positive duration"));
-    }
-    if secs > 7.0 * 86_400.0 {
-        return Err(format!(
-            "'{s}' is more than a week; give a shorter duration"
-        ));
-    }
-    Ok(secs)
+    crate::units::parse_seconds(s, &crate::units::SPAN)
 }
 
 /// The progress bar on stderr (hidden when stderr is not a terminal): the engine's sink for
@@ -1041,18 +1009,6 @@ mod tests {
             out.extend(undocumented(sub, docs));
         }
         out
-    }
-
-    #[test]
-    fn spans_read_seconds_minutes_and_hours() {
-        assert_eq!(parse_span("10"), Ok(10.0));
-        assert_eq!(parse_span("2.5"), Ok(2.5));
-        assert_eq!(parse_span("90s"), Ok(90.0));
-        assert_eq!(parse_span("5m"), Ok(300.0));
-        assert_eq!(parse_span(" 1h "), Ok(3600.0));
-        for bad in ["", "0", "-1", "5x", "m", "nan", "inf", "200h", "1e9"] {
-            assert!(parse_span(bad).is_err(), "{bad}");
-        }
     }
 
     #[test]

@@ -57,6 +57,7 @@ pub mod sys;
 pub mod term;
 pub mod ties;
 pub mod trace;
+pub mod units;
 pub mod variance;
 
 /// This sysperf: its version and, as semver build metadata, the git commit it was built from

@@ -352,11 +352,13 @@ fn profile(a: ProfileArgs) -> Result<i32> {
 /// `sysperf profile --system DURATION`: the whole machine, sampled, stored as an observation.
 fn system_profile(a: &ProfileArgs, duration: &str) -> Result<i32> {
     use sysperf::profile::system;
-    let duration = system::parse_duration(duration).map_err(|why| InputError::InvalidValue {
-        what: "--system",
-        value: duration.to_string(),
-        why,
-    })?;
+    let duration = sysperf::units::parse_seconds(duration, &sysperf::units::SPAN)
+        .map(Duration::from_secs_f64)
+        .map_err(|why| InputError::InvalidValue {
+            what: "--system",
+            value: duration.to_string(),
+            why,
+        })?;
     system::check_access()?;
     let syms = profile::kallsyms::Kallsyms::load()
         .map_err(|e| anyhow::anyhow!("cannot profile the kernel: {e}"))?;

@@ -430,28 +430,6 @@ pub fn is_kernel_stack(stack: &str) -> bool {
     !stack.starts_with("[user]") && classify(stack.rsplit(';')) != "idle"
 }
 
-/// Parses a duration: plain seconds (`3`, `2.5`) or with a unit (`10s`, `5m`, `1h`).
-pub fn parse_duration(s: &str) -> Result<Duration, String> {
-    let t = s.trim();
-    let (num, scale) = match t.char_indices().last() {
-        Some((i, 's')) => (&t[..i], 1.0),
-        Some((i, 'm')) => (&t[..i], 60.0),
-        Some((i, 'h')) => (&t[..i], 3600.0),
-        _ => (t, 1.0),
-    };
-    let v: f64 = num
-        .trim()
-        .parse()
-        .map_err(|_| format!("'{s}' is not a duration; give seconds (3, 2.5) or 10s, 5m, 1h"))?;
-    let secs = v * scale;
-    if !secs.is_finite() || secs <= 0.0 || secs > 7.0 * 86400.0 {
-        return Err(format!(
-            "'{s}' is out of range; give a duration above 0 and at most a week (168h): seconds (3, 2.5) or 10s, 5m, 1h"
-        ));
-    }
-    Ok(Duration::from_secs_f64(secs))
-}
-
 /// The perf attribute of the system-wide sampling events: a benchmark's whole-CPU event
 /// (fork and comm records for the names), idle included, at the system period.
 fn attr() -> PerfEventAttr {
@@ -749,17 +727,5 @@ ffffffff81009000 T clear_page
         assert_eq!(p.stacks[OTHER], 2);
         assert_eq!(p.samples_in_other, 2);
         assert_eq!(p.stacks.values().sum::<u64>(), 4, "no sample is dropped");
-    }
-
-    #[test]
-    fn durations_take_units() {
-        assert_eq!(parse_duration("3").unwrap(), Duration::from_secs(3));
-        assert_eq!(parse_duration("10s").unwrap(), Duration::from_secs(10));
-        assert_eq!(parse_duration("5m").unwrap(), Duration::from_secs(300));
-        assert_eq!(parse_duration("1h").unwrap(), Duration::from_secs(3600));
-        assert_eq!(parse_duration("0.5").unwrap(), Duration::from_millis(500));
-        for bad in ["", "x", "0", "-1", "3d", "nan", "inf", "200h"] {
-            assert!(parse_duration(bad).is_err(), "{bad}");
-        }
     }
 }
