@@ -11,6 +11,9 @@ use crate::reference;
 use crate::store::{self, Backend, Location, Store, StoreError};
 use std::path::{Path, PathBuf};
 
+mod lookups;
+pub use lookups::{Compared, OBSERVATION_THRESHOLD_POINTS};
+
 /// Why a run could not be found or loaded.
 #[derive(Debug, thiserror::Error)]
 pub enum CatalogError {
