@@ -497,6 +497,48 @@ pub struct Options {
     pub label: Option<String>,
 }
 
+/// `sysperf profile --system`: samples the machine as [`observe`] does and stores the profile
+/// in `store` as observation `id`. With `functions`, their calls are counted by the function
+/// tracer meanwhile and their times per call computed (the papers' Tables 4, 9 and 10); a
+/// refusal to count is told (`notice`), and their times then come from the samples only.
+/// Interrupted, what was sampled is stored (`interrupted` is set).
+#[allow(clippy::too_many_arguments)]
+pub fn record(
+    opts: &Options,
+    functions: Option<&[String]>,
+    syms: &Kallsyms,
+    store: &dyn crate::store::Backend,
+    id: String,
+    stop: &AtomicBool,
+    progress: &mut dyn Progress,
+) -> Result<SystemProfile, ProfileError> {
+    // The calls are counted while the machine is sampled; a refusal is said, not fatal.
+    let counter = functions.map(|names| {
+        super::calls::Counter::start(names).inspect_err(|why| {
+            crate::notice::tell(&format!(
+                "cannot count the functions' calls: {why}; their times come from the samples only"
+            ))
+        })
+    });
+    crate::notice::tell(&format!(
+        "sampling every CPU for {} s; Ctrl-C ends it early and keeps what was sampled",
+        opts.duration.as_secs_f64()
+    ));
+    let mut p = observe(opts, syms, stop, progress)?;
+    if let (Some(names), Some(counter)) = (functions, counter) {
+        let counted = counter.and_then(|c| c.stop());
+        let (calls, why) = match &counted {
+            Ok(c) => (Some(&c[..]), None),
+            Err(why) => (None, Some(why.as_str())),
+        };
+        p.functions = super::calls::function_times(&p, names, calls, why.unwrap_or_default());
+        p.functions_method = super::calls::method(&p, calls, why);
+    }
+    p.id = id;
+    store.save_observation(&p).map_err(ProfileError::Store)?;
+    Ok(p)
+}
+
 /// Samples every online CPU for `opts.duration` (or until `stop`, then `interrupted` is set
 /// and what was gathered is returned), folding as it goes.
 pub fn observe(
