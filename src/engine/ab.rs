@@ -47,6 +47,13 @@ pub struct AbOutcome {
     pub interrupted: bool,
 }
 
+/// The label of an A/B's runs when none is given: `ab-SWITCH-` and 6 random hex digits (the
+/// runs are `LABEL-off` and `LABEL-on`).
+pub fn default_label(switch: &Switch) -> Result<String, EngineError> {
+    let tag = &super::new_run_id()?[..6];
+    Ok(format!("ab-{}-{tag}", switch.name()))
+}
+
 impl super::Engine<'_> {
     /// Measures `plan`'s core benchmarks with `switch` off and on, `plan.repeat` pairs of
     /// runs, each side stored as a run labelled `LABEL-off` / `LABEL-on` (replicates of one

@@ -11,11 +11,13 @@
 //! and `trace` all take their plan and budget from this module.
 
 pub mod ab;
+mod outcome;
 pub mod plan;
 pub mod switch;
 pub mod tidy;
 
 pub use crate::harness::budget::Budget;
+pub use outcome::{exit_code, left_out};
 pub use plan::{Origin, Planned, RunPlan, RunRequest};
 pub use tidy::tidy;
 
