@@ -8,7 +8,6 @@
 //! - [`engine`]: a run from plan to store: budget, plan, interleaved rounds, events;
 //! - [`suite`]: the registry of suites: the papers' other studies as sweeps of x against y;
 //! - [`catalog`]: finds runs by name (reference runs, then the store);
-//! - [`cli`]: the command line's definitions (clap), the one source of `--help`;
 //! - [`stats`]: pure statistics over raw samples;
 //! - [`variance`]: within-run and run-to-run variance, and ratio intervals that include both;
 //! - [`fingerprint`]: what machine a run was made on;
@@ -30,7 +29,6 @@
 
 pub mod bench;
 pub mod catalog;
-pub mod cli;
 pub mod clib;
 pub mod compare;
 pub mod derived;
