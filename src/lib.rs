@@ -1,7 +1,10 @@
 //! sysperf: measure, observe and compare the performance of UNIX-like kernels.
 //!
-//! The library is the whole tool except argument parsing and printing, which live in
-//! `main.rs`. Layout follows the architecture:
+//! The library is the whole tool except argument parsing and printing, which live in the
+//! binary (`main.rs`, and `cmd/` with one file per subcommand). It never prints: what it has to
+//! tell the user while it works goes through [`notice`]. `unsafe` is denied but in [`sys`] and
+//! [`clib`], the syscall and C library boundaries. Layout follows the architecture
+//! (ARCHITECTURE.md, whose order of layers `tests/layers.rs` holds the code to):
 //! - [`bench`]: the registry of benchmarks, one file per family (metadata, parameters, hot loop);
 //! - [`harness`]: owns time (worker processes, calibration, trials, overhead, placement,
 //!   per-trial counters);
@@ -24,11 +27,17 @@
 //! - [`profile`]: kernel profiles of a benchmark (perf sampling, kallsyms, flat profile, call graph);
 //! - [`trace`]: `sysperf trace`, a benchmark observed through the kernel's trace points;
 //! - [`term`]: what may reach a terminal: control characters in any printed text escaped;
+//! - [`notice`]: the library's messages to the user, through the sink the program installs;
+//! - [`units`]: the one parser of durations as the user types them;
+//! - [`error`]: typed errors, each with its exit code ([`error::Exit`]);
 //! - [`report`]: pure functions from runs and comparisons to bytes (tables, Markdown, CSV, JSON,
 //!   SVG, HTML).
 
+#![deny(unsafe_code)]
+
 pub mod bench;
 pub mod catalog;
+#[allow(unsafe_code)]
 pub mod clib;
 pub mod compare;
 pub mod derived;
@@ -51,6 +60,7 @@ pub mod stats;
 pub mod store;
 pub mod suite;
 pub mod sync;
+#[allow(unsafe_code)]
 pub mod sys;
 pub mod term;
 pub mod ties;
