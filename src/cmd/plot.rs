@@ -10,7 +10,7 @@ use sysperf::catalog::Catalog;
 use sysperf::error::InputError;
 use sysperf::model::Run;
 use sysperf::report::plot::{self, What};
-use sysperf::{compare, exit, output, report};
+use sysperf::{bench, compare, exit, output, report};
 
 #[derive(ClapArgs)]
 #[command(group(clap::ArgGroup::new("what").required(true).args(["test", "group", "figure", "heatmap"])))]
@@ -28,8 +28,7 @@ pub(crate) struct Args {
     /// One test, e.g. syscall.
     #[arg(long, value_name = "ID")]
     pub(crate) test: Option<String>,
-    /// A group of tests: syscall, ipc, fork, exec, paging, lebench or other.
-    #[arg(long, value_name = "NAME")]
+    #[arg(long, value_name = "NAME", help = group_help())]
     pub(crate) group: Option<String>,
     /// A figure of the runs' suites (`run --suite`), e.g. bbn.pipes: its curves of every run
     /// and the paper's figures (the ids are listed below and by `sysperf list --suites`).
@@ -42,10 +41,28 @@ pub(crate) struct Args {
     pub(crate) db: DbArg,
 }
 
-/// `sysperf plot --help`: the groups, and the figure ids from the suites' registry.
+/// `--group`'s help: the benchmarks' chart groups, from their registry.
+fn group_help() -> String {
+    let names: Vec<&str> = bench::charts().iter().map(|c| c.name).collect();
+    match names.split_last() {
+        Some((last, rest)) => format!("A group of tests: {} or {last}", rest.join(", ")),
+        None => "A group of tests".into(),
+    }
+}
+
+/// `sysperf plot --help`: the groups from the benchmarks' registry, and the figure ids from
+/// the suites'.
 pub(crate) fn plot_help() -> String {
+    let groups: Vec<String> = bench::charts()
+        .iter()
+        .map(|c| match c.about {
+            Some(about) => format!("{} ({about})", c.name),
+            None => c.name.to_string(),
+        })
+        .collect();
     format!(
-        "Groups: syscall (system call and signals), ipc (pipes and datagram sockets), fork (fork and vfork), exec, paging (bars and the gausspage figure), lebench (LEBench's operations), other.\n\nFigures (--figure, of runs made with --suite): {}.\n\nBars are medians with 95% confidence whiskers, one colour per run; the first run is the baseline of the verdicts written beside the bars. PNG images are drawn at twice the SVG's size.",
+        "Groups: {}.\n\nFigures (--figure, of runs made with --suite): {}.\n\nBars are medians with 95% confidence whiskers, one colour per run; the first run is the baseline of the verdicts written beside the bars. PNG images are drawn at twice the SVG's size.",
+        groups.join(", "),
         sysperf::suite::all_figure_ids().join(", ")
     )
 }
