@@ -370,6 +370,7 @@ macro_rules! series {
             make: $make,
             paper_points: &[],
             paper_system: None,
+            printed: None,
         }
     };
 }
