@@ -8,16 +8,13 @@ use super::Result;
 use clap::Args as ClapArgs;
 use sysperf::engine::{self, RunPlan, RunRequest};
 use sysperf::model::{Profile, Run, VarianceEstimate};
-use sysperf::{catalog, report};
+use sysperf::{catalog, report, suite};
 
 #[derive(ClapArgs)]
 pub(crate) struct Args {
     /// Benchmark ids or globs (default: all, or none when --suite is given).
     pub(crate) selection: Vec<String>,
-    /// Run a suite of the papers' other studies, as curves of x against y: bbn, feder,
-    /// scaling, tty, vm, workload, or all; or one series (scaling.poll) or point
-    /// (bbn.pipe@65536), globs allowed (repeatable; `sysperf list --suites` lists them).
-    #[arg(long, value_name = "NAME")]
+    #[arg(long, value_name = "NAME", help = suite_help())]
     pub(crate) suite: Vec<String>,
     /// Counted trials per benchmark (1-1000; default 5). With several benchmarks they run in
     /// rounds: each round runs one trial of every benchmark, in a shuffled order.
@@ -85,6 +82,15 @@ pub(crate) struct Args {
     /// Print the whole run as one JSON document instead of the table.
     #[arg(long)]
     pub(crate) json: bool,
+}
+
+/// `--suite`'s help, naming every suite of the registry.
+fn suite_help() -> String {
+    let names: Vec<&str> = suite::suites().iter().map(|s| s.name).collect();
+    format!(
+        "Run a suite of the papers' other studies, as curves of x against y: {}, or all; or one series (scaling.poll) or point (bbn.pipe@65536), globs allowed (repeatable; `sysperf list --suites` lists them)",
+        names.join(", ")
+    )
 }
 
 impl Args {
