@@ -34,6 +34,8 @@
 //!   SVG, HTML).
 
 #![deny(unsafe_code)]
+// Test-only helpers (fixtures, the PostgreSQL cluster of tests/common) stay `pub` for the tests.
+#![cfg_attr(not(test), warn(unreachable_pub))]
 
 pub mod bench;
 pub mod catalog;

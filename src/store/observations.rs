@@ -7,7 +7,7 @@ use crate::model::{ObservationInfo, SystemProfile};
 use rusqlite::{params, OptionalExtension};
 
 /// The kind of a system profile in the `kind` column.
-pub const SYSTEM_PROFILE: &str = "system-profile";
+pub(crate) const SYSTEM_PROFILE: &str = "system-profile";
 
 impl Store {
     /// Stores a system profile under `p.id` (the caller makes the id, as for runs).

@@ -37,7 +37,7 @@ type Result<T, E = StoreError> = std::result::Result<T, E>;
 
 /// How long an operation keeps trying to reach a PostgreSQL that went away, unless
 /// `SYSPERF_PG_RETRY_S` says otherwise (seconds).
-pub const RETRY_FOR: Duration = Duration::from_secs(60);
+pub(crate) const RETRY_FOR: Duration = Duration::from_secs(60);
 
 fn retry_for() -> Duration {
     std::env::var("SYSPERF_PG_RETRY_S")
@@ -520,7 +520,7 @@ impl PgStore {
 
 /// Where runs go when PostgreSQL stays away: `$XDG_STATE_HOME/sysperf/spool`, else
 /// `$HOME/.local/state/sysperf/spool`; never the working directory (None without either).
-pub fn spool_dir() -> Option<std::path::PathBuf> {
+pub(crate) fn spool_dir() -> Option<std::path::PathBuf> {
     let var = |k: &str| {
         std::env::var_os(k)
             .filter(|v| !v.is_empty())
