@@ -11,6 +11,9 @@ use crate::reference;
 use crate::store::{self, Backend, Location, Store, StoreError};
 use std::path::{Path, PathBuf};
 
+mod lookups;
+pub use lookups::{Compared, OBSERVATION_THRESHOLD_POINTS};
+
 /// Why a run could not be found or loaded.
 #[derive(Debug, thiserror::Error)]
 pub enum CatalogError {
@@ -58,6 +61,12 @@ impl CatalogError {
             },
             e => e,
         }
+    }
+}
+
+impl crate::error::Exit for CatalogError {
+    fn exit_code(&self) -> i32 {
+        crate::error::usage_if(self.is_user_error())
     }
 }
 

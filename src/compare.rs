@@ -35,6 +35,25 @@ pub const MIN_TRIALS: usize = 3;
 /// trials, 92% at 4, 96-98% from 5 on); below it a Welch t interval on the log ratio is used.
 pub const BOOTSTRAP_TRIALS: usize = 5;
 
+/// What a comparison is asked for, by `compare` and by `ab` once it has stored its two runs:
+/// the runs by name (or, with a fleet query, by what is stored about them), the baseline, the
+/// noise band and the regression gate. Every figure is checked before it gets here; the runs
+/// are found and loaded by `catalog` (`Catalog::compare`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Request {
+    /// Runs in column order: ids, id prefixes, labels, `latest`, reference runs.
+    pub runs: Vec<String>,
+    /// The run the others are compared with (default: the first).
+    pub baseline: Option<String>,
+    /// `--where KEY=VALUE` and `--by KEY`, as given (`fleet::Selection` reads them).
+    pub wheres: Vec<String>,
+    pub by: Option<String>,
+    /// The noise band, in percent.
+    pub noise_pct: f64,
+    /// `--fail-on-regression PCT`: a significant slowdown beyond it fails the comparison.
+    pub gate_pct: Option<f64>,
+}
+
 /// How the verdicts are reached, for `--help`, reports and JSON.
 pub fn method(noise_pct: f64) -> String {
     format!(

@@ -17,17 +17,21 @@
 //! `runs[0].fingerprint.hostname`. [`export`] applies the same checks, so every file sysperf
 //! writes is one it reads.
 //!
-//! What it is not: it never touches the store, and does no I/O but reading the file it is
-//! given. The CLI reads every file through first, keeping only each run's id and label, and
-//! only then reads them again to save their runs, one at a time in one transaction, so a bad
-//! file writes nothing. It does not merge, compare or re-derive runs: figures are kept as
-//! measured.
+//! The format code never touches the store, and does no I/O but reading the file it is
+//! given. `exchange/transfer.rs` is `sysperf export` and `sysperf import` whole: [`export_to`]
+//! resolves and loads the runs a few at a time and writes them; [`import_files`] reads every
+//! file through first, keeping only each run's id and label, and only then reads them again
+//! to save their runs, one at a time in one transaction, so a bad file writes nothing. Nothing
+//! here merges, compares or re-derives runs: figures are kept as measured.
 
+mod transfer;
+pub use transfer::{export_to, import_files, ExportList, TransferError};
+
+use crate::model::Profile;
 use crate::model::{
     BenchResult, CounterSummary, Counters, Estimate, Fingerprint, Run, RunParams, Series, Summary,
     Trial, Usage,
 };
-use crate::profile::Profile;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
@@ -213,6 +217,12 @@ impl ExchangeError {
     /// false for a failure of sysperf itself.
     pub fn is_user_error(&self) -> bool {
         !matches!(self, ExchangeError::Serialize(_) | ExchangeError::Write(_))
+    }
+}
+
+impl crate::error::Exit for ExchangeError {
+    fn exit_code(&self) -> i32 {
+        crate::error::usage_if(self.is_user_error())
     }
 }
 

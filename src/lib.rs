@@ -1,14 +1,16 @@
 //! sysperf: measure, observe and compare the performance of UNIX-like kernels.
 //!
-//! The library is the whole tool except argument parsing and printing, which live in
-//! `main.rs`. Layout follows the architecture:
+//! The library is the whole tool except argument parsing and printing, which live in the
+//! binary (`main.rs`, and `cmd/` with one file per subcommand). It never prints: what it has to
+//! tell the user while it works goes through [`notice`]. `unsafe` is denied but in [`sys`] and
+//! [`clib`], the syscall and C library boundaries. Layout follows the architecture
+//! (ARCHITECTURE.md, whose order of layers `tests/layers.rs` holds the code to):
 //! - [`bench`]: the registry of benchmarks, one file per family (metadata, parameters, hot loop);
 //! - [`harness`]: owns time (worker processes, calibration, trials, overhead, placement,
 //!   per-trial counters);
 //! - [`engine`]: a run from plan to store: budget, plan, interleaved rounds, events;
 //! - [`suite`]: the registry of suites: the papers' other studies as sweeps of x against y;
 //! - [`catalog`]: finds runs by name (reference runs, then the store);
-//! - [`cli`]: the command line's definitions (clap), the one source of `--help`;
 //! - [`stats`]: pure statistics over raw samples;
 //! - [`variance`]: within-run and run-to-run variance, and ratio intervals that include both;
 //! - [`fingerprint`]: what machine a run was made on;
@@ -29,12 +31,19 @@
 //! - [`profile`]: kernel profiles of a benchmark (perf sampling, kallsyms, flat profile, call graph);
 //! - [`trace`]: `sysperf trace`, a benchmark observed through the kernel's trace points;
 //! - [`term`]: what may reach a terminal: control characters in any printed text escaped;
+//! - [`notice`]: the library's messages to the user, through the sink the program installs;
+//! - [`units`]: the one parser of durations as the user types them;
+//! - [`error`]: typed errors, each with its exit code ([`error::Exit`]);
 //! - [`report`]: pure functions from runs and comparisons to bytes (tables, Markdown, CSV, JSON,
 //!   SVG, HTML).
 
+#![deny(unsafe_code)]
+// Test-only helpers (fixtures, the PostgreSQL cluster of tests/common) stay `pub` for the tests.
+#![cfg_attr(not(test), warn(unreachable_pub))]
+
 pub mod bench;
 pub mod catalog;
-pub mod cli;
+#[allow(unsafe_code)]
 pub mod clib;
 pub mod compare;
 pub mod derived;
@@ -45,6 +54,7 @@ pub mod fingerprint;
 pub mod fleet;
 pub mod harness;
 pub mod model;
+pub mod notice;
 pub mod observe;
 pub mod output;
 pub mod procfs;
@@ -58,10 +68,12 @@ pub mod stats;
 pub mod store;
 pub mod suite;
 pub mod sync;
+#[allow(unsafe_code)]
 pub mod sys;
 pub mod term;
 pub mod ties;
 pub mod trace;
+pub mod units;
 pub mod variance;
 
 /// This sysperf: its version and, as semver build metadata, the git commit it was built from

@@ -2,11 +2,19 @@
 //!
 //! These are plain serializable records with units in their field names. They hold no logic
 //! beyond small derived accessors; statistics live in `stats`, persistence in `store`, and
-//! rendering in `report`. The JSON shape of [`Run`] is the documented `sysperf run --json`
-//! format (see `docs/json-format.md`), so field renames here are format changes.
+//! rendering in `report`. Kernel profiles ([`Profile`], [`SystemProfile`]) and the lines of
+//! `sysperf runs` ([`RunInfo`], [`ObservationInfo`]) are records of this model too, so the
+//! store below observation keeps them without knowing how they are made. The JSON shape of
+//! [`Run`] is the documented `sysperf run --json` format (see `docs/json-format.md`), so field
+//! renames here are format changes.
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+
+mod listing;
+mod profile;
+pub use listing::{ObservationInfo, RunInfo};
+pub use profile::{FunctionCalls, ProcessRow, Profile, SystemProfile};
 
 /// Which role a single worker execution played in a benchmark's measurement.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

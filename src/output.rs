@@ -37,6 +37,12 @@ pub enum OutputError {
     },
 }
 
+impl crate::error::Exit for OutputError {
+    fn exit_code(&self) -> i32 {
+        crate::error::usage_if(matches!(self, OutputError::Refused { .. }))
+    }
+}
+
 /// How a target is written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum How {

@@ -6,11 +6,14 @@
 //! column with its source, so that today's figures stand beside all that was printed.
 //!
 //! The figures ship as tab-separated files under `data/reference/` (transcribed exactly, with
-//! a header naming paper, table and machine), embedded and parsed once. Pure: no store, no
+//! a header naming paper, table and machine), embedded and parsed once. Which series a BBN or
+//! Feder row belongs to is the series' own word (`SeriesSpec::printed`); the §4.1.1 file names
+//! its series itself. Pure: no store, no
 //! measurement. Table 2 and Table 7 of the 4.2BSD paper are reference *runs* instead, in
 //! [`crate::reference`], since they compare test by test with a measured run.
 
 use crate::reference::ReferenceError;
+use crate::suite::{self, Printed};
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
@@ -189,16 +192,14 @@ pub fn feder_rows() -> Result<Vec<FederRow>, ReferenceError> {
         .collect()
 }
 
-/// The BBN test whose rows a suite series prints.
-fn bbn_series(test: &str) -> Option<&'static str> {
-    match test {
-        // The report's runs were 1000 blocks: the curve of 1000 blocks.
-        "pipe" => Some("bbn.pipe-1000"),
-        "port-check" => Some("bbn.port-check"),
-        "port-bare" => Some("bbn.port-bare"),
-        "realworld" => Some("bbn.realworld"),
-        _ => None,
-    }
+/// The series whose printed figures these are (the suites' registry says which:
+/// `SeriesSpec::printed`).
+fn series_printing(these: impl Fn(Printed) -> bool) -> Option<&'static str> {
+    suite::suites()
+        .into_iter()
+        .flat_map(|s| (s.series)())
+        .find(|s| s.printed.is_some_and(&these))
+        .map(|s| s.id)
 }
 
 fn build() -> Result<BTreeMap<String, Vec<Column>>, ReferenceError> {
@@ -218,7 +219,7 @@ fn build() -> Result<BTreeMap<String, Vec<Column>>, ReferenceError> {
         }
     };
     for r in bbn_rows()? {
-        let Some(series) = bbn_series(&r.test) else {
+        let Some(series) = series_printing(|p| matches!(p, Printed::Bbn(t) if t == r.test)) else {
             return Err(ReferenceError {
                 file: BBN_FILE,
                 line: 0,
@@ -245,6 +246,11 @@ fn build() -> Result<BTreeMap<String, Vec<Column>>, ReferenceError> {
         );
     }
     let feder = feder_rows()?;
+    let table3 = series_printing(|p| p == Printed::FederTable3).ok_or_else(|| ReferenceError {
+        file: FEDER_FILE,
+        line: 0,
+        why: "no series prints Feder's Table III".into(),
+    })?;
     for (machine, ms) in [
         (
             "AT&T 3B20S, UNIX System V",
@@ -261,7 +267,7 @@ fn build() -> Result<BTreeMap<String, Vec<Column>>, ReferenceError> {
     ] {
         for (i, (r, ms)) in feder.iter().zip(ms).enumerate() {
             add(
-                "feder.table3",
+                table3,
                 format!("{machine}, CPU time"),
                 "Feder 1984, Table III".into(),
                 Figure {
@@ -455,5 +461,18 @@ mod tests {
         assert_eq!(rw.len(), 4);
         assert!(for_series("bbn.port").unwrap().is_empty());
         assert!(for_series("no.such").unwrap().is_empty());
+    }
+
+    #[test]
+    fn every_series_that_names_printed_figures_has_them() {
+        let printing: Vec<_> = crate::suite::suites()
+            .into_iter()
+            .flat_map(|s| (s.series)())
+            .filter(|s| s.printed.is_some())
+            .collect();
+        assert_eq!(printing.len(), 5, "{printing:?}");
+        for s in printing {
+            assert!(!for_series(s.id).unwrap().is_empty(), "{}", s.id);
+        }
     }
 }

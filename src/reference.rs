@@ -94,6 +94,12 @@ pub struct ReferenceError {
     pub why: String,
 }
 
+impl crate::error::Exit for ReferenceError {
+    fn exit_code(&self) -> i32 {
+        crate::exit::FAILURE
+    }
+}
+
 /// Every reference run, in the order of [`NAMES`]; parsed once.
 pub fn all() -> Result<&'static [Run], ReferenceError> {
     static RUNS: OnceLock<Result<Vec<Run>, ReferenceError>> = OnceLock::new();

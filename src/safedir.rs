@@ -60,6 +60,16 @@ pub enum WalkError {
     },
 }
 
+/// A walk's error reaches the user as an [`Unsafe`] (exit 2) or as the I/O error it is.
+impl crate::error::Exit for WalkError {
+    fn exit_code(&self) -> i32 {
+        match self {
+            WalkError::Untrusted { .. } => crate::exit::USAGE,
+            WalkError::Io { .. } => crate::exit::FAILURE,
+        }
+    }
+}
+
 impl WalkError {
     /// The refusal of `what` (e.g. "the state directory '/x'") for this reason, with what
     /// to do: an [`Unsafe`] for a broken rule, an I/O error as it is.
@@ -92,6 +102,12 @@ pub struct Unsafe {
     pub what: String,
     pub problem: String,
     pub fix: String,
+}
+
+impl crate::error::Exit for Unsafe {
+    fn exit_code(&self) -> i32 {
+        crate::exit::USAGE
+    }
 }
 
 /// An open directory (O_PATH), with the path it was reached by.

@@ -10,8 +10,8 @@
 
 use crate::catalog::{self, CatalogError};
 use crate::exchange::{self, ExchangeError};
+use crate::model::Profile;
 use crate::model::Run;
-use crate::profile::Profile;
 use crate::store::{self, Backend, Location, StoreError};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -47,6 +47,12 @@ impl SyncError {
             SyncError::Catalog(e) => e.is_user_error(),
             SyncError::Store { source, .. } => source.is_user_error(),
         }
+    }
+}
+
+impl crate::error::Exit for SyncError {
+    fn exit_code(&self) -> i32 {
+        crate::error::usage_if(self.is_user_error())
     }
 }
 

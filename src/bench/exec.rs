@@ -17,9 +17,8 @@
 //! terminators, as the kernel copies them) for the "1K env" tests, so results do not depend on
 //! the caller's environment. Every size here counts the terminating NULs (see `env_bytes`).
 
-use super::fork::check_status;
 use super::forker::{cstrings, ptrs, Forker, ProgramDir};
-use super::{Benchmark, Ctx, Group, Helper, Shape, Spec};
+use super::{check_status, Benchmark, Chart, Ctx, Group, Helper, Shape, Spec};
 use crate::error::BenchError;
 use crate::sys::{self, ChildStack, ExecImage};
 use std::ffi::CString;
@@ -61,12 +60,20 @@ impl Job {
     }
 }
 
+/// The chart this family's tests are drawn on.
+pub static CHART: Chart = Chart {
+    name: "exec",
+    title: "exec after fork and vfork",
+    about: None,
+};
+
 macro_rules! exec_spec {
     ($id:literal, $label:literal, $paper:literal, $today:literal, $vfork:expr, $brk:literal, $job:expr, $kenv:expr) => {
         Spec {
             id: $id,
             label: $label,
             group: Group::Kernel,
+            chart: &CHART,
             paper: $paper,
             today: $today,
             paper_count: 1_000,

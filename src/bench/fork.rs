@@ -12,12 +12,19 @@
 //! not enter, and vforks0, vforks1k and vforks100k should cost the same.
 
 use super::forker::Forker;
-use super::{Benchmark, Ctx, Group, Helper, Shape, Spec};
+use super::{check_status, Benchmark, Chart, Ctx, Group, Helper, Shape, Spec};
 use crate::error::BenchError;
 use crate::sys::{self, ChildStack};
 
 /// The paper's child exits with _exit(-1), i.e. status 255.
 pub(crate) const CHILD_STATUS: i32 = 255;
+
+/// The chart this family's tests are drawn on.
+pub static CHART: Chart = Chart {
+    name: "fork",
+    title: "fork and vfork",
+    about: Some("fork and vfork"),
+};
 
 macro_rules! fork_spec {
     ($id:literal, $paper:literal, $today:literal, $vfork:expr, $brk:literal) => {
@@ -25,6 +32,7 @@ macro_rules! fork_spec {
             id: $id,
             label: $id,
             group: Group::Kernel,
+            chart: &CHART,
             paper: $paper,
             today: $today,
             paper_count: 1_000,
@@ -95,16 +103,6 @@ pub(crate) struct Forks {
     stack: Option<ChildStack>,
     /// The paper's forks program (fork variants).
     forker: Option<Forker>,
-}
-
-/// Checks a reaped child's exit code; shared with the exec family.
-pub(crate) fn check_status(op: &str, code: i32, want: i32) -> Result<(), BenchError> {
-    if code != want {
-        return Err(BenchError::Protocol(format!(
-            "{op}: child exited with {code}, expected {want}"
-        )));
-    }
-    Ok(())
 }
 
 impl Benchmark for Forks {

@@ -18,7 +18,7 @@
 //! in the trial's whole figure (All CPU); the paper's User and System columns are the parent's
 //! own, as time(1) charged them (4.2BSD pipeback4: 37.4 s of 75.0 s elapsed).
 
-use super::{Benchmark, Ctx, Group, Shape, Spec};
+use super::{Benchmark, Chart, Ctx, Group, Shape, Spec};
 use crate::error::BenchError;
 use crate::sys::{self, Fork, Pid};
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
@@ -50,12 +50,20 @@ const PIPE_4K_TODAY: &str = "pipe(2) set to 4 KiB with F_SETPIPE_SZ (4.2BSD's ca
      throws it away";
 const UDG_TODAY: &str = "socketpair(AF_UNIX, SOCK_DGRAM), one datagram per message";
 
+/// The chart this family's tests are drawn on.
+pub static CHART: Chart = Chart {
+    name: "ipc",
+    title: "Pipes and datagram sockets",
+    about: Some("pipes and datagram sockets"),
+};
+
 macro_rules! ipc_spec {
     ($id:literal, $paper:literal, $today:expr, $unit:literal, $shape:expr, $kind:expr, $pat:expr, $size:literal) => {
         Spec {
             id: $id,
             label: $id,
             group: Group::Kernel,
+            chart: &CHART,
             paper: $paper,
             today: $today,
             paper_count: 10_000,
@@ -112,6 +120,7 @@ pub static SPECS: &[Spec] = &[
         id: "pipediscard4.4k",
         label: "pipediscard4 (4K)",
         group: Group::Kernel,
+        chart: &CHART,
         paper:
             "send 10,000 4-byte messages to child who discards, through a pipe of 4.2BSD's 4 KiB",
         today: PIPE_4K_TODAY,
@@ -125,6 +134,7 @@ pub static SPECS: &[Spec] = &[
         id: "pipediscard512.4k",
         label: "pipediscard512 (4K)",
         group: Group::Kernel,
+        chart: &CHART,
         paper:
             "send 10,000 512-byte messages to child who discards, through a pipe of 4.2BSD's 4 KiB",
         today: PIPE_4K_TODAY,

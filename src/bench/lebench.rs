@@ -39,7 +39,7 @@
 //! 49): `sysperf run 'le-*'` runs them all, and they keep the default run's time.
 
 use super::ready::{ReadySet, Scan};
-use super::{Benchmark, Ctx, Group, Shape, Spec};
+use super::{Benchmark, Chart, Ctx, Group, Shape, Spec};
 use crate::error::BenchError;
 use crate::sys::{self, Fork, Mapping};
 use std::fs::File;
@@ -70,12 +70,20 @@ enum Op {
     Yield,
 }
 
+/// The chart this family's tests are drawn on.
+pub static CHART: Chart = Chart {
+    name: "lebench",
+    title: "LEBench's core operations",
+    about: Some("LEBench's operations"),
+};
+
 macro_rules! le {
     ($id:literal, $lebench:literal, $today:literal, $unit:literal, $shape:expr, $op:expr) => {
         Spec {
             id: $id,
             label: $id,
             group: Group::Lebench,
+            chart: &CHART,
             paper: $lebench,
             today: $today,
             paper_count: 10_000,

@@ -48,6 +48,43 @@ impl Group {
     }
 }
 
+/// A chart of the report and of `sysperf plot --group NAME`: tests of similar magnitude on
+/// one axis (Table 2 spans 0.1 to 300 us, which no single axis shows well). Each family
+/// declares its chart, or names another family's, and every spec carries it; [`charts`]
+/// lists them.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Chart {
+    /// The group's name (`--group NAME`).
+    pub name: &'static str,
+    pub title: &'static str,
+    /// What the group holds, for `plot --help`, when its name does not say it.
+    pub about: Option<&'static str>,
+}
+
+/// The chart of tests this sysperf does not know (runs of another version, imported).
+pub static OTHER: Chart = Chart {
+    name: "other",
+    title: "Other tests",
+    about: None,
+};
+
+/// Every chart: the benchmarks' in registry order, each once, then [`OTHER`].
+pub fn charts() -> Vec<&'static Chart> {
+    let mut out: Vec<&'static Chart> = Vec::new();
+    for s in all() {
+        if !out.iter().any(|c| c.name == s.chart.name) {
+            out.push(s.chart);
+        }
+    }
+    out.push(&OTHER);
+    out
+}
+
+/// The chart test `id` is drawn on: its spec's, else [`OTHER`].
+pub fn chart_of(id: &str) -> &'static Chart {
+    find(id).map_or(&OTHER, |s| s.chart)
+}
+
 /// How many processes a benchmark runs at once, which decides what CPU placement means.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Shape {
@@ -64,6 +101,8 @@ pub struct Spec {
     /// Row label in Table 2/7 style output.
     pub label: &'static str,
     pub group: Group,
+    /// The chart it is drawn on (`report`, `sysperf plot --group`).
+    pub chart: &'static Chart,
     /// The paper's description (Tables 1 and 6).
     pub paper: &'static str,
     /// What sysperf does today for it.
@@ -138,6 +177,17 @@ pub trait Benchmark {
     fn counted(&self) -> bool {
         false
     }
+}
+
+/// Checks a reaped child's exit code; shared by the fork and exec families and the suites' own
+/// children.
+pub(crate) fn check_status(op: &str, code: i32, want: i32) -> Result<(), BenchError> {
+    if code != want {
+        return Err(BenchError::Protocol(format!(
+            "{op}: child exited with {code}, expected {want}"
+        )));
+    }
+    Ok(())
 }
 
 /// A helper process's account of one run: its own usage, its reaped children's, and its size

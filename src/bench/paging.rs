@@ -18,7 +18,7 @@
 //! additive feedback generator of 4.2BSD and glibc, seeded as glibc's srandom(1)), gausspage
 //! uses the appendix's gauss() over rnd() = rand() / 0x7fffffff with 4.2BSD's rand().
 
-use super::{Benchmark, Ctx, Group, Shape, Spec};
+use super::{Benchmark, Chart, Ctx, Group, Shape, Spec};
 use crate::error::BenchError;
 use crate::sys::{self, Mapping};
 
@@ -44,12 +44,20 @@ impl Pattern {
     }
 }
 
+/// The chart this family's tests are drawn on.
+pub static CHART: Chart = Chart {
+    name: "paging",
+    title: "Paging (time per page touch)",
+    about: Some("bars and the gausspage figure"),
+};
+
 macro_rules! page_spec {
     ($id:literal, $paper:literal, $today:literal, $pat:expr, $advice:expr, $touches:literal) => {
         Spec {
             id: $id,
             label: $id,
             group: Group::Paging,
+            chart: &CHART,
             paper: $paper,
             // The paper's runs paged against 3.5 MB; these fit in memory (the vm suite pages).
             today: concat!(

@@ -30,12 +30,28 @@ pub enum AbError {
     Switch(#[from] SwitchError),
 }
 
+impl crate::error::Exit for AbError {
+    fn exit_code(&self) -> i32 {
+        match self {
+            AbError::Engine(e) => e.exit_code(),
+            AbError::Switch(e) => e.exit_code(),
+        }
+    }
+}
+
 /// One pair of runs.
 #[derive(Debug)]
 pub struct AbOutcome {
     pub off: Run,
     pub on: Run,
     pub interrupted: bool,
+}
+
+/// The label of an A/B's runs when none is given: `ab-SWITCH-` and 6 random hex digits (the
+/// runs are `LABEL-off` and `LABEL-on`).
+pub fn default_label(switch: &Switch) -> Result<String, EngineError> {
+    let tag = &super::new_run_id()?[..6];
+    Ok(format!("ab-{}-{tag}", switch.name()))
 }
 
 impl super::Engine<'_> {

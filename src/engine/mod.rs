@@ -11,11 +11,13 @@
 //! and `trace` all take their plan and budget from this module.
 
 pub mod ab;
+mod outcome;
 pub mod plan;
 pub mod switch;
 pub mod tidy;
 
 pub use crate::harness::budget::Budget;
+pub use outcome::{exit_code, left_out};
 pub use plan::{Origin, Planned, RunPlan, RunRequest};
 pub use tidy::tidy;
 
@@ -105,6 +107,17 @@ pub enum EngineError {
     /// The temporary directory is one someone else controls (a user error).
     #[error("checking where scratch files go")]
     Unsafe(#[source] crate::safedir::Unsafe),
+}
+
+impl crate::error::Exit for EngineError {
+    fn exit_code(&self) -> i32 {
+        match self {
+            EngineError::Store { source, .. } => source.exit_code(),
+            EngineError::Profile(e) => e.exit_code(),
+            EngineError::Io { .. } => crate::exit::FAILURE,
+            EngineError::Unsafe(e) => crate::error::Exit::exit_code(e),
+        }
+    }
 }
 
 fn stored<T>(r: Result<T, StoreError>, what: impl FnOnce() -> String) -> Result<T, EngineError> {

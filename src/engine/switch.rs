@@ -56,6 +56,15 @@ pub enum SwitchError {
     Unsafe(#[source] crate::safedir::Unsafe),
 }
 
+impl crate::error::Exit for SwitchError {
+    fn exit_code(&self) -> i32 {
+        match self {
+            SwitchError::Unsafe(e) => crate::error::Exit::exit_code(e),
+            _ => crate::exit::FAILURE,
+        }
+    }
+}
+
 fn io(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> SwitchError {
     let what = what.into();
     move |source| SwitchError::Io { what, source }
@@ -331,7 +340,7 @@ impl Armed {
 impl Drop for Armed {
     fn drop(&mut self) {
         if let Err(e) = self.restore() {
-            eprintln!("sysperf: {}", crate::term::text(&e.to_string()));
+            crate::notice::tell(&e.to_string());
         }
     }
 }

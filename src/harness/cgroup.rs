@@ -76,6 +76,12 @@ pub enum CgroupError {
     },
 }
 
+impl crate::error::Exit for CgroupError {
+    fn exit_code(&self) -> i32 {
+        crate::exit::FAILURE
+    }
+}
+
 /// A directory in which limited cgroups are made, with its interface.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Root {

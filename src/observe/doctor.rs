@@ -341,7 +341,7 @@ pub fn gather(fingerprint: Fingerprint, sample: Duration) -> Facts {
         euid: read_trim("/proc/self/status").and_then(|s| parse_euid(&s)),
         tracefs: tracefs(),
         kallsyms: kallsyms(),
-        dirty_kib: super::settle::read_dirty_kib(),
+        dirty_kib: super::read_dirty_kib(),
         other_sysperfs: crate::harness::janitor::other_sysperfs(),
         foreign_tracing: crate::trace::tracefs::look(crate::trace::tracefs::foreign_tracing)
             .unwrap_or_default()
@@ -569,7 +569,7 @@ fn check_load(f: &Facts, out: &mut Vec<Finding>) {
 
 fn check_dirty(f: &Facts, out: &mut Vec<Finding>) {
     let Some(d) = f.dirty_kib else { return };
-    if d >= super::settle::DIRTY_KIB {
+    if d >= super::DIRTY_KIB {
         out.push(finding(
             "writeback",
             Severity::Warn,
@@ -959,7 +959,7 @@ mod tests {
     #[test]
     fn much_dirty_memory_is_a_warning() {
         let mut f = quiet();
-        f.dirty_kib = Some(super::super::settle::DIRTY_KIB);
+        f.dirty_kib = Some(super::super::DIRTY_KIB);
         let w = one(&f, "writeback");
         assert_eq!(w.severity, Severity::Warn);
         assert!(w.title.starts_with("64 MiB"), "{}", w.title);

@@ -10,7 +10,7 @@
 
 use super::{iostat, vmstat, ObserveError};
 use crate::error::InputError;
-use crate::sys;
+use crate::{sys, units};
 use serde_json::{json, Value};
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -20,7 +20,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 /// per CPU, which is noise, not measurement.
 pub const MIN_INTERVAL_S: f64 = 0.1;
 /// Longest interval: a day. Anything longer is almost surely a typo.
-pub const MAX_INTERVAL_S: f64 = 86_400.0;
+pub const MAX_INTERVAL_S: f64 = units::DAY_S;
 
 /// What to watch and how often.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -37,27 +37,17 @@ pub struct WatchOptions {
 
 /// INTERVAL in seconds: a number from 0.1 to 86400 (fractions allowed, unlike vmstat).
 pub fn parse_interval(s: &str) -> Result<Duration, InputError> {
-    let bad = |why: String| InputError::InvalidValue {
+    let bounds = units::Bounds {
+        min: Some((MIN_INTERVAL_S, "CPU time is counted in 10 ms ticks")),
+        max: (MAX_INTERVAL_S, "a day"),
+        ..units::SECONDS
+    };
+    let secs = units::parse_seconds(s, &bounds).map_err(|why| InputError::InvalidValue {
         what: "INTERVAL",
         value: s.chars().take(40).collect(),
         why,
-    };
-    let v: f64 = s
-        .trim()
-        .parse()
-        .map_err(|_| bad("give the seconds between lines, e.g. 1 or 0.5".into()))?;
-    if !v.is_finite() || v <= 0.0 {
-        return Err(bad("it must be a positive number of seconds".into()));
-    }
-    if v < MIN_INTERVAL_S {
-        return Err(bad(format!(
-            "it must be at least {MIN_INTERVAL_S} s (CPU time is counted in 10 ms ticks)"
-        )));
-    }
-    if v > MAX_INTERVAL_S {
-        return Err(bad("it must be at most a day (86400 s)".into()));
-    }
-    Ok(Duration::from_secs_f64(v))
+    })?;
+    Ok(Duration::from_secs_f64(secs))
 }
 
 /// COUNT: how many lines in all, a whole number from 1.

@@ -14,7 +14,7 @@
 //! counting costs is measured in the same profile: the samples inside the function tracer's
 //! own frames (`function_trace_call`, `ftrace_*`, `ring_buffer_*`, ...), per counted call.
 
-use super::system::{FunctionCalls, SystemProfile};
+use crate::model::{FunctionCalls, SystemProfile};
 use crate::sys;
 use crate::trace::tracefs::{Instance, Tracefs};
 

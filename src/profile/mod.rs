@@ -20,6 +20,7 @@ pub mod system;
 
 use crate::bench::Spec;
 use crate::harness::{self, placement::Plan, Options, Stop};
+pub use crate::model::Profile;
 use crate::sys;
 use kallsyms::{Kallsyms, KallsymsError};
 use records::Sample;
@@ -30,40 +31,6 @@ use std::sync::atomic::AtomicBool;
 
 /// The frame that stands for a whole kernel stack's caller in the call graph (user space).
 pub const SPONTANEOUS: &str = "<spontaneous>";
-
-/// A stored kernel profile of one benchmark.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Profile {
-    pub bench: String,
-    /// What one operation is ("call", "round trip", "fork", ...).
-    pub unit: String,
-    pub placement: String,
-    pub cpus: Vec<u32>,
-    pub iterations: u64,
-    /// Operations in the profiled trial (iterations x operations per iteration).
-    pub operations: u64,
-    /// Wall time of the profiled trial's timed region; sampling slows it slightly, so this is
-    /// for scale, not a measurement (the run's trials are).
-    pub wall_ns: u64,
-    /// CPU time each sample stands for.
-    pub sample_period_ns: u64,
-    /// How the samples were taken (whole-CPU or per-task; see `profile::sampler`).
-    #[serde(default)]
-    pub scope: String,
-    /// Samples inside the timed region (the ones in `stacks`).
-    pub samples: u64,
-    /// Samples of setup and teardown, dropped.
-    pub samples_outside_region: u64,
-    /// Samples of other processes on the benchmark's CPUs during the timed region (whole-CPU
-    /// sampling only), dropped: other work that competed with the benchmark.
-    #[serde(default)]
-    pub samples_other: u64,
-    /// Samples the kernel could not deliver (buffer full) and times it throttled sampling.
-    pub lost_samples: u64,
-    pub throttled: u64,
-    /// Folded stacks: frames root first joined by ';' -> samples.
-    pub stacks: BTreeMap<String, u64>,
-}
 
 /// One line of the flat profile.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -250,6 +217,22 @@ pub enum ProfileError {
     Calibration { bench: String, why: String },
     #[error("interrupted")]
     Interrupted,
+    /// A system profile was taken but could not be stored.
+    #[error("storing the system profile")]
+    Store(#[source] crate::store::StoreError),
+}
+
+impl crate::error::Exit for ProfileError {
+    fn exit_code(&self) -> i32 {
+        match self {
+            ProfileError::Store(e) => e.exit_code(),
+            ProfileError::NotPermitted(_)
+            | ProfileError::Symbols(_)
+            | ProfileError::Failed { .. }
+            | ProfileError::Calibration { .. }
+            | ProfileError::Interrupted => crate::exit::FAILURE,
+        }
+    }
 }
 
 /// What this process may do: sample whole CPUs or only its own tasks, and the kernel's

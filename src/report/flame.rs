@@ -22,6 +22,12 @@ pub enum FlameError {
     Draw(String),
 }
 
+impl crate::error::Exit for FlameError {
+    fn exit_code(&self) -> i32 {
+        crate::exit::FAILURE
+    }
+}
+
 /// The flame graph of `profiles` as a standalone, static SVG document, its element ids
 /// prefixed with `id` (unique in a page). With several profiles each stack is rooted at its
 /// benchmark's name, so they stand side by side.

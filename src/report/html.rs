@@ -880,7 +880,7 @@ pub fn html_by(
     }
     s.push_str("<section id=\"charts\">\n<h2>Charts</h2>\n");
     let mut any = false;
-    for g in svg::GROUPS {
+    for g in svg::groups() {
         if let Some(chart) = svg::group_chart(cmp, g) {
             any = true;
             let _ = write!(

@@ -1,5 +1,7 @@
 //! The machine-readable run (`sysperf run --json`, `sysperf show --json`), documented in
-//! docs/json-format.md.
+//! docs/json-format.md, and every other JSON document a command assembles rather than
+//! serializes as it is: `run --repeat --json`, `runs --by --json`, `jitter --json` and
+//! `doctor --json`.
 //!
 //! It is the stored [`Run`] as is (raw trials included) with, on every entry of `results`,
 //! the figures scripts want without recomputing: `real_s`, `user_s`, `sys_s` (seconds for the
@@ -7,8 +9,8 @@
 //! the result of every point of a suite's series.
 
 use super::scaled_s;
-use crate::model::{BenchResult, Run, VarianceEstimate};
-use crate::profile::Profile;
+use crate::model::{BenchResult, Finding, Fingerprint, Profile, Run, RunInfo, VarianceEstimate};
+use crate::observe::{doctor, jitter};
 use serde_json::{json, Value};
 
 /// Version of the document shape; bumped on any incompatible change.
@@ -57,6 +59,62 @@ pub fn show_document(
         doc["profiles"] = super::profile::json_document(profiles, top)["profiles"].take();
     }
     doc
+}
+
+/// What `run --repeat N --json` prints: the runs' documents as one array, each with the
+/// machine's variance per test once it was stored.
+pub fn repeated_runs_document<'a>(
+    runs: impl IntoIterator<Item = (&'a Run, &'a [VarianceEstimate])>,
+) -> Value {
+    Value::Array(
+        runs.into_iter()
+            .map(|(run, variance)| {
+                let mut doc = run_document(run);
+                doc["variance"] = json!(variance);
+                doc
+            })
+            .collect(),
+    )
+}
+
+/// What `runs --by KEY --json` prints: one entry per group of stored runs.
+pub fn run_groups_document(key: &str, groups: &[(String, Vec<&RunInfo>)]) -> Value {
+    Value::Array(
+        groups
+            .iter()
+            .map(|(value, g)| {
+                json!({
+                    "key": key,
+                    "value": value,
+                    "runs": g.len(),
+                    "complete": g.iter().filter(|r| r.complete).count(),
+                    "newest_ns": g.iter().map(|r| r.started_ns).max(),
+                })
+            })
+            .collect(),
+    )
+}
+
+/// What `jitter --json` prints: the noise per CPU, with the clock settings it depends on.
+pub fn jitter_document(fp: &Fingerprint, report: &jitter::NoiseReport) -> Value {
+    json!({
+        "format": "sysperf-jitter",
+        "format_version": 1,
+        "hz": fp.hz,
+        "nohz": fp.nohz,
+        "clocksource": fp.clocksource,
+        "report": report,
+    })
+}
+
+/// What `doctor --json` prints: the findings and the facts behind them.
+pub fn doctor_document(facts: &doctor::Facts, findings: &[Finding]) -> Value {
+    json!({
+        "format": "sysperf-doctor",
+        "format_version": 1,
+        "findings": findings,
+        "facts": facts,
+    })
 }
 
 /// The figures scripts want on one result's entry, computed from its summary: seconds for

@@ -35,64 +35,23 @@ pub(crate) const INK: &str = "#1D2939";
 pub(crate) const MUTED: &str = "#667085";
 pub(crate) const GRID: &str = "#E4E7EC";
 
-/// One chart per group of tests of similar magnitude: Table 2 spans 0.1 to 300 us, which no
-/// single axis shows well. A test belongs to the first group one of whose patterns (shell
-/// globs) matches its id; the last group catches tests the registry does not know.
-pub struct ChartGroup {
-    pub name: &'static str,
-    pub title: &'static str,
-    pub patterns: &'static [&'static str],
-}
+/// One chart per group of tests of similar magnitude; the groups are the benchmark registry's
+/// (`bench::Chart`, declared by each family), and tests it does not know are drawn as "other".
+pub use crate::bench::Chart as ChartGroup;
 
-pub static GROUPS: &[ChartGroup] = &[
-    ChartGroup {
-        name: "syscall",
-        title: "System call and signals",
-        patterns: &["syscall", "csw", "signocsw"],
-    },
-    ChartGroup {
-        name: "ipc",
-        title: "Pipes and datagram sockets",
-        patterns: &["pipe*", "udg*"],
-    },
-    ChartGroup {
-        name: "fork",
-        title: "fork and vfork",
-        patterns: &["forks*", "vforks*"],
-    },
-    ChartGroup {
-        name: "exec",
-        title: "exec after fork and vfork",
-        patterns: &["execs*", "vexecs*"],
-    },
-    ChartGroup {
-        name: "paging",
-        title: "Paging (time per page touch)",
-        patterns: &["seqpage*", "randpage*", "gausspage*"],
-    },
-    ChartGroup {
-        name: "lebench",
-        title: "LEBench's core operations",
-        patterns: &["le-*"],
-    },
-    ChartGroup {
-        name: "other",
-        title: "Other tests",
-        patterns: &["*"],
-    },
-];
+/// Every group, in registry order, "other" last.
+pub fn groups() -> Vec<&'static ChartGroup> {
+    crate::bench::charts()
+}
 
 /// The chart group a test id belongs to.
 pub fn group_of(id: &str) -> &'static ChartGroup {
-    GROUPS
-        .iter()
-        .find(|g| g.patterns.iter().any(|p| crate::bench::glob_match(p, id)))
-        .unwrap_or(&GROUPS[GROUPS.len() - 1])
+    crate::bench::chart_of(id)
 }
 
 /// The group with this name.
 pub fn find_group(name: &str) -> Option<&'static ChartGroup> {
-    GROUPS.iter().find(|g| g.name == name)
+    groups().into_iter().find(|g| g.name == name)
 }
 
 /// The gausspage tests in the order of the paper's figure: the standard deviation in pages,
@@ -1150,7 +1109,7 @@ mod tests {
         }
         let c = compare::build(&[base, odd], 0, 2.0);
         let mut all = String::new();
-        for g in GROUPS {
+        for g in groups() {
             if let Some(svg) = group_chart(&c, g) {
                 all.push_str(&svg.document());
             }

@@ -10,8 +10,8 @@
 //! It is not the CLI's choice of store (see `catalog`) and holds no SQL of its own.
 
 use super::{GcReport, ObservationInfo, RunInfo, RunQuery, Store, StoreError};
+use crate::model::SystemProfile;
 use crate::model::{BenchResult, Run, Series, VarianceEstimate, Warning};
-use crate::profile::system::SystemProfile;
 use std::path::{Path, PathBuf};
 
 type Result<T, E = StoreError> = std::result::Result<T, E>;
@@ -34,7 +34,7 @@ pub trait Backend {
     fn save_runs_with_profiles(
         &self,
         runs: &[Run],
-        profiles: &[Vec<crate::profile::Profile>],
+        profiles: &[Vec<crate::model::Profile>],
     ) -> Result<Vec<bool>>;
     /// Stores the runs `feed` hands to its [`RunSink`], one at a time as `feed` reads them
     /// (an import of thousands of runs is never held in memory), all in one transaction: when
@@ -64,11 +64,11 @@ pub trait Backend {
     /// The ids of the runs carrying `label`, newest first.
     fn labelled(&self, label: &str) -> Result<Vec<String>>;
     /// Appends a kernel profile to a stored run.
-    fn add_profile(&self, run_id: &str, profile: &crate::profile::Profile) -> Result<()>;
+    fn add_profile(&self, run_id: &str, profile: &crate::model::Profile) -> Result<()>;
     /// Appends one measured series of a suite to a stored run.
     fn add_series(&self, run_id: &str, series: &Series) -> Result<()>;
     /// The kernel profiles stored with a run, in the order they were added.
-    fn load_profiles(&self, run_id: &str) -> Result<Vec<crate::profile::Profile>>;
+    fn load_profiles(&self, run_id: &str) -> Result<Vec<crate::model::Profile>>;
     /// Deletes a run and everything stored for it.
     fn remove_run(&self, id: &str) -> Result<()>;
     /// Whether this process may only read the store.
@@ -86,7 +86,7 @@ pub trait Backend {
     /// Deletes an observation; false when there was none with that id.
     fn remove_observation(&self, id: &str) -> Result<bool>;
     /// Every stored benchmark profile (`run --profile`), newest run first.
-    fn benchmark_profiles(&self) -> Result<Vec<crate::profile::Profile>>;
+    fn benchmark_profiles(&self) -> Result<Vec<crate::model::Profile>>;
     /// The stored runs `query` matches, newest first.
     fn query_runs(&self, query: &RunQuery) -> Result<Vec<RunInfo>>;
     /// How many stored runs `query` matches, its limit aside.
@@ -125,7 +125,7 @@ pub trait RunSink {
     /// was stored.
     fn run(&mut self, run: &Run) -> Result<bool>;
     /// Stores kernel profiles of a run this sink stored, after those it has.
-    fn profiles(&mut self, run_id: &str, profiles: &[crate::profile::Profile]) -> Result<()>;
+    fn profiles(&mut self, run_id: &str, profiles: &[crate::model::Profile]) -> Result<()>;
 }
 
 impl Backend for Store {
@@ -144,7 +144,7 @@ impl Backend for Store {
     fn save_runs_with_profiles(
         &self,
         runs: &[Run],
-        profiles: &[Vec<crate::profile::Profile>],
+        profiles: &[Vec<crate::model::Profile>],
     ) -> Result<Vec<bool>> {
         Store::save_runs_with_profiles(self, runs, profiles)
     }
@@ -173,13 +173,13 @@ impl Backend for Store {
     fn labelled(&self, label: &str) -> Result<Vec<String>> {
         Store::labelled(self, label)
     }
-    fn add_profile(&self, run_id: &str, profile: &crate::profile::Profile) -> Result<()> {
+    fn add_profile(&self, run_id: &str, profile: &crate::model::Profile) -> Result<()> {
         Store::add_profile(self, run_id, profile)
     }
     fn add_series(&self, run_id: &str, series: &Series) -> Result<()> {
         Store::add_series(self, run_id, series)
     }
-    fn load_profiles(&self, run_id: &str) -> Result<Vec<crate::profile::Profile>> {
+    fn load_profiles(&self, run_id: &str) -> Result<Vec<crate::model::Profile>> {
         Store::load_profiles(self, run_id)
     }
     fn remove_run(&self, id: &str) -> Result<()> {
@@ -206,7 +206,7 @@ impl Backend for Store {
     fn remove_observation(&self, id: &str) -> Result<bool> {
         Store::remove_observation(self, id)
     }
-    fn benchmark_profiles(&self) -> Result<Vec<crate::profile::Profile>> {
+    fn benchmark_profiles(&self) -> Result<Vec<crate::model::Profile>> {
         Store::benchmark_profiles(self)
     }
     fn query_runs(&self, query: &RunQuery) -> Result<Vec<RunInfo>> {
@@ -331,14 +331,6 @@ pub fn redact(url: &str) -> String {
         None => tail.to_string(),
     };
     format!("{scheme}://{authority}{tail}")
-}
-
-/// Opens (creating if needed, and migrating) the store at `location`.
-pub fn open_at(location: &Location) -> Result<Box<dyn Backend>> {
-    Ok(match location {
-        Location::Sqlite(path) => Box::new(Store::open(path)?),
-        Location::Postgres(url) => Box::new(super::pg::PgStore::connect(url)?),
-    })
 }
 
 #[cfg(test)]

@@ -26,7 +26,7 @@
 mod backend;
 mod migrations;
 mod observations;
-pub use observations::ObservationInfo;
+pub use crate::model::{ObservationInfo, RunInfo};
 mod pg;
 pub mod place;
 #[cfg(test)]
@@ -34,7 +34,7 @@ mod scale_tests;
 #[cfg(test)]
 mod tests;
 
-pub use backend::{open_at, redact, Backend, Location, RunSink};
+pub use backend::{redact, Backend, Location, RunSink};
 pub use migrations::SCHEMA_VERSION;
 pub use pg::PgStore;
 
@@ -199,6 +199,12 @@ impl StoreError {
     }
 }
 
+impl crate::error::Exit for StoreError {
+    fn exit_code(&self) -> i32 {
+        crate::error::usage_if(self.is_user_error())
+    }
+}
+
 type Result<T, E = StoreError> = std::result::Result<T, E>;
 
 /// An SQLite error that means another connection's lock stood in the way: busy, locked, or
@@ -241,22 +247,12 @@ fn holders_text(path: &Path, writers: Vec<String>) -> String {
     )
 }
 
-/// One line of `sysperf runs`.
-#[derive(Debug, Clone, serde::Serialize)]
-pub struct RunInfo {
-    pub id: String,
-    pub label: Option<String>,
-    pub started_ns: i64,
-    pub ended_ns: Option<i64>,
-    pub complete: bool,
-    pub hostname: Option<String>,
-    pub kernel_release: Option<String>,
-    pub cpu_model: Option<String>,
-    /// Results stored for the run.
-    pub benchmarks: u64,
-    /// Series (suite curves) stored for the run.
-    pub series: u64,
-    pub warnings: u64,
+/// Opens (creating if needed, and migrating) the store at `location`.
+pub fn open_at(location: &Location) -> Result<Box<dyn Backend>> {
+    Ok(match location {
+        Location::Sqlite(path) => Box::new(Store::open(path)?),
+        Location::Postgres(url) => Box::new(PgStore::connect(url)?),
+    })
 }
 
 /// Where the database lives unless `--db` says otherwise: `$SYSPERF_DB` if set and non-empty,
@@ -854,7 +850,7 @@ impl Store {
     pub fn save_runs_with_profiles(
         &self,
         runs: &[Run],
-        profiles: &[Vec<crate::profile::Profile>],
+        profiles: &[Vec<crate::model::Profile>],
     ) -> Result<Vec<bool>> {
         let tx = self.write_tx()?;
         let mut saved = Vec::with_capacity(runs.len());
@@ -1094,7 +1090,7 @@ impl Store {
     }
 
     /// Appends a kernel profile to a stored run (`sysperf run --profile`).
-    pub fn add_profile(&self, run_id: &str, profile: &crate::profile::Profile) -> Result<()> {
+    pub fn add_profile(&self, run_id: &str, profile: &crate::model::Profile) -> Result<()> {
         let tx = self.write_tx()?;
         if !run_exists(&tx, run_id)? {
             return Err(StoreError::NoSuchRun {
@@ -1121,7 +1117,7 @@ impl Store {
     }
 
     /// The kernel profiles stored with a run, in the order they were added.
-    pub fn load_profiles(&self, run_id: &str) -> Result<Vec<crate::profile::Profile>> {
+    pub fn load_profiles(&self, run_id: &str) -> Result<Vec<crate::model::Profile>> {
         let mut stmt = self.conn.prepare_cached(
             "SELECT profile_json FROM profiles WHERE run_id = ?1 ORDER BY position",
         )?;
@@ -1265,18 +1261,14 @@ impl RunSink for ConnSink<'_> {
         Ok(true)
     }
 
-    fn profiles(&mut self, run_id: &str, profiles: &[crate::profile::Profile]) -> Result<()> {
+    fn profiles(&mut self, run_id: &str, profiles: &[crate::model::Profile]) -> Result<()> {
         profiles
             .iter()
             .try_for_each(|p| insert_profile(self.0, run_id, p))
     }
 }
 
-fn insert_profile(
-    conn: &Connection,
-    run_id: &str,
-    profile: &crate::profile::Profile,
-) -> Result<()> {
+fn insert_profile(conn: &Connection, run_id: &str, profile: &crate::model::Profile) -> Result<()> {
     let json = to_json(profile, "a kernel profile")?;
     conn.execute(
         "INSERT INTO profiles (run_id, position, bench, profile_json)

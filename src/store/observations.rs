@@ -3,24 +3,11 @@
 //! unique id prefix of 4+ digits, or label (the newest carrying it).
 
 use super::{int, to_json, Reader, Result, Store, StoreError, MIN_PREFIX};
-use crate::profile::system::SystemProfile;
+use crate::model::{ObservationInfo, SystemProfile};
 use rusqlite::{params, OptionalExtension};
-use serde::Serialize;
-
-/// One line of `sysperf runs`' list of observations.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ObservationInfo {
-    pub id: String,
-    pub kind: String,
-    pub label: Option<String>,
-    pub started_ns: i64,
-    pub wall_ns: u64,
-    pub hostname: Option<String>,
-    pub kernel_release: Option<String>,
-}
 
 /// The kind of a system profile in the `kind` column.
-pub const SYSTEM_PROFILE: &str = "system-profile";
+pub(crate) const SYSTEM_PROFILE: &str = "system-profile";
 
 impl Store {
     /// Stores a system profile under `p.id` (the caller makes the id, as for runs).
@@ -132,7 +119,7 @@ impl Store {
     }
 
     /// Every stored benchmark profile (`sysperf run --profile`), newest run first.
-    pub fn benchmark_profiles(&self) -> Result<Vec<crate::profile::Profile>> {
+    pub fn benchmark_profiles(&self) -> Result<Vec<crate::model::Profile>> {
         let mut stmt = self.conn.prepare(
             "SELECT p.profile_json FROM profiles p JOIN runs r ON r.id = p.run_id
              ORDER BY r.started_ns DESC, r.seq DESC, p.position",

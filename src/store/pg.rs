@@ -24,8 +24,8 @@
 
 use super::backend::{Backend, Location, RunSink};
 use super::{migrations, GcReport, ObservationInfo, RunInfo, RunQuery, StoreError, MIN_PREFIX};
+use crate::model::SystemProfile;
 use crate::model::{BenchResult, Run, Series, VarianceEstimate, Warning};
-use crate::profile::system::SystemProfile;
 use postgres::types::{ToSql, Type};
 use postgres::{Client, NoTls};
 use rusqlite::types::Value;
@@ -37,7 +37,7 @@ type Result<T, E = StoreError> = std::result::Result<T, E>;
 
 /// How long an operation keeps trying to reach a PostgreSQL that went away, unless
 /// `SYSPERF_PG_RETRY_S` says otherwise (seconds).
-pub const RETRY_FOR: Duration = Duration::from_secs(60);
+pub(crate) const RETRY_FOR: Duration = Duration::from_secs(60);
 
 fn retry_for() -> Duration {
     std::env::var("SYSPERF_PG_RETRY_S")
@@ -243,7 +243,7 @@ pub struct PgStore {
     connected: std::cell::Cell<bool>,
     /// The run being written, as written so far (with its profiles): what goes into the
     /// spool file if PostgreSQL stays away.
-    shadow: RefCell<Option<(Run, Vec<crate::profile::Profile>)>>,
+    shadow: RefCell<Option<(Run, Vec<crate::model::Profile>)>>,
     /// The local store the run went on into when PostgreSQL stayed away; every operation
     /// goes there from then on.
     spool: RefCell<Option<super::Store>>,
@@ -343,7 +343,7 @@ impl PgStore {
             };
             if !lost || Instant::now() >= deadline {
                 if said && attempt.is_ok() {
-                    eprintln!("sysperf: reconnected to {}", self.location());
+                    crate::notice::tell(&format!("reconnected to {}", self.location()));
                 }
                 return match attempt {
                     Err(StoreError::Postgres(source)) if lost => Err(StoreError::Unreachable {
@@ -366,11 +366,11 @@ impl PgStore {
                     Err(e) => e.to_string(),
                     Ok(_) => String::new(),
                 };
-                eprintln!(
-                    "sysperf: lost the connection to {} ({why}); retrying for up to {} s",
+                crate::notice::tell(&format!(
+                    "lost the connection to {} ({why}); retrying for up to {} s",
                     self.location(),
                     retry.as_secs()
-                );
+                ));
                 said = true;
             }
             *self.client.borrow_mut() = None;
@@ -457,7 +457,7 @@ impl PgStore {
     fn run_write(
         &self,
         run_id: &str,
-        change: impl FnOnce(&mut Run, &mut Vec<crate::profile::Profile>),
+        change: impl FnOnce(&mut Run, &mut Vec<crate::model::Profile>),
         pg: impl FnOnce() -> Result<()>,
         local: impl FnOnce(&super::Store) -> Result<()>,
     ) -> Result<()> {
@@ -495,12 +495,13 @@ impl PgStore {
         if run.ended_ns.is_some() {
             local.finish_run(run)?;
         }
-        eprintln!(
-            "sysperf: {why}\nsysperf: the run goes on into {}: upload it with 'sysperf sync {} {}' once the server is back",
+        crate::notice::tell(&why.to_string());
+        crate::notice::tell(&format!(
+            "the run goes on into {}: upload it with 'sysperf sync {} {}' once the server is back",
             path.display(),
             path.display(),
             self.location()
-        );
+        ));
         *self.spool.borrow_mut() = Some(local);
         Ok(())
     }
@@ -519,7 +520,7 @@ impl PgStore {
 
 /// Where runs go when PostgreSQL stays away: `$XDG_STATE_HOME/sysperf/spool`, else
 /// `$HOME/.local/state/sysperf/spool`; never the working directory (None without either).
-pub fn spool_dir() -> Option<std::path::PathBuf> {
+pub(crate) fn spool_dir() -> Option<std::path::PathBuf> {
     let var = |k: &str| {
         std::env::var_os(k)
             .filter(|v| !v.is_empty())
@@ -856,7 +857,7 @@ impl PgStore {
     fn pg_save_runs_with_profiles(
         &self,
         runs: &[Run],
-        profiles: &[Vec<crate::profile::Profile>],
+        profiles: &[Vec<crate::model::Profile>],
     ) -> Result<Vec<bool>> {
         self.in_tx(|tx, lite| {
             let mut saved = Vec::with_capacity(runs.len());
@@ -1048,7 +1049,7 @@ impl PgStore {
         )
     }
 
-    fn pg_add_profile(&self, run_id: &str, profile: &crate::profile::Profile) -> Result<()> {
+    fn pg_add_profile(&self, run_id: &str, profile: &crate::model::Profile) -> Result<()> {
         self.in_tx(|tx, lite| {
             if !run_exists(tx, run_id)? {
                 return Err(no_such_run(run_id));
@@ -1070,7 +1071,7 @@ impl PgStore {
         })
     }
 
-    fn pg_load_profiles(&self, run_id: &str) -> Result<Vec<crate::profile::Profile>> {
+    fn pg_load_profiles(&self, run_id: &str) -> Result<Vec<crate::model::Profile>> {
         self.query(
             "SELECT profile_json FROM profiles WHERE run_id = $1 ORDER BY position",
             &[&run_id],
@@ -1091,7 +1092,7 @@ impl PgStore {
 }
 
 /// A stored kernel profile from a row whose first column is `profile_json`.
-fn profile_of(r: &postgres::Row) -> Result<crate::profile::Profile> {
+fn profile_of(r: &postgres::Row) -> Result<crate::model::Profile> {
     let text: String = r.try_get(0)?;
     serde_json::from_str(&text)
         .map_err(|e| StoreError::Corrupt(format!("profiles.profile_json holds bad JSON: {e}")))
@@ -1278,7 +1279,7 @@ impl PgStore {
         self.in_tx(|tx, _| Ok(tx.execute("DELETE FROM observations WHERE id = $1", &[&id])? > 0))
     }
 
-    fn pg_benchmark_profiles(&self) -> Result<Vec<crate::profile::Profile>> {
+    fn pg_benchmark_profiles(&self) -> Result<Vec<crate::model::Profile>> {
         self.query(
             "SELECT p.profile_json FROM profiles p JOIN runs r ON r.id = p.run_id
              ORDER BY r.started_ns DESC, r.seq DESC, p.position",
@@ -1345,7 +1346,7 @@ impl Backend for PgStore {
         )
     }
 
-    fn add_profile(&self, run_id: &str, profile: &crate::profile::Profile) -> Result<()> {
+    fn add_profile(&self, run_id: &str, profile: &crate::model::Profile) -> Result<()> {
         self.run_write(
             run_id,
             |_, p| p.push(profile.clone()),
@@ -1366,7 +1367,7 @@ impl Backend for PgStore {
     fn save_runs_with_profiles(
         &self,
         runs: &[Run],
-        profiles: &[Vec<crate::profile::Profile>],
+        profiles: &[Vec<crate::model::Profile>],
     ) -> Result<Vec<bool>> {
         self.spooled(|s| s.save_runs_with_profiles(runs, profiles))
             .unwrap_or_else(|| self.pg_save_runs_with_profiles(runs, profiles))
@@ -1419,7 +1420,7 @@ impl Backend for PgStore {
             .unwrap_or_else(|| self.pg_labelled(label))
     }
 
-    fn load_profiles(&self, run_id: &str) -> Result<Vec<crate::profile::Profile>> {
+    fn load_profiles(&self, run_id: &str) -> Result<Vec<crate::model::Profile>> {
         self.spooled(|s| s.load_profiles(run_id))
             .unwrap_or_else(|| self.pg_load_profiles(run_id))
     }
@@ -1453,7 +1454,7 @@ impl Backend for PgStore {
         self.pg_remove_observation(id)
     }
 
-    fn benchmark_profiles(&self) -> Result<Vec<crate::profile::Profile>> {
+    fn benchmark_profiles(&self) -> Result<Vec<crate::model::Profile>> {
         self.pg_benchmark_profiles()
     }
 
@@ -1538,7 +1539,7 @@ impl RunSink for PgSink<'_, '_> {
         Ok(true)
     }
 
-    fn profiles(&mut self, run_id: &str, profiles: &[crate::profile::Profile]) -> Result<()> {
+    fn profiles(&mut self, run_id: &str, profiles: &[crate::model::Profile]) -> Result<()> {
         if profiles.is_empty() {
             return Ok(());
         }

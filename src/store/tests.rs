@@ -1207,14 +1207,14 @@ fn observed_run(id: &str) -> Run {
     run
 }
 
-fn stored_profile(bench: &str) -> crate::profile::Profile {
+fn stored_profile(bench: &str) -> crate::model::Profile {
     let mut stacks = BTreeMap::new();
     stacks.insert(
         "entry_SYSCALL_64_after_hwframe;do_syscall_64;__x64_sys_getpid".to_string(),
         1234,
     );
     stacks.insert("[user] sysperf:syscall".to_string(), u64::MAX);
-    crate::profile::Profile {
+    crate::model::Profile {
         bench: bench.to_string(),
         unit: "call".to_string(),
         placement: "single".to_string(),

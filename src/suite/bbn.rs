@@ -41,7 +41,7 @@
 //! Nothing here models the report's PDP-11 or its "improved" kernel; the paper's printed
 //! figures are drawn beside today's curves as printed.
 
-use super::{Axis, Point, SeriesSpec, Suite};
+use super::{Axis, Point, Printed, SeriesSpec, Suite};
 use crate::bench::{Benchmark, Ctx, Placement, Shape};
 use crate::error::BenchError;
 use crate::model::YKind;
@@ -590,6 +590,8 @@ struct Curve {
     make: fn(u64) -> Box<dyn Benchmark>,
     paper_points: &'static [[f64; 2]],
     paper_system: Option<&'static str>,
+    /// The report's rows of this test (`data/reference/bbn.tsv`), printed beside the table.
+    printed: Option<Printed>,
 }
 
 const fn block_series(c: Curve) -> SeriesSpec {
@@ -608,6 +610,7 @@ const fn block_series(c: Curve) -> SeriesSpec {
         make: c.make,
         paper_points: c.paper_points,
         paper_system: c.paper_system,
+        printed: c.printed,
     }
 }
 
@@ -632,6 +635,7 @@ pub static PIPE_REPORT: SeriesSpec = block_series(Curve {
     paper_system: Some(
         "PDP-11/40, dual RK05 disks, 128K memory; standard UNIX (V6), Table 1 real time",
     ),
+    printed: Some(Printed::Bbn("pipe")),
 });
 
 pub static PIPE: SeriesSpec = block_series(Curve {
@@ -646,6 +650,7 @@ pub static PIPE: SeriesSpec = block_series(Curve {
     paper_system: Some(
         "PDP-11/40, dual RK05 disks, 128K memory; UNIX (V6) with BBN's improved pipes, Table 2",
     ),
+    printed: None,
 });
 
 pub static PORT_BARE: SeriesSpec = block_series(Curve {
@@ -660,6 +665,7 @@ pub static PORT_BARE: SeriesSpec = block_series(Curve {
     paper_system: Some(
         "PDP-11/40, dual RK05 disks, 128K memory; UNIX (V6) with BBN's improved ports, Table 4",
     ),
+    printed: Some(Printed::Bbn("port-bare")),
 });
 
 pub static PORT: SeriesSpec = block_series(Curve {
@@ -674,6 +680,7 @@ pub static PORT: SeriesSpec = block_series(Curve {
     // The report printed no run with headers but without checking.
     paper_points: &[],
     paper_system: None,
+    printed: None,
 });
 
 pub static PORT_CHECKED: SeriesSpec = block_series(Curve {
@@ -689,6 +696,7 @@ pub static PORT_CHECKED: SeriesSpec = block_series(Curve {
     paper_system: Some(
         "PDP-11/40, dual RK05 disks, 128K memory; UNIX (V6) with BBN's improved ports, Table 3",
     ),
+    printed: Some(Printed::Bbn("port-check")),
 });
 
 pub static REALWORLD: SeriesSpec = block_series(Curve {
@@ -715,6 +723,7 @@ pub static REALWORLD: SeriesSpec = block_series(Curve {
         "PDP-11/40, dual RK05 disks, 128K memory; UNIX (V6) with BBN's improved pipes, \
          Tables 7-8 (both processes, both runs)",
     ),
+    printed: Some(Printed::Bbn("realworld")),
 });
 
 fn series() -> Vec<&'static SeriesSpec> {

@@ -27,7 +27,7 @@
 //! - Fig. 2's switch is a 1-byte pipe round trip between two processes, less the same four pipe
 //!   calls in one process; the placement of the pair is the harness's (`--placement`).
 
-use super::{Axis, Point, SeriesSpec, Suite};
+use super::{Axis, Point, Printed, SeriesSpec, Suite};
 use crate::bench::{Benchmark, Ctx, Shape};
 use crate::error::BenchError;
 use crate::model::{Derived, Estimate, Series, YKind};
@@ -282,7 +282,7 @@ impl ForkData {
 
 fn reap(pid: Pid) -> Result<(), BenchError> {
     let code = sys::wait_child(pid).map_err(BenchError::sys("waitpid"))?;
-    crate::bench::fork::check_status("feder", code, 0)
+    crate::bench::check_status("feder", code, 0)
 }
 
 impl Benchmark for ForkData {
@@ -722,6 +722,7 @@ pub static TABLE3_SERIES: SeriesSpec = SeriesSpec {
     make: table3_make,
     paper_points: &TABLE3_PAPER,
     paper_system: Some("VAX-11/780, UNIX System V (5.0), CPU time (Table III)"),
+    printed: Some(Printed::FederTable3),
 };
 
 /// Fig. 1's point labels.
@@ -749,6 +750,7 @@ pub static FIG1_SERIES: SeriesSpec = SeriesSpec {
     },
     paper_points: &[],
     paper_system: None,
+    printed: None,
 };
 
 fn one_point(label: &str) -> Vec<Point> {
@@ -771,6 +773,7 @@ pub static FIG2_PAIR: SeriesSpec = SeriesSpec {
     make: |_| Box::new(Csw::new(true)),
     paper_points: &[],
     paper_system: None,
+    printed: None,
 };
 
 pub static FIG2_SELF: SeriesSpec = SeriesSpec {
@@ -788,6 +791,7 @@ pub static FIG2_SELF: SeriesSpec = SeriesSpec {
     make: |_| Box::new(Csw::new(false)),
     paper_points: &[],
     paper_system: None,
+    printed: None,
 };
 
 pub static FIG3_SERIES: SeriesSpec = SeriesSpec {
@@ -817,6 +821,7 @@ pub static FIG3_SERIES: SeriesSpec = SeriesSpec {
     make: |p| Box::new(ForkData::new(p as usize)),
     paper_points: &[],
     paper_system: None,
+    printed: None,
 };
 
 pub static FIG5_SERIES: SeriesSpec = SeriesSpec {
@@ -852,6 +857,7 @@ pub static FIG5_SERIES: SeriesSpec = SeriesSpec {
     make: |p| Box::new(PipeBw::new(p as usize)),
     paper_points: &[],
     paper_system: None,
+    printed: None,
 };
 
 fn series() -> Vec<&'static SeriesSpec> {

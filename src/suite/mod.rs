@@ -95,6 +95,19 @@ pub struct SeriesSpec {
     /// to [`YKind::unit`]); empty when it printed none.
     pub paper_points: &'static [[f64; 2]],
     pub paper_system: Option<&'static str>,
+    /// The papers' other printed figures for this curve (`published` reads them from
+    /// `data/reference/`), printed beside its table; None for most curves.
+    pub printed: Option<Printed>,
+}
+
+/// Which of the papers' printed tables a series' other published figures are rows of (the
+/// 4.2BSD paper's §4.1.1 figures name their series in their own file).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Printed {
+    /// BBN Report 3970's Tables 1-8: the rows of this test (`data/reference/bbn.tsv`).
+    Bbn(&'static str),
+    /// Feder's Table III (`data/reference/feder_table3.tsv`), every machine.
+    FederTable3,
 }
 
 impl SeriesSpec {

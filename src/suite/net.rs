@@ -919,6 +919,7 @@ const fn series_of(c: Curve) -> SeriesSpec {
         make: c.make,
         paper_points: &[],
         paper_system: None,
+        printed: None,
     }
 }
 

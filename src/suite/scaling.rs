@@ -200,6 +200,7 @@ const fn spec(
         make,
         paper_points: &[],
         paper_system: None,
+        printed: None,
     }
 }
 

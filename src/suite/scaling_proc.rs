@@ -298,7 +298,7 @@ impl Benchmark for LiveChildren {
                 for _ in 0..iterations {
                     let pid = self.fork_one()?;
                     let code = sys::wait_child(pid).map_err(BenchError::sys("waitpid"))?;
-                    crate::bench::fork::check_status("fork", code, CHILD_STATUS)?;
+                    crate::bench::check_status("fork", code, CHILD_STATUS)?;
                 }
             }
             ProcOp::ForkWaitAny => {
@@ -312,7 +312,7 @@ impl Benchmark for LiveChildren {
                              idle child died"
                         )));
                     }
-                    crate::bench::fork::check_status("fork", sys::exit_code(status), CHILD_STATUS)?;
+                    crate::bench::check_status("fork", sys::exit_code(status), CHILD_STATUS)?;
                 }
             }
             ProcOp::Kill => {
@@ -370,6 +370,7 @@ macro_rules! series {
             make: $make,
             paper_points: &[],
             paper_system: None,
+            printed: None,
         }
     };
 }

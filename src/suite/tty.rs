@@ -445,6 +445,7 @@ const fn out_spec(
         make,
         paper_points,
         paper_system: Some(PDP),
+        printed: None,
     }
 }
 
@@ -494,6 +495,7 @@ const fn in_spec(
         make,
         paper_points: &[],
         paper_system: None,
+        printed: None,
     }
 }
 

@@ -176,6 +176,7 @@ macro_rules! vm_series {
             make: |p| make($walk, $advice, p),
             paper_points: &[[PAPER_X, $real_s * 1e9 / $touches]],
             paper_system: PAPER_SYSTEM,
+            printed: None,
         };
     };
 }

@@ -85,6 +85,7 @@ pub static THROUGHPUT: SeriesSpec = SeriesSpec {
     make,
     paper_points: &[],
     paper_system: None,
+    printed: None,
 };
 
 /// Table IV: System V (5.0) peak benchmark throughput, processes/hour, by machine.

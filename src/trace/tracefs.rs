@@ -27,6 +27,12 @@ pub enum AccessError {
     Unavailable(String),
 }
 
+impl crate::error::Exit for AccessError {
+    fn exit_code(&self) -> i32 {
+        crate::exit::FAILURE
+    }
+}
+
 const HOW: &str = "run sysperf trace as root (or with CAP_SYS_ADMIN and write access to tracefs)";
 
 /// A mounted tracefs.
@@ -404,11 +410,11 @@ impl Drop for Instance {
                 Err(_) => std::thread::sleep(std::time::Duration::from_millis(20)),
             }
         }
-        eprintln!(
-            "sysperf: could not remove the tracefs instance {}; remove it with: rmdir {}",
+        crate::notice::tell(&format!(
+            "could not remove the tracefs instance {}; remove it with: rmdir {}",
             self.name,
             self.dir.display()
-        );
+        ));
     }
 }
 

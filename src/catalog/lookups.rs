@@ -1,0 +1,83 @@
+//! What the catalog finds beyond runs: the observations of the whole machine (`sysperf
+//! profile --system`) that a name stands for when it names no run, and a comparison as
+//! `compare` (and `ab`) asks for it, of two observations or of runs.
+
+use super::{Catalog, CatalogError};
+use crate::compare::{Comparison, Request};
+use crate::model::{Run, SystemProfile};
+use crate::profile::isolate;
+use crate::reference;
+
+/// Shares of two observations that moved less than this (percentage points) are not listed.
+pub const OBSERVATION_THRESHOLD_POINTS: f64 = 0.5;
+
+/// What a [`Request`] compared.
+#[derive(Debug)]
+pub enum Compared {
+    /// Two observations of the whole machine, compared as profiles: shares, not measurements
+    /// with intervals, so no regression gate judges them.
+    Observations {
+        comparison: isolate::Comparison,
+        before: Box<SystemProfile>,
+        after: Box<SystemProfile>,
+    },
+    /// Runs, in their columns (the first is the baseline).
+    Runs {
+        runs: Vec<Run>,
+        comparison: Comparison,
+    },
+}
+
+impl Catalog {
+    /// The id of the stored observation `spec` names, when it names no run nor reference run
+    /// but one observation. A store that cannot be opened is not this lookup's to report: the
+    /// runs' path reports it, with its own advice.
+    pub fn find_observation(&mut self, spec: &str) -> Result<Option<String>, CatalogError> {
+        if reference::is_name(spec) {
+            return Ok(None);
+        }
+        let Ok(store) = self.store() else {
+            return Ok(None);
+        };
+        if store.resolve(spec).is_ok() {
+            return Ok(None);
+        }
+        Ok(store.resolve_observation(spec)?)
+    }
+
+    /// The ids of two observations, when both names are observations.
+    pub fn observation_pair(
+        &mut self,
+        before: &str,
+        after: &str,
+    ) -> Result<Option<(String, String)>, CatalogError> {
+        if reference::is_name(before) || reference::is_name(after) {
+            return Ok(None);
+        }
+        let Some(x) = self.find_observation(before)? else {
+            return Ok(None);
+        };
+        Ok(self.find_observation(after)?.map(|y| (x, y)))
+    }
+
+    /// The comparison `req` asks for: two observations compared as profiles when its two runs
+    /// name observations, else its runs (named, or chosen by its fleet query) side by side.
+    /// Everything comes through this catalog's one connection to the store.
+    pub fn compare(&mut self, req: &Request) -> Result<Compared, CatalogError> {
+        if let [before, after] = &req.runs[..] {
+            if let Some((x, y)) = self.observation_pair(before, after)? {
+                let store = self.store()?;
+                let (before, after) = (store.load_observation(&x)?, store.load_observation(&y)?);
+                return Ok(Compared::Observations {
+                    comparison: isolate::compare(&before, &after, OBSERVATION_THRESHOLD_POINTS),
+                    before: Box::new(before),
+                    after: Box::new(after),
+                });
+            }
+        }
+        let sel = crate::fleet::Selection::parse(&req.wheres, req.by.as_deref())?;
+        let (runs, comparison) =
+            self.fleet_comparison(&req.runs, req.baseline.as_deref(), &sel, req.noise_pct)?;
+        Ok(Compared::Runs { runs, comparison })
+    }
+}

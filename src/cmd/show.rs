@@ -1,0 +1,36 @@
+//! `sysperf show`: one run (stored or built in) with the machine's variance and its profiles,
+//! or one observation of the whole machine.
+
+use super::args::DbArg;
+use super::profile::print_system_profile;
+use super::run::{print_run, RUN_PROFILE_TOP};
+use super::Result;
+use clap::Args as ClapArgs;
+use sysperf::catalog::Catalog;
+use sysperf::exit;
+
+#[derive(ClapArgs)]
+pub(crate) struct Args {
+    /// The run: an id, a unique id prefix (4 digits or more), a label, 'latest', or a
+    /// reference run's name.
+    pub(crate) run: String,
+    #[command(flatten)]
+    pub(crate) db: DbArg,
+    /// Print the whole run as JSON (the format of 'run --json').
+    #[arg(long)]
+    pub(crate) json: bool,
+}
+
+pub(crate) fn exec(a: Args) -> Result<i32> {
+    let mut catalog = Catalog::new(a.db.db);
+    if let Some(id) = catalog.find_observation(&a.run)? {
+        let store = catalog.store()?;
+        let p = store.load_observation(&id)?;
+        return print_system_profile(store, &p, RUN_PROFILE_TOP, a.json);
+    }
+    let run = catalog.load(&a.run)?;
+    let profiles = catalog.profiles(std::slice::from_ref(&run))?.remove(0);
+    let variance = catalog.machine_variance(&run)?;
+    print_run(&run, &profiles, Some(&variance), a.json)?;
+    Ok(exit::OK)
+}
