@@ -120,13 +120,12 @@ fn store_path(db: Option<&PathBuf>) -> (PathBuf, bool) {
 }
 
 /// Where the store is ([`store_path`] read as a PostgreSQL URL or a file path), and whether
-/// the user named it. A URL of a scheme sysperf does not support is refused here.
+/// the user named it. A URL of a scheme sysperf does not support, or a PostgreSQL URL it
+/// cannot read, is refused here, its error naming it without its password (not wrapped as
+/// a file path, which would show the URL whole).
 fn store_location(db: Option<&PathBuf>) -> Result<(Location, bool), CatalogError> {
     let (path, named) = store_path(db);
-    let location = Location::parse(&path).map_err(|source| CatalogError::Open {
-        path: Location::Sqlite(path),
-        source,
-    })?;
+    let location = Location::parse(&path).map_err(CatalogError::Store)?;
     Ok((location, named))
 }
 

@@ -248,6 +248,11 @@ impl std::fmt::Debug for Location {
 impl std::fmt::Display for Location {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
+            // What a URL sysperf cannot read was taken for (a message about it): without
+            // its password.
+            Location::Sqlite(p) if p.to_string_lossy().contains("://") => {
+                f.write_str(&redact(&p.to_string_lossy()))
+            }
             Location::Sqlite(p) => write!(f, "{}", p.display()),
             Location::Postgres(url) => f.write_str(&redact(url)),
         }
@@ -266,11 +271,7 @@ impl Location {
         if let Some(scheme) = PG_SCHEMES.iter().find(|p| lower.starts_with(*p)) {
             // The scheme in lower case, as the driver wants it.
             let s = format!("{scheme}{}", &s[scheme.len()..]);
-            s.parse::<postgres::Config>()
-                .map_err(|e| StoreError::BadUrl {
-                    url: redact(&s),
-                    why: format!("it is not a valid PostgreSQL URL ({e}); the form is postgres://USER@HOST:PORT/DATABASE"),
-                })?;
+            super::pgurl::PgUrl::parse(&s)?;
             return Ok(Location::Postgres(s));
         }
         if let Some((scheme, _)) = s.split_once("://") {
@@ -301,36 +302,9 @@ impl Location {
 }
 
 /// A URL with its password replaced by `***` (`postgres://u:***@h/db`), also one given as a
-/// `password=` query parameter.
+/// `password=` query parameter or written where the driver does not expect it.
 pub fn redact(url: &str) -> String {
-    let Some((scheme, rest)) = url.split_once("://") else {
-        return url.to_string();
-    };
-    let (authority, tail) = match rest.find(['/', '?']) {
-        Some(i) => rest.split_at(i),
-        None => (rest, ""),
-    };
-    let authority = match authority.rsplit_once('@') {
-        Some((userinfo, host)) => match userinfo.split_once(':') {
-            Some((user, _)) => format!("{user}:***@{host}"),
-            None => authority.to_string(),
-        },
-        None => authority.to_string(),
-    };
-    let tail = match tail.split_once('?') {
-        Some((path, query)) => {
-            let query: Vec<String> = query
-                .split('&')
-                .map(|kv| match kv.split_once('=') {
-                    Some((k, _)) if k.eq_ignore_ascii_case("password") => format!("{k}=***"),
-                    _ => kv.to_string(),
-                })
-                .collect();
-            format!("{path}?{}", query.join("&"))
-        }
-        None => tail.to_string(),
-    };
-    format!("{scheme}://{authority}{tail}")
+    super::pgurl::redact(url)
 }
 
 #[cfg(test)]
@@ -371,5 +345,14 @@ mod tests {
         assert_eq!(redact("postgres://bob@h/db"), "postgres://bob@h/db");
         let e = Location::parse(Path::new("mysql://bob:s3cret@h/db")).unwrap_err();
         assert!(!e.to_string().contains("s3cret"), "{e}");
+        // What a URL sysperf refused is shown as (a message wrapping the refusal) hides it too.
+        for text in [
+            "mysql://bob:s3cret@h/db",
+            "postgres://bob:s3/cret@h:notaport/db",
+        ] {
+            let shown = Location::Sqlite(PathBuf::from(text)).to_string();
+            assert!(!shown.contains("cret"), "{shown}");
+            assert!(shown.contains("bob:***@"), "{shown}");
+        }
     }
 }

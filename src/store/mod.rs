@@ -28,6 +28,7 @@ mod migrations;
 mod observations;
 pub use crate::model::{ObservationInfo, RunInfo};
 mod pg;
+mod pgurl;
 pub mod place;
 #[cfg(test)]
 mod scale_tests;
@@ -36,7 +37,7 @@ mod tests;
 
 pub use backend::{redact, Backend, Location, RunSink};
 pub use migrations::SCHEMA_VERSION;
-pub use pg::PgStore;
+pub use pg::{ConnectError, PgStore};
 
 use crate::model::{
     BenchResult, Derived, Estimate, Finding, Fingerprint, Outlier, Overhead, Run, RunParams,
@@ -145,22 +146,16 @@ pub enum StoreError {
     /// `--db` or `SYSPERF_DB` is a URL sysperf cannot use (the password is not in `url`).
     #[error("cannot use '{url}' as the store: {why}")]
     BadUrl { url: String, why: String },
-    #[error("cannot connect to the PostgreSQL store {url}: {source}; check that the server runs, the URL (user, host, port, database) and that the user may connect")]
-    Connect {
-        url: String,
-        #[source]
-        source: postgres::Error,
-    },
-    #[error("PostgreSQL error: {0}")]
-    Postgres(#[from] postgres::Error),
+    /// The texts of these three are whole, the driver's error described in them rather than
+    /// chained after (its text is "db error", its cause the server's words: chained, a
+    /// message read "db error: db error: ...").
+    #[error("cannot connect to the PostgreSQL store {url}: {why}")]
+    Connect { url: String, why: ConnectError },
+    #[error("PostgreSQL error: {}", pg::describe(.0))]
+    Postgres(tokio_postgres::Error),
     /// The connection was lost and could not be made again in time.
-    #[error("lost the connection to the PostgreSQL store {url} and could not reconnect within {secs} s: {source}; check the server, then run the command again")]
-    Unreachable {
-        url: String,
-        secs: u64,
-        #[source]
-        source: postgres::Error,
-    },
+    #[error("lost the connection to the PostgreSQL store {url} and could not reconnect within {secs} s: {why}; check the server, then run the command again")]
+    Unreachable { url: String, secs: u64, why: String },
     #[error("cannot store {what}: it is larger than the database's largest integer (2^63 - 1)")]
     ValueTooLarge { what: &'static str },
     /// A float in a JSON column is NaN or infinite, which JSON cannot represent.
@@ -174,10 +169,19 @@ pub enum StoreError {
     Feed(String),
 }
 
+impl From<tokio_postgres::Error> for StoreError {
+    fn from(e: tokio_postgres::Error) -> Self {
+        StoreError::Postgres(e)
+    }
+}
+
 impl StoreError {
     /// True for errors the user causes and can fix (a bad path, an unknown run); the CLI maps
     /// them to exit code 2. The rest are failures (exit code 1).
     pub fn is_user_error(&self) -> bool {
+        if let StoreError::Connect { why, .. } = self {
+            return why.is_user_error();
+        }
         matches!(
             self,
             StoreError::NotSysperf { .. }

@@ -20,18 +20,33 @@
 //! harmless for `begin_run` and `put_result`; an appended series or profile could be stored
 //! twice then (the window is one round trip).
 //!
-//! What it is not: a connection pool, or TLS (connections are plain, `NoTls`).
+//! Connections (`pg/connect.rs`): TLS by libpq's `sslmode` and `sslrootcert`, the password
+//! from the URL, `PGPASSWORD` or the password file (`pg/pgpass.rs`), SCRAM-SHA-256 only
+//! unless the URL's `require_auth` allows more, and one timeout over the whole handshake. A
+//! password is never shown: messages name the URL as [`redact`] writes it (`pg/url.rs`).
+//!
+//! What it is not: a connection pool.
 
 use super::backend::{Backend, Location, RunSink};
 use super::{migrations, GcReport, ObservationInfo, RunInfo, RunQuery, StoreError, MIN_PREFIX};
 use crate::model::SystemProfile;
 use crate::model::{BenchResult, Run, Series, VarianceEstimate, Warning};
-use postgres::types::{ToSql, Type};
-use postgres::{Client, NoTls};
+use connect::{Client, Transaction};
 use rusqlite::types::Value;
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
+use tokio_postgres::types::{ToSql, Type};
+
+mod connect;
+mod error;
+mod guard;
+mod pgpass;
+mod tls;
+use super::pgurl as url;
+pub use error::ConnectError;
+pub(crate) use url::describe;
+pub(super) use url::PgUrl;
 
 type Result<T, E = StoreError> = std::result::Result<T, E>;
 
@@ -236,7 +251,10 @@ const RUN_TABLES: [&str; 8] = [
 
 /// A PostgreSQL store.
 pub struct PgStore {
+    /// The URL as given (password included), for [`Location`].
     url: String,
+    /// The URL understood: what connecting needs.
+    parsed: PgUrl,
     client: RefCell<Option<Client>>,
     /// Whether a connection was ever made: then failing to make a new one is a lost
     /// connection (retried), not a wrong URL.
@@ -260,7 +278,7 @@ impl std::fmt::Debug for PgStore {
 }
 
 /// Whether an error means the connection is gone (and a new one may succeed).
-fn connection_lost(e: &postgres::Error) -> bool {
+fn connection_lost(e: &tokio_postgres::Error) -> bool {
     if e.is_closed() {
         return true;
     }
@@ -280,6 +298,7 @@ impl PgStore {
     pub fn connect(url: &str) -> Result<PgStore> {
         let store = PgStore {
             url: url.to_string(),
+            parsed: PgUrl::parse(url)?,
             client: RefCell::new(None),
             connected: std::cell::Cell::new(false),
             shadow: RefCell::new(None),
@@ -295,22 +314,9 @@ impl PgStore {
     }
 
     fn new_client(&self) -> Result<Client> {
-        let mut config: postgres::Config =
-            self.url
-                .parse()
-                .map_err(|e: postgres::Error| StoreError::BadUrl {
-                    url: self.location().to_string(),
-                    why: e.to_string(),
-                })?;
-        if config.get_connect_timeout().is_none() {
-            config.connect_timeout(Duration::from_secs(10));
-        }
-        if config.get_application_name().is_none() {
-            config.application_name("sysperf");
-        }
-        config.connect(NoTls).map_err(|source| StoreError::Connect {
-            url: self.location().to_string(),
-            source,
+        connect::connect(&self.parsed).map_err(|why| StoreError::Connect {
+            url: self.parsed.shown.clone(),
+            why,
         })
     }
 
@@ -336,8 +342,8 @@ impl PgStore {
             })();
             let lost = match &attempt {
                 Err(StoreError::Postgres(e)) => connection_lost(e),
-                Err(StoreError::Connect { source, .. }) => {
-                    self.connected.get() && connection_lost(source)
+                Err(StoreError::Connect { why, .. }) => {
+                    self.connected.get() && why.is_unreachable()
                 }
                 _ => false,
             };
@@ -346,18 +352,16 @@ impl PgStore {
                     crate::notice::tell(&format!("reconnected to {}", self.location()));
                 }
                 return match attempt {
-                    Err(StoreError::Postgres(source)) if lost => Err(StoreError::Unreachable {
+                    Err(StoreError::Postgres(e)) if lost => Err(StoreError::Unreachable {
                         url: self.location().to_string(),
                         secs: retry.as_secs(),
-                        source,
+                        why: describe(&e),
                     }),
-                    Err(StoreError::Connect { source, .. }) if lost => {
-                        Err(StoreError::Unreachable {
-                            url: self.location().to_string(),
-                            secs: retry.as_secs(),
-                            source,
-                        })
-                    }
+                    Err(StoreError::Connect { why, .. }) if lost => Err(StoreError::Unreachable {
+                        url: self.location().to_string(),
+                        secs: retry.as_secs(),
+                        why: why.to_string(),
+                    }),
                     other => other,
                 };
             }
@@ -383,7 +387,7 @@ impl PgStore {
     /// builds with the SQLite store's code; retried whole on a lost connection.
     fn in_tx<T>(
         &self,
-        mut op: impl FnMut(&mut postgres::Transaction<'_>, &rusqlite::Connection) -> Result<T>,
+        mut op: impl FnMut(&mut Transaction<'_>, &rusqlite::Connection) -> Result<T>,
     ) -> Result<T> {
         self.with_client(|client| {
             let lite = self.scratch()?;
@@ -417,7 +421,7 @@ impl PgStore {
             let lite = self.scratch()?;
             let mut tx = client
                 .build_transaction()
-                .isolation_level(postgres::IsolationLevel::RepeatableRead)
+                .isolation_level(tokio_postgres::IsolationLevel::RepeatableRead)
                 .read_only(true)
                 .start()?;
             if download(&mut tx, &lite, "runs", "id = ANY($1)", ids)? == 0 {
@@ -506,7 +510,7 @@ impl PgStore {
         Ok(())
     }
 
-    fn query(&self, sql: &str, params: &[&(dyn ToSql + Sync)]) -> Result<Vec<postgres::Row>> {
+    fn query(&self, sql: &str, params: &[&(dyn ToSql + Sync)]) -> Result<Vec<tokio_postgres::Row>> {
         self.with_client(|client| Ok(client.query(sql, params)?))
     }
 
@@ -630,7 +634,7 @@ fn pg_param(v: Value, ty: &Type, table: &str) -> Result<Box<dyn ToSql + Sync>> {
 }
 
 /// A PostgreSQL column as the SQLite value the store's code reads.
-fn lite_value(row: &postgres::Row, i: usize) -> Result<Value> {
+fn lite_value(row: &tokio_postgres::Row, i: usize) -> Result<Value> {
     let ty = row.columns()[i].type_();
     Ok(match *ty {
         Type::INT8 => row
@@ -656,7 +660,7 @@ struct Placing {
 /// Copies every row of `table` in `lite` to PostgreSQL. Results get new ids there (recorded
 /// in `ids`, which the trials' `result_id` are mapped through); runs get a new `seq`.
 fn upload(
-    tx: &mut postgres::Transaction<'_>,
+    tx: &mut Transaction<'_>,
     lite: &rusqlite::Connection,
     table: &str,
     placing: &Placing,
@@ -708,7 +712,7 @@ fn upload(
 
 /// Copies every table of `lite` to PostgreSQL, parents first.
 fn upload_all(
-    tx: &mut postgres::Transaction<'_>,
+    tx: &mut Transaction<'_>,
     lite: &rusqlite::Connection,
     placing: &Placing,
 ) -> Result<()> {
@@ -722,7 +726,7 @@ fn upload_all(
 /// Copies the rows of `table` matching `filter` (with `$1` bound to `key`) into `lite`;
 /// returns how many.
 fn download(
-    tx: &mut postgres::Transaction<'_>,
+    tx: &mut Transaction<'_>,
     lite: &rusqlite::Connection,
     table: &str,
     filter: &str,
@@ -752,14 +756,14 @@ fn download(
     Ok(rows.len())
 }
 
-fn run_exists(tx: &mut postgres::Transaction<'_>, id: &str) -> Result<bool> {
+fn run_exists(tx: &mut Transaction<'_>, id: &str) -> Result<bool> {
     Ok(tx
         .query_opt("SELECT 1 FROM runs WHERE id = $1", &[&id])?
         .is_some())
 }
 
 /// The next free position among a run's rows of `table`.
-fn next_position(tx: &mut postgres::Transaction<'_>, table: &str, run_id: &str) -> Result<i64> {
+fn next_position(tx: &mut Transaction<'_>, table: &str, run_id: &str) -> Result<i64> {
     Ok(tx
         .query_one(
             &format!("SELECT COALESCE(MAX(position) + 1, 0) FROM {table} WHERE run_id = $1"),
@@ -931,7 +935,7 @@ impl PgStore {
             ),
             &refs,
         )?;
-        let count = |r: &postgres::Row, col: &str| -> Result<u64> {
+        let count = |r: &tokio_postgres::Row, col: &str| -> Result<u64> {
             let n: i64 = r.try_get(col)?;
             u64::try_from(n).map_err(|_| StoreError::Corrupt(format!("runs.{col} is {n}")))
         };
@@ -1024,7 +1028,7 @@ impl PgStore {
              WHERE hostname = $1 AND kernel_release = $2 AND cpu_model = $3 ORDER BY test",
             &[&machine.0, &machine.1, &machine.2],
         )?;
-        let size = |r: &postgres::Row, col: &str| -> Result<usize> {
+        let size = |r: &tokio_postgres::Row, col: &str| -> Result<usize> {
             let n: i64 = r.try_get(col)?;
             usize::try_from(n).map_err(|_| StoreError::Corrupt(format!("variance.{col} is {n}")))
         };
@@ -1092,7 +1096,7 @@ impl PgStore {
 }
 
 /// A stored kernel profile from a row whose first column is `profile_json`.
-fn profile_of(r: &postgres::Row) -> Result<crate::model::Profile> {
+fn profile_of(r: &tokio_postgres::Row) -> Result<crate::model::Profile> {
     let text: String = r.try_get(0)?;
     serde_json::from_str(&text)
         .map_err(|e| StoreError::Corrupt(format!("profiles.profile_json holds bad JSON: {e}")))
@@ -1503,7 +1507,7 @@ const IMPORT_BATCH: usize = 64;
 /// [`PgStore::pg_import_runs`]'s sink: runs are built in the scratch database and uploaded
 /// in batches of [`IMPORT_BATCH`].
 struct PgSink<'t, 'c> {
-    tx: &'t mut postgres::Transaction<'c>,
+    tx: &'t mut Transaction<'c>,
     lite: &'t rusqlite::Connection,
     /// The runs in the scratch database, not yet uploaded.
     pending: std::collections::HashSet<String>,
