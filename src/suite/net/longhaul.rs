@@ -221,7 +221,7 @@ impl Link {
     pub fn tcp_pair(&self) -> io::Result<(TcpStream, TcpStream)> {
         let listener = self.in_namespace(|| TcpListener::bind((self.there, 0)))??;
         let client = TcpStream::connect(listener.local_addr()?)?;
-        let (server, _) = listener.accept()?;
+        let server = crate::suite::net::accept_from(&listener, client.local_addr()?)?;
         Ok((client, server))
     }
 
