@@ -149,8 +149,8 @@ pub fn unavailable(source: Source) -> Option<String> {
     let db = source == Source::PwDb;
     if !sys::is_root() {
         return Some(
-            "needs root (it bind-mounts passwd, hosts and nsswitch.conf in a private mount \
-             namespace); run sysperf as root"
+            "needs root (it shows its own passwd, hosts and nsswitch.conf in /etc in a private \
+             mount namespace); run sysperf as root"
                 .into(),
         );
     }
