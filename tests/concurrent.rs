@@ -3,7 +3,8 @@
 //! succeed, store every series of the suite with every quick point measured (no series may
 //! fail, as `libs.host-nscd` did when its private daemon was not listening yet), and leave
 //! nothing behind: no process, scratch directory, network namespace, veth or TUN link, nor
-//! memory cgroup. For `libs`, `net`, `vm` and `scaling`, the suites that make such things.
+//! memory cgroup (of a pid seen among the runs' processes, watched while they ran). For
+//! `libs`, `net`, `vm` and `scaling`, the suites that make such things.
 //!
 //! Needs root (the private mounts, the name-service daemon, the long haul's namespaces, the
 //! memory cgroups): skipped with a message as another user, except on CI (CI=true), where it
@@ -143,41 +144,30 @@ fn named_things() -> BTreeSet<(String, i32)> {
     out
 }
 
-/// What appeared in [`named_things`] since `before` and whose owner is gone: left behind.
-/// (A live owner's is another sysperf's, running now beside this test.)
-fn left_since(before: &BTreeSet<(String, i32)>) -> Vec<String> {
+/// What appeared in [`named_things`] since `before` and is owned by one of `ours` (the
+/// processes of the two runs), all of them gone now: left behind. Other sysperfs may run on
+/// this machine meanwhile (other tests, other people), and some leave things on purpose (a
+/// test that kills a worker to see the next run sweep): theirs are not this test's.
+fn left_since(before: &BTreeSet<(String, i32)>, ours: &BTreeSet<u32>) -> Vec<String> {
     named_things()
         .difference(before)
-        .filter(|(_, pid)| sysperf::harness::janitor::owner_gone(*pid))
+        .filter(|(_, pid)| u32::try_from(*pid).is_ok_and(|p| ours.contains(&p)))
         .map(|(p, pid)| format!("{p} (pid {pid})"))
         .collect()
 }
 
-/// Live processes of any name that carry `tag` in their environment (the daemons a worker
-/// starts, such as the libs suite's nscd, inherit it).
-fn tagged_processes(tag: &str) -> Vec<String> {
-    let wanted = format!("SYSPERF_TEST_TAG={tag}");
-    let mut left = Vec::new();
-    for e in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
-            continue;
-        };
-        let environ = std::fs::read(e.path().join("environ")).unwrap_or_default();
-        if !environ.split(|&b| b == 0).any(|kv| kv == wanted.as_bytes()) {
-            continue;
+/// The pids of the processes tagged with `tags` (see [`tagged_processes`]), gathered every
+/// 10 ms until `stop`: the two runs, their workers, their workers' children.
+fn watch(tags: [String; 2], stop: Arc<AtomicBool>) -> std::thread::JoinHandle<BTreeSet<u32>> {
+    std::thread::spawn(move || {
+        let mut seen = BTreeSet::new();
+        let tags = [tags[0].as_str(), tags[1].as_str()];
+        while !stop.load(Ordering::Relaxed) {
+            seen.extend(tagged_processes(&tags).into_iter().map(|(pid, _)| pid));
+            std::thread::sleep(std::time::Duration::from_millis(10));
         }
-        let stat = std::fs::read_to_string(e.path().join("stat")).unwrap_or_default();
-        let zombie = stat
-            .rsplit(')')
-            .next()
-            .and_then(|s| s.split_whitespace().next())
-            == Some("Z");
-        if !zombie {
-            let comm = std::fs::read_to_string(e.path().join("comm")).unwrap_or_default();
-            left.push(format!("{pid} {}", comm.trim()));
-        }
-    }
-    left
+        seen
+    })
 }
 
 /// One of the two runs: its store and scratch directory, and the tag of its processes.
@@ -247,11 +237,20 @@ fn two_at_once(suite: &str) {
     let before = named_things();
     let hog = Hog::start();
     let started = [Run::start(suite, 1), Run::start(suite, 2)];
+    let stop = Arc::new(AtomicBool::new(false));
+    let watcher = watch(
+        [started[0].0.tag.clone(), started[1].0.tag.clone()],
+        stop.clone(),
+    );
     let outs: Vec<(Run, std::process::Output)> = started
         .into_iter()
         .map(|(run, child)| (run, child.wait_with_output().unwrap()))
         .collect();
+    stop.store(true, Ordering::Relaxed);
+    let ours = watcher.join().unwrap();
     drop(hog);
+    // The two runs and some of their workers at least, or nothing left could be found.
+    assert!(ours.len() >= 4, "the watcher saw only {ours:?}");
     for (i, (run, out)) in outs.iter().enumerate() {
         let who = format!("{suite} run {}", i + 1);
         assert!(
@@ -271,9 +270,9 @@ fn two_at_once(suite: &str) {
             Vec::<String>::new(),
             "{who}: scratch left"
         );
-        let left = tagged_processes(&run.tag);
+        let left = tagged_processes(&[&run.tag]);
         assert!(left.is_empty(), "{who}: processes left: {left:?}");
     }
-    let left = left_since(&before);
+    let left = left_since(&before, &ours);
     assert!(left.is_empty(), "{suite}: left behind: {left:?}");
 }
