@@ -1051,6 +1051,44 @@ pub fn mount_pseudo(fstype: &CStr, target: &std::path::Path) -> io::Result<()> {
     Ok(())
 }
 
+/// A read-only overlay on the directory `target` (in this mount namespace): the files of
+/// `upper` over those of `target` itself (`mount -t overlay -o ro,lowerdir=UPPER:TARGET`).
+/// A mount on a directory stays when another namespace replaces a file in it, where a bind
+/// mount on that file is detached (the kernel lazily unmounts mounts on unlinked dentries).
+pub fn overlay_mount(upper: &std::path::Path, target: &std::path::Path) -> io::Result<()> {
+    use std::os::unix::ffi::OsStrExt;
+    // In lowerdir, ':' separates layers and ',' options: escaped with a backslash.
+    let escape = |p: &std::path::Path| {
+        let mut v = Vec::new();
+        for &b in p.as_os_str().as_bytes() {
+            if matches!(b, b'\\' | b':' | b',') {
+                v.push(b'\\');
+            }
+            v.push(b);
+        }
+        v
+    };
+    let mut opts = b"lowerdir=".to_vec();
+    opts.extend(escape(upper));
+    opts.push(b':');
+    opts.extend(escape(target));
+    let c = |b: Vec<u8>| {
+        std::ffi::CString::new(b).map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))
+    };
+    let (t, o) = (c(target.as_os_str().as_bytes().to_vec())?, c(opts)?);
+    // SAFETY: all strings are NUL-terminated and outlive the call; the data is a C string.
+    cvt(unsafe {
+        libc::mount(
+            c"overlay".as_ptr(),
+            t.as_ptr(),
+            c"overlay".as_ptr(),
+            libc::MS_RDONLY,
+            o.as_ptr().cast(),
+        )
+    })?;
+    Ok(())
+}
+
 /// mount --bind `source` `target`: `target` (a file or a directory) shows `source` from now on,
 /// in this mount namespace.
 pub fn bind_mount(source: &std::path::Path, target: &std::path::Path) -> io::Result<()> {

@@ -164,20 +164,42 @@ fn the_long_haul_and_its_janitor_never_run_a_planted_ip() {
         .spawn()
         .unwrap();
     let pid = worker.id();
-    let link = format!("/sys/class/net/sp{pid}a");
+    // Its veth end in this namespace, `spPID.TAGa` (TAG: random per process).
+    let owned = |end: char| {
+        std::fs::read_dir("/sys/class/net")
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .find(|n| n.ends_with(end) && sysperf::harness::janitor::link_owner(n) == Some(pid))
+    };
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    while !Path::new(&link).exists() {
-        assert!(std::time::Instant::now() < deadline, "{link} never came up");
+    let name = loop {
+        if let Some(n) = owned('a') {
+            break n;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "worker {pid}'s link never came up"
+        );
         std::thread::sleep(std::time::Duration::from_millis(5));
-    }
+    };
+    let link = format!("/sys/class/net/{name}");
     worker.kill().unwrap();
     worker.wait().unwrap();
     let out = planted.sysperf(&db).arg("doctor").output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(planted.runs(), "", "the janitor ran the planted ip: {err}");
     assert!(out.status.success(), "{err}");
-    // It did remove the link, with the real ip.
-    assert!(err.contains(&format!("sp{pid}a")), "{err}");
+    // It did remove the link and the namespace, with the real ip.
+    assert!(err.contains(&name), "{err}");
     assert!(!Path::new(&link).exists(), "{link} left");
-    assert!(!Path::new(&format!("/run/netns/sysperf-{pid}")).exists());
+    let netns_left: Vec<String> = std::fs::read_dir("/run/netns")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| sysperf::harness::janitor::link_owner(n) == Some(pid))
+        .collect();
+    assert!(netns_left.is_empty(), "{netns_left:?}");
 }

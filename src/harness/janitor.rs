@@ -240,48 +240,73 @@ pub fn other_sysperfs() -> Vec<Pid> {
     out
 }
 
-/// The prefix of the network namespaces the net suite's long haul makes (`sysperf-PID`).
+/// The prefix of the network namespaces the net suite's long haul makes
+/// (`sysperf-PID-TAG`).
 pub const NETNS_PREFIX: &str = "sysperf-";
 
-/// The network namespace and the two veth ends of process `pid` (interface names are at most
-/// 15 characters: `sp` + 7 digits + 1).
-pub fn link_names(pid: u32) -> (String, String, String) {
+/// This process's part of its long-haul names: 16 random bits as 4 hex digits, drawn once
+/// (so that a process finds its own links again), so that the names are this run's even
+/// where a pid is not (a sysperf in another PID namespace sharing the network namespace).
+pub fn link_tag() -> &'static str {
+    static TAG: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    TAG.get_or_init(|| {
+        let mut r = [0u8; 2];
+        // Without randomness the tag is fixed: names are then per pid, as they were.
+        let _ = sys::random_bytes(&mut r);
+        format!("{:02x}{:02x}", r[0], r[1])
+    })
+}
+
+/// The network namespace and the two veth ends of process `pid` with tag `tag` (interface
+/// names are at most 15 characters: `sp` + 7 digits + `.` + 4 hex digits + 1).
+pub fn link_names(pid: u32, tag: &str) -> (String, String, String) {
     (
-        format!("{NETNS_PREFIX}{pid}"),
-        format!("sp{pid}a"),
-        format!("sp{pid}b"),
+        format!("{NETNS_PREFIX}{pid}-{tag}"),
+        format!("sp{pid}.{tag}a"),
+        format!("sp{pid}.{tag}b"),
     )
 }
 
-/// The owner of a long-haul name: a namespace `sysperf-PID`, or a veth end or TUN device
-/// `spPID` + a, b, c or d.
+/// The owner of a long-haul name: a namespace `sysperf-PID[-TAG]`, or a veth end or TUN
+/// device `spPID[.TAG]` + a, b, c or d (without a tag: the names before #36).
 pub fn link_owner(name: &str) -> Option<u32> {
-    if let Some(pid) = name.strip_prefix(NETNS_PREFIX) {
-        return pid.parse().ok();
+    let digits = |d: &str| {
+        (!d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))
+            .then(|| d.parse().ok())
+            .flatten()
+    };
+    let tag = |t: &str| t.len() == 4 && t.bytes().all(|b| b.is_ascii_hexdigit());
+    if let Some(rest) = name.strip_prefix(NETNS_PREFIX) {
+        return match rest.split_once('-') {
+            Some((pid, t)) if tag(t) => digits(pid),
+            Some(_) => None,
+            None => digits(rest),
+        };
     }
-    let digits = name
+    let rest = name
         .strip_prefix("sp")?
         .strip_suffix(['a', 'b', 'c', 'd'])?;
-    digits
-        .bytes()
-        .all(|b| b.is_ascii_digit())
-        .then(|| digits.parse().ok())?
+    match rest.split_once('.') {
+        Some((pid, t)) if tag(t) => digits(pid),
+        Some(_) => None,
+        None => digits(rest),
+    }
 }
 
-/// The two TUN devices of the long haul's delay line of process `pid`: `spPIDc` in the
-/// worker's namespace, `spPIDd` in `sysperf-PID` (at most 15 characters, as the veth ends).
-pub fn tun_names(pid: u32) -> (String, String) {
-    (format!("sp{pid}c"), format!("sp{pid}d"))
+/// The two TUN devices of the long haul's delay line of process `pid` with tag `tag`:
+/// `spPID.TAGc` in the worker's namespace, `spPID.TAGd` in its namespace (at most 15
+/// characters, as the veth ends).
+pub fn tun_names(pid: u32, tag: &str) -> (String, String) {
+    (format!("sp{pid}.{tag}c"), format!("sp{pid}.{tag}d"))
 }
 
-/// Removes the veth link, the delay line's TUN device and the network namespace of the
+/// Removes the veth links, the delay line's TUN devices and the network namespaces of the
 /// worker `pid` (the net suite's long haul), which was killed and could not remove them
-/// itself; returns what it removed. They live in the kernel, not in a scratch directory. (A
-/// TUN device goes by itself when its owner's descriptors close; one still held, by a
-/// process of the owner's that outlived it, is deleted here.)
+/// itself; returns what it removed. They live in the kernel, not in a scratch directory, and
+/// are found by name (the tag is the worker's). (A TUN device goes by itself when its
+/// owner's descriptors close; one still held, by a process of the owner's that outlived it,
+/// is deleted here. The far veth end and TUN device go with the namespace.)
 pub fn remove_links_owned_by(pid: u32) -> Vec<String> {
-    let (ns, a, _) = link_names(pid);
-    let (c, _) = tun_names(pid);
     let ip = |args: &[&str]| {
         crate::programs::command("ip").is_ok_and(|mut c| {
             c.args(args)
@@ -291,15 +316,28 @@ pub fn remove_links_owned_by(pid: u32) -> Vec<String> {
                 .is_ok_and(|s| s.success())
         })
     };
+    let owned = |dir: &str| -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(dir)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| link_owner(n) == Some(pid))
+            .collect();
+        v.sort();
+        v
+    };
     let mut removed = Vec::new();
-    if std::path::Path::new(&format!("/sys/class/net/{a}")).exists() && ip(&["link", "del", &a]) {
-        removed.push(a);
+    for dev in owned("/sys/class/net") {
+        let here = dev.ends_with('a') || dev.ends_with('c');
+        if here && ip(&["link", "del", &dev]) {
+            removed.push(dev);
+        }
     }
-    if std::path::Path::new(&format!("/sys/class/net/{c}")).exists() && ip(&["link", "del", &c]) {
-        removed.push(c);
-    }
-    if std::path::Path::new(&format!("/run/netns/{ns}")).exists() && ip(&["netns", "del", &ns]) {
-        removed.push(ns);
+    for ns in owned("/run/netns") {
+        if ip(&["netns", "del", &ns]) {
+            removed.push(ns);
+        }
     }
     removed
 }
@@ -357,18 +395,29 @@ mod tests {
 
     #[test]
     fn long_haul_names_give_their_owner() {
-        let (ns, a, b) = link_names(4_194_303);
-        let (c, d) = tun_names(4_194_303);
+        let tag = link_tag();
+        assert_eq!(tag.len(), 4);
+        let (ns, a, b) = link_names(4_194_303, tag);
+        let (c, d) = tun_names(4_194_303, tag);
         for n in [ns, a, b, c, d] {
+            assert!(n.len() <= 15 || n.starts_with(NETNS_PREFIX), "{n}");
             assert_eq!(link_owner(&n), Some(4_194_303), "{n}");
+        }
+        // Names made before the tag (left by an older sysperf) are still recognised.
+        for n in ["sysperf-12", "sp12a", "sp12d"] {
+            assert_eq!(link_owner(n), Some(12), "{n}");
         }
         for n in [
             "sp12e",
             "sp+12a",
             "spa",
+            "sp.00a",
+            "sp12.xyz0a",
+            "sp12.00a",
             "sysperf-x",
             "eth0",
             "sysperf-12-calls",
+            "sysperf-12-ab12cd",
         ] {
             assert_eq!(link_owner(n), None, "{n}");
         }
@@ -510,8 +559,9 @@ mod tests {
             println!("skipped: needs root and /dev/net/tun");
             return;
         }
-        let gone = 999_999_997;
-        let (c, _) = tun_names(gone);
+        // Above any pid_max (2^22), so gone; and short enough for an interface name.
+        let gone = 4_194_305;
+        let (c, _) = tun_names(gone, link_tag());
         let held = sys::open_tun(&c).unwrap();
         let dev = format!("/sys/class/net/{c}");
         assert!(Path::new(&dev).exists());
