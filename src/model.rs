@@ -265,8 +265,10 @@ pub struct Summary {
     /// Wall nanoseconds per operation, after overhead subtraction.
     pub wall_ns_per_op: Estimate,
     /// The benchmark process's own CPU time per operation, without the children it reaped:
-    /// what time(1) charged in the paper (its Table 2's User and System). In runs made before
-    /// sysperf kept children apart (`whole` absent), these include the children.
+    /// what time charged in the paper (its Table 2's User and System) for the tests whose
+    /// program waited for no child; for the others the paper's columns are `whole`
+    /// (`bench::charged` picks). In runs made before sysperf kept children apart (`whole`
+    /// absent), these include the children.
     pub user_ns_per_op: Estimate,
     pub sys_ns_per_op: Estimate,
     /// The process and its reaped children together (the echo child of pipeback, the forked

@@ -19,7 +19,7 @@
 
 use super::fork::check_status;
 use super::forker::{cstrings, ptrs, Forker, ProgramDir};
-use super::{Benchmark, Ctx, Group, Helper, Shape, Spec};
+use super::{Benchmark, Charge, Ctx, Group, Helper, Shape, Spec};
 use crate::error::BenchError;
 use crate::sys::{self, ChildStack, ExecImage};
 use std::ffi::CString;
@@ -73,6 +73,7 @@ macro_rules! exec_spec {
             unit: "exec",
             ops_per_iteration: 1,
             shape: Shape::Single,
+            charge: Charge::Waited,
             make: || Box::new(Execs::new($vfork, $brk, $job, $kenv)),
         }
     };

@@ -12,7 +12,7 @@
 //! not enter, and vforks0, vforks1k and vforks100k should cost the same.
 
 use super::forker::Forker;
-use super::{Benchmark, Ctx, Group, Helper, Shape, Spec};
+use super::{Benchmark, Charge, Ctx, Group, Helper, Shape, Spec};
 use crate::error::BenchError;
 use crate::sys::{self, ChildStack};
 
@@ -31,6 +31,7 @@ macro_rules! fork_spec {
             unit: "fork",
             ops_per_iteration: 1,
             shape: Shape::Single,
+            charge: Charge::Waited,
             make: || {
                 Box::new(Forks {
                     vfork: $vfork,

@@ -18,7 +18,7 @@
 //! in the trial's whole figure (All CPU); the paper's User and System columns are the parent's
 //! own, as time(1) charged them (4.2BSD pipeback4: 37.4 s of 75.0 s elapsed).
 
-use super::{Benchmark, Ctx, Group, Shape, Spec};
+use super::{Benchmark, Charge, Ctx, Group, Shape, Spec};
 use crate::error::BenchError;
 use crate::sys::{self, Fork, Pid};
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
@@ -62,6 +62,7 @@ macro_rules! ipc_spec {
             unit: $unit,
             ops_per_iteration: 1,
             shape: $shape,
+            charge: Charge::Own,
             make: || Box::new(Ipc::new($kind, $pat, $size)),
         }
     };
@@ -119,6 +120,7 @@ pub static SPECS: &[Spec] = &[
         unit: "message",
         ops_per_iteration: 1,
         shape: Shape::Pair,
+        charge: Charge::Own,
         make: || Box::new(Ipc::new(Kind::Pipe4k, Pattern::Discard, 4)),
     },
     Spec {
@@ -132,6 +134,7 @@ pub static SPECS: &[Spec] = &[
         unit: "message",
         ops_per_iteration: 1,
         shape: Shape::Pair,
+        charge: Charge::Own,
         make: || Box::new(Ipc::new(Kind::Pipe4k, Pattern::Discard, 512)),
     },
     ipc_spec!(

@@ -18,7 +18,7 @@
 //! additive feedback generator of 4.2BSD and glibc, seeded as glibc's srandom(1)), gausspage
 //! uses the appendix's gauss() over rnd() = rand() / 0x7fffffff with 4.2BSD's rand().
 
-use super::{Benchmark, Ctx, Group, Shape, Spec};
+use super::{Benchmark, Charge, Ctx, Group, Shape, Spec};
 use crate::error::BenchError;
 use crate::sys::{self, Mapping};
 
@@ -61,6 +61,7 @@ macro_rules! page_spec {
             unit: "touch",
             ops_per_iteration: $touches,
             shape: Shape::Single,
+            charge: Charge::Own,
             make: || {
                 Box::new(Paging {
                     pattern: $pat,

@@ -11,7 +11,7 @@
 //! there, sigaction here: one rt_sigaction per signal, which the paper's figures include,
 //! though a sigaction handler would stay installed without it).
 
-use super::{Benchmark, Ctx, Group, Shape, Spec};
+use super::{Benchmark, Charge, Ctx, Group, Shape, Spec};
 use crate::error::BenchError;
 use crate::sys::{self, Fork, Pid};
 use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
@@ -27,6 +27,7 @@ pub static SPECS: &[Spec] = &[
         unit: "round trip",
         ops_per_iteration: 1,
         shape: Shape::Pair,
+        charge: Charge::Own,
         make: || Box::new(Csw { child: None }),
     },
     Spec {
@@ -39,6 +40,7 @@ pub static SPECS: &[Spec] = &[
         unit: "signal",
         ops_per_iteration: 1,
         shape: Shape::Single,
+        charge: Charge::Own,
         make: || Box::new(SigNoCsw { pid: 0 }),
     },
 ];

@@ -859,7 +859,8 @@ pub fn summarize(
             .collect()
     };
     let wall = per_op(&|t| adjusted_wall_ns(t, overhead));
-    // The paper's columns are the parent's own time: time(1) did not charge the children.
+    // The parent's own time, and the whole tree beside it: which of them the paper's time
+    // charged depends on whether its program waited for its children (bench::charged).
     let child = |t: &Trial| t.children.unwrap_or_default();
     let user = per_op(&|t| t.usage.user_ns.saturating_sub(child(t).user_ns) as f64);
     let sys_ = per_op(&|t| t.usage.sys_ns.saturating_sub(child(t).sys_ns) as f64);

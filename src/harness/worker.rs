@@ -100,7 +100,8 @@ pub struct Report {
     /// The worker and the children it reaped, over the timed region.
     pub usage: Usage,
     /// The reaped children's part of `usage` (the echo child of pipeback, the forked and
-    /// exec'd processes of forks and execs): the paper's time(1) did not charge it.
+    /// exec'd processes of forks and execs): the paper's time charged it only where its
+    /// program waited for them (`bench::Charge`).
     #[serde(default)]
     pub children: Usage,
     pub rss_bytes: u64,
