@@ -772,17 +772,6 @@ extern "C" fn exec_trampoline(arg: *mut libc::c_void) -> libc::c_int {
     exit_now(127)
 }
 
-extern "C" fn exit_trampoline(arg: *mut libc::c_void) -> libc::c_int {
-    // The exit code travels in the pointer's value; nothing is dereferenced.
-    exit_now(arg as usize as i32)
-}
-
-/// vfork, and the child exits at once with `code` (see [`vfork_run`]).
-#[inline]
-pub fn vfork_exit(stack: &mut ChildStack, code: u8) -> io::Result<Pid> {
-    vfork_run(stack, exit_trampoline, code as usize as *mut libc::c_void)
-}
-
 /// vfork + exec of `img` (see [`vfork_run`]); the child exits 127 if exec fails.
 #[inline]
 pub fn vfork_exec(stack: &mut ChildStack, img: &ExecImage) -> io::Result<Pid> {

@@ -303,7 +303,7 @@ pub fn render(run: &Run) -> String {
         }
     }
     // The forking process's size when the timed region began: the paper's forks program for
-    // forks0 (a worker in runs made before it), the worker itself for vforks0.
+    // forks0 and the vforks program for vforks0 (a worker in runs made before them).
     let rss: Vec<String> = run
         .results
         .iter()
