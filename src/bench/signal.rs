@@ -108,13 +108,8 @@ impl Benchmark for Csw {
         while REMAINING.load(Ordering::Relaxed) > 0 {
             sys::sigsuspend(&open);
         }
-        let code = sys::wait_child(child).map_err(BenchError::sys("waitpid"))?;
-        self.child = None;
-        if code != 0 {
-            return Err(BenchError::Protocol(format!(
-                "csw: child exited with {code}"
-            )));
-        }
+        // The paper's csw never waited for its partner: both exit from sigsub, and time
+        // charged the one it started (see `reap_unwaited`).
         let handled = HANDLED.load(Ordering::Relaxed);
         if handled != iterations {
             return Err(BenchError::Protocol(format!(
@@ -122,6 +117,15 @@ impl Benchmark for Csw {
             )));
         }
         Ok(())
+    }
+
+    fn reap_unwaited(&mut self) -> Result<crate::model::Usage, BenchError> {
+        match self.child.take() {
+            Some(child) => {
+                super::ipc::reap(child).map_err(|e| BenchError::Protocol(format!("csw: {e}")))
+            }
+            None => Ok(crate::model::Usage::default()),
+        }
     }
 
     fn teardown(&mut self) -> Result<(), BenchError> {
