@@ -304,9 +304,11 @@ pub fn y_samples(
         .iter()
         .filter(|t| t.kind == TrialKind::Measured && t.error.is_none() && t.iterations > 0)
         .filter_map(|t| {
-            let per_op = adjusted_wall_ns(t, overhead)
-                / (t.iterations * result.ops_per_iteration.max(1)) as f64;
-            kind.y_of(per_op, bytes_per_op)
+            let ops = (t.iterations * result.ops_per_iteration.max(1)) as f64;
+            let per_op = adjusted_wall_ns(t, overhead) / ops;
+            // The process and every child it reaped (the trial's usage covers both).
+            let cpu_per_op = t.usage.cpu_ns() as f64 / ops;
+            kind.y_of_trial(per_op, cpu_per_op, bytes_per_op)
         })
         .collect()
 }
