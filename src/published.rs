@@ -1,9 +1,15 @@
 //! The papers' published figures for the suites' curves, beyond the one column each curve
 //! draws: every system of BBN Report 3970's Tables 1-8 (PDP-11/40 and 11/70, standard and
 //! improved kernels, with real, user and system time and CPU usage), Feder's Table III for the
-//! 3B20S, VAX-11/780 and PDP-11/70, and the 4.2BSD paper's `ls -l` of 600 files before and after
-//! the per-process cache (§4.1.1). `run` and `show` print them under each curve's table, each
-//! column with its source, so that today's figures stand beside all that was printed.
+//! 3B20S, VAX-11/780 and PDP-11/70, and the 4.2BSD paper's `ls -l` of 600 files before either
+//! cache, with the per-process cache and with both (§4.1.1). `run` and `show` print them under
+//! each curve's table, each column with its source, so that today's figures stand beside all
+//! that was printed.
+//!
+//! And the papers' single figures (`data/reference/figures.tsv`: Table 8's page-fault service
+//! times, namei's Tables 4, 9 and 10, the buffer cache's hit rate, vmstat's norms, Feder's
+//! Tables II and IV, ...), which the commands that measure the same thing print beside their
+//! own ([`figures_of`], [`beside`]).
 //!
 //! The figures ship as tab-separated files under `data/reference/` (transcribed exactly, with
 //! a header naming paper, table and machine), embedded and parsed once. Pure: no store, no
@@ -17,10 +23,147 @@ use std::sync::OnceLock;
 const BBN: &str = include_str!("../data/reference/bbn.tsv");
 const FEDER: &str = include_str!("../data/reference/feder_table3.tsv");
 const LEFFLER_TEXT: &str = include_str!("../data/reference/leffler_text.tsv");
+const FIGURES: &str = include_str!("../data/reference/figures.tsv");
 
 const BBN_FILE: &str = "data/reference/bbn.tsv";
 const FEDER_FILE: &str = "data/reference/feder_table3.tsv";
 const TEXT_FILE: &str = "data/reference/leffler_text.tsv";
+const FIGURES_FILE: &str = "data/reference/figures.tsv";
+
+/// How a single figure was printed: exactly, as a bound, or as an estimate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rel {
+    Equal,
+    Less,
+    More,
+    About,
+}
+
+impl Rel {
+    fn sign(self) -> &'static str {
+        match self {
+            Rel::Equal => "",
+            Rel::Less => "<",
+            Rel::More => ">",
+            Rel::About => "~",
+        }
+    }
+}
+
+/// One of the papers' single figures (data/reference/figures.tsv).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TextFigure {
+    /// What it measures; the commands that print it look it up by this.
+    pub key: String,
+    /// The system as the paper names it.
+    pub system: String,
+    pub rel: Rel,
+    pub value: f64,
+    pub unit: String,
+    /// "Leffler et al. 1984, Table 8".
+    pub source: String,
+    /// The paper's words.
+    pub words: String,
+}
+
+impl TextFigure {
+    /// "~49" or "<13" or "789": the figure as printed, without its unit.
+    pub fn shown(&self) -> String {
+        let v = if self.value.fract() == 0.0 {
+            format!("{}", self.value as i64)
+        } else {
+            format!("{}", self.value)
+        };
+        format!("{}{v}", self.rel.sign())
+    }
+}
+
+/// Every single figure, in the file's order; parsed once.
+pub fn figures() -> Result<&'static [TextFigure], ReferenceError> {
+    static ALL: OnceLock<Result<Vec<TextFigure>, ReferenceError>> = OnceLock::new();
+    ALL.get_or_init(|| {
+        const HEADER: [&str; 7] = ["key", "system", "rel", "value", "unit", "source", "words"];
+        let f = FIGURES_FILE;
+        rows(f, FIGURES, &HEADER)?
+            .into_iter()
+            .map(|(n, r)| {
+                let err = |why: String| ReferenceError {
+                    file: f,
+                    line: n,
+                    why,
+                };
+                let rel = match r[2] {
+                    "=" => Rel::Equal,
+                    "<" => Rel::Less,
+                    ">" => Rel::More,
+                    "~" => Rel::About,
+                    x => return Err(err(format!("'{x}' is not one of = < > ~"))),
+                };
+                let value = r[3]
+                    .parse::<f64>()
+                    .ok()
+                    .filter(|v| v.is_finite())
+                    .ok_or_else(|| err(format!("'{}' is not a number", r[3])))?;
+                if r.iter().any(|c| c.is_empty()) {
+                    return Err(err("an empty column".into()));
+                }
+                Ok(TextFigure {
+                    key: r[0].into(),
+                    system: r[1].into(),
+                    rel,
+                    value,
+                    unit: r[4].into(),
+                    source: r[5].into(),
+                    words: r[6].into(),
+                })
+            })
+            .collect()
+    })
+    .as_ref()
+    .map(Vec::as_slice)
+    .map_err(Clone::clone)
+}
+
+/// The figures of `key`, one per system, in the file's order (none for an unknown key).
+pub fn figures_of(key: &str) -> Result<Vec<&'static TextFigure>, ReferenceError> {
+    Ok(figures()?.iter().filter(|f| f.key == key).collect())
+}
+
+/// The figures of `key` as one phrase to print beside today's: "4.1BSD 45, 4.2BSD 57, with
+/// both caches ~49 % of CPU time (Leffler et al. 1984, §3.2; §4.1.1)"; empty for an unknown
+/// key, and the error's text if the built-in data cannot be read (a bug, tested).
+pub fn beside(key: &str) -> String {
+    match figures_of(key) {
+        Ok(f) if f.is_empty() => String::new(),
+        Ok(f) => {
+            let values: Vec<String> = f
+                .iter()
+                .map(|x| format!("{} {}", x.system, x.shown()))
+                .collect();
+            let mut sources: Vec<&str> = Vec::new();
+            for x in &f {
+                if !sources.contains(&x.source.as_str()) {
+                    sources.push(&x.source);
+                }
+            }
+            format!(
+                "{} {} ({})",
+                values.join(", "),
+                f[0].unit,
+                sources.join("; ")
+            )
+        }
+        Err(e) => e.to_string(),
+    }
+}
+
+/// The one figure of `key` for `system`, if the papers printed it.
+pub fn figure(key: &str, system: &str) -> Option<&'static TextFigure> {
+    figures()
+        .ok()?
+        .iter()
+        .find(|f| f.key == key && f.system == system)
+}
 
 /// One printed figure of a column: its x (and label, for a categorical x or a process), the
 /// y in the series' unit (bytes per second, nanoseconds), and what the source printed beside it.
@@ -245,6 +388,17 @@ fn build() -> Result<BTreeMap<String, Vec<Column>>, ReferenceError> {
         );
     }
     let feder = feder_rows()?;
+    // Table II beside each machine: how fast it ran C code, relative to the 3B20S.
+    let c_speed = |m: &str| {
+        figure("feder.table2.c_speed", m)
+            .map(|f| {
+                format!(
+                    "; C code at {} of a 3B20S's speed (Feder 1984, Table II)",
+                    f.shown()
+                )
+            })
+            .unwrap_or_default()
+    };
     for (machine, ms) in [
         (
             "AT&T 3B20S, UNIX System V",
@@ -260,9 +414,10 @@ fn build() -> Result<BTreeMap<String, Vec<Column>>, ReferenceError> {
         ),
     ] {
         for (i, (r, ms)) in feder.iter().zip(ms).enumerate() {
+            let hardware = machine.split(',').next().unwrap_or(machine);
             add(
                 "feder.table3",
-                format!("{machine}, CPU time"),
+                format!("{machine}, CPU time{}", c_speed(hardware)),
                 "Feder 1984, Table III".into(),
                 Figure {
                     x: i as f64,
@@ -425,16 +580,97 @@ mod tests {
         );
         let cols = for_series("feder.table3").unwrap();
         assert_eq!(cols.len(), 3);
+        // Table II beside each machine's column.
+        assert!(
+            cols[0].system.contains("C code at 1 of a 3B20S"),
+            "{}",
+            cols[0].system
+        );
+        assert!(
+            cols[1].system.contains("C code at 0.97"),
+            "{}",
+            cols[1].system
+        );
+        assert!(
+            cols[2].system.contains("C code at 0.83"),
+            "{}",
+            cols[2].system
+        );
         assert!(cols.iter().all(|c| c.figures.len() == 8));
         assert_eq!(cols[0].figures[5].y, 16e6);
         assert_eq!(cols[2].figures[7].label.as_deref(), Some("exec-8k-bss"));
     }
 
     #[test]
+    fn the_single_figures_are_the_papers() {
+        let all = figures().unwrap();
+        assert!(all.len() >= 70, "{}", all.len());
+        let v = |k: &str, sys: &str| figure(k, sys).unwrap_or_else(|| panic!("{k} {sys}")).value;
+        // Table 8.
+        assert_eq!(v("table8.pfst.randpage", "4.2BSD"), 789.0);
+        assert_eq!(v("table8.pfst.randpage-v", "4.2BSD"), 786.0);
+        assert_eq!(v("table8.pfst.gausspage.inf", "4.1BSD"), 848.0);
+        assert_eq!(v("table8.faults.randpage-v", "4.2BSD"), 9852.0);
+        // §3.2.1: the environment, and its cost per byte from Table 3 as the text prints it.
+        assert_eq!(v("env.bytes", "4.1BSD and 4.2BSD"), 1065.0);
+        assert_eq!(
+            (v("env.cost", "4.1BSD"), v("env.cost", "4.2BSD")),
+            (93.0, 121.0)
+        );
+        // Tables 4, 9, 10: self + child = total.
+        for sys in ["4.2BSD", "with the per-process cache", "with both caches"] {
+            let t = v("namei.total_ms", sys);
+            assert!(
+                (v("namei.self_ms", sys) + v("namei.child_ms", sys) - t).abs() < 1e-9,
+                "{sys}"
+            );
+            let p = v("namei.total_pct", sys);
+            assert!(
+                (v("namei.self_pct", sys) + v("namei.child_pct", sys) - p).abs() < 0.051,
+                "{sys}"
+            );
+        }
+        assert_eq!(v("namei.total_pct", "with both caches"), 12.8);
+        assert_eq!(figure("namei.share", "4.3BSD").unwrap().shown(), "<10");
+        assert_eq!(v("bufcache.hit_rate", "4.2BSD"), 85.0);
+        assert_eq!(
+            figure("bufcache.readahead_used", "4.2BSD").unwrap().shown(),
+            ">90"
+        );
+        assert_eq!(v("feder.table2.c_speed", "VAX-11/750"), 0.61);
+        assert_eq!(v("feder.table4.change_pct", "PDP-11/70"), -3.0);
+        assert_eq!(v("feder.cs_per_s", "System V"), 40.0);
+        // Every figure carries its source and the paper's words.
+        for f in all {
+            assert!(
+                f.source.contains("1984") || f.source.contains("1985"),
+                "{f:?}"
+            );
+            assert!(f.words.len() > 3, "{f:?}");
+        }
+        assert_eq!(
+            beside("system.share"),
+            "4.1BSD 45, 4.2BSD 57, with the per-process cache ~55, with both caches ~49, System V ~50 % of CPU time (Leffler et al. 1984, §3.2; Leffler et al. 1984, §4.1.1; Feder 1984, §VII)"
+        );
+        assert_eq!(beside("no.such"), "");
+    }
+
+    #[test]
     fn ls_l_before_and_after_the_cache() {
         let cols = for_series("scaling.ls-l").unwrap();
         let secs: Vec<f64> = cols.iter().map(|c| c.figures[0].sys_s.unwrap()).collect();
-        assert_eq!(secs, [22.3, 3.3]);
+        // Before either cache, with the per-process cache, with both (§4.1.1).
+        assert_eq!(secs, [22.3, 3.3, 3.7]);
+        assert!(
+            cols[0].system.starts_with("4.2BSD, before either cache"),
+            "{}",
+            cols[0].system
+        );
+        assert!(
+            cols[2].system.contains("system-wide name cache"),
+            "{}",
+            cols[2].system
+        );
         assert!(cols.iter().all(|c| c.source.contains("§4.1.1")));
     }
 
