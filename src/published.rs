@@ -59,6 +59,8 @@ pub struct TextFigure {
     pub system: String,
     pub rel: Rel,
     pub value: f64,
+    /// The top of a range the paper printed ("25-35 tps"), `value` being its bottom.
+    pub high: Option<f64>,
     pub unit: String,
     /// "Leffler et al. 1984, Table 8".
     pub source: String,
@@ -69,10 +71,16 @@ pub struct TextFigure {
 impl TextFigure {
     /// "~49" or "<13" or "789": the figure as printed, without its unit.
     pub fn shown(&self) -> String {
-        let v = if self.value.fract() == 0.0 {
-            format!("{}", self.value as i64)
-        } else {
-            format!("{}", self.value)
+        let n = |v: f64| {
+            if v.fract() == 0.0 {
+                format!("{}", v as i64)
+            } else {
+                format!("{v}")
+            }
+        };
+        let v = match self.high {
+            Some(h) => format!("{}-{}", n(self.value), n(h)),
+            None => n(self.value),
         };
         format!("{}{v}", self.rel.sign())
     }
@@ -99,11 +107,15 @@ pub fn figures() -> Result<&'static [TextFigure], ReferenceError> {
                     "~" => Rel::About,
                     x => return Err(err(format!("'{x}' is not one of = < > ~"))),
                 };
-                let value = r[3]
-                    .parse::<f64>()
-                    .ok()
-                    .filter(|v| v.is_finite())
-                    .ok_or_else(|| err(format!("'{}' is not a number", r[3])))?;
+                // A number, or a range "25-35" (a leading '-' is a sign).
+                let number = |t: &str| t.parse::<f64>().ok().filter(|v| v.is_finite());
+                let (value, high) = match r[3].get(1..).and_then(|t| t.find('-')) {
+                    Some(i) => (number(&r[3][..=i]), number(&r[3][i + 2..]).map(Some)),
+                    None => (number(r[3]), Some(None)),
+                };
+                let (value, high) = value
+                    .zip(high)
+                    .ok_or_else(|| err(format!("'{}' is neither a number nor a range", r[3])))?;
                 if r.iter().any(|c| c.is_empty()) {
                     return Err(err("an empty column".into()));
                 }
@@ -112,6 +124,7 @@ pub fn figures() -> Result<&'static [TextFigure], ReferenceError> {
                     system: r[1].into(),
                     rel,
                     value,
+                    high,
                     unit: r[4].into(),
                     source: r[5].into(),
                     words: r[6].into(),
@@ -640,6 +653,19 @@ mod tests {
         assert_eq!(v("feder.table2.c_speed", "VAX-11/750"), 0.61);
         assert_eq!(v("feder.table4.change_pct", "PDP-11/70"), -3.0);
         assert_eq!(v("feder.cs_per_s", "System V"), 40.0);
+        // Ranges as printed.
+        assert_eq!(
+            figure("vmstat.tps_per_arm", "4.2BSD").unwrap().shown(),
+            "25-35"
+        );
+        assert_eq!(
+            figure("namei.hit_rate", "name cache").unwrap().shown(),
+            "70-80"
+        );
+        assert_eq!(
+            figure("system.share", "in the past").unwrap().high,
+            Some(70.0)
+        );
         // Every figure carries its source and the paper's words.
         for f in all {
             assert!(
@@ -650,7 +676,7 @@ mod tests {
         }
         assert_eq!(
             beside("system.share"),
-            "4.1BSD 45, 4.2BSD 57, with the per-process cache ~55, with both caches ~49, System V ~50 % of CPU time (Leffler et al. 1984, §3.2; Leffler et al. 1984, §4.1.1; Feder 1984, §VII)"
+            "4.1BSD 45, 4.2BSD 57, with the per-process cache ~55, with both caches ~49, in the past 65-70, System V ~50 % of CPU time (Leffler et al. 1984, §3.2; Leffler et al. 1984, §4.1.1; Feder 1984, §VII)"
         );
         assert_eq!(beside("no.such"), "");
     }
