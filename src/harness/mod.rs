@@ -10,6 +10,7 @@ pub mod counters;
 pub mod janitor;
 pub mod placement;
 pub mod worker;
+pub mod zram;
 
 use crate::bench::Spec;
 use crate::model::{
@@ -69,6 +70,9 @@ pub struct Target {
     pub iterations: Option<u64>,
     /// Every trial runs in a cgroup with this memory limit (see `cgroup`).
     pub memory_limit_bytes: Option<u64>,
+    /// Every trial has a swap area of this many bytes on a zram device of its own, made
+    /// before its worker starts and removed after it ended (see `zram`).
+    pub swap_bytes: Option<u64>,
     /// A switch every worker of this target turns on for itself (`sysperf ab`).
     pub task: Option<worker::TaskSwitch>,
 }
@@ -86,6 +90,7 @@ impl Target {
             paper_count: spec.paper_count,
             iterations: None,
             memory_limit_bytes: None,
+            swap_bytes: None,
             task: None,
         }
     }
@@ -589,10 +594,21 @@ impl<'a> Measurement<'a> {
         // process group is dead: whether the trial succeeded, failed, timed out or was
         // interrupted.
         let started_ns = unix_ns();
-        let limited = target
-            .memory_limit_bytes
-            .map(cgroup::Limited::create)
-            .transpose();
+        // Likewise its swap area (the pages a limited cgroup evicts go there), removed once
+        // the worker is gone, as the cgroup is.
+        let swap = target
+            .swap_bytes
+            .map(zram::ZramSwap::create)
+            .transpose()
+            .map_err(|e| e.to_string());
+        let limited = match &swap {
+            Ok(_) => target
+                .memory_limit_bytes
+                .map(cgroup::Limited::create)
+                .transpose()
+                .map_err(|e| e.to_string()),
+            Err(e) => Err(e.clone()),
+        };
         let outcome = match &limited {
             Ok(l) => run_worker(
                 &opts.worker_exe,
@@ -603,9 +619,10 @@ impl<'a> Measurement<'a> {
                 opts.timeout,
                 stop,
             ),
-            Err(e) => Outcome::Failed(e.to_string(), Usage::default()),
+            Err(e) => Outcome::Failed(e.clone(), Usage::default()),
         };
         drop(limited);
+        drop(swap);
         if let Outcome::Interrupted = outcome {
             return Err(Stop::Interrupted);
         }

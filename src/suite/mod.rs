@@ -22,6 +22,7 @@ pub mod libs;
 pub mod net;
 pub mod scaling;
 pub mod scaling_proc;
+pub mod swap;
 pub mod tty;
 pub mod vm;
 pub mod workload;
@@ -50,8 +51,11 @@ pub struct Point {
     /// to `--min-time`.
     pub iterations: Option<u64>,
     /// Run every trial of this point in a cgroup whose memory is limited to this many bytes
-    /// (the paging-under-pressure suite).
+    /// (the paging-under-pressure suites).
     pub memory_limit_bytes: Option<u64>,
+    /// Give every trial of this point a swap area of this many bytes (a zram device sysperf
+    /// makes and removes, root only: the `swap` suite's anonymous pages).
+    pub swap_bytes: Option<u64>,
 }
 
 impl Point {
@@ -65,6 +69,7 @@ impl Point {
             bytes_per_op: 0.0,
             iterations: None,
             memory_limit_bytes: None,
+            swap_bytes: None,
         }
     }
 }
@@ -151,6 +156,7 @@ pub fn suites() -> Vec<&'static Suite> {
         &libs::SUITE,
         &net::SUITE,
         &scaling::SUITE,
+        &swap::SUITE,
         &tty::SUITE,
         &vm::SUITE,
         &workload::SUITE,
@@ -428,6 +434,7 @@ pub fn target(series: &SeriesSpec, p: &Point) -> Target {
         paper_count: 1,
         iterations: p.iterations,
         memory_limit_bytes: p.memory_limit_bytes,
+        swap_bytes: p.swap_bytes,
         task: None,
     }
 }
