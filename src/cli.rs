@@ -665,7 +665,8 @@ pub struct WatchArgs {
 
 #[derive(Args)]
 pub struct ProfileArgs {
-    /// Benchmark ids or globs to profile now, or one stored run whose profiles to print.
+    /// Benchmark ids or globs, or suite points, series or suites (as `run --suite` takes
+    /// them: scaling.path-depth@8) to profile now, or one stored run whose profiles to print.
     #[arg(
         required_unless_present = "system",
         conflicts_with = "system",
@@ -682,7 +683,7 @@ pub struct ProfileArgs {
     #[arg(long, value_name = "N", default_value_t = crate::profile::system::DEFAULT_STACK_CAP as u32, requires = "system", value_parser = clap::value_parser!(u32).range(1..=10_000_000))]
     pub stack_cap: u32,
     /// With --system: count the calls of these kernel functions with the function tracer and
-    /// give their time per call (the 4.3BSD paper's Tables 4, 9, 10); without a list, the
+    /// give their time per call (the 4.2BSD paper's Tables 4, 9, 10); without a list, the
     /// path-lookup functions.
     #[arg(long, value_name = "LIST", requires = "system", num_args = 0..=1, default_missing_value = crate::profile::calls::DEFAULT)]
     pub functions: Option<String>,

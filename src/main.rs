@@ -303,16 +303,17 @@ fn profile(a: ProfileArgs) -> Result<i32> {
     if let Some(path) = &a.svg {
         output::check(path).context("--svg")?;
     }
-    // A benchmark selection profiles now; otherwise the target names a stored run.
-    let specs = match bench::select(&a.target) {
-        Ok(specs) => specs,
+    // A selection of benchmarks or suite points profiles now; otherwise the target names a
+    // stored run.
+    let targets = match engine::profile_targets(&a.target) {
+        Ok(targets) => targets,
         Err(bench_err) if a.target.len() == 1 => return stored_profiles(&a, bench_err),
         Err(bench_err) => return Err(bench_err.into()),
     };
     let (cpus, _) = a.place.choose()?;
-    let plans = specs
-        .iter()
-        .map(|s| Ok((*s, placement::plan(a.place.placement, s.shape, &cpus)?)))
+    let plans = targets
+        .into_iter()
+        .map(|(t, shape)| Ok((t, placement::plan(a.place.placement, shape, &cpus)?)))
         .collect::<Result<Vec<_>, InputError>>()?;
     let stop = engine::stop_flag()?;
     let engine = Engine {

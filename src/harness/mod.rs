@@ -375,11 +375,43 @@ fn trial_from(kind: TrialKind, iterations: u64, outcome: &Outcome) -> Trial {
     }
 }
 
-/// Runs one trial of `spec` at `iterations` with `observer` attached to its worker from before
-/// setup to the end (the profiler). Returns the worker's report (its `region_ns` bounds the
-/// timed region), or why the trial failed.
+/// Runs `worker` with what `target`'s trials need made first and removed after, once the
+/// worker is gone (on success, failure, timeout and interruption alike): its swap area (see
+/// `zram`) and its memory-limited cgroup (see `cgroup`), whose directory `worker` hands the
+/// worker.
+fn with_trial_resources(
+    target: &Target,
+    worker: impl FnOnce(Option<String>) -> Outcome,
+) -> Outcome {
+    // The swap first: the pages the limited cgroup evicts go there.
+    let swap = target
+        .swap_bytes
+        .map(zram::ZramSwap::create)
+        .transpose()
+        .map_err(|e| e.to_string());
+    let limited = match &swap {
+        Ok(_) => target
+            .memory_limit_bytes
+            .map(cgroup::Limited::create)
+            .transpose()
+            .map_err(|e| e.to_string()),
+        Err(e) => Err(e.clone()),
+    };
+    let outcome = match &limited {
+        Ok(l) => worker(l.as_ref().map(|l| l.path().display().to_string())),
+        Err(e) => Outcome::Failed(e.clone(), Usage::default()),
+    };
+    drop(limited);
+    drop(swap);
+    outcome
+}
+
+/// Runs one trial of `target` (a core benchmark or a suite's point) at `iterations` with
+/// `observer` attached to its worker from before setup to the end (the profiler), in the
+/// cgroup and with the swap area its trials have. Returns the worker's report (its
+/// `region_ns` bounds the timed region), or why the trial failed.
 pub fn observed_trial(
-    spec: &Spec,
+    target: &Target,
     plan: &Plan,
     opts: &Options,
     iterations: u64,
@@ -388,9 +420,18 @@ pub fn observed_trial(
 ) -> Result<Result<Report, String>, Stop> {
     let req = Request {
         hold: true,
-        ..Request::trial(spec, plan, iterations)
+        ..Request::target(target, plan, iterations)
     };
-    match run_worker_observed(&opts.worker_exe, &req, opts.timeout, stop, Some(observer)) {
+    let outcome = with_trial_resources(target, |cgroup| {
+        run_worker_observed(
+            &opts.worker_exe,
+            &Request { cgroup, ..req },
+            opts.timeout,
+            stop,
+            Some(observer),
+        )
+    });
+    match outcome {
         Outcome::Done(rep, _) => Ok(Ok(*rep)),
         Outcome::Failed(e, _) => Ok(Err(e)),
         Outcome::Interrupted => Err(Stop::Interrupted),
@@ -589,40 +630,19 @@ impl<'a> Measurement<'a> {
             },
             ..Request::target(target, plan, iterations)
         };
-        // A memory-limited target runs each trial in a cgroup of its own, made here and
-        // removed (with anything left in it) when `limited` drops, after the worker's
-        // process group is dead: whether the trial succeeded, failed, timed out or was
-        // interrupted.
+        // A memory-limited target runs each trial in a cgroup of its own (and a target that
+        // pages to swap with a swap area of its own), made here and removed, with anything
+        // left in it, once the worker's process group is dead: whether the trial succeeded,
+        // failed, timed out or was interrupted.
         let started_ns = unix_ns();
-        // Likewise its swap area (the pages a limited cgroup evicts go there), removed once
-        // the worker is gone, as the cgroup is.
-        let swap = target
-            .swap_bytes
-            .map(zram::ZramSwap::create)
-            .transpose()
-            .map_err(|e| e.to_string());
-        let limited = match &swap {
-            Ok(_) => target
-                .memory_limit_bytes
-                .map(cgroup::Limited::create)
-                .transpose()
-                .map_err(|e| e.to_string()),
-            Err(e) => Err(e.clone()),
-        };
-        let outcome = match &limited {
-            Ok(l) => run_worker(
+        let outcome = with_trial_resources(target, |cgroup| {
+            run_worker(
                 &opts.worker_exe,
-                &Request {
-                    cgroup: l.as_ref().map(|l| l.path().display().to_string()),
-                    ..req
-                },
+                &Request { cgroup, ..req },
                 opts.timeout,
                 stop,
-            ),
-            Err(e) => Outcome::Failed(e.clone(), Usage::default()),
-        };
-        drop(limited);
-        drop(swap);
+            )
+        });
         if let Outcome::Interrupted = outcome {
             return Err(Stop::Interrupted);
         }

@@ -73,7 +73,7 @@ pub struct ProcessRow {
 
 /// Calls of one kernel function counted over the profile, with its time from the samples
 /// (gprof's method: self = samples with it at the leaf; children = samples with it below the
-/// leaf), as the 4.3BSD paper's Tables 4, 9 and 10.
+/// leaf), as the 4.2BSD paper's Tables 4, 9 and 10.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FunctionCalls {
     pub name: String,
