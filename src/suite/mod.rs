@@ -17,6 +17,7 @@ use crate::model::{BenchResult, Derived, Overhead, Series, SeriesPoint, TrialKin
 use crate::stats;
 
 pub mod bbn;
+pub mod commands;
 pub mod feder;
 pub mod libs;
 pub mod net;
@@ -152,6 +153,7 @@ pub fn no_derived(_: &[crate::model::Series]) -> Vec<Derived> {
 pub fn suites() -> Vec<&'static Suite> {
     vec![
         &bbn::SUITE,
+        &commands::SUITE,
         &feder::SUITE,
         &libs::SUITE,
         &net::SUITE,
