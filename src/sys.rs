@@ -1786,13 +1786,20 @@ pub fn mount_device(
 
 /// A loop device backed by `backing` (read-write), with LO_FLAGS_AUTOCLEAR: the kernel
 /// detaches it, and lets the backing file go, when its last opener closes it (this
-/// descriptor, a mount of it), however the process that made it ends. Returns the open device
-/// and its path (/dev/loopN).
-pub fn loop_attach(backing: &std::fs::File) -> io::Result<(std::fs::File, std::path::PathBuf)> {
+/// descriptor, a mount of it), however the process that made it ends. With `direct_io` the
+/// device reads and writes its backing file with direct I/O (LO_FLAGS_DIRECT_IO), so that no
+/// second page cache (the backing file's) stands between a read and the disk. Returns the open
+/// device and its path (/dev/loopN).
+pub fn loop_attach(
+    backing: &std::fs::File,
+    direct_io: bool,
+) -> io::Result<(std::fs::File, std::path::PathBuf)> {
     use std::os::fd::AsRawFd;
     const LOOP_CTL_GET_FREE: libc::c_ulong = 0x4C82;
     const LOOP_CONFIGURE: libc::c_ulong = 0x4C0A;
     const LO_FLAGS_AUTOCLEAR: u32 = 4;
+    const LO_FLAGS_DIRECT_IO: u32 = 16;
+    let flags = LO_FLAGS_AUTOCLEAR | if direct_io { LO_FLAGS_DIRECT_IO } else { 0 };
     let ctl = std::fs::OpenOptions::new()
         .read(true)
         .write(true)
@@ -1812,7 +1819,7 @@ pub fn loop_attach(backing: &std::fs::File) -> io::Result<(std::fs::File, std::p
         // lo_encrypt_key_size 4).
         let mut config = [0u8; 8 + 232 + 64];
         config[0..4].copy_from_slice(&(backing.as_raw_fd() as u32).to_ne_bytes());
-        config[8 + 52..8 + 56].copy_from_slice(&LO_FLAGS_AUTOCLEAR.to_ne_bytes());
+        config[8 + 52..8 + 56].copy_from_slice(&flags.to_ne_bytes());
         // SAFETY: LOOP_CONFIGURE reads a struct loop_config, which `config` holds (304 bytes:
         // 8 + sizeof(struct loop_info64) 232 + 64 reserved), alive for the call.
         match cvt(unsafe { libc::ioctl(dev.as_raw_fd(), LOOP_CONFIGURE, config.as_ptr()) }) {
@@ -1822,6 +1829,23 @@ pub fn loop_attach(backing: &std::fs::File) -> io::Result<(std::fs::File, std::p
         }
     }
     Err(io::Error::other("no free loop device stayed free"))
+}
+
+/// syncfs(2): writes the file system that `fd` is on back to its device.
+pub fn syncfs(fd: RawFd) -> io::Result<()> {
+    // SAFETY: syncfs takes a descriptor.
+    cvt(unsafe { libc::syncfs(fd) })?;
+    Ok(())
+}
+
+/// The block size of the file system `path` is on (statfs's f_bsize).
+pub fn fs_block_size(path: &std::path::Path) -> io::Result<u64> {
+    let p = c_path(path)?;
+    // SAFETY: statfs is plain old data filled by the kernel.
+    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
+    // SAFETY: a NUL-terminated path and a pointer to a local, both alive for the call.
+    cvt(unsafe { libc::statfs(p.as_ptr(), &mut st) })?;
+    Ok(st.f_bsize as u64)
 }
 
 #[cfg(test)]

@@ -19,6 +19,7 @@ use crate::stats;
 pub mod bbn;
 pub mod commands;
 pub mod feder;
+pub mod fs;
 pub mod libs;
 pub mod net;
 pub mod scaling;
@@ -155,6 +156,7 @@ pub fn suites() -> Vec<&'static Suite> {
         &bbn::SUITE,
         &commands::SUITE,
         &feder::SUITE,
+        &fs::SUITE,
         &libs::SUITE,
         &net::SUITE,
         &scaling::SUITE,
