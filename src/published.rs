@@ -406,7 +406,7 @@ fn build() -> Result<BTreeMap<String, Vec<Column>>, ReferenceError> {
         figure("feder.table2.c_speed", m)
             .map(|f| {
                 format!(
-                    "; C code at {} of a 3B20S's speed (Feder 1984, Table II)",
+                    "; relative C speed {} (Feder 1984, Table II: the 3B20S is 1)",
                     f.shown()
                 )
             })
@@ -595,17 +595,17 @@ mod tests {
         assert_eq!(cols.len(), 3);
         // Table II beside each machine's column.
         assert!(
-            cols[0].system.contains("C code at 1 of a 3B20S"),
+            cols[0].system.contains("relative C speed 1 ("),
             "{}",
             cols[0].system
         );
         assert!(
-            cols[1].system.contains("C code at 0.97"),
+            cols[1].system.contains("relative C speed 0.97"),
             "{}",
             cols[1].system
         );
         assert!(
-            cols[2].system.contains("C code at 0.83"),
+            cols[2].system.contains("relative C speed 0.83"),
             "{}",
             cols[2].system
         );
