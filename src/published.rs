@@ -16,9 +16,18 @@
 //! measurement. Table 2 and Table 7 of the 4.2BSD paper are reference *runs* instead, in
 //! [`crate::reference`], since they compare test by test with a measured run.
 
-use crate::reference::ReferenceError;
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
+
+/// The embedded data could not be read: a defect of this build of sysperf, never of the
+/// user's input.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("built-in reference data {file}, line {line}: {why}; this is a bug in sysperf, please report it")]
+pub struct ReferenceError {
+    pub file: &'static str,
+    pub line: usize,
+    pub why: String,
+}
 
 const BBN: &str = include_str!("../data/reference/bbn.tsv");
 const FEDER: &str = include_str!("../data/reference/feder_table3.tsv");

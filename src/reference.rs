@@ -84,15 +84,9 @@ const DEFS: [Def; 3] = [
     },
 ];
 
-/// The embedded data could not be read: a defect of this build of sysperf, never of the
-/// user's input.
-#[derive(Debug, Clone, thiserror::Error)]
-#[error("built-in reference data {file}, line {line}: {why}; this is a bug in sysperf, please report it")]
-pub struct ReferenceError {
-    pub file: &'static str,
-    pub line: usize,
-    pub why: String,
-}
+/// The embedded data could not be read (defined beside the other reference data, which the
+/// derived figures print, so that no module of the three loops back).
+pub use crate::published::ReferenceError;
 
 /// Every reference run, in the order of [`NAMES`]; parsed once.
 pub fn all() -> Result<&'static [Run], ReferenceError> {
