@@ -27,18 +27,17 @@ fn each_operation_runs_the_command_once() {
     if !strace_available() {
         return;
     }
-    let path = sysperf::suite::workload::search_path();
     for (id, program, x, per_op) in [
         ("commands.cat", "cat", 4096, 1.0),
         ("commands.who", "who", 16, 1.0),
     ] {
-        if sysperf::suite::workload::locate(program, &path).is_none() {
+        if sysperf::programs::find(program).is_err() {
             eprintln!("skipped {id}: no {program}");
             continue;
         }
         assert_eq!(execs_per_op(id, x, 2, 6), per_op, "{id}");
     }
-    if sysperf::suite::workload::locate("nroff", &path).is_some() {
+    if sysperf::programs::find("nroff").is_ok() {
         // groff's nroff script, then groff, troff and grotty: several programs per run.
         let n = execs_per_op("commands.nroff", 100, 2, 4);
         assert!(n >= 3.0 && n.fract() == 0.0, "{n} execs per nroff run");

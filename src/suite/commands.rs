@@ -9,8 +9,8 @@
 //! that are several times faster". So each curve is today's cost of one run against the input
 //! size, from which a reader sees what the command spends per byte, per login and per line.
 //!
-//! One operation is one run of the command: fork, exec of the program found in PATH's absolute
-//! directories (as the workload suite looks commands up), its work, its exit, and the wait,
+//! One operation is one run of the command: fork, exec of the program found by sysperf's one
+//! rule for external programs (`crate::programs`), its work, its exit, and the wait,
 //! with standard input from /dev/null, standard output to /dev/null (nothing is formatted for a
 //! terminal), and a fixed environment (`PATH=/usr/bin:/bin`, `LC_ALL=C`, `HOME=/`). The inputs,
 //! written in setup into a private scratch directory (removed in teardown, and by the janitor if
@@ -25,11 +25,11 @@
 //! The series' CPU columns are the command's processes (reaped inside the timed region), as
 //! csh's time would have charged them.
 
-use super::workload::{locate, search_path};
 use super::{Axis, Point, SeriesSpec, Suite};
 use crate::bench::{Benchmark, Ctx, Shape};
 use crate::error::BenchError;
 use crate::model::YKind;
+use crate::programs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
@@ -162,12 +162,8 @@ impl Run {
 
 impl Benchmark for Run {
     fn setup(&mut self, _ctx: &Ctx, _iterations: u64) -> Result<(), BenchError> {
-        let program = locate(self.utility.program(), &search_path()).ok_or_else(|| {
-            BenchError::Protocol(format!(
-                "{} is not in an absolute directory of PATH",
-                self.utility.program()
-            ))
-        })?;
+        let program = programs::find(self.utility.program())
+            .map_err(|e| BenchError::Protocol(e.to_string()))?;
         self.program = Some(program);
         let dir = crate::harness::janitor::scratch_dir(&std::env::temp_dir(), "commands")
             .map_err(BenchError::sys("mkdir (scratch directory)"))?;
@@ -184,6 +180,7 @@ impl Benchmark for Run {
         };
         for _ in 0..iterations {
             let status = command(program, &file)
+                .map_err(BenchError::sys("running the command"))?
                 .status()
                 .map_err(BenchError::sys("running the command"))?;
             if !status.success() {
@@ -211,10 +208,10 @@ impl Drop for Run {
     }
 }
 
-/// The command as one operation runs it: `program FILE`, input and output /dev/null, the
-/// fixed environment.
-pub fn command(program: &Path, file: &Path) -> Command {
-    let mut c = Command::new(program);
+/// The command as one operation runs it: `program FILE` (an absolute path found by the rule),
+/// input and output /dev/null, the fixed environment.
+pub fn command(program: &Path, file: &Path) -> std::io::Result<Command> {
+    let mut c = programs::at(program)?;
     c.arg(file)
         .env_clear()
         .env("PATH", "/usr/bin:/bin")
@@ -223,7 +220,7 @@ pub fn command(program: &Path, file: &Path) -> Command {
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null());
-    c
+    Ok(c)
 }
 
 fn make(utility: Utility, x: u64) -> Box<dyn Benchmark> {
@@ -316,12 +313,11 @@ pub static NROFF: SeriesSpec = SeriesSpec {
 /// Which commands are here, and where; the suite runs without the ones that are not (their
 /// points fail with the reason).
 fn preflight() -> Result<Vec<String>, String> {
-    let path = search_path();
     let found: Vec<String> = [Utility::Cat, Utility::Who, Utility::Nroff]
         .iter()
-        .map(|u| match locate(u.program(), &path) {
-            Some(p) => format!("{}={}", u.program(), p.display()),
-            None => format!("{}: not in PATH", u.program()),
+        .map(|u| match programs::find(u.program()) {
+            Ok(p) => format!("{}={}", u.program(), p.display()),
+            Err(e) => e.to_string(),
         })
         .collect();
     Ok(vec![format!(
@@ -352,15 +348,15 @@ mod tests {
     #[test]
     fn the_commands_read_the_inputs() {
         let dir = tempfile::tempdir().unwrap();
-        let path = search_path();
         let run = |u: Utility, x: u64| {
-            let Some(program) = locate(u.program(), &path) else {
+            let Ok(program) = programs::find(u.program()) else {
                 println!("skipped: no {}", u.program());
                 return None;
             };
             let file = dir.path().join(u.program());
             std::fs::write(&file, u.input(x)).unwrap();
             let out = command(&program, &file)
+                .unwrap()
                 .stdout(Stdio::piped())
                 .output()
                 .unwrap();

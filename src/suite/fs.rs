@@ -29,7 +29,6 @@
 //! and the kernel detaches it, and the unlinked backing file goes with it: a SIGKILL leaves
 //! nothing (the scratch directory, empty outside the namespace, goes with the janitor).
 
-use super::workload::locate;
 use super::{Axis, Point, SeriesSpec, Suite};
 use crate::bench::{Benchmark, Ctx, Shape};
 use crate::error::BenchError;
@@ -41,7 +40,7 @@ use std::io::Write;
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
 pub static SUITE: Suite = Suite {
     name: "fs",
@@ -67,10 +66,9 @@ const READ: usize = 4096;
 // ---------------------------------------------------------------------------------------------
 // A loop-mounted file system of the worker's own
 
-/// mkfs.ext4, looked up in PATH and the system directories.
+/// mkfs.ext4, found by sysperf's one rule for external programs (`crate::programs`).
 fn mkfs() -> Option<PathBuf> {
-    let path = format!("{}:/usr/sbin:/sbin", super::workload::search_path());
-    locate("mkfs.ext4", &path)
+    crate::programs::find("mkfs.ext4").ok()
 }
 
 /// A fresh ext4 of `block` bytes per block, mounted on a scratch directory in this worker's
@@ -99,7 +97,8 @@ impl LoopFs {
             .or_else(|_| sys::loop_attach(&backing, false))
             .map_err(BenchError::sys("attaching a loop device"))?;
         drop(backing);
-        let out = Command::new(&mkfs)
+        let out = crate::programs::at(&mkfs)
+            .map_err(BenchError::sys("running mkfs.ext4"))?
             .args(["-q", "-F", "-b", &block.to_string(), "-E", "nodiscard"])
             .arg(&dev_path)
             .stdin(Stdio::null())
