@@ -57,6 +57,7 @@ pub mod model;
 pub mod notice;
 pub mod observe;
 pub mod output;
+pub mod papers;
 pub mod procfs;
 pub mod profile;
 pub mod programs;

@@ -273,8 +273,10 @@ pub struct Summary {
     /// Wall nanoseconds per operation, after overhead subtraction.
     pub wall_ns_per_op: Estimate,
     /// The benchmark process's own CPU time per operation, without the children it reaped:
-    /// what time(1) charged in the paper (its Table 2's User and System). In runs made before
-    /// sysperf kept children apart (`whole` absent), these include the children.
+    /// what time charged in the paper (its Table 2's User and System) for the tests whose
+    /// program waited for no child; for the others the paper's columns are `whole`
+    /// (`bench::charged` picks). In runs made before sysperf kept children apart (`whole`
+    /// absent), these include the children.
     pub user_ns_per_op: Estimate,
     pub sys_ns_per_op: Estimate,
     /// The process and its reaped children together (the echo child of pipeback, the forked
@@ -660,7 +662,8 @@ pub struct Run {
     pub notes: Vec<String>,
 }
 
-/// What the y of a series is, computed from each point's per-operation wall time.
+/// What the y of a series is, computed from each point's per-operation wall time (or, for
+/// [`YKind::CpuNs`], CPU time).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum YKind {
@@ -671,26 +674,44 @@ pub enum YKind {
     BytesPerSec,
     /// Operations per hour (higher is better): processes per hour in a time-sharing work-load.
     PerHour,
+    /// CPU nanoseconds per operation (lower is better): user + system time of the point's
+    /// process and the children it reaped, for the papers' CPU-time figures (Feder's Table
+    /// III), which count neither waiting for a device nor for the CPU.
+    CpuNs,
 }
 
 impl YKind {
     /// Whether a larger y is the better one (throughputs) rather than the worse (costs).
     pub fn higher_is_better(self) -> bool {
-        !matches!(self, YKind::CostNs)
+        !matches!(self, YKind::CostNs | YKind::CpuNs)
     }
     /// The y of one trial from its per-operation wall nanoseconds; None when undefined
-    /// (a zero time).
+    /// (a zero time, or a CPU-time y, which comes from the trial's usage: see
+    /// [`YKind::y_of_trial`]).
     pub fn y_of(self, wall_ns_per_op: f64, bytes_per_op: f64) -> Option<f64> {
         match self {
             YKind::CostNs => Some(wall_ns_per_op),
+            YKind::CpuNs => None,
             _ if wall_ns_per_op <= 0.0 => None,
             YKind::BytesPerSec => Some(bytes_per_op * 1e9 / wall_ns_per_op),
             YKind::PerHour => Some(3600e9 / wall_ns_per_op),
         }
     }
+    /// The y of one trial from its per-operation wall and CPU nanoseconds.
+    pub fn y_of_trial(
+        self,
+        wall_ns_per_op: f64,
+        cpu_ns_per_op: f64,
+        bytes_per_op: f64,
+    ) -> Option<f64> {
+        match self {
+            YKind::CpuNs => Some(cpu_ns_per_op),
+            _ => self.y_of(wall_ns_per_op, bytes_per_op),
+        }
+    }
     pub fn unit(self) -> &'static str {
         match self {
-            YKind::CostNs => "ns",
+            YKind::CostNs | YKind::CpuNs => "ns",
             YKind::BytesPerSec => "B/s",
             YKind::PerHour => "per hour",
         }

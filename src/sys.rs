@@ -772,17 +772,6 @@ extern "C" fn exec_trampoline(arg: *mut libc::c_void) -> libc::c_int {
     exit_now(127)
 }
 
-extern "C" fn exit_trampoline(arg: *mut libc::c_void) -> libc::c_int {
-    // The exit code travels in the pointer's value; nothing is dereferenced.
-    exit_now(arg as usize as i32)
-}
-
-/// vfork, and the child exits at once with `code` (see [`vfork_run`]).
-#[inline]
-pub fn vfork_exit(stack: &mut ChildStack, code: u8) -> io::Result<Pid> {
-    vfork_run(stack, exit_trampoline, code as usize as *mut libc::c_void)
-}
-
 /// vfork + exec of `img` (see [`vfork_run`]); the child exits 127 if exec fails.
 #[inline]
 pub fn vfork_exec(stack: &mut ChildStack, img: &ExecImage) -> io::Result<Pid> {
@@ -1893,6 +1882,123 @@ pub fn boot_and_wall_ns() -> (u64, i128) {
     let boot = read(libc::CLOCK_BOOTTIME);
     let wall = read(libc::CLOCK_REALTIME);
     (boot.max(0) as u64, wall)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Swap areas, loop devices and block-device mounts (root): the paging suite's zram swap, the
+// file-system suites' loop-mounted file systems.
+
+fn c_path(p: &std::path::Path) -> io::Result<std::ffi::CString> {
+    use std::os::unix::ffi::OsStrExt;
+    std::ffi::CString::new(p.as_os_str().as_bytes())
+        .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))
+}
+
+/// swapon(2) of the swap area on `device`, at priority `prio` (0..=32767).
+pub fn swapon(device: &std::path::Path, prio: i32) -> io::Result<()> {
+    const SWAP_FLAG_PREFER: libc::c_int = 0x8000;
+    let d = c_path(device)?;
+    let flags = SWAP_FLAG_PREFER | (prio.clamp(0, 0x7fff) as libc::c_int);
+    // SAFETY: a NUL-terminated path that outlives the call, and a flag word.
+    cvt(unsafe { libc::swapon(d.as_ptr(), flags) })?;
+    Ok(())
+}
+
+/// swapoff(2) of the swap area on `device`: its pages come back into memory first.
+pub fn swapoff(device: &std::path::Path) -> io::Result<()> {
+    let d = c_path(device)?;
+    // SAFETY: a NUL-terminated path that outlives the call.
+    cvt(unsafe { libc::swapoff(d.as_ptr()) })?;
+    Ok(())
+}
+
+/// mount(2) of the file system `fstype` on the block device `source` at `target`, with
+/// `flags` (MS_*) and the file system's `options` ("" for none).
+pub fn mount_device(
+    source: &std::path::Path,
+    target: &std::path::Path,
+    fstype: &CStr,
+    flags: libc::c_ulong,
+    options: &str,
+) -> io::Result<()> {
+    let (s, t) = (c_path(source)?, c_path(target)?);
+    let o = std::ffi::CString::new(options)
+        .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
+    // SAFETY: every string is NUL-terminated and outlives the call; the data is a C string.
+    cvt(unsafe {
+        libc::mount(
+            s.as_ptr(),
+            t.as_ptr(),
+            fstype.as_ptr(),
+            flags,
+            o.as_ptr().cast(),
+        )
+    })?;
+    Ok(())
+}
+
+/// A loop device backed by `backing` (read-write), with LO_FLAGS_AUTOCLEAR: the kernel
+/// detaches it, and lets the backing file go, when its last opener closes it (this
+/// descriptor, a mount of it), however the process that made it ends. With `direct_io` the
+/// device reads and writes its backing file with direct I/O (LO_FLAGS_DIRECT_IO), so that no
+/// second page cache (the backing file's) stands between a read and the disk. Returns the open
+/// device and its path (/dev/loopN).
+pub fn loop_attach(
+    backing: &std::fs::File,
+    direct_io: bool,
+) -> io::Result<(std::fs::File, std::path::PathBuf)> {
+    use std::os::fd::AsRawFd;
+    const LOOP_CTL_GET_FREE: libc::c_ulong = 0x4C82;
+    const LOOP_CONFIGURE: libc::c_ulong = 0x4C0A;
+    const LO_FLAGS_AUTOCLEAR: u32 = 4;
+    const LO_FLAGS_DIRECT_IO: u32 = 16;
+    let flags = LO_FLAGS_AUTOCLEAR | if direct_io { LO_FLAGS_DIRECT_IO } else { 0 };
+    let ctl = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open("/dev/loop-control")?;
+    // A device taken between GET_FREE and CONFIGURE by someone else answers EBUSY: try again.
+    for _ in 0..8 {
+        // SAFETY: LOOP_CTL_GET_FREE takes no argument and returns a device number.
+        let n = cvt(unsafe { libc::ioctl(ctl.as_raw_fd(), LOOP_CTL_GET_FREE) })?;
+        let path = std::path::PathBuf::from(format!("/dev/loop{n}"));
+        let dev = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&path)?;
+        // struct loop_config { u32 fd; u32 block_size; struct loop_info64 info; u64 reserved[8]; }
+        // with loop_info64's lo_flags at byte 52 of it (after lo_device 8, lo_inode 8,
+        // lo_rdevice 8, lo_offset 8, lo_sizelimit 8, lo_number 4, lo_encrypt_type 4,
+        // lo_encrypt_key_size 4).
+        let mut config = [0u8; 8 + 232 + 64];
+        config[0..4].copy_from_slice(&(backing.as_raw_fd() as u32).to_ne_bytes());
+        config[8 + 52..8 + 56].copy_from_slice(&flags.to_ne_bytes());
+        // SAFETY: LOOP_CONFIGURE reads a struct loop_config, which `config` holds (304 bytes:
+        // 8 + sizeof(struct loop_info64) 232 + 64 reserved), alive for the call.
+        match cvt(unsafe { libc::ioctl(dev.as_raw_fd(), LOOP_CONFIGURE, config.as_ptr()) }) {
+            Ok(_) => return Ok((dev, path)),
+            Err(e) if e.raw_os_error() == Some(libc::EBUSY) => continue,
+            Err(e) => return Err(e),
+        }
+    }
+    Err(io::Error::other("no free loop device stayed free"))
+}
+
+/// syncfs(2): writes the file system that `fd` is on back to its device.
+pub fn syncfs(fd: RawFd) -> io::Result<()> {
+    // SAFETY: syncfs takes a descriptor.
+    cvt(unsafe { libc::syncfs(fd) })?;
+    Ok(())
+}
+
+/// The block size of the file system `path` is on (statfs's f_bsize).
+pub fn fs_block_size(path: &std::path::Path) -> io::Result<u64> {
+    let p = c_path(path)?;
+    // SAFETY: statfs is plain old data filled by the kernel.
+    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
+    // SAFETY: a NUL-terminated path and a pointer to a local, both alive for the call.
+    cvt(unsafe { libc::statfs(p.as_ptr(), &mut st) })?;
+    Ok(st.f_bsize as u64)
 }
 
 #[cfg(test)]

@@ -39,7 +39,7 @@
 //! 49): `sysperf run 'le-*'` runs them all, and they keep the default run's time.
 
 use super::ready::{ReadySet, Scan};
-use super::{Benchmark, Chart, Ctx, Group, Shape, Spec};
+use super::{Benchmark, Charge, Chart, Ctx, Group, Shape, Spec};
 use crate::error::BenchError;
 use crate::sys::{self, Fork, Mapping};
 use std::fs::File;
@@ -90,6 +90,13 @@ macro_rules! le {
             unit: $unit,
             ops_per_iteration: 1,
             shape: $shape,
+            // Not Appendix A's: charged as time(1) would, the children waited for (the fork
+            // tests' children) with the process.
+            charge: if matches!($op, Op::Fork(_)) {
+                Charge::Waited
+            } else {
+                Charge::Own
+            },
             make: || Box::new(Le::new($op)),
         }
     };

@@ -3,7 +3,7 @@
 //! Each operation is one real getpid system call made through syscall(2), because C
 //! libraries have at times cached getpid's value and a cached call never enters the kernel.
 
-use super::{Benchmark, Chart, Ctx, Group, Shape, Spec};
+use super::{Benchmark, Charge, Chart, Ctx, Group, Shape, Spec};
 use crate::error::BenchError;
 use crate::sys;
 
@@ -25,6 +25,7 @@ pub static SPECS: &[Spec] = &[Spec {
     unit: "call",
     ops_per_iteration: 1,
     shape: Shape::Single,
+    charge: Charge::Own,
     make: || Box::new(Syscall),
 }];
 

@@ -15,11 +15,12 @@ use sysperf::error::InputError;
 use sysperf::harness::placement;
 use sysperf::model::{Profile, SystemProfile};
 use sysperf::profile::{self, kallsyms::Kallsyms, system};
-use sysperf::{bench, exit, output, report, store, units};
+use sysperf::{exit, output, report, store, units};
 
 #[derive(ClapArgs)]
 pub(crate) struct Args {
-    /// Benchmark ids or globs to profile now, or one stored run whose profiles to print.
+    /// Benchmark ids or globs, or suite points, series or suites (as `run --suite` takes
+    /// them: scaling.path-depth@8) to profile now, or one stored run whose profiles to print.
     #[arg(
         required_unless_present = "system",
         conflicts_with = "system",
@@ -36,7 +37,7 @@ pub(crate) struct Args {
     #[arg(long, value_name = "N", default_value_t = system::DEFAULT_STACK_CAP as u32, requires = "system", value_parser = clap::value_parser!(u32).range(1..=10_000_000))]
     pub(crate) stack_cap: u32,
     /// With --system: count the calls of these kernel functions with the function tracer and
-    /// give their time per call (the 4.3BSD paper's Tables 4, 9, 10); without a list, the
+    /// give their time per call (the 4.2BSD paper's Tables 4, 9, 10); without a list, the
     /// path-lookup functions.
     #[arg(long, value_name = "LIST", requires = "system", num_args = 0..=1, default_missing_value = profile::calls::DEFAULT)]
     pub(crate) functions: Option<String>,
@@ -72,16 +73,17 @@ pub(crate) fn exec(a: Args) -> Result<i32> {
     if let Some(path) = &a.svg {
         output::check(path).context("--svg")?;
     }
-    // A benchmark selection profiles now; otherwise the target names a stored run.
-    let specs = match bench::select(&a.target) {
-        Ok(specs) => specs,
+    // A selection of benchmarks or suite points profiles now; otherwise the target names a
+    // stored run.
+    let targets = match engine::profile_targets(&a.target) {
+        Ok(targets) => targets,
         Err(bench_err) if a.target.len() == 1 => return stored(&a, bench_err),
         Err(bench_err) => return Err(bench_err.into()),
     };
     let cpus = a.place.choose()?;
-    let plans = specs
-        .iter()
-        .map(|s| Ok((*s, placement::plan(a.place.placement, s.shape, &cpus)?)))
+    let plans = targets
+        .into_iter()
+        .map(|(t, shape)| Ok((t, placement::plan(a.place.placement, shape, &cpus)?)))
         .collect::<Result<Vec<_>, InputError>>()?;
     let stop = engine::stop_flag()?;
     struct Say(f64);

@@ -45,6 +45,7 @@ pub(crate) fn exec(a: Args) -> Result<i32> {
     };
     // Ctrl-C (or a termination request) ends the watch between lines: its normal end.
     let stop = engine::stop_flag()?;
+    say!("sysperf: {}", watch::papers_note(opts.disk));
     let mut out = std::io::stdout().lock();
     watch::run(&opts, &stop, &mut out).context("watching the kernel's counters")?;
     Ok(exit::OK)

@@ -21,7 +21,6 @@ pub use outcome::{exit_code, left_out};
 pub use plan::{Origin, Planned, RunPlan, RunRequest};
 pub use tidy::tidy;
 
-use crate::bench::Spec;
 use crate::harness::placement::{Mode, Plan};
 use crate::harness::{self, Measurement, Stop};
 use crate::model::{BenchResult, Fingerprint, Run, Series, TrialKind, Warning, WarningKind};
@@ -523,28 +522,7 @@ impl Engine<'_> {
                         })?;
                     }
                     run.warnings.extend(warnings);
-                    if let (Some(access), Some(seconds), false) =
-                        (&access, plan.profile_seconds, interrupted)
-                    {
-                        let what = format!("profiling {}", spec.id);
-                        sink.event(Event::Phase { what: &what });
-                        match self.profile_one(spec, &p.placement, &result, seconds, plan, access) {
-                            Ok(Some(prof)) => {
-                                stored(store.add_profile(&run.id, &prof), || {
-                                    format!("storing the profile of {}", spec.id)
-                                })?;
-                                profiles.push(prof);
-                            }
-                            Ok(None) => {}
-                            Err(ProfileError::Interrupted) => interrupted = true,
-                            Err(e) => run.warnings.push(Warning {
-                                bench: Some(spec.id.into()),
-                                kind: WarningKind::Profile,
-                                message: e.to_string(),
-                            }),
-                        }
-                    }
-                    run.results.push(result);
+                    run.results.push(result.clone());
                 }
                 Origin::Point {
                     suite,
@@ -552,7 +530,37 @@ impl Engine<'_> {
                     point,
                 } => {
                     run.warnings.extend(warnings);
-                    points.push((*suite, SeriesOf::new(series, point), result));
+                    points.push((*suite, SeriesOf::new(series, point), result.clone()));
+                }
+            }
+            // `--profile`: a profiled trial of every target, core benchmark or suite point
+            // alike, stored with the run; one that cannot be profiled says why in a warning.
+            if let (Some(access), Some(seconds), false) =
+                (&access, plan.profile_seconds, interrupted)
+            {
+                let id = &p.target.id;
+                let what = format!("profiling {id}");
+                sink.event(Event::Phase { what: &what });
+                match self.profile_one(&p.target, &p.placement, &result, seconds, plan, access) {
+                    Ok(Some(prof)) => {
+                        stored(store.add_profile(&run.id, &prof), || {
+                            format!("storing the profile of {id}")
+                        })?;
+                        profiles.push(prof);
+                    }
+                    Ok(None) => run.warnings.push(Warning {
+                        bench: Some(id.clone()),
+                        kind: WarningKind::Profile,
+                        message: format!(
+                            "{id}: not profiled: no trial succeeded, so there is no iteration count to profile at"
+                        ),
+                    }),
+                    Err(ProfileError::Interrupted) => interrupted = true,
+                    Err(e) => run.warnings.push(Warning {
+                        bench: Some(id.clone()),
+                        kind: WarningKind::Profile,
+                        message: e.to_string(),
+                    }),
                 }
             }
         }
@@ -682,10 +690,10 @@ impl Engine<'_> {
         Ok(out)
     }
 
-    /// One profiled trial of `spec`, scaled from its measured trials to `seconds`.
+    /// One profiled trial of `target`, scaled from its measured trials to `seconds`.
     fn profile_one(
         &self,
-        spec: &Spec,
+        target: &harness::Target,
         placement: &Plan,
         result: &BenchResult,
         seconds: f64,
@@ -702,14 +710,15 @@ impl Engine<'_> {
             false,
         );
         let iterations = profile::iterations_for(seconds, n, wall);
-        profile::profile_benchmark(spec, placement, &long, iterations, access, self.stop).map(Some)
+        profile::profile_benchmark(target, placement, &long, iterations, access, self.stop)
+            .map(Some)
     }
 
     /// `sysperf profile`: each benchmark calibrated with [`Budget::profile_calibration`], then
     /// profiled for about `seconds`. Nothing is stored.
     pub fn profile(
         &self,
-        specs: &[(&'static Spec, Plan)],
+        specs: &[(harness::Target, Plan)],
         mode: Mode,
         cpus: &harness::placement::CpuChoice,
         budget: Budget,
@@ -723,27 +732,26 @@ impl Engine<'_> {
                 .stretched(seconds)
                 .options(self.worker_exe.clone(), mode, cpus.clone(), false);
         let mut profiles = Vec::new();
-        for (index, (spec, placement)) in specs.iter().enumerate() {
+        for (index, (target, placement)) in specs.iter().enumerate() {
             sink.event(Event::TargetStarted {
-                id: spec.id,
+                id: &target.id,
                 index,
                 total: specs.len(),
             });
-            let target = harness::Target::bench(spec);
             let (result, _) =
-                match harness::measure(&target, placement, &calibrate, None, self.stop, &|_| {}) {
+                match harness::measure(target, placement, &calibrate, None, self.stop, &|_| {}) {
                     Ok(r) => r,
                     Err(Stop::Interrupted) => return Err(ProfileError::Interrupted),
                 };
             let Some((n, wall)) = calibrated(&result) else {
                 return Err(ProfileError::Calibration {
-                    bench: spec.id.to_string(),
+                    bench: target.id.clone(),
                     why: result.error.unwrap_or_else(|| "no trial succeeded".into()),
                 });
             };
             let iterations = profile::iterations_for(seconds, n, wall);
             profiles.push(profile::profile_benchmark(
-                spec, placement, &long, iterations, &access, self.stop,
+                target, placement, &long, iterations, &access, self.stop,
             )?);
         }
         Ok(profiles)
@@ -763,6 +771,42 @@ impl SeriesOf {
             point: point.clone(),
         }
     }
+}
+
+/// What `sysperf profile` profiles: each pattern's core benchmarks (ids and globs, as `run`
+/// takes them), or else its suite points (`scaling.path-depth@8`, a series, a suite, a glob,
+/// as `run --suite` takes them), with each one's process shape for placement. A pattern that
+/// names neither is the benchmark registry's error (which suggests neighbours).
+pub fn profile_targets(
+    patterns: &[String],
+) -> Result<Vec<(harness::Target, crate::bench::Shape)>, crate::error::InputError> {
+    let mut out = Vec::new();
+    for p in patterns {
+        match crate::bench::select(std::slice::from_ref(p)) {
+            Ok(specs) => out.extend(
+                specs
+                    .into_iter()
+                    .map(|s| (harness::Target::bench(s), s.shape)),
+            ),
+            Err(bench_err) => match suite::choose(std::slice::from_ref(p), false) {
+                Ok(chosen) if !chosen.is_empty() => {
+                    for c in chosen {
+                        for (series, points) in c.series {
+                            out.extend(
+                                points
+                                    .iter()
+                                    .map(|pt| (suite::target(series, pt), series.shape)),
+                            );
+                        }
+                    }
+                }
+                _ => return Err(bench_err),
+            },
+        }
+    }
+    let mut seen = std::collections::HashSet::new();
+    out.retain(|(t, _)| seen.insert(t.id.clone()));
+    Ok(out)
 }
 
 /// The benchmark a worker request names: a core benchmark by id, or a series' point by series

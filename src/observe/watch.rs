@@ -148,6 +148,25 @@ fn disk_text(lines: &[iostat::DiskLine], since_boot: bool, elapsed_s: f64, json:
     }
 }
 
+/// The papers' norms for the columns `watch` prints, one line for stderr (stdout keeps vmstat's
+/// and iostat's formats): §2.1's long-term averages of a large 4.2BSD time-sharing machine and
+/// its advice on us, §3.2.6's rates while it traced, and Feder's context switches a second of
+/// program development (Fig. 2's text); with `disk`, §2.1's transfers a second of one arm.
+pub fn papers_note(disk: bool) -> String {
+    use crate::papers::beside;
+    if disk {
+        return format!("the papers' norm for tps: {}", beside("vmstat.tps_per_arm"));
+    }
+    format!(
+        "the papers' norms for these columns: in + cs {}; us {}; cs {}; in {}, cs {} while §3.2.6 traced",
+        beside("vmstat.cs_and_in_per_s"),
+        beside("vmstat.us_pct"),
+        beside("feder.cs_per_s"),
+        beside("trace.interrupts_per_s"),
+        beside("trace.cs_per_s"),
+    )
+}
+
 /// Runs the watch, writing to `out` until COUNT lines are printed, `stop` is set (Ctrl-C) or
 /// the reader goes away.
 pub fn run(
@@ -223,6 +242,31 @@ pub fn run(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_papers_norms_name_their_figures_and_sources() {
+        let n = papers_note(false);
+        // §2.1: 60 context switches and interrupts, 90 system calls a second (the call rate is
+        // trace --system's); us above 50%; Feder's Fig. 2 text: 100 then 40 switches a second.
+        assert!(
+            n.contains("in + cs 4.2BSD 60 per second (Leffler et al. 1984, §2.1)"),
+            "{n}"
+        );
+        assert!(n.contains("us 4.2BSD >50 %"), "{n}");
+        assert!(
+            n.contains("cs System III ~100, System V ~40 per second (Feder 1984, §3.2 (Fig. 2))"),
+            "{n}"
+        );
+        assert!(
+            n.contains("in 4.2BSD 90 per second") && n.contains("cs 4.2BSD 50 per second"),
+            "{n}"
+        );
+        assert!(
+            papers_note(true).contains("4.2BSD 25-35 transfers/s"),
+            "{}",
+            papers_note(true)
+        );
+    }
 
     #[test]
     fn interval_and_count_validation() {

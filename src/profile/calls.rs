@@ -1,4 +1,4 @@
-//! Per-function call times over a system profile, as the 4.3BSD paper's Tables 4, 9 and 10
+//! Per-function call times over a system profile, as the 4.2BSD paper's Tables 4, 9 and 10
 //! give them for namei (calls per second, self and child milliseconds per call, share of the
 //! kernel's time).
 //!

@@ -18,7 +18,6 @@ pub mod records;
 pub mod sampler;
 pub mod system;
 
-use crate::bench::Spec;
 use crate::harness::{self, placement::Plan, Options, Stop};
 pub use crate::model::Profile;
 use crate::sys;
@@ -302,9 +301,10 @@ pub fn iterations_for(seconds: f64, iterations: u64, wall_ns: u64) -> u64 {
     ((iterations as f64 * scale).round() as u64).clamp(1, 1 << 40)
 }
 
-/// Runs one trial of `spec` at `iterations`, sampled, and folds its samples into a profile.
+/// Runs one trial of `target` (a core benchmark or a suite's point) at `iterations`, sampled,
+/// and folds its samples into a profile named after the target's id.
 pub fn profile_benchmark(
-    spec: &Spec,
+    target: &harness::Target,
     plan: &Plan,
     opts: &Options,
     iterations: u64,
@@ -315,16 +315,16 @@ pub fn profile_benchmark(
         // Everything the benchmark's processes may run on: plan.cpus covers pinned and free.
         Scope::Cpus => plan.cpus.clone(),
         Scope::Task => sys::get_affinity().map_err(|e| ProfileError::Failed {
-            bench: spec.id.into(),
+            bench: target.id.clone(),
             why: format!("reading the CPUs to sample: {e}"),
         })?,
     };
     let mut s = sampler::Sampler::new(access.scope, cpus);
-    let rep = match harness::observed_trial(spec, plan, opts, iterations, &mut s, stop) {
+    let rep = match harness::observed_trial(target, plan, opts, iterations, &mut s, stop) {
         Err(Stop::Interrupted) => return Err(ProfileError::Interrupted),
         Ok(Err(why)) => {
             return Err(ProfileError::Failed {
-                bench: spec.id.into(),
+                bench: target.id.clone(),
                 why,
             })
         }
@@ -332,18 +332,19 @@ pub fn profile_benchmark(
     };
     let region = rep.region_ns.unwrap_or([0, u64::MAX]);
     // As the kernel's comm records have it, so that one process is one frame.
-    let worker_comm = kernel_comm(&format!("sysperf:{}", spec.id));
+    // The worker names itself after what it was asked to run (a series id for a point).
+    let worker_comm = kernel_comm(&format!("sysperf:{}", target.request_id));
     let comm_of = |pid: u32| s.comms.get(&pid).cloned().unwrap_or(worker_comm.clone());
     let tree = process_tree(s.root.unwrap_or(0), &s.forks);
     let ours = |pid: u32| s.scope() == Scope::Task || tree.contains(&pid);
     let folded = fold(&s.samples, region, &access.syms, &comm_of, &ours);
     Ok(Profile {
-        bench: spec.id.into(),
-        unit: spec.unit.into(),
+        bench: target.id.clone(),
+        unit: target.unit.clone(),
         placement: plan.label.into(),
         cpus: plan.cpus.clone(),
         iterations,
-        operations: iterations * spec.ops_per_iteration,
+        operations: iterations * target.ops_per_iteration,
         wall_ns: region[1].saturating_sub(region[0]),
         sample_period_ns: sampler::PERIOD_NS,
         scope: access.scope.describe().into(),

@@ -418,6 +418,29 @@ impl SystemProfile {
         }
     }
 
+    /// Kernel time (idle excluded) as a share of the CPU time that was not idle, in percent:
+    /// the papers' "system time" (57% in 4.2BSD, §3.2).
+    pub fn system_pct(&self) -> f64 {
+        let busy = self.kernel_samples + self.user_samples;
+        if busy == 0 {
+            0.0
+        } else {
+            100.0 * self.kernel_samples as f64 / busy as f64
+        }
+    }
+
+    /// Share of kernel time, in percent, of the samples under a path name translation frame
+    /// ([`NAMEI_FRAMES`]): today's namei (the papers' Tables 4, 9 and 10).
+    pub fn namei_pct(&self) -> f64 {
+        let n: u64 = self
+            .stacks
+            .iter()
+            .filter(|(k, _)| is_kernel_stack(k) && k.split(';').any(|f| NAMEI_FRAMES.contains(&f)))
+            .map(|(_, &v)| v)
+            .sum();
+        self.kernel_pct(n)
+    }
+
     /// Share of kernel time (idle excluded), in percent, of `samples`.
     pub fn kernel_pct(&self, samples: u64) -> f64 {
         if self.kernel_samples == 0 {
@@ -427,6 +450,18 @@ impl SystemProfile {
         }
     }
 }
+
+/// Today's namei: the frames of a path name translation, one of which a sample's stack holds
+/// while the kernel translates a name (stat and the other lookups through filename_lookup or
+/// filename_parentat, open through link_path_walk and open_last_lookups, walk_component for
+/// each component). Not the open itself, which 4.2BSD's namei did not do either.
+pub const NAMEI_FRAMES: [&str; 5] = [
+    "filename_lookup",
+    "filename_parentat",
+    "link_path_walk",
+    "open_last_lookups",
+    "walk_component",
+];
 
 /// Whether a folded stack is kernel time (not user mode, not idle).
 pub fn is_kernel_stack(stack: &str) -> bool {

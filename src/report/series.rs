@@ -20,7 +20,7 @@ pub fn y_unit(kind: YKind, largest: f64) -> (f64, &'static str) {
             .unwrap_or(steps[0])
     };
     match kind {
-        YKind::CostNs => pick(&[(1.0, "ns"), (1e3, "us"), (1e6, "ms"), (1e9, "s")]),
+        YKind::CostNs | YKind::CpuNs => pick(&[(1.0, "ns"), (1e3, "us"), (1e6, "ms"), (1e9, "s")]),
         YKind::BytesPerSec => pick(&[(1.0, "B/s"), (1e3, "KB/s"), (1e6, "MB/s"), (1e9, "GB/s")]),
         YKind::PerHour => (1.0, "per hour"),
     }
@@ -36,6 +36,7 @@ pub fn y_text(kind: YKind, v: f64) -> String {
 pub fn y_name(kind: YKind) -> &'static str {
     match kind {
         YKind::CostNs => "time per operation",
+        YKind::CpuNs => "CPU time per operation",
         YKind::BytesPerSec => "throughput",
         YKind::PerHour => "operations per hour",
     }

@@ -167,12 +167,14 @@ fn kernel_row(r: &BenchResult, label: &str) -> String {
     };
     let w = &s.wall_ns_per_op;
     let p = w.n == 0;
+    // What the paper's time charged: the process, with the children it waited for.
+    let (user, sys) = crate::bench::charged(r).unwrap_or((s.user_ns_per_op, s.sys_ns_per_op));
     format!(
         "{label:<21}| {:>7} | {:>8} | {:>7} | {:>7} | {:>7} | {:>9} {} | {:>9} | {:>7} | {}",
         r.paper_count,
         secs(scaled_s(w.median, r.paper_count), p),
-        secs(scaled_s(s.user_ns_per_op.median, r.paper_count), p),
-        secs(scaled_s(s.sys_ns_per_op.median, r.paper_count), p),
+        secs(scaled_s(user.median, r.paper_count), p),
+        secs(scaled_s(sys.median, r.paper_count), p),
         s.whole.as_ref().map_or("-".to_string(), |x| secs(
             scaled_s(
                 x.user_ns_per_op.median + x.sys_ns_per_op.median,
@@ -224,8 +226,10 @@ pub fn render(run: &Run) -> String {
     if !kernel.is_empty() {
         let _ = writeln!(
             s,
-            "\nTable 2. Kernel benchmarks (seconds for the paper's Count; User and System are the test \
-             process's own, as time(1) charged them in the paper; All CPU adds the children it reaped)"
+            "\nTable 2. Kernel benchmarks (seconds for the paper's Count; User and System are what time \
+             charged the paper's program: the process and, for the fork and exec tests, the children it \
+             waited for, not the children of csw and the pipe and udg tests, which it never reaped; All \
+             CPU counts every child)"
         );
         let _ = writeln!(
             s,
@@ -299,7 +303,7 @@ pub fn render(run: &Run) -> String {
         }
     }
     // The forking process's size when the timed region began: the paper's forks program for
-    // forks0 (a worker in runs made before it), the worker itself for vforks0.
+    // forks0 and the vforks program for vforks0 (a worker in runs made before them).
     let rss: Vec<String> = run
         .results
         .iter()

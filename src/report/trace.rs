@@ -451,8 +451,30 @@ pub fn render_system(r: &SystemReport) -> String {
             pct(q.share_of_kernel_time)
         );
     }
+    out.push_str(&papers_text(&r.papers));
     for w in &r.warnings {
         let _ = writeln!(out, "\nwarning: {w}");
+    }
+    out
+}
+
+/// Today's figures beside the papers' (§3.2.6's buffer cache trace, §4.1.1's name cache, §2.1's
+/// and §3.2.6's system call rates).
+pub fn papers_text(papers: &[crate::trace::system::BesidePaper]) -> String {
+    let mut out = String::new();
+    if papers.is_empty() {
+        return out;
+    }
+    let _ = writeln!(
+        out,
+        "\nBeside the papers (the 4.2BSD paper's three-hour trace of a VAX-11/780's buffer cache, \
+         §3.2.6, and its long-term figures)"
+    );
+    for b in papers {
+        let _ = writeln!(out, "  {:<LABEL$} {:>14}", b.what, b.today);
+        for p in &b.papers {
+            let _ = writeln!(out, "    papers: {p}");
+        }
     }
     out
 }

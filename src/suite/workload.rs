@@ -37,8 +37,9 @@
 //! by default the worker, and so every script, is pinned to one CPU (a uniprocessor, like the
 //! paper's machines); `--placement free` lets the scheduler use them all. Today's commands
 //! (GNU coreutils, gcc) also do far more work per process than 1984's. The paper printed
-//! Fig. 8 only as a chart, so this series carries no paper points; Table IV's peaks are
-//! quoted beside the derived peak.
+//! Fig. 8 only as a chart, so this series carries no paper points; Table IV's peaks and its
+//! percent change since System III (data/reference/figures.tsv) are quoted beside the derived
+//! peak.
 //!
 //! The directory is removed by teardown and by Drop; a worker killed before either leaves it
 //! behind, so setup also removes the directories of workers that are no longer alive.
@@ -87,14 +88,6 @@ pub static THROUGHPUT: SeriesSpec = SeriesSpec {
     paper_system: None,
     printed: None,
 };
-
-/// Table IV: System V (5.0) peak benchmark throughput, processes/hour, by machine.
-pub const TABLE_IV: &[(&str, f64)] = &[
-    ("3B20S", 10_000.0),
-    ("VAX-11/780", 9_800.0),
-    ("VAX-11/750", 6_000.0),
-    ("PDP-11/70", 5_800.0),
-];
 
 /// The parameter's bit that asks for the short command list (`--quick`); the low bits are
 /// the number of scripts.
@@ -265,11 +258,15 @@ fn derive(series: &[Series]) -> Vec<Derived> {
     let Some(&(peak_x, peak_y)) = measured.iter().max_by(|a, b| a.1.total_cmp(&b.1)) else {
         return Vec::new();
     };
-    let paper = TABLE_IV
-        .iter()
-        .map(|(m, v)| format!("{m} {v:.0}"))
-        .collect::<Vec<_>>()
-        .join(", ");
+    // Table IV (data/reference/figures.tsv): the peaks, their change since System III (the
+    // table prints "na" for the 3B20S and the VAX-11/750), and §VI's users per throughput.
+    use crate::papers::beside;
+    let paper = format!(
+        "{}; change since System III: {} (na for the others); {}",
+        beside("feder.table4.throughput"),
+        beside("feder.table4.change_pct"),
+        beside("feder.table4.users")
+    );
     let mut out = vec![Derived {
         name: format!(
             "workload peak throughput, processes/hour, at {} scripts",
@@ -893,7 +890,14 @@ mod tests {
             "workload peak throughput, processes/hour, at 2 scripts"
         );
         assert_eq!(d[0].value, 1500.0);
-        assert!(d[0].formula.contains("3B20S 10000"), "{}", d[0].formula);
+        // Table IV beside the peak: throughput and its % column.
+        let f = &d[0].formula;
+        assert!(f.contains("AT&T 3B20S 10000, VAX-11/780 9800, VAX-11/750 6000, PDP-11/70 5800 processes/hour (Feder 1984, Table IV)"), "{f}");
+        assert!(
+            f.contains("change since System III: VAX-11/780 25, PDP-11/70 -3 % since System III"),
+            "{f}"
+        );
+        assert!(f.contains("any ~35 users per 10,000 processes/hour"), "{f}");
         assert_eq!(d[1].name, "workload throughput at 4 scripts, % of peak");
         assert!((d[1].value - 80.0).abs() < 1e-9);
     }
