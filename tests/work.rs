@@ -342,7 +342,7 @@ fn forks100k_grows_and_touches_its_heap_before_forking() {
     // Then, and only then, a short measurement is taken again (at most three times).
     let anon = |id: &str| worker(id, 20, None)["rss_anon_bytes"].as_u64().unwrap();
     let swap_on =
-        || std::fs::read_to_string("/proc/swaps").is_ok_and(|s| s.lines().skip(1).next().is_some());
+        || std::fs::read_to_string("/proc/swaps").is_ok_and(|s| s.lines().nth(1).is_some());
     let mut tries = 0;
     let (a0, a100, grown) = loop {
         tries += 1;
