@@ -774,41 +774,38 @@ fn typed(q: &Query) -> Vec<(&(dyn ToSql + Sync), Type)> {
         .collect()
 }
 
-/// A connection, to read.
-struct PgRead<'c>(&'c mut Client);
-
-impl Db for PgRead<'_> {
-    fn dialect(&self) -> Dialect {
-        Dialect::Postgres
-    }
-
-    fn rows(&mut self, q: &Query, each: &mut dyn FnMut(&Reader<'_>) -> Result<()>) -> Result<()> {
-        each_row(&self.0.query_typed(&q.sql, &typed(q))?, q.table, each)
-    }
-
-    fn execute(&mut self, q: &Query) -> Result<u64> {
-        Ok(self.0.execute_typed(&q.sql, &typed(q))?)
-    }
+/// PostgreSQL as the queries use it: a connection to read, or a transaction to write (the
+/// rows the SQLite code built for it uploaded by `flush`).
+enum Pg<'a, 'c> {
+    Read(&'a mut Client),
+    Write(&'a mut Transaction<'c>),
 }
 
-/// A transaction, to write: the rows the SQLite code built are uploaded by `flush`.
-struct PgWrite<'t, 'c>(&'t mut Transaction<'c>);
-
-impl Db for PgWrite<'_, '_> {
+impl Db for Pg<'_, '_> {
     fn dialect(&self) -> Dialect {
         Dialect::Postgres
     }
 
     fn rows(&mut self, q: &Query, each: &mut dyn FnMut(&Reader<'_>) -> Result<()>) -> Result<()> {
-        each_row(&self.0.query_typed(&q.sql, &typed(q))?, q.table, each)
+        let rows = match self {
+            Pg::Read(client) => client.query_typed(&q.sql, &typed(q))?,
+            Pg::Write(tx) => tx.query_typed(&q.sql, &typed(q))?,
+        };
+        each_row(&rows, q.table, each)
     }
 
     fn execute(&mut self, q: &Query) -> Result<u64> {
-        Ok(self.0.execute_typed(&q.sql, &typed(q))?)
+        Ok(match self {
+            Pg::Read(client) => client.execute_typed(&q.sql, &typed(q))?,
+            Pg::Write(tx) => tx.execute_typed(&q.sql, &typed(q))?,
+        })
     }
 
     fn flush(&mut self, lite: &rusqlite::Connection) -> Result<()> {
-        upload_all(self.0, lite)
+        match self {
+            Pg::Read(_) => Ok(()),
+            Pg::Write(tx) => upload_all(tx, lite),
+        }
     }
 }
 
@@ -819,7 +816,7 @@ impl Backend for PgStore {
         if let Some(done) = self.spooled(|s| s.read(&mut *op)) {
             return done;
         }
-        self.with_client(|client| op(&mut PgRead(client)))
+        self.with_client(|client| op(&mut Pg::Read(client)))
     }
 
     /// One transaction, with the scratch database for the rows the SQLite code builds,
@@ -832,7 +829,7 @@ impl Backend for PgStore {
             return done;
         }
         self.in_tx(|tx, lite| {
-            let mut db = PgWrite(tx);
+            let mut db = Pg::Write(tx);
             op(&mut db, lite)?;
             db.flush(lite)
         })

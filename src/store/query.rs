@@ -196,7 +196,7 @@ fn ids(db: &mut dyn Db, q: Query) -> Result<Vec<String>> {
     rows(db, q, |r| r.text("id"))
 }
 
-/// The integer in the first column `col` of the first row `q` answers.
+/// The integer in the column `col` of the first row `q` answers.
 fn integer(db: &mut dyn Db, q: Query, col: &str) -> Result<i64> {
     rows(db, q, |r| r.i64(col))?
         .pop()
