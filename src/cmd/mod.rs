@@ -90,9 +90,11 @@ pub(crate) enum Cmd {
     #[command(after_help = compare::compare_help())]
     Compare(compare::Args),
     /// Show a run: stored (an id, a unique id prefix, a label, or 'latest') or a built-in
-    /// reference run (vax750-4.1bsd, vax750-4.2bsd, vax750-4.3bsd).
+    /// reference run (vax750-4.1bsd, vax750-4.2bsd, vax750-4.3bsd). A label of several runs
+    /// shows the newest and names the others.
     Show(show::Args),
-    /// Delete a stored run and everything measured in it.
+    /// Delete stored runs and everything measured in them, listing each; a label deletes
+    /// every run that carries it (the group 'compare' takes).
     Rm(rm::Args),
     /// Write stored runs (ids, id prefixes, labels or 'latest') as one export file that
     /// 'sysperf import' reads on another machine: every raw trial, the fingerprint, parameters,

@@ -7,12 +7,12 @@ use super::run::{print_run, RUN_PROFILE_TOP};
 use super::Result;
 use clap::Args as ClapArgs;
 use sysperf::catalog::Catalog;
-use sysperf::exit;
+use sysperf::{exit, reference};
 
 #[derive(ClapArgs)]
 pub(crate) struct Args {
-    /// The run: an id, a unique id prefix (4 digits or more), a label, 'latest', or a
-    /// reference run's name.
+    /// The run: an id, a unique id prefix (4 digits or more), a label (of several runs: the
+    /// newest, naming the others), 'latest', or a reference run's name.
     pub(crate) run: String,
     #[command(flatten)]
     pub(crate) db: DbArg,
@@ -29,6 +29,20 @@ pub(crate) fn exec(a: Args) -> Result<i32> {
         return print_system_profile(store, &p, RUN_PROFILE_TOP, a.json);
     }
     let run = catalog.load(&a.run)?;
+    // A label names a group (`run --repeat`): show the newest, and say so.
+    if !reference::is_name(&a.run) {
+        let ids = catalog.named_runs(&a.run)?;
+        if ids.len() > 1 {
+            say!(
+                "sysperf: '{}' is the label of {} runs ({}); this is the newest, {}: 'sysperf show ID' shows another, 'sysperf compare {}' takes them all as one group",
+                a.run,
+                ids.len(),
+                ids.join(", "),
+                run.id,
+                a.run
+            );
+        }
+    }
     let profiles = catalog.profiles(std::slice::from_ref(&run))?.remove(0);
     let variance = catalog.machine_variance(&run)?;
     print_run(&run, &profiles, Some(&variance), a.json)?;
