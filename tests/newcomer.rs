@@ -95,3 +95,32 @@ fn rm_resolves_every_name_before_removing_any() {
         .stderr(predicate::str::contains("no run matches 'nosuch'"));
     assert_eq!(labelled(&db, "keep").len(), 1);
 }
+
+/// Item 5: a noise call that can estimate nothing says why and what the smallest useful call
+/// is, before running anything; `noise --quick` is that call.
+#[test]
+fn noise_says_why_nothing_can_be_estimated_and_has_a_quick_smoke_test() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("s.db");
+    let err = usage_error(sysperf(&db).args(["noise", "syscall", "--runs", "2", "--trials", "1"]));
+    assert!(err.contains("one trial has none"), "{err}");
+    assert!(err.contains("smallest useful call"), "{err}");
+    assert!(
+        !db.exists(),
+        "nothing may run, nor a store be made, before the refusal"
+    );
+    let out = sysperf(&db)
+        .args(["noise", "syscall", "--quick", "--json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("a smoke test of 'noise'"));
+    let rows = json_of(&out.stdout);
+    assert_eq!(rows.as_array().unwrap().len(), 1, "{rows}");
+    assert_eq!(rows[0]["runs"], 3);
+    usage_error(sysperf(&db).args(["noise", "--quick", "--trials", "3"]));
+}
