@@ -588,9 +588,18 @@ fn bad_input_is_one_line_exit_2_and_no_panic() {
             &["compare", "--baseline", "nosuch", "vax750-4.1bsd"],
             "nosuch",
         ),
-        (&["compare", "--noise", "-1", "vax750-4.1bsd"], "--noise"),
-        (&["compare", "--noise", "nan", "vax750-4.1bsd"], "--noise"),
-        (&["compare", "--noise", "inf", "vax750-4.1bsd"], "--noise"),
+        (
+            &["compare", "--noise", "-1", "vax750-4.1bsd"],
+            "--threshold",
+        ),
+        (
+            &["compare", "--noise", "nan", "vax750-4.1bsd"],
+            "--threshold",
+        ),
+        (
+            &["compare", "--noise", "inf", "vax750-4.1bsd"],
+            "--threshold",
+        ),
         (
             &["compare", "--noise", "1001", "vax750-4.1bsd"],
             "0 to 1000",

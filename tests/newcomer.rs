@@ -124,3 +124,69 @@ fn noise_says_why_nothing_can_be_estimated_and_has_a_quick_smoke_test() {
     assert_eq!(rows[0]["runs"], 3);
     usage_error(sysperf(&db).args(["noise", "--quick", "--trials", "3"]));
 }
+
+/// Item 7: `--help` lists the commands by task, as cargo and git do; `trace` and `profile`
+/// say they observe the whole machine too; `compare`'s band is `--threshold` (criterion's
+/// name), so one thing alone is called noise; old names still work; `run --help` names every
+/// suite.
+#[test]
+fn help_lists_commands_by_task_and_old_names_still_work() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("s.db");
+    let (help, _) = ok(&db, &["--help"]);
+    let heading = |h: &str| {
+        help.find(&format!("\n{h}:\n"))
+            .unwrap_or_else(|| panic!("no '{h}:' heading in\n{help}"))
+    };
+    let tasks = [
+        "Measure",
+        "Observe the machine",
+        "Compare",
+        "Keep runs",
+        "Admin",
+    ];
+    let at: Vec<usize> = tasks.iter().map(|t| heading(t)).collect();
+    assert!(at.windows(2).all(|w| w[0] < w[1]), "{help}");
+    let line = |name: &str| {
+        let i = help
+            .find(&format!("\n  {name} "))
+            .unwrap_or_else(|| panic!("{name} not listed in\n{help}"));
+        (i, help[i..].lines().nth(1).unwrap().to_string())
+    };
+    for (name, task) in [
+        ("run", 0),
+        ("noise", 0),
+        ("trace", 1),
+        ("jitter", 1),
+        ("compare", 2),
+        ("runs", 3),
+        ("rm", 3),
+        ("gc", 4),
+    ] {
+        let (i, _) = line(name);
+        assert!(
+            i > at[task] && at.get(task + 1).is_none_or(|next| i < *next),
+            "{name} is not under {}:\n{help}",
+            tasks[task]
+        );
+    }
+    for name in ["trace", "profile"] {
+        assert!(line(name).1.contains("--system"), "{}", line(name).1);
+    }
+    assert!(!line("jitter").1.contains("noise"), "{}", line("jitter").1);
+    for old in [&["noise", "--help"][..], &["aa", "--help"], &["benchmarks"]] {
+        ok(&db, old);
+    }
+    for band in ["--threshold", "--noise"] {
+        ok(
+            &db,
+            &["compare", "vax750-4.2bsd", "vax750-4.3bsd", band, "5"],
+        );
+    }
+    let (run_help, _) = ok(&db, &["run", "--help"]);
+    let suites = success_json(sysperf(&db).args(["list", "--suites", "--json"]));
+    for s in suites.as_array().unwrap() {
+        let name = s["name"].as_str().unwrap();
+        assert!(run_help.contains(name), "run --help lacks suite {name}");
+    }
+}

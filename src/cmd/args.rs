@@ -80,11 +80,11 @@ pub(crate) struct AgainstArgs {
     /// The run the others are compared with (default: the first RUN); it becomes column 1.
     #[arg(long, value_name = "RUN")]
     pub(crate) baseline: Option<String>,
-    /// Noise band in percent (0-1000): a verdict needs the ratio's whole interval outside +-PCT
-    /// (also spelled --threshold, criterion's name for it).
+    /// The smallest change that counts, in percent (0-1000): a verdict needs the ratio's whole
+    /// interval outside +-PCT (criterion's name; --noise is its old name).
     #[arg(
-        long,
-        visible_alias = "threshold",
+        long = "threshold",
+        visible_alias = "noise",
         value_name = "PCT",
         default_value = "2",
         allow_negative_numbers = true

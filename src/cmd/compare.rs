@@ -68,7 +68,7 @@ impl Format {
 pub(crate) fn exec(a: Args) -> Result<i32> {
     // Every option is checked before any run is loaded.
     let req = compare::Request {
-        noise_pct: parse_pct("--noise", &a.against.noise)?,
+        noise_pct: parse_pct("--threshold", &a.against.noise)?,
         gate_pct: parse_pct_opt("--fail-on-regression", a.fail_on_regression.as_deref())?,
         runs: a.runs,
         baseline: a.against.baseline,

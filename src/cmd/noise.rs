@@ -30,9 +30,11 @@ pub(crate) struct Args {
     /// Label of the runs (default: repeat-GROUP).
     #[arg(long, value_name = "TEXT")]
     pub(crate) label: Option<String>,
-    /// Noise band in percent for the false-verdict count, as compare's --noise.
+    /// The smallest change that counts, in percent, for the false-verdict count, as compare's
+    /// --threshold (--noise is its old name).
     #[arg(
-        long,
+        long = "threshold",
+        visible_alias = "noise",
         value_name = "PCT",
         default_value = "2",
         allow_negative_numbers = true
@@ -85,7 +87,7 @@ impl Args {
 }
 
 pub(crate) fn exec(a: Args) -> Result<i32> {
-    let band = parse_pct("--noise", &a.noise)?;
+    let band = parse_pct("--threshold", &a.noise)?;
     let plan = RunPlan::resolve(&a.request(engine::fresh_seed()?)?, &allowed_cpus()?)?;
     let stop = engine::stop_flag()?;
     let store = catalog::open_store(a.db.db.as_ref())?;

@@ -26,7 +26,7 @@ pub(crate) struct Args {
 }
 
 pub(crate) fn exec(a: Args) -> Result<i32> {
-    let noise = parse_pct("--noise", &a.against.noise)?;
+    let noise = parse_pct("--threshold", &a.against.noise)?;
     output::check(&a.output).context("--output")?;
     let sel = a.fleet.selection()?;
     let mut catalog = Catalog::new(a.db.db);
