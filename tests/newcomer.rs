@@ -190,3 +190,33 @@ fn help_lists_commands_by_task_and_old_names_still_work() {
         assert!(run_help.contains(name), "run --help lacks suite {name}");
     }
 }
+
+/// Item 8: an observation named beside a run is said to be one, with what it compares with,
+/// not "no run matches". Observations need a kernel profile of the whole machine (root).
+#[test]
+fn an_observation_beside_a_run_is_named_as_one() {
+    if !sysperf::sys::is_root() {
+        println!("skipped: 'profile --system' needs root to make the observation");
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("s.db");
+    ok(&db, &["profile", "--system", "1", "--label", "busy"]);
+    ok(&db, &["run", "syscall", "--quick", "--label", "before"]);
+    for args in [
+        &["compare", "busy", "before"][..],
+        &["compare", "before", "busy"],
+        &["compare", "before", "--baseline", "busy"],
+    ] {
+        let err = usage_error(sysperf(&db).args(args));
+        assert!(
+            err.contains("'busy' is an observation of the whole machine"),
+            "{args:?}: {err}"
+        );
+        assert!(
+            err.contains("compares only with another observation"),
+            "{err}"
+        );
+        assert!(!err.contains("no run matches"), "{err}");
+    }
+}

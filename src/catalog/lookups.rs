@@ -96,6 +96,14 @@ impl Catalog {
                 });
             }
         }
+        // A name that is an observation, beside runs, would otherwise be "no run matches".
+        for spec in req.runs.iter().chain(&req.baseline) {
+            if self.find_observation(spec)?.is_some() {
+                return Err(
+                    crate::error::InputError::ObservationNotRun { name: spec.clone() }.into(),
+                );
+            }
+        }
         let sel = crate::fleet::Selection::parse(&req.wheres, req.by.as_deref())?;
         let (runs, comparison) =
             self.fleet_comparison(&req.runs, req.baseline.as_deref(), &sel, req.noise_pct)?;
