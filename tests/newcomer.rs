@@ -220,3 +220,48 @@ fn an_observation_beside_a_run_is_named_as_one() {
         assert!(!err.contains("no run matches"), "{err}");
     }
 }
+
+/// Item 9: two spins on one CPU take it from each other: the time lost is said to be other
+/// tasks', not the hypervisor's, unless the hypervisor reported steal; numbered interrupts
+/// carry their device's name.
+#[test]
+fn jitter_says_other_tasks_took_the_time_and_names_numbered_interrupts() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("s.db");
+    let cpu = sysperf::sys::get_affinity().unwrap()[0].to_string();
+    let spin = || {
+        std::process::Command::new(assert_cmd::cargo::cargo_bin("sysperf"))
+            .args(["jitter", "--seconds", "0.3", "--cpu", &cpu, "--json"])
+            .env("SYSPERF_DB", &db)
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let (a, b) = (spin(), spin());
+    for child in [a, b] {
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success());
+        let v = json_of(&out.stdout);
+        let v = &v["report"];
+        let c = &v["cpus"][0];
+        assert!(c["preemptions"].as_u64().is_some(), "{c}");
+        assert!(c["off_cpu_ns"].as_u64().is_some(), "{c}");
+        for irq in c["interrupts"].as_object().unwrap().keys() {
+            if irq.bytes().all(|b| b.is_ascii_digit()) {
+                assert!(
+                    v["irq_names"][irq].is_string(),
+                    "IRQ {irq} has no name: {v}"
+                );
+            }
+        }
+    }
+    let (text, _) = ok(&db, &["jitter", "--seconds", "0.05", "--cpu", &cpu]);
+    assert!(
+        text.contains("lost us/s") && text.contains("preempted"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("stolen"),
+        "steal is the hypervisor's word: {text}"
+    );
+}
