@@ -265,3 +265,142 @@ fn jitter_says_other_tasks_took_the_time_and_names_numbered_interrupts() {
         "steal is the hypervisor's word: {text}"
     );
 }
+
+/// Item 10: `run --dry-run` shows the trial order (README says it does) and the least time
+/// the run takes; the order it shows is the order the run then keeps.
+#[test]
+fn dry_run_shows_the_trial_order_the_run_keeps_and_a_time_estimate() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("s.db");
+    let args = [
+        "run",
+        "syscall",
+        "csw",
+        "pipeself4",
+        "--quick",
+        "--seed",
+        "7",
+    ];
+    let (text, _) = ok(&db, &[&args[..], &["--dry-run"]].concat());
+    assert!(text.contains("trial order, round 1: "), "{text}");
+    assert!(text.contains("at least 0.03 s of measuring"), "{text}");
+    let plan = success_json(sysperf(&db).args([&args[..], &["--dry-run", "--json"]].concat()));
+    let planned: Vec<&str> = plan["trial_order"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t[1].as_str().unwrap())
+        .collect();
+    assert_eq!(planned.len(), 3, "{plan}");
+    let run = success_json(sysperf(&db).args([&args[..], &["--json"]].concat()));
+    let mut ran: Vec<(u64, String)> = run["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            let t = r["trials"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|t| t["round"] == 0)
+                .unwrap();
+            (
+                t["started_ns"].as_u64().unwrap(),
+                r["id"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    ran.sort();
+    let ran: Vec<&str> = ran.iter().map(|(_, id)| id.as_str()).collect();
+    assert_eq!(
+        ran, planned,
+        "the run did not keep the order --dry-run showed"
+    );
+}
+
+/// Versions of sysperf that a text names ("before sysperf 0.3", "before 0.2"): (line, version).
+fn versions_named(text: &str) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        for lead in ["sysperf ", "before "] {
+            for (i, _) in line.match_indices(lead) {
+                let v: String = line[i + lead.len()..]
+                    .chars()
+                    .take_while(|c| c.is_ascii_digit() || *c == '.')
+                    .collect();
+                let v = v.trim_end_matches('.');
+                if v.contains('.') && v.starts_with(|c: char| c.is_ascii_digit()) {
+                    out.push((n + 1, v.to_string()));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Item 10: the docs and the help never speak of a sysperf version there has not been
+/// ("before sysperf 0.3" while `--version` said 0.1.0).
+#[test]
+fn no_text_names_a_version_newer_than_this_one() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let ours: Vec<u64> = env!("CARGO_PKG_VERSION")
+        .split('.')
+        .map(|x| x.parse().unwrap())
+        .collect();
+    let mut files = vec![root.join("README.md")];
+    for dir in ["docs", "src/cmd"] {
+        for e in std::fs::read_dir(root.join(dir)).unwrap() {
+            files.push(e.unwrap().path());
+        }
+    }
+    let mut bad = Vec::new();
+    for f in files {
+        let text = std::fs::read_to_string(&f).unwrap();
+        for (line, v) in versions_named(&text) {
+            let v: Vec<u64> = v.split('.').map(|x| x.parse().unwrap_or(0)).collect();
+            if v > ours {
+                bad.push(format!("{}:{line}: sysperf {v:?}", f.display()));
+            }
+        }
+    }
+    assert!(bad.is_empty(), "newer than {ours:?}:\n{}", bad.join("\n"));
+    assert_eq!(
+        versions_named("runs made before sysperf 0.3 (no whole); the order of sysperf before 0.2;"),
+        [(1, "0.3".to_string()), (1, "0.2".to_string())]
+    );
+}
+
+/// Item 10: `report -o r.txt` is refused (it would write HTML into a .txt), naming what
+/// writes text; `.html` is written.
+#[test]
+fn report_writes_html_only_to_an_html_name() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("s.db");
+    let txt = tmp.path().join("r.txt");
+    let err = usage_error(sysperf(&db).args([
+        "report",
+        "vax750-4.2bsd",
+        "vax750-4.3bsd",
+        "-o",
+        txt.to_str().unwrap(),
+    ]));
+    assert!(
+        err.contains("FILE.html") && err.contains("sysperf compare"),
+        "{err}"
+    );
+    assert!(!txt.exists());
+    let html = tmp.path().join("r.html");
+    ok(
+        &db,
+        &[
+            "report",
+            "vax750-4.2bsd",
+            "vax750-4.3bsd",
+            "-o",
+            html.to_str().unwrap(),
+        ],
+    );
+    assert!(std::fs::read_to_string(&html)
+        .unwrap()
+        .starts_with("<!DOCTYPE html>"));
+}

@@ -29,7 +29,7 @@ pub(crate) struct Args {
     #[arg(long)]
     pub(crate) quick: bool,
     /// Run each benchmark's trials back to back instead of in shuffled rounds (the order of
-    /// sysperf before 0.2; trials then describe one moment of the machine, not the whole run).
+    /// sysperf's first runs; trials then describe one moment of the machine, not the whole run).
     #[arg(long)]
     pub(crate) sequential: bool,
     /// Seed of the shuffled order of the trials (default: random; the run stores it).

@@ -564,7 +564,7 @@ pub fn text(c: &Comparison) -> String {
     }
     let counters = counter_rows(c);
     if !counters.is_empty() {
-        let _ = writeln!(s, "\nCounters (run --observe: perf counters per operation from the warm-up trial; interrupts per trial, system-wide)");
+        let _ = writeln!(s, "\nCounters (run --observe: perf counters per operation from the warm-up trial, or every trial of a --quick run; interrupts per trial, system-wide)");
         let _ = writeln!(
             s,
             "{:<21} {:>4} {:>10} {:>10} {:>10} {:>11} {:>10}",
@@ -843,7 +843,7 @@ pub fn markdown(c: &Comparison) -> String {
     }
     let counters = counter_rows(c);
     if !counters.is_empty() {
-        s += "\n**Counters** (run --observe: perf counters per operation from the warm-up trial; interrupts per trial, system-wide)\n\n";
+        s += "\n**Counters** (run --observe: perf counters per operation from the warm-up trial, or every trial of a --quick run; interrupts per trial, system-wide)\n\n";
         let mut head = vec!["Test".to_string(), "run".to_string()];
         head.extend(COUNTER_HEADS.iter().map(|h| h.to_string()));
         s += &md_row(&head);

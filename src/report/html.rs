@@ -939,7 +939,7 @@ pub fn html_by(
     s.push_str("\n</section>\n");
 
     if !counter_rows.is_empty() {
-        s.push_str("<section id=\"counters\">\n<h2>Counters</h2>\n<p>What <code>sysperf run --observe</code> counted: context switches, migrations and page faults per operation from perf counters on the worker and its children (taken in the warm-up trial, since they slow the work they count), interrupts per trial system-wide.</p>\n");
+        s.push_str("<section id=\"counters\">\n<h2>Counters</h2>\n<p>What <code>sysperf run --observe</code> counted: context switches, migrations and page faults per operation from perf counters on the worker and its children (taken in the warm-up trial, since they slow the work they count, or in every trial of a <code>--quick</code> run, which has none), interrupts per trial system-wide.</p>\n");
         counters(&mut s, cmp, counter_rows);
         s.push_str("\n</section>\n");
     }

@@ -108,7 +108,8 @@ pub fn header(run: &Run) -> String {
         p.cpus.as_ref().map(|c| format!(" on CPUs {}", crate::harness::placement::format_list(c))).unwrap_or_default(),
         p.precision_pct.map(|x| format!("; rounds added until each interval is within +-{x}% of its median (--precision)")).unwrap_or_default(),
         match (&p.group, p.replicate) {
-            (Some(g), Some(r)) => format!("; replicate {} of group {g} (--repeat)", r + 1),
+            // Numbered from 0, as `params.replicate` is in the JSON.
+            (Some(g), Some(r)) => format!("; replicate {r} (from 0) of group {g} (--repeat)"),
             _ => String::new(),
         },
         // What the wait found is a note (quiet) or a warning (not), printed below.
@@ -433,9 +434,15 @@ pub fn counters_table(run: &Run) -> String {
         .any(|(_, c)| c.cycles_per_op.is_some() || c.instructions_per_op.is_some());
     let opt = |v: Option<f64>| v.map(num).unwrap_or_else(|| "-".into());
     let mut s = String::new();
+    // A quick run has no warm-up trial: its one trial carries the counters.
     let _ = writeln!(
         s,
-        "\nCounters (--observe): per operation from perf_event_open on the worker and its children, in the warm-up trial; interrupts, softirqs and disk I/Os system-wide, per measured trial (medians)"
+        "\nCounters (--observe): per operation from perf_event_open on the worker and its children, {}; interrupts, softirqs and disk I/Os system-wide, per measured trial (medians)",
+        if run.params.quick {
+            "in every trial (--quick has no warm-up trial)"
+        } else {
+            "in the warm-up trial"
+        }
     );
     let mut head = format!(
         "{:<18}| {:>10} | {:>8} | {:>8} | {:>9} |",
