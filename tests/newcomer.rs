@@ -404,3 +404,80 @@ fn report_writes_html_only_to_an_html_name() {
         .unwrap()
         .starts_with("<!DOCTYPE html>"));
 }
+
+/// The docs, each file with its name.
+fn docs() -> Vec<(String, String)> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut out = vec![(
+        "README.md".to_string(),
+        std::fs::read_to_string(root.join("README.md")).unwrap(),
+    )];
+    for e in std::fs::read_dir(root.join("docs")).unwrap() {
+        let p = e.unwrap().path();
+        out.push((
+            p.display().to_string(),
+            std::fs::read_to_string(&p).unwrap(),
+        ));
+    }
+    out
+}
+
+/// Item 11: wherever the docs enumerate the values of a registry (a result's `group`, a
+/// series' `suite`, `plot --group`'s charts), they enumerate all of them.
+#[test]
+fn the_docs_enumerate_every_group_suite_and_chart_the_registries_have() {
+    let tmp = tempfile::tempdir().unwrap();
+    let list = success_json(sysperf(&tmp.path().join("s.db")).args(["list", "--json"]));
+    let mut groups: Vec<String> = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["group"].as_str().unwrap().to_string())
+        .collect();
+    groups.sort();
+    groups.dedup();
+    let suites: Vec<&str> = sysperf::suite::suites().iter().map(|s| s.name).collect();
+    let charts: Vec<&str> = sysperf::bench::charts().iter().map(|c| c.name).collect();
+    let quoted = |line: &str, names: &[&str]| -> Vec<String> {
+        names
+            .iter()
+            .filter(|n| !line.contains(&format!("`{n}`")))
+            .map(|n| n.to_string())
+            .collect()
+    };
+    let mut bad = Vec::new();
+    let mut seen = [0; 3];
+    for (file, text) in docs() {
+        for (n, line) in text.lines().enumerate() {
+            let group_names: Vec<&str> = groups.iter().map(String::as_str).collect();
+            let lists = [
+                // A result's group: a table row documenting `group` by its values.
+                (
+                    line.starts_with("| `group` |") && line.contains("`kernel`"),
+                    &group_names,
+                ),
+                // A series' suite.
+                (
+                    line.starts_with("| `suite`") && line.contains("`bbn`"),
+                    &suites,
+                ),
+                // plot --group's charts.
+                (line.contains("`ipc`, `fork`, `exec`"), &charts),
+            ];
+            for (i, (here, names)) in lists.iter().enumerate() {
+                if *here {
+                    seen[i] += 1;
+                    let missing = quoted(line, names);
+                    if !missing.is_empty() {
+                        bad.push(format!("{file}:{}: lacks {missing:?}", n + 1));
+                    }
+                }
+            }
+        }
+    }
+    assert!(
+        seen.iter().all(|&n| n > 0),
+        "an enumeration was not found: {seen:?}"
+    );
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
