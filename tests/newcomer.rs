@@ -481,3 +481,24 @@ fn the_docs_enumerate_every_group_suite_and_chart_the_registries_have() {
     );
     assert!(bad.is_empty(), "{}", bad.join("\n"));
 }
+
+/// Item 1: `compare` follows the same rule: a label is its group, an id (or 'latest') the one
+/// run it names, even when that run belongs to a group.
+#[test]
+fn compare_takes_a_label_as_its_group_and_an_id_as_one_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("s.db");
+    ok(
+        &db,
+        &["run", "syscall", "--quick", "--repeat", "2", "--label", "g"],
+    );
+    let one = labelled(&db, "g")[1].clone();
+    for (spec, runs) in [("g", 2), (one.as_str(), 1), ("latest", 1)] {
+        let v = success_json(sysperf(&db).args(["compare", spec, "--json"]));
+        assert_eq!(
+            v["group_runs"][0], runs,
+            "compare {spec}: {}",
+            v["group_runs"]
+        );
+    }
+}
