@@ -502,3 +502,60 @@ fn compare_takes_a_label_as_its_group_and_an_id_as_one_run() {
         );
     }
 }
+
+/// Item 13: hyperfine's habits where they fit: `--runs` is `--trials`, `--warmup` as far as
+/// the budget has it (else exit 2 saying why), `--export-csv`/`--export-markdown`/
+/// `--export-json` on `run` and `show`.
+#[test]
+fn hyperfine_habits_carry_over_to_run_and_show() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("s.db");
+    let file = |n: &str| tmp.path().join(n).to_str().unwrap().to_string();
+    let (_, err) = ok(
+        &db,
+        &[
+            "run",
+            "syscall",
+            "--runs",
+            "3",
+            "--warmup",
+            "1",
+            "--min-time",
+            "0.01",
+            "--export-csv",
+            &file("r.csv"),
+            "--export-markdown",
+            &file("r.md"),
+            "--export-json",
+            &file("r.json"),
+        ],
+    );
+    assert!(
+        err.contains("wrote") && err.contains("(--export-csv)"),
+        "{err}"
+    );
+    let csv = std::fs::read_to_string(file("r.csv")).unwrap();
+    let mut lines = csv.lines();
+    assert!(lines.next().unwrap().starts_with("id,label,run,"), "{csv}");
+    assert!(lines.next().unwrap().starts_with("syscall,"), "{csv}");
+    let md = std::fs::read_to_string(file("r.md")).unwrap();
+    assert!(md.contains("| syscall"), "{md}");
+    let json = json_of(&std::fs::read(file("r.json")).unwrap());
+    let trials = json["results"][0]["trials"].as_array().unwrap();
+    assert_eq!(
+        trials.iter().filter(|t| !t["round"].is_null()).count(),
+        3,
+        "--runs 3 is three counted trials"
+    );
+    let err = usage_error(sysperf(&db).args(["run", "syscall", "--warmup", "3"]));
+    assert!(err.contains("--min-time"), "{err}");
+    ok(&db, &["run", "syscall", "--quick", "--warmup", "0"]);
+    let (_, err) = ok(
+        &db,
+        &["show", "vax750-4.2bsd", "--export-csv", &file("v.csv")],
+    );
+    assert!(err.contains("v.csv"), "{err}");
+    assert!(std::fs::read_to_string(file("v.csv"))
+        .unwrap()
+        .contains("0000004b5d42"));
+}

@@ -1,7 +1,8 @@
 //! `sysperf show`: one run (stored or built in) with the machine's variance and its profiles,
 //! or one observation of the whole machine.
 
-use super::args::DbArg;
+use super::args::{DbArg, ExportArgs};
+use super::out::write_exports;
 use super::profile::print_system_profile;
 use super::run::{print_run, RUN_PROFILE_TOP};
 use super::Result;
@@ -15,6 +16,8 @@ pub(crate) struct Args {
     /// newest, naming the others), 'latest', or a reference run's name.
     pub(crate) run: String,
     #[command(flatten)]
+    pub(crate) exports: ExportArgs,
+    #[command(flatten)]
     pub(crate) db: DbArg,
     /// Print the whole run as JSON (the format of 'run --json').
     #[arg(long)]
@@ -22,7 +25,7 @@ pub(crate) struct Args {
 }
 
 pub(crate) fn exec(a: Args) -> Result<i32> {
-    let mut catalog = Catalog::new(a.db.db);
+    let mut catalog = Catalog::new(a.db.db.clone());
     if let Some(id) = catalog.find_observation(&a.run)? {
         let store = catalog.store()?;
         let p = store.load_observation(&id)?;
@@ -45,6 +48,20 @@ pub(crate) fn exec(a: Args) -> Result<i32> {
     }
     let profiles = catalog.profiles(std::slice::from_ref(&run))?.remove(0);
     let variance = catalog.machine_variance(&run)?;
+    a.exports.check()?;
     print_run(&run, &profiles, Some(&variance), a.json)?;
+    // What is shown is the one run (a group's newest), so that is what the files hold.
+    let spec = if reference::is_name(&a.run) {
+        a.run.clone()
+    } else {
+        run.id.clone()
+    };
+    let json = serde_json::to_string_pretty(&sysperf::report::json::show_document(
+        &run,
+        &profiles,
+        Some(&variance),
+        RUN_PROFILE_TOP,
+    ))?;
+    write_exports(&a.exports, &spec, &(json + "\n"), a.db.db)?;
     Ok(exit::OK)
 }
