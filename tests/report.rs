@@ -690,3 +690,107 @@ fn report_renders_in_a_real_browser() {
     std::fs::copy(&shot, &keep).unwrap();
     eprintln!("screenshot: {}", keep.display());
 }
+
+/// The pixels of a PNG screenshot (RGB or RGBA, 8 bits), as (width, rows of RGB).
+fn decode_rgb(bytes: &[u8]) -> (usize, Vec<Vec<[u8; 3]>>) {
+    let mut reader = png::Decoder::new(std::io::Cursor::new(bytes))
+        .read_info()
+        .unwrap();
+    let mut buf = vec![0; reader.output_buffer_size().unwrap()];
+    let info = reader.next_frame(&mut buf).unwrap();
+    let channels = info.color_type.samples();
+    assert_eq!(info.bit_depth, png::BitDepth::Eight);
+    let (w, h) = (info.width as usize, info.height as usize);
+    let rows = (0..h)
+        .map(|y| {
+            (0..w)
+                .map(|x| {
+                    let i = (y * w + x) * channels;
+                    [buf[i], buf[i + 1], buf[i + 2]]
+                })
+                .collect()
+        })
+        .collect();
+    (w, rows)
+}
+
+/// Pixels in `rows` within `tol` of `colour` in every channel.
+fn pixels_near(rows: &[Vec<[u8; 3]>], colour: [u8; 3], tol: u8) -> usize {
+    rows.iter()
+        .flatten()
+        .filter(|p| (0..3).all(|c| p[c].abs_diff(colour[c]) <= tol))
+        .count()
+}
+
+/// A screenshot of `page` (which may carry a #fragment) as a reader sees it in a window of
+/// `w` x `h`: framed in a page of the test's own, because headless Chromium draws a blank
+/// screenshot of a top-level page it scrolled to a fragment.
+fn screenshot(bin: &Path, page: &str, w: u32, h: u32, dir: &Path) -> Vec<u8> {
+    let frame = dir.join("frame.html");
+    std::fs::write(
+        &frame,
+        format!("<!DOCTYPE html><html><body style=\"margin:0\"><iframe src=\"{page}\" style=\"width:{w}px;height:{h}px;border:0;display:block\"></iframe></body></html>"),
+    )
+    .unwrap();
+    let shot = dir.join("shot.png");
+    let _ = std::fs::remove_file(&shot);
+    let (_, err) = headless(
+        bin,
+        &frame,
+        &[
+            format!("--screenshot={}", shot.display()),
+            format!("--window-size={w},{h}"),
+        ],
+        dir,
+    );
+    std::fs::read(&shot).unwrap_or_else(|e| panic!("no screenshot ({e}):\n{err}"))
+}
+
+/// The link colour of the report's table of contents (`nav.toc a`, #175CD3).
+const LINK: [u8; 3] = [0x17, 0x5C, 0xD3];
+
+/// #33 item 12: the table of contents stays at the top of the window however far the reader
+/// scrolls, and the facts alike in every run are folded.
+#[test]
+fn the_report_keeps_its_contents_in_view_and_folds_what_is_alike() {
+    let Some(bin) = chromium() else {
+        assert!(
+            !in_ci(),
+            "chromium is not installed, and CI is set; .ci/run installs it (apt-get install chromium)"
+        );
+        eprintln!("skipped: chromium not found (Debian: apt-get install chromium)");
+        return;
+    };
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let page = dir.path().join("report.html");
+    sysperf(store())
+        .args(["report", "a", "b", "-o"])
+        .arg(&page)
+        .assert()
+        .success();
+    let (dom, _) = headless(&bin, &page, &["--dump-dom".into()], dir.path());
+    let at = dom.find("id=\"fingerprints\"").expect("no fingerprints");
+    let section = &dom[at..at + dom[at..].find("</section>").unwrap()];
+    assert!(
+        section.contains("<details class=\"fold\"><summary>")
+            && section.contains("the same in every run</summary>"),
+        "the facts alike are not folded"
+    );
+    // At the top of the page the links are under the title; scrolled to the last section,
+    // at the top of the window.
+    for (fragment, band) in [("", 160), ("#method", 48)] {
+        let (w, rows) = decode_rgb(&screenshot(
+            &bin,
+            &format!("report.html{fragment}"),
+            1400,
+            900,
+            dir.path(),
+        ));
+        assert_eq!(w, 1400);
+        let top = pixels_near(&rows[..band], LINK, 40);
+        assert!(
+            top > 200,
+            "scrolled to '{fragment}': {top} link-coloured pixels in the top {band} rows: the contents are not in view"
+        );
+    }
+}

@@ -26,8 +26,11 @@ header p{margin:0;color:#475467}
 section{background:#fff;border:1px solid #E4E7EC;border-radius:10px;padding:18px 22px;margin:18px 0}
 h2{font-size:19px;margin:0 0 12px}
 h3{font-size:15px;margin:18px 0 8px}
-nav{margin:14px 0 0;font-size:13px}
-nav a{color:#175CD3;text-decoration:none;margin-right:14px}
+nav.toc{position:sticky;top:0;z-index:5;margin:14px -28px 0;padding:8px 28px;font-size:13px;background:#F2F4F7;border-bottom:1px solid #E4E7EC}
+nav.toc a{color:#175CD3;text-decoration:none;margin-right:14px;white-space:nowrap}
+section{scroll-margin-top:48px}
+details.fold{margin:10px 0 0}
+details.fold summary{cursor:pointer;color:#175CD3;font-weight:600}
 .banner{display:grid;grid-template-columns:repeat(auto-fit,minmax(320px,1fr));gap:14px;margin:0 0 14px}
 .box{border-radius:8px;padding:14px 18px;border:1px solid}
 .box h2{margin:0 0 6px;font-size:21px}
@@ -75,7 +78,7 @@ ul.warn{margin:0;padding-left:18px}
 ul.warn li{margin:3px 0}
 .formula{font-family:"DejaVu Sans Mono",ui-monospace,Menlo,Consolas,monospace;font-size:12px;color:#344054;text-align:left}
 footer{color:#667085;font-size:12px;text-align:center}
-@media print{body{background:#fff}section{border:none;padding:0}}
+@media print{body{background:#fff}section{border:none;padding:0}nav.toc{position:static}}
 "#;
 
 /// The verdict in words with its class; colour is never the only signal.
@@ -519,7 +522,39 @@ fn parameter_rows(runs: &[Run]) -> Vec<(String, Vec<Option<String>>)> {
         .collect()
 }
 
+/// Rows past which a list or table that says the same in every run is folded (`<details>`,
+/// no script): a fingerprint has some 70 facts, most alike, and the page is read for what
+/// differs.
+pub const FOLD_ROWS: usize = 12;
+
+/// A table of facts, one column per run: the facts that differ in the open, those the same
+/// in every run (or, for one run, all of them) folded under a summary when there are more
+/// than [`FOLD_ROWS`].
 fn side_by_side(s: &mut String, cmp: &Comparison, rows: &[(String, Vec<Option<String>>)]) {
+    let differs =
+        |values: &Vec<Option<String>>| values.len() > 1 && values.windows(2).any(|w| w[0] != w[1]);
+    let (open, same): (Vec<_>, Vec<_>) = rows.iter().cloned().partition(|(_, v)| differs(v));
+    if same.len() <= FOLD_ROWS {
+        return fact_table(s, cmp, rows);
+    }
+    if !open.is_empty() {
+        fact_table(s, cmp, &open);
+    }
+    let _ = write!(
+        s,
+        "<details class=\"fold\"><summary>{} {} the same in every run</summary>",
+        same.len(),
+        if cmp.runs.len() > 1 {
+            "facts,"
+        } else {
+            "facts of the machine,"
+        }
+    );
+    fact_table(s, cmp, &same);
+    s.push_str("</details>");
+}
+
+fn fact_table(s: &mut String, cmp: &Comparison, rows: &[(String, Vec<Option<String>>)]) {
     s.push_str("<table><thead><tr><th class=\"fp\">Fact</th>");
     for (i, h) in cmp.runs.iter().enumerate() {
         let _ = write!(
@@ -609,6 +644,14 @@ fn findings(s: &mut String, cmp: &Comparison) {
         s.push_str("<p>No findings recorded for these runs.</p>");
         return;
     }
+    let folded = cmp.findings.len() > FOLD_ROWS;
+    if folded {
+        let _ = write!(
+            s,
+            "<details class=\"fold\"><summary>{} findings</summary>",
+            cmp.findings.len()
+        );
+    }
     s.push_str("<ul class=\"warn\">");
     for f in &cmp.findings {
         let i = cmp.runs.iter().position(|h| h.id == f.run).unwrap_or(0);
@@ -626,6 +669,9 @@ fn findings(s: &mut String, cmp: &Comparison) {
         );
     }
     s.push_str("</ul>");
+    if folded {
+        s.push_str("</details>");
+    }
 }
 
 fn warnings(s: &mut String, cmp: &Comparison) {
@@ -828,7 +874,7 @@ pub fn html_by(
     let _ = write!(
         s,
         "<header><h1>sysperf report</h1><p>{} run{} compared{}, by the method of Leffler, Karels and McKusick's 4.2BSD measurements (1984).</p>\n\
-         <nav><a href=\"#comparison\">Comparison</a>{evolution_link}<a href=\"#charts\">Charts</a><a href=\"#paging\">Paging</a>{suites_link}<a href=\"#fingerprints\">Fingerprints</a><a href=\"#warnings\">Warnings</a><a href=\"#doctor\">Doctor</a>{counters_link}{profiles_link}<a href=\"#derived\">Derived figures</a><a href=\"#method\">Method</a></nav></header>\n",
+         </header>\n<nav class=\"toc\"><a href=\"#comparison\">Comparison</a>{evolution_link}<a href=\"#charts\">Charts</a><a href=\"#paging\">Paging</a>{suites_link}<a href=\"#fingerprints\">Fingerprints</a><a href=\"#warnings\">Warnings</a><a href=\"#doctor\">Doctor</a>{counters_link}{profiles_link}<a href=\"#derived\">Derived figures</a><a href=\"#method\">Method</a></nav>\n",
         cmp.runs.len(),
         if cmp.runs.len() == 1 { "" } else { "s" },
         cmp.runs
