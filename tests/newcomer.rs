@@ -559,3 +559,41 @@ fn hyperfine_habits_carry_over_to_run_and_show() {
         .unwrap()
         .contains("0000004b5d42"));
 }
+
+/// Item 2: a `--quick` run says it is a smoke test in its header, over its tables and in a
+/// comparison; a derived figure its one-trial inputs cannot support prints "n/a" and why.
+#[test]
+fn a_quick_run_says_it_is_a_smoke_test_and_unsupported_figures_are_na() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("s.db");
+    let sel = ["csw", "signocsw", "syscall", "--quick"];
+    let (text, _) = ok(&db, &[&["run"][..], &sel, &["--label", "q1"]].concat());
+    assert!(text.starts_with("SMOKE TEST (--quick)"), "{text}");
+    let title = text.lines().find(|l| l.starts_with("Table 2.")).unwrap();
+    assert!(title.contains("SMOKE TEST"), "{title}");
+    let csw = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("context switch"))
+        .unwrap();
+    assert!(csw.contains(" n/a ") && csw.contains("one trial"), "{csw}");
+    let v = success_json(
+        sysperf(&db).args([&["run"][..], &sel, &["--json", "--label", "q2"]].concat()),
+    );
+    let d = v["derived"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["name"] == "context switch")
+        .unwrap();
+    assert!(d["na"].as_str().unwrap().starts_with("one trial"), "{d}");
+    let (cmp, _) = ok(&db, &["compare", "q1", "q2"]);
+    assert!(cmp.contains("SMOKE TEST: [1] [2] are --quick"), "{cmp}");
+    assert!(cmp.contains("n/a [2] context switch: one trial"), "{cmp}");
+    let row = cmp
+        .lines()
+        .find(|l| l.starts_with("context switch"))
+        .unwrap();
+    let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+    assert_eq!(cells[1], "n/a n/a", "no number: {row}");
+    assert_eq!(cells[3], "-", "no ratio of figures that are n/a: {row}");
+}

@@ -794,3 +794,56 @@ fn the_report_keeps_its_contents_in_view_and_folds_what_is_alike() {
         );
     }
 }
+
+/// The smoke banner's border colour (`.smoke`, #DC6803).
+const SMOKE: [u8; 3] = [0xDC, 0x68, 0x03];
+
+/// #33 Done-when: a fresh `sysperf run --quick` then `sysperf report` looks like a smoke test
+/// at a glance: the banner is in the first screenful, and a report of a measured run has none.
+#[test]
+fn a_quick_run_reports_as_a_smoke_test_at_a_glance() {
+    let Some(bin) = chromium() else {
+        assert!(
+            !in_ci(),
+            "chromium is not installed, and CI is set; .ci/run installs it (apt-get install chromium)"
+        );
+        eprintln!("skipped: chromium not found (Debian: apt-get install chromium)");
+        return;
+    };
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let db = dir.path().join("fresh.db");
+    sysperf(&db).args(["run", "--quick"]).assert().success();
+    let page = dir.path().join("report.html");
+    sysperf(&db)
+        .args(["report", "latest", "-o"])
+        .arg(&page)
+        .assert()
+        .success();
+    let (_, rows) = decode_rgb(&screenshot(&bin, "report.html", 1400, 900, dir.path()));
+    let banner = pixels_near(&rows[..450], SMOKE, 24);
+    assert!(
+        banner > 2000,
+        "only {banner} pixels of the smoke banner's border in the first 450 rows"
+    );
+    let keep = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .parent()
+        .unwrap()
+        .join("report-smoke-screenshot.png");
+    std::fs::write(
+        &keep,
+        screenshot(&bin, "report.html", 1400, 900, dir.path()),
+    )
+    .unwrap();
+    eprintln!("screenshot: {}", keep.display());
+    // A report of runs that are not smoke tests shows no banner (the reference runs).
+    sysperf(&db)
+        .args(["report", "vax750-4.2bsd", "vax750-4.3bsd", "-o"])
+        .arg(dir.path().join("published.html"))
+        .assert()
+        .success();
+    let (_, rows) = decode_rgb(&screenshot(&bin, "published.html", 1400, 900, dir.path()));
+    assert!(
+        pixels_near(&rows[..450], SMOKE, 24) < 50,
+        "a banner on runs that are no smoke test"
+    );
+}

@@ -506,6 +506,9 @@ pub fn text(c: &Comparison) -> String {
     for i in 0..c.runs.len() {
         let _ = writeln!(s, "  {} {}", tag(i), run_line(c, i));
     }
+    if let Some(line) = smoke_line(c) {
+        let _ = writeln!(s, "{line}");
+    }
     let _ = writeln!(s, "method: {}", c.method);
     let _ = writeln!(s, "intervals: {}", c.covers);
 
@@ -610,10 +613,7 @@ pub fn text(c: &Comparison) -> String {
         for d in &c.derived {
             let mut line = vec![
                 vec![d.name.clone()],
-                d.values
-                    .iter()
-                    .map(|v| v.map(num).unwrap_or_else(|| "-".into()))
-                    .collect(),
+                derived_values(d),
                 vec![d.unit.clone()],
             ];
             line.extend(others(c).map(|i| vec![derived_ratio(d, c.baseline, i)]));
@@ -622,6 +622,9 @@ pub fn text(c: &Comparison) -> String {
         }
         let last = lines[0].len() - 1;
         s += &Grid { titles, lines }.render(|b, _| b == 0 || b == 2 || b == last);
+        for line in derived_na(c) {
+            let _ = writeln!(s, "  {line}");
+        }
     }
     // After the tables: what the doctor found, each finding once with the runs it concerns.
     let doctor = doctor_findings(c);
@@ -783,6 +786,9 @@ pub fn markdown(c: &Comparison) -> String {
             let _ = writeln!(s, "\n{} published in: {}", tag(i), md(cite));
         }
     }
+    if let Some(line) = smoke_line(c) {
+        let _ = writeln!(s, "\n**{}**", md(&line));
+    }
     let _ = writeln!(s, "\nMethod: {}", md(&c.method));
     let _ = writeln!(s, "\nIntervals: {}", md(&c.covers));
 
@@ -880,18 +886,63 @@ pub fn markdown(c: &Comparison) -> String {
         s += &md_rule(&aligns);
         for d in &c.derived {
             let mut cells = vec![md(&d.name)];
-            cells.extend(
-                d.values
-                    .iter()
-                    .map(|v| v.map(num).unwrap_or_else(|| "-".into())),
-            );
+            cells.extend(derived_values(d));
             cells.push(md(&d.unit));
             cells.extend(others(c).map(|i| derived_ratio(d, c.baseline, i)));
             cells.push(md(formula(d)));
             s += &md_row(&cells);
         }
+        let na = derived_na(c);
+        if !na.is_empty() {
+            s += "\n";
+            for line in na {
+                let _ = writeln!(s, "- {}", md(&line));
+            }
+        }
     }
     s
+}
+
+/// What a comparison of `--quick` runs says under its runs: they are smoke tests.
+pub fn smoke_line(c: &Comparison) -> Option<String> {
+    let quick: Vec<String> = (0..c.runs.len())
+        .filter(|&i| c.runs[i].quick)
+        .map(tag)
+        .collect();
+    (!quick.is_empty()).then(|| {
+        format!(
+            "SMOKE TEST: {} {} --quick (one trial per test, no warm-up): the figures check that the tests run and do not measure the machine; run without --quick to measure",
+            quick.join(" "),
+            if quick.len() == 1 { "is" } else { "are" }
+        )
+    })
+}
+
+/// A derived figure's cells, one per run: its value, "n/a" where its inputs cannot support it
+/// (the reason follows the table), "-" where the run lacks it.
+fn derived_values(d: &DerivedRow) -> Vec<String> {
+    d.values
+        .iter()
+        .zip(&d.na)
+        .map(|(v, na)| match (v, na) {
+            (_, Some(_)) => "n/a".to_string(),
+            (Some(v), None) => num(*v),
+            (None, None) => "-".to_string(),
+        })
+        .collect()
+}
+
+/// Why each "n/a" of the derived figures is one: "n/a [2] context switch: one trial ...".
+fn derived_na(c: &Comparison) -> Vec<String> {
+    c.derived
+        .iter()
+        .flat_map(|d| {
+            d.na.iter().enumerate().filter_map(move |(i, why)| {
+                why.as_ref()
+                    .map(|why| format!("n/a {} {}: {why}", tag(i), d.name))
+            })
+        })
+        .collect()
 }
 
 /// A CSV text field (ids, labels: never a number), quoted as RFC 4180 says: when it holds a

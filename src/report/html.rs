@@ -42,6 +42,9 @@ details.fold summary{cursor:pointer;color:#175CD3;font-weight:600}
 .good{background:#ECFDF3;border-color:#75E0A7;color:#054F31}
 .good h2{color:#067647}
 .calm{background:#F9FAFB;border-color:#D0D5DD;color:#344054}
+.smoke{background:#FEF0C7;border:3px solid #DC6803;color:#7A2E0E;margin:0 0 14px}
+.smoke h2{color:#B54708;font-size:24px}
+td.na{color:#B54708;font-weight:600}
 .counts{margin:4px 0 0;color:#475467}
 .alert{margin:8px 0 0;color:#B54708;font-weight:600}
 table{border-collapse:collapse;width:100%;font-variant-numeric:tabular-nums}
@@ -179,7 +182,27 @@ fn change_list(s: &mut String, cmp: &Comparison, list: &[Change], word: &str) {
     s.push_str("</ul>");
 }
 
+/// The banner over everything of a report with `--quick` runs: a smoke test must not pass
+/// for results at a glance.
+fn smoke_banner(s: &mut String, runs: &[Run]) {
+    let quick: Vec<String> = runs
+        .iter()
+        .filter(|r| r.params.quick)
+        .map(|r| r.label.clone().unwrap_or_else(|| r.id.clone()))
+        .collect();
+    if quick.is_empty() {
+        return;
+    }
+    let _ = write!(
+        s,
+        "<div class=\"box smoke\" id=\"smoke-test\"><h2>Smoke test, not a measurement</h2><p>{} {} made with <code>--quick</code>: one 0.01 s trial per test, no warm-up. It shows that the tests run; its figures do not measure the machine, and those that need an interval are n/a. Run without <code>--quick</code> to measure.</p></div>",
+        esc(&quick.join(", ")),
+        if quick.len() == 1 { "was" } else { "were" }
+    );
+}
+
 fn summary(s: &mut String, runs: &[Run], cmp: &Comparison) {
+    smoke_banner(s, runs);
     s.push_str("<div class=\"banner\">");
     if cmp.runs.len() < 2 {
         s.push_str("<div class=\"box calm\"><h2>One run</h2><p>Nothing to compare it with: the table and charts show its figures. Give two or more runs to see ratios and verdicts.</p></div>");
@@ -717,8 +740,20 @@ fn derived(s: &mut String, runs: &[Run], cmp: &Comparison) {
             esc(&d.name),
             esc(&d.unit)
         );
-        for v in &d.values {
-            let _ = write!(s, "<td>{}</td>", opt(v.map(num)));
+        for (v, na) in d.values.iter().zip(&d.na) {
+            match na {
+                // A figure its inputs cannot support says so, and why, not a number.
+                Some(why) => {
+                    let _ = write!(
+                        s,
+                        "<td class=\"na\">n/a<span class=\"ci\">{}</span></td>",
+                        esc(why)
+                    );
+                }
+                None => {
+                    let _ = write!(s, "<td>{}</td>", opt(v.map(num)));
+                }
+            }
         }
         s.push_str("<td class=\"formula\">");
         for (i, run) in runs.iter().enumerate() {

@@ -57,12 +57,28 @@ fn ci(w: &crate::model::Estimate, width: usize) -> String {
 }
 
 /// The header lines: what was run, where, and how it was measured.
+/// The line a `--quick` run opens with, in its header, over its tables and in the report.
+pub const SMOKE_TEST: &str = "SMOKE TEST (--quick): one 0.01 s trial per test, no warm-up: this checks that the tests run, it does not measure this machine; figures that need an interval print n/a. Run without --quick to measure.";
+
+/// What a table's title says of a `--quick` run.
+fn smoke(run: &Run) -> &'static str {
+    if run.params.quick {
+        " [SMOKE TEST: one trial each, not a measurement]"
+    } else {
+        ""
+    }
+}
+
 pub fn header(run: &Run) -> String {
     if run.source == "published" {
         return published_header(run);
     }
     let mut s = String::new();
     let f = &run.fingerprint;
+    // A smoke test must not pass for results: it says so before anything else.
+    if run.params.quick {
+        let _ = writeln!(s, "{SMOKE_TEST}");
+    }
     let _ = writeln!(
         s,
         "sysperf run {}{}  {}  measured by sysperf {}{}",
@@ -230,7 +246,8 @@ pub fn render(run: &Run) -> String {
             "\nTable 2. Kernel benchmarks (seconds for the paper's Count; User and System are what time \
              charged the paper's program: the process and, for the fork and exec tests, the children it \
              waited for, not the children of csw and the pipe and udg tests, which it never reaped; All \
-             CPU counts every child)"
+             CPU counts every child){}",
+            smoke(run)
         );
         let _ = writeln!(
             s,
@@ -261,7 +278,8 @@ pub fn render(run: &Run) -> String {
     if !paging.is_empty() {
         let _ = writeln!(
             s,
-            "\nTable 7. Paging benchmarks (seconds and faults for one run of the paper's program)"
+            "\nTable 7. Paging benchmarks (seconds and faults for one run of the paper's program){}",
+            smoke(run)
         );
         let _ = writeln!(
             s,
@@ -293,14 +311,25 @@ pub fn render(run: &Run) -> String {
     if !run.derived.is_empty() {
         let _ = writeln!(s, "\nDerived figures");
         for d in &run.derived {
-            let _ = writeln!(
-                s,
-                "  {:<44} {:>10} {:<10} = {}",
-                d.name,
-                num(d.value),
-                d.unit,
-                d.formula
-            );
+            match &crate::derived::na_of(d, &run.results) {
+                Some(why) => {
+                    let _ = writeln!(
+                        s,
+                        "  {:<44} {:>10} {:<10} ({why}) = {}",
+                        d.name, "n/a", d.unit, d.formula
+                    );
+                }
+                None => {
+                    let _ = writeln!(
+                        s,
+                        "  {:<44} {:>10} {:<10} = {}",
+                        d.name,
+                        num(d.value),
+                        d.unit,
+                        d.formula
+                    );
+                }
+            }
         }
     }
     // The forking process's size when the timed region began: the paper's forks program for
