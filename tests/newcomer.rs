@@ -597,3 +597,39 @@ fn a_quick_run_says_it_is_a_smoke_test_and_unsupported_figures_are_na() {
     assert_eq!(cells[1], "n/a n/a", "no number: {row}");
     assert_eq!(cells[3], "-", "no ratio of figures that are n/a: {row}");
 }
+
+/// Item 3 (and item 10's doctor last): compare leads with its answer: the tables first, the
+/// doctor's findings after them, then the fingerprint differences that matter to the
+/// compared tests with one line counting the rest; --all-differences lists them all.
+#[test]
+fn compare_leads_with_the_tables_and_summarises_differences_that_do_not_matter() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("s.db");
+    ok(&db, &["run", "syscall", "--quick"]);
+    let (text, _) = ok(&db, &["compare", "vax750-4.3bsd", "latest"]);
+    let at = |needle: &str| {
+        text.find(needle)
+            .unwrap_or_else(|| panic!("no '{needle}' in\n{text}"))
+    };
+    assert!(at("Table 2.") < at("What differs"), "{text}");
+    assert!(at("Table 2.") < at("\nDoctor ("), "{text}");
+    assert!(at("\nDoctor (") < at("What differs"), "{text}");
+    assert!(at("--all-differences") > at("What differs"));
+    assert!(
+        !text.contains("sysctl kernel."),
+        "unrecorded sysctls listed:\n{text}"
+    );
+    assert!(text.lines().count() < 100, "{} lines", text.lines().count());
+    let (all, _) = ok(
+        &db,
+        &["compare", "vax750-4.3bsd", "latest", "--all-differences"],
+    );
+    assert!(all.contains("sysctl kernel."), "{all}");
+    // JSON keeps every difference.
+    let v = success_json(sysperf(&db).args(["compare", "vax750-4.3bsd", "latest", "--json"]));
+    assert!(v["fingerprint_diffs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|d| d["field"].as_str().unwrap().starts_with("sysctl ")));
+}

@@ -148,5 +148,5 @@ pub(crate) fn exec(a: Args) -> Result<i32> {
         noise_pct,
         gate_pct,
     };
-    show(&req, Format::text_or_json(a.json), a.db.db)
+    show(&req, Format::text_or_json(a.json), false, a.db.db)
 }

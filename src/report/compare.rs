@@ -512,43 +512,6 @@ pub fn text(c: &Comparison) -> String {
     let _ = writeln!(s, "method: {}", c.method);
     let _ = writeln!(s, "intervals: {}", c.covers);
 
-    if c.fingerprint_diffs.is_empty() {
-        let _ = writeln!(
-            s,
-            "\nFingerprints: nothing differs (kernel, command line, mitigations, governor, virtualization, CPU, memory, cgroup limits)"
-        );
-    } else {
-        let _ = writeln!(s, "\nWhat differs between the runs' fingerprints");
-        for d in &c.fingerprint_diffs {
-            if d.values.iter().all(Option::is_none) {
-                // A count of what is not listed ("... and 12 more config options").
-                let _ = writeln!(s, "  {}", d.field);
-                continue;
-            }
-            for (i, v) in d.values.iter().enumerate() {
-                let _ = writeln!(
-                    s,
-                    "  {:<20} {} {}",
-                    if i == 0 { d.field.as_str() } else { "" },
-                    tag(i),
-                    v.as_deref().unwrap_or("unknown")
-                );
-            }
-            if let Some(r) = &d.related {
-                let _ = writeln!(s, "  {:<20} tied to: {r}", "");
-            }
-        }
-    }
-    if c.warnings.is_empty() {
-        let _ = writeln!(s, "\nWarnings: none");
-    } else {
-        let _ = writeln!(s, "\nWarnings ({})", c.warnings.len());
-        for w in &c.warnings {
-            let i = c.runs.iter().position(|r| r.id == w.run).unwrap_or(0);
-            let _ = writeln!(s, "  ! {} {}", tag(i), w.warning.message);
-        }
-    }
-
     let kernel: Vec<&Row> = kernel_rows(c).collect();
     if !kernel.is_empty() {
         let _ = writeln!(
@@ -643,6 +606,45 @@ pub fn text(c: &Comparison) -> String {
                 x.title,
                 x.fix
             );
+        }
+    }
+    // Then the runs' warnings and what differs between the machines: the tables lead, as
+    // the answer does (#33).
+    if c.warnings.is_empty() {
+        let _ = writeln!(s, "\nWarnings: none");
+    } else {
+        let _ = writeln!(s, "\nWarnings ({})", c.warnings.len());
+        for w in &c.warnings {
+            let i = c.runs.iter().position(|r| r.id == w.run).unwrap_or(0);
+            let _ = writeln!(s, "  ! {} {}", tag(i), w.warning.message);
+        }
+    }
+
+    if c.fingerprint_diffs.is_empty() {
+        let _ = writeln!(
+            s,
+            "\nFingerprints: nothing differs (kernel, command line, mitigations, governor, virtualization, CPU, memory, cgroup limits)"
+        );
+    } else {
+        let _ = writeln!(s, "\nWhat differs between the runs' fingerprints");
+        for d in &c.fingerprint_diffs {
+            if d.values.iter().all(Option::is_none) {
+                // A count of what is not listed ("... and 12 more config options").
+                let _ = writeln!(s, "  {}", d.field);
+                continue;
+            }
+            for (i, v) in d.values.iter().enumerate() {
+                let _ = writeln!(
+                    s,
+                    "  {:<20} {} {}",
+                    if i == 0 { d.field.as_str() } else { "" },
+                    tag(i),
+                    v.as_deref().unwrap_or("unknown")
+                );
+            }
+            if let Some(r) = &d.related {
+                let _ = writeln!(s, "  {:<20} tied to: {r}", "");
+            }
         }
     }
     s
@@ -901,6 +903,57 @@ pub fn markdown(c: &Comparison) -> String {
         }
     }
     s
+}
+
+/// The facts a comparison shows whenever they differ: which machine, system and kernel.
+const CORE_FACTS: &[&str] = &[
+    "hostname",
+    "kernel",
+    "os",
+    "cpu",
+    "cores/threads",
+    "memory",
+    "virtualization",
+];
+
+/// The fingerprint differences that matter to the compared tests, then one line counting the
+/// rest (what `compare` prints unless `--all-differences`): the machine's core facts; and
+/// every other fact that each run records, unless `data/kernel-ties.tsv` ties it only to
+/// tests not compared. A fact one run does not record (a published run's sysctls) is no
+/// difference to act on.
+pub fn differences_that_matter(c: &Comparison) -> Vec<crate::compare::FingerprintDiff> {
+    let tests: Vec<&str> = c.rows.iter().map(|r| r.id.as_str()).collect();
+    let bears_on_tests = |related: &str| {
+        let patterns = related.split(" (").next().unwrap_or("");
+        patterns
+            .split(',')
+            .map(str::trim)
+            .any(|p| tests.iter().any(|t| crate::bench::glob_match(p, t)))
+    };
+    let (mut keep, mut unknown, mut untied) = (Vec::new(), 0usize, 0usize);
+    for d in &c.fingerprint_diffs {
+        let known = d.values.iter().all(Option::is_some);
+        if CORE_FACTS.contains(&d.field.as_str())
+            || (known && d.related.as_deref().is_none_or(bears_on_tests))
+        {
+            keep.push(d.clone());
+        } else if known {
+            untied += 1;
+        } else {
+            unknown += 1;
+        }
+    }
+    if unknown + untied > 0 {
+        keep.push(crate::compare::FingerprintDiff {
+            field: format!(
+                "... and {} more: {unknown} a run does not record, {untied} tied to tests not compared ('sysperf compare --all-differences' lists them)",
+                unknown + untied
+            ),
+            values: vec![None; c.runs.len()],
+            related: None,
+        });
+    }
+    keep
 }
 
 /// What a comparison of `--quick` runs says under its runs: they are smoke tests.
