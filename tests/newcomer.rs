@@ -633,3 +633,35 @@ fn compare_leads_with_the_tables_and_summarises_differences_that_do_not_matter()
         .iter()
         .any(|d| d["field"].as_str().unwrap().starts_with("sysctl ")));
 }
+
+/// Item 6: a gate that cannot judge many tests for one reason says so in one line.
+#[test]
+fn the_gate_says_what_it_cannot_judge_in_one_line_per_reason() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("s.db");
+    let sel = [
+        "syscall",
+        "csw",
+        "signocsw",
+        "pipeself4",
+        "pipeback4",
+        "forks0",
+        "seqpage",
+    ];
+    for label in ["before", "after"] {
+        ok(
+            &db,
+            &[&["run"][..], &sel, &["--quick", "--label", label]].concat(),
+        );
+    }
+    let out = sysperf(&db)
+        .args(["compare", "before", "after", "--fail-on-regression", "5"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(4));
+    let err = String::from_utf8_lossy(&out.stderr);
+    let lines: Vec<&str> = err.lines().filter(|l| l.contains("cannot judge")).collect();
+    assert_eq!(lines.len(), 1, "{err}");
+    assert!(lines[0].contains("7 tests ("), "{}", lines[0]);
+    assert!(lines[0].contains("and 2 more"), "{}", lines[0]);
+}

@@ -63,19 +63,45 @@ pub fn gate_lines(
     unjudged: &[crate::compare::Unjudged],
     pct: f64,
 ) -> Vec<String> {
+    // The tests the gate cannot judge for one reason in one run are one line (#33): 49 quick
+    // tests are "cannot judge 49 tests", not 49 lines alike.
+    let mut groups: Vec<(&str, &str, Vec<&str>)> = Vec::new();
+    for u in unjudged {
+        match groups
+            .iter_mut()
+            .find(|(run, why, _)| *run == u.run && *why == u.why)
+        {
+            Some((_, _, tests)) => tests.push(&u.test),
+            None => groups.push((&u.run, &u.why, vec![&u.test])),
+        }
+    }
     regressions
         .iter()
         .map(|r| format!("regression: {}", regression_line(c, r, pct)))
-        .chain(unjudged.iter().map(|u| {
+        .chain(groups.into_iter().map(|(run, why, tests)| {
+            let which = match tests.len() {
+                1 => tests[0].to_string(),
+                n => format!("{n} tests ({})", named_few(&tests)),
+            };
             format!(
-                "cannot judge: run {}, {}: {}; the gate needs both sides measured, with at least {} trials",
-                u.run,
-                u.test,
-                u.why,
+                "cannot judge: run {run}, {which}: {why}; the gate needs both sides measured, with at least {} trials",
                 crate::compare::MIN_TRIALS
             )
         }))
         .collect()
+}
+
+/// "syscall, csw, signocsw and 46 more": the first few names, the rest counted.
+fn named_few(names: &[&str]) -> String {
+    const SHOWN: usize = 5;
+    if names.len() <= SHOWN + 1 {
+        return names.join(", ");
+    }
+    format!(
+        "{} and {} more",
+        names[..SHOWN].join(", "),
+        names.len() - SHOWN
+    )
 }
 
 pub fn sig3(v: f64) -> String {
