@@ -521,6 +521,20 @@ fn chromium() -> Option<PathBuf> {
     })
 }
 
+/// Chromium, or None after saying the test is skipped; on CI, which installs it, a missing
+/// Chromium fails the test.
+fn chromium_or_skip() -> Option<PathBuf> {
+    let bin = chromium();
+    if bin.is_none() {
+        assert!(
+            !in_ci(),
+            "chromium is not installed, and CI is set; .ci/run installs it (apt-get install chromium)"
+        );
+        eprintln!("skipped: chromium not found (Debian: apt-get install chromium)");
+    }
+    bin
+}
+
 fn in_ci() -> bool {
     std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "0" && v != "false")
 }
@@ -595,12 +609,7 @@ fn console_errors(stderr: &str) -> Vec<&str> {
 
 #[test]
 fn report_renders_in_a_real_browser() {
-    let Some(bin) = chromium() else {
-        assert!(
-            !in_ci(),
-            "chromium is not installed, and CI is set; .ci/run installs it (apt-get install chromium)"
-        );
-        eprintln!("skipped: chromium not found (Debian: apt-get install chromium)");
+    let Some(bin) = chromium_or_skip() else {
         return;
     };
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
@@ -753,12 +762,7 @@ const LINK: [u8; 3] = [0x17, 0x5C, 0xD3];
 /// scrolls, and the facts alike in every run are folded.
 #[test]
 fn the_report_keeps_its_contents_in_view_and_folds_what_is_alike() {
-    let Some(bin) = chromium() else {
-        assert!(
-            !in_ci(),
-            "chromium is not installed, and CI is set; .ci/run installs it (apt-get install chromium)"
-        );
-        eprintln!("skipped: chromium not found (Debian: apt-get install chromium)");
+    let Some(bin) = chromium_or_skip() else {
         return;
     };
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
@@ -802,12 +806,7 @@ const SMOKE: [u8; 3] = [0xDC, 0x68, 0x03];
 /// at a glance: the banner is in the first screenful, and a report of a measured run has none.
 #[test]
 fn a_quick_run_reports_as_a_smoke_test_at_a_glance() {
-    let Some(bin) = chromium() else {
-        assert!(
-            !in_ci(),
-            "chromium is not installed, and CI is set; .ci/run installs it (apt-get install chromium)"
-        );
-        eprintln!("skipped: chromium not found (Debian: apt-get install chromium)");
+    let Some(bin) = chromium_or_skip() else {
         return;
     };
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
