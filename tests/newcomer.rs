@@ -665,3 +665,43 @@ fn the_gate_says_what_it_cannot_judge_in_one_line_per_reason() {
     assert!(lines[0].contains("7 tests ("), "{}", lines[0]);
     assert!(lines[0].contains("and 2 more"), "{}", lines[0]);
 }
+
+/// Item 10: a replicate is numbered from 0 in the text as in the JSON; a quick run's counters
+/// are not said to come from a warm-up trial it does not have.
+#[test]
+fn replicates_count_from_0_everywhere_and_quick_counters_come_from_every_trial() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("s.db");
+    let v = success_json(sysperf(&db).args([
+        "run",
+        "syscall",
+        "--quick",
+        "--repeat",
+        "2",
+        "--observe",
+        "--json",
+        "--label",
+        "r",
+    ]));
+    let replicates: Vec<u64> = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["params"]["replicate"].as_u64().unwrap())
+        .collect();
+    assert_eq!(replicates, [0, 1]);
+    for (k, id) in labelled(&db, "r").iter().rev().enumerate() {
+        let (text, _) = ok(&db, &["show", id]);
+        assert!(
+            text.contains(&format!("; replicate {k} (from 0) of group ")),
+            "{text}"
+        );
+        if text.contains("\nCounters (--observe)") {
+            assert!(
+                text.contains("in every trial (--quick has no warm-up trial)"),
+                "{text}"
+            );
+            assert!(!text.contains("in the warm-up trial"), "{text}");
+        }
+    }
+}
