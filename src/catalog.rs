@@ -323,17 +323,29 @@ impl Catalog {
 
     /// The columns of a comparison: like [`Self::load_with_baseline`], but a label that names
     /// several complete runs (`run --repeat`) is one column holding them, newest first (at
-    /// most [`LABEL_GROUP_RUNS`]).
+    /// most [`LABEL_GROUP_RUNS`]); an id or `latest` is the one run it names.
     pub fn load_columns(
         &mut self,
         specs: &[String],
         baseline: Option<&str>,
     ) -> Result<Vec<Vec<Run>>, CatalogError> {
         let firsts = self.load_with_baseline(specs, baseline)?;
+        // A column is a group only when it was named by its label (`named_runs`, the one rule
+        // for names): an id or 'latest' names that one run, even of a labelled group.
+        let mut labels = Vec::new();
+        for spec in specs.iter().chain(baseline.map(str::to_string).as_ref()) {
+            if !reference::is_name(spec) && self.named_runs(spec)?.len() >= 2 {
+                labels.push(spec.clone());
+            }
+        }
         let mut columns = Vec::with_capacity(firsts.len());
         for run in firsts {
             let mut group = Vec::new();
             if let (Some(label), "measured") = (run.label.clone(), run.source.as_str()) {
+                if !labels.contains(&label) {
+                    columns.push(vec![run]);
+                    continue;
+                }
                 let ids = self.store()?.labelled(&label)?;
                 if ids.len() >= 2 {
                     for id in ids {

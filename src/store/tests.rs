@@ -187,12 +187,14 @@ pub(super) fn full_run(id: &str) -> Run {
         results: vec![result("pipeback4", 1234.5678), result("syscall", 98.765)],
         derived: vec![
             Derived {
+                na: None,
                 name: "context_switch".to_string(),
                 value: 0.1 + 0.7,
                 unit: "ns".to_string(),
                 formula: "(pipeback2 - pipeself2) / 2".to_string(),
             },
             Derived {
+                na: None,
                 name: "exec_overhead".to_string(),
                 value: -0.0,
                 unit: "ns".to_string(),
