@@ -1,11 +1,19 @@
 /*
- * The 4.2BSD paper's "forks" and "execs" programs (Appendix A), as a process of the paper's
- * size: a freestanding static executable of a few KiB, no libc, so that what fork copies is
- * what the paper's small C program had (its text, data, stack and the sbrk'd heap), not a
- * Rust worker's megabytes and dozens of mappings.
+ * The 4.2BSD paper's "forks" and "execs" programs (Appendix A), and the "vforks" and "vexecs"
+ * programs "constructed from the forks and execs programs, respectively, by substituting calls
+ * to fork with calls to vfork", as a process of the paper's size: a freestanding static
+ * executable of a few KiB, no libc, so that what fork copies is what the paper's small C
+ * program had (its text, data, stack and the sbrk'd heap), not a Rust worker's megabytes and
+ * dozens of mappings.
  *
  *   forks  N brk-size            (argv[0] names the program, as the paper's file names did)
  *   execs  N brk-size job-name
+ *   vforks N brk-size
+ *   vexecs N brk-size job-name
+ *
+ * vfork is clone(CLONE_VM|CLONE_VFORK|SIGCHLD) on the caller's own stack, done by a few lines
+ * of assembly (vfork_child below) whose child touches no memory: it execs or exits straight
+ * from registers, as libc's vfork must (the parent's stack frame is shared until then).
  *
  * As the appendix: sbrk(brk-size) and store a byte every 1024 bytes; then each operation is
  * fork, the child _exit(-1) (forks) or execv(job-name, argv) with the caller's environment
@@ -50,6 +58,21 @@ static inline i64 sc6(i64 n, i64 a, i64 b, i64 c, i64 d, i64 e, i64 f)
 /* The entry: the stack holds argc, argv[], NULL, envp[], NULL. */
 __asm__(".text\n.global _start\n_start:\n\txor %rbp, %rbp\n\tmov %rsp, %rdi\n\tand $-16, %rsp\n\tcall forker_main\n\thlt\n");
 
+/*
+ * i64 vfork_child(path rdi, argv rsi, envp rdx, code rcx): vfork; the child execs path (when
+ * not NULL) or exits with code (127 when the exec failed); the parent gets the child's pid.
+ * clone ignores rdx, r10 and r8 without CLONE_*SETTID/SETTLS, and the syscall instruction
+ * keeps every register but rax, rcx and r11: the values ride there into the child.
+ */
+__asm__(".text\n.global vfork_child\nvfork_child:\n"
+        "\tmov %rcx, %r8\n\tmov %rdi, %r9\n\tmov %rsi, %r10\n"
+        "\tmov $0x4111, %edi\n\txor %esi, %esi\n\tmov $56, %eax\n\tsyscall\n"
+        "\ttest %rax, %rax\n\tjnz 1f\n"
+        "\ttest %r9, %r9\n\tjz 2f\n"
+        "\tmov %r9, %rdi\n\tmov %r10, %rsi\n\tmov $59, %eax\n\tsyscall\n\tmov $127, %r8\n"
+        "2:\tmov %r8, %rdi\n\tmov $231, %eax\n\tsyscall\n\thlt\n"
+        "1:\tret\n");
+
 #elif defined(__aarch64__)
 #define SYS_read 63
 #define SYS_write 64
@@ -78,9 +101,21 @@ static inline i64 sc6(i64 n, i64 a, i64 b, i64 c, i64 d, i64 e, i64 f)
 
 __asm__(".text\n.global _start\n_start:\n\tmov x29, #0\n\tmov x0, sp\n\tbl forker_main\n\tbrk #0\n");
 
+/* vfork_child(path x0, argv x1, envp x2, code x3), as on x86-64; svc keeps x1-x30. */
+__asm__(".text\n.global vfork_child\nvfork_child:\n"
+        "\tmov x9, x0\n\tmov x10, x1\n\tmov x11, x2\n\tmov x12, x3\n"
+        "\tmov x0, #0x4111\n\tmov x1, #0\n\tmov x2, #0\n\tmov x3, #0\n\tmov x4, #0\n"
+        "\tmov x8, #220\n\tsvc #0\n\tcbnz x0, 1f\n"
+        "\tcbz x9, 2f\n\tmov x0, x9\n\tmov x1, x10\n\tmov x2, x11\n\tmov x8, #221\n\tsvc #0\n"
+        "\tmov x12, #127\n"
+        "2:\tmov x0, x12\n\tmov x8, #94\n\tsvc #0\n\tbrk #0\n"
+        "1:\tret\n");
+
 #else
 #error "sysperf's forker: add the system calls for this architecture in csrc/forker.c"
 #endif
+
+i64 vfork_child(const char *path, char **argv, char **envp, i64 code);
 
 #define SIGCHLD 17
 #define RUSAGE_SELF 0
@@ -148,7 +183,9 @@ __attribute__((used, noreturn)) void forker_main(i64 *sp)
     char **envp = argv + argc + 1;
     if (argc < 3)
         die(1);
-    int execs = argv[0][0] == 'e';
+    /* "vforks", "vexecs": the same programs with vfork. */
+    int vfork = argv[0][0] == 'v';
+    int execs = argv[0][vfork] == 'e';
     if (execs && argc < 4)
         die(1);
     /* cp = sbrk(brksize); for (i = 0; i < brksize; i += 1024) cp[i] = i; */
@@ -174,14 +211,20 @@ __attribute__((used, noreturn)) void forker_main(i64 *sp)
         usage(RUSAGE_SELF, s0);
         usage(RUSAGE_CHILDREN, c0);
         while (n-- > 0) {
-            i64 child = sc6(SYS_clone, SIGCHLD, 0, 0, 0, 0, 0); /* fork() */
+            i64 child;
+            if (vfork) {
+                /* vfork(); the child execv()s the job or _exit(-1)s, from registers. */
+                child = vfork_child(execs ? argv[3] : 0, argv, envp, 255);
+            } else {
+                child = sc6(SYS_clone, SIGCHLD, 0, 0, 0, 0, 0); /* fork() */
+                if (child == 0) {
+                    if (execs)
+                        sc6(SYS_execve, (i64)argv[3], (i64)argv, (i64)envp, 0, 0, 0);
+                    die(execs ? 127 : 255); /* _exit(-1) in the paper's forks */
+                }
+            }
             if (child < 0)
                 die(3);
-            if (child == 0) {
-                if (execs)
-                    sc6(SYS_execve, (i64)argv[3], (i64)argv, (i64)envp, 0, 0, 0);
-                die(execs ? 127 : 255); /* _exit(-1) in the paper's forks */
-            }
             /* while ((pid = wait(&status)) != -1 && pid != child) ; */
             int status = 0;
             i64 pid;

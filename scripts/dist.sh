@@ -9,7 +9,7 @@
 #   bash scripts/dist.sh --binary # the static binary only
 #
 # crt-static goes to the target only (--target): build scripts and proc macros stay dynamic,
-# which they must be. The binary must stay under 15 MiB and must not be dynamic; both are
+# which they must be. The binary must stay under 20 MiB (15 until #29 brought TLS: rustls and ring, ~1.3 MiB) and must not be dynamic; both are
 # checked here, and tests/install.rs runs it in an empty root.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -23,9 +23,9 @@ install -m 0755 "${CARGO_TARGET_DIR:-target}/$triple/dist/sysperf" target/dist/s
 bin=target/dist/sysperf
 
 size=$(stat -c %s "$bin")
-limit=$((15 * 1024 * 1024))
+limit=$((20 * 1024 * 1024))
 if [ "$size" -gt "$limit" ]; then
-  echo "dist.sh: $bin is $size bytes, over the 15 MiB limit" >&2
+  echo "dist.sh: $bin is $size bytes, over the 20 MiB limit" >&2
   exit 1
 fi
 if ldd "$bin" >/dev/null 2>&1 && ! ldd "$bin" 2>&1 | grep -q "statically linked"; then

@@ -342,3 +342,26 @@ pub fn dies_with_parent(cmd: &mut std::process::Command) {
         });
     }
 }
+
+/// One login record as the C library's utmp file holds it (`struct utmpx`, USER_PROCESS):
+/// the bytes `who FILE` reads, in this machine's layout. For the commands suite's fixed
+/// input to `who`. Names longer than their fields are cut.
+pub fn utmp_record(user: &str, line: &str, id: &str, pid: i32, login_s: i32) -> Vec<u8> {
+    // SAFETY: utmpx is plain old data (integers and byte arrays); all zeros is a valid value.
+    let mut u: libc::utmpx = unsafe { std::mem::zeroed() };
+    u.ut_type = libc::USER_PROCESS;
+    u.ut_pid = pid;
+    let copy = |dst: &mut [c_char], s: &str| {
+        for (d, b) in dst.iter_mut().zip(s.bytes()) {
+            *d = b as c_char;
+        }
+    };
+    copy(&mut u.ut_user, user);
+    copy(&mut u.ut_line, line);
+    copy(&mut u.ut_id, id);
+    u.ut_tv.tv_sec = login_s as _;
+    let size = std::mem::size_of::<libc::utmpx>();
+    // SAFETY: `u` is a live, fully initialized (zeroed, then set) value of `size` bytes; the
+    // slice is read at once, while `u` lives.
+    unsafe { std::slice::from_raw_parts((&u as *const libc::utmpx).cast::<u8>(), size) }.to_vec()
+}

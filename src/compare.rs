@@ -35,6 +35,25 @@ pub const MIN_TRIALS: usize = 3;
 /// trials, 92% at 4, 96-98% from 5 on); below it a Welch t interval on the log ratio is used.
 pub const BOOTSTRAP_TRIALS: usize = 5;
 
+/// What a comparison is asked for, by `compare` and by `ab` once it has stored its two runs:
+/// the runs by name (or, with a fleet query, by what is stored about them), the baseline, the
+/// noise band and the regression gate. Every figure is checked before it gets here; the runs
+/// are found and loaded by `catalog` (`Catalog::compare`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Request {
+    /// Runs in column order: ids, id prefixes, labels, `latest`, reference runs.
+    pub runs: Vec<String>,
+    /// The run the others are compared with (default: the first).
+    pub baseline: Option<String>,
+    /// `--where KEY=VALUE` and `--by KEY`, as given (`fleet::Selection` reads them).
+    pub wheres: Vec<String>,
+    pub by: Option<String>,
+    /// The noise band, in percent.
+    pub noise_pct: f64,
+    /// `--fail-on-regression PCT`: a significant slowdown beyond it fails the comparison.
+    pub gate_pct: Option<f64>,
+}
+
 /// How the verdicts are reached, for `--help`, reports and JSON.
 pub fn method(noise_pct: f64) -> String {
     format!(
@@ -345,7 +364,10 @@ pub struct DerivedRow {
     pub name: String,
     pub unit: String,
     pub formula: String,
+    /// One per run; None where the run lacks the figure or its inputs cannot support it.
     pub values: Vec<Option<f64>>,
+    /// One per run: why its inputs cannot support the figure (it prints "n/a"), if so.
+    pub na: Vec<Option<String>>,
 }
 
 /// A fingerprint fact that differs between the runs.
@@ -369,6 +391,9 @@ pub struct RunHeader {
     pub hostname: Option<String>,
     pub kernel_release: Option<String>,
     pub complete: bool,
+    /// A `--quick` run: a smoke test, which every rendering says it is (#33).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub quick: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -519,10 +544,13 @@ fn cell(r: &BenchResult) -> CellState {
     match &r.summary {
         Some(s) => {
             let w = &s.wall_ns_per_op;
+            // In the paper's accounting: the children its program waited for are charged.
+            let (user, sys) =
+                crate::bench::charged(r).unwrap_or((s.user_ns_per_op, s.sys_ns_per_op));
             CellState::Present(Cell {
                 real_s: scaled_s(w.median, r.paper_count),
-                user_s: scaled_s(s.user_ns_per_op.median, r.paper_count),
-                sys_s: scaled_s(s.sys_ns_per_op.median, r.paper_count),
+                user_s: scaled_s(user.median, r.paper_count),
+                sys_s: scaled_s(sys.median, r.paper_count),
                 us_per_op: w.median / 1000.0,
                 us_per_op_ci: (w.n > 0).then_some([w.ci_low / 1000.0, w.ci_high / 1000.0]),
                 ci_level: (w.n > 0).then_some(w.ci_level),
@@ -1008,11 +1036,16 @@ pub fn build_grouped(
                         unit: d.unit.clone(),
                         formula: d.formula.clone(),
                         values: vec![None; runs.len()],
+                        na: vec![None; runs.len()],
                     });
                     derived.last_mut().expect("just pushed")
                 }
             };
-            row.values[i] = Some(d.value);
+            // A figure its inputs cannot support is no value to take a ratio of.
+            match crate::derived::na_of(d, &run.results) {
+                Some(why) => row.na[i] = Some(why),
+                None => row.values[i] = Some(d.value),
+            }
         }
     }
 
@@ -1028,6 +1061,7 @@ pub fn build_grouped(
                 hostname: r.fingerprint.hostname.clone(),
                 kernel_release: r.fingerprint.kernel_release.clone(),
                 complete: r.complete,
+                quick: r.params.quick,
             })
             .collect(),
         group_runs: columns.iter().map(Vec::len).collect(),

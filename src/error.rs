@@ -1,7 +1,52 @@
-//! Typed errors of the library. The CLI wraps them with context (anyhow) and maps them to
-//! exit codes; every message says what went wrong and what to do about it.
+//! Typed errors of the library. The CLI wraps them with context (anyhow) and takes their
+//! exit codes from them ([`Exit`]); every message says what went wrong and what to do about it.
 
+use crate::exit::{FAILURE, USAGE};
 use thiserror::Error;
+
+/// The exit code an error calls for (`sysperf::exit`): `USAGE` (2) when the user's input
+/// caused it, else `FAILURE` (1). Every error type of the library implements it (there is no
+/// default), an error that wraps another asks it, and the command line takes a failed
+/// command's exit code from it: an error type without it does not compile where the command
+/// line raises it, so none exits 1 by oversight.
+pub trait Exit {
+    fn exit_code(&self) -> i32;
+}
+
+/// `USAGE` when `user` (the user's input caused the error), else `FAILURE`.
+pub fn usage_if(user: bool) -> i32 {
+    if user {
+        USAGE
+    } else {
+        FAILURE
+    }
+}
+
+impl Exit for InputError {
+    fn exit_code(&self) -> i32 {
+        USAGE
+    }
+}
+
+impl Exit for BenchError {
+    fn exit_code(&self) -> i32 {
+        FAILURE
+    }
+}
+
+/// Reading or writing failed: sysperf's failure, not the user's input (a file the user named
+/// that cannot be read is reported by the library's own error types).
+impl Exit for std::io::Error {
+    fn exit_code(&self) -> i32 {
+        FAILURE
+    }
+}
+
+impl Exit for serde_json::Error {
+    fn exit_code(&self) -> i32 {
+        FAILURE
+    }
+}
 
 /// Errors a user can cause with their input; the CLI maps them to exit code 2.
 #[derive(Debug, Error)]
@@ -26,6 +71,10 @@ pub enum InputError {
         "'{name}' is a built-in reference run (published figures), which is read-only; {what}"
     )]
     ReadOnlyReference { name: String, what: &'static str },
+    /// An observation of the whole machine named beside a run: shares of a profile and
+    /// measurements with intervals do not compare.
+    #[error("'{name}' is an observation of the whole machine ('sysperf profile --system'), not a run: an observation compares only with another observation ('sysperf compare {name} OTHER', both observations), a run only with runs; 'sysperf runs' lists both")]
+    ObservationNotRun { name: String },
 }
 
 fn suggest(s: &[String]) -> String {

@@ -17,17 +17,21 @@
 //! `runs[0].fingerprint.hostname`. [`export`] applies the same checks, so every file sysperf
 //! writes is one it reads.
 //!
-//! What it is not: it never touches the store, and does no I/O but reading the file it is
-//! given. The CLI reads every file through first, keeping only each run's id and label, and
-//! only then reads them again to save their runs, one at a time in one transaction, so a bad
-//! file writes nothing. It does not merge, compare or re-derive runs: figures are kept as
-//! measured.
+//! The format code never touches the store, and does no I/O but reading the file it is
+//! given. `exchange/transfer.rs` is `sysperf export` and `sysperf import` whole: [`export_to`]
+//! resolves and loads the runs a few at a time and writes them; [`import_files`] reads every
+//! file through first, keeping only each run's id and label, and only then reads them again
+//! to save their runs, one at a time in one transaction, so a bad file writes nothing. Nothing
+//! here merges, compares or re-derives runs: figures are kept as measured.
 
+mod transfer;
+pub use transfer::{export_to, import_files, ExportList, TransferError};
+
+use crate::model::Profile;
 use crate::model::{
     BenchResult, CounterSummary, Counters, Estimate, Fingerprint, Run, RunParams, Series, Summary,
     Trial, Usage,
 };
-use crate::profile::Profile;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
@@ -95,6 +99,10 @@ pub enum ExchangeError {
     /// such as /dev/zero is not read to its end), hence "at least".
     #[error("the file has at least {size} bytes, more than the {limit} bytes an export may hold; export fewer runs per file")]
     TooLarge { size: u64, limit: u64 },
+    /// The file to import is a FIFO, a device or a socket: it cannot be read twice, and it
+    /// could hang or never end (#29).
+    #[error("it is {kind}, not a file: an import reads its file twice (to check every run, then to store them), which a pipe or device cannot give; save it to a file first (e.g. cat PIPE > runs.json)")]
+    NotAFile { kind: &'static str },
     /// Reading failed part way through parsing; [`import_file`] names the file (as `Read`).
     #[error("cannot read the file: {cause}")]
     ReadFailed { cause: std::io::Error },
@@ -209,6 +217,12 @@ impl ExchangeError {
     /// false for a failure of sysperf itself.
     pub fn is_user_error(&self) -> bool {
         !matches!(self, ExchangeError::Serialize(_) | ExchangeError::Write(_))
+    }
+}
+
+impl crate::error::Exit for ExchangeError {
+    fn exit_code(&self) -> i32 {
+        crate::error::usage_if(self.is_user_error())
     }
 }
 
@@ -711,11 +725,42 @@ pub fn stream<E: From<ExchangeError>>(
         .map_err(Stop::into_caller)
 }
 
-/// Reads an export file, holding one run of it in memory at a time: a regular file is read
-/// twice from disk, first to check its syntax, header and what it would build (the first
-/// pass of [`import`]), then to build its runs one by one, each checked and handed to `each`
-/// (with the profiles of each run that has them) before the next is read; anything else (a
-/// pipe, a device) is read into memory, up to [`MAX_FILE_BYTES`], first. The checks are those
+/// Opens an export file for reading: a regular file only, opened without waiting (a FIFO with
+/// no writer would block the open) and refused as [`ExchangeError::NotAFile`] when it is a
+/// FIFO, a device or a socket.
+pub fn open_export(path: &std::path::Path) -> Result<std::fs::File> {
+    use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+    let read_err = |cause| ExchangeError::Read {
+        path: path.to_path_buf(),
+        cause,
+    };
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)
+        .map_err(read_err)?;
+    let t = file.metadata().map_err(read_err)?.file_type();
+    let kind = if t.is_file() {
+        return Ok(file);
+    } else if t.is_fifo() {
+        "a FIFO"
+    } else if t.is_char_device() {
+        "a character device"
+    } else if t.is_block_device() {
+        "a block device"
+    } else if t.is_socket() {
+        "a socket"
+    } else {
+        return Err(read_err(std::io::Error::from_raw_os_error(libc::EISDIR)));
+    };
+    Err(ExchangeError::NotAFile { kind })
+}
+
+/// Reads an export file, holding one run of it in memory at a time: it is read twice from
+/// disk, first to check its syntax, header and what it would build (the first pass of
+/// [`import`]), then to build its runs one by one, each checked and handed to `each` (with
+/// the profiles of each run that has them) before the next is read. Only a regular file is
+/// read ([`open_export`]): a FIFO, a device or a socket is refused. The checks are those
 /// of [`import`], but a problem found part way through comes after the runs before it were
 /// handed over: a caller that must store nothing from a bad file reads it once to check it
 /// (keeping what it needs of each run), then again to store its runs. An error of `each`
@@ -729,11 +774,8 @@ pub fn stream_file<E: From<ExchangeError>>(
         path: path.to_path_buf(),
         cause,
     };
-    let mut file = std::fs::File::open(path).map_err(read_err)?;
+    let mut file = open_export(path)?;
     let meta = file.metadata().map_err(read_err)?;
-    if !meta.is_file() {
-        return stream(&read_file(path)?, each);
-    }
     if meta.len() > MAX_FILE_BYTES {
         return Err(ExchangeError::TooLarge {
             size: meta.len(),
@@ -1856,36 +1898,9 @@ fn check_estimate(e: &Estimate, p: &JsonPath) -> Result<()> {
     usize_int(e.n, &p.field("n"))
 }
 
-/// The bytes of an export file, reading no more than an export may hold: a larger file (or
-/// an endless one such as /dev/zero) is refused without being read into memory.
-pub fn read_file(path: &std::path::Path) -> Result<Vec<u8>, ExchangeError> {
-    use std::io::Read;
-    let read_err = |cause| ExchangeError::Read {
-        path: path.to_path_buf(),
-        cause,
-    };
-    let file = std::fs::File::open(path).map_err(read_err)?;
-    let too_large = |size| ExchangeError::TooLarge {
-        size,
-        limit: MAX_FILE_BYTES,
-    };
-    let len = file.metadata().map_err(read_err)?.len();
-    if len > MAX_FILE_BYTES {
-        return Err(too_large(len));
-    }
-    let mut bytes = Vec::new();
-    file.take(MAX_FILE_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(read_err)?;
-    if bytes.len() as u64 > MAX_FILE_BYTES {
-        return Err(too_large(bytes.len() as u64));
-    }
-    Ok(bytes)
-}
-
 /// What `import` prints: one line per run in file order, "imported ID (LABEL) from FILE" or
 /// "already present: ID", where `batches` says how many of `runs` (in order) each file held
-/// and `saved` which runs `Store::save_runs` stored.
+/// and `saved` which runs `Backend::save_runs` stored.
 pub fn import_summary(batches: &[(&PathBuf, usize)], runs: &[Run], saved: &[bool]) -> String {
     import_lines(
         batches,

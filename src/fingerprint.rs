@@ -58,7 +58,7 @@ pub fn collect_from(root: &Path) -> Fingerprint {
     let (cgroup_cpu_limit, cgroup_memory_limit_bytes) = cgroup_limits(&tree, &proc_cgroup);
     let config = read_kernel_config(&tree);
 
-    Fingerprint {
+    stored(Fingerprint {
         // "(none)" is the kernel's placeholder for a hostname never set: no hostname.
         hostname: tree
             .read_trimmed("proc/sys/kernel/hostname")
@@ -103,7 +103,103 @@ pub fn collect_from(root: &Path) -> Fingerprint {
         kernel_config: config,
         sysctls: read_sysctls(&tree),
         microcode: cpuinfo.and_then(|c| cpuinfo_first(c, "microcode").map(str::to_string)),
+    })
+}
+
+/// The fingerprint as it is stored: every text passed through [`crate::term::line`] (control
+/// characters, newline and tab included, and the bidi and zero-width characters written as
+/// visible escapes), the host name through [`hostname_text`]. The text is whatever the
+/// kernel, the firmware or an administrator put there; escaped here, where it is read, it
+/// prints on one line everywhere and every run that holds it exports (the export file allows
+/// no control character in these fields: #29 item 8).
+fn stored(fp: Fingerprint) -> Fingerprint {
+    // Every field named, no `..`: a new field must be decided here.
+    let Fingerprint {
+        hostname,
+        os,
+        kernel_release,
+        kernel_version,
+        kernel_cmdline,
+        arch,
+        cpu_model,
+        cores,
+        threads,
+        memory_bytes,
+        virtualization,
+        clocksource,
+        cpufreq_governor,
+        smt,
+        thp,
+        vulnerabilities,
+        cgroup_cpu_limit,
+        cgroup_memory_limit_bytes,
+        cgroup_version,
+        loadavg,
+        hz,
+        nohz,
+        kernel_config_hash,
+        kernel_config,
+        sysctls,
+        microcode,
+    } = fp;
+    let line = |s: Option<String>| s.map(|s| crate::term::line(&s).into_owned());
+    let lines = |m: BTreeMap<String, String>| -> BTreeMap<String, String> {
+        m.into_iter()
+            .map(|(k, v)| {
+                (
+                    crate::term::line(&k).into_owned(),
+                    crate::term::line(&v).into_owned(),
+                )
+            })
+            .collect()
+    };
+    Fingerprint {
+        hostname: hostname.map(|h| hostname_text(&h)),
+        os: line(os),
+        kernel_release: line(kernel_release),
+        kernel_version: line(kernel_version),
+        kernel_cmdline: line(kernel_cmdline),
+        arch: line(arch),
+        cpu_model: line(cpu_model),
+        cores,
+        threads,
+        memory_bytes,
+        virtualization: line(virtualization),
+        clocksource: line(clocksource),
+        cpufreq_governor: line(cpufreq_governor),
+        smt: line(smt),
+        thp: line(thp),
+        vulnerabilities: lines(vulnerabilities),
+        cgroup_cpu_limit,
+        cgroup_memory_limit_bytes,
+        cgroup_version: line(cgroup_version),
+        loadavg,
+        hz,
+        nohz: line(nohz),
+        kernel_config_hash: line(kernel_config_hash),
+        kernel_config: lines(kernel_config),
+        sysctls: lines(sysctls),
+        microcode: line(microcode),
     }
+}
+
+/// A host name as stored: letters, digits, '.', '-' and '_' as they are (all a host name
+/// should hold, and all the export file accepts), any other character written as `_x1b`
+/// (below U+0100) or `_u202e`, at most 253 characters. sethostname(2) takes any bytes, so a
+/// name with a space, a control or a bidi character is possible; this keeps it readable,
+/// distinct from the others and exportable.
+pub fn hostname_text(raw: &str) -> String {
+    let mut out = String::with_capacity(raw.len());
+    for c in raw.chars() {
+        if c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_') {
+            out.push(c);
+        } else if u32::from(c) < 0x100 {
+            out.push_str(&format!("_x{:02x}", u32::from(c)));
+        } else {
+            out.push_str(&format!("_u{:x}", u32::from(c)));
+        }
+    }
+    out.chars().take(253).collect()
 }
 
 /// The sysctls recorded in the fingerprint: those LEBench or the kernel's documentation tie
@@ -1233,6 +1329,71 @@ CPU part\t: 0xd0c
         let periodic = cfg("CONFIG_HZ_PERIODIC=y\n");
         assert_eq!(nohz_mode(&periodic, "", None).as_deref(), Some("periodic"));
         assert_eq!(nohz_mode(&BTreeMap::new(), "", None), None);
+    }
+
+    /// Every string in `v` (keys included).
+    fn strings(v: &serde_json::Value, out: &mut Vec<String>) {
+        match v {
+            serde_json::Value::String(s) => out.push(s.clone()),
+            serde_json::Value::Array(a) => a.iter().for_each(|x| strings(x, out)),
+            serde_json::Value::Object(o) => o.iter().for_each(|(k, x)| {
+                out.push(k.clone());
+                strings(x, out)
+            }),
+            _ => {}
+        }
+    }
+
+    #[test]
+    fn text_read_from_the_machine_is_stored_on_one_line_escaped() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        // sethostname(2) takes any bytes; the others are the kernel's, firmware's or an
+        // administrator's text.
+        put(root, "proc/sys/kernel/hostname", "ok\n  ! FAKE\u{1b}[2J\n");
+        put(root, "proc/sys/kernel/osrelease", "6.8\u{1b}]0;x\u{7}\n");
+        put(root, "proc/sys/kernel/version", "#1 SMP\tPREEMPT\u{202e}\n");
+        put(root, "proc/cmdline", "root=/dev/vda\u{9b}31m quiet\n");
+        put(
+            root,
+            "proc/cpuinfo",
+            "model name\t: Evil\u{1b}[1m CPU\u{200b}\n",
+        );
+        put(root, "etc/os-release", "PRETTY_NAME=\"Deb\\\u{7}ian\"\n");
+        put(
+            root,
+            "sys/devices/system/cpu/vulnerabilities/meltdown",
+            "Not\u{0}affected\n",
+        );
+        let fp = collect_from(root);
+        assert_eq!(
+            fp.hostname.as_deref(),
+            Some("ok_x0a_x20_x20_x21_x20FAKE_x1b_x5b2J")
+        );
+        assert_eq!(fp.kernel_release.as_deref(), Some("6.8\\x1b]0;x\\x07"));
+        assert_eq!(
+            fp.kernel_version.as_deref(),
+            Some("#1 SMP\\x09PREEMPT\\u{202e}")
+        );
+        assert_eq!(
+            fp.kernel_cmdline.as_deref(),
+            Some("root=/dev/vda\\x9b31m quiet")
+        );
+        assert_eq!(fp.cpu_model.as_deref(), Some("Evil\\x1b[1m CPU\\u{200b}"));
+        assert_eq!(fp.os.as_deref(), Some("Deb\\x07ian"));
+        assert_eq!(fp.vulnerabilities["meltdown"], "Not\\x00affected");
+        let mut all = Vec::new();
+        strings(&serde_json::to_value(&fp).unwrap(), &mut all);
+        for s in &all {
+            assert!(
+                !s.chars()
+                    .any(|c| c.is_control() || crate::term::deceptive(c)),
+                "{s:?}"
+            );
+        }
+        // A host name as long as the kernel allows (64 bytes), all escaped, still fits.
+        assert_eq!(hostname_text(&"\u{1b}".repeat(64)).chars().count(), 253);
+        assert_eq!(hostname_text("bench-01.example_x"), "bench-01.example_x");
     }
 
     #[test]

@@ -1,14 +1,16 @@
 //! sysperf: measure, observe and compare the performance of UNIX-like kernels.
 //!
-//! The library is the whole tool except argument parsing and printing, which live in
-//! `main.rs`. Layout follows the architecture:
+//! The library is the whole tool except argument parsing and printing, which live in the
+//! binary (`main.rs`, and `cmd/` with one file per subcommand). It never prints: what it has to
+//! tell the user while it works goes through [`notice`]. `unsafe` is denied but in [`sys`] and
+//! [`clib`], the syscall and C library boundaries. Layout follows the architecture
+//! (ARCHITECTURE.md, whose order of layers `tests/layers.rs` holds the code to):
 //! - [`bench`]: the registry of benchmarks, one file per family (metadata, parameters, hot loop);
 //! - [`harness`]: owns time (worker processes, calibration, trials, overhead, placement,
 //!   per-trial counters);
 //! - [`engine`]: a run from plan to store: budget, plan, interleaved rounds, events;
 //! - [`suite`]: the registry of suites: the papers' other studies as sweeps of x against y;
 //! - [`catalog`]: finds runs by name (reference runs, then the store);
-//! - [`cli`]: the command line's definitions (clap), the one source of `--help`;
 //! - [`stats`]: pure statistics over raw samples;
 //! - [`variance`]: within-run and run-to-run variance, and ratio intervals that include both;
 //! - [`paired`]: the interval of a paired A/B from its rounds' log ratios (`sysperf ab`);
@@ -22,17 +24,28 @@
 //!   Feder's Table III, §4.1.1's ls -l);
 //! - [`exchange`]: the export file that moves runs between machines, and its validation;
 //! - [`output`]: files the user asked for, written without following anyone's symlinks;
+//! - [`safedir`]: directories sysperf can trust (no one else can swap what is in them), and
+//!   files made in them by descriptor;
 //! - [`procfs`]: the one reader of /proc/stat and the one `CpuTicks`;
+//! - [`programs`]: the one rule by which every external program is found (absolute, trusted
+//!   directories of PATH) and run (by absolute path);
 //! - [`observe`]: the live system as vmstat and iostat see it, and the doctor's findings;
 //! - [`profile`]: kernel profiles of a benchmark (perf sampling, kallsyms, flat profile, call graph);
 //! - [`trace`]: `sysperf trace`, a benchmark observed through the kernel's trace points;
 //! - [`term`]: what may reach a terminal: control characters in any printed text escaped;
+//! - [`notice`]: the library's messages to the user, through the sink the program installs;
+//! - [`units`]: the one parser of durations as the user types them;
+//! - [`error`]: typed errors, each with its exit code ([`error::Exit`]);
 //! - [`report`]: pure functions from runs and comparisons to bytes (tables, Markdown, CSV, JSON,
 //!   SVG, HTML).
 
+#![deny(unsafe_code)]
+// Test-only helpers (fixtures, the PostgreSQL cluster of tests/common) stay `pub` for the tests.
+#![cfg_attr(not(test), warn(unreachable_pub))]
+
 pub mod bench;
 pub mod catalog;
-pub mod cli;
+#[allow(unsafe_code)]
 pub mod clib;
 pub mod compare;
 pub mod derived;
@@ -43,23 +56,29 @@ pub mod fingerprint;
 pub mod fleet;
 pub mod harness;
 pub mod model;
+pub mod notice;
 pub mod observe;
 pub mod output;
 pub mod paired;
+pub mod papers;
 pub mod procfs;
 pub mod profile;
+pub mod programs;
 pub mod published;
 pub mod reference;
 pub mod report;
+pub mod safedir;
 pub mod speed;
 pub mod stats;
 pub mod store;
 pub mod suite;
 pub mod sync;
+#[allow(unsafe_code)]
 pub mod sys;
 pub mod term;
 pub mod ties;
 pub mod trace;
+pub mod units;
 pub mod variance;
 
 /// This sysperf: its version and, as semver build metadata, the git commit it was built from

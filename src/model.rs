@@ -2,11 +2,19 @@
 //!
 //! These are plain serializable records with units in their field names. They hold no logic
 //! beyond small derived accessors; statistics live in `stats`, persistence in `store`, and
-//! rendering in `report`. The JSON shape of [`Run`] is the documented `sysperf run --json`
-//! format (see `docs/json-format.md`), so field renames here are format changes.
+//! rendering in `report`. Kernel profiles ([`Profile`], [`SystemProfile`]) and the lines of
+//! `sysperf runs` ([`RunInfo`], [`ObservationInfo`]) are records of this model too, so the
+//! store below observation keeps them without knowing how they are made. The JSON shape of
+//! [`Run`] is the documented `sysperf run --json` format (see `docs/json-format.md`), so field
+//! renames here are format changes.
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+
+mod listing;
+mod profile;
+pub use listing::{ObservationInfo, RunInfo};
+pub use profile::{FunctionCalls, ProcessRow, Profile, SystemProfile};
 
 /// Which role a single worker execution played in a benchmark's measurement.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -265,8 +273,10 @@ pub struct Summary {
     /// Wall nanoseconds per operation, after overhead subtraction.
     pub wall_ns_per_op: Estimate,
     /// The benchmark process's own CPU time per operation, without the children it reaped:
-    /// what time(1) charged in the paper (its Table 2's User and System). In runs made before
-    /// sysperf kept children apart (`whole` absent), these include the children.
+    /// what time charged in the paper (its Table 2's User and System) for the tests whose
+    /// program waited for no child; for the others the paper's columns are `whole`
+    /// (`bench::charged` picks). In runs made before sysperf kept children apart (`whole`
+    /// absent), these include the children.
     pub user_ns_per_op: Estimate,
     pub sys_ns_per_op: Estimate,
     /// The process and its reaped children together (the echo child of pipeback, the forked
@@ -436,6 +446,11 @@ pub struct Derived {
     pub value: f64,
     pub unit: String,
     pub formula: String,
+    /// Why the inputs cannot support the figure (one trial, an interval that includes 0, a
+    /// negative cost): then it prints as "n/a" with this reason, and `value` is only the
+    /// arithmetic. Absent when the figure stands (and in runs made before sysperf said so).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub na: Option<String>,
 }
 
 /// How the timer and loop overhead were measured and accounted for.
@@ -719,7 +734,8 @@ pub struct Run {
     pub notes: Vec<String>,
 }
 
-/// What the y of a series is, computed from each point's per-operation wall time.
+/// What the y of a series is, computed from each point's per-operation wall time (or, for
+/// [`YKind::CpuNs`], CPU time).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum YKind {
@@ -730,26 +746,44 @@ pub enum YKind {
     BytesPerSec,
     /// Operations per hour (higher is better): processes per hour in a time-sharing work-load.
     PerHour,
+    /// CPU nanoseconds per operation (lower is better): user + system time of the point's
+    /// process and the children it reaped, for the papers' CPU-time figures (Feder's Table
+    /// III), which count neither waiting for a device nor for the CPU.
+    CpuNs,
 }
 
 impl YKind {
     /// Whether a larger y is the better one (throughputs) rather than the worse (costs).
     pub fn higher_is_better(self) -> bool {
-        !matches!(self, YKind::CostNs)
+        !matches!(self, YKind::CostNs | YKind::CpuNs)
     }
     /// The y of one trial from its per-operation wall nanoseconds; None when undefined
-    /// (a zero time).
+    /// (a zero time, or a CPU-time y, which comes from the trial's usage: see
+    /// [`YKind::y_of_trial`]).
     pub fn y_of(self, wall_ns_per_op: f64, bytes_per_op: f64) -> Option<f64> {
         match self {
             YKind::CostNs => Some(wall_ns_per_op),
+            YKind::CpuNs => None,
             _ if wall_ns_per_op <= 0.0 => None,
             YKind::BytesPerSec => Some(bytes_per_op * 1e9 / wall_ns_per_op),
             YKind::PerHour => Some(3600e9 / wall_ns_per_op),
         }
     }
+    /// The y of one trial from its per-operation wall and CPU nanoseconds.
+    pub fn y_of_trial(
+        self,
+        wall_ns_per_op: f64,
+        cpu_ns_per_op: f64,
+        bytes_per_op: f64,
+    ) -> Option<f64> {
+        match self {
+            YKind::CpuNs => Some(cpu_ns_per_op),
+            _ => self.y_of(wall_ns_per_op, bytes_per_op),
+        }
+    }
     pub fn unit(self) -> &'static str {
         match self {
-            YKind::CostNs => "ns",
+            YKind::CostNs | YKind::CpuNs => "ns",
             YKind::BytesPerSec => "B/s",
             YKind::PerHour => "per hour",
         }

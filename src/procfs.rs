@@ -9,6 +9,8 @@
 //! numbers (vmstat's columns, iostat's rates, the per-trial counters). /proc/interrupts and
 //! /proc/softirqs are read here ([`read_interrupts`], [`read_softirqs`]) and parsed by
 //! `harness::counters::parse_interrupts`; [`mapping_rss_pages`] reads /proc/self/smaps.
+//! [`file_locks`] reads /proc/locks, and [`openers`] and [`describe_process`] say who holds
+//! a file (the store's lock holders).
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -279,6 +281,9 @@ pub struct PidStat {
     pub ppid: u32,
     /// utime + stime in clock ticks, when the line goes that far.
     pub ticks: Option<u64>,
+    /// When the process started, in clock ticks since boot (field 22), when the line goes
+    /// that far: with the pid, what names one process among all that ever had the pid.
+    pub start_ticks: Option<u64>,
 }
 
 /// The resident pages of the mapping that starts at `address` in an smaps text (its `Rss:`
@@ -337,7 +342,8 @@ pub fn parse_pid_stat(text: &str) -> Option<PidStat> {
     let comm = text.get(open + 1..close)?.to_string();
     let rest: Vec<&str> = text[close + 1..].split_whitespace().collect();
     // After the name: state(3) ppid pgrp session tty_nr tpgid flags minflt cminflt majflt
-    // cmajflt utime(14) stime(15).
+    // cmajflt utime(14) stime(15) cutime cstime priority nice num_threads itrealvalue
+    // starttime(22).
     let state = rest.first()?.chars().next()?;
     let ppid = rest.get(1)?.parse().ok()?;
     let tick = |i: usize| rest.get(i).and_then(|t| t.parse::<u64>().ok());
@@ -347,7 +353,115 @@ pub fn parse_pid_stat(text: &str) -> Option<PidStat> {
         state,
         ppid,
         ticks: tick(11).zip(tick(12)).map(|(u, s)| u + s),
+        start_ticks: tick(19),
     })
+}
+
+/// One record lock of /proc/locks (a POSIX lock or an open file description lock; flock(2)
+/// locks and leases are left out: SQLite does not use them).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileLock {
+    /// The holder, when the kernel names it (not for an open file description lock).
+    pub pid: Option<u32>,
+    /// "read" or "write".
+    pub kind: &'static str,
+    pub major: u32,
+    pub minor: u32,
+    pub ino: u64,
+}
+
+impl FileLock {
+    /// The device number of the locked file's file system.
+    pub fn dev_t(&self) -> u64 {
+        libc::makedev(self.major, self.minor)
+    }
+}
+
+/// The record locks of a /proc/locks text ("1: POSIX  ADVISORY  READ 41 00:1f:1234 0 EOF";
+/// "-> " lines of waiters left out).
+pub fn parse_locks(text: &str) -> Vec<FileLock> {
+    text.lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            if f.get(1) == Some(&"->") || !matches!(f.get(1), Some(&"POSIX") | Some(&"OFDLCK")) {
+                return None;
+            }
+            let kind = match *f.get(3)? {
+                "READ" => "read",
+                "WRITE" => "write",
+                _ => return None,
+            };
+            let pid = f.get(4)?.parse::<i64>().ok()?;
+            let mut dev = f.get(5)?.split(':');
+            let major = u32::from_str_radix(dev.next()?, 16).ok()?;
+            let minor = u32::from_str_radix(dev.next()?, 16).ok()?;
+            let ino = dev.next()?.parse().ok()?;
+            Some(FileLock {
+                pid: u32::try_from(pid).ok().filter(|p| *p > 0),
+                kind,
+                major,
+                minor,
+                ino,
+            })
+        })
+        .collect()
+}
+
+/// The record locks on the system now (empty when /proc/locks cannot be read).
+pub fn file_locks() -> Vec<FileLock> {
+    std::fs::read_to_string("/proc/locks")
+        .map(|t| parse_locks(&t))
+        .unwrap_or_default()
+}
+
+/// The processes with the file (`dev`, `ino`) open, as far as this process may look
+/// (root sees them all): a walk of /proc/*/fd, for when a lock's holder is not named.
+pub fn openers(dev: u64, ino: u64) -> Vec<u32> {
+    use std::os::unix::fs::MetadataExt;
+    let mut out = Vec::new();
+    let Ok(procs) = std::fs::read_dir("/proc") else {
+        return out;
+    };
+    for p in procs.flatten() {
+        let Some(pid) = p.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
+            continue;
+        };
+        let Ok(fds) = std::fs::read_dir(p.path().join("fd")) else {
+            continue;
+        };
+        if fds
+            .flatten()
+            .any(|fd| std::fs::metadata(fd.path()).is_ok_and(|m| m.dev() == dev && m.ino() == ino))
+        {
+            out.push(pid);
+        }
+    }
+    out
+}
+
+/// "pid 41 (python3) of user mallory (uid 1001)": a process in words for a message, its
+/// name with anything unprintable as '?'.
+pub fn describe_process(pid: u32) -> String {
+    use std::os::unix::fs::MetadataExt;
+    let comm: String = std::fs::read_to_string(format!("/proc/{pid}/comm"))
+        .unwrap_or_default()
+        .trim_end_matches('\n')
+        .chars()
+        .map(|c| if c.is_control() { '?' } else { c })
+        .collect();
+    let user = std::fs::metadata(format!("/proc/{pid}")).map(|m| m.uid());
+    let user = match user {
+        Ok(uid) => match crate::sys::user_name(uid) {
+            Ok(Some(n)) => format!(" of user {n} (uid {uid})"),
+            _ => format!(" of uid {uid}"),
+        },
+        Err(_) => String::new(),
+    };
+    if comm.is_empty() {
+        format!("pid {pid}{user}")
+    } else {
+        format!("pid {pid} ({comm}){user}")
+    }
 }
 
 #[cfg(test)]
@@ -372,9 +486,37 @@ mod tests {
             (4242, "sysperf:pipe) x", 'R', 17)
         );
         assert_eq!(s.ticks, Some(12));
+        assert_eq!(s.start_ticks, None);
+        let full = "7 (sysperf) S 1 7 7 0 -1 4194560 10 0 0 0 3 4 0 0 20 0 1 0 123456 1000 50";
+        assert_eq!(parse_pid_stat(full).unwrap().start_ticks, Some(123_456));
         assert_eq!(parse_pid_stat("1 (init) S 0").unwrap().ticks, None);
         assert_eq!(parse_pid_stat("1 (init)"), None);
         assert_eq!(parse_pid_stat(")("), None);
+    }
+
+    #[test]
+    fn locks_give_holder_kind_and_file() {
+        let text = "1: POSIX  ADVISORY  READ 41 00:1f:1234 0 EOF\n\
+                    1: -> POSIX  ADVISORY  WRITE 42 00:1f:1234 0 EOF\n\
+                    2: OFDLCK ADVISORY  WRITE -1 fd:01:99 120 120\n\
+                    3: FLOCK  ADVISORY  WRITE 43 00:1f:7 0 EOF\n";
+        let locks = parse_locks(text);
+        assert_eq!(locks.len(), 2, "{locks:?}");
+        assert_eq!(
+            (
+                locks[0].pid,
+                locks[0].kind,
+                locks[0].major,
+                locks[0].minor,
+                locks[0].ino
+            ),
+            (Some(41), "read", 0, 0x1f, 1234)
+        );
+        assert_eq!(
+            (locks[1].pid, locks[1].kind, locks[1].major),
+            (None, "write", 0xfd)
+        );
+        assert_eq!(locks[1].dev_t(), libc::makedev(0xfd, 1));
     }
 
     /// Kernel 6.x, two CPUs, every line the kernel writes.

@@ -1,16 +1,24 @@
 //! The papers' published figures for the suites' curves, beyond the one column each curve
 //! draws: every system of BBN Report 3970's Tables 1-8 (PDP-11/40 and 11/70, standard and
 //! improved kernels, with real, user and system time and CPU usage), Feder's Table III for the
-//! 3B20S, VAX-11/780 and PDP-11/70, and the 4.2BSD paper's `ls -l` of 600 files before and after
-//! the per-process cache (§4.1.1). `run` and `show` print them under each curve's table, each
-//! column with its source, so that today's figures stand beside all that was printed.
+//! 3B20S, VAX-11/780 and PDP-11/70, and the 4.2BSD paper's `ls -l` of 600 files before either
+//! cache, with the per-process cache and with both (§4.1.1). `run` and `show` print them under
+//! each curve's table, each column with its source, so that today's figures stand beside all
+//! that was printed.
+//!
+//! The papers' single figures (`data/reference/figures.tsv`) are [`crate::papers`]'s,
+//! re-exported here.
 //!
 //! The figures ship as tab-separated files under `data/reference/` (transcribed exactly, with
-//! a header naming paper, table and machine), embedded and parsed once. Pure: no store, no
+//! a header naming paper, table and machine), embedded and parsed once. Which series a BBN or
+//! Feder row belongs to is the series' own word (`SeriesSpec::printed`); the §4.1.1 file names
+//! its series itself. Pure: no store, no
 //! measurement. Table 2 and Table 7 of the 4.2BSD paper are reference *runs* instead, in
 //! [`crate::reference`], since they compare test by test with a measured run.
 
-use crate::reference::ReferenceError;
+use crate::papers::rows;
+pub use crate::papers::{beside, figure, figures, figures_of, ReferenceError, Rel, TextFigure};
+use crate::suite::{self, Printed};
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
@@ -70,38 +78,6 @@ pub struct FederRow {
     pub vax780_gain: f64,
     pub pdp1170_ms: f64,
     pub pdp1170_gain: f64,
-}
-
-/// Data lines of a TSV after its exact header, each split into `header.len()` fields.
-fn rows<'a>(
-    file: &'static str,
-    text: &'a str,
-    header: &[&str],
-) -> Result<Vec<(usize, Vec<&'a str>)>, ReferenceError> {
-    let err = |line, why: String| ReferenceError { file, line, why };
-    let mut lines = text
-        .lines()
-        .enumerate()
-        .map(|(i, l)| (i + 1, l))
-        .filter(|(_, l)| !l.starts_with('#') && !l.trim().is_empty());
-    let (n, first) = lines.next().ok_or_else(|| err(0, "no header".into()))?;
-    let found: Vec<&str> = first.split('\t').collect();
-    if found != header {
-        return Err(err(n, format!("header is {found:?}, expected {header:?}")));
-    }
-    lines
-        .map(|(n, l)| {
-            let f: Vec<&str> = l.split('\t').collect();
-            if f.len() == header.len() {
-                Ok((n, f))
-            } else {
-                Err(err(
-                    n,
-                    format!("{} fields, expected {}", f.len(), header.len()),
-                ))
-            }
-        })
-        .collect()
 }
 
 /// A non-negative number, or None for "-".
@@ -189,16 +165,14 @@ pub fn feder_rows() -> Result<Vec<FederRow>, ReferenceError> {
         .collect()
 }
 
-/// The BBN test whose rows a suite series prints.
-fn bbn_series(test: &str) -> Option<&'static str> {
-    match test {
-        // The report's runs were 1000 blocks: the curve of 1000 blocks.
-        "pipe" => Some("bbn.pipe-1000"),
-        "port-check" => Some("bbn.port-check"),
-        "port-bare" => Some("bbn.port-bare"),
-        "realworld" => Some("bbn.realworld"),
-        _ => None,
-    }
+/// The series whose printed figures these are (the suites' registry says which:
+/// `SeriesSpec::printed`).
+fn series_printing(these: impl Fn(Printed) -> bool) -> Option<&'static str> {
+    suite::suites()
+        .into_iter()
+        .flat_map(|s| (s.series)())
+        .find(|s| s.printed.is_some_and(&these))
+        .map(|s| s.id)
 }
 
 fn build() -> Result<BTreeMap<String, Vec<Column>>, ReferenceError> {
@@ -218,7 +192,7 @@ fn build() -> Result<BTreeMap<String, Vec<Column>>, ReferenceError> {
         }
     };
     for r in bbn_rows()? {
-        let Some(series) = bbn_series(&r.test) else {
+        let Some(series) = series_printing(|p| matches!(p, Printed::Bbn(t) if t == r.test)) else {
             return Err(ReferenceError {
                 file: BBN_FILE,
                 line: 0,
@@ -245,6 +219,22 @@ fn build() -> Result<BTreeMap<String, Vec<Column>>, ReferenceError> {
         );
     }
     let feder = feder_rows()?;
+    let table3 = series_printing(|p| p == Printed::FederTable3).ok_or_else(|| ReferenceError {
+        file: FEDER_FILE,
+        line: 0,
+        why: "no series prints Feder's Table III".into(),
+    })?;
+    // Table II beside each machine: how fast it ran C code, relative to the 3B20S.
+    let c_speed = |m: &str| {
+        figure("feder.table2.c_speed", m)
+            .map(|f| {
+                format!(
+                    "; relative C speed {} (Feder 1984, Table II: the 3B20S is 1)",
+                    f.shown()
+                )
+            })
+            .unwrap_or_default()
+    };
     for (machine, ms) in [
         (
             "AT&T 3B20S, UNIX System V",
@@ -260,9 +250,10 @@ fn build() -> Result<BTreeMap<String, Vec<Column>>, ReferenceError> {
         ),
     ] {
         for (i, (r, ms)) in feder.iter().zip(ms).enumerate() {
+            let hardware = machine.split(',').next().unwrap_or(machine);
             add(
-                "feder.table3",
-                format!("{machine}, CPU time"),
+                table3,
+                format!("{machine}, CPU time{}", c_speed(hardware)),
                 "Feder 1984, Table III".into(),
                 Figure {
                     x: i as f64,
@@ -425,16 +416,110 @@ mod tests {
         );
         let cols = for_series("feder.table3").unwrap();
         assert_eq!(cols.len(), 3);
+        // Table II beside each machine's column.
+        assert!(
+            cols[0].system.contains("relative C speed 1 ("),
+            "{}",
+            cols[0].system
+        );
+        assert!(
+            cols[1].system.contains("relative C speed 0.97"),
+            "{}",
+            cols[1].system
+        );
+        assert!(
+            cols[2].system.contains("relative C speed 0.83"),
+            "{}",
+            cols[2].system
+        );
         assert!(cols.iter().all(|c| c.figures.len() == 8));
         assert_eq!(cols[0].figures[5].y, 16e6);
         assert_eq!(cols[2].figures[7].label.as_deref(), Some("exec-8k-bss"));
     }
 
     #[test]
+    fn the_single_figures_are_the_papers() {
+        let all = figures().unwrap();
+        assert!(all.len() >= 70, "{}", all.len());
+        let v = |k: &str, sys: &str| figure(k, sys).unwrap_or_else(|| panic!("{k} {sys}")).value;
+        // Table 8.
+        assert_eq!(v("table8.pfst.randpage", "4.2BSD"), 789.0);
+        assert_eq!(v("table8.pfst.randpage-v", "4.2BSD"), 786.0);
+        assert_eq!(v("table8.pfst.gausspage.inf", "4.1BSD"), 848.0);
+        assert_eq!(v("table8.faults.randpage-v", "4.2BSD"), 9852.0);
+        // §3.2.1: the environment, and its cost per byte from Table 3 as the text prints it.
+        assert_eq!(v("env.bytes", "4.1BSD and 4.2BSD"), 1065.0);
+        assert_eq!(
+            (v("env.cost", "4.1BSD"), v("env.cost", "4.2BSD")),
+            (93.0, 121.0)
+        );
+        // Tables 4, 9, 10: self + child = total.
+        for sys in ["4.2BSD", "with the per-process cache", "with both caches"] {
+            let t = v("namei.total_ms", sys);
+            assert!(
+                (v("namei.self_ms", sys) + v("namei.child_ms", sys) - t).abs() < 1e-9,
+                "{sys}"
+            );
+            let p = v("namei.total_pct", sys);
+            assert!(
+                (v("namei.self_pct", sys) + v("namei.child_pct", sys) - p).abs() < 0.051,
+                "{sys}"
+            );
+        }
+        assert_eq!(v("namei.total_pct", "with both caches"), 12.8);
+        assert_eq!(figure("namei.share", "4.3BSD").unwrap().shown(), "<10");
+        assert_eq!(v("bufcache.hit_rate", "4.2BSD"), 85.0);
+        assert_eq!(
+            figure("bufcache.readahead_used", "4.2BSD").unwrap().shown(),
+            ">90"
+        );
+        assert_eq!(v("feder.table2.c_speed", "VAX-11/750"), 0.61);
+        assert_eq!(v("feder.table4.change_pct", "PDP-11/70"), -3.0);
+        assert_eq!(v("feder.cs_per_s", "System V"), 40.0);
+        // Ranges as printed.
+        assert_eq!(
+            figure("vmstat.tps_per_arm", "4.2BSD").unwrap().shown(),
+            "25-35"
+        );
+        assert_eq!(
+            figure("namei.hit_rate", "name cache").unwrap().shown(),
+            "70-80"
+        );
+        assert_eq!(
+            figure("system.share", "in the past").unwrap().high,
+            Some(70.0)
+        );
+        // Every figure carries its source and the paper's words.
+        for f in all {
+            assert!(
+                f.source.contains("1984") || f.source.contains("1985"),
+                "{f:?}"
+            );
+            assert!(f.words.len() > 3, "{f:?}");
+        }
+        assert_eq!(
+            beside("system.share"),
+            "4.1BSD 45, 4.2BSD 57, with the per-process cache ~55, with both caches ~49, in the past 65-70, System V ~50 % of CPU time (Leffler et al. 1984, §3.2; Leffler et al. 1984, §4.1.1; Feder 1984, §VII)"
+        );
+        assert_eq!(beside("no.such"), "");
+    }
+
+    #[test]
     fn ls_l_before_and_after_the_cache() {
         let cols = for_series("scaling.ls-l").unwrap();
         let secs: Vec<f64> = cols.iter().map(|c| c.figures[0].sys_s.unwrap()).collect();
-        assert_eq!(secs, [22.3, 3.3]);
+        // Before either cache, with the per-process cache, with both (§4.1.1).
+        assert_eq!(secs, [22.3, 3.3, 3.7]);
+        assert!(
+            cols[0].system.starts_with("4.2BSD, before either cache"),
+            "{}",
+            cols[0].system
+        );
+        assert!(
+            cols[2].system.contains("system-wide name cache"),
+            "{}",
+            cols[2].system
+        );
         assert!(cols.iter().all(|c| c.source.contains("§4.1.1")));
     }
 
@@ -455,5 +540,18 @@ mod tests {
         assert_eq!(rw.len(), 4);
         assert!(for_series("bbn.port").unwrap().is_empty());
         assert!(for_series("no.such").unwrap().is_empty());
+    }
+
+    #[test]
+    fn every_series_that_names_printed_figures_has_them() {
+        let printing: Vec<_> = crate::suite::suites()
+            .into_iter()
+            .flat_map(|s| (s.series)())
+            .filter(|s| s.printed.is_some())
+            .collect();
+        assert_eq!(printing.len(), 5, "{printing:?}");
+        for s in printing {
+            assert!(!for_series(s.id).unwrap().is_empty(), "{}", s.id);
+        }
     }
 }

@@ -84,14 +84,14 @@ const DEFS: [Def; 3] = [
     },
 ];
 
-/// The embedded data could not be read: a defect of this build of sysperf, never of the
-/// user's input.
-#[derive(Debug, Clone, thiserror::Error)]
-#[error("built-in reference data {file}, line {line}: {why}; this is a bug in sysperf, please report it")]
-pub struct ReferenceError {
-    pub file: &'static str,
-    pub line: usize,
-    pub why: String,
+/// The embedded data could not be read (defined beside the other reference data, which the
+/// derived figures print, so that no module of the three loops back).
+pub use crate::papers::ReferenceError;
+
+impl crate::error::Exit for ReferenceError {
+    fn exit_code(&self) -> i32 {
+        crate::exit::FAILURE
+    }
 }
 
 /// Every reference run, in the order of [`NAMES`]; parsed once.
@@ -442,6 +442,41 @@ mod tests {
         // randpage: 64.0 s system time / 8085 faults.
         let pfst = get("system time per fault (randpage)");
         assert!((pfst - 64.0e6 / 8085.0).abs() < 1e-6, "{pfst}");
+        // §3.2.1's cost of a byte of environment from Table 3's system times over 1065
+        // bytes: 4.1BSD (167.8 - 68.7) s / 1000 execs / 1065 = 93 us, which the paper prints
+        // as 93 ms/byte of its 1,000 execs; 4.2BSD 121.
+        let env = get("environment cost (execs0null)");
+        assert!((env / 1000.0 - 93.05).abs() < 0.01, "{env} ns/byte");
+        let b = run("vax750-4.2bsd");
+        let env42 = b
+            .derived
+            .iter()
+            .find(|d| d.name == "environment cost (execs0null)")
+            .unwrap();
+        assert!(
+            (env42.value / 1000.0 - 121.88).abs() < 0.01,
+            "{}",
+            env42.value
+        );
+        assert!(
+            env42.formula.contains("4.2BSD 121 ms/byte"),
+            "{}",
+            env42.formula
+        );
+        // Table 8's printed 789 us beside the 7.9 ms that Table 7 gives.
+        let rp = b
+            .derived
+            .iter()
+            .find(|d| d.name == "system time per fault (randpage)")
+            .unwrap();
+        assert!((rp.value - 77.2e6 / 9776.0).abs() < 1e-6);
+        assert!(rp.formula.contains("4.2BSD 789 us"), "{}", rp.formula);
+        let rv = b
+            .derived
+            .iter()
+            .find(|d| d.name == "system time per fault (randpage-v)")
+            .unwrap();
+        assert!(rv.formula.contains("4.2BSD 786 us"), "{}", rv.formula);
     }
 
     #[test]

@@ -327,7 +327,8 @@ impl MachineNoise {
         100.0 * ((z * self.pair_sd / (0.955 * rounds).sqrt()).exp() - 1.0)
     }
 
-    /// The line a run prints about the machine; `ab_trial_s`: `ab`'s trial length.
+    /// The line a run prints about the machine; `ab_trial_s`: `ab`'s trial length. It opens
+    /// with [`LINE_PREFIX`].
     pub fn line(&self, ab_trial_s: f64) -> String {
         let what = match &self.speeds {
             Some(s) if s.ratio >= 1.05 => format!(
@@ -349,11 +350,20 @@ impl MachineNoise {
             ),
         };
         format!(
-            "machine noise: {what}; a trial varies {:.0}% about its test's median; a paired 'sysperf ab' of one test resolves about {:.1}% in 60 s here; change points by binary segmentation (BIC) of the trials' log times about each test's median",
+            "{LINE_PREFIX} {what}; a trial varies {:.0}% about its test's median; a paired 'sysperf ab' of one test resolves about {:.1}% in 60 s here; change points by binary segmentation (BIC) of the trials' log times about each test's median",
             100.0 * self.spread,
             self.ab_resolves_pct(60.0, ab_trial_s),
         )
     }
+}
+
+/// How the machine noise line opens, by which a run's note of it is found (the table prints it
+/// on its own line, not among the other notes).
+pub const LINE_PREFIX: &str = "machine noise:";
+
+/// Whether a run's note is the machine noise line.
+pub fn is_line(note: &str) -> bool {
+    note.starts_with(LINE_PREFIX)
 }
 
 fn seconds([lo, hi]: [f64; 2]) -> String {

@@ -23,6 +23,12 @@ pub enum StatsError {
     NotFinite { index: usize, value: f64 },
 }
 
+impl crate::error::Exit for StatsError {
+    fn exit_code(&self) -> i32 {
+        crate::exit::FAILURE
+    }
+}
+
 /// Confidence level of the interval stored in an [`Estimate`].
 const ESTIMATE_LEVEL: f64 = 0.95;
 

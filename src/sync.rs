@@ -10,8 +10,8 @@
 
 use crate::catalog::{self, CatalogError};
 use crate::exchange::{self, ExchangeError};
+use crate::model::Profile;
 use crate::model::Run;
-use crate::profile::Profile;
 use crate::store::{self, Backend, Location, StoreError};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -47,6 +47,12 @@ impl SyncError {
             SyncError::Catalog(e) => e.is_user_error(),
             SyncError::Store { source, .. } => source.is_user_error(),
         }
+    }
+}
+
+impl crate::error::Exit for SyncError {
+    fn exit_code(&self) -> i32 {
+        crate::error::usage_if(self.is_user_error())
     }
 }
 
@@ -146,13 +152,19 @@ fn open_source(src: &Path) -> Result<Source, SyncError> {
         return Ok(Source::Store(catalog::open_location(&location)?));
     }
     let mut head = [0u8; 16];
-    let n = std::fs::File::open(src)
-        .and_then(|mut f| std::io::Read::read(&mut f, &mut head))
-        .map_err(|_| SyncError::NoSource(src.to_path_buf()))?;
+    // Without waiting: a FIFO with no writer reads as empty here, and is then refused.
+    let n = {
+        use std::os::unix::fs::OpenOptionsExt;
+        std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+            .open(src)
+    }
+    .and_then(|mut f| std::io::Read::read(&mut f, &mut head))
+    .map_err(|_| SyncError::NoSource(src.to_path_buf()))?;
     if n == 0 || head.starts_with(b"SQLite format 3\0") {
-        return Ok(Source::Store(Box::new(catalog::open_for_reading(
-            src.to_path_buf(),
-        )?)));
+        let location = Location::Sqlite(src.to_path_buf());
+        return Ok(Source::Store(catalog::open_location(&location)?));
     }
     let imported = exchange::import_file(src).map_err(|source| SyncError::Exchange {
         path: src.to_path_buf(),

@@ -57,6 +57,12 @@ pub fn usage_self_and_children() -> Usage {
     getrusage(libc::RUSAGE_SELF).plus(&getrusage(libc::RUSAGE_CHILDREN))
 }
 
+/// Resource usage of the calling thread alone (RUSAGE_THREAD): its CPU time and how often
+/// other tasks took its CPU (involuntary switches).
+pub fn usage_thread() -> Usage {
+    getrusage(libc::RUSAGE_THREAD)
+}
+
 /// Resource usage of the children this process has reaped (and theirs), alone.
 pub fn usage_children() -> Usage {
     getrusage(libc::RUSAGE_CHILDREN)
@@ -772,17 +778,6 @@ extern "C" fn exec_trampoline(arg: *mut libc::c_void) -> libc::c_int {
     exit_now(127)
 }
 
-extern "C" fn exit_trampoline(arg: *mut libc::c_void) -> libc::c_int {
-    // The exit code travels in the pointer's value; nothing is dereferenced.
-    exit_now(arg as usize as i32)
-}
-
-/// vfork, and the child exits at once with `code` (see [`vfork_run`]).
-#[inline]
-pub fn vfork_exit(stack: &mut ChildStack, code: u8) -> io::Result<Pid> {
-    vfork_run(stack, exit_trampoline, code as usize as *mut libc::c_void)
-}
-
 /// vfork + exec of `img` (see [`vfork_run`]); the child exits 127 if exec fails.
 #[inline]
 pub fn vfork_exec(stack: &mut ChildStack, img: &ExecImage) -> io::Result<Pid> {
@@ -909,6 +904,17 @@ pub fn unlink_at(dir: RawFd, name: &CStr) -> io::Result<()> {
 /// The user name of `uid` from the user database, looked up through the C library's NSS
 /// (getpwuid_r, as ls -l does); `None` when the database has no such user.
 pub fn user_name(uid: u32) -> io::Result<Option<String>> {
+    Ok(user_entry(uid)?.map(|(name, _)| name))
+}
+
+/// A user's primary group id from the user database (getpwuid_r); `None` when there is no
+/// such user.
+pub fn user_gid(uid: u32) -> io::Result<Option<u32>> {
+    Ok(user_entry(uid)?.map(|(_, gid)| gid))
+}
+
+/// The name and primary group id of `uid` (getpwuid_r); `None` when there is no such user.
+fn user_entry(uid: u32) -> io::Result<Option<(String, u32)>> {
     // SAFETY: an all-zero passwd is a valid value (null pointers, zero ids).
     let mut pw: libc::passwd = unsafe { std::mem::zeroed() };
     let mut found: *mut libc::passwd = std::ptr::null_mut();
@@ -923,11 +929,10 @@ pub fn user_name(uid: u32) -> io::Result<Option<String>> {
         return Ok(None);
     }
     // SAFETY: pw_name is a NUL-terminated string inside buf, which is still alive.
-    Ok(Some(
-        unsafe { CStr::from_ptr(pw.pw_name) }
-            .to_string_lossy()
-            .into_owned(),
-    ))
+    let name = unsafe { CStr::from_ptr(pw.pw_name) }
+        .to_string_lossy()
+        .into_owned();
+    Ok(Some((name, pw.pw_gid)))
 }
 
 /// The group name of `gid` from the group database (getgrgid_r through NSS, as ls -l does);
@@ -951,28 +956,6 @@ pub fn group_name(gid: u32) -> io::Result<Option<String>> {
             .to_string_lossy()
             .into_owned(),
     ))
-}
-
-/// Makes a private scratch directory `sysperf-<kind>-<pid>-<random>` in `base` and returns
-/// its path: mode 0700, made by one mkdir that fails on any existing entry (so a name planted
-/// by another user, a directory or a link, is never used, followed or removed: another random
-/// name is tried), and named after this process so that `harness::janitor` can remove it if
-/// this process is killed. No `unsafe`; here so that every layer may use it.
-pub fn scratch_dir(base: &std::path::Path, kind: &str) -> std::io::Result<std::path::PathBuf> {
-    use std::os::unix::fs::DirBuilderExt;
-    let mut last = None;
-    for _ in 0..16 {
-        let mut r = [0u8; 6];
-        random_bytes(&mut r)?;
-        let hex: String = r.iter().map(|b| format!("{b:02x}")).collect();
-        let path = base.join(format!("sysperf-{kind}-{}-{hex}", getpid()));
-        match std::fs::DirBuilder::new().mode(0o700).create(&path) {
-            Ok(()) => return Ok(path),
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => last = Some(e),
-            Err(e) => return Err(e),
-        }
-    }
-    Err(last.unwrap_or_else(|| std::io::Error::other("no free scratch name")))
 }
 
 /// An unlinked read-write file in `dir`: O_TMPFILE, so it never has a name and vanishes with
@@ -1058,6 +1041,44 @@ pub fn mount_pseudo(fstype: &CStr, target: &std::path::Path) -> io::Result<()> {
             fstype.as_ptr(),
             0,
             std::ptr::null(),
+        )
+    })?;
+    Ok(())
+}
+
+/// A read-only overlay on the directory `target` (in this mount namespace): the files of
+/// `upper` over those of `target` itself (`mount -t overlay -o ro,lowerdir=UPPER:TARGET`).
+/// A mount on a directory stays when another namespace replaces a file in it, where a bind
+/// mount on that file is detached (the kernel lazily unmounts mounts on unlinked dentries).
+pub fn overlay_mount(upper: &std::path::Path, target: &std::path::Path) -> io::Result<()> {
+    use std::os::unix::ffi::OsStrExt;
+    // In lowerdir, ':' separates layers and ',' options: escaped with a backslash.
+    let escape = |p: &std::path::Path| {
+        let mut v = Vec::new();
+        for &b in p.as_os_str().as_bytes() {
+            if matches!(b, b'\\' | b':' | b',') {
+                v.push(b'\\');
+            }
+            v.push(b);
+        }
+        v
+    };
+    let mut opts = b"lowerdir=".to_vec();
+    opts.extend(escape(upper));
+    opts.push(b':');
+    opts.extend(escape(target));
+    let c = |b: Vec<u8>| {
+        std::ffi::CString::new(b).map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))
+    };
+    let (t, o) = (c(target.as_os_str().as_bytes().to_vec())?, c(opts)?);
+    // SAFETY: all strings are NUL-terminated and outlive the call; the data is a C string.
+    cvt(unsafe {
+        libc::mount(
+            c"overlay".as_ptr(),
+            t.as_ptr(),
+            c"overlay".as_ptr(),
+            libc::MS_RDONLY,
+            o.as_ptr().cast(),
         )
     })?;
     Ok(())
@@ -1767,6 +1788,250 @@ pub fn open_tun(name: &str) -> io::Result<OwnedFd> {
     // lives until the call returns.
     cvt(unsafe { libc::ioctl(fd.as_raw_fd(), libc::TUNSETIFF as _, &mut req) })?;
     Ok(fd)
+}
+
+/// fstat(2) of a descriptor (O_PATH ones included).
+pub fn fstat(fd: RawFd) -> io::Result<libc::stat> {
+    // SAFETY: an all-zero stat is a valid value of this plain C record.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: st is a valid stat record we own; fd is the caller's descriptor.
+    cvt(unsafe { libc::fstat(fd, &mut st) })?;
+    Ok(st)
+}
+
+/// openat(2) with a mode (for O_CREAT) and O_CLOEXEC added: `path` relative to `dir`.
+pub fn open_at_mode(
+    dir: RawFd,
+    path: &CStr,
+    flags: libc::c_int,
+    mode: libc::mode_t,
+) -> io::Result<OwnedFd> {
+    // SAFETY: path is NUL-terminated; the mode argument is read only with O_CREAT/O_TMPFILE.
+    let fd = cvt(unsafe {
+        libc::openat(
+            dir,
+            path.as_ptr(),
+            flags | libc::O_CLOEXEC,
+            mode as libc::c_uint,
+        )
+    })?;
+    // SAFETY: openat just returned this descriptor and nothing else owns it.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// mkdirat(2): a new directory `name` in the directory behind `dir`.
+pub fn mkdir_at(dir: RawFd, name: &CStr, mode: libc::mode_t) -> io::Result<()> {
+    // SAFETY: name is NUL-terminated and outlives the call.
+    cvt(unsafe { libc::mkdirat(dir, name.as_ptr(), mode) }).map(drop)
+}
+
+/// renameat(2) of `from` to `to`, both in the directory behind `dir`.
+pub fn rename_at(dir: RawFd, from: &CStr, to: &CStr) -> io::Result<()> {
+    // SAFETY: both names are NUL-terminated and outlive the call.
+    cvt(unsafe { libc::renameat(dir, from.as_ptr(), dir, to.as_ptr()) }).map(drop)
+}
+
+/// readlinkat(2): the text of the symbolic link `name` in the directory behind `dir`.
+pub fn readlink_at(dir: RawFd, name: &CStr) -> io::Result<std::ffi::OsString> {
+    use std::os::unix::ffi::OsStringExt;
+    let mut buf = vec![0u8; 4096];
+    // SAFETY: buf is valid for buf.len() bytes; name is NUL-terminated.
+    let n = unsafe { libc::readlinkat(dir, name.as_ptr(), buf.as_mut_ptr().cast(), buf.len()) };
+    let n = cvt_long(n as i64)?;
+    if n >= buf.len() {
+        return Err(io::Error::from_raw_os_error(libc::ENAMETOOLONG));
+    }
+    buf.truncate(n);
+    Ok(std::ffi::OsString::from_vec(buf))
+}
+
+/// Clears O_NONBLOCK on a descriptor that was opened with it (to open a FIFO without waiting
+/// for a reader), so that writes wait as usual.
+pub fn set_blocking(fd: RawFd) -> io::Result<()> {
+    // SAFETY: F_GETFL takes no argument.
+    let flags = cvt(unsafe { libc::fcntl(fd, libc::F_GETFL) })?;
+    // SAFETY: F_SETFL takes the new flags as an int.
+    cvt(unsafe { libc::fcntl(fd, libc::F_SETFL, flags & !libc::O_NONBLOCK) }).map(drop)
+}
+
+/// The member names the group database lists for `gid` (getgrgid_r; users whose primary
+/// group it is are not listed there); `None` when there is no such group.
+pub fn group_members(gid: u32) -> io::Result<Option<Vec<String>>> {
+    // SAFETY: an all-zero group is a valid value (null pointers, zero ids).
+    let mut gr: libc::group = unsafe { std::mem::zeroed() };
+    let mut found: *mut libc::group = std::ptr::null_mut();
+    let mut buf = vec![0 as libc::c_char; 65536];
+    // SAFETY: as in group_name: every pointer is to memory we own.
+    let r = unsafe { libc::getgrgid_r(gid, &mut gr, buf.as_mut_ptr(), buf.len(), &mut found) };
+    if r != 0 {
+        return Err(io::Error::from_raw_os_error(r));
+    }
+    if found.is_null() {
+        return Ok(None);
+    }
+    let mut out = Vec::new();
+    let mut at = gr.gr_mem;
+    // SAFETY: gr_mem is a NULL-terminated array of NUL-terminated strings inside buf, which
+    // is still alive; we stop at the NULL.
+    unsafe {
+        while !at.is_null() && !(*at).is_null() {
+            out.push(CStr::from_ptr(*at).to_string_lossy().into_owned());
+            at = at.add(1);
+        }
+    }
+    Ok(Some(out))
+}
+
+/// Who holds a lock on the bytes `[start, start + len)` (len 0: to the end) of the open file
+/// `fd` that conflicts with a lock of kind `write` (else read) this process would take: the
+/// holder's pid when the kernel knows it (a process's lockf/fcntl lock), `Some(-1)` for an
+/// open-file-description lock (whose holder the kernel does not name), `None` when nothing
+/// conflicts. Asked with F_OFD_GETLK, so this process's own locks conflict too.
+pub fn lock_holder(fd: RawFd, start: i64, len: i64, write: bool) -> io::Result<Option<Pid>> {
+    // SAFETY: an all-zero flock is a valid value of this plain C record.
+    let mut fl: libc::flock = unsafe { std::mem::zeroed() };
+    fl.l_type = if write { libc::F_WRLCK } else { libc::F_RDLCK } as libc::c_short;
+    fl.l_whence = libc::SEEK_SET as libc::c_short;
+    fl.l_start = start as libc::off_t;
+    fl.l_len = len as libc::off_t;
+    // SAFETY: F_OFD_GETLK reads and writes one flock record we own (l_pid must be 0).
+    cvt(unsafe { libc::fcntl(fd, libc::F_OFD_GETLK, &mut fl) })?;
+    if fl.l_type == libc::F_UNLCK as libc::c_short {
+        return Ok(None);
+    }
+    Ok(Some(fl.l_pid))
+}
+
+/// CLOCK_BOOTTIME and CLOCK_REALTIME read together, in ns: the time since boot (suspend
+/// included, the clock of /proc/PID/stat's start times) and the wall clock of file times.
+pub fn boot_and_wall_ns() -> (u64, i128) {
+    let read = |clock| {
+        // SAFETY: an all-zero timespec is valid; clock_gettime fills it.
+        let mut ts: libc::timespec = unsafe { std::mem::zeroed() };
+        // SAFETY: a valid clock id and a timespec we own.
+        unsafe { libc::clock_gettime(clock, &mut ts) };
+        i128::from(ts.tv_sec) * 1_000_000_000 + i128::from(ts.tv_nsec)
+    };
+    let boot = read(libc::CLOCK_BOOTTIME);
+    let wall = read(libc::CLOCK_REALTIME);
+    (boot.max(0) as u64, wall)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Swap areas, loop devices and block-device mounts (root): the paging suite's zram swap, the
+// file-system suites' loop-mounted file systems.
+
+fn c_path(p: &std::path::Path) -> io::Result<std::ffi::CString> {
+    use std::os::unix::ffi::OsStrExt;
+    std::ffi::CString::new(p.as_os_str().as_bytes())
+        .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))
+}
+
+/// swapon(2) of the swap area on `device`, at priority `prio` (0..=32767).
+pub fn swapon(device: &std::path::Path, prio: i32) -> io::Result<()> {
+    const SWAP_FLAG_PREFER: libc::c_int = 0x8000;
+    let d = c_path(device)?;
+    let flags = SWAP_FLAG_PREFER | (prio.clamp(0, 0x7fff) as libc::c_int);
+    // SAFETY: a NUL-terminated path that outlives the call, and a flag word.
+    cvt(unsafe { libc::swapon(d.as_ptr(), flags) })?;
+    Ok(())
+}
+
+/// swapoff(2) of the swap area on `device`: its pages come back into memory first.
+pub fn swapoff(device: &std::path::Path) -> io::Result<()> {
+    let d = c_path(device)?;
+    // SAFETY: a NUL-terminated path that outlives the call.
+    cvt(unsafe { libc::swapoff(d.as_ptr()) })?;
+    Ok(())
+}
+
+/// mount(2) of the file system `fstype` on the block device `source` at `target`, with
+/// `flags` (MS_*) and the file system's `options` ("" for none).
+pub fn mount_device(
+    source: &std::path::Path,
+    target: &std::path::Path,
+    fstype: &CStr,
+    flags: libc::c_ulong,
+    options: &str,
+) -> io::Result<()> {
+    let (s, t) = (c_path(source)?, c_path(target)?);
+    let o = std::ffi::CString::new(options)
+        .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
+    // SAFETY: every string is NUL-terminated and outlives the call; the data is a C string.
+    cvt(unsafe {
+        libc::mount(
+            s.as_ptr(),
+            t.as_ptr(),
+            fstype.as_ptr(),
+            flags,
+            o.as_ptr().cast(),
+        )
+    })?;
+    Ok(())
+}
+
+/// A loop device backed by `backing` (read-write), with LO_FLAGS_AUTOCLEAR: the kernel
+/// detaches it, and lets the backing file go, when its last opener closes it (this
+/// descriptor, a mount of it), however the process that made it ends. With `direct_io` the
+/// device reads and writes its backing file with direct I/O (LO_FLAGS_DIRECT_IO), so that no
+/// second page cache (the backing file's) stands between a read and the disk. Returns the open
+/// device and its path (/dev/loopN).
+pub fn loop_attach(
+    backing: &std::fs::File,
+    direct_io: bool,
+) -> io::Result<(std::fs::File, std::path::PathBuf)> {
+    use std::os::fd::AsRawFd;
+    const LOOP_CTL_GET_FREE: libc::c_ulong = 0x4C82;
+    const LOOP_CONFIGURE: libc::c_ulong = 0x4C0A;
+    const LO_FLAGS_AUTOCLEAR: u32 = 4;
+    const LO_FLAGS_DIRECT_IO: u32 = 16;
+    let flags = LO_FLAGS_AUTOCLEAR | if direct_io { LO_FLAGS_DIRECT_IO } else { 0 };
+    let ctl = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open("/dev/loop-control")?;
+    // A device taken between GET_FREE and CONFIGURE by someone else answers EBUSY: try again.
+    for _ in 0..8 {
+        // SAFETY: LOOP_CTL_GET_FREE takes no argument and returns a device number.
+        let n = cvt(unsafe { libc::ioctl(ctl.as_raw_fd(), LOOP_CTL_GET_FREE) })?;
+        let path = std::path::PathBuf::from(format!("/dev/loop{n}"));
+        let dev = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&path)?;
+        // struct loop_config { u32 fd; u32 block_size; struct loop_info64 info; u64 reserved[8]; }
+        // with loop_info64's lo_flags at byte 52 of it (after lo_device 8, lo_inode 8,
+        // lo_rdevice 8, lo_offset 8, lo_sizelimit 8, lo_number 4, lo_encrypt_type 4,
+        // lo_encrypt_key_size 4).
+        let mut config = [0u8; 8 + 232 + 64];
+        config[0..4].copy_from_slice(&(backing.as_raw_fd() as u32).to_ne_bytes());
+        config[8 + 52..8 + 56].copy_from_slice(&flags.to_ne_bytes());
+        // SAFETY: LOOP_CONFIGURE reads a struct loop_config, which `config` holds (304 bytes:
+        // 8 + sizeof(struct loop_info64) 232 + 64 reserved), alive for the call.
+        match cvt(unsafe { libc::ioctl(dev.as_raw_fd(), LOOP_CONFIGURE, config.as_ptr()) }) {
+            Ok(_) => return Ok((dev, path)),
+            Err(e) if e.raw_os_error() == Some(libc::EBUSY) => continue,
+            Err(e) => return Err(e),
+        }
+    }
+    Err(io::Error::other("no free loop device stayed free"))
+}
+
+/// syncfs(2): writes the file system that `fd` is on back to its device.
+pub fn syncfs(fd: RawFd) -> io::Result<()> {
+    // SAFETY: syncfs takes a descriptor.
+    cvt(unsafe { libc::syncfs(fd) })?;
+    Ok(())
+}
+
+/// The block size of the file system `path` is on (statfs's f_bsize).
+pub fn fs_block_size(path: &std::path::Path) -> io::Result<u64> {
+    let p = c_path(path)?;
+    // SAFETY: statfs is plain old data filled by the kernel.
+    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
+    // SAFETY: a NUL-terminated path and a pointer to a local, both alive for the call.
+    cvt(unsafe { libc::statfs(p.as_ptr(), &mut st) })?;
+    Ok(st.f_bsize as u64)
 }
 
 #[cfg(test)]

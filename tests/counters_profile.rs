@@ -427,3 +427,68 @@ fn observed_json(cmd: &mut assert_cmd::Command) -> Value {
     );
     v
 }
+
+/// Any suite point profiles as a core benchmark does: `sysperf profile SERIES@X` now, and
+/// `run --profile --suite ...` stores a profile for each point it measured (issue #32: the
+/// first errored and the second stored nothing, silently, exit 0).
+#[test]
+fn suite_points_profile_now_and_with_a_run() {
+    if !profiling_allowed() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("s.db");
+    let v = success_json(
+        sysperf(&db)
+            .args([
+                "profile",
+                "scaling.path-depth@8",
+                "--seconds",
+                "0.3",
+                "--json",
+                "--top",
+                "40",
+            ])
+            .timeout(Duration::from_secs(120)),
+    );
+    let p = &v["profiles"][0];
+    assert_eq!(p["bench"], "scaling.path-depth@8");
+    assert!(p["samples"].as_u64().unwrap() > 0, "{p}");
+    let names = top_symbols(p, 40);
+    assert!(
+        names
+            .iter()
+            .any(|n| n == "link_path_walk" || n == "walk_component"),
+        "no path walk among {names:?}"
+    );
+    let run = success_json(
+        sysperf(&db)
+            .args([
+                "run",
+                "--suite",
+                "scaling.path-depth@8",
+                "--quick",
+                "--profile",
+                "--profile-seconds",
+                "0.2",
+                "--json",
+            ])
+            .timeout(Duration::from_secs(300)),
+    );
+    let benches: Vec<&str> = run["profiles"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["bench"].as_str().unwrap())
+        .collect();
+    assert_eq!(benches, ["scaling.path-depth@8"], "{run}");
+    let stored = sysperf(&db)
+        .args(["profile", "latest", "--json"])
+        .output()
+        .unwrap();
+    assert!(stored.status.success());
+    assert_eq!(
+        json_of(&stored.stdout)["profiles"][0]["bench"],
+        "scaling.path-depth@8"
+    );
+}

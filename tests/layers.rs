@@ -1,50 +1,61 @@
-//! The library's layers have no loops: the `use crate::` (and `crate::` path) edges between
-//! top-level modules of `src/`, read from the source (test modules and comments left out),
-//! form a graph without cycles. This keeps the harness below the registries, statistics and
-//! errors below everything, and rendering above comparison (ARCHITECTURE.md lists the layers).
+//! The architecture holds as ARCHITECTURE.md draws it, read from the source (test modules,
+//! files compiled only for tests, and comment lines left out):
+//! - every module imports (`crate::` paths) only modules of its own layer or of layers below
+//!   it, in the order of ARCHITECTURE.md's table, and every top-level module is in the table;
+//! - the top-level modules depend on each other without loops, and so do the files of each
+//!   folder (a folder's `mod.rs`, or the file beside it, is its face and not counted);
+//! - `unsafe` is written only in `sys` and `clib`, the only modules the crate's
+//!   `deny(unsafe_code)` is lifted for;
+//! - the library does not use clap or indicatif (the command line is the binary's);
+//! - every error type of the library says its exit code (`error::Exit`).
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-/// Top-level module of a file under src/ ("harness" for src/harness/worker.rs).
-fn module_of(rel: &Path) -> Option<String> {
-    let first = rel.components().next()?.as_os_str().to_str()?;
-    let name = first.strip_suffix(".rs").unwrap_or(first).to_string();
-    (name != "main" && name != "lib").then_some(name)
+fn src() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
 }
 
-fn edges() -> BTreeMap<String, BTreeMap<String, String>> {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let mut out: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
-    let mut stack = vec![src.clone()];
+/// Every `.rs` file under src/, relative to it, with its text.
+fn files() -> Vec<(PathBuf, String)> {
+    let mut out = Vec::new();
+    let mut stack = vec![src()];
     while let Some(dir) = stack.pop() {
         for e in std::fs::read_dir(&dir).unwrap() {
             let p = e.unwrap().path();
             if p.is_dir() {
                 stack.push(p);
-                continue;
+            } else if p.extension().and_then(|x| x.to_str()) == Some("rs") {
+                let text = std::fs::read_to_string(&p).unwrap();
+                out.push((p.strip_prefix(src()).unwrap().to_path_buf(), text));
             }
-            if p.extension().and_then(|x| x.to_str()) != Some("rs") {
-                continue;
-            }
-            let rel = p.strip_prefix(&src).unwrap().to_path_buf();
-            let Some(from) = module_of(&rel) else {
-                continue;
-            };
-            let text = std::fs::read_to_string(&p).unwrap();
-            let code = text.split("#[cfg(test)]").next().unwrap_or("");
-            for line in code.lines().filter(|l| !l.trim_start().starts_with("//")) {
-                for (i, _) in line.match_indices("crate::") {
-                    let to: String = line[i + 7..]
-                        .chars()
-                        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
-                        .collect();
-                    if !to.is_empty() && to != from {
-                        out.entry(from.clone())
-                            .or_default()
-                            .entry(to)
-                            .or_insert_with(|| rel.display().to_string());
-                    }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// The folder whose modules a file declares: src/store/ for store/mod.rs, src/suite/libs/ for
+/// suite/libs.rs, src/ for lib.rs and main.rs.
+fn children_dir(rel: &Path) -> PathBuf {
+    let stem = rel.file_stem().unwrap().to_str().unwrap();
+    let parent = rel.parent().unwrap_or(Path::new("")).to_path_buf();
+    if matches!(stem, "mod" | "lib" | "main") {
+        parent
+    } else {
+        parent.join(stem)
+    }
+}
+
+/// Files compiled only for tests: declared as `#[cfg(test)] mod name;`.
+fn test_only(all: &[(PathBuf, String)]) -> BTreeSet<PathBuf> {
+    let mut out = BTreeSet::new();
+    for (rel, text) in all {
+        let lines: Vec<&str> = text.lines().map(str::trim).collect();
+        for w in lines.windows(2) {
+            if w[0] == "#[cfg(test)]" {
+                if let Some(name) = w[1].strip_prefix("mod ").and_then(|r| r.strip_suffix(';')) {
+                    out.insert(children_dir(rel).join(format!("{name}.rs")));
                 }
             }
         }
@@ -52,10 +63,168 @@ fn edges() -> BTreeMap<String, BTreeMap<String, String>> {
     out
 }
 
-/// A cycle through `start`, as the modules on it, if there is one.
-fn cycle_from(g: &BTreeMap<String, BTreeMap<String, String>>, start: &str) -> Option<Vec<String>> {
+/// The code of a file that the library's build sees: without its `#[cfg(test)]` items (a
+/// test module, a fixture, a `mod x;` of a test file) and without comment lines.
+fn code(text: &str) -> String {
+    let mut out = Vec::new();
+    let mut lines = text.lines();
+    while let Some(line) = lines.next() {
+        let t = line.trim_start();
+        if t.starts_with("//") {
+            continue;
+        }
+        if t != "#[cfg(test)]" {
+            out.push(line);
+            continue;
+        }
+        // Skip the item: its attributes, then a one-line item, or up to the line at the
+        // attribute's indentation that closes it (rustfmt's layout).
+        let indent = &line[..line.len() - t.len()];
+        for l in lines.by_ref() {
+            let lt = l.trim_start();
+            if lt.starts_with("#[") || lt.starts_with("//") {
+                continue;
+            }
+            let closes = l
+                .strip_prefix(indent)
+                .is_some_and(|r| matches!(r, "}" | "};" | "];"));
+            if closes || (l.ends_with(';') && l.len() - lt.len() == indent.len()) {
+                break;
+            }
+        }
+    }
+    out.join("\n")
+}
+
+/// Top-level module of a file under src/ ("harness" for src/harness/worker.rs); None for the
+/// crate roots.
+fn module_of(rel: &Path) -> Option<String> {
+    let first = rel.components().next()?.as_os_str().to_str()?;
+    let name = first.strip_suffix(".rs").unwrap_or(first).to_string();
+    (name != "main" && name != "lib").then_some(name)
+}
+
+/// The binary's own modules (`main.rs` declares them); their `crate::` is not the library's.
+fn binary_modules() -> BTreeSet<String> {
+    let main = std::fs::read_to_string(src().join("main.rs")).unwrap();
+    main.lines()
+        .filter_map(|l| l.trim().strip_prefix("mod ")?.strip_suffix(';'))
+        .map(str::to_string)
+        .collect()
+}
+
+/// Identifiers that follow `prefix` in `code`.
+fn after<'a>(code: &'a str, prefix: &'a str) -> impl Iterator<Item = String> + 'a {
+    code.match_indices(prefix).map(move |(i, _)| {
+        code[i + prefix.len()..]
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect()
+    })
+}
+
+type Graph = BTreeMap<String, BTreeMap<String, String>>;
+
+/// The `crate::` edges between the library's top-level modules, each with a file that makes it.
+fn edges() -> Graph {
+    let all = files();
+    let tests = test_only(&all);
+    let binary = binary_modules();
+    let modules: BTreeSet<String> = all.iter().filter_map(|(r, _)| module_of(r)).collect();
+    let mut out = Graph::new();
+    for (rel, text) in &all {
+        let Some(from) = module_of(rel) else { continue };
+        if tests.contains(rel) || binary.contains(&from) {
+            continue;
+        }
+        for to in after(&code(text), "crate::") {
+            // `crate::exit`, `crate::VERSION`: the crate root's, in no layer.
+            if to != from && modules.contains(&to) {
+                out.entry(from.clone())
+                    .or_default()
+                    .entry(to)
+                    .or_insert_with(|| rel.display().to_string());
+            }
+        }
+    }
+    out
+}
+
+/// The names a file takes from its siblings (the other modules its parent declares).
+fn sibling_uses(code: &str, siblings: &BTreeSet<String>, parent_path: &str) -> BTreeSet<String> {
+    let mut names: Vec<String> = after(code, "super::").collect();
+    // `use super::{a::X, b}`: each item of the group.
+    for (i, _) in code.match_indices("super::{") {
+        let mut depth = 0;
+        let mut item = String::new();
+        let mut at_start = true;
+        for c in code[i + 8..].chars() {
+            match c {
+                '{' => depth += 1,
+                '}' if depth == 0 => break,
+                '}' => depth -= 1,
+                ',' if depth == 0 => at_start = true,
+                c if at_start && (c.is_ascii_alphanumeric() || c == '_') => item.push(c),
+                _ if at_start && !item.is_empty() => {
+                    names.push(std::mem::take(&mut item));
+                    at_start = false;
+                }
+                _ => {}
+            }
+        }
+        names.extend((!item.is_empty()).then_some(item));
+    }
+    if !parent_path.is_empty() {
+        names.extend(after(code, &format!("crate::{parent_path}::")));
+    }
+    names.into_iter().filter(|n| siblings.contains(n)).collect()
+}
+
+/// The edges between the files of each folder: "store/pg.rs" -> "store/backend.rs".
+fn folder_edges() -> Graph {
+    let all = files();
+    let tests = test_only(&all);
+    let mut out = Graph::new();
+    for (rel, text) in &all {
+        let stem = rel.file_stem().unwrap().to_str().unwrap();
+        let Some(dir) = rel.parent().filter(|d| !d.as_os_str().is_empty()) else {
+            continue;
+        };
+        if stem == "mod" || tests.contains(rel) {
+            continue;
+        }
+        // The other modules of the folder: its files and its sub-folders.
+        let siblings: BTreeSet<String> = std::fs::read_dir(src().join(dir))
+            .unwrap()
+            .filter_map(|e| {
+                let p = e.ok()?.path();
+                let name = p.file_stem()?.to_str()?.to_string();
+                (name != "mod" && name != stem && !tests.contains(&dir.join(format!("{name}.rs"))))
+                    .then_some(name)
+            })
+            .collect();
+        let parent_path = dir.display().to_string().replace('/', "::");
+        for name in sibling_uses(&code(text), &siblings, &parent_path) {
+            out.entry(rel.display().to_string())
+                .or_default()
+                .insert(dir.join(&name).display().to_string(), name);
+        }
+    }
+    // Nodes are modules: a file and the folder beside it (suite/net.rs, suite/net/) are one.
+    let mut merged = Graph::new();
+    for (from, tos) in out {
+        let from = from.strip_suffix(".rs").unwrap_or(&from).to_string();
+        for (to, name) in tos {
+            merged.entry(from.clone()).or_default().insert(to, name);
+        }
+    }
+    merged
+}
+
+/// A cycle through `start`, as the nodes on it, if there is one.
+fn cycle_from(g: &Graph, start: &str) -> Option<Vec<String>> {
     fn walk(
-        g: &BTreeMap<String, BTreeMap<String, String>>,
+        g: &Graph,
         at: &str,
         start: &str,
         path: &mut Vec<String>,
@@ -79,33 +248,113 @@ fn cycle_from(g: &BTreeMap<String, BTreeMap<String, String>>, start: &str) -> Op
     walk(g, start, start, &mut path, &mut BTreeSet::new()).then_some(path)
 }
 
-#[test]
-fn the_modules_depend_on_each_other_without_loops() {
-    let g = edges();
-    assert!(g.len() > 10, "the scan found the modules: {g:?}");
-    let loops: Vec<String> = g
-        .keys()
-        .filter_map(|m| cycle_from(&g, m))
+/// Every cycle of `g`, each as "a -> b (why), b -> a (why)".
+fn loops(g: &Graph) -> Vec<String> {
+    g.keys()
+        .filter_map(|m| cycle_from(g, m))
         .map(|c| {
             let first = c[0].clone();
-            let hops: Vec<String> = c
-                .windows(2)
+            c.windows(2)
                 .map(|w| format!("{} -> {} ({})", w[0], w[1], g[&w[0]][&w[1]]))
                 .chain(std::iter::once(format!(
                     "{} -> {first} ({})",
                     c[c.len() - 1],
                     g[&c[c.len() - 1]][&first]
                 )))
-                .collect();
-            hops.join(", ")
+                .collect::<Vec<_>>()
+                .join(", ")
         })
-        .collect();
-    assert!(loops.is_empty(), "layer loops:\n{}", loops.join("\n"));
+        .collect()
+}
+
+/// ARCHITECTURE.md's layers, top first: each module (`main.rs` as `main`) with its layer's
+/// index and name.
+fn documented_layers(architecture: &str) -> BTreeMap<String, (usize, String)> {
+    let mut out = BTreeMap::new();
+    let rows = architecture
+        .lines()
+        .skip_while(|l| !l.starts_with("| layer | modules |"))
+        .skip(2)
+        .take_while(|l| l.starts_with('|'));
+    for (i, row) in rows.enumerate() {
+        let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+        let (layer, modules) = (cells[1], cells[2]);
+        // The modules are the backticked names before any parenthesis (its parts).
+        let named: String = modules.split('(').next().unwrap_or("").to_string();
+        for m in named.split('`').skip(1).step_by(2) {
+            let m = m.strip_suffix(".rs").unwrap_or(m);
+            out.insert(m.to_string(), (i, layer.to_string()));
+        }
+    }
+    out
+}
+
+fn architecture() -> String {
+    std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("ARCHITECTURE.md")).unwrap()
+}
+
+/// `module -> dep` edges that go up the documented order.
+fn against_the_order(g: &Graph, layers: &BTreeMap<String, (usize, String)>) -> Vec<String> {
+    let mut bad = Vec::new();
+    for (from, tos) in g {
+        for (to, file) in tos {
+            if let (Some((a, la)), Some((b, lb))) = (layers.get(from), layers.get(to)) {
+                if b < a {
+                    bad.push(format!(
+                        "{from} ({la}) uses {to} ({lb}, a layer above) in {file}"
+                    ));
+                }
+            }
+        }
+    }
+    bad
 }
 
 #[test]
-fn the_scan_sees_a_loop_when_there_is_one() {
-    let mut g: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
+fn every_module_imports_only_its_layer_and_those_below_as_documented() {
+    let layers = documented_layers(&architecture());
+    assert!(
+        layers.len() > 20 && layers.values().map(|l| l.0).max() >= Some(8),
+        "ARCHITECTURE.md's table is read: {layers:?}"
+    );
+    let all = files();
+    let mut undocumented: BTreeSet<String> = all.iter().filter_map(|(r, _)| module_of(r)).collect();
+    undocumented.insert("main".into());
+    undocumented.retain(|m| !layers.contains_key(m));
+    assert!(
+        undocumented.is_empty(),
+        "modules in no layer of ARCHITECTURE.md: {undocumented:?}"
+    );
+    let g = edges();
+    assert!(g.len() > 10, "the scan found the modules: {g:?}");
+    let bad = against_the_order(&g, &layers);
+    assert!(
+        bad.is_empty(),
+        "imports against ARCHITECTURE.md's order:\n{}",
+        bad.join("\n")
+    );
+}
+
+#[test]
+fn the_modules_depend_on_each_other_without_loops() {
+    let bad = loops(&edges());
+    assert!(bad.is_empty(), "layer loops:\n{}", bad.join("\n"));
+}
+
+#[test]
+fn the_files_of_each_folder_depend_on_each_other_without_loops() {
+    let g = folder_edges();
+    assert!(
+        g.keys().any(|f| f.starts_with("store/")) && g.keys().any(|f| f.starts_with("suite/")),
+        "the scan found the folders' files: {g:?}"
+    );
+    let bad = loops(&g);
+    assert!(bad.is_empty(), "loops inside folders:\n{}", bad.join("\n"));
+}
+
+#[test]
+fn the_scans_see_loops_and_imports_against_the_order() {
+    let mut g = Graph::new();
     g.entry("compare".into())
         .or_default()
         .insert("report".into(), "compare.rs".into());
@@ -116,22 +365,134 @@ fn the_scan_sees_a_loop_when_there_is_one() {
         cycle_from(&g, "compare"),
         Some(vec!["compare".to_string(), "report".to_string()])
     );
+    let layers = documented_layers(
+        "| layer | modules | x |\n|---|---|---|\n| rendering | `report` | y |\n| comparison | `compare`, `catalog` (`a`) | z |\n",
+    );
+    assert_eq!(layers["catalog"].0, 1);
+    assert!(!layers.contains_key("a"), "a module's parts are not layers");
+    assert_eq!(
+        against_the_order(&g, &layers),
+        vec!["compare (comparison) uses report (rendering, a layer above) in compare.rs"]
+    );
     g.get_mut("report").unwrap().clear();
     assert_eq!(cycle_from(&g, "compare"), None);
+    let siblings: BTreeSet<String> = ["pg", "backend", "mod"].map(String::from).into();
+    assert_eq!(
+        sibling_uses(
+            "use super::{backend::{Backend, Location}, Store};\nlet x = super::pg::connect();",
+            &siblings,
+            "store"
+        ),
+        ["backend", "pg"].map(String::from).into()
+    );
+    assert_eq!(
+        sibling_uses("crate::store::pg::PgStore", &siblings, "store"),
+        ["pg"].map(String::from).into()
+    );
 }
 
 #[test]
-fn the_harness_and_statistics_sit_below_the_registries_and_rendering() {
-    let g = edges();
-    let deps = |m: &str| {
-        g.get(m)
-            .map(|e| e.keys().cloned().collect::<Vec<_>>())
-            .unwrap_or_default()
-    };
-    for low in ["harness", "stats", "error", "model"] {
-        for high in ["suite", "engine", "report", "compare", "cli", "catalog"] {
-            assert!(!deps(low).contains(&high.to_string()), "{low} uses {high}");
+fn unsafe_code_is_written_only_at_the_syscall_and_c_library_boundaries() {
+    let all = files();
+    let mut bad = Vec::new();
+    for (rel, text) in &all {
+        let name = rel.display().to_string();
+        for (n, line) in text.lines().enumerate() {
+            let l = line.trim_start();
+            if l.starts_with("//") {
+                continue;
+            }
+            let tokens: Vec<&str> = l
+                .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '{'))
+                .filter(|t| !t.is_empty())
+                .collect();
+            let unsafe_kw = tokens.windows(2).any(|w| {
+                w[0] == "unsafe" && matches!(w[1], "{" | "fn" | "impl" | "extern" | "trait")
+            }) || tokens.contains(&"unsafe{");
+            if unsafe_kw && !matches!(name.as_str(), "sys.rs" | "clib.rs") {
+                bad.push(format!("{name}:{}: {}", n + 1, line.trim()));
+            }
+            if l.contains("allow(unsafe_code)") && name != "lib.rs" {
+                bad.push(format!("{name}:{}: lifts the crate's deny", n + 1));
+            }
         }
     }
-    assert!(!deps("compare").contains(&"report".to_string()));
+    let lib = std::fs::read_to_string(src().join("lib.rs")).unwrap();
+    assert!(
+        lib.contains("#![deny(unsafe_code)]"),
+        "lib.rs denies unsafe_code"
+    );
+    let lifted: Vec<&str> = lib
+        .lines()
+        .collect::<Vec<_>>()
+        .windows(2)
+        .filter(|w| w[0].trim() == "#[allow(unsafe_code)]")
+        .map(|w| w[1].trim())
+        .collect();
+    assert_eq!(lifted, ["pub mod clib;", "pub mod sys;"]);
+    assert!(
+        bad.is_empty(),
+        "unsafe outside sys and clib:\n{}",
+        bad.join("\n")
+    );
+}
+
+#[test]
+fn the_library_uses_neither_clap_nor_indicatif() {
+    let binary = binary_modules();
+    let bad: Vec<String> = files()
+        .into_iter()
+        .filter(|(rel, _)| {
+            rel != Path::new("main.rs") && !module_of(rel).is_some_and(|m| binary.contains(&m))
+        })
+        .filter(|(_, text)| {
+            let c = code(text);
+            c.contains("clap::") || c.contains("indicatif::")
+        })
+        .map(|(rel, _)| rel.display().to_string())
+        .collect();
+    assert!(
+        bad.is_empty(),
+        "library files using clap or indicatif: {bad:?}"
+    );
+}
+
+#[test]
+fn every_error_type_of_the_library_says_its_exit_code() {
+    let mut errors = BTreeSet::new();
+    let mut exits = BTreeSet::new();
+    for (_, text) in files() {
+        let c = code(&text);
+        let lines: Vec<&str> = c.lines().map(str::trim).collect();
+        for (i, l) in lines.iter().enumerate() {
+            // `#[derive(..., Error, ...)]` (thiserror), then the type a few lines on.
+            if l.starts_with("#[derive(") && (l.contains("Error,") || l.contains("Error)")) {
+                if let Some(ty) = lines[i + 1..].iter().take(4).find_map(|n| {
+                    let rest = n
+                        .strip_prefix("pub enum ")
+                        .or_else(|| n.strip_prefix("pub struct "))?;
+                    Some(rest.split([' ', '{', '(', '<']).next()?.to_string())
+                }) {
+                    errors.insert(ty);
+                }
+            }
+            if let Some(rest) = l.strip_prefix("impl std::error::Error for ") {
+                errors.insert(rest.split([' ', '{']).next().unwrap().to_string());
+            }
+            for prefix in ["impl Exit for ", "impl crate::error::Exit for "] {
+                if let Some(rest) = l.strip_prefix(prefix) {
+                    exits.insert(rest.split([' ', '{']).next().unwrap().to_string());
+                }
+            }
+        }
+    }
+    assert!(
+        errors.len() > 15,
+        "the scan found the error types: {errors:?}"
+    );
+    let missing: Vec<&String> = errors.difference(&exits).collect();
+    assert!(
+        missing.is_empty(),
+        "error types without an exit code (impl error::Exit): {missing:?}"
+    );
 }

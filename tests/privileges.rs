@@ -73,11 +73,14 @@ fn unprivileged(db: &Path, args: &[&str]) -> Option<Output> {
     )
 }
 
-/// A store directory an unprivileged user may write.
+/// A store directory of the unprivileged user's (as root: given to nobody). Not one everyone
+/// may write: sysperf refuses a store there, which another user could swap (#29).
 fn open_dir() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+    if sysperf::sys::is_root() {
+        let nobody: u32 = NOBODY.parse().unwrap();
+        std::os::unix::fs::chown(dir.path(), Some(nobody), Some(nobody)).unwrap();
+    }
     dir
 }
 

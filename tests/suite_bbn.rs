@@ -139,18 +139,26 @@ fn writer_writes_each_block_once_and_the_reader_reads_it_whole() {
     assert_eq!(per_block("bbn.pipe", 1 << 20, 10, 30, "write"), 1.0);
     let reads = per_block("bbn.pipe", 1 << 20, 10, 30, "read");
     assert!(reads >= 2.0, "{reads} reads per 1 MiB block");
-    // The real-world test's measured writer sends exactly its blocks (of 'Z's) while the
-    // second pair's writer sends blocks of the same size (of '<'s) without end.
-    let traces = strace_point(&["-e", "trace=write"], "bbn.realworld", 128, 50);
+    // The real-world test: "Two processes ... each of which executed t.pipe1.c" and "the times
+    // for these two routines were then recorded": both writers send exactly their blocks (of
+    // 'Z's and of '<'s) inside the trial, and the copier never syncs (the report's had no
+    // fsync).
+    let traces = strace_point(
+        &["-e", "trace=write,fsync,fdatasync,sync_file_range"],
+        "bbn.realworld",
+        128,
+        50,
+    );
+    let lines = || traces.iter().flat_map(|t| t.lines());
     let blocks = |fill: &str| {
-        traces
-            .iter()
-            .flat_map(|t| t.lines())
+        lines()
             .filter(|l| l.contains(&format!("\"{fill}{fill}")) && l.ends_with(", 128) = 128"))
             .count()
     };
     assert_eq!(blocks("Z"), 50, "{traces:?}");
-    assert!(blocks("<") > 0, "no competing pair");
+    assert_eq!(blocks("<"), 50, "the second pair moves the same blocks");
+    let syncs: Vec<&str> = lines().filter(|l| l.contains("sync")).collect();
+    assert!(syncs.is_empty(), "the copier syncs: {syncs:?}");
 }
 
 /// The payload bytes a traced write(2) shows (`-xx`: every byte as \xNN) and its length.
@@ -295,8 +303,8 @@ fn gone(pids: &[u32]) {
 fn the_real_world_test_runs_a_copier_and_a_second_pair_and_leaves_nothing() {
     let names = [
         "sysperf:copier",
-        "sysperf:loadw",
-        "sysperf:loadr",
+        "sysperf:pair2w",
+        "sysperf:pair2r",
         "sysperf:reader",
     ];
     // Long enough to look at while it runs; the count does not matter otherwise.

@@ -303,13 +303,18 @@ fn a_split_request_is_two_writes_and_inetd_execs_per_connection() {
         .filter(|l| l.starts_with("sendto(") && l.ends_with(") = 128"))
         .count() as u64
         == n));
-    // inetd: one execve of cat per connection; the resident server execs nothing.
+    // inetd: one execve of cat (by the absolute path sysperf::programs finds) per
+    // connection; the resident server execs nothing.
+    let cat = format!(
+        "execve(\"{}\"",
+        sysperf::programs::find("cat").unwrap().display()
+    );
     let execs = |param| {
         strace_point(&["-e", "trace=execve"], "net.inetd", param, n)
             .iter()
             .map(|t| {
                 t.lines()
-                    .filter(|l| l.starts_with("execve(\"/bin/cat\"") && l.ends_with("= 0"))
+                    .filter(|l| l.starts_with(&cat) && l.ends_with("= 0"))
                     .count()
             })
             .sum::<usize>()
@@ -399,8 +404,8 @@ fn long_haul_test() -> Option<std::sync::MutexGuard<'static, ()>> {
     Some(LONG_HAUL.lock().unwrap_or_else(|e| e.into_inner()))
 }
 
-/// The long-haul namespaces (`sysperf-PID`), veth ends (`spPIDa`, `spPIDb`) and the delay
-/// line's TUN devices (`spPIDc`, `spPIDd`) here now.
+/// The long-haul namespaces (`sysperf-PID-TAG`), veth ends (`spPID.TAGa`, `spPID.TAGb`) and
+/// the delay line's TUN devices (`spPID.TAGc`, `spPID.TAGd`) here now.
 fn long_haul_left() -> Vec<String> {
     ["/run/netns", "/sys/class/net"]
         .iter()
@@ -412,17 +417,21 @@ fn long_haul_left() -> Vec<String> {
 
 /// What of a pid's long haul is left.
 fn long_haul_of(pid: u32) -> Vec<String> {
-    let mine = [
-        format!("sysperf-{pid}"),
-        format!("sp{pid}a"),
-        format!("sp{pid}b"),
-        format!("sp{pid}c"),
-        format!("sp{pid}d"),
-    ];
     long_haul_left()
         .into_iter()
-        .filter(|n| mine.contains(n))
+        .filter(|n| janitor::link_owner(n) == Some(pid))
         .collect()
+}
+
+/// The interface of worker `pid` on this side whose name ends with `end` (`a`: the veth,
+/// `c`: the TUN device), once it is up.
+fn device_of(pid: u32, end: char) -> Option<String> {
+    std::fs::read_dir("/sys/class/net")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .find(|n| n.ends_with(end) && janitor::link_owner(n) == Some(pid))
 }
 
 /// The next sysperf's tidy (`doctor`) removes what the killed worker `pid` left.
@@ -437,14 +446,21 @@ fn tidied_by_the_next_run(pid: u32) {
     assert_eq!(long_haul_of(pid), Vec::<String>::new());
 }
 
-/// The most bytes the interface `dev` had sent (its tx_bytes) while `child` ran, read every
-/// 2 ms until it exits.
-fn sent_while_running(child: &mut std::process::Child, dev: &str) -> u64 {
-    let tx = format!("/sys/class/net/{dev}/statistics/tx_bytes");
+/// The most bytes the interface of `child` ending with `end` (see [`device_of`]) had sent
+/// (its tx_bytes) while `child` ran, read every 2 ms until it exits.
+fn sent_while_running(child: &mut std::process::Child, end: char) -> u64 {
+    let pid = child.id();
+    let mut dev = None;
     let mut seen = 0u64;
     while child.try_wait().unwrap().is_none() {
-        if let Some(n) = std::fs::read_to_string(&tx)
-            .ok()
+        if dev.is_none() {
+            dev = device_of(pid, end);
+        }
+        if let Some(n) = dev
+            .as_ref()
+            .and_then(|d| {
+                std::fs::read_to_string(format!("/sys/class/net/{d}/statistics/tx_bytes")).ok()
+            })
             .and_then(|t| t.trim().parse().ok())
         {
             seen = seen.max(n);
@@ -489,12 +505,12 @@ fn the_long_haul_crosses_its_veth_and_leaves_nothing() {
     let (param, iterations, write) = (2, 100u64, 16u64 << 10);
     let mut child = spawn_worker("net.longhaul", param, iterations);
     let pid = child.id();
-    let seen = sent_while_running(&mut child, &format!("sp{pid}a"));
+    let seen = sent_while_running(&mut child, 'a');
     finished(child);
     let claimed = iterations * write;
     // The bytes went across the veth, not over loopback, and no more than the stream and
     // its headers (under 100 bytes a segment of at least 500).
-    assert!(seen > 0, "nothing crossed sp{pid}a");
+    assert!(seen > 0, "nothing crossed the veth of {pid}");
     assert!(seen <= claimed + claimed / 5 + 4096, "{seen} for {claimed}");
     assert_eq!(long_haul_of(pid), Vec::<String>::new());
 }
@@ -507,9 +523,7 @@ fn a_killed_long_haul_is_removed_by_the_next_run() {
     // 1 Mbit/s (point 4): 1000 writes of 16 KiB would take minutes; killed once its link is up.
     let mut child = spawn_worker("net.longhaul", 4, 1000);
     let pid = child.id();
-    wait_until("the worker's link is up", || {
-        std::path::Path::new(&format!("/sys/class/net/sp{pid}a")).exists()
-    });
+    wait_until("the worker's link is up", || device_of(pid, 'a').is_some());
     child.kill().unwrap();
     child.wait().unwrap();
     assert!(!long_haul_of(pid).is_empty(), "SIGKILL left nothing?");
@@ -527,18 +541,18 @@ fn interrupting_the_long_haul_leaves_no_namespace_or_link() {
     let tag = unique_tag("net-longhaul");
     let child = spawn_tagged(&db, &tag, &["run", "--suite", "net.longhaul", "--json"]);
     // A worker's link, not the one the preflight tries netem on (named after sysperf itself).
-    let engine = format!("sp{}a", child.id());
     let engine_pid = child.id();
     wait_until("a worker's link is up", || {
-        long_haul_left()
-            .iter()
-            .any(|n| n.ends_with('a') && *n != engine && !before.contains(n))
+        long_haul_left().iter().any(|n| {
+            n.ends_with('a') && janitor::link_owner(n) != Some(engine_pid) && !before.contains(n)
+        })
     });
     interrupt_and_wait(child);
     // Left behind means owned by a process that is gone: a live owner's link is another test's
     // run in progress (the quick-run and suite tests make links as root too).
     let owner_gone = |n: &String| {
-        janitor::link_owner(n).is_some_and(|p| janitor::owner_gone(p as sysperf::sys::Pid))
+        janitor::link_owner(n)
+            .is_some_and(|p| janitor::owner_gone(p as sysperf::sys::Pid, janitor::Made::Unknown))
     };
     let after: Vec<String> = long_haul_left()
         .into_iter()
@@ -563,7 +577,7 @@ fn delay_line_test() -> Option<std::sync::MutexGuard<'static, ()>> {
 
 /// Whether the worker `pid`'s delay line has its TUN device here.
 fn tun_up(pid: u32) -> bool {
-    std::path::Path::new(&format!("/sys/class/net/sp{pid}c")).exists()
+    device_of(pid, 'c').is_some()
 }
 
 #[test]
@@ -595,11 +609,11 @@ fn a_lossy_stream_delivers_every_byte_across_the_delay_line() {
     let (iterations, write) = (20u64, 16u64 << 10);
     let mut child = spawn_worker("net.longhaul", RTT50_LOSS, iterations);
     let pid = child.id();
-    let seen = sent_while_running(&mut child, &format!("sp{pid}c"));
+    let seen = sent_while_running(&mut child, 'c');
     finished(child);
     // IP and TCP headers, no link header, and a few retransmissions: a fifth more at most.
     let claimed = iterations * write;
-    assert!(seen > 0, "nothing crossed sp{pid}c");
+    assert!(seen > 0, "nothing crossed the TUN device of {pid}");
     assert!(seen <= claimed + claimed / 5 + 4096, "{seen} for {claimed}");
     assert_eq!(long_haul_of(pid), Vec::<String>::new());
 }
@@ -618,6 +632,10 @@ fn a_killed_delay_line_is_removed_by_the_next_run() {
     // The relay died with the worker: its TUN devices go with their descriptors (the
     // reader's copies die with it, by its parent-death signal).
     wait_until("the TUN device goes", || !tun_up(pid));
-    assert_eq!(long_haul_of(pid), vec![format!("sysperf-{pid}")]);
+    let left = long_haul_of(pid);
+    assert!(
+        left.len() == 1 && left[0].starts_with(&format!("sysperf-{pid}-")),
+        "{left:?}: only the namespace should be left"
+    );
     tidied_by_the_next_run(pid);
 }

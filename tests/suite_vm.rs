@@ -222,6 +222,7 @@ fn target(request_id: &str, npages: usize) -> Target {
         memory_limit_bytes: Some(
             ((npages * 4096) / 2) as u64 + sysperf::suite::vm::WORKER_ALLOWANCE,
         ),
+        swap_bytes: None,
         task: None,
         command: None,
     }

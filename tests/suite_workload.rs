@@ -17,7 +17,8 @@ use common::*;
 use serde_json::Value;
 use std::collections::HashMap;
 use std::path::Path;
-use sysperf::suite::workload::{present, processes_per_script, search_path, SHELL, STEPS};
+use sysperf::programs::{find, search_path};
+use sysperf::suite::workload::{present, processes_per_script, SHELL, STEPS};
 
 fn entries(dir: &Path) -> Vec<String> {
     std::fs::read_dir(dir)
@@ -127,7 +128,7 @@ fn each_script_creates_its_shell_and_one_process_per_command() {
     }
     let steps = present(STEPS, &search_path());
     let mut ours: Vec<String> = steps.iter().map(|(_, p)| p.display().to_string()).collect();
-    ours.push(SHELL.to_string());
+    ours.push(find(SHELL).unwrap().display().to_string());
     for scripts in [1, 2] {
         let m = execs(scripts);
         for p in &ours {

@@ -134,3 +134,120 @@ fn doctor_prints_a_hostile_process_name_escaped() {
     json_of(&out.stdout);
     drop(busy);
 }
+
+/// A child that names itself `name` (prctl PR_SET_NAME takes any bytes, 15 at most: newlines
+/// and escapes included, which a shell's printf into /proc/PID/comm splits) and spins; killed
+/// when dropped, or when this test process dies.
+struct Spinner(sysperf::sys::Pid);
+
+impl Spinner {
+    fn start(name: &str) -> Spinner {
+        use sysperf::sys;
+        // The child only makes system calls and spins: safe after fork in a threaded process.
+        match sys::fork().unwrap() {
+            sys::Fork::Child => {
+                sys::set_parent_death_signal(libc::SIGKILL);
+                sys::set_process_name(name);
+                loop {
+                    std::hint::spin_loop();
+                }
+            }
+            sys::Fork::Parent(pid) => Spinner(pid),
+        }
+    }
+}
+
+impl Drop for Spinner {
+    fn drop(&mut self) {
+        let _ = sysperf::sys::kill(self.0, libc::SIGKILL);
+        let _ = sysperf::sys::wait4(self.0, false);
+    }
+}
+
+#[test]
+fn a_process_name_with_a_newline_forges_no_line_of_the_doctor() {
+    // #29 item 8: root's doctor showed "ok" and, on a line of its own, "  ! FAKE ...".
+    let busy = Spinner::start("ok\n  ! FAKE");
+    let pid = busy.0.to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("s.db");
+    let mut seen = false;
+    for _ in 0..5 {
+        let out = sysperf(&db).arg("doctor").output().unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        let forged: Vec<&str> = text
+            .lines()
+            .filter(|l| l.trim_start().starts_with("! FAKE"))
+            .collect();
+        assert_eq!(forged, Vec::<&str>::new(), "{text}");
+        if text.contains(&format!("{pid} ok\\x0a  ! FAKE")) {
+            seen = true;
+            break;
+        }
+    }
+    assert!(
+        seen,
+        "the busy process never showed in doctor's busiest list"
+    );
+    drop(busy);
+}
+
+/// The ids of the runs in `db`, newest first.
+fn run_ids(db: &std::path::Path) -> Vec<String> {
+    let out = sysperf(db).args(["runs", "--json"]).output().unwrap();
+    json_of(&out.stdout)
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["id"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn a_run_that_saw_a_hostile_process_name_exports_and_imports() {
+    // #29 item 8: the doctor's finding at the start of a run recorded the busy process's
+    // name raw, and export refused the run ("cannot be exported: ... U+001B"), and with it
+    // every export that included it.
+    let busy = Spinner::start("x\u{1b}[1m\nFAKE");
+    let pid = busy.0.to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("s.db");
+    let mut seen = None;
+    for _ in 0..5 {
+        sysperf(&db)
+            .args(["run", "syscall", "--quick"])
+            .assert()
+            .success();
+        let out = sysperf(&db)
+            .args(["show", "latest", "--json"])
+            .output()
+            .unwrap();
+        let run = json_of(&out.stdout);
+        if run["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["detail"].as_str().unwrap_or("").contains(&pid))
+        {
+            seen = Some(run["findings"].to_string());
+            break;
+        }
+    }
+    drop(busy);
+    let findings = seen.expect("no run's doctor saw the busy process");
+    // Every run, the one that saw it among them, in one export file; read back elsewhere.
+    let ids = run_ids(&db);
+    let file = dir.path().join("all.json");
+    sysperf(&db)
+        .arg("export")
+        .args(&ids)
+        .arg("-o")
+        .arg(&file)
+        .assert()
+        .success();
+    let other = dir.path().join("other.db");
+    sysperf(&other).arg("import").arg(&file).assert().success();
+    assert_eq!(run_ids(&other).len(), ids.len());
+    // Stored escaped, on one line (the JSON text doubles the backslashes).
+    assert!(findings.contains(r"x\\x1b[1m\\x0aFAKE"), "{findings}");
+}

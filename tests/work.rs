@@ -157,10 +157,10 @@ fn fork_and_exec_tests_create_and_reap_every_child() {
             &[("clone", 1.0), ("wait4", 1.0), ("exit_group", 0.0)],
         );
     }
-    // execs: the paper's program calls execve("nulljob"); vexecs: the worker, execveat.
+    // execs and vexecs: the paper's program calls execve("nulljob").
     for (id, exec) in [
         ("execs0null", "execve"),
-        ("vexecs0null", "execveat"),
+        ("vexecs0null", "execve"),
         ("execs1kbig", "execve"),
         ("execs0null-1kenv", "execve"),
     ] {
@@ -175,7 +175,7 @@ fn exec_tests_look_the_job_up_by_name_and_remove_its_directory() {
     }
     for (id, job, call) in [
         ("execs0null", "nulljob", "execve(\""),
-        ("vexecs1kbig", "bigjob", "execveat("),
+        ("vexecs1kbig", "bigjob", "execve(\""),
     ] {
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path().join("strace.txt");
@@ -188,8 +188,8 @@ fn exec_tests_look_the_job_up_by_name_and_remove_its_directory() {
         assert!(report["error"].is_null(), "{report}");
         let text = std::fs::read_to_string(&out).unwrap();
         // The paper's execv(argv[3], argv): a name looked up in a directory (execve of the
-        // relative name from the execs program, execveat relative to the directory from the
-        // worker), never the descriptor of the file itself (AT_EMPTY_PATH skips the lookup).
+        // relative name from the execs and vexecs programs), never the descriptor of the file
+        // itself (AT_EMPTY_PATH skips the lookup).
         let execs: Vec<&str> = text
             .lines()
             .filter(|l| l.contains(call) && l.contains(job) && !l.contains("resumed>"))
@@ -336,13 +336,27 @@ fn forks100k_grows_and_touches_its_heap_before_forking() {
     // forks100k sbrk()s 102,400 bytes and touches every 1 KiB of it in setup, so its worker's
     // anonymous memory is 25 pages larger than forks0's when the timed region starts. (Total
     // resident size wobbles by tens of KiB with file pages mapped by fault-around.)
+    // Resident, that is: while a swap area is on (another checkout's swap suite makes zram
+    // ones) this VM's DAMON `pageout` scheme (kdamond) swaps cold pages out of any process,
+    // ours included, so a worker's resident anonymous memory can come out a few pages short.
+    // Then, and only then, a short measurement is taken again (at most three times).
     let anon = |id: &str| worker(id, 20, None)["rss_anon_bytes"].as_u64().unwrap();
-    let (a0, a100) = (anon("forks0"), anon("forks100k"));
+    let swap_on =
+        || std::fs::read_to_string("/proc/swaps").is_ok_and(|s| s.lines().nth(1).is_some());
+    let mut tries = 0;
+    let (a0, a100, grown) = loop {
+        tries += 1;
+        let (a0, a100) = (anon("forks0"), anon("forks100k"));
+        let grown = a100 as i64 - a0 as i64;
+        if (96 * 1024..=160 * 1024).contains(&grown) || tries == 3 || !swap_on() {
+            break (a0, a100, grown);
+        }
+    };
     assert!(a0 > 0);
-    let grown = a100 as i64 - a0 as i64;
     assert!(
         (96 * 1024..=160 * 1024).contains(&grown),
-        "forks0 {a0} B, forks100k {a100} B anonymous: grew {grown} B"
+        "forks0 {a0} B, forks100k {a100} B anonymous: grew {grown} B (try {tries}; swap on: {})",
+        swap_on()
     );
     assert!(worker("forks0", 20, None)["maps"].as_u64().unwrap() > 0);
 }
@@ -351,8 +365,19 @@ fn forks100k_grows_and_touches_its_heap_before_forking() {
 fn fork_and_exec_tests_fork_from_a_process_of_the_papers_size() {
     // The paper's forks and execs programs were a few KiB of C; a Rust worker is megabytes
     // and dozens of mappings, all of which fork copies. forks*/execs* run the appendix's
-    // program (csrc/forker.c), so the forking process is tiny; vforks* fork from the worker.
-    for id in ["forks0", "forks100k", "execs0null", "execs100kbig"] {
+    // program (csrc/forker.c), so the forking process is tiny, and so do vforks*/vexecs*
+    // ("constructed from the forks and execs programs ... by substituting calls to fork with
+    // calls to vfork").
+    for id in [
+        "forks0",
+        "forks100k",
+        "execs0null",
+        "execs100kbig",
+        "vforks0",
+        "vforks100k",
+        "vexecs0null",
+        "vexecs1kbig",
+    ] {
         let v = worker(id, 20, None);
         let (rss, maps) = (
             v["rss_bytes"].as_u64().unwrap(),
@@ -363,13 +388,11 @@ fn fork_and_exec_tests_fork_from_a_process_of_the_papers_size() {
         // Its own time is the parent's; its children's are the children's.
         let cpu = |u: &Value| u["user_ns"].as_u64().unwrap() + u["sys_ns"].as_u64().unwrap();
         assert!(cpu(&v["usage"]) > cpu(&v["children"]), "{id}: {v}");
-        assert!(cpu(&v["children"]) > 0, "{id}: {v}");
+        if !id.starts_with("vforks") {
+            // A vforked child that only exits takes too little to be seen.
+            assert!(cpu(&v["children"]) > 0, "{id}: {v}");
+        }
     }
-    let v = worker("vforks0", 20, None);
-    assert!(
-        v["rss_bytes"].as_u64().unwrap() > 1024 * 1024,
-        "the worker: {v}"
-    );
 }
 
 #[test]

@@ -8,25 +8,35 @@
 //! output and error are /dev/null, so a command that writes much is timed without a
 //! terminal. Not in any default run: it has nothing to run without a command line.
 
-use super::{Benchmark, Ctx, Group, Shape, Spec};
+use super::{Benchmark, Charge, Chart, Ctx, Group, Shape, Spec};
 use crate::error::BenchError;
 use serde::{Deserialize, Serialize};
+
+/// The chart this family's one test is drawn on.
+pub static CHART: Chart = Chart {
+    name: "command",
+    title: "Commands (sysperf ab --a/--b)",
+    about: Some("the commands of 'ab --a/--b'"),
+};
 
 pub static SPECS: &[Spec] = &[Spec {
     id: "command",
     label: "command",
     group: Group::Command,
+    chart: &CHART,
     paper: "(not in the papers) start a program, wait for it to exit",
     today: "fork and exec of the command line given to 'sysperf ab --a/--b' (no shell), waited for; exit 0 expected",
     paper_count: 1,
     unit: "run",
     ops_per_iteration: 1,
     shape: Shape::Single,
+    // The command's own CPU time is what an A/B of two commands compares: it is waited for.
+    charge: Charge::Waited,
     make: || Box::new(Run::default()),
 }];
 
-/// A command line: its arguments (the first names the program, found on `PATH` as a shell
-/// finds it) and the variables set for it on top of the worker's environment.
+/// A command line: its arguments (the first names the program: a name is found on `PATH` by
+/// sysperf's rule for programs, `sysperf::programs`, a path is taken as it is) and the variables set for it on top of the worker's environment.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct CommandLine {
     pub argv: Vec<String>,
@@ -135,7 +145,15 @@ impl Benchmark for Run {
                 "the command benchmark needs a command line: 'sysperf ab --a CMD --b CMD'".into(),
             )
         })?;
-        let mut cmd = std::process::Command::new(&line.argv[0]);
+        // By sysperf's one rule for programs: a name is found in PATH's trusted directories,
+        // a path (`./prog`) is run as the absolute path it names from here.
+        let program = &line.argv[0];
+        let found = if program.contains('/') {
+            std::path::absolute(program).and_then(|p| crate::programs::at(&p))
+        } else {
+            crate::programs::command(program)
+        };
+        let mut cmd = found.map_err(BenchError::sys("finding the command"))?;
         cmd.args(&line.argv[1..])
             .envs(line.env.iter().map(|(k, v)| (k, v)))
             .stdin(std::process::Stdio::null())

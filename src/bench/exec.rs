@@ -7,23 +7,20 @@
 //! it is exec'd by that name: a path lookup, as the paper's execv(argv[3], argv) looked
 //! "nulljob" up in its working directory, not an exec of a descriptor (which skips the lookup).
 //! `execs*` run the appendix's `execs` program itself, a few KiB of C (`forker`), so that the
-//! forking process has the paper's size; it runs in the directory and calls execve("nulljob").
-//! `vexecs*` vfork from the worker (vfork copies nothing of the parent, so its size does not
-//! enter) and exec with execveat(dir, "nulljob").
+//! forking process has the paper's size, and `vexecs*` its `vexecs`, the same with vfork; it
+//! runs in the directory and calls execve("nulljob").
 //!
 //! As in the paper, the child gets the parent's argv ("execs 1000 0 nulljob") and a small
 //! fixed environment (36 bytes, about the paper's), or that plus the run script's fifteen
-//! variables (`setenv a` .. `setenv o`, each "a=" and 69 digits: 1,080 bytes with their
-//! terminators, as the kernel copies them) for the "1K env" tests, so results do not depend on
-//! the caller's environment. Every size here counts the terminating NULs (see `env_bytes`).
+//! variables (`setenv a` .. `setenv o`, each "a=" and 69 digits) for the "1K env" tests, so
+//! results do not depend on the caller's environment. The paper counts those variables as
+//! "1065 additional bytes of data" (§3.2.1: 15 strings of 71 characters), which the kernel
+//! copies as 1,080 with their terminating NULs; `env_bytes` counts the NULs,
+//! [`paper_env_bytes`] is the paper's count, the one its cost per byte divides by.
 
-use super::fork::check_status;
-use super::forker::{cstrings, ptrs, Forker, ProgramDir};
-use super::{Benchmark, Ctx, Group, Helper, Shape, Spec};
+use super::forker::Forker;
+use super::{Benchmark, Charge, Chart, Ctx, Group, Helper, Shape, Spec};
 use crate::error::BenchError;
-use crate::sys::{self, ChildStack, ExecImage};
-use std::ffi::CString;
-use std::os::fd::AsRawFd;
 
 /// The null job: 1 KiB of initialized data, exits 0.
 pub static NULL_JOB: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/nulljob"));
@@ -33,8 +30,16 @@ pub static BIG_JOB: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/bigjob"));
 /// The minimal environment every exec test passes (36 bytes with terminators).
 pub const BASE_ENV: &[&str] = &["HOME=/", "PATH=/bin:/usr/bin", "TERM=dumb"];
 
+/// The paper's size of the 1K environment: "the execs0null and execs1knull tests were rerun
+/// with 1065 additional bytes of data" (§3.2.1): the run script's 15 variables of 71
+/// characters each, counted without their terminators.
+pub fn paper_env_bytes() -> usize {
+    kilo_env().iter().map(String::len).sum()
+}
+
 /// The run script's "fill environment with ~1024 bytes": setenv a..o, each 69 digits
-/// (72 bytes a variable with "a=" and the terminator, 1,080 in all).
+/// (72 bytes a variable with "a=" and the terminator, 1,080 in all; 1,065 without the NULs,
+/// the paper's count).
 pub fn kilo_env() -> Vec<String> {
     const VALUE: &str = "012345678901234567890123456789012345678901234567890123456780123456789";
     ('a'..='o').map(|c| format!("{c}={VALUE}")).collect()
@@ -61,18 +66,27 @@ impl Job {
     }
 }
 
+/// The chart this family's tests are drawn on.
+pub static CHART: Chart = Chart {
+    name: "exec",
+    title: "exec after fork and vfork",
+    about: None,
+};
+
 macro_rules! exec_spec {
     ($id:literal, $label:literal, $paper:literal, $today:literal, $vfork:expr, $brk:literal, $job:expr, $kenv:expr) => {
         Spec {
             id: $id,
             label: $label,
             group: Group::Kernel,
+            chart: &CHART,
             paper: $paper,
             today: $today,
             paper_count: 1_000,
             unit: "exec",
             ops_per_iteration: 1,
             shape: Shape::Single,
+            charge: Charge::Waited,
             make: || Box::new(Execs::new($vfork, $brk, $job, $kenv)),
         }
     };
@@ -93,7 +107,7 @@ pub static SPECS: &[Spec] = &[
         "execs0null-1kenv",
         "execs0null (1K env)",
         "execs0null above, with 1K environment added",
-        "as execs0null, plus the run script's 15 variables (1,080 bytes with terminators)",
+        "as execs0null, plus the run script's 15 variables (the paper's 1,065 bytes; 1,080 with terminators)",
         false,
         0,
         Job::Null,
@@ -113,7 +127,7 @@ pub static SPECS: &[Spec] = &[
         "execs1knull-1kenv",
         "execs1knull (1K env)",
         "execs1knull above, with 1K environment added",
-        "as execs1knull, plus the run script's 15 variables (1,080 bytes with terminators)",
+        "as execs1knull, plus the run script's 15 variables (the paper's 1,065 bytes; 1,080 with terminators)",
         false,
         1024,
         Job::Null,
@@ -133,7 +147,7 @@ pub static SPECS: &[Spec] = &[
         "vexecs0null",
         "vexecs0null",
         "vfork-exec ``null job''-exit-wait 1,000 times",
-        "clone(CLONE_VM|CLONE_VFORK), exec null job by name, waitpid",
+        "the appendix's vexecs (execs with vfork): vfork, execv(\"nulljob\") by name, wait()",
         true,
         0,
         Job::Null,
@@ -143,7 +157,7 @@ pub static SPECS: &[Spec] = &[
         "vexecs1knull",
         "vexecs1knull",
         "sbrk(1024), fault page, vfork-exec ``null job''-exit-wait 1,000 times",
-        "sbrk(1024) touched, clone(CLONE_VM|CLONE_VFORK), exec null job by name, waitpid",
+        "the vexecs program: sbrk(1024) touched, vfork, execv null job, wait()",
         true,
         1024,
         Job::Null,
@@ -153,7 +167,7 @@ pub static SPECS: &[Spec] = &[
         "vexecs100knull",
         "vexecs100knull",
         "sbrk(102400), fault pages, vfork-exec ``null job''-exit-wait 1,000 times",
-        "sbrk(102400) touched, clone(CLONE_VM|CLONE_VFORK), exec null job by name, waitpid",
+        "the vexecs program: sbrk(102400) touched, vfork, execv null job, wait()",
         true,
         102_400,
         Job::Null,
@@ -193,7 +207,7 @@ pub static SPECS: &[Spec] = &[
         "vexecs0big",
         "vexecs0big",
         "vfork-exec ``big job''-exit-wait 1,000 times",
-        "clone(CLONE_VM|CLONE_VFORK), exec big job by name, waitpid",
+        "the vexecs program: vfork, execv(\"bigjob\") (250 KiB data) by name, wait()",
         true,
         0,
         Job::Big,
@@ -203,7 +217,7 @@ pub static SPECS: &[Spec] = &[
         "vexecs1kbig",
         "vexecs1kbig",
         "sbrk(1024), fault pages, vfork-exec ``big job''-exit-wait 1,000 times",
-        "sbrk(1024) touched, clone(CLONE_VM|CLONE_VFORK), exec big job by name, waitpid",
+        "the vexecs program: sbrk(1024) touched, vfork, execv big job, wait()",
         true,
         1024,
         Job::Big,
@@ -213,7 +227,7 @@ pub static SPECS: &[Spec] = &[
         "vexecs100kbig",
         "vexecs100kbig",
         "sbrk(102400), fault pages, vfork-exec ``big job''-exit-wait 1,000 times",
-        "sbrk(102400) touched, clone(CLONE_VM|CLONE_VFORK), exec big job by name, waitpid",
+        "the vexecs program: sbrk(102400) touched, vfork, execv big job, wait()",
         true,
         102_400,
         Job::Big,
@@ -221,24 +235,12 @@ pub static SPECS: &[Spec] = &[
     ),
 ];
 
-/// What the exec'ing child needs, built before the timed loop; the pointers stay valid
-/// because the CStrings they point into live in the same struct.
-struct ExecArgs {
-    dir: ProgramDir,
-    name: CString,
-    _strings: [Vec<CString>; 2],
-    argv: Vec<*const libc::c_char>,
-    envp: Vec<*const libc::c_char>,
-}
-
 pub(crate) struct Execs {
     vfork: bool,
     brk: usize,
     job: Job,
     kilo_env: bool,
-    stack: Option<ChildStack>,
-    args: Option<ExecArgs>,
-    /// The paper's execs program (fork variants).
+    /// The paper's execs (or vexecs) program.
     forker: Option<Forker>,
 }
 
@@ -249,8 +251,6 @@ impl Execs {
             brk,
             job,
             kilo_env,
-            stack: None,
-            args: None,
             forker: None,
         }
     }
@@ -280,50 +280,17 @@ impl Benchmark for Execs {
         if self.kilo_env {
             env_s.extend(kilo_env());
         }
-        if !self.vfork {
-            // The program grows its own heap and passes its environment on to the job.
-            let job = (self.job.name(), self.job.bytes());
-            self.forker = Some(Forker::start(ctx, &argv_s, &env_s, Some(job))?);
-            return Ok(());
-        }
-        sys::sbrk_and_touch(self.brk, 1024).map_err(BenchError::sys("sbrk"))?;
-        let dir = ProgramDir::new()?;
-        dir.add(self.job.name(), self.job.bytes())?;
-        let (argv_c, env_c) = (cstrings(&argv_s)?, cstrings(&env_s)?);
-        self.args = Some(ExecArgs {
-            dir,
-            name: CString::new(self.job.name())
-                .map_err(|_| BenchError::Protocol("NUL in the job's name".into()))?,
-            argv: ptrs(&argv_c),
-            envp: ptrs(&env_c),
-            _strings: [argv_c, env_c],
-        });
-        self.stack = Some(ChildStack::new(16 * 1024));
+        // The program grows its own heap and passes its environment on to the job.
+        let job = (self.job.name(), self.job.bytes());
+        self.forker = Some(Forker::start(ctx, &argv_s, &env_s, Some(job))?);
         Ok(())
     }
 
     fn run(&mut self, iterations: u64) -> Result<(), BenchError> {
-        if let Some(f) = &mut self.forker {
-            return f.run(iterations);
+        match &mut self.forker {
+            Some(f) => f.run(iterations),
+            None => Err(BenchError::Protocol("exec: no setup".into())),
         }
-        let (args, stack) = match (&self.args, &mut self.stack) {
-            (Some(a), Some(s)) => (a, s),
-            _ => return Err(BenchError::Protocol("exec: no setup".into())),
-        };
-        // The job's name looked up in the directory, as execv("nulljob") in the paper's.
-        let img = ExecImage {
-            fd: args.dir.dir.as_raw_fd(),
-            name: &args.name,
-            argv: &args.argv,
-            envp: &args.envp,
-        };
-        for _ in 0..iterations {
-            let pid =
-                sys::vfork_exec(stack, &img).map_err(BenchError::sys("clone(CLONE_VFORK)"))?;
-            let code = sys::wait_child(pid).map_err(BenchError::sys("waitpid"))?;
-            check_status("exec", code, 0)?;
-        }
-        Ok(())
     }
 
     fn helper(&mut self) -> Option<Helper> {
@@ -331,7 +298,6 @@ impl Benchmark for Execs {
     }
 
     fn teardown(&mut self) -> Result<(), BenchError> {
-        self.args = None;
         self.forker = None;
         Ok(())
     }
@@ -340,6 +306,7 @@ impl Benchmark for Execs {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sys;
 
     #[test]
     fn a_file_planted_at_the_old_program_directory_name_changes_nothing() {
@@ -362,6 +329,9 @@ mod tests {
         // Every size in the code and its texts counts the NULs, as the kernel copies them.
         assert_eq!(env_bytes(false), 36);
         assert_eq!(env_bytes(true) - env_bytes(false), 1080);
+        // The paper's 1065 (§3.2.1): the same strings without their NULs.
+        let paper = crate::published::figure("env.bytes", "4.1BSD and 4.2BSD").unwrap();
+        assert_eq!(paper_env_bytes() as f64, paper.value);
     }
 
     #[test]

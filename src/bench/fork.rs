@@ -5,19 +5,22 @@
 //! program does, so fork has that much more to copy (page tables, copy-on-write marks). Each
 //! operation is fork (or vfork), the child's _exit, and the parent's wait for that child.
 //!
-//! `forks*` fork from a process of the paper's size: the appendix's `forks` program itself,
-//! a few KiB of freestanding C started in setup (see `forker`), which does the sbrk and the
-//! loop and reports its own and its children's usage. `vforks*` vfork from the worker: vfork
-//! copies nothing of the parent (it borrows the address space), so the parent's size does
-//! not enter, and vforks0, vforks1k and vforks100k should cost the same.
+//! Both fork from a process of the paper's size: the appendix's `forks` program itself, and
+//! its `vforks` made "by substituting calls to fork with calls to vfork", a few KiB of
+//! freestanding C started in setup (see `forker`), which does the sbrk and the loop and reports
+//! its own and its children's usage. vfork copies nothing of the parent (it borrows the address
+//! space), so vforks0, vforks1k and vforks100k should cost the same.
 
 use super::forker::Forker;
-use super::{Benchmark, Ctx, Group, Helper, Shape, Spec};
+use super::{Benchmark, Charge, Chart, Ctx, Group, Helper, Shape, Spec};
 use crate::error::BenchError;
-use crate::sys::{self, ChildStack};
 
-/// The paper's child exits with _exit(-1), i.e. status 255.
-pub(crate) const CHILD_STATUS: i32 = 255;
+/// The chart this family's tests are drawn on.
+pub static CHART: Chart = Chart {
+    name: "fork",
+    title: "fork and vfork",
+    about: Some("fork and vfork"),
+};
 
 macro_rules! fork_spec {
     ($id:literal, $paper:literal, $today:literal, $vfork:expr, $brk:literal) => {
@@ -25,17 +28,18 @@ macro_rules! fork_spec {
             id: $id,
             label: $id,
             group: Group::Kernel,
+            chart: &CHART,
             paper: $paper,
             today: $today,
             paper_count: 1_000,
             unit: "fork",
             ops_per_iteration: 1,
             shape: Shape::Single,
+            charge: Charge::Waited,
             make: || {
                 Box::new(Forks {
                     vfork: $vfork,
                     brk: $brk,
-                    stack: None,
                     forker: None,
                 })
             },
@@ -69,21 +73,22 @@ pub static SPECS: &[Spec] = &[
     fork_spec!(
         "vforks0",
         "vfork-exit-wait 1,000 times",
-        "vfork semantics via clone(CLONE_VM|CLONE_VFORK) as posix_spawn does, _exit, waitpid",
+        "the appendix's vforks (the forks program with vfork: clone(CLONE_VM|CLONE_VFORK)), \
+         child _exit(255), wait()",
         true,
         0
     ),
     fork_spec!(
         "vforks1k",
         "sbrk(1024), fault page, vfork-exit-wait 1,000 times",
-        "sbrk(1024) touched every 1 KiB, then clone(CLONE_VM|CLONE_VFORK), _exit, waitpid",
+        "the vforks program: sbrk(1024) touched every 1 KiB, then vfork, _exit, wait()",
         true,
         1024
     ),
     fork_spec!(
         "vforks100k",
         "sbrk(102400), fault pages, vfork-exit-wait 1,000 times",
-        "sbrk(102400) touched every 1 KiB, then clone(CLONE_VM|CLONE_VFORK), _exit, waitpid",
+        "the vforks program: sbrk(102400) touched every 1 KiB, then vfork, _exit, wait()",
         true,
         102_400
     ),
@@ -92,57 +97,31 @@ pub static SPECS: &[Spec] = &[
 pub(crate) struct Forks {
     vfork: bool,
     brk: usize,
-    stack: Option<ChildStack>,
-    /// The paper's forks program (fork variants).
+    /// The paper's forks (or vforks) program.
     forker: Option<Forker>,
-}
-
-/// Checks a reaped child's exit code; shared with the exec family.
-pub(crate) fn check_status(op: &str, code: i32, want: i32) -> Result<(), BenchError> {
-    if code != want {
-        return Err(BenchError::Protocol(format!(
-            "{op}: child exited with {code}, expected {want}"
-        )));
-    }
-    Ok(())
 }
 
 impl Benchmark for Forks {
     fn setup(&mut self, ctx: &Ctx, iterations: u64) -> Result<(), BenchError> {
-        if self.vfork {
-            sys::sbrk_and_touch(self.brk, 1024).map_err(BenchError::sys("sbrk"))?;
-            self.stack = Some(ChildStack::new(16 * 1024));
-        } else {
-            // "forks 1000 0" as the run script called it; the program grows its own heap.
-            let argv = [
-                "forks".to_string(),
-                iterations.to_string(),
-                self.brk.to_string(),
-            ];
-            let env: Vec<String> = super::exec::BASE_ENV
-                .iter()
-                .map(|s| s.to_string())
-                .collect();
-            self.forker = Some(Forker::start(ctx, &argv, &env, None)?);
-        }
+        // "forks 1000 0" as the run script called it; the program grows its own heap.
+        let argv = [
+            if self.vfork { "vforks" } else { "forks" }.to_string(),
+            iterations.to_string(),
+            self.brk.to_string(),
+        ];
+        let env: Vec<String> = super::exec::BASE_ENV
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        self.forker = Some(Forker::start(ctx, &argv, &env, None)?);
         Ok(())
     }
 
     fn run(&mut self, iterations: u64) -> Result<(), BenchError> {
-        if let Some(f) = &mut self.forker {
-            return f.run(iterations);
+        match &mut self.forker {
+            Some(f) => f.run(iterations),
+            None => Err(BenchError::Protocol("fork: no setup".into())),
         }
-        let stack = self
-            .stack
-            .as_mut()
-            .ok_or_else(|| BenchError::Protocol("vfork: no setup".into()))?;
-        for _ in 0..iterations {
-            let pid = sys::vfork_exit(stack, CHILD_STATUS as u8)
-                .map_err(BenchError::sys("clone(CLONE_VFORK)"))?;
-            let code = sys::wait_child(pid).map_err(BenchError::sys("waitpid"))?;
-            check_status("fork", code, CHILD_STATUS)?;
-        }
-        Ok(())
     }
 
     fn teardown(&mut self) -> Result<(), BenchError> {

@@ -29,7 +29,7 @@ use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::PathBuf;
 
 /// The appendix's forks/execs program (csrc/forker.c).
-pub static FORKER: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/forker"));
+pub(crate) static FORKER: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/forker"));
 
 /// Words of the program's answer to a count: its own usage (6), its children's (6), and the
 /// number of children that ended wrongly.
@@ -43,8 +43,8 @@ pub(crate) struct ProgramDir {
 }
 
 impl ProgramDir {
-    pub fn new() -> Result<ProgramDir, BenchError> {
-        let path = sys::scratch_dir(&std::env::temp_dir(), "exec")
+    pub(crate) fn new() -> Result<ProgramDir, BenchError> {
+        let path = crate::safedir::scratch_dir(&std::env::temp_dir(), "exec")
             .map_err(BenchError::sys("mkdir (scratch directory)"))?;
         let d = ProgramDir {
             dir: File::open(&path)
@@ -64,7 +64,7 @@ impl ProgramDir {
 
     /// Writes `bytes` as the executable `name`, closed before anything execs it (a file open
     /// for writing cannot be exec'd).
-    pub fn add(&self, name: &str, bytes: &[u8]) -> Result<(), BenchError> {
+    pub(crate) fn add(&self, name: &str, bytes: &[u8]) -> Result<(), BenchError> {
         use std::os::unix::fs::OpenOptionsExt;
         let mut f = std::fs::OpenOptions::new()
             .write(true)
@@ -112,7 +112,7 @@ pub(crate) struct Forker {
 impl Forker {
     /// Starts the program as `argv[0]` ("forks" or "execs") with `argv` and `env`, with `job`
     /// beside it for execs, and waits until it has grown its heap (argv[2] bytes).
-    pub fn start(
+    pub(crate) fn start(
         ctx: &Ctx,
         argv: &[String],
         env: &[String],
@@ -173,7 +173,7 @@ impl Forker {
     }
 
     /// Has the program do `n` operations and keeps its answer for [`Forker::helper`].
-    pub fn run(&mut self, n: u64) -> Result<(), BenchError> {
+    pub(crate) fn run(&mut self, n: u64) -> Result<(), BenchError> {
         let cmd = self
             .cmd
             .as_mut()
@@ -216,7 +216,7 @@ impl Forker {
     }
 
     /// The answer to the last count, once.
-    pub fn helper(&mut self) -> Option<Helper> {
+    pub(crate) fn helper(&mut self) -> Option<Helper> {
         self.last.take()
     }
 

@@ -39,7 +39,7 @@
 //! 49): `sysperf run 'le-*'` runs them all, and they keep the default run's time.
 
 use super::ready::{ReadySet, Scan};
-use super::{Benchmark, Ctx, Group, Shape, Spec};
+use super::{Benchmark, Charge, Chart, Ctx, Group, Shape, Spec};
 use crate::error::BenchError;
 use crate::sys::{self, Fork, Mapping};
 use std::fs::File;
@@ -70,18 +70,33 @@ enum Op {
     Yield,
 }
 
+/// The chart this family's tests are drawn on.
+pub static CHART: Chart = Chart {
+    name: "lebench",
+    title: "LEBench's core operations",
+    about: Some("LEBench's operations"),
+};
+
 macro_rules! le {
     ($id:literal, $lebench:literal, $today:literal, $unit:literal, $shape:expr, $op:expr) => {
         Spec {
             id: $id,
             label: $id,
             group: Group::Lebench,
+            chart: &CHART,
             paper: $lebench,
             today: $today,
             paper_count: 10_000,
             unit: $unit,
             ops_per_iteration: 1,
             shape: $shape,
+            // Not Appendix A's: charged as time(1) would, the children waited for (the fork
+            // tests' children) with the process.
+            charge: if matches!($op, Op::Fork(_)) {
+                Charge::Waited
+            } else {
+                Charge::Own
+            },
             make: || Box::new(Le::new($op)),
         }
     };

@@ -53,6 +53,43 @@ impl Group {
     }
 }
 
+/// A chart of the report and of `sysperf plot --group NAME`: tests of similar magnitude on
+/// one axis (Table 2 spans 0.1 to 300 us, which no single axis shows well). Each family
+/// declares its chart, or names another family's, and every spec carries it; [`charts`]
+/// lists them.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Chart {
+    /// The group's name (`--group NAME`).
+    pub name: &'static str,
+    pub title: &'static str,
+    /// What the group holds, for `plot --help`, when its name does not say it.
+    pub about: Option<&'static str>,
+}
+
+/// The chart of tests this sysperf does not know (runs of another version, imported).
+pub static OTHER: Chart = Chart {
+    name: "other",
+    title: "Other tests",
+    about: None,
+};
+
+/// Every chart: the benchmarks' in registry order, each once, then [`OTHER`].
+pub fn charts() -> Vec<&'static Chart> {
+    let mut out: Vec<&'static Chart> = Vec::new();
+    for s in all() {
+        if !out.iter().any(|c| c.name == s.chart.name) {
+            out.push(s.chart);
+        }
+    }
+    out.push(&OTHER);
+    out
+}
+
+/// The chart test `id` is drawn on: its spec's, else [`OTHER`].
+pub fn chart_of(id: &str) -> &'static Chart {
+    find(id).map_or(&OTHER, |s| s.chart)
+}
+
 /// How many processes a benchmark runs at once, which decides what CPU placement means.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Shape {
@@ -62,6 +99,51 @@ pub enum Shape {
     Pair,
 }
 
+/// Whose CPU time a test's User and System columns count: what `time` charged the paper's
+/// program for it. csh's `time` reports the usage of the job it waited for, and 4.2BSD's
+/// `exit()` adds into a process's usage that of every child it reaped
+/// (`ruadd(p->p_ru, &u.u_cru)`), so a child that the Appendix A program waited for is in the
+/// paper's User and System and one that it never reaped is not. Every entry of the registry
+/// says which (`tests` hold each against the program's source in
+/// data/reference/appendix_a.txt); the All CPU column counts every child either way.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Charge {
+    /// The process alone: its program forks no child (syscall, signocsw, pipeself, the paging
+    /// tests) or never waits for the one it forks (csw, pipediscard, pipeback: the child is
+    /// left to init), as 4.2BSD pipeback4's 3.2 + 34.2 s of CPU in 75.0 s elapsed shows.
+    Own,
+    /// The process and the children it waited for (`wait(&status)` in the forks and execs
+    /// programs, and the vforks and vexecs made from them): forks0's 0.3 + 37.6 s of CPU in
+    /// 41.0 s elapsed, and execs0null's 82.5 s of system time, most of it the exec in the child.
+    Waited,
+}
+
+impl Charge {
+    /// How the rule reads in a table header or `list`.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Charge::Own => "the test process's own",
+            Charge::Waited => "the test process and the children it waited for",
+        }
+    }
+}
+
+/// The CPU time a result's User and System columns show, per operation: the summary's own
+/// figures, or for a test whose program waited for its children ([`Charge::Waited`]) the
+/// process with them (the summary's `whole`). Suite points, published runs (whose figures are
+/// the paper's own) and runs made before sysperf kept children apart show the summary's own
+/// figures. None without a summary.
+pub fn charged(
+    r: &crate::model::BenchResult,
+) -> Option<(crate::model::Estimate, crate::model::Estimate)> {
+    let s = r.summary.as_ref()?;
+    let waited = find(&r.id).is_some_and(|spec| spec.charge == Charge::Waited);
+    Some(match (&s.whole, waited) {
+        (Some(w), true) => (w.user_ns_per_op, w.sys_ns_per_op),
+        _ => (s.user_ns_per_op, s.sys_ns_per_op),
+    })
+}
+
 /// Static description of one benchmark; the single source for `list`, help, filters and tests.
 pub struct Spec {
     /// Registry id, exactly as in the paper's tables (`execs0null-1kenv` for the 1K env row).
@@ -69,6 +151,8 @@ pub struct Spec {
     /// Row label in Table 2/7 style output.
     pub label: &'static str,
     pub group: Group,
+    /// The chart it is drawn on (`report`, `sysperf plot --group`).
+    pub chart: &'static Chart,
     /// The paper's description (Tables 1 and 6).
     pub paper: &'static str,
     /// What sysperf does today for it.
@@ -80,6 +164,8 @@ pub struct Spec {
     /// Operations performed by one iteration of `run`.
     pub ops_per_iteration: u64,
     pub shape: Shape,
+    /// Whose CPU time its User and System columns count (the paper's `time`).
+    pub charge: Charge,
     /// Makes a fresh instance in the worker process.
     pub make: fn() -> Box<dyn Benchmark>,
 }
@@ -126,9 +212,17 @@ impl Ctx {
 pub trait Benchmark {
     /// Prepares everything the hot loop needs (memory, descriptors, children). Not timed.
     fn setup(&mut self, ctx: &Ctx, iterations: u64) -> Result<(), BenchError>;
-    /// Performs exactly `iterations` iterations and reaps any child it used, so that the
-    /// children's CPU time is accounted to the trial. Timed.
+    /// Performs exactly `iterations` iterations, and reaps the children it waited for as the
+    /// paper's program did (the fork and exec tests' children). Timed.
     fn run(&mut self, iterations: u64) -> Result<(), BenchError>;
+    /// Reaps, after the clock stopped, the children the paper's program never waited for
+    /// (csw's partner, the reader of the discard and back tests): its `time` stopped when the
+    /// program exited, while such a child could still be at work (pipediscard's reader
+    /// draining up to a pipe's worth of messages). Returns their usage, which the trial's All
+    /// CPU counts and its User and System do not; an error when one ended wrongly. Not timed.
+    fn reap_unwaited(&mut self) -> Result<crate::model::Usage, BenchError> {
+        Ok(crate::model::Usage::default())
+    }
     /// Releases what setup made. Not timed.
     fn teardown(&mut self) -> Result<(), BenchError> {
         Ok(())
@@ -145,6 +239,17 @@ pub trait Benchmark {
     fn counted(&self) -> bool {
         false
     }
+}
+
+/// Checks a reaped child's exit code; shared by the fork and exec families and the suites' own
+/// children.
+pub(crate) fn check_status(op: &str, code: i32, want: i32) -> Result<(), BenchError> {
+    if code != want {
+        return Err(BenchError::Protocol(format!(
+            "{op}: child exited with {code}, expected {want}"
+        )));
+    }
+    Ok(())
 }
 
 /// A helper process's account of one run: its own usage, its reaped children's, and its size
@@ -356,6 +461,163 @@ pub(crate) const PAPER_IDS: &[&str] = &[
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Appendix A as the paper printed it: each program's text by name.
+    fn appendix_a() -> Vec<(&'static str, String)> {
+        let text = include_str!("../../data/reference/appendix_a.txt");
+        let mut out: Vec<(&'static str, String)> = Vec::new();
+        for line in text.lines().filter(|l| !l.starts_with('%')) {
+            if let Some(name) = line.strip_prefix("=== ") {
+                out.push((name, String::new()));
+            } else if let Some((_, body)) = out.last_mut() {
+                body.push_str(line);
+                body.push('\n');
+            }
+        }
+        out
+    }
+
+    /// The Appendix A program a test's figures came from: the vforks and vexecs programs
+    /// "are constructed from the forks and execs programs ... by substituting calls to fork
+    /// with calls to vfork"; the run script's udg tests have no source in the appendix and are
+    /// the pipe programs' shapes over datagram sockets.
+    fn program_of(id: &str) -> &'static str {
+        let id = id
+            .strip_prefix('v')
+            .filter(|r| r.starts_with("fork") || r.starts_with("exec"))
+            .unwrap_or(id);
+        [
+            "syscall",
+            "csw",
+            "signocsw",
+            "pipeself",
+            "pipediscard",
+            "pipeback",
+            "forks",
+            "execs",
+            "seqpage",
+            "randpage",
+            "gausspage",
+        ]
+        .into_iter()
+        .find(|p| {
+            id.starts_with(p)
+                || id
+                    .strip_prefix("udg")
+                    .is_some_and(|r| format!("pipe{r}").starts_with(p))
+        })
+        .unwrap_or_else(|| panic!("{id}: no Appendix A program"))
+    }
+
+    #[test]
+    fn every_tests_cpu_charge_is_what_its_appendix_a_program_was_charged() {
+        let sources = appendix_a();
+        let run_script = &sources.iter().find(|(n, _)| *n == "run").unwrap().1;
+        let papers = |s: &&Spec| s.group != Group::Lebench && s.group != Group::Command;
+        for s in all().into_iter().filter(papers) {
+            let program = program_of(s.id);
+            let (_, src) = sources
+                .iter()
+                .find(|(n, _)| *n == program)
+                .unwrap_or_else(|| panic!("{program} is not in Appendix A"));
+            // csh's time charged a child only if the program reaped it: wait() in its source.
+            let waits = src.contains("wait(");
+            let want = if waits { Charge::Waited } else { Charge::Own };
+            assert_eq!(
+                s.charge,
+                want,
+                "{}: its program {program} {} wait()",
+                s.id,
+                if waits { "calls" } else { "never calls" }
+            );
+            // The run script timed each of these programs under its own name.
+            let name = [
+                "syscall",
+                "csw",
+                "signocsw",
+                "pipeself",
+                "pipediscard",
+                "pipeback",
+                "udgself",
+                "udgdiscard",
+                "udgback",
+                "forks",
+                "vforks",
+                "execs",
+                "vexecs",
+                "seqpage",
+                "randpage",
+                "gausspage",
+            ]
+            .into_iter()
+            .filter(|n| s.id.starts_with(n))
+            .max_by_key(|n| n.len())
+            .unwrap();
+            assert!(
+                run_script.contains(&format!("time {name} ")),
+                "{}: 'time {name}' is not in the run script",
+                s.id
+            );
+        }
+        // The fork and exec tests waited for their children; the IPC tests' children were
+        // never reaped (4.2BSD pipeback4: 3.2 + 34.2 s of CPU in 75.0 s elapsed).
+        assert_eq!(find("forks0").unwrap().charge, Charge::Waited);
+        assert_eq!(find("vexecs100kbig").unwrap().charge, Charge::Waited);
+        assert_eq!(find("pipeback4").unwrap().charge, Charge::Own);
+        assert_eq!(find("csw").unwrap().charge, Charge::Own);
+    }
+
+    #[test]
+    fn charged_cpu_is_the_whole_tree_only_for_the_tests_that_waited() {
+        use crate::model::{BenchResult, Estimate, Summary, WholeCpu};
+        let e = |v: f64| Estimate {
+            median: v,
+            ci_low: v,
+            ci_high: v,
+            ci_level: 0.95,
+            min: v,
+            max: v,
+            mean: v,
+            cv: 0.0,
+            n: 5,
+        };
+        let result = |id: &str, whole: bool| BenchResult {
+            id: id.into(),
+            group: "kernel".into(),
+            ops_per_iteration: 1,
+            paper_count: 1,
+            unit: "op".into(),
+            placement: "same".into(),
+            cpus: vec![],
+            trials: vec![],
+            summary: Some(Summary {
+                wall_ns_per_op: e(100.0),
+                user_ns_per_op: e(1.0),
+                sys_ns_per_op: e(50.0),
+                whole: whole.then(|| WholeCpu {
+                    user_ns_per_op: e(2.0),
+                    sys_ns_per_op: e(90.0),
+                }),
+                minflt_per_op: 0.0,
+                majflt_per_op: 0.0,
+                csw_per_op: 0.0,
+                nvcsw_per_op: 0.0,
+                nivcsw_per_op: 0.0,
+                migrations_per_op: None,
+                worker_rss_bytes: 0,
+                worker_maps: 0,
+                counters: None,
+            }),
+            error: None,
+        };
+        let sys = |r: &BenchResult| charged(r).unwrap().1.median;
+        assert_eq!(sys(&result("forks0", true)), 90.0);
+        assert_eq!(sys(&result("execs0null", true)), 90.0);
+        assert_eq!(sys(&result("pipeback4", true)), 50.0);
+        // Runs made before sysperf kept children apart, and suite points: the summary's own.
+        assert_eq!(sys(&result("forks0", false)), 50.0);
+        assert_eq!(sys(&result("bbn.pipe@4096", true)), 50.0);
+    }
 
     #[test]
     fn registry_holds_exactly_the_papers_ids_in_table_order() {

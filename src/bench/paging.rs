@@ -11,14 +11,15 @@
 //! vadvise(VA_SEQL) and vadvise(VA_ANOM).
 //!
 //! These run without memory pressure: the region fits in memory, so nothing is evicted and no
-//! fault reads a disk, where the paper's 7.3 MB array was paged against about 3.5 MB. The `vm`
-//! suite runs all twelve walks under pressure (`crate::suite::vm`).
+//! fault reads a disk, where the paper's 7.3 MB array was paged against about 3.5 MB. The `swap`
+//! suite runs all twelve walks under pressure as the paper did, anonymous memory paged to swap
+//! (`crate::suite::swap`), and the `vm` suite over file-backed memory (`crate::suite::vm`).
 //!
 //! The random numbers come from the same generators as 1984: randpage uses random() (the
 //! additive feedback generator of 4.2BSD and glibc, seeded as glibc's srandom(1)), gausspage
 //! uses the appendix's gauss() over rnd() = rand() / 0x7fffffff with 4.2BSD's rand().
 
-use super::{Benchmark, Ctx, Group, Shape, Spec};
+use super::{Benchmark, Charge, Chart, Ctx, Group, Shape, Spec};
 use crate::error::BenchError;
 use crate::sys::{self, Mapping};
 
@@ -44,23 +45,33 @@ impl Pattern {
     }
 }
 
+/// The chart this family's tests are drawn on.
+pub static CHART: Chart = Chart {
+    name: "paging",
+    title: "Paging (time per page touch)",
+    about: Some("bars and the gausspage figure"),
+};
+
 macro_rules! page_spec {
     ($id:literal, $paper:literal, $today:literal, $pat:expr, $advice:expr, $touches:literal) => {
         Spec {
             id: $id,
             label: $id,
             group: Group::Paging,
+            chart: &CHART,
             paper: $paper,
             // The paper's runs paged against 3.5 MB; these fit in memory (the vm suite pages).
             today: concat!(
                 $today,
                 "; without memory pressure: every fault is a zero-fill minor fault \
-                 (--suite vm runs it under a cgroup memory limit)"
+                 (--suite swap pages it to swap as the paper did; --suite vm pages file-backed \
+                 memory)"
             ),
             paper_count: $touches,
             unit: "touch",
             ops_per_iteration: $touches,
             shape: Shape::Single,
+            charge: Charge::Own,
             make: || {
                 Box::new(Paging {
                     pattern: $pat,
@@ -294,6 +305,20 @@ struct Paging {
     pattern: Pattern,
     advice: Option<libc::c_int>,
     npages: usize,
+}
+
+/// One run of a Table 6 program per iteration over `npages` fresh anonymous pages, as the
+/// core tests do; the `swap` suite runs it in a memory-limited cgroup with a swap area.
+pub(crate) fn anonymous_walk(
+    pattern: Pattern,
+    advice: Option<libc::c_int>,
+    npages: usize,
+) -> Box<dyn Benchmark> {
+    Box::new(Paging {
+        pattern,
+        advice,
+        npages,
+    })
 }
 
 impl Benchmark for Paging {

@@ -39,6 +39,15 @@ pub enum AbError {
     Switch(#[from] SwitchError),
 }
 
+impl crate::error::Exit for AbError {
+    fn exit_code(&self) -> i32 {
+        match self {
+            AbError::Engine(e) => e.exit_code(),
+            AbError::Switch(e) => e.exit_code(),
+        }
+    }
+}
+
 /// One pair of runs: side A (`off`) and side B (`on`).
 #[derive(Debug)]
 pub struct AbOutcome {
@@ -244,6 +253,14 @@ pub fn check_duet(plan: &RunPlan, concurrent: Result<(), String>) -> Result<[u32
     }
 }
 
+/// The label of an A/B's runs when none is given: `ab-NAME-` and 6 random hex digits, NAME
+/// the switch's or `cmd` for two commands (the runs are `LABEL-off` and `LABEL-on`, or
+/// `LABEL-a` and `LABEL-b`).
+pub fn default_label(name: &str) -> Result<String, EngineError> {
+    let tag = &super::new_run_id()?[..6];
+    Ok(format!("ab-{name}-{tag}"))
+}
+
 impl super::Engine<'_> {
     /// Measures `plan`'s core benchmarks with `switch` off and on in `design`, `plan.repeat`
     /// pairs of runs, each side stored as a run labelled `LABEL-off` / `LABEL-on`. The switch
@@ -257,6 +274,7 @@ impl super::Engine<'_> {
         sink: &mut dyn Sink,
     ) -> Result<Vec<AbOutcome>, AbError> {
         switch.check()?;
+        crate::safedir::check_temp_dir().map_err(EngineError::Unsafe)?;
         let mut sides = SwitchSides {
             switch,
             armed: switch.arm()?,
@@ -277,6 +295,8 @@ impl super::Engine<'_> {
         store: &dyn Backend,
         sink: &mut dyn Sink,
     ) -> Result<Vec<AbOutcome>, AbError> {
+        // Benchmarks make scratch files there: refused before anything is measured.
+        crate::safedir::check_temp_dir().map_err(EngineError::Unsafe)?;
         let groups = (plan.repeat > 1)
             .then(|| Ok::<_, EngineError>([super::new_run_id()?, super::new_run_id()?]))
             .transpose()?;

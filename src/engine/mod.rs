@@ -14,6 +14,7 @@
 //! take their plan and budget from this module.
 
 pub mod ab;
+mod outcome;
 pub mod plan;
 pub mod schedule;
 pub mod session;
@@ -21,11 +22,11 @@ pub mod switch;
 pub mod tidy;
 
 pub use crate::harness::budget::Budget;
+pub use outcome::{exit_code, left_out};
 pub use plan::{Origin, Planned, RunPlan, RunRequest};
 pub use schedule::trial_order;
 pub use tidy::tidy;
 
-use crate::bench::Spec;
 use crate::harness::placement::{Mode, Plan};
 use crate::harness::{self, Measurement, Stop};
 use crate::model::{BenchResult, Fingerprint, Run, Series, TrialKind, Warning, WarningKind};
@@ -111,6 +112,21 @@ pub enum EngineError {
     /// The plan cannot be carried out as asked (checked again where it is used).
     #[error(transparent)]
     Input(Box<crate::error::InputError>),
+    /// The temporary directory is one someone else controls (a user error).
+    #[error("checking where scratch files go")]
+    Unsafe(#[source] crate::safedir::Unsafe),
+}
+
+impl crate::error::Exit for EngineError {
+    fn exit_code(&self) -> i32 {
+        match self {
+            EngineError::Store { source, .. } => source.exit_code(),
+            EngineError::Profile(e) => e.exit_code(),
+            EngineError::Io { .. } => crate::exit::FAILURE,
+            EngineError::Input(e) => e.exit_code(),
+            EngineError::Unsafe(e) => crate::error::Exit::exit_code(e),
+        }
+    }
 }
 
 fn stored<T>(r: Result<T, StoreError>, what: impl FnOnce() -> String) -> Result<T, EngineError> {
@@ -238,6 +254,9 @@ impl Engine<'_> {
         store: &dyn Backend,
         sink: &mut dyn Sink,
     ) -> Result<RunOutcome, EngineError> {
+        // Benchmarks make scratch files there: refused now, before anything is measured,
+        // rather than benchmark by benchmark.
+        crate::safedir::check_temp_dir().map_err(EngineError::Unsafe)?;
         let began = std::time::Instant::now();
         let settled = self.settle(plan, sink);
         let (access, refused) = profile_access(plan);
@@ -287,7 +306,7 @@ impl Engine<'_> {
     }
 
     /// The summaries of a run's measurements into the run: a core benchmark's among its
-    /// results (profiled first with `--profile`), a suite's point kept for its series.
+    /// results, a suite's point kept for its series; each profiled first with `--profile`.
     fn place(
         &self,
         s: &mut Session,
@@ -302,13 +321,13 @@ impl Engine<'_> {
                 continue;
             };
             s.runs[0].warnings.extend(warnings);
+            // `--profile`: a profiled trial of every target, core benchmark or suite point
+            // alike, stored with the run; one that cannot be profiled says why in a warning.
+            if let (Some(access), false) = (access, s.interrupted) {
+                profiles.extend(self.profile_into(s, p, &result, plan, access)?);
+            }
             match &p.origin {
-                Origin::Bench(spec) => {
-                    if let (Some(access), false) = (access, s.interrupted) {
-                        profiles.extend(self.profile_into(s, spec, p, &result, plan, access)?);
-                    }
-                    s.runs[0].results.push(result);
-                }
+                Origin::Bench(_) => s.runs[0].results.push(result),
                 Origin::Point {
                     suite,
                     series,
@@ -350,12 +369,12 @@ impl Engine<'_> {
         )
     }
 
-    /// The profile of one measured benchmark (`run --profile`), stored with the run; a
-    /// failure is a warning in the run, a stop ends the session.
+    /// The profile of one measured target (`run --profile`), stored with the run; a failure,
+    /// or a target without a successful trial to profile at, is a warning in the run, a stop
+    /// ends the session.
     fn profile_into(
         &self,
         s: &mut Session,
-        spec: &Spec,
         p: &Planned,
         result: &BenchResult,
         plan: &RunPlan,
@@ -364,25 +383,32 @@ impl Engine<'_> {
         let Some(seconds) = plan.profile_seconds else {
             return Ok(None);
         };
-        s.phase(&format!("profiling {}", spec.id));
-        match self.profile_one(spec, &p.placement, result, seconds, plan, access) {
+        let id = &p.target.id;
+        s.phase(&format!("profiling {id}"));
+        let warning = |message: String| Warning {
+            bench: Some(id.clone()),
+            kind: WarningKind::Profile,
+            message,
+        };
+        match self.profile_one(&p.target, &p.placement, result, seconds, plan, access) {
             Ok(Some(prof)) => {
                 stored(s.store().add_profile(&s.runs[0].id, &prof), || {
-                    format!("storing the profile of {}", spec.id)
+                    format!("storing the profile of {id}")
                 })?;
                 Ok(Some(prof))
             }
-            Ok(None) => Ok(None),
+            Ok(None) => {
+                s.runs[0].warnings.push(warning(format!(
+                    "{id}: not profiled: no trial succeeded, so there is no iteration count to profile at"
+                )));
+                Ok(None)
+            }
             Err(ProfileError::Interrupted) => {
                 s.interrupted = true;
                 Ok(None)
             }
             Err(e) => {
-                s.runs[0].warnings.push(Warning {
-                    bench: Some(spec.id.into()),
-                    kind: WarningKind::Profile,
-                    message: e.to_string(),
-                });
+                s.runs[0].warnings.push(warning(e.to_string()));
                 Ok(None)
             }
         }
@@ -460,10 +486,10 @@ impl Engine<'_> {
         Ok(out)
     }
 
-    /// One profiled trial of `spec`, scaled from its measured trials to `seconds`.
+    /// One profiled trial of `target`, scaled from its measured trials to `seconds`.
     fn profile_one(
         &self,
-        spec: &Spec,
+        target: &harness::Target,
         placement: &Plan,
         result: &BenchResult,
         seconds: f64,
@@ -480,14 +506,15 @@ impl Engine<'_> {
             false,
         );
         let iterations = profile::iterations_for(seconds, n, wall);
-        profile::profile_benchmark(spec, placement, &long, iterations, access, self.stop).map(Some)
+        profile::profile_benchmark(target, placement, &long, iterations, access, self.stop)
+            .map(Some)
     }
 
     /// `sysperf profile`: each benchmark calibrated with [`Budget::profile_calibration`], then
     /// profiled for about `seconds`. Nothing is stored.
     pub fn profile(
         &self,
-        specs: &[(&'static Spec, Plan)],
+        specs: &[(harness::Target, Plan)],
         mode: Mode,
         cpus: &harness::placement::CpuChoice,
         budget: Budget,
@@ -501,27 +528,26 @@ impl Engine<'_> {
                 .stretched(seconds)
                 .options(self.worker_exe.clone(), mode, cpus.clone(), false);
         let mut profiles = Vec::new();
-        for (index, (spec, placement)) in specs.iter().enumerate() {
+        for (index, (target, placement)) in specs.iter().enumerate() {
             sink.event(Event::TargetStarted {
-                id: spec.id,
+                id: &target.id,
                 index,
                 total: specs.len(),
             });
-            let target = harness::Target::bench(spec);
             let (result, _) =
-                match harness::measure(&target, placement, &calibrate, None, self.stop, &|_| {}) {
+                match harness::measure(target, placement, &calibrate, None, self.stop, &|_| {}) {
                     Ok(r) => r,
                     Err(Stop::Interrupted) => return Err(ProfileError::Interrupted),
                 };
             let Some((n, wall)) = calibrated(&result) else {
                 return Err(ProfileError::Calibration {
-                    bench: spec.id.to_string(),
+                    bench: target.id.clone(),
                     why: result.error.unwrap_or_else(|| "no trial succeeded".into()),
                 });
             };
             let iterations = profile::iterations_for(seconds, n, wall);
             profiles.push(profile::profile_benchmark(
-                spec, placement, &long, iterations, &access, self.stop,
+                target, placement, &long, iterations, &access, self.stop,
             )?);
         }
         Ok(profiles)
@@ -674,6 +700,42 @@ impl SeriesOf {
             point: point.clone(),
         }
     }
+}
+
+/// What `sysperf profile` profiles: each pattern's core benchmarks (ids and globs, as `run`
+/// takes them), or else its suite points (`scaling.path-depth@8`, a series, a suite, a glob,
+/// as `run --suite` takes them), with each one's process shape for placement. A pattern that
+/// names neither is the benchmark registry's error (which suggests neighbours).
+pub fn profile_targets(
+    patterns: &[String],
+) -> Result<Vec<(harness::Target, crate::bench::Shape)>, crate::error::InputError> {
+    let mut out = Vec::new();
+    for p in patterns {
+        match crate::bench::select(std::slice::from_ref(p)) {
+            Ok(specs) => out.extend(
+                specs
+                    .into_iter()
+                    .map(|s| (harness::Target::bench(s), s.shape)),
+            ),
+            Err(bench_err) => match suite::choose(std::slice::from_ref(p), false) {
+                Ok(chosen) if !chosen.is_empty() => {
+                    for c in chosen {
+                        for (series, points) in c.series {
+                            out.extend(
+                                points
+                                    .iter()
+                                    .map(|pt| (suite::target(series, pt), series.shape)),
+                            );
+                        }
+                    }
+                }
+                _ => return Err(bench_err),
+            },
+        }
+    }
+    let mut seen = std::collections::HashSet::new();
+    out.retain(|(t, _)| seen.insert(t.id.clone()));
+    Ok(out)
 }
 
 /// The benchmark a worker request names: a core benchmark by id, or a series' point by series

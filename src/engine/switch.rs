@@ -15,14 +15,21 @@
 //! `sysperf-switch-<pid>` after its owner; `ab` puts the value back and removes the record on
 //! every path that runs code (end, error, Ctrl-C, SIGTERM), and the next `run` or `ab`
 //! ([`restore_stale`], called by `engine::tidy`) puts back what a killed `ab` left changed,
-//! saying so. A record is trusted only in a directory of this user's that nobody else may
-//! write, and only for paths under /proc/sys or the THP setting.
+//! saying so. The state directory is opened once and checked with every directory above it
+//! (`crate::safedir`: this user's own, nobody else may write it or swap what is in it), and
+//! records are made, read and removed through that descriptor without following a link
+//! (#29). A record carries its owner's start time, so a process that later got the pid (any
+//! process may name itself sysperf) is not taken for the owner. A record is trusted only
+//! there, only when it is a regular file of this user's, and only for paths under /proc/sys
+//! or the THP setting.
 
 use crate::error::InputError;
 use crate::harness::janitor;
 use crate::harness::worker::TaskSwitch;
+use crate::safedir::{Dir, Need};
 use serde::{Deserialize, Serialize};
-use std::io::Write;
+use std::ffi::{OsStr, OsString};
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
 /// The transparent huge pages setting.
@@ -44,12 +51,41 @@ pub enum SwitchError {
     },
     #[error("the speculation switch changes nothing here: {why}")]
     Unsupported { why: String },
+    /// The state directory is one someone else could change (a user error).
+    #[error("cannot keep the switch's record")]
+    Unsafe(#[source] crate::safedir::Unsafe),
+    /// Found at its "on" value once another `ab` was done with it (a user error).
+    #[error("{name} is already {on} (another sysperf ab just switched it and put it back there): the two sides would be the same; give another \"on\" value")]
+    Same { name: String, on: String },
+}
+
+impl crate::error::Exit for SwitchError {
+    fn exit_code(&self) -> i32 {
+        match self {
+            SwitchError::Unsafe(e) => crate::error::Exit::exit_code(e),
+            SwitchError::Same { .. } => crate::exit::USAGE,
+            _ => crate::exit::FAILURE,
+        }
+    }
 }
 
 fn io(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> SwitchError {
     let what = what.into();
     move |source| SwitchError::Io { what, source }
 }
+
+/// What a record holds: the setting, and its owner's start time (clock ticks since boot;
+/// absent in records of older sysperfs, whose file time stands in).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+struct Record {
+    #[serde(flatten)]
+    setting: Setting,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    owner_start_ticks: Option<u64>,
+}
+
+/// A record larger than this is not one of sysperf's.
+const MAX_RECORD_BYTES: u64 = 64 << 10;
 
 /// A machine-wide setting with its two values.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -85,8 +121,13 @@ impl Switch {
             why,
         };
         let setting = |name: &str, path: PathBuf, on: &str| -> Result<Switch, InputError> {
-            let old = read_setting(&path)
-                .map_err(|e| bad(name, format!("cannot read {}: {e}", path.display())))?;
+            // While another `ab` holds this setting, its value is that one's "on" side: what
+            // it will put back is the value this one finds once it has its turn.
+            let old = match live_record_old(&path) {
+                Some(old) => old,
+                None => read_setting(&path)
+                    .map_err(|e| bad(name, format!("cannot read {}: {e}", path.display())))?,
+            };
             if on.is_empty() || on.contains(['\n', '\0']) {
                 return Err(bad(on, "the \"on\" value must be one line".into()));
             }
@@ -246,33 +287,112 @@ impl Switch {
     /// Takes hold of a setting: writes the record of its old value (synced) before anything
     /// changes. The returned guard puts the value back and removes the record when dropped.
     pub fn arm(&self) -> Result<Armed, SwitchError> {
+        self.arm_in(&state_dir())
+    }
+
+    /// [`Switch::arm`] with its record in the state directory `state`.
+    fn arm_in(&self, state: &Path) -> Result<Armed, SwitchError> {
         let Switch::Setting(s) = self else {
             return Ok(Armed {
                 setting: None,
                 record: None,
                 now_on: false,
+                _lock: None,
             });
         };
-        let dir = state_dir();
-        make_private_dir(&dir)?;
-        let record = dir.join(format!("{}switch-{}", janitor::PREFIX, std::process::id()));
-        let text = serde_json::to_string(s).map_err(|e| SwitchError::Io {
+        let dir = open_state_dir(state, true)?;
+        // One `ab` at a time, machine-wide: a second one switching the same setting would
+        // record the first's "on" value as its "off" and put that back at its end, leaving
+        // the machine changed.
+        let lock = lock_switches(&dir)?;
+        // What a killed holder left switched goes back first; the value found then is "off".
+        restore_stale_in(state, &mut |l| crate::notice::tell(l));
+        let s = &Setting {
+            old: read_setting(&s.path).map_err(io(format!("reading {}", s.path.display())))?,
+            ..s.clone()
+        };
+        if s.old == s.on {
+            return Err(SwitchError::Same {
+                name: s.name.clone(),
+                on: s.on.clone(),
+            });
+        }
+        let pid = std::process::id();
+        let record = OsString::from(format!("{}switch-{pid}", janitor::PREFIX));
+        let text = serde_json::to_string(&Record {
+            setting: s.clone(),
+            owner_start_ticks: janitor::start_ticks(crate::sys::getpid()),
+        })
+        .map_err(|e| SwitchError::Io {
             what: "writing the switch record".into(),
             source: std::io::Error::other(e),
         })?;
-        let tmp = record.with_extension("tmp");
-        let mut f =
-            std::fs::File::create(&tmp).map_err(io(format!("creating {}", tmp.display())))?;
-        f.write_all(text.as_bytes())
-            .and_then(|_| f.sync_all())
-            .map_err(io(format!("writing {}", tmp.display())))?;
-        std::fs::rename(&tmp, &record).map_err(io(format!("writing {}", record.display())))?;
+        let shown = |n: &OsStr| dir.path().join(n).display().to_string();
+        // A fresh name, made exclusively: nothing already there is followed or reused.
+        let mut rnd = [0u8; 6];
+        crate::sys::random_bytes(&mut rnd).map_err(io("choosing a record name"))?;
+        let tmp = OsString::from(format!(
+            "{}switch-{pid}.{}.tmp",
+            janitor::PREFIX,
+            rnd.iter().map(|b| format!("{b:02x}")).collect::<String>()
+        ));
+        let written = dir
+            .create(&tmp, 0o600)
+            .and_then(|mut f| f.write_all(text.as_bytes()).and_then(|_| f.sync_all()))
+            .and_then(|_| dir.rename(&tmp, &record));
+        if let Err(e) = written {
+            let _ = dir.unlink(&tmp);
+            return Err(io(format!("writing {}", shown(&record)))(e));
+        }
         Ok(Armed {
             setting: Some(s.clone()),
-            record: Some(record),
+            record: Some((dir, record)),
             now_on: false,
+            _lock: Some(lock),
         })
     }
+}
+
+/// The machine-wide switches' lock: flock(2) on the state directory itself, held from before
+/// a record is written to after its value is put back, so that one `ab` at a time changes a
+/// machine-wide setting (two at once disturb each other's figures anyway). Waits for another
+/// `ab` holding it, and says which.
+fn lock_switches(dir: &Dir) -> Result<std::fs::File, SwitchError> {
+    let shown = dir.path().display().to_string();
+    let f = dir
+        .open_file(OsStr::new("."), libc::O_RDONLY | libc::O_DIRECTORY)
+        .map_err(io(format!("opening {shown}")))?;
+    match f.try_lock() {
+        Ok(()) => {}
+        Err(std::fs::TryLockError::WouldBlock) => {
+            let holders: Vec<String> = dir
+                .names()
+                .unwrap_or_default()
+                .iter()
+                .filter_map(|n| {
+                    let pid = n
+                        .to_str()?
+                        .strip_prefix(janitor::PREFIX)?
+                        .strip_prefix("switch-")?
+                        .parse::<u32>()
+                        .ok()?;
+                    let (record, _) = read_record(dir, n)?;
+                    Some(format!("pid {pid}, {}", record.setting.name))
+                })
+                .collect();
+            crate::notice::tell(&format!(
+                "waiting for another sysperf ab that is switching a machine-wide setting ({}): one at a time, so that each puts back the value it found",
+                if holders.is_empty() {
+                    "it is starting".to_string()
+                } else {
+                    holders.join("; ")
+                }
+            ));
+            f.lock().map_err(io(format!("locking {shown}")))?;
+        }
+        Err(std::fs::TryLockError::Error(e)) => return Err(io(format!("locking {shown}"))(e)),
+    }
+    Ok(f)
 }
 
 /// A switch held by `ab`: sides are set through it, and dropping it puts the old value back
@@ -280,8 +400,11 @@ impl Switch {
 #[derive(Debug)]
 pub struct Armed {
     setting: Option<Setting>,
-    record: Option<PathBuf>,
+    /// The state directory, open, and the record's name there.
+    record: Option<(Dir, OsString)>,
     now_on: bool,
+    /// The switches' lock (see [`lock_switches`]), released after the value is put back.
+    _lock: Option<std::fs::File>,
 }
 
 impl Armed {
@@ -316,8 +439,8 @@ impl Armed {
             s.old,
             s.path.display()
         )))?;
-        if let Some(r) = self.record.take() {
-            let _ = std::fs::remove_file(r);
+        if let Some((dir, name)) = self.record.take() {
+            let _ = dir.unlink(&name);
         }
         Ok(())
     }
@@ -326,7 +449,7 @@ impl Armed {
 impl Drop for Armed {
     fn drop(&mut self) {
         if let Err(e) = self.restore() {
-            eprintln!("sysperf: {}", crate::term::text(&e.to_string()));
+            crate::notice::tell(&e.to_string());
         }
     }
 }
@@ -339,29 +462,43 @@ pub fn state_dir() -> PathBuf {
     }
 }
 
-fn make_private_dir(dir: &Path) -> Result<(), SwitchError> {
-    use std::os::unix::fs::DirBuilderExt;
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(dir)
-        .map_err(io(format!(
-            "creating the state directory {}",
-            dir.display()
-        )))?;
-    if !trusted_dir(dir) {
-        return Err(SwitchError::Io {
-            what: format!("{} is not a directory of this user's that only it may write; fix its owner and mode, or set SYSPERF_STATE_DIR", dir.display()),
-            source: std::io::Error::from(std::io::ErrorKind::PermissionDenied),
-        });
-    }
-    Ok(())
+/// The state directory, opened and checked with every directory above it (see the module
+/// documentation); `create` makes what is missing (mode 0700).
+fn open_state_dir(dir: &Path, create: bool) -> Result<Dir, SwitchError> {
+    let opened = if create {
+        Dir::open_or_create(dir, Need::Own, 0o700)
+    } else {
+        Dir::open(dir, Need::Own)
+    };
+    opened.map_err(|e| {
+        match e.refuse(
+            format!("the switch state directory '{}'", dir.display()),
+            "fix its owner and mode (a directory of this user's that only it may write, below \
+             directories only root or this user may change), or set SYSPERF_STATE_DIR",
+        ) {
+            Ok(u) => SwitchError::Unsafe(u),
+            Err(e) => SwitchError::Io {
+                what: format!("opening the state directory {}", dir.display()),
+                source: e.into_io(),
+            },
+        }
+    })
 }
 
-fn trusted_dir(dir: &Path) -> bool {
+/// A record in the state directory: a regular file of this user's, read through the
+/// directory's descriptor without following a link or waiting on a FIFO.
+fn read_record(dir: &Dir, name: &OsStr) -> Option<(Record, std::time::SystemTime)> {
+    let f = dir
+        .open_file(name, libc::O_RDONLY | libc::O_NONBLOCK)
+        .ok()?;
+    let m = f.metadata().ok()?;
     use std::os::unix::fs::MetadataExt;
-    std::fs::symlink_metadata(dir)
-        .is_ok_and(|m| m.is_dir() && m.uid() == crate::sys::euid() && m.mode() & 0o022 == 0)
+    if !m.is_file() || m.uid() != crate::sys::euid() || m.len() > MAX_RECORD_BYTES {
+        return None;
+    }
+    let mut text = String::new();
+    f.take(MAX_RECORD_BYTES).read_to_string(&mut text).ok()?;
+    Some((serde_json::from_str(&text).ok()?, m.modified().ok()?))
 }
 
 /// `/proc/sys/<name with dots as slashes>`, for a sysctl name that exists.
@@ -417,37 +554,60 @@ fn write_setting(path: &Path, value: &str) -> std::io::Result<()> {
 /// Puts back every setting a `sysperf ab` that is gone left changed, from its record, and
 /// removes the record; one line per record for `note`. Records of a live sysperf are left.
 pub fn restore_stale(note: &mut dyn FnMut(&str)) {
-    let dir = state_dir();
-    if !trusted_dir(&dir) {
-        return;
-    }
-    let Ok(entries) = std::fs::read_dir(&dir) else {
+    restore_stale_in(&state_dir(), note);
+}
+
+/// The value a live `ab` recorded for the setting at `path` (what it will put back), if one
+/// holds it now.
+fn live_record_old(path: &Path) -> Option<String> {
+    let dir = open_state_dir(&state_dir(), false).ok()?;
+    dir.names().ok()?.into_iter().find_map(|name| {
+        let pid = name
+            .to_str()?
+            .strip_prefix(janitor::PREFIX)?
+            .strip_prefix("switch-")?
+            .parse::<crate::sys::Pid>()
+            .ok()?;
+        let (record, written) = read_record(&dir, &name)?;
+        let made = match record.owner_start_ticks {
+            Some(t) => janitor::Made::ByStart(t),
+            None => janitor::Made::At(written),
+        };
+        (record.setting.path == path && janitor::owner_alive(pid, made))
+            .then_some(record.setting.old)
+    })
+}
+
+fn restore_stale_in(dir_path: &Path, note: &mut dyn FnMut(&str)) {
+    let Ok(dir) = open_state_dir(dir_path, false) else {
         return;
     };
-    for e in entries.flatten() {
-        let name = e.file_name().to_string_lossy().into_owned();
-        let Some(pid) = name
+    let Ok(names) = dir.names() else {
+        return;
+    };
+    for name in names {
+        let text = name.to_string_lossy();
+        let Some(pid) = text
             .strip_prefix(janitor::PREFIX)
             .and_then(|n| n.strip_prefix("switch-"))
             .and_then(|n| n.parse::<crate::sys::Pid>().ok())
         else {
             continue;
         };
-        if !janitor::owner_gone(pid) {
-            continue;
-        }
-        use std::os::unix::fs::MetadataExt;
-        let path = e.path();
-        let mine = std::fs::symlink_metadata(&path)
-            .is_ok_and(|m| m.is_file() && m.uid() == crate::sys::euid());
-        let record = std::fs::read_to_string(&path)
-            .ok()
-            .and_then(|t| serde_json::from_str::<Setting>(&t).ok());
-        let (true, Some(s)) = (mine, record) else {
+        let shown = dir.path().join(&name);
+        let Some((record, written)) = read_record(&dir, &name) else {
             continue;
         };
+        let made = match record.owner_start_ticks {
+            Some(t) => janitor::Made::ByStart(t),
+            None => janitor::Made::At(written),
+        };
+        if janitor::owner_alive(pid, made) {
+            continue;
+        }
+        let s = record.setting;
         if !allowed(&s.path) {
-            note(&format!("ignored the switch record {} (it names {}, which is not a setting sysperf changes)", path.display(), s.path.display()));
+            note(&format!("ignored the switch record {} (it names {}, which is not a setting sysperf changes)", shown.display(), s.path.display()));
             continue;
         }
         let now = read_setting(&s.path).ok();
@@ -467,7 +627,7 @@ pub fn restore_stale(note: &mut dyn FnMut(&str)) {
                 }
             }
         };
-        let _ = std::fs::remove_file(&path);
+        let _ = dir.unlink(&name);
         note(&line);
     }
 }
@@ -589,5 +749,102 @@ mod tests {
         })
         .join()
         .unwrap();
+    }
+
+    fn setting_in(dir: &Path) -> Setting {
+        let path = dir.join("setting");
+        // Values of one length: a setting is written without truncation, as /proc/sys is.
+        std::fs::write(&path, "old").unwrap();
+        Setting {
+            name: "test.setting".into(),
+            path,
+            old: "old".into(),
+            on: "new".into(),
+        }
+    }
+
+    #[test]
+    fn records_are_made_by_descriptor_and_planted_links_are_not_followed() {
+        let tmp = tempfile::tempdir().unwrap();
+        let state = tmp.path().join("state");
+        std::fs::create_dir(&state).unwrap();
+        let victim = tmp.path().join("victim");
+        std::fs::write(&victim, "precious").unwrap();
+        let pid = std::process::id();
+        for name in [
+            format!("sysperf-switch-{pid}.tmp"),
+            format!("sysperf-switch-{pid}"),
+        ] {
+            std::os::unix::fs::symlink(&victim, state.join(name)).unwrap();
+        }
+        let s = setting_in(tmp.path());
+        let mut armed = Switch::Setting(s.clone()).arm_in(&state).unwrap();
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+        let record = state.join(format!("sysperf-switch-{pid}"));
+        let meta = std::fs::symlink_metadata(&record).unwrap();
+        assert!(meta.is_file());
+        let r: Record = serde_json::from_str(&std::fs::read_to_string(&record).unwrap()).unwrap();
+        assert_eq!(r.setting, s);
+        assert_eq!(
+            r.owner_start_ticks,
+            janitor::start_ticks(crate::sys::getpid())
+        );
+        armed.set(true).unwrap();
+        assert_eq!(std::fs::read_to_string(&s.path).unwrap(), "new");
+        armed.release().unwrap();
+        assert_eq!(std::fs::read_to_string(&s.path).unwrap(), "old");
+        assert!(!record.exists());
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+    }
+
+    #[test]
+    fn a_state_directory_someone_else_controls_is_refused() {
+        let tmp = tempfile::tempdir().unwrap();
+        let open = tmp.path().join("open");
+        std::fs::create_dir(&open).unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o777)).unwrap();
+        let s = setting_in(tmp.path());
+        let e = Switch::Setting(s).arm_in(&open.join("state")).unwrap_err();
+        let SwitchError::Unsafe(why) = e else {
+            panic!("{e:?}");
+        };
+        assert!(why.to_string().contains("writable by every user"), "{why}");
+        assert!(!open.join("state").exists());
+    }
+
+    #[test]
+    fn a_record_is_put_back_unless_its_owner_itself_runs() {
+        let tmp = tempfile::tempdir().unwrap();
+        let state = tmp.path().join("state");
+        std::fs::create_dir(&state).unwrap();
+        let impostor = janitor::testing::Impostor::start();
+        let pid = impostor.pid();
+        let msgmax = Path::new("/proc/sys/kernel/msgmax");
+        let now = read_setting(msgmax).unwrap();
+        let write = |start: Option<u64>| {
+            let r = Record {
+                setting: Setting {
+                    name: "kernel.msgmax".into(),
+                    path: msgmax.into(),
+                    old: now.clone(),
+                    on: "1".into(),
+                },
+                owner_start_ticks: start,
+            };
+            let p = state.join(format!("sysperf-switch-{pid}"));
+            std::fs::write(&p, serde_json::to_string(&r).unwrap()).unwrap();
+            p
+        };
+        // The process with the pid started when the record says: the owner, alive.
+        let record = write(janitor::start_ticks(pid));
+        let mut notes = Vec::new();
+        restore_stale_in(&state, &mut |l| notes.push(l.to_string()));
+        assert!(notes.is_empty() && record.exists(), "{notes:?}");
+        // Another start time: only calls itself sysperf; the setting is seen to.
+        let record = write(janitor::start_ticks(pid).map(|t| t.saturating_sub(1)));
+        restore_stale_in(&state, &mut |l| notes.push(l.to_string()));
+        assert!(!record.exists(), "{notes:?}");
+        assert!(notes[0].contains("was already back"), "{notes:?}");
     }
 }

@@ -1,5 +1,6 @@
 //! Before `run`, `trace`, `profile` and `doctor` measure or look at anything: remove what
-//! sysperf processes killed outright left behind (scratch directories, memory cgroups, tracefs
+//! sysperf processes killed outright left behind (scratch directories, memory cgroups, zram
+//! swap devices, tracefs
 //! instances with their events still enabled, which slow every later system call; the net
 //! suite's network namespaces and veth links; machine-wide
 //! settings a killed `sysperf ab` left switched, from its record). Each kind
@@ -26,6 +27,11 @@ pub fn tidy(note: &mut dyn FnMut(&str)) {
     let shown = |v: Vec<PathBuf>| v.iter().map(|p| p.display().to_string()).collect();
     say("scratch director(ies)", shown(dirs), note);
     say("memory cgroup(s)", shown(cgroup::sweep_stale()), note);
+    say(
+        "zram swap device(s)",
+        crate::harness::zram::sweep_stale(),
+        note,
+    );
     // Where tracefs is mounted, there; where it is not, root looks through a private mount
     // (a killed `trace` left its instance in the kernel whether anyone mounts tracefs or not).
     if let Some(removed) = tracefs::look(tracefs::remove_stale) {

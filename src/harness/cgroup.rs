@@ -18,7 +18,11 @@
 //! sysperf itself turned the memory controller on in a v2 parent's `cgroup.subtree_control`,
 //! it turns it off again when it exits ([`withdraw_offers`]), and the sweep does so for a
 //! sysperf that was killed (marked by an empty cgroup `sysperf-<pid>-offered-memory`), in
-//! both cases only when the parent has no other child cgroup that may need it.
+//! both cases only when the parent has no other child cgroup that may need it. Two sysperfs
+//! may share a parent: each holds an exclusive flock(2) on the parent directory while it turns
+//! memory on and makes its child, or checks for children and turns memory off, so that one
+//! never turns memory off between the other's check that it is on and its mkdir (the child
+//! would have no memory.max: a trial without its limit).
 
 use crate::fingerprint::parse_proc_cgroup;
 use crate::sys;
@@ -30,6 +34,9 @@ use thiserror::Error;
 
 /// How long removal waits for the cgroup's processes to die and its directory to go.
 const REMOVE_PATIENCE: Duration = Duration::from_secs(3);
+/// How long a sysperf waits for another's hold on a v2 parent (which lasts a few system
+/// calls: a check, a write to cgroup.subtree_control, a mkdir).
+const PARENT_PATIENCE: Duration = Duration::from_secs(10);
 
 /// Which cgroup interface a directory belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -67,6 +74,14 @@ pub enum CgroupError {
         #[source]
         source: io::Error,
     },
+    #[error("another process has held {} locked (flock) for over {} s, where sysperf turns the memory controller on and makes its cgroups; see who in /proc/locks (its inode is the directory's), or try again when it is done", dir.display(), PARENT_PATIENCE.as_secs())]
+    Busy { dir: PathBuf },
+    #[error("locking {}: {source}", dir.display())]
+    Lock {
+        dir: PathBuf,
+        #[source]
+        source: io::Error,
+    },
     #[error("setting {} to {limit} bytes: {source}", file.display())]
     Limit {
         file: PathBuf,
@@ -74,6 +89,12 @@ pub enum CgroupError {
         #[source]
         source: io::Error,
     },
+}
+
+impl crate::error::Exit for CgroupError {
+    fn exit_code(&self) -> i32 {
+        crate::exit::FAILURE
+    }
 }
 
 /// A directory in which limited cgroups are made, with its interface.
@@ -173,6 +194,34 @@ impl Root {
     }
 }
 
+/// An exclusive flock(2) on a v2 parent directory, held while this process turns memory on
+/// and makes a child there, or looks for children and turns memory off (see the module
+/// documentation); released when dropped. Not reentrant: never taken twice at once.
+struct ParentLock(#[allow(dead_code)] std::fs::File);
+
+fn lock_parent(dir: &Path, patience: Duration) -> Result<ParentLock, CgroupError> {
+    let lock_err = |source| CgroupError::Lock {
+        dir: dir.to_path_buf(),
+        source,
+    };
+    let f = std::fs::File::open(dir).map_err(lock_err)?;
+    let deadline = Instant::now() + patience;
+    loop {
+        match f.try_lock() {
+            Ok(()) => return Ok(ParentLock(f)),
+            Err(std::fs::TryLockError::WouldBlock) if Instant::now() < deadline => {
+                std::thread::sleep(Duration::from_millis(2));
+            }
+            Err(std::fs::TryLockError::WouldBlock) => {
+                return Err(CgroupError::Busy {
+                    dir: dir.to_path_buf(),
+                })
+            }
+            Err(std::fs::TryLockError::Error(e)) => return Err(lock_err(e)),
+        }
+    }
+}
+
 /// The v2 parents whose `cgroup.subtree_control` this process turned memory on in.
 static OFFERED: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
 
@@ -197,6 +246,10 @@ pub fn withdraw_offers() -> Vec<PathBuf> {
 /// Removes `owner`'s mark in `dir` and writes "-memory" to its `cgroup.subtree_control`
 /// when no child cgroup is left there; true if it did.
 fn withdraw(dir: &Path, owner: sys::Pid) -> bool {
+    let Ok(_held) = lock_parent(dir, PARENT_PATIENCE) else {
+        // Whoever holds it is using the parent: memory stays on.
+        return false;
+    };
     let _ = std::fs::remove_dir(dir.join(offer_mark(owner)));
     let children = std::fs::read_dir(dir)
         .map(|es| {
@@ -255,6 +308,10 @@ impl Limited {
     /// A fresh cgroup limited to `limit_bytes` under `root`.
     pub fn create_in(root: &Root, limit_bytes: u64) -> Result<Limited, CgroupError> {
         let _ = remove_stale(&root.dir);
+        let _held = match root.version {
+            Version::V2 => Some(lock_parent(&root.dir, PARENT_PATIENCE)?),
+            Version::V1 => None,
+        };
         root.offer_memory()?;
         let name = format!(
             "sysperf-{}-{}",
@@ -379,7 +436,8 @@ fn remove_stale(dir: &Path) -> Vec<PathBuf> {
     for e in entries.flatten() {
         let name = e.file_name().to_string_lossy().into_owned();
         if let Some(pid) = offer_owner(&name) {
-            if pid != sys::getpid() && super::janitor::owner_gone(pid) {
+            let made = super::janitor::made_of(&e.metadata());
+            if pid != sys::getpid() && super::janitor::owner_gone(pid, made) {
                 marks.push((pid, e.path()));
             }
             continue;
@@ -389,7 +447,7 @@ fn remove_stale(dir: &Path) -> Vec<PathBuf> {
         };
         // An empty cgroup whose owner is gone (a reused pid is not a sysperf).
         if pid != sys::getpid()
-            && super::janitor::owner_gone(pid)
+            && super::janitor::owner_gone(pid, super::janitor::made_of(&e.metadata()))
             && pids_in(&e.path()).is_empty()
             && std::fs::remove_dir(e.path()).is_ok()
         {
@@ -526,6 +584,41 @@ mod tests {
         assert_eq!(stale_owner("sysperf-12-offered-memory"), None);
     }
 
+    /// Another sysperf in the middle of making its child (it holds the parent: memory is on,
+    /// its mkdir comes next) is waited for: the withdrawal then sees the child and leaves
+    /// memory on. Without the lock, the withdrawal saw no child and turned memory off under
+    /// the other's new cgroup (#36).
+    #[test]
+    fn a_withdrawal_waits_for_another_sysperf_making_its_cgroup() {
+        let (tmp, ctl) = fake_v2_parent();
+        std::fs::write(&ctl, "+memory").unwrap();
+        let dir = tmp.path().to_path_buf();
+        // A killed sysperf's mark: the sweep withdraws its offer.
+        std::fs::create_dir(dir.join(offer_mark(999_999_999))).unwrap();
+        let held = lock_parent(&dir, PARENT_PATIENCE).unwrap();
+        let sweeper = {
+            let dir = dir.clone();
+            std::thread::spawn(move || withdraw(&dir, 999_999_999))
+        };
+        std::thread::sleep(Duration::from_millis(100));
+        std::fs::create_dir(dir.join(format!("sysperf-{}-0", sys::getpid()))).unwrap();
+        drop(held);
+        assert!(
+            !sweeper.join().unwrap(),
+            "memory turned off under a new cgroup"
+        );
+        assert_eq!(std::fs::read_to_string(&ctl).unwrap(), "+memory");
+        assert!(!dir.join(offer_mark(999_999_999)).exists());
+        // Held for longer than a waiter's patience: it says who to look for.
+        let _held = lock_parent(&dir, PARENT_PATIENCE).unwrap();
+        let e =
+            std::thread::spawn(move || lock_parent(&dir, Duration::from_millis(20)).err().unwrap())
+                .join()
+                .unwrap();
+        assert!(matches!(e, CgroupError::Busy { .. }), "{e:?}");
+        assert!(e.to_string().contains("/proc/locks"), "{e}");
+    }
+
     #[test]
     fn a_real_v2_parent_gets_its_subtree_control_back() {
         if !sys::is_root() {
@@ -583,7 +676,8 @@ mod tests {
     fn drop_kills_what_is_still_inside() {
         let Some(l) = here() else { return };
         let dir = l.path().to_path_buf();
-        let mut child = std::process::Command::new("sleep")
+        let mut child = crate::programs::command("sleep")
+            .unwrap()
             .arg("60")
             .spawn()
             .unwrap();

@@ -10,6 +10,7 @@ pub mod counters;
 pub mod janitor;
 pub mod placement;
 pub mod worker;
+pub mod zram;
 
 use crate::bench::Spec;
 use crate::model::{
@@ -23,8 +24,8 @@ use placement::{CpuChoice, Mode, Plan};
 use std::io::Read;
 use std::os::fd::AsRawFd;
 use std::os::unix::process::CommandExt;
-use std::path::PathBuf;
-use std::process::{Command, Stdio};
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 use worker::{Report, Request};
@@ -67,6 +68,9 @@ pub struct Target {
     pub iterations: Option<u64>,
     /// Every trial runs in a cgroup with this memory limit (see `cgroup`).
     pub memory_limit_bytes: Option<u64>,
+    /// Every trial has a swap area of this many bytes on a zram device of its own, made
+    /// before its worker starts and removed after it ended (see `zram`).
+    pub swap_bytes: Option<u64>,
     /// A switch every worker of this target turns on for itself (`sysperf ab`).
     pub task: Option<worker::TaskSwitch>,
     /// The `command` benchmark's command line (`sysperf ab --a/--b`).
@@ -86,6 +90,7 @@ impl Target {
             paper_count: spec.paper_count,
             iterations: None,
             memory_limit_bytes: None,
+            swap_bytes: None,
             task: None,
             command: None,
         }
@@ -130,14 +135,14 @@ pub trait Observer {
 
 /// Starts a worker for `req` and waits for it, killing its whole process group on timeout or
 /// interruption. Nothing it started survives this function.
-fn run_worker(exe: &PathBuf, req: &Request, timeout: Duration, stop: &AtomicBool) -> Outcome {
+fn run_worker(exe: &Path, req: &Request, timeout: Duration, stop: &AtomicBool) -> Outcome {
     run_worker_observed(exe, req, timeout, stop, None)
 }
 
 /// [`run_worker`] with an observer attached to the worker before its setup (the request is
 /// sent with `hold` set, and the go-ahead written to the worker's stdin after `attach`).
 fn run_worker_observed(
-    exe: &PathBuf,
+    exe: &Path,
     req: &Request,
     timeout: Duration,
     stop: &AtomicBool,
@@ -173,10 +178,11 @@ fn run_worker_observed(
 
 /// Starts a worker for `req` in a process group of its own, its stdout and stderr piped (its
 /// stdin too when it is held).
-fn spawn(exe: &PathBuf, req: &Request) -> Result<std::process::Child, Outcome> {
+fn spawn(exe: &Path, req: &Request) -> Result<std::process::Child, Outcome> {
     let json = serde_json::to_string(req)
         .map_err(|e| Outcome::Failed(format!("encoding the request: {e}"), Usage::default()))?;
-    let mut cmd = Command::new(exe);
+    let mut cmd = crate::programs::at(exe)
+        .map_err(|e| Outcome::Failed(format!("starting worker: {e}"), Usage::default()))?;
     cmd.arg("__worker")
         .arg(json)
         .arg0(format!("sysperf:{}", req.id))
@@ -332,12 +338,7 @@ fn collect(
 /// Two workers at once (`ab --duet`): both started, then waited for one after the other
 /// (they run about as long); a stop or a timeout of either kills both. Nothing either
 /// started survives this function.
-fn run_pair(
-    exe: &PathBuf,
-    reqs: [&Request; 2],
-    timeout: Duration,
-    stop: &AtomicBool,
-) -> [Outcome; 2] {
+fn run_pair(exe: &Path, reqs: [&Request; 2], timeout: Duration, stop: &AtomicBool) -> [Outcome; 2] {
     let children = reqs.map(|r| spawn(exe, r));
     let deadline = Instant::now() + timeout;
     let mut kill_rest = false;
@@ -438,11 +439,43 @@ fn trial_from(kind: TrialKind, iterations: u64, outcome: &Outcome) -> Trial {
     }
 }
 
-/// Runs one trial of `spec` at `iterations` with `observer` attached to its worker from before
-/// setup to the end (the profiler). Returns the worker's report (its `region_ns` bounds the
-/// timed region), or why the trial failed.
+/// Runs `worker` with what `target`'s trials need made first and removed after, once the
+/// worker is gone (on success, failure, timeout and interruption alike): its swap area (see
+/// `zram`) and its memory-limited cgroup (see `cgroup`), whose directory `worker` hands the
+/// worker.
+fn with_trial_resources(
+    target: &Target,
+    worker: impl FnOnce(Option<String>) -> Outcome,
+) -> Outcome {
+    // The swap first: the pages the limited cgroup evicts go there.
+    let swap = target
+        .swap_bytes
+        .map(zram::ZramSwap::create)
+        .transpose()
+        .map_err(|e| e.to_string());
+    let limited = match &swap {
+        Ok(_) => target
+            .memory_limit_bytes
+            .map(cgroup::Limited::create)
+            .transpose()
+            .map_err(|e| e.to_string()),
+        Err(e) => Err(e.clone()),
+    };
+    let outcome = match &limited {
+        Ok(l) => worker(l.as_ref().map(|l| l.path().display().to_string())),
+        Err(e) => Outcome::Failed(e.clone(), Usage::default()),
+    };
+    drop(limited);
+    drop(swap);
+    outcome
+}
+
+/// Runs one trial of `target` (a core benchmark or a suite's point) at `iterations` with
+/// `observer` attached to its worker from before setup to the end (the profiler), in the
+/// cgroup and with the swap area its trials have. Returns the worker's report (its
+/// `region_ns` bounds the timed region), or why the trial failed.
 pub fn observed_trial(
-    spec: &Spec,
+    target: &Target,
     plan: &Plan,
     opts: &Options,
     iterations: u64,
@@ -451,9 +484,18 @@ pub fn observed_trial(
 ) -> Result<Result<Report, String>, Stop> {
     let req = Request {
         hold: true,
-        ..Request::trial(spec, plan, iterations)
+        ..Request::target(target, plan, iterations)
     };
-    match run_worker_observed(&opts.worker_exe, &req, opts.timeout, stop, Some(observer)) {
+    let outcome = with_trial_resources(target, |cgroup| {
+        run_worker_observed(
+            &opts.worker_exe,
+            &Request { cgroup, ..req },
+            opts.timeout,
+            stop,
+            Some(observer),
+        )
+    });
+    match outcome {
         Outcome::Done(rep, _) => Ok(Ok(*rep)),
         Outcome::Failed(e, _) => Ok(Err(e)),
         Outcome::Interrupted => Err(Stop::Interrupted),
@@ -681,28 +723,19 @@ impl<'a> Measurement<'a> {
             },
             ..Request::target(target, plan, iterations)
         };
-        // A memory-limited target runs each trial in a cgroup of its own, made here and
-        // removed (with anything left in it) when `limited` drops, after the worker's
-        // process group is dead: whether the trial succeeded, failed, timed out or was
-        // interrupted.
+        // A memory-limited target runs each trial in a cgroup of its own (and a target that
+        // pages to swap with a swap area of its own), made here and removed, with anything
+        // left in it, once the worker's process group is dead: whether the trial succeeded,
+        // failed, timed out or was interrupted.
         let started_ns = unix_ns();
-        let limited = target
-            .memory_limit_bytes
-            .map(cgroup::Limited::create)
-            .transpose();
-        let outcome = match &limited {
-            Ok(l) => run_worker(
+        let outcome = with_trial_resources(target, |cgroup| {
+            run_worker(
                 &opts.worker_exe,
-                &Request {
-                    cgroup: l.as_ref().map(|l| l.path().display().to_string()),
-                    ..req
-                },
+                &Request { cgroup, ..req },
                 opts.timeout,
                 stop,
-            ),
-            Err(e) => Outcome::Failed(e.to_string(), Usage::default()),
-        };
-        drop(limited);
+            )
+        });
         if let Outcome::Interrupted = outcome {
             return Err(Stop::Interrupted);
         }
@@ -993,7 +1026,7 @@ pub enum TrialError {
 /// commands that watch a worker from outside (`sysperf trace`). The same guarantees as every
 /// trial: the worker and its process group are killed on timeout or when `stop` is set.
 pub fn run_trial(
-    exe: &PathBuf,
+    exe: &Path,
     spec: &Spec,
     plan: &Plan,
     iterations: u64,
@@ -1032,7 +1065,8 @@ pub fn summarize(
             .collect()
     };
     let wall = per_op(&|t| adjusted_wall_ns(t, overhead));
-    // The paper's columns are the parent's own time: time(1) did not charge the children.
+    // The parent's own time, and the whole tree beside it: which of them the paper's time
+    // charged depends on whether its program waited for its children (bench::charged).
     let child = |t: &Trial| t.children.unwrap_or_default();
     let user = per_op(&|t| t.usage.user_ns.saturating_sub(child(t).user_ns) as f64);
     let sys_ = per_op(&|t| t.usage.sys_ns.saturating_sub(child(t).sys_ns) as f64);

@@ -10,7 +10,7 @@
 use crate::bench::Shape;
 use crate::error::InputError;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
     Same,
     Spread,
@@ -18,6 +18,14 @@ pub enum Mode {
 }
 
 impl Mode {
+    /// Every mode, in the order `--placement` lists them.
+    pub const ALL: [Mode; 3] = [Mode::Same, Mode::Spread, Mode::Free];
+
+    /// The mode with this name.
+    pub fn parse(name: &str) -> Option<Mode> {
+        Mode::ALL.into_iter().find(|m| m.as_str() == name)
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             Mode::Same => "same",

@@ -117,7 +117,8 @@ pub struct Report {
     /// The worker and the children it reaped, over the timed region.
     pub usage: Usage,
     /// The reaped children's part of `usage` (the echo child of pipeback, the forked and
-    /// exec'd processes of forks and execs): the paper's time(1) did not charge it.
+    /// exec'd processes of forks and execs): the paper's time charged it only where its
+    /// program waited for them (`bench::Charge`).
     #[serde(default)]
     pub children: Usage,
     pub rss_bytes: u64,
@@ -244,6 +245,9 @@ fn execute(req: &Request, make: Make) -> Result<Report, String> {
     let snap1 = observe.then(counters::snapshot);
     let cpu_end = sys::current_cpu();
     let mig1 = migrations();
+    // The children the paper's program never waited for, reaped once the clock has stopped
+    // (its time stopped when the program exited): their usage is the trial's, not its own.
+    let late = b.reap_unwaited();
     let counters = match (&snap0, &snap1) {
         (Some(a), Some(b)) => {
             let mut cpus: Vec<u32> = req.pin.clone().unwrap_or_default();
@@ -264,8 +268,9 @@ fn execute(req: &Request, make: Make) -> Result<Report, String> {
     let helper = b.helper();
     let torn = b.teardown();
     ran.map_err(|e| format!("run: {e}"))?;
+    let late = late.map_err(|e| format!("run: {e}"))?;
     torn.map_err(|e| format!("teardown: {e}"))?;
-    let (mut usage, mut children) = (u1.since(&u0), c1.since(&c0));
+    let (mut usage, mut children) = (u1.since(&u0).plus(&late), c1.since(&c0).plus(&late));
     let (mut rss_bytes, mut rss_anon_bytes, mut maps) = (rss_bytes, rss_anon_bytes, maps);
     if let Some(h) = helper {
         usage = usage.plus(&h.own).plus(&h.children);

@@ -92,6 +92,10 @@ pub struct Facts {
     /// Dirty + Writeback memory in KiB (/proc/meminfo): pages still to be written out.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dirty_kib: Option<u64>,
+    /// The kernel's DAMON pages out or reclaims memory it finds cold: one line per running
+    /// kdamond scheme that does (`kdamond 0: pageout (paddr)`) and per reclaim module on.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub proactive_reclaim: Vec<String>,
     /// This machine's variance estimates from the store (`sysperf doctor` looks them up; the
     /// doctor at the start of a run does not): None when not looked up or there is no store.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -242,7 +246,10 @@ fn read_i64(path: &str) -> Option<i64> {
     read_trim(path)?.parse().ok()
 }
 
-/// CPU time of every process but this one: pid -> (comm, utime + stime).
+/// CPU time of every process but this one: pid -> (comm, utime + stime). The name is any
+/// user's choice (prctl PR_SET_NAME, /proc/self/comm): kept on one line, its controls
+/// escaped ([`crate::term::line`]), so that it can neither forge a line of the doctor's nor
+/// make the run that records it unexportable (#29 item 8).
 fn process_ticks(own: u32) -> BTreeMap<u32, (String, u64)> {
     let mut m = BTreeMap::new();
     let Ok(dir) = std::fs::read_dir("/proc") else {
@@ -261,7 +268,7 @@ fn process_ticks(own: u32) -> BTreeMap<u32, (String, u64)> {
             .ok()
             .and_then(|s| parse_pid_stat(&s))
         {
-            m.insert(p, (comm, t));
+            m.insert(p, (crate::term::line(&comm).into_owned(), t));
         }
     }
     m
@@ -338,10 +345,14 @@ pub fn gather(fingerprint: Fingerprint, sample: Duration) -> Facts {
         euid: read_trim("/proc/self/status").and_then(|s| parse_euid(&s)),
         tracefs: tracefs(),
         kallsyms: kallsyms(),
-        dirty_kib: super::settle::read_dirty_kib(),
+        dirty_kib: super::read_dirty_kib(),
+        proactive_reclaim: proactive_reclaim(std::path::Path::new("/sys")),
         other_sysperfs: crate::harness::janitor::other_sysperfs(),
         foreign_tracing: crate::trace::tracefs::look(crate::trace::tracefs::foreign_tracing)
-            .unwrap_or_default(),
+            .unwrap_or_default()
+            .iter()
+            .map(|t| crate::term::line(t).into_owned())
+            .collect(),
         variance: None,
         fingerprint,
     }
@@ -563,7 +574,7 @@ fn check_load(f: &Facts, out: &mut Vec<Finding>) {
 
 fn check_dirty(f: &Facts, out: &mut Vec<Finding>) {
     let Some(d) = f.dirty_kib else { return };
-    if d >= super::settle::DIRTY_KIB {
+    if d >= super::DIRTY_KIB {
         out.push(finding(
             "writeback",
             Severity::Warn,
@@ -603,6 +614,76 @@ fn check_tracers(f: &Facts, out: &mut Vec<Finding>) {
          switches and faults measure slower than on a machine nobody traces",
         "stop it before measuring (trace-cmd reset, or echo 0 > tracing_on and echo > set_event \
          in that instance), or compare only with runs made under the same tracing"
+            .into(),
+    ));
+}
+
+/// DAMON's running schemes that take memory away from processes (`pageout`, `lru_deprio`,
+/// `cold`) and the reclaim modules turned on, under the sysfs root `sys`.
+fn proactive_reclaim(sys: &std::path::Path) -> Vec<String> {
+    let read = |p: std::path::PathBuf| {
+        std::fs::read_to_string(p)
+            .map(|s| s.trim().to_string())
+            .unwrap_or_default()
+    };
+    let dirs = |p: std::path::PathBuf| -> Vec<std::path::PathBuf> {
+        let mut v: Vec<_> = std::fs::read_dir(p)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.is_dir())
+            .collect();
+        v.sort();
+        v
+    };
+    let mut out = Vec::new();
+    for k in dirs(sys.join("kernel/mm/damon/admin/kdamonds")) {
+        if read(k.join("state")) != "on" {
+            continue;
+        }
+        let name = k
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        for c in dirs(k.join("contexts")) {
+            let ops = read(c.join("operations"));
+            for sch in dirs(c.join("schemes")) {
+                let action = read(sch.join("action"));
+                if matches!(action.as_str(), "pageout" | "lru_deprio" | "cold") {
+                    out.push(
+                        crate::term::line(&format!("kdamond {name}: {action} ({ops})"))
+                            .into_owned(),
+                    );
+                }
+            }
+        }
+    }
+    for m in ["damon_reclaim", "damon_lru_sort"] {
+        if read(sys.join("module").join(m).join("parameters/enabled")) == "Y" {
+            out.push(format!("{m} enabled"));
+        }
+    }
+    out
+}
+
+fn check_reclaim(f: &Facts, out: &mut Vec<Finding>) {
+    if f.proactive_reclaim.is_empty() {
+        return;
+    }
+    out.push(finding(
+        "reclaim",
+        Severity::Info,
+        format!(
+            "the kernel pages out memory it finds cold: {}",
+            f.proactive_reclaim.join("; ")
+        ),
+        "DAMON swaps out or drops pages that were not touched for a while, a benchmark's included: \
+         a paging test may fault them back in its timed region, a file test may read them again \
+         from disk, and resident sizes come out smaller (anonymous pages only while a swap area \
+         is on)",
+        "turn it off while measuring (echo off > /sys/kernel/mm/damon/admin/kdamonds/N/state), or \
+         compare only with runs made under the same reclaim"
             .into(),
     ));
 }
@@ -781,6 +862,7 @@ pub fn diagnose(f: &Facts) -> Vec<Finding> {
     check_dirty(f, &mut out);
     check_others(f, &mut out);
     check_tracers(f, &mut out);
+    check_reclaim(f, &mut out);
     check_cgroup(f, &mut out);
     check_perf(f, &mut out);
     check_tracefs(f, &mut out);
@@ -842,7 +924,14 @@ pub fn findings_summary(findings: &[Finding]) -> Vec<String> {
     let mut v: Vec<&Finding> = findings.iter().collect();
     v.sort_by_key(|x| x.severity == Severity::Info);
     v.iter()
-        .map(|x| format!("{}: {} (fix: {})", x.severity.as_str(), x.title, x.fix))
+        .map(|x| {
+            format!(
+                "{}: {} (fix: {})",
+                x.severity.as_str(),
+                crate::term::line(&x.title),
+                crate::term::line(&x.fix)
+            )
+        })
         .collect()
 }
 
@@ -860,14 +949,17 @@ pub fn render(facts: &Facts, findings: &[Finding]) -> String {
     if findings.is_empty() {
         s.push_str("\nnothing found that would make results noisy or not comparable\n");
     }
+    // Each part is one line: a newline in one (a stored finding's, an imported one's) is
+    // escaped rather than allowed to start a line that looks like the doctor's.
+    let line = crate::term::line;
     for x in findings {
         s.push_str(&format!(
             "\n{:<4}  {}: {}\n      {}\n      fix: {}\n",
             x.severity.as_str(),
-            x.id,
-            x.title,
-            x.detail,
-            x.fix
+            line(&x.id),
+            line(&x.title),
+            line(&x.detail),
+            line(&x.fix)
         ));
     }
     s
@@ -914,6 +1006,7 @@ mod tests {
                 addresses: true,
             },
             dirty_kib: Some(1024),
+            proactive_reclaim: vec![],
             other_sysperfs: vec![],
             foreign_tracing: vec![],
             variance: None,
@@ -943,7 +1036,7 @@ mod tests {
     #[test]
     fn much_dirty_memory_is_a_warning() {
         let mut f = quiet();
-        f.dirty_kib = Some(super::super::settle::DIRTY_KIB);
+        f.dirty_kib = Some(super::super::DIRTY_KIB);
         let w = one(&f, "writeback");
         assert_eq!(w.severity, Severity::Warn);
         assert!(w.title.starts_with("64 MiB"), "{}", w.title);
@@ -1153,6 +1246,29 @@ mod tests {
     }
 
     #[test]
+    fn a_finding_prints_each_part_on_its_own_line() {
+        let mut f = quiet();
+        f.busy_pct = Some(40.0);
+        // As an imported or older stored finding could hold it (live names are escaped
+        // where they are read).
+        f.busy_processes = vec![BusyProcess {
+            pid: 4242,
+            comm: "ok\n  ! FAKE".into(),
+            cpu_pct: 95.0,
+        }];
+        let findings = diagnose(&f);
+        let text = render(&f, &findings);
+        assert!(
+            !text.lines().any(|l| l.trim_start().starts_with("! FAKE")),
+            "{text}"
+        );
+        assert!(text.contains("4242 ok\\x0a  ! FAKE"), "{text}");
+        for l in findings_summary(&findings) {
+            assert!(!l.contains('\n'), "{l}");
+        }
+    }
+
+    #[test]
     fn cgroup_limits() {
         let mut f = quiet();
         f.fingerprint.cgroup_cpu_limit = Some(1.5);
@@ -1335,5 +1451,35 @@ mod tests {
         for x in diagnose(&facts) {
             assert!(!x.fix.is_empty());
         }
+    }
+
+    #[test]
+    fn a_damon_scheme_that_pages_out_is_found_and_named() {
+        let sys = tempfile::tempdir().unwrap();
+        let k = sys.path().join("kernel/mm/damon/admin/kdamonds/0");
+        let sch = k.join("contexts/0/schemes/0");
+        std::fs::create_dir_all(&sch).unwrap();
+        std::fs::write(k.join("state"), "on\n").unwrap();
+        std::fs::write(k.join("contexts/0/operations"), "paddr\n").unwrap();
+        std::fs::write(sch.join("action"), "pageout\n").unwrap();
+        // A second kdamond that is off, and a scheme that only watches.
+        let off = sys.path().join("kernel/mm/damon/admin/kdamonds/1");
+        std::fs::create_dir_all(off.join("contexts/0/schemes/0")).unwrap();
+        std::fs::write(off.join("state"), "off\n").unwrap();
+        std::fs::write(off.join("contexts/0/schemes/0/action"), "pageout\n").unwrap();
+        let stat = k.join("contexts/0/schemes/1");
+        std::fs::create_dir_all(&stat).unwrap();
+        std::fs::write(stat.join("action"), "stat\n").unwrap();
+        let found = proactive_reclaim(sys.path());
+        assert_eq!(found, vec!["kdamond 0: pageout (paddr)".to_string()]);
+        let mut f = quiet();
+        f.proactive_reclaim = found;
+        let d = diagnose(&f);
+        assert!(
+            d.iter()
+                .any(|x| x.id == "reclaim" && x.title.contains("kdamond 0: pageout")),
+            "{d:?}"
+        );
+        assert!(diagnose(&quiet()).iter().all(|x| x.id != "reclaim"));
     }
 }

@@ -42,6 +42,12 @@ pub enum ObserveError {
     Output(#[source] std::io::Error),
 }
 
+impl crate::error::Exit for ObserveError {
+    fn exit_code(&self) -> i32 {
+        crate::exit::FAILURE
+    }
+}
+
 /// The whole of a (small) kernel file.
 pub(crate) fn read(path: &str) -> Result<String, ObserveError> {
     std::fs::read_to_string(path).map_err(|source| ObserveError::Read {
@@ -58,6 +64,32 @@ pub(crate) fn parse_error(path: &str, what: &'static str) -> ObserveError {
 }
 
 pub(crate) use crate::procfs::field;
+
+// Memory waiting to be written, which a quiet machine holds little of: the doctor reports it
+// and `settle` waits for it to drain (kept here, not in either, so neither imports the other
+// both ways).
+
+/// Dirty plus writeback memory from which the machine is not settled: 64 MiB is a few
+/// seconds of writeback on a slow virtual disk, and well above what an idle system keeps.
+pub const DIRTY_KIB: u64 = 64 * 1024;
+
+/// Dirty + Writeback in KiB from the text of /proc/meminfo, or None when neither line is there.
+pub fn dirty_kib(meminfo: &str) -> Option<u64> {
+    let dirty = field(meminfo, "Dirty");
+    let wb = field(meminfo, "Writeback");
+    match (dirty, wb) {
+        (None, None) => None,
+        (d, w) => Some(d.unwrap_or(0) + w.unwrap_or(0)),
+    }
+}
+
+/// Dirty + Writeback now, in KiB.
+pub fn read_dirty_kib() -> Option<u64> {
+    read(crate::procfs::MEMINFO)
+        .ok()
+        .as_deref()
+        .and_then(dirty_kib)
+}
 
 #[cfg(test)]
 mod tests {

@@ -11,13 +11,11 @@
 //! benchmark; the checks are pure and the loop is the only code that reads the live system.
 
 use super::doctor;
+pub use super::{dirty_kib, read_dirty_kib, DIRTY_KIB};
 use crate::procfs::{self, CpuTicks};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-/// Dirty plus writeback memory from which the machine is not settled: 64 MiB is a few
-/// seconds of writeback on a slow virtual disk, and well above what an idle system keeps.
-pub const DIRTY_KIB: u64 = 64 * 1024;
 /// How long each look at the CPUs lasts.
 pub const LOOK: Duration = Duration::from_secs(1);
 
@@ -53,24 +51,6 @@ impl Look {
             parts.join(", ")
         }
     }
-}
-
-/// Dirty + Writeback in KiB from the text of /proc/meminfo, or None when neither line is there.
-pub fn dirty_kib(meminfo: &str) -> Option<u64> {
-    let dirty = procfs::field(meminfo, "Dirty");
-    let wb = procfs::field(meminfo, "Writeback");
-    match (dirty, wb) {
-        (None, None) => None,
-        (d, w) => Some(d.unwrap_or(0) + w.unwrap_or(0)),
-    }
-}
-
-/// Dirty + Writeback now, in KiB.
-pub fn read_dirty_kib() -> Option<u64> {
-    super::read(procfs::MEMINFO)
-        .ok()
-        .as_deref()
-        .and_then(dirty_kib)
 }
 
 /// How settling went.

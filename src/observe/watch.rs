@@ -10,7 +10,7 @@
 
 use super::{iostat, vmstat, ObserveError};
 use crate::error::InputError;
-use crate::sys;
+use crate::{sys, units};
 use serde_json::{json, Value};
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -20,7 +20,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 /// per CPU, which is noise, not measurement.
 pub const MIN_INTERVAL_S: f64 = 0.1;
 /// Longest interval: a day. Anything longer is almost surely a typo.
-pub const MAX_INTERVAL_S: f64 = 86_400.0;
+pub const MAX_INTERVAL_S: f64 = units::DAY_S;
 
 /// What to watch and how often.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -37,27 +37,17 @@ pub struct WatchOptions {
 
 /// INTERVAL in seconds: a number from 0.1 to 86400 (fractions allowed, unlike vmstat).
 pub fn parse_interval(s: &str) -> Result<Duration, InputError> {
-    let bad = |why: String| InputError::InvalidValue {
+    let bounds = units::Bounds {
+        min: Some((MIN_INTERVAL_S, "CPU time is counted in 10 ms ticks")),
+        max: (MAX_INTERVAL_S, "a day"),
+        ..units::SECONDS
+    };
+    let secs = units::parse_seconds(s, &bounds).map_err(|why| InputError::InvalidValue {
         what: "INTERVAL",
         value: s.chars().take(40).collect(),
         why,
-    };
-    let v: f64 = s
-        .trim()
-        .parse()
-        .map_err(|_| bad("give the seconds between lines, e.g. 1 or 0.5".into()))?;
-    if !v.is_finite() || v <= 0.0 {
-        return Err(bad("it must be a positive number of seconds".into()));
-    }
-    if v < MIN_INTERVAL_S {
-        return Err(bad(format!(
-            "it must be at least {MIN_INTERVAL_S} s (CPU time is counted in 10 ms ticks)"
-        )));
-    }
-    if v > MAX_INTERVAL_S {
-        return Err(bad("it must be at most a day (86400 s)".into()));
-    }
-    Ok(Duration::from_secs_f64(v))
+    })?;
+    Ok(Duration::from_secs_f64(secs))
 }
 
 /// COUNT: how many lines in all, a whole number from 1.
@@ -158,6 +148,25 @@ fn disk_text(lines: &[iostat::DiskLine], since_boot: bool, elapsed_s: f64, json:
     }
 }
 
+/// The papers' norms for the columns `watch` prints, one line for stderr (stdout keeps vmstat's
+/// and iostat's formats): §2.1's long-term averages of a large 4.2BSD time-sharing machine and
+/// its advice on us, §3.2.6's rates while it traced, and Feder's context switches a second of
+/// program development (Fig. 2's text); with `disk`, §2.1's transfers a second of one arm.
+pub fn papers_note(disk: bool) -> String {
+    use crate::papers::beside;
+    if disk {
+        return format!("the papers' norm for tps: {}", beside("vmstat.tps_per_arm"));
+    }
+    format!(
+        "the papers' norms for these columns: in + cs {}; us {}; cs {}; in {}, cs {} while §3.2.6 traced",
+        beside("vmstat.cs_and_in_per_s"),
+        beside("vmstat.us_pct"),
+        beside("feder.cs_per_s"),
+        beside("trace.interrupts_per_s"),
+        beside("trace.cs_per_s"),
+    )
+}
+
 /// Runs the watch, writing to `out` until COUNT lines are printed, `stop` is set (Ctrl-C) or
 /// the reader goes away.
 pub fn run(
@@ -233,6 +242,31 @@ pub fn run(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_papers_norms_name_their_figures_and_sources() {
+        let n = papers_note(false);
+        // §2.1: 60 context switches and interrupts, 90 system calls a second (the call rate is
+        // trace --system's); us above 50%; Feder's Fig. 2 text: 100 then 40 switches a second.
+        assert!(
+            n.contains("in + cs 4.2BSD 60 per second (Leffler et al. 1984, §2.1)"),
+            "{n}"
+        );
+        assert!(n.contains("us 4.2BSD >50 %"), "{n}");
+        assert!(
+            n.contains("cs System III ~100, System V ~40 per second (Feder 1984, §3.2 (Fig. 2))"),
+            "{n}"
+        );
+        assert!(
+            n.contains("in 4.2BSD 90 per second") && n.contains("cs 4.2BSD 50 per second"),
+            "{n}"
+        );
+        assert!(
+            papers_note(true).contains("4.2BSD 25-35 transfers/s"),
+            "{}",
+            papers_note(true)
+        );
+    }
 
     #[test]
     fn interval_and_count_validation() {

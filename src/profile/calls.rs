@@ -1,4 +1,4 @@
-//! Per-function call times over a system profile, as the 4.3BSD paper's Tables 4, 9 and 10
+//! Per-function call times over a system profile, as the 4.2BSD paper's Tables 4, 9 and 10
 //! give them for namei (calls per second, self and child milliseconds per call, share of the
 //! kernel's time).
 //!
@@ -14,7 +14,7 @@
 //! counting costs is measured in the same profile: the samples inside the function tracer's
 //! own frames (`function_trace_call`, `ftrace_*`, `ring_buffer_*`, ...), per counted call.
 
-use super::system::{FunctionCalls, SystemProfile};
+use crate::model::{FunctionCalls, SystemProfile};
 use crate::sys;
 use crate::trace::tracefs::{Instance, Tracefs};
 

@@ -43,6 +43,12 @@ impl fmt::Display for KallsymsError {
 
 impl std::error::Error for KallsymsError {}
 
+impl crate::error::Exit for KallsymsError {
+    fn exit_code(&self) -> i32 {
+        crate::exit::FAILURE
+    }
+}
+
 /// Text symbols sorted by address.
 #[derive(Debug, Clone, Default)]
 pub struct Kallsyms {

@@ -18,8 +18,8 @@ pub mod records;
 pub mod sampler;
 pub mod system;
 
-use crate::bench::Spec;
 use crate::harness::{self, placement::Plan, Options, Stop};
+pub use crate::model::Profile;
 use crate::sys;
 use kallsyms::{Kallsyms, KallsymsError};
 use records::Sample;
@@ -30,40 +30,6 @@ use std::sync::atomic::AtomicBool;
 
 /// The frame that stands for a whole kernel stack's caller in the call graph (user space).
 pub const SPONTANEOUS: &str = "<spontaneous>";
-
-/// A stored kernel profile of one benchmark.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Profile {
-    pub bench: String,
-    /// What one operation is ("call", "round trip", "fork", ...).
-    pub unit: String,
-    pub placement: String,
-    pub cpus: Vec<u32>,
-    pub iterations: u64,
-    /// Operations in the profiled trial (iterations x operations per iteration).
-    pub operations: u64,
-    /// Wall time of the profiled trial's timed region; sampling slows it slightly, so this is
-    /// for scale, not a measurement (the run's trials are).
-    pub wall_ns: u64,
-    /// CPU time each sample stands for.
-    pub sample_period_ns: u64,
-    /// How the samples were taken (whole-CPU or per-task; see `profile::sampler`).
-    #[serde(default)]
-    pub scope: String,
-    /// Samples inside the timed region (the ones in `stacks`).
-    pub samples: u64,
-    /// Samples of setup and teardown, dropped.
-    pub samples_outside_region: u64,
-    /// Samples of other processes on the benchmark's CPUs during the timed region (whole-CPU
-    /// sampling only), dropped: other work that competed with the benchmark.
-    #[serde(default)]
-    pub samples_other: u64,
-    /// Samples the kernel could not deliver (buffer full) and times it throttled sampling.
-    pub lost_samples: u64,
-    pub throttled: u64,
-    /// Folded stacks: frames root first joined by ';' -> samples.
-    pub stacks: BTreeMap<String, u64>,
-}
 
 /// One line of the flat profile.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -250,6 +216,22 @@ pub enum ProfileError {
     Calibration { bench: String, why: String },
     #[error("interrupted")]
     Interrupted,
+    /// A system profile was taken but could not be stored.
+    #[error("storing the system profile")]
+    Store(#[source] crate::store::StoreError),
+}
+
+impl crate::error::Exit for ProfileError {
+    fn exit_code(&self) -> i32 {
+        match self {
+            ProfileError::Store(e) => e.exit_code(),
+            ProfileError::NotPermitted(_)
+            | ProfileError::Symbols(_)
+            | ProfileError::Failed { .. }
+            | ProfileError::Calibration { .. }
+            | ProfileError::Interrupted => crate::exit::FAILURE,
+        }
+    }
 }
 
 /// What this process may do: sample whole CPUs or only its own tasks, and the kernel's
@@ -319,9 +301,10 @@ pub fn iterations_for(seconds: f64, iterations: u64, wall_ns: u64) -> u64 {
     ((iterations as f64 * scale).round() as u64).clamp(1, 1 << 40)
 }
 
-/// Runs one trial of `spec` at `iterations`, sampled, and folds its samples into a profile.
+/// Runs one trial of `target` (a core benchmark or a suite's point) at `iterations`, sampled,
+/// and folds its samples into a profile named after the target's id.
 pub fn profile_benchmark(
-    spec: &Spec,
+    target: &harness::Target,
     plan: &Plan,
     opts: &Options,
     iterations: u64,
@@ -332,16 +315,16 @@ pub fn profile_benchmark(
         // Everything the benchmark's processes may run on: plan.cpus covers pinned and free.
         Scope::Cpus => plan.cpus.clone(),
         Scope::Task => sys::get_affinity().map_err(|e| ProfileError::Failed {
-            bench: spec.id.into(),
+            bench: target.id.clone(),
             why: format!("reading the CPUs to sample: {e}"),
         })?,
     };
     let mut s = sampler::Sampler::new(access.scope, cpus);
-    let rep = match harness::observed_trial(spec, plan, opts, iterations, &mut s, stop) {
+    let rep = match harness::observed_trial(target, plan, opts, iterations, &mut s, stop) {
         Err(Stop::Interrupted) => return Err(ProfileError::Interrupted),
         Ok(Err(why)) => {
             return Err(ProfileError::Failed {
-                bench: spec.id.into(),
+                bench: target.id.clone(),
                 why,
             })
         }
@@ -349,18 +332,19 @@ pub fn profile_benchmark(
     };
     let region = rep.region_ns.unwrap_or([0, u64::MAX]);
     // As the kernel's comm records have it, so that one process is one frame.
-    let worker_comm = kernel_comm(&format!("sysperf:{}", spec.id));
+    // The worker names itself after what it was asked to run (a series id for a point).
+    let worker_comm = kernel_comm(&format!("sysperf:{}", target.request_id));
     let comm_of = |pid: u32| s.comms.get(&pid).cloned().unwrap_or(worker_comm.clone());
     let tree = process_tree(s.root.unwrap_or(0), &s.forks);
     let ours = |pid: u32| s.scope() == Scope::Task || tree.contains(&pid);
     let folded = fold(&s.samples, region, &access.syms, &comm_of, &ours);
     Ok(Profile {
-        bench: spec.id.into(),
-        unit: spec.unit.into(),
+        bench: target.id.clone(),
+        unit: target.unit.clone(),
         placement: plan.label.into(),
         cpus: plan.cpus.clone(),
         iterations,
-        operations: iterations * spec.ops_per_iteration,
+        operations: iterations * target.ops_per_iteration,
         wall_ns: region[1].saturating_sub(region[0]),
         sample_period_ns: sampler::PERIOD_NS,
         scope: access.scope.describe().into(),

@@ -31,8 +31,8 @@
 use super::kallsyms::Kallsyms;
 use super::records::{self, Record, Sample};
 use super::{Profile, ProfileError};
+pub use crate::model::{FunctionCalls, ProcessRow, SystemProfile};
 use crate::sys::{self, perf, PerfEventAttr, PerfRing};
-use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -60,84 +60,6 @@ const POLL: Duration = Duration::from_millis(100);
 
 /// Names of processes by pid kept at once; the cache is emptied when full.
 const COMM_CACHE: usize = 32_768;
-
-/// One process's samples.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ProcessRow {
-    pub comm: String,
-    pub pid: u32,
-    /// Samples in the kernel (idle excluded) and in user mode.
-    pub kernel_samples: u64,
-    pub user_samples: u64,
-}
-
-/// Calls of one kernel function counted over the profile, with its time from the samples
-/// (gprof's method: self = samples with it at the leaf; children = samples with it below the
-/// leaf), as the 4.3BSD paper's Tables 4, 9 and 10.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct FunctionCalls {
-    pub name: String,
-    /// Calls counted (None when they could not be counted; `note` says why).
-    pub calls: Option<u64>,
-    pub calls_per_s: Option<f64>,
-    pub self_samples: u64,
-    pub child_samples: u64,
-    /// Microseconds of CPU per call, from the samples over the counted calls.
-    pub self_us_per_call: Option<f64>,
-    pub child_us_per_call: Option<f64>,
-    /// Share of kernel time (idle excluded): self and self+children.
-    pub self_pct_kernel: f64,
-    pub total_pct_kernel: f64,
-    #[serde(default)]
-    pub note: String,
-}
-
-/// A kernel profile of the whole machine over a period.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SystemProfile {
-    /// The observation's id in the store (12 hex digits), empty until stored.
-    pub id: String,
-    pub label: Option<String>,
-    /// Unix time of the start, in nanoseconds.
-    pub started_ns: i64,
-    pub requested_ns: u64,
-    /// How long it sampled (less than requested when interrupted).
-    pub wall_ns: u64,
-    pub interrupted: bool,
-    pub hostname: Option<String>,
-    pub kernel_release: Option<String>,
-    pub sysperf_version: String,
-    pub cpus: Vec<u32>,
-    pub sample_period_ns: u64,
-    /// Every sample, and how they divide: kernel (idle excluded), user, idle.
-    pub samples: u64,
-    pub kernel_samples: u64,
-    pub user_samples: u64,
-    pub idle_samples: u64,
-    pub lost_samples: u64,
-    pub throttled: u64,
-    /// The most distinct stacks kept, and the samples of stacks past it (under `[other]`).
-    pub stack_cap: u64,
-    pub samples_in_other: u64,
-    /// Folded stacks, root first, as a benchmark profile's (`[user] comm` for user mode).
-    pub stacks: BTreeMap<String, u64>,
-    /// Samples by subsystem (see the module's rules), idle and user included.
-    pub subsystems: BTreeMap<String, u64>,
-    /// By process, most samples first; processes past the cap are one `[other]` row.
-    pub processes: Vec<ProcessRow>,
-    /// Kernel samples (idle excluded) by system call, from the outermost `__x64_sys_*` (or
-    /// `__arm64_sys_*`, `__ia32_sys_*`; where the handler is inlined, `ksys_*`, `__do_sys_*`)
-    /// frame.
-    pub syscalls: BTreeMap<String, u64>,
-    /// Per-function call times (`--functions`).
-    #[serde(default)]
-    pub functions: Vec<FunctionCalls>,
-    /// How the calls were counted and what it cost, when `--functions` was given.
-    #[serde(default)]
-    pub functions_method: String,
-    /// Peak resident memory of sysperf at the end (VmHWM), KiB.
-    pub peak_rss_kb: Option<u64>,
-}
 
 /// The subsystem of a kernel sample's frames, given leaf first (see the module's rules).
 pub fn classify<'a>(leaf_first: impl IntoIterator<Item = &'a str>) -> &'static str {
@@ -304,8 +226,9 @@ impl Aggregator {
         if let Some(c) = self.comms.get(&pid) {
             return c.clone();
         }
+        // Any user's choice of name: kept on one line, controls escaped (#29 item 8).
         let c = std::fs::read_to_string(format!("/proc/{pid}/comm"))
-            .map(|s| s.trim_end_matches('\n').to_string())
+            .map(|s| crate::term::line(s.trim_end_matches('\n')).into_owned())
             .unwrap_or_else(|_| format!("[pid {pid}]"));
         self.remember(pid, c.clone());
         c
@@ -324,7 +247,9 @@ impl Aggregator {
             Record::Sample(s) => self.sample(&s, syms),
             Record::Lost(n) => self.lost += n,
             Record::Throttle => self.throttled += 1,
-            Record::Comm { pid, comm, .. } => self.remember(pid, comm),
+            Record::Comm { pid, comm, .. } => {
+                self.remember(pid, crate::term::line(&comm).into_owned())
+            }
             Record::Fork { pid, ppid, .. } => {
                 if pid != ppid {
                     if let Some(c) = self.comms.get(&ppid).cloned() {
@@ -493,6 +418,29 @@ impl SystemProfile {
         }
     }
 
+    /// Kernel time (idle excluded) as a share of the CPU time that was not idle, in percent:
+    /// the papers' "system time" (57% in 4.2BSD, §3.2).
+    pub fn system_pct(&self) -> f64 {
+        let busy = self.kernel_samples + self.user_samples;
+        if busy == 0 {
+            0.0
+        } else {
+            100.0 * self.kernel_samples as f64 / busy as f64
+        }
+    }
+
+    /// Share of kernel time, in percent, of the samples under a path name translation frame
+    /// ([`NAMEI_FRAMES`]): today's namei (the papers' Tables 4, 9 and 10).
+    pub fn namei_pct(&self) -> f64 {
+        let n: u64 = self
+            .stacks
+            .iter()
+            .filter(|(k, _)| is_kernel_stack(k) && k.split(';').any(|f| NAMEI_FRAMES.contains(&f)))
+            .map(|(_, &v)| v)
+            .sum();
+        self.kernel_pct(n)
+    }
+
     /// Share of kernel time (idle excluded), in percent, of `samples`.
     pub fn kernel_pct(&self, samples: u64) -> f64 {
         if self.kernel_samples == 0 {
@@ -503,31 +451,21 @@ impl SystemProfile {
     }
 }
 
+/// Today's namei: the frames of a path name translation, one of which a sample's stack holds
+/// while the kernel translates a name (stat and the other lookups through filename_lookup or
+/// filename_parentat, open through link_path_walk and open_last_lookups, walk_component for
+/// each component). Not the open itself, which 4.2BSD's namei did not do either.
+pub const NAMEI_FRAMES: [&str; 5] = [
+    "filename_lookup",
+    "filename_parentat",
+    "link_path_walk",
+    "open_last_lookups",
+    "walk_component",
+];
+
 /// Whether a folded stack is kernel time (not user mode, not idle).
 pub fn is_kernel_stack(stack: &str) -> bool {
     !stack.starts_with("[user]") && classify(stack.rsplit(';')) != "idle"
-}
-
-/// Parses a duration: plain seconds (`3`, `2.5`) or with a unit (`10s`, `5m`, `1h`).
-pub fn parse_duration(s: &str) -> Result<Duration, String> {
-    let t = s.trim();
-    let (num, scale) = match t.char_indices().last() {
-        Some((i, 's')) => (&t[..i], 1.0),
-        Some((i, 'm')) => (&t[..i], 60.0),
-        Some((i, 'h')) => (&t[..i], 3600.0),
-        _ => (t, 1.0),
-    };
-    let v: f64 = num
-        .trim()
-        .parse()
-        .map_err(|_| format!("'{s}' is not a duration; give seconds (3, 2.5) or 10s, 5m, 1h"))?;
-    let secs = v * scale;
-    if !secs.is_finite() || secs <= 0.0 || secs > 7.0 * 86400.0 {
-        return Err(format!(
-            "'{s}' is out of range; give a duration above 0 and at most a week (168h): seconds (3, 2.5) or 10s, 5m, 1h"
-        ));
-    }
-    Ok(Duration::from_secs_f64(secs))
 }
 
 /// The perf attribute of the system-wide sampling events: a benchmark's whole-CPU event
@@ -595,6 +533,48 @@ pub struct Options {
     pub duration: Duration,
     pub stack_cap: usize,
     pub label: Option<String>,
+}
+
+/// `sysperf profile --system`: samples the machine as [`observe`] does and stores the profile
+/// in `store` as observation `id`. With `functions`, their calls are counted by the function
+/// tracer meanwhile and their times per call computed (the papers' Tables 4, 9 and 10); a
+/// refusal to count is told (`notice`), and their times then come from the samples only.
+/// Interrupted, what was sampled is stored (`interrupted` is set).
+#[allow(clippy::too_many_arguments)]
+pub fn record(
+    opts: &Options,
+    functions: Option<&[String]>,
+    syms: &Kallsyms,
+    store: &dyn crate::store::Backend,
+    id: String,
+    stop: &AtomicBool,
+    progress: &mut dyn Progress,
+) -> Result<SystemProfile, ProfileError> {
+    // The calls are counted while the machine is sampled; a refusal is said, not fatal.
+    let counter = functions.map(|names| {
+        super::calls::Counter::start(names).inspect_err(|why| {
+            crate::notice::tell(&format!(
+                "cannot count the functions' calls: {why}; their times come from the samples only"
+            ))
+        })
+    });
+    crate::notice::tell(&format!(
+        "sampling every CPU for {} s; Ctrl-C ends it early and keeps what was sampled",
+        opts.duration.as_secs_f64()
+    ));
+    let mut p = observe(opts, syms, stop, progress)?;
+    if let (Some(names), Some(counter)) = (functions, counter) {
+        let counted = counter.and_then(|c| c.stop());
+        let (calls, why) = match &counted {
+            Ok(c) => (Some(&c[..]), None),
+            Err(why) => (None, Some(why.as_str())),
+        };
+        p.functions = super::calls::function_times(&p, names, calls, why.unwrap_or_default());
+        p.functions_method = super::calls::method(&p, calls, why);
+    }
+    p.id = id;
+    store.save_observation(&p).map_err(ProfileError::Store)?;
+    Ok(p)
 }
 
 /// Samples every online CPU for `opts.duration` (or until `stop`, then `interrupted` is set
@@ -827,17 +807,5 @@ ffffffff81009000 T clear_page
         assert_eq!(p.stacks[OTHER], 2);
         assert_eq!(p.samples_in_other, 2);
         assert_eq!(p.stacks.values().sum::<u64>(), 4, "no sample is dropped");
-    }
-
-    #[test]
-    fn durations_take_units() {
-        assert_eq!(parse_duration("3").unwrap(), Duration::from_secs(3));
-        assert_eq!(parse_duration("10s").unwrap(), Duration::from_secs(10));
-        assert_eq!(parse_duration("5m").unwrap(), Duration::from_secs(300));
-        assert_eq!(parse_duration("1h").unwrap(), Duration::from_secs(3600));
-        assert_eq!(parse_duration("0.5").unwrap(), Duration::from_millis(500));
-        for bad in ["", "x", "0", "-1", "3d", "nan", "inf", "200h"] {
-            assert!(parse_duration(bad).is_err(), "{bad}");
-        }
     }
 }

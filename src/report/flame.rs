@@ -22,6 +22,12 @@ pub enum FlameError {
     Draw(String),
 }
 
+impl crate::error::Exit for FlameError {
+    fn exit_code(&self) -> i32 {
+        crate::exit::FAILURE
+    }
+}
+
 /// The flame graph of `profiles` as a standalone, static SVG document, its element ids
 /// prefixed with `id` (unique in a page). With several profiles each stack is rooted at its
 /// benchmark's name, so they stand side by side.
@@ -32,8 +38,10 @@ pub fn svg(profiles: &[&Profile], title: &str, id: &str) -> Result<String, Flame
         .flat_map(|p| {
             p.stacks.iter().filter(|(_, n)| **n > 0).map(move |(s, n)| {
                 // inferno splits a line at its last space: a frame with spaces stays whole.
+                // It escapes markup itself; the invisible characters are marked here.
+                let s = crate::term::visible(s);
                 if several {
-                    format!("{};{s} {n}", p.bench)
+                    format!("{};{s} {n}", crate::term::visible(&p.bench))
                 } else {
                     format!("{s} {n}")
                 }
@@ -44,7 +52,7 @@ pub fn svg(profiles: &[&Profile], title: &str, id: &str) -> Result<String, Flame
         return Err(FlameError::Empty);
     }
     let mut opt = inferno::flamegraph::Options::default();
-    opt.title = title.to_string();
+    opt.title = crate::term::visible(title).into_owned();
     opt.count_name = "samples".into();
     opt.name_type = "Kernel function:".into();
     opt.no_javascript = true;
@@ -112,6 +120,21 @@ pub fn inline(svg: &str) -> &str {
 mod tests {
     use super::*;
     use crate::report::profile::tests::fixture;
+
+    #[test]
+    fn invisible_characters_in_frames_and_titles_are_marked() {
+        let mut p = fixture();
+        p.stacks.insert("[user] adm\u{200b}in".into(), 2500);
+        p.bench = "sys\u{202e}call".into();
+        let svg = svg(&[&p, &fixture()], "Profile of x\u{feff}", "flame-0").unwrap();
+        assert!(
+            !svg.chars().any(crate::term::deceptive),
+            "a raw invisible character in the flame graph"
+        );
+        for marked in [r"adm\u{200b}in", r"sys\u{202e}call", r"x\u{feff}"] {
+            assert!(svg.contains(marked), "{marked}");
+        }
+    }
 
     #[test]
     fn a_static_flame_graph_of_the_folded_stacks() {

@@ -1,5 +1,7 @@
 //! The machine-readable run (`sysperf run --json`, `sysperf show --json`), documented in
-//! docs/json-format.md.
+//! docs/json-format.md, and every other JSON document a command assembles rather than
+//! serializes as it is: `run --repeat --json`, `runs --by --json`, `jitter --json` and
+//! `doctor --json`.
 //!
 //! It is the stored [`Run`] as is (raw trials included) with, on every entry of `results`,
 //! the figures scripts want without recomputing: `real_s`, `user_s`, `sys_s` (seconds for the
@@ -7,8 +9,8 @@
 //! the result of every point of a suite's series.
 
 use super::scaled_s;
-use crate::model::{BenchResult, Run, VarianceEstimate};
-use crate::profile::Profile;
+use crate::model::{BenchResult, Finding, Fingerprint, Profile, Run, RunInfo, VarianceEstimate};
+use crate::observe::{doctor, jitter};
 use serde_json::{json, Value};
 
 /// Version of the document shape; bumped on any incompatible change.
@@ -22,6 +24,16 @@ pub fn run_document(run: &Run) -> Value {
         if let Some(Value::Array(results)) = map.get_mut("results") {
             for (entry, r) in results.iter_mut().zip(&run.results) {
                 add_script_figures(entry, r);
+            }
+        }
+        // A figure its inputs cannot support says why, in stored runs too (#33).
+        if let Some(Value::Array(derived)) = map.get_mut("derived") {
+            for (entry, d) in derived.iter_mut().zip(&run.derived) {
+                if let (Value::Object(e), Some(why)) =
+                    (entry, crate::derived::na_of(d, &run.results))
+                {
+                    e.insert("na".into(), json!(why));
+                }
             }
         }
         // A suite's point is a benchmark result like any other: the same figures.
@@ -59,6 +71,62 @@ pub fn show_document(
     doc
 }
 
+/// What `run --repeat N --json` prints: the runs' documents as one array, each with the
+/// machine's variance per test once it was stored.
+pub fn repeated_runs_document<'a>(
+    runs: impl IntoIterator<Item = (&'a Run, &'a [VarianceEstimate])>,
+) -> Value {
+    Value::Array(
+        runs.into_iter()
+            .map(|(run, variance)| {
+                let mut doc = run_document(run);
+                doc["variance"] = json!(variance);
+                doc
+            })
+            .collect(),
+    )
+}
+
+/// What `runs --by KEY --json` prints: one entry per group of stored runs.
+pub fn run_groups_document(key: &str, groups: &[(String, Vec<&RunInfo>)]) -> Value {
+    Value::Array(
+        groups
+            .iter()
+            .map(|(value, g)| {
+                json!({
+                    "key": key,
+                    "value": value,
+                    "runs": g.len(),
+                    "complete": g.iter().filter(|r| r.complete).count(),
+                    "newest_ns": g.iter().map(|r| r.started_ns).max(),
+                })
+            })
+            .collect(),
+    )
+}
+
+/// What `jitter --json` prints: the noise per CPU, with the clock settings it depends on.
+pub fn jitter_document(fp: &Fingerprint, report: &jitter::NoiseReport) -> Value {
+    json!({
+        "format": "sysperf-jitter",
+        "format_version": 1,
+        "hz": fp.hz,
+        "nohz": fp.nohz,
+        "clocksource": fp.clocksource,
+        "report": report,
+    })
+}
+
+/// What `doctor --json` prints: the findings and the facts behind them.
+pub fn doctor_document(facts: &doctor::Facts, findings: &[Finding]) -> Value {
+    json!({
+        "format": "sysperf-doctor",
+        "format_version": 1,
+        "findings": findings,
+        "facts": facts,
+    })
+}
+
 /// The figures scripts want on one result's entry, computed from its summary: seconds for
 /// the paper's count, microseconds per operation with its interval, faults and switches.
 fn add_script_figures(entry: &mut Value, r: &BenchResult) {
@@ -81,27 +149,30 @@ fn add_script_figures(entry: &mut Value, r: &BenchResult) {
     };
     let w = &s.wall_ns_per_op;
     e.insert("real_s".into(), json!(scaled_s(w.median, r.paper_count)));
-    e.insert(
-        "user_s".into(),
-        json!(scaled_s(s.user_ns_per_op.median, r.paper_count)),
-    );
-    e.insert(
-        "sys_s".into(),
-        json!(scaled_s(s.sys_ns_per_op.median, r.paper_count)),
-    );
-    // Named for what they cover: the paper's columns are the parent's own time;
-    // runs made before sysperf kept the children apart know only the whole.
+    // The paper's columns: what time charged its program (the children it waited for
+    // included, see bench::Charge).
+    let (user, sys) = crate::bench::charged(r).unwrap_or((s.user_ns_per_op, s.sys_ns_per_op));
+    e.insert("user_s".into(), json!(scaled_s(user.median, r.paper_count)));
+    e.insert("sys_s".into(), json!(scaled_s(sys.median, r.paper_count)));
+    // Named for what they cover: the parent's own time and the whole tree; runs made
+    // before sysperf kept the children apart know only the whole.
     let sec = |ns: f64| json!(scaled_s(ns, r.paper_count));
     let (parent, whole) = match (&s.whole, w.n) {
         (Some(x), _) => (
             (sec(s.user_ns_per_op.median), sec(s.sys_ns_per_op.median)),
             (sec(x.user_ns_per_op.median), sec(x.sys_ns_per_op.median)),
         ),
-        // A published run: time(1) charged the parent alone.
-        (None, 0) => (
-            (sec(s.user_ns_per_op.median), sec(s.sys_ns_per_op.median)),
-            (Value::Null, Value::Null),
-        ),
+        // A published run: time charged the parent alone, with the children it waited for
+        // for the fork and exec tests (bench::Charge), which are then the whole tree.
+        (None, 0) => {
+            let paper = (sec(s.user_ns_per_op.median), sec(s.sys_ns_per_op.median));
+            let nothing = (Value::Null, Value::Null);
+            if crate::bench::find(&r.id).is_some_and(|b| b.charge == crate::bench::Charge::Waited) {
+                (nothing, paper)
+            } else {
+                (paper, nothing)
+            }
+        }
         (None, _) => (
             (Value::Null, Value::Null),
             (sec(s.user_ns_per_op.median), sec(s.sys_ns_per_op.median)),

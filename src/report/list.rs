@@ -22,6 +22,7 @@ pub fn benchmarks(json: bool) -> String {
                     "id": s.id, "label": s.label, "group": s.group.as_str(), "paper": s.paper,
                     "paper_count": s.paper_count, "unit": s.unit, "ops_per_iteration": s.ops_per_iteration,
                     "today": s.today, "processes": processes(s.shape),
+                    "cpu_charged": s.charge.describe(),
                 })
             })
             .collect();
@@ -41,11 +42,20 @@ pub fn benchmarks(json: bool) -> String {
             s.paper
         ));
         out.push_str(&format!("{:<46}  today: {}\n", "", s.today));
+        if s.charge == bench::Charge::Waited {
+            out.push_str(&format!(
+                "{:<46}  User/System: {}\n",
+                "",
+                s.charge.describe()
+            ));
+        }
     }
     out.push_str(
-        "\nCPU columns: User and System are the test process's own time, as time(1) charged it in \
-         the paper; All CPU adds the processes it forked and reaped (the second process of csw and \
-         of the discard and back tests, the children of forks, vforks and execs).\n",
+        "\nCPU columns: User and System are what time charged the paper's program (Appendix A): the \
+         test process and the children it waited for, which only the forks, vforks, execs and vexecs \
+         programs did (4.2BSD's exit() adds a reaped child's time to its parent's); the second \
+         process of csw and of the discard and back tests was never reaped, so it is not in them. \
+         All CPU counts every process the test forked.\n",
     );
     out
 }

@@ -25,10 +25,13 @@ pub mod trace;
 
 /// Text made safe for HTML and XML content and attribute values. Labels, hostnames, error
 /// messages and test ids all come from machines or people, so every one of them passes here.
+/// The bidi controls and zero-width characters are marked as the terminal marks them
+/// (`\u{202e}`, see [`crate::term::deceptive`]): raw, `adm\u{200b}in` would read "admin".
 pub fn escape(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         match c {
+            c if crate::term::deceptive(c) => out.push_str(&format!("\\u{{{:x}}}", u32::from(c))),
             '&' => out.push_str("&amp;"),
             '<' => out.push_str("&lt;"),
             '>' => out.push_str("&gt;"),
@@ -668,6 +671,10 @@ mod tests {
             "&quot;quotes&quot; &amp; &#39;ampersands&#39;"
         );
         assert_eq!(escape("a\u{0}b"), "a\u{fffd}b");
+        assert_eq!(
+            escape("adm\u{200b}in\u{202e}<"),
+            "adm\\u{200b}in\\u{202e}&lt;"
+        );
         assert_eq!(clip("abcdef", 4), "abc\u{2026}");
         assert_eq!(clip("\u{e9}\u{e9}\u{e9}", 3), "\u{e9}\u{e9}\u{e9}");
     }

@@ -42,7 +42,7 @@ pub fn check_group(group: &str) -> Result<(), InputError> {
             value: group.to_string(),
             why: format!(
                 "valid groups: {}",
-                svg::GROUPS
+                svg::groups()
                     .iter()
                     .map(|g| g.name)
                     .collect::<Vec<_>>()

@@ -38,6 +38,12 @@ impl PngError {
     }
 }
 
+impl crate::error::Exit for PngError {
+    fn exit_code(&self) -> i32 {
+        crate::error::usage_if(self.is_user_error())
+    }
+}
+
 /// An encoded image and what it was drawn with.
 #[derive(Debug)]
 pub struct Png {

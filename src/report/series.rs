@@ -20,7 +20,7 @@ pub fn y_unit(kind: YKind, largest: f64) -> (f64, &'static str) {
             .unwrap_or(steps[0])
     };
     match kind {
-        YKind::CostNs => pick(&[(1.0, "ns"), (1e3, "us"), (1e6, "ms"), (1e9, "s")]),
+        YKind::CostNs | YKind::CpuNs => pick(&[(1.0, "ns"), (1e3, "us"), (1e6, "ms"), (1e9, "s")]),
         YKind::BytesPerSec => pick(&[(1.0, "B/s"), (1e3, "KB/s"), (1e6, "MB/s"), (1e9, "GB/s")]),
         YKind::PerHour => (1.0, "per hour"),
     }
@@ -36,6 +36,7 @@ pub fn y_text(kind: YKind, v: f64) -> String {
 pub fn y_name(kind: YKind) -> &'static str {
     match kind {
         YKind::CostNs => "time per operation",
+        YKind::CpuNs => "CPU time per operation",
         YKind::BytesPerSec => "throughput",
         YKind::PerHour => "operations per hour",
     }
@@ -192,15 +193,21 @@ fn table(s: &Series) -> String {
     out
 }
 
-/// Every series of a run, then the suites' notes; empty for a run without suites.
+/// Every series of a run, then the run's notes (but the machine noise line, which Table 2's
+/// page prints on its own); empty for a run without either.
 pub fn render(run: &Run) -> String {
     let mut out = String::new();
     for s in &run.series {
         out.push_str(&table(s));
     }
-    if !run.notes.is_empty() {
+    let notes: Vec<&String> = run
+        .notes
+        .iter()
+        .filter(|n| !crate::speed::is_line(n))
+        .collect();
+    if !notes.is_empty() {
         let _ = writeln!(out, "\nNotes");
-        for n in &run.notes {
+        for n in notes {
             let _ = writeln!(out, "  {n}");
         }
     }

@@ -231,7 +231,7 @@ impl FigureData {
         // The text tables keep to ASCII; a figure can say µs.
         let label = if label == "us" { "\u{b5}s" } else { label };
         match self.y_kind {
-            YKind::CostNs | YKind::BytesPerSec => YUnit {
+            YKind::CostNs | YKind::CpuNs | YKind::BytesPerSec => YUnit {
                 factor,
                 label: label.to_string(),
             },
@@ -247,6 +247,7 @@ impl FigureData {
         let u = self.y_unit().label;
         match self.y_kind {
             YKind::CostNs => format!("time per {} ({u})", self.unit),
+            YKind::CpuNs => format!("CPU time per {} ({u})", self.unit),
             YKind::BytesPerSec => format!("throughput ({u})"),
             YKind::PerHour => u,
         }

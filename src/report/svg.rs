@@ -35,69 +35,23 @@ pub(crate) const INK: &str = "#1D2939";
 pub(crate) const MUTED: &str = "#667085";
 pub(crate) const GRID: &str = "#E4E7EC";
 
-/// One chart per group of tests of similar magnitude: Table 2 spans 0.1 to 300 us, which no
-/// single axis shows well. A test belongs to the first group one of whose patterns (shell
-/// globs) matches its id; the last group catches tests the registry does not know.
-pub struct ChartGroup {
-    pub name: &'static str,
-    pub title: &'static str,
-    pub patterns: &'static [&'static str],
-}
+/// One chart per group of tests of similar magnitude; the groups are the benchmark registry's
+/// (`bench::Chart`, declared by each family), and tests it does not know are drawn as "other".
+pub use crate::bench::Chart as ChartGroup;
 
-pub static GROUPS: &[ChartGroup] = &[
-    ChartGroup {
-        name: "syscall",
-        title: "System call and signals",
-        patterns: &["syscall", "csw", "signocsw"],
-    },
-    ChartGroup {
-        name: "ipc",
-        title: "Pipes and datagram sockets",
-        patterns: &["pipe*", "udg*"],
-    },
-    ChartGroup {
-        name: "fork",
-        title: "fork and vfork",
-        patterns: &["forks*", "vforks*"],
-    },
-    ChartGroup {
-        name: "exec",
-        title: "exec after fork and vfork",
-        patterns: &["execs*", "vexecs*"],
-    },
-    ChartGroup {
-        name: "paging",
-        title: "Paging (time per page touch)",
-        patterns: &["seqpage*", "randpage*", "gausspage*"],
-    },
-    ChartGroup {
-        name: "lebench",
-        title: "LEBench's core operations",
-        patterns: &["le-*"],
-    },
-    ChartGroup {
-        name: "command",
-        title: "Commands (sysperf ab --a/--b)",
-        patterns: &["command"],
-    },
-    ChartGroup {
-        name: "other",
-        title: "Other tests",
-        patterns: &["*"],
-    },
-];
+/// Every group, in registry order, "other" last.
+pub fn groups() -> Vec<&'static ChartGroup> {
+    crate::bench::charts()
+}
 
 /// The chart group a test id belongs to.
 pub fn group_of(id: &str) -> &'static ChartGroup {
-    GROUPS
-        .iter()
-        .find(|g| g.patterns.iter().any(|p| crate::bench::glob_match(p, id)))
-        .unwrap_or(&GROUPS[GROUPS.len() - 1])
+    crate::bench::chart_of(id)
 }
 
 /// The group with this name.
 pub fn find_group(name: &str) -> Option<&'static ChartGroup> {
-    GROUPS.iter().find(|g| g.name == name)
+    groups().into_iter().find(|g| g.name == name)
 }
 
 /// The gausspage tests in the order of the paper's figure: the standard deviation in pages,
@@ -234,8 +188,13 @@ pub struct BarChart {
     pub cells: Vec<Vec<BarCell>>,
 }
 
+/// How far apart the largest and smallest values of a bar chart may be on a linear axis:
+/// past 30x the smallest bar is under 3% of the plot's width, invisible beside the largest
+/// (syscall's 0.2 us beside csw's 7.5 us), so the axis goes logarithmic.
+pub const LOG_PAST: f64 = 30.0;
+
 /// A value axis: linear from zero, or logarithmic by decades when the values span more than
-/// two of them (a linear axis would flatten the small ones to nothing).
+/// [`LOG_PAST`] (a linear axis would flatten the small ones to nothing).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) enum Scale {
     Linear { top: f64, step: f64 },
@@ -262,8 +221,9 @@ fn nice_step(raw: f64) -> f64 {
 }
 
 impl Scale {
+    /// Logarithmic past [`LOG_PAST`], when `allow_log`.
     fn for_values(values: &[f64], allow_log: bool) -> Scale {
-        Scale::log_past(values, if allow_log { 100.0 } else { f64::INFINITY })
+        Scale::log_past(values, if allow_log { LOG_PAST } else { f64::INFINITY })
     }
 
     /// Logarithmic by decades when the largest positive value is more than `ratio` times
@@ -1054,11 +1014,16 @@ mod tests {
     }
 
     #[test]
-    fn scales_are_nice_and_go_log_past_two_decades() {
+    fn scales_are_nice_and_go_log_past_30x() {
         assert_eq!(
-            Scale::for_values(&[0.1, 5.0], true),
-            Scale::linear(5.0),
-            "50x stays linear"
+            Scale::for_values(&[0.1, 2.5], true),
+            Scale::linear(2.5),
+            "25x stays linear"
+        );
+        assert_eq!(
+            Scale::for_values(&[0.2, 7.5], true),
+            Scale::Log { lo: -1, hi: 1 },
+            "syscall's 0.2 us beside csw's 7.5 us: 37.5x goes log"
         );
         assert_eq!(
             Scale::for_values(&[0.1, 300.0], true),
@@ -1154,7 +1119,7 @@ mod tests {
         }
         let c = crate::report::fixture_compare(&[base, odd], 0, 2.0);
         let mut all = String::new();
-        for g in GROUPS {
+        for g in groups() {
             if let Some(svg) = group_chart(&c, g) {
                 all.push_str(&svg.document());
             }

@@ -153,11 +153,52 @@ pub fn render(p: &SystemProfile, top: usize, iso: &[Isolation]) -> String {
         let _ = writeln!(s, "{line}");
     }
     s.push_str(&functions_text(p));
+    s.push_str(&papers_text(p));
     s.push_str(&isolation_text(iso));
     s
 }
 
-/// The per-function call times, as the 4.3BSD paper's Tables 4, 9 and 10.
+/// Today's shares beside the papers' (system time of CPU time, namei of kernel time): what,
+/// today's percent, and the papers' figures as one phrase each.
+pub fn beside_papers(p: &SystemProfile) -> Vec<(&'static str, f64, Vec<String>)> {
+    use crate::papers::beside;
+    vec![
+        (
+            "system time, % of CPU time not idle",
+            p.system_pct(),
+            vec![beside("system.share")],
+        ),
+        (
+            "path name translation (namei), % of kernel time",
+            p.namei_pct(),
+            vec![beside("namei.total_pct"), beside("namei.share")],
+        ),
+    ]
+}
+
+/// The papers' figures beside today's shares.
+fn papers_text(p: &SystemProfile) -> String {
+    let mut s = String::new();
+    if p.kernel_samples + p.user_samples == 0 {
+        return s;
+    }
+    let _ = writeln!(
+        s,
+        "
+Beside the papers (their 17-hour profiles of time-sharing VAXes; namei today: samples under {})",
+        crate::profile::system::NAMEI_FRAMES.join(", ")
+    );
+    for (what, today, papers) in beside_papers(p) {
+        let _ = writeln!(s, "  {what:<48} today {today:>6.2}");
+        for paper in papers {
+            let _ = writeln!(s, "  {:<48} papers: {paper}", "");
+        }
+    }
+    s
+}
+
+/// The per-function call times, as the 4.2BSD paper's Tables 4, 9 and 10, with those tables'
+/// figures for namei beside them.
 pub fn functions_text(p: &SystemProfile) -> String {
     let mut s = String::new();
     if p.functions.is_empty() {
@@ -186,6 +227,19 @@ pub fn functions_text(p: &SystemProfile) -> String {
             f.self_pct_kernel,
             f.total_pct_kernel,
         );
+    }
+    // namei's call times as the 4.2BSD paper printed them (Tables 4, 9 and 10; milliseconds
+    // per call on its VAXes, where today's columns are microseconds), and its call rate.
+    let _ = writeln!(s, "  the papers' namei, beside these:");
+    for (what, key) in [
+        ("self ms/call", "namei.self_ms"),
+        ("child ms/call", "namei.child_ms"),
+        ("total ms/call", "namei.total_ms"),
+        ("self% of kernel", "namei.self_pct"),
+        ("total% of kernel", "namei.total_pct"),
+        ("translations", "namei.per_day"),
+    ] {
+        let _ = writeln!(s, "    {what:<17} {}", crate::papers::beside(key));
     }
     s
 }
@@ -324,6 +378,10 @@ pub fn json_document(p: &SystemProfile, top: usize, iso: &[Isolation]) -> Value 
         "kernel_flat": k.flat().into_iter().take(top).collect::<Vec<_>>(),
         "kernel_call_graph": k.call_graph(top.min(50)),
         "isolate": iso,
+        "beside_papers": beside_papers(p)
+            .into_iter()
+            .map(|(what, today, papers)| json!({"what": what, "today_pct": today, "papers": papers}))
+            .collect::<Vec<_>>(),
     })
 }
 
@@ -351,4 +409,108 @@ pub fn observations_list(list: &[crate::store::ObservationInfo]) -> String {
         );
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::profile::system::{Aggregator, FunctionCalls};
+
+    /// 600 kernel samples (150 of them translating names) and 400 in user mode.
+    fn observation() -> SystemProfile {
+        let mut p = Aggregator::new(10).finish();
+        p.stacks = [
+            (
+                "entry;__x64_sys_newfstatat;filename_lookup;path_lookupat;link_path_walk",
+                100,
+            ),
+            (
+                "entry;__x64_sys_openat;do_filp_open;path_openat;open_last_lookups",
+                50,
+            ),
+            ("entry;__x64_sys_read;vfs_read", 450),
+            ("[user] cc1", 400),
+        ]
+        .iter()
+        .map(|(k, v)| (k.to_string(), *v))
+        .collect();
+        p.kernel_samples = 600;
+        p.user_samples = 400;
+        p.samples = 1000;
+        p.wall_ns = 1_000_000_000;
+        p.sample_period_ns = 1_000_000;
+        p
+    }
+
+    #[test]
+    fn system_time_and_namei_shares_are_printed_beside_the_papers() {
+        let p = observation();
+        assert!((p.system_pct() - 60.0).abs() < 1e-9);
+        assert!((p.namei_pct() - 25.0).abs() < 1e-9);
+        let text = render(&p, 5, &[]);
+        let line = |start: &str| {
+            let i = text
+                .find(start)
+                .unwrap_or_else(|| panic!("no {start}: {text}"));
+            text[i..].lines().take(3).collect::<Vec<_>>().join("\n")
+        };
+        // §3.2 and §4.1.1's 45, 57, 55 and 49% system time; Feder's 50.
+        let sys = line("system time, % of CPU time not idle");
+        assert!(sys.contains("today  60.00"), "{sys}");
+        assert!(
+            sys.contains("4.1BSD 45, 4.2BSD 57, with the per-process cache ~55, with both caches ~49, in the past 65-70, System V ~50 % of CPU time"),
+            "{sys}"
+        );
+        // Tables 4, 9, 10's 19.2, 18.1 and 12.8% of the kernel; §4.1.1's "from 25% to less
+        // than 13%", the 4.3BSD paper's "less than 10%".
+        let namei = line("path name translation (namei), % of kernel time");
+        assert!(namei.contains("today  25.00"), "{namei}");
+        assert!(
+            namei.contains(
+                "4.2BSD 19.2, with the per-process cache 18.1, with both caches 12.8 % of kernel"
+            ),
+            "{namei}"
+        );
+        assert!(
+            namei.contains("4.2BSD >25, with both caches <13, 4.3BSD <10 % of system time"),
+            "{namei}"
+        );
+        // The same in JSON.
+        let j = json_document(&p, 5, &[]);
+        assert_eq!(j["beside_papers"][1]["today_pct"], 25.0);
+        assert!(j["beside_papers"][0]["papers"][0]
+            .as_str()
+            .unwrap()
+            .contains("4.2BSD 57"));
+    }
+
+    #[test]
+    fn namei_call_times_are_printed_beside_tables_4_9_and_10() {
+        let mut p = observation();
+        p.functions = vec![FunctionCalls {
+            name: "filename_lookup".into(),
+            calls: Some(1000),
+            calls_per_s: Some(1000.0),
+            self_samples: 10,
+            child_samples: 90,
+            self_us_per_call: Some(10.0),
+            child_us_per_call: Some(90.0),
+            self_pct_kernel: 1.7,
+            total_pct_kernel: 16.7,
+            note: String::new(),
+        }];
+        p.functions_method = "counted".into();
+        let text = functions_text(&p);
+        assert!(text.contains("filename_lookup"), "{text}");
+        for want in [
+            "self ms/call      4.2BSD 14.3, with the per-process cache 11, with both caches 4.2 ms/call (Leffler et al. 1984, Table 4; Leffler et al. 1984, Table 9; Leffler et al. 1984, Table 10)",
+            "child ms/call     4.2BSD 9.9, with the per-process cache 10.6, with both caches 4.4",
+            "total ms/call     4.2BSD 24.2, with the per-process cache 21.6, with both caches 8.6",
+            "self% of kernel   4.2BSD 11.3, with the per-process cache 9.2, with both caches 6.2",
+            "total% of kernel  4.2BSD 19.2, with the per-process cache 18.1, with both caches 12.8",
+            "translations      4.2BSD ~500000 translations/day (Leffler et al. 1984, §3.2.2)",
+        ] {
+            assert!(text.contains(want), "{want}\n{text}");
+        }
+    }
 }

@@ -125,6 +125,7 @@ pub static CHARS_SERIES: SeriesSpec = SeriesSpec {
     },
     paper_points: &[],
     paper_system: None,
+    printed: None,
 };
 
 // 2. §4.2.2: the buffer size of a copy -------------------------------------------------------
@@ -165,6 +166,7 @@ pub static COPY_SERIES: SeriesSpec = SeriesSpec {
     make: |p| Box::new(io::Copy::new(p as usize)),
     paper_points: &[],
     paper_system: None,
+    printed: None,
 };
 
 // 3. §4.2.2: setbuf ---------------------------------------------------------------------------
@@ -195,6 +197,7 @@ pub static SETBUF_SERIES: SeriesSpec = SeriesSpec {
     },
     paper_points: &[],
     paper_system: None,
+    printed: None,
 };
 
 // 4. §4.2.2: standard error -------------------------------------------------------------------
@@ -245,6 +248,7 @@ const STDERR_FILE_BASE: SeriesSpec = SeriesSpec {
     make: |p| stderr_make(p, Dest::File),
     paper_points: &[],
     paper_system: None,
+    printed: None,
 };
 
 // 5. Feder §V.5: terminal output --------------------------------------------------------------
@@ -284,6 +288,7 @@ const TTY_BASE: SeriesSpec = SeriesSpec {
     make: |p| Box::new(io::TtyLines::new(p as usize, false)),
     paper_points: &[],
     paper_system: None,
+    printed: None,
 };
 
 pub static TTY_UNBUFFERED: SeriesSpec = TTY_BASE;
@@ -332,6 +337,7 @@ const PW_BASE: SeriesSpec = SeriesSpec {
     make: |p| Box::new(nss::Lookup::new(nss::Source::PwFiles, p as usize)),
     paper_points: &[],
     paper_system: None,
+    printed: None,
 };
 
 pub static PW_FILES: SeriesSpec = PW_BASE;
@@ -407,6 +413,7 @@ const LOCK_BASE: SeriesSpec = SeriesSpec {
     make: |p| Box::new(lock::Lock::new(LockKind::Flock, Where::Disk, p as usize)),
     paper_points: &[],
     paper_system: None,
+    printed: None,
 };
 
 pub static LOCK_FLOCK_DISK: SeriesSpec = LOCK_BASE;
@@ -478,6 +485,7 @@ pub static LOG_SERIES: SeriesSpec = SeriesSpec {
     make: |p| Box::new(io::Log::new(log_sync(p))),
     paper_points: &[],
     paper_system: None,
+    printed: None,
 };
 
 pub static LOG_READER: SeriesSpec = SeriesSpec {
@@ -500,6 +508,7 @@ pub static LOG_READER: SeriesSpec = SeriesSpec {
     make: |p| Box::new(io::LogReader::new(log_sync(p))),
     paper_points: &[],
     paper_system: None,
+    printed: None,
 };
 
 fn log_sync(p: u64) -> LogSync {
@@ -544,6 +553,7 @@ const STRING_BASE: SeriesSpec = SeriesSpec {
     make: |p| Box::new(crt::Strings::new(crt::StrOp::Memcpy, p as usize)),
     paper_points: &[],
     paper_system: None,
+    printed: None,
 };
 pub static MEMCPY: SeriesSpec = STRING_BASE;
 pub static STRLEN: SeriesSpec = SeriesSpec {
@@ -589,6 +599,7 @@ pub static MALLOC: SeriesSpec = SeriesSpec {
     make: |p| Box::new(crt::Malloc::new(p as usize)),
     paper_points: &[],
     paper_system: None,
+    printed: None,
 };
 
 pub const CONVERT: [&str; 4] = ["atoi", "strtod", "printf-d", "printf-f"];
@@ -617,6 +628,7 @@ pub static CONVERT_SERIES: SeriesSpec = SeriesSpec {
     },
     paper_points: &[],
     paper_system: None,
+    printed: None,
 };
 
 // 10. §4.2.6: shell prompts --------------------------------------------------------------------
@@ -661,6 +673,7 @@ pub static PROMPT: SeriesSpec = SeriesSpec {
     make: |p| Box::new(shell::Prompt::new(p as usize)),
     paper_points: &[],
     paper_system: None,
+    printed: None,
 };
 
 // ----------------------------------------------------------------------------------------------
@@ -786,6 +799,7 @@ fn ratio(
     let (bn, b) = b;
     let (a, b) = (a?, b?);
     (b > 0.0).then(|| Derived {
+        na: None,
         name: name.into(),
         value: a / b,
         unit: "x".into(),
@@ -875,6 +889,7 @@ fn derive(series: &[Series]) -> Vec<Derived> {
             }
         }) {
             out.push(Derived {
+                na: None,
                 name: "passwd crossover: the smallest table the db answers faster (§4.2.1)".into(),
                 value: p.x,
                 unit: "entries".into(),

@@ -17,11 +17,14 @@ use crate::model::{BenchResult, Derived, Overhead, Series, SeriesPoint, TrialKin
 use crate::stats;
 
 pub mod bbn;
+pub mod commands;
 pub mod feder;
+pub mod fs;
 pub mod libs;
 pub mod net;
 pub mod scaling;
 pub mod scaling_proc;
+pub mod swap;
 pub mod tty;
 pub mod vm;
 pub mod workload;
@@ -50,8 +53,11 @@ pub struct Point {
     /// to `--min-time`.
     pub iterations: Option<u64>,
     /// Run every trial of this point in a cgroup whose memory is limited to this many bytes
-    /// (the paging-under-pressure suite).
+    /// (the paging-under-pressure suites).
     pub memory_limit_bytes: Option<u64>,
+    /// Give every trial of this point a swap area of this many bytes (a zram device sysperf
+    /// makes and removes, root only: the `swap` suite's anonymous pages).
+    pub swap_bytes: Option<u64>,
 }
 
 impl Point {
@@ -65,6 +71,7 @@ impl Point {
             bytes_per_op: 0.0,
             iterations: None,
             memory_limit_bytes: None,
+            swap_bytes: None,
         }
     }
 }
@@ -95,6 +102,19 @@ pub struct SeriesSpec {
     /// to [`YKind::unit`]); empty when it printed none.
     pub paper_points: &'static [[f64; 2]],
     pub paper_system: Option<&'static str>,
+    /// The papers' other printed figures for this curve (`published` reads them from
+    /// `data/reference/`), printed beside its table; None for most curves.
+    pub printed: Option<Printed>,
+}
+
+/// Which of the papers' printed tables a series' other published figures are rows of (the
+/// 4.2BSD paper's §4.1.1 figures name their series in their own file).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Printed {
+    /// BBN Report 3970's Tables 1-8: the rows of this test (`data/reference/bbn.tsv`).
+    Bbn(&'static str),
+    /// Feder's Table III (`data/reference/feder_table3.tsv`), every machine.
+    FederTable3,
 }
 
 impl SeriesSpec {
@@ -147,10 +167,13 @@ pub fn no_derived(_: &[crate::model::Series]) -> Vec<Derived> {
 pub fn suites() -> Vec<&'static Suite> {
     vec![
         &bbn::SUITE,
+        &commands::SUITE,
         &feder::SUITE,
+        &fs::SUITE,
         &libs::SUITE,
         &net::SUITE,
         &scaling::SUITE,
+        &swap::SUITE,
         &tty::SUITE,
         &vm::SUITE,
         &workload::SUITE,
@@ -304,9 +327,11 @@ pub fn y_samples(
         .iter()
         .filter(|t| t.kind == TrialKind::Measured && t.error.is_none() && t.iterations > 0)
         .filter_map(|t| {
-            let per_op = adjusted_wall_ns(t, overhead)
-                / (t.iterations * result.ops_per_iteration.max(1)) as f64;
-            kind.y_of(per_op, bytes_per_op)
+            let ops = (t.iterations * result.ops_per_iteration.max(1)) as f64;
+            let per_op = adjusted_wall_ns(t, overhead) / ops;
+            // The process and every child it reaped (the trial's usage covers both).
+            let cpu_per_op = t.usage.cpu_ns() as f64 / ops;
+            kind.y_of_trial(per_op, cpu_per_op, bytes_per_op)
         })
         .collect()
 }
@@ -426,6 +451,7 @@ pub fn target(series: &SeriesSpec, p: &Point) -> Target {
         paper_count: 1,
         iterations: p.iterations,
         memory_limit_bytes: p.memory_limit_bytes,
+        swap_bytes: p.swap_bytes,
         task: None,
         command: None,
     }

@@ -67,8 +67,9 @@ const READ_CHUNK: usize = 64 << 10;
 pub const UDP_MAX: u64 = 65507;
 /// The write size of the socket-buffer and contention streams.
 const BULK_WRITE: u64 = 64 << 10;
-/// The program inetd execs per connection: the echo service.
-pub const CAT: &str = "/bin/cat";
+/// The program inetd execs per connection: the echo service (found by `crate::programs`'
+/// rule in setup, and run by that absolute path).
+pub const CAT: &str = "cat";
 
 /// How the server's exit status reads to the parent.
 const FAULT_IO: i32 = 1;
@@ -170,8 +171,20 @@ impl End {
 pub fn tcp_pair() -> io::Result<(TcpStream, TcpStream)> {
     let listener = TcpListener::bind("127.0.0.1:0")?;
     let a = TcpStream::connect(listener.local_addr()?)?;
-    let (b, _) = listener.accept()?;
+    let b = accept_from(&listener, a.local_addr()?)?;
     Ok((a, b))
+}
+
+/// The connection `listener` accepts from `peer`: any other, made first to the listener's
+/// port by another local process (ports are listed in /proc/net/tcp), is closed, so that a
+/// benchmark never talks to a stranger (nor waits for its own connection behind one).
+pub fn accept_from(listener: &TcpListener, peer: std::net::SocketAddr) -> io::Result<TcpStream> {
+    loop {
+        let (s, from) = listener.accept()?;
+        if from == peer {
+            return Ok(s);
+        }
+    }
 }
 
 /// A connected pair of `proto` sockets: (client's end, server's end), default options.
@@ -661,16 +674,40 @@ impl Connect {
     }
 }
 
-/// An abstract Unix address for a listener (nothing on disk; named after the worker's pid so
-/// two workers never collide, and numbered so two listeners of one process do not either).
-fn abstract_addr() -> io::Result<SocketAddr> {
-    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    SocketAddr::from_abstract_name(format!("sysperf-{}-net-{n}", sys::getpid()).as_bytes())
+/// A Unix stream listener at an abstract address (nothing on disk): `sysperf-PID-net-` and
+/// 96 random bits, another random name when one is taken. Any process in the network
+/// namespace may bind any abstract name (there are no permissions on them), so a name
+/// another process can predict could be bound first and refuse the benchmark its listener.
+fn abstract_listener() -> io::Result<UnixListener> {
+    let pid = sys::getpid();
+    let names = std::iter::repeat_with(|| {
+        let mut r = [0u8; 12];
+        sys::random_bytes(&mut r)?;
+        let hex: String = r.iter().map(|b| format!("{b:02x}")).collect();
+        Ok(format!("sysperf-{pid}-net-{hex}").into_bytes())
+    });
+    listen_at_first_free(names.take(16))
 }
 
-/// The server of the connection tests: `n` connections, each served as `conn` says.
-fn serve(l: &Listener, conn: Conn, n: u64) -> io::Result<()> {
+/// A listener at the first of the abstract `names` that no other socket has (EADDRINUSE:
+/// the next); the last error when none is free.
+fn listen_at_first_free(
+    names: impl Iterator<Item = io::Result<Vec<u8>>>,
+) -> io::Result<UnixListener> {
+    let mut last = io::Error::other("no abstract name to try");
+    for name in names {
+        match UnixListener::bind_addr(&SocketAddr::from_abstract_name(name?)?) {
+            Ok(l) => return Ok(l),
+            Err(e) if e.kind() == io::ErrorKind::AddrInUse => last = e,
+            Err(e) => return Err(e),
+        }
+    }
+    Err(last)
+}
+
+/// The server of the connection tests: `n` connections, each served as `conn` says (inetd's
+/// by the program at `cat`).
+fn serve(l: &Listener, conn: Conn, n: u64, cat: &std::path::Path) -> io::Result<()> {
     for _ in 0..n {
         match l {
             Listener::Unix(l) => drop(l.accept()?),
@@ -689,7 +726,7 @@ fn serve(l: &Listener, conn: Conn, n: u64) -> io::Result<()> {
                     Conn::Inetd => {
                         let fd: OwnedFd = s.into();
                         let out = fd.try_clone()?;
-                        let st = std::process::Command::new(CAT)
+                        let st = crate::programs::at(cat)?
                             .stdin(fd)
                             .stdout(out)
                             .stderr(std::process::Stdio::null())
@@ -709,19 +746,24 @@ fn serve(l: &Listener, conn: Conn, n: u64) -> io::Result<()> {
 impl Benchmark for Connect {
     fn setup(&mut self, ctx: &Ctx, iterations: u64) -> Result<(), BenchError> {
         let l = match self.conn {
-            Conn::Unix => Listener::Unix(
-                abstract_addr()
-                    .and_then(|a| UnixListener::bind_addr(&a))
-                    .map_err(BenchError::sys("bind unix"))?,
-            ),
+            Conn::Unix => {
+                Listener::Unix(abstract_listener().map_err(BenchError::sys("bind unix"))?)
+            }
             _ => Listener::Tcp(
                 TcpListener::bind("127.0.0.1:0").map_err(BenchError::sys("bind tcp"))?,
             ),
         };
         let conn = self.conn;
         let lr = &l;
+        // Resolved here, in setup: the server runs the same cat for every connection.
+        let cat = match conn {
+            Conn::Inetd => {
+                crate::programs::find(CAT).map_err(|e| BenchError::sys("find cat")(e.into()))?
+            }
+            _ => std::path::PathBuf::new(),
+        };
         let pid = spawn(ctx, "sysperf:server", None, || {
-            status(serve(lr, conn, iterations))
+            status(serve(lr, conn, iterations, &cat))
         })?;
         self.server.0.push(pid);
         self.listener = Some(l);
@@ -910,6 +952,7 @@ const fn series_of(c: Curve) -> SeriesSpec {
         make: c.make,
         paper_points: &[],
         paper_system: None,
+        printed: None,
     }
 }
 
@@ -1126,7 +1169,7 @@ pub static INETD_SERIES: SeriesSpec = series_of(Curve {
     paper: "inetd forks and execs a server per connection instead of a dozen sleeping \
             daemons (§4.2.4)",
     today: "TCP over 127.0.0.1: connect, one byte echoed, close; served by the resident server \
-            itself, or by /bin/cat that the server forks and execs per connection (as inetd's \
+            itself, or by cat that the server forks and execs per connection (as inetd's \
             nowait services)",
     x: CASE_AXIS,
     y: YKind::CostNs,
@@ -1355,7 +1398,7 @@ pub fn server_memory(exe: &std::path::Path, listeners: &[usize]) -> io::Result<S
     let mut kids = Reap(Vec::new());
     for n in listeners {
         kids.0.push(
-            std::process::Command::new(exe)
+            crate::programs::at(exe)?
                 .args(["__daemon", &n.to_string()])
                 .stdin(std::process::Stdio::null())
                 .stdout(std::process::Stdio::piped())
@@ -1454,9 +1497,9 @@ fn preflight() -> Result<Vec<String>, String> {
     }
     notes.extend(memory_notes());
     notes.push(longhaul::netem_note());
-    if !std::path::Path::new(CAT).exists() {
+    if let Err(e) = crate::programs::find(CAT) {
         return Err(format!(
-            "{CAT} is missing (net.inetd execs it per connection); install coreutils"
+            "{e} (net.inetd execs cat per connection; it is in coreutils)"
         ));
     }
     Ok(notes)
@@ -1489,6 +1532,7 @@ pub fn derive(series: &[Series]) -> Vec<Derived> {
                 .collect();
             if let Ok(e) = crate::stats::estimate(&per_byte) {
                 out.push(Derived {
+                    na: None,
                     name: format!("{}.sys-per-byte@{}", s.id, super::fmt_x(p.x)),
                     value: e.median,
                     unit: "ns per byte".into(),
@@ -1504,6 +1548,7 @@ pub fn derive(series: &[Series]) -> Vec<Derived> {
             .collect();
         for (x, drop) in anomalies(&ys) {
             out.push(Derived {
+                na: None,
                 name: format!("{}.anomaly@{}", s.id, super::fmt_x(x)),
                 value: drop * 100.0,
                 unit: "% below the lower neighbour".into(),
@@ -1552,6 +1597,7 @@ pub fn protocol_time(s: &Series) -> Vec<Derived> {
         let x = super::fmt_x(p.x);
         let mut put = |name: &str, value: f64, unit: &str, formula: &str| {
             out.push(Derived {
+                na: None,
                 name: format!("{}.{name}@{x}", s.id),
                 value,
                 unit: unit.into(),
@@ -1614,6 +1660,52 @@ pub static SUITE: Suite = Suite {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The names a process could predict before #29: this pid's, numbered from 0. Taken by
+    /// another process, they made net.connect@unix fail ("bind unix: Address already in use").
+    #[test]
+    fn connect_unix_listens_although_the_predictable_abstract_names_are_taken() {
+        let pid = sys::getpid();
+        let taken: Vec<UnixListener> = (0..256)
+            .filter_map(|n| {
+                let a = SocketAddr::from_abstract_name(format!("sysperf-{pid}-net-{n}")).ok()?;
+                UnixListener::bind_addr(&a).ok()
+            })
+            .collect();
+        assert!(!taken.is_empty());
+        let mut b = Connect::new(Conn::Unix);
+        b.setup(&Ctx::default(), 3).unwrap();
+        b.run(3).unwrap();
+        b.teardown().unwrap();
+        let l = abstract_listener().unwrap();
+        let name = l.local_addr().unwrap().as_abstract_name().unwrap().to_vec();
+        let prefix = format!("sysperf-{pid}-net-");
+        assert!(name.starts_with(prefix.as_bytes()), "{name:?}");
+        assert_eq!(name.len(), prefix.len() + 24, "{name:?}");
+    }
+
+    #[test]
+    fn a_taken_abstract_name_is_passed_over_for_the_next() {
+        let name = |s: &str| format!("sysperf-test-{}-{s}", sys::getpid()).into_bytes();
+        let _taken =
+            UnixListener::bind_addr(&SocketAddr::from_abstract_name(name("a")).unwrap()).unwrap();
+        let l = listen_at_first_free([Ok(name("a")), Ok(name("b"))].into_iter()).unwrap();
+        let bound = l.local_addr().unwrap();
+        assert_eq!(bound.as_abstract_name(), Some(&name("b")[..]));
+        let e = listen_at_first_free([Ok(name("a"))].into_iter()).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::AddrInUse);
+    }
+
+    /// A stranger that connects to the listener's port first is not the pair's other end.
+    #[test]
+    fn a_connection_made_first_by_another_is_not_accepted_as_ours() {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let stranger = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        let ours = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        let got = accept_from(&listener, ours.local_addr().unwrap()).unwrap();
+        assert_eq!(got.peer_addr().unwrap(), ours.local_addr().unwrap());
+        assert_ne!(got.peer_addr().unwrap(), stranger.local_addr().unwrap());
+    }
 
     #[test]
     fn every_transport_carries_a_message_whole_both_ways() {

@@ -298,7 +298,7 @@ impl Benchmark for LiveChildren {
                 for _ in 0..iterations {
                     let pid = self.fork_one()?;
                     let code = sys::wait_child(pid).map_err(BenchError::sys("waitpid"))?;
-                    crate::bench::fork::check_status("fork", code, CHILD_STATUS)?;
+                    crate::bench::check_status("fork", code, CHILD_STATUS)?;
                 }
             }
             ProcOp::ForkWaitAny => {
@@ -312,7 +312,7 @@ impl Benchmark for LiveChildren {
                              idle child died"
                         )));
                     }
-                    crate::bench::fork::check_status("fork", sys::exit_code(status), CHILD_STATUS)?;
+                    crate::bench::check_status("fork", sys::exit_code(status), CHILD_STATUS)?;
                 }
             }
             ProcOp::Kill => {
@@ -370,6 +370,7 @@ macro_rules! series {
             make: $make,
             paper_points: &[],
             paper_system: None,
+            printed: None,
         }
     };
 }
@@ -479,6 +480,7 @@ pub fn derive(series: &[Series]) -> Vec<Derived> {
             continue;
         }
         out.push(Derived {
+            na: None,
             name: format!("{}.slope", s.id),
             value: (hi.1 - lo.1) / (hi.0 - lo.0),
             unit: if s.x_name == X_CHILDREN.name {

@@ -8,7 +8,7 @@
 //! number of scripts; Table IV gives each machine's peak. Here setup writes, in a fresh
 //! directory under the system's temporary directory, the inputs (a small C program, a text of
 //! about 10 KB and a changed copy of it, a sed script, an awk program, an ed script) and one
-//! shell script per concurrent script. A script is a file that `/bin/sh` reads; it runs
+//! shell script per concurrent script. A script is a file that `sh` reads; it runs
 //! program-development commands (cc, grep, sort, sed, awk, diff, wc, ls, cat, ed: sysperf's
 //! choice, since the paper names only their kinds, "UNIX system and editor commands"), each once, in an order shuffled by a generator seeded with the script's index
 //! (script k always gets the same order, and different scripts different orders). Each
@@ -21,11 +21,12 @@
 //! are part of that one command's work, not processes of their own; the paper does not say
 //! how its count treated them.
 //!
-//! Only commands present on this machine are used (looked up in PATH's absolute directories
-//! only, run by their absolute path); preflight records which were used, the path of each,
-//! which were absent (without a C compiler the compile step is skipped) and the PATH entries
-//! it did not search (relative or empty ones, which would name another directory from each
-//! script's working directory). A command that fails makes its script fail and the trial fail
+//! Only commands present on this machine are used (found, as the shell is, by
+//! `crate::programs`' rule: PATH's absolute directories that only root or this user can
+//! write, and run by their absolute path); preflight records which were used, the path of
+//! each, which were absent (without a C compiler the compile step is skipped) and the PATH
+//! entries it did not search (relative or empty ones, which would name another directory from
+//! each script's working directory, and directories other users can write). A command that fails makes its script fail and the trial fail
 //! with an error naming the command and showing its stderr, so a broken environment fails
 //! loudly instead of measuring less work.
 //!
@@ -36,8 +37,9 @@
 //! by default the worker, and so every script, is pinned to one CPU (a uniprocessor, like the
 //! paper's machines); `--placement free` lets the scheduler use them all. Today's commands
 //! (GNU coreutils, gcc) also do far more work per process than 1984's. The paper printed
-//! Fig. 8 only as a chart, so this series carries no paper points; Table IV's peaks are
-//! quoted beside the derived peak.
+//! Fig. 8 only as a chart, so this series carries no paper points; Table IV's peaks and its
+//! percent change since System III (data/reference/figures.tsv) are quoted beside the derived
+//! peak.
 //!
 //! The directory is removed by teardown and by Drop; a worker killed before either leaves it
 //! behind, so setup also removes the directories of workers that are no longer alive.
@@ -46,12 +48,12 @@ use super::{Axis, Point, SeriesSpec, Suite};
 use crate::bench::{Benchmark, Ctx, Shape};
 use crate::error::BenchError;
 use crate::model::{Derived, Series, YKind};
+use crate::programs;
 use crate::sys::{self, Fork};
 use std::fs;
-use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
 pub static SUITE: Suite = Suite {
     name: "workload",
@@ -69,7 +71,7 @@ pub static THROUGHPUT: SeriesSpec = SeriesSpec {
     curve: "processes per hour",
     paper: "Fig. 8 / Table IV: scripts of UNIX system and editor commands, permuted per script, \
             run 1, 2, ... at once; throughput in processes/hour against the number of scripts",
-    today: "N shell scripts at once, each /bin/sh reading a permuted list of cc, grep, sort, sed, \
+    today: "N shell scripts at once, each sh reading a permuted list of cc, grep, sort, sed, \
             awk, diff, wc, ls, cat, ed commands (sysperf's choice of system and editor commands; \
             those present) from a file; one process = the shell or one command",
     x: Axis {
@@ -84,15 +86,8 @@ pub static THROUGHPUT: SeriesSpec = SeriesSpec {
     make,
     paper_points: &[],
     paper_system: None,
+    printed: None,
 };
-
-/// Table IV: System V (5.0) peak benchmark throughput, processes/hour, by machine.
-pub const TABLE_IV: &[(&str, f64)] = &[
-    ("3B20S", 10_000.0),
-    ("VAX-11/780", 9_800.0),
-    ("VAX-11/750", 6_000.0),
-    ("PDP-11/70", 5_800.0),
-];
 
 /// The parameter's bit that asks for the short command list (`--quick`); the low bits are
 /// the number of scripts.
@@ -106,7 +101,7 @@ const FULL_LOADS: &[u64] = &[1, 2, 4, 8, 16, 32];
 const SCRIPTS_PER_TRIAL: u64 = 4;
 
 fn points(quick: bool) -> Vec<Point> {
-    let steps = present(&steps_for(quick), &search_path());
+    let steps = present(&steps_for(quick), &programs::search_path());
     let per_script = processes_per_script(steps.len());
     let loads: &[u64] = if quick { &[1, 2] } else { FULL_LOADS };
     loads
@@ -127,7 +122,7 @@ fn make(param: u64) -> Box<dyn Benchmark> {
     Box::new(Workload::new(
         (param & (SHORT - 1)).max(1) as usize,
         param & SHORT != 0,
-        search_path(),
+        programs::search_path(),
     ))
 }
 
@@ -136,8 +131,8 @@ pub fn processes_per_script(commands: usize) -> u64 {
     1 + commands as u64
 }
 
-/// The shell every script is run by.
-pub const SHELL: &str = "/bin/sh";
+/// The shell every script is run by (found by `crate::programs::find`).
+pub const SHELL: &str = "sh";
 
 /// One command of a script: the program (found on PATH), its arguments, what it reads on
 /// standard input, the file its standard output goes to, and the exit status that means it
@@ -193,42 +188,18 @@ fn steps_for(short: bool) -> Vec<Step> {
         .collect()
 }
 
-/// The directories searched for the commands: PATH, or the usual ones when it is unset.
-pub fn search_path() -> String {
-    std::env::var("PATH").unwrap_or_else(|_| "/usr/local/bin:/usr/bin:/bin".into())
-}
-
-/// The entries of the colon-separated `path` that are not absolute directories (empty ones
-/// mean the current directory): they are never searched, since a command found through one
-/// would be found from sysperf's directory but run from a script's.
-pub fn unsafe_path_entries(path: &str) -> Vec<&str> {
-    path.split(':')
-        .filter(|d| !Path::new(d).is_absolute())
-        .collect()
-}
-
-/// The first executable regular file called `name` in the absolute directories of the
-/// colon-separated `path` (see [`unsafe_path_entries`]), as an absolute path.
-pub fn locate(name: &str, path: &str) -> Option<PathBuf> {
-    path.split(':')
-        .filter(|d| Path::new(d).is_absolute())
-        .map(|d| Path::new(d).join(name))
-        .find(|p| fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0))
-}
-
 /// The steps whose program is present on `path`, with the full path each runs.
 pub fn present(steps: &[Step], path: &str) -> Vec<(Step, PathBuf)> {
     steps
         .iter()
-        .filter_map(|s| locate(s.program, path).map(|p| (*s, p)))
+        .filter_map(|s| programs::locate(s.program, path).map(|p| (*s, p)))
         .collect()
 }
 
 /// Which commands of the full mix this machine has, as preflight records them.
 pub fn command_notes(path: &str) -> Result<Vec<String>, String> {
-    if !Path::new(SHELL).exists() {
-        return Err(format!("{SHELL} is missing: the scripts cannot run"));
-    }
+    let shell = programs::find(SHELL).map_err(|e| format!("{e}: the scripts cannot run"))?;
+    let shell = shell.display();
     let found = present(STEPS, path);
     if found.is_empty() {
         return Err(format!(
@@ -237,7 +208,7 @@ pub fn command_notes(path: &str) -> Result<Vec<String>, String> {
     }
     let used: Vec<&str> = found.iter().map(|(s, _)| s.program).collect();
     let mut notes = vec![format!(
-        "used: {} (run by {SHELL}; {} processes per script)",
+        "used: {} (run by {shell}; {} processes per script)",
         used.join(", "),
         processes_per_script(found.len())
     )];
@@ -262,19 +233,15 @@ pub fn command_notes(path: &str) -> Result<Vec<String>, String> {
         "commands run by absolute path: {}",
         paths.join(" ")
     ));
-    let skipped = unsafe_path_entries(path);
+    let skipped = programs::unsearched_text(path);
     if !skipped.is_empty() {
-        let shown: Vec<String> = skipped.iter().map(|d| format!("{d:?}")).collect();
-        notes.push(format!(
-            "PATH entries not searched (relative or empty, so not one fixed directory): {}",
-            shown.join(", ")
-        ));
+        notes.push(format!("PATH entries not searched: {skipped}"));
     }
     Ok(notes)
 }
 
 fn preflight() -> Result<Vec<String>, String> {
-    command_notes(&search_path())
+    command_notes(&programs::search_path())
 }
 
 /// The peak of the curve (the paper's Table IV figure) and how far throughput has fallen at
@@ -291,12 +258,17 @@ fn derive(series: &[Series]) -> Vec<Derived> {
     let Some(&(peak_x, peak_y)) = measured.iter().max_by(|a, b| a.1.total_cmp(&b.1)) else {
         return Vec::new();
     };
-    let paper = TABLE_IV
-        .iter()
-        .map(|(m, v)| format!("{m} {v:.0}"))
-        .collect::<Vec<_>>()
-        .join(", ");
+    // Table IV (data/reference/figures.tsv): the peaks, their change since System III (the
+    // table prints "na" for the 3B20S and the VAX-11/750), and §VI's users per throughput.
+    use crate::papers::beside;
+    let paper = format!(
+        "{}; change since System III: {} (na for the others); {}",
+        beside("feder.table4.throughput"),
+        beside("feder.table4.change_pct"),
+        beside("feder.table4.users")
+    );
     let mut out = vec![Derived {
+        na: None,
         name: format!(
             "workload peak throughput, processes/hour, at {} scripts",
             super::fmt_x(peak_x)
@@ -312,6 +284,7 @@ fn derive(series: &[Series]) -> Vec<Derived> {
     if let Some(&(last_x, last_y)) = measured.iter().max_by(|a, b| a.0.total_cmp(&b.0)) {
         if last_x > peak_x {
             out.push(Derived {
+                na: None,
                 name: format!(
                     "workload throughput at {} scripts, % of peak",
                     super::fmt_x(last_x)
@@ -522,6 +495,8 @@ pub struct Workload {
     ctx: Option<Ctx>,
     dir: Option<TempDir>,
     steps: Vec<(Step, PathBuf)>,
+    /// The scripts' shell, found in setup.
+    shell: PathBuf,
 }
 
 impl Workload {
@@ -534,6 +509,7 @@ impl Workload {
             ctx: None,
             dir: None,
             steps: Vec::new(),
+            shell: PathBuf::new(),
         }
     }
 
@@ -559,14 +535,16 @@ impl Workload {
         match forked.map_err(BenchError::sys("fork"))? {
             Fork::Child => {
                 ctx.child_init();
-                let _ = Command::new(SHELL)
-                    .arg("script")
-                    .current_dir(&sdir)
-                    .env("LC_ALL", "C")
-                    .stdin(Stdio::null())
-                    .stdout(Stdio::null())
-                    .stderr(Stdio::null())
-                    .exec();
+                if let Ok(mut cmd) = programs::at(&self.shell) {
+                    let _ = cmd
+                        .arg("script")
+                        .current_dir(&sdir)
+                        .env("LC_ALL", "C")
+                        .stdin(Stdio::null())
+                        .stdout(Stdio::null())
+                        .stderr(Stdio::null())
+                        .exec();
+                }
                 sys::exit_now(127)
             }
             Fork::Parent(pid) => Ok(pid),
@@ -581,7 +559,7 @@ impl Workload {
         let tail: Vec<&str> = errors.lines().rev().take(5).collect();
         let tail: Vec<&str> = tail.into_iter().rev().collect();
         let what = match read("failed").trim() {
-            "" if code == 127 => format!("{SHELL} could not be started"),
+            "" if code == 127 => format!("{} could not be started", self.shell.display()),
             "" => format!("the script exited with status {code}"),
             f => format!("command {f}"),
         };
@@ -600,6 +578,7 @@ impl Workload {
 impl Benchmark for Workload {
     fn setup(&mut self, ctx: &Ctx, _iterations: u64) -> Result<(), BenchError> {
         self.steps = present(&steps_for(self.short), &self.path);
+        self.shell = programs::find(SHELL).map_err(|e| BenchError::Protocol(e.to_string()))?;
         if self.steps.is_empty() {
             return Err(BenchError::Protocol(format!(
                 "workload: none of the commands ({}) is on the search path {}",
@@ -676,6 +655,7 @@ impl Benchmark for Workload {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::programs::{locate, search_path};
     use std::collections::HashMap;
 
     /// A search path holding only the named commands (links to the real ones, or to
@@ -762,7 +742,7 @@ mod tests {
                 assert!(out.contains("/* edited by ed */\nint main"));
             }
             if has("cc") {
-                let out = Command::new(s.join("prog")).output().unwrap();
+                let out = programs::at(&s.join("prog")).unwrap().output().unwrap();
                 assert!(out.status.success());
                 assert_eq!(String::from_utf8_lossy(&out.stdout), PROGRAM_OUTPUT);
             }
@@ -814,12 +794,14 @@ mod tests {
         // A relative entry and an empty one (the current directory), before the absolute one.
         let rel = d.path().file_name().unwrap().to_str().unwrap().to_string();
         let path = format!("{rel}::{abs}");
-        assert_eq!(unsafe_path_entries(&path), [rel.as_str(), ""]);
         let notes = command_notes(&path).unwrap();
         let last = notes.last().unwrap();
         assert_eq!(
             last,
-            &format!("PATH entries not searched (relative or empty, so not one fixed directory): \"{rel}\", \"\"")
+            &format!(
+                "PATH entries not searched: \"{rel}\" (relative), \"\" (empty: the current \
+                 directory)"
+            )
         );
         let cmds = notes
             .iter()
@@ -910,7 +892,14 @@ mod tests {
             "workload peak throughput, processes/hour, at 2 scripts"
         );
         assert_eq!(d[0].value, 1500.0);
-        assert!(d[0].formula.contains("3B20S 10000"), "{}", d[0].formula);
+        // Table IV beside the peak: throughput and its % column.
+        let f = &d[0].formula;
+        assert!(f.contains("AT&T 3B20S 10000, VAX-11/780 9800, VAX-11/750 6000, PDP-11/70 5800 processes/hour (Feder 1984, Table IV)"), "{f}");
+        assert!(
+            f.contains("change since System III: VAX-11/780 25, PDP-11/70 -3 % since System III"),
+            "{f}"
+        );
+        assert!(f.contains("any ~35 users per 10,000 processes/hour"), "{f}");
         assert_eq!(d[1].name, "workload throughput at 4 scripts, % of peak");
         assert!((d[1].value - 80.0).abs() < 1e-9);
     }

@@ -219,6 +219,15 @@ pub enum ResolveError {
     Access(#[from] AccessError),
 }
 
+impl crate::error::Exit for ResolveError {
+    fn exit_code(&self) -> i32 {
+        match self {
+            ResolveError::Input(e) => e.exit_code(),
+            ResolveError::Access(e) => e.exit_code(),
+        }
+    }
+}
+
 pub fn resolve(sel: &Selection, available: &[String]) -> Result<Resolved, ResolveError> {
     let have: BTreeSet<&str> = available.iter().map(String::as_str).collect();
     for e in &sel.events {
@@ -310,6 +319,18 @@ pub enum TraceError {
     Trial { bench: String, why: String },
     #[error("interrupted")]
     Interrupted,
+}
+
+impl crate::error::Exit for TraceError {
+    fn exit_code(&self) -> i32 {
+        match self {
+            TraceError::Access(e) => e.exit_code(),
+            TraceError::Input(e) => e.exit_code(),
+            TraceError::Io(_) | TraceError::Trial { .. } | TraceError::Interrupted => {
+                crate::exit::FAILURE
+            }
+        }
+    }
 }
 
 impl From<ResolveError> for TraceError {

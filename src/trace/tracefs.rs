@@ -27,6 +27,12 @@ pub enum AccessError {
     Unavailable(String),
 }
 
+impl crate::error::Exit for AccessError {
+    fn exit_code(&self) -> i32 {
+        crate::exit::FAILURE
+    }
+}
+
 const HOW: &str = "run sysperf trace as root (or with CAP_SYS_ADMIN and write access to tracefs)";
 
 /// A mounted tracefs.
@@ -263,8 +269,10 @@ pub fn remove_stale(fs: &Tracefs) -> Vec<String> {
             continue;
         };
         // A live sysperf's instance is its own (another sysperf tracing now); one with our
-        // pid is replaced by Instance::create; a pid reused by another program frees it.
-        if pid == sys::getpid() || !crate::harness::janitor::owner_gone(pid) {
+        // pid stays (Instance::create names its own beside it); a pid reused by another
+        // program frees it.
+        let made = crate::harness::janitor::made_of(&e.metadata());
+        if pid == sys::getpid() || !crate::harness::janitor::owner_gone(pid, made) {
             continue;
         }
         if fs::remove_dir(e.path()).is_ok() {
@@ -282,32 +290,42 @@ pub struct Instance {
 }
 
 impl Instance {
-    /// mkdir `instances/NAME` and stop it at once (a new instance starts recording).
+    /// mkdir `instances/NAME` and stop it at once (a new instance starts recording). A NAME
+    /// that is taken is never removed: it may be a live sysperf's with the same pid in another
+    /// PID namespace (tracefs is the machine's), or one left by an earlier process with this
+    /// pid (the sweep removes it once that owner is gone); NAME-<random> is made instead.
     pub fn create(fs: &Tracefs, name: &str) -> Result<Instance, AccessError> {
-        let dir = fs.root.join("instances").join(name);
-        if let Err(e) = fs::create_dir(&dir) {
-            let e = if e.kind() == ErrorKind::AlreadyExists {
-                // Ours by name, so left by an earlier process with our pid: replace it.
-                let _ = fs::remove_dir(&dir);
-                fs::create_dir(&dir).err()
-            } else {
-                Some(e)
-            };
-            if let Some(e) = e {
-                return Err(match e.kind() {
-                    ErrorKind::PermissionDenied => AccessError::NotPermitted(format!(
-                        "cannot create the tracefs instance {} (permission denied): {HOW}",
-                        dir.display()
-                    )),
-                    _ => AccessError::Unavailable(format!(
-                        "cannot create the tracefs instance {}: {e}",
-                        dir.display()
-                    )),
-                });
+        let mut dir = fs.root.join("instances").join(name);
+        let mut made = fs::create_dir(&dir);
+        for _ in 0..16 {
+            if !matches!(&made, Err(e) if e.kind() == ErrorKind::AlreadyExists) {
+                break;
             }
+            let mut r = [0u8; 6];
+            if let Err(e) = sys::random_bytes(&mut r) {
+                made = Err(e);
+                break;
+            }
+            let hex: String = r.iter().map(|b| format!("{b:02x}")).collect();
+            dir = fs.root.join("instances").join(format!("{name}-{hex}"));
+            made = fs::create_dir(&dir);
+        }
+        if let Err(e) = made {
+            return Err(match e.kind() {
+                ErrorKind::PermissionDenied => AccessError::NotPermitted(format!(
+                    "cannot create the tracefs instance {} (permission denied): {HOW}",
+                    dir.display()
+                )),
+                _ => AccessError::Unavailable(format!(
+                    "cannot create the tracefs instance {}: {e}",
+                    dir.display()
+                )),
+            });
         }
         let inst = Instance {
-            name: name.to_string(),
+            name: dir
+                .file_name()
+                .map_or_else(|| name.to_string(), |n| n.to_string_lossy().into_owned()),
             dir,
         };
         inst.write("tracing_on", "0")
@@ -403,11 +421,11 @@ impl Drop for Instance {
                 Err(_) => std::thread::sleep(std::time::Duration::from_millis(20)),
             }
         }
-        eprintln!(
-            "sysperf: could not remove the tracefs instance {}; remove it with: rmdir {}",
+        crate::notice::tell(&format!(
+            "could not remove the tracefs instance {}; remove it with: rmdir {}",
             self.name,
             self.dir.display()
-        );
+        ));
     }
 }
 
@@ -433,6 +451,30 @@ mod tests {
             mounted: false,
         };
         (d, fs)
+    }
+
+    /// A name taken (by a sysperf with this pid in another PID namespace, say) is left alone:
+    /// the new instance is named beside it, and still names its owner (#36).
+    #[test]
+    fn a_taken_instance_name_is_not_removed_but_named_beside() {
+        let (_d, fs) = fake(
+            ["1", "nop", ""],
+            &[("sysperf-7", ["1", "nop", "sched:x\n"])],
+        );
+        let theirs = fs.root.join("instances/sysperf-7");
+        let inst = Instance::create(&fs, "sysperf-7").unwrap();
+        assert_ne!(inst.dir, theirs);
+        assert!(inst.name.starts_with("sysperf-7-"), "{}", inst.name);
+        assert_eq!(inst.name.len(), "sysperf-7-".len() + 12, "{}", inst.name);
+        assert_eq!(instance_pid(&inst.name), Some(7));
+        assert_eq!(inst.read("tracing_on").unwrap().trim(), "0");
+        assert_eq!(
+            fs::read_to_string(theirs.join("tracing_on")).unwrap(),
+            "1\n"
+        );
+        // A free name is taken as it is.
+        let free = Instance::create(&fs, "sysperf-8").unwrap();
+        assert_eq!(free.name, "sysperf-8");
     }
 
     #[test]

@@ -31,35 +31,54 @@ pub fn unique_tag(name: &str) -> String {
     format!("{name}-{}-{nanos}", std::process::id())
 }
 
-/// Live processes named "sysperf:..." (benchmark workers and their children) that carry `tag`
-/// in their environment, i.e. that descend from the sysperf a test started with it. Zombies
-/// about to be reaped by their own parent are not leaks.
-pub fn leftover_workers(tag: &str) -> Vec<String> {
-    assert!(
-        tag.contains('-'),
-        "use unique_tag(): other test suites may run on this machine"
-    );
-    let wanted = format!("SYSPERF_TEST_TAG={tag}");
-    let mut left = Vec::new();
+/// Live processes that carry one of `tags` in their environment, i.e. that descend from a
+/// sysperf a test started with it (daemons its workers start included), as (pid, command
+/// name). Zombies about to be reaped by their own parent are not counted.
+pub fn tagged_processes(tags: &[&str]) -> Vec<(u32, String)> {
+    for tag in tags {
+        assert!(
+            tag.contains('-'),
+            "use unique_tag(): other test suites may run on this machine"
+        );
+    }
+    let wanted: Vec<String> = tags
+        .iter()
+        .map(|t| format!("SYSPERF_TEST_TAG={t}"))
+        .collect();
+    let mut found = Vec::new();
     for e in std::fs::read_dir("/proc").unwrap().flatten() {
-        let pid = e.file_name().to_string_lossy().into_owned();
-        if !pid.chars().all(|c| c.is_ascii_digit()) {
+        let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
+            continue;
+        };
+        let environ = std::fs::read(e.path().join("environ")).unwrap_or_default();
+        let tagged = environ
+            .split(|&b| b == 0)
+            .any(|kv| wanted.iter().any(|w| kv == w.as_bytes()));
+        if !tagged {
             continue;
         }
-        let comm = std::fs::read_to_string(e.path().join("comm")).unwrap_or_default();
         let stat = std::fs::read_to_string(e.path().join("stat")).unwrap_or_default();
         let state = stat
             .rsplit(')')
             .next()
             .and_then(|s| s.split_whitespace().next())
             .unwrap_or("");
-        let environ = std::fs::read(e.path().join("environ")).unwrap_or_default();
-        let tagged = environ.split(|&b| b == 0).any(|kv| kv == wanted.as_bytes());
-        if comm.starts_with("sysperf:") && state != "Z" && tagged {
-            left.push(format!("{pid} {}", comm.trim()));
+        if state != "Z" {
+            let comm = std::fs::read_to_string(e.path().join("comm")).unwrap_or_default();
+            found.push((pid, comm.trim().to_string()));
         }
     }
-    left
+    found
+}
+
+/// Live processes named "sysperf:..." (benchmark workers and their children) that carry `tag`
+/// (see [`tagged_processes`]).
+pub fn leftover_workers(tag: &str) -> Vec<String> {
+    tagged_processes(&[tag])
+        .into_iter()
+        .filter(|(_, comm)| comm.starts_with("sysperf:"))
+        .map(|(pid, comm)| format!("{pid} {comm}"))
+        .collect()
 }
 
 /// Starts `sysperf ARGS` in the background with `db` as its store and its processes tagged

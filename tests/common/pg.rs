@@ -14,7 +14,8 @@
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
-/// A running private cluster. Superuser `sysperf`, trust authentication.
+/// A running private cluster. Superuser `sysperf`, trust authentication (unless its
+/// [`Setup`] says otherwise).
 pub struct PgCluster {
     dir: tempfile::TempDir,
     bin: PathBuf,
@@ -22,6 +23,17 @@ pub struct PgCluster {
     /// The user the server runs as (when the tests run as root).
     user: Option<String>,
     watchdog: Option<Child>,
+    /// Server options beyond the defaults (`-c ssl=on`).
+    extra: String,
+}
+
+/// What a cluster starts with beyond the defaults.
+#[derive(Default)]
+pub struct Setup {
+    /// The server's certificate chain and key (PEM files): TLS on.
+    pub tls: Option<(PathBuf, PathBuf)>,
+    /// pg_hba.conf, replacing initdb's (trust for everyone).
+    pub hba: Option<String>,
 }
 
 /// The directory holding initdb and pg_ctl: `$SYSPERF_PG_BIN`, else the newest
@@ -75,6 +87,11 @@ impl PgCluster {
     /// Starts a new cluster, or None (after saying why) when PostgreSQL is not installed and
     /// this is not CI.
     pub fn start() -> Option<PgCluster> {
+        PgCluster::start_with(Setup::default())
+    }
+
+    /// [`PgCluster::start`] with TLS or another pg_hba.conf.
+    pub fn start_with(setup: Setup) -> Option<PgCluster> {
         let Some(bin) = bin_dir() else {
             assert!(
                 !under_ci(),
@@ -105,6 +122,7 @@ impl PgCluster {
             port: 0,
             user,
             watchdog: None,
+            extra: String::new(),
         };
         let data = cluster.data();
         let out = cluster
@@ -127,6 +145,16 @@ impl PgCluster {
             "initdb failed: {}",
             String::from_utf8_lossy(&out.stderr)
         );
+        if let Some((cert, key)) = &setup.tls {
+            cluster.install(cert, &data.join("server.crt"));
+            cluster.install(key, &data.join("server.key"));
+            cluster.extra = " -c ssl=on".into();
+        }
+        if let Some(hba) = &setup.hba {
+            let path = data.join("pg_hba.conf");
+            std::fs::write(&path, hba).unwrap();
+            cluster.give_to_server(&path);
+        }
         cluster.watchdog = Some(cluster.spawn_watchdog());
         let mut last = String::new();
         for _ in 0..5 {
@@ -143,6 +171,21 @@ impl PgCluster {
         self.dir.path().join("data")
     }
 
+    /// Copies `from` to `to`, mode 0600, owned by the server's user (as PostgreSQL wants its
+    /// key).
+    fn install(&self, from: &Path, to: &Path) {
+        std::fs::copy(from, to).unwrap();
+        std::fs::set_permissions(to, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
+        self.give_to_server(to);
+    }
+
+    fn give_to_server(&self, path: &Path) {
+        if let Some(u) = &self.user {
+            let (uid, gid) = ids_of(u).unwrap();
+            std::os::unix::fs::chown(path, Some(uid), Some(gid)).unwrap();
+        }
+    }
+
     /// A command run as the server's user.
     fn as_server_user(&self, program: &Path) -> Command {
         match &self.user {
@@ -157,9 +200,10 @@ impl PgCluster {
 
     fn try_start(&self) -> Result<(), String> {
         let opts = format!(
-            "-p {} -k {} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200",
+            "-p {} -k {} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200{}",
             self.port,
-            self.dir.path().display()
+            self.dir.path().display(),
+            self.extra
         );
         let out = self
             .as_server_user(&self.bin.join("pg_ctl"))

@@ -11,7 +11,7 @@ use crate::bench::{Benchmark, Ctx};
 use crate::error::BenchError;
 use crate::sys;
 use std::os::fd::{AsRawFd, OwnedFd};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 use std::time::Duration;
 
 /// The shells, in the order of the series' points: name and the arguments of an interactive
@@ -30,12 +30,9 @@ pub const PROMPT: &[u8] = b"@sp> ";
 const STARTUP_MS: i32 = 60_000;
 const PROMPT_MS: i32 = 10_000;
 
-/// The absolute path of shell `name`, if installed.
+/// The absolute path of shell `name`, if installed (found by `crate::programs`' rule).
 pub fn shell_path(name: &str) -> Option<std::path::PathBuf> {
-    ["/usr/bin", "/bin"]
-        .iter()
-        .map(|d| std::path::Path::new(d).join(name))
-        .find(|p| p.exists())
+    crate::programs::find(name).ok()
 }
 
 /// An interactive shell on a pty.
@@ -57,7 +54,7 @@ impl Shell {
         })?;
         let (master, slave) = sys::open_pty().map_err(BenchError::sys("posix_openpt"))?;
         let dup = |fd: &OwnedFd| fd.try_clone().map_err(BenchError::sys("dup"));
-        let mut cmd = Command::new(&path);
+        let mut cmd = crate::programs::at(&path).map_err(BenchError::sys("exec (shell)"))?;
         cmd.args(args)
             .env_clear()
             .env("PATH", "/usr/bin:/bin")

@@ -1,11 +1,14 @@
-//! The long-haul link of `net.longhaul` (§3.2.7): a network namespace `sysperf-PID` joined to
+//! The long-haul link of `net.longhaul` (§3.2.7): a network namespace `sysperf-PID-TAG` joined to
 //! the worker's own namespace, the link's MTU clamped (so the MSS follows) and its sending
 //! side shaped by a token bucket (tc tbf). It is made with `ip` and `tc` (iproute2) in setup,
-//! outside the timed region, and removed when dropped.
+//! outside the timed region, and removed when dropped. Both are found by `crate::programs`'
+//! rule (absolute, trusted directories of PATH), which says why not netlink.
 //!
-//! A shaping without delay or loss is a veth pair (`spPIDa` here, `spPIDb` there); deleting
-//! the namespace deletes both ends. A shaping with a round-trip delay or a loss rate is a
-//! delay line instead: two TUN devices (`spPIDc` here, `spPIDd` made inside the namespace)
+//! A shaping without delay or loss is a veth pair (`spPID.TAGa` here, `spPID.TAGb` there);
+//! deleting the namespace deletes both ends. TAG is 16 random bits of the process's
+//! ([`crate::harness::janitor::link_tag`]): the names are the run's own even where its pid
+//! is not. A shaping with a round-trip delay or a loss rate is a
+//! delay line instead: two TUN devices (`spPID.TAGc` here, `spPID.TAGd` made inside the namespace)
 //! and a relay thread of the worker's, named `sysperf-delay`, that moves every IP packet from
 //! one device's descriptor to the other's, holding it for half the configured round trip
 //! each way (so the figure is the round trip added to the link's own) and dropping the
@@ -27,7 +30,6 @@ use std::fs::File;
 use std::io::{self, Read, Write};
 use std::net::{Ipv4Addr, TcpListener, TcpStream};
 use std::os::fd::AsRawFd;
-use std::process::Command;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -103,10 +105,14 @@ pub fn tun_available() -> bool {
     std::path::Path::new("/dev/net/tun").exists()
 }
 
-/// The namespace and the two veth ends of process `pid` (interface names are at most 15
-/// characters: `sp` + 7 digits + 1).
+/// The namespace and the two veth ends of process `pid` (of this process's tag).
 pub fn names(pid: u32) -> (String, String, String) {
-    crate::harness::janitor::link_names(pid)
+    crate::harness::janitor::link_names(pid, crate::harness::janitor::link_tag())
+}
+
+/// The two TUN devices of process `pid` (of this process's tag).
+pub fn tun_names(pid: u32) -> (String, String) {
+    crate::harness::janitor::tun_names(pid, crate::harness::janitor::link_tag())
 }
 
 /// The two addresses of a pid's /30 in 10.0.0.0/8, so that links of concurrent processes do
@@ -118,12 +124,14 @@ fn addresses(pid: u32) -> (Ipv4Addr, Ipv4Addr) {
 
 /// Runs one `ip`/`tc` command; its stderr is the error.
 fn run(prog: &str, args: &[&str]) -> io::Result<()> {
-    let out = Command::new(prog).args(args).output().map_err(|e| {
-        io::Error::new(
-            e.kind(),
-            format!("cannot run {prog} ({e}); install iproute2"),
-        )
-    })?;
+    let out = crate::programs::command(prog)
+        .and_then(|mut c| c.args(args).output())
+        .map_err(|e| {
+            io::Error::new(
+                e.kind(),
+                format!("cannot run {prog} ({e}); install iproute2"),
+            )
+        })?;
     if out.status.success() {
         return Ok(());
     }
@@ -151,9 +159,9 @@ impl Link {
     pub fn new(shape: Shaping) -> io::Result<Link> {
         let pid = std::process::id();
         let (ns, a, b) = names(pid);
-        let (c, d) = crate::harness::janitor::tun_names(pid);
+        let (c, d) = tun_names(pid);
         let (here, there) = addresses(pid);
-        // A link of this pid left by an earlier benchmark of the same worker.
+        // A link of this process left by an earlier benchmark of it (the names are its own).
         let _ = run("ip", &["link", "del", &a]);
         let _ = run("ip", &["link", "del", &c]);
         let _ = run("ip", &["netns", "del", &ns]);
@@ -221,7 +229,7 @@ impl Link {
     pub fn tcp_pair(&self) -> io::Result<(TcpStream, TcpStream)> {
         let listener = self.in_namespace(|| TcpListener::bind((self.there, 0)))??;
         let client = TcpStream::connect(listener.local_addr()?)?;
-        let (server, _) = listener.accept()?;
+        let server = crate::suite::net::accept_from(&listener, client.local_addr()?)?;
         Ok((client, server))
     }
 
@@ -434,7 +442,14 @@ pub fn sweep_stale() -> Vec<String> {
     }
     owners()
         .into_iter()
-        .filter(|&p| crate::harness::janitor::owner_gone(p as sys::Pid))
+        .filter(|&p| {
+            // The namespace's file has the time it was made; a lone link has none.
+            let ns = std::fs::metadata(format!("/run/netns/{}", names(p).0));
+            crate::harness::janitor::owner_gone(
+                p as sys::Pid,
+                crate::harness::janitor::made_of(&ns),
+            )
+        })
         .flat_map(remove_owned_by)
         .collect()
 }
@@ -604,7 +619,7 @@ mod tests {
         assert!(first >= 2 && SHAPINGS[first..].iter().all(|s| s.0.is_delay_line()));
         assert_eq!(SHAPINGS[7].0, Shaping::rate(10, 1500).delayed(50, 1000));
         assert_eq!(SHAPINGS[7].1, "10Mbit mtu1500 rtt50ms loss0.1%");
-        let (c, d) = crate::harness::janitor::tun_names(4_194_303);
+        let (c, d) = tun_names(4_194_303);
         assert!(c.len() <= 15 && d.len() <= 15, "{c} {d}");
     }
 
@@ -623,7 +638,7 @@ mod tests {
     /// Everything of this process's delay line: its namespace and TUN devices.
     fn delay_line_left() -> Vec<String> {
         let (ns, _, _) = names(std::process::id());
-        let (c, _) = crate::harness::janitor::tun_names(std::process::id());
+        let (c, _) = tun_names(std::process::id());
         [format!("/run/netns/{ns}"), format!("/sys/class/net/{c}")]
             .into_iter()
             .filter(|p| std::path::Path::new(p).exists())
@@ -650,7 +665,7 @@ mod tests {
         let rtt = 50;
         let link = Link::new(Shaping::rate(100, 1500).delayed(rtt, 0)).unwrap();
         assert_eq!(relay_threads(), 1);
-        let (tun, _) = crate::harness::janitor::tun_names(std::process::id());
+        let (tun, _) = tun_names(std::process::id());
         assert_eq!(link.here(), tun);
         let (mut c, mut s) = link.tcp_pair().unwrap();
         c.set_nodelay(true).unwrap();

@@ -1,0 +1,220 @@
+//! `sysperf ab`: a selection measured with a runtime switch off and on (or two command lines),
+//! paired round by round or as a duet, stored as two runs, then printed side by side as
+//! `compare` prints them, with its gate.
+
+use super::args::{allowed_cpus, or_noise_default, parse_pct, parse_pct_opt, parse_seconds};
+use super::args::{DbArg, PlaceArgs};
+use super::compare::{show, Format};
+use super::out::engine;
+use super::progress::Trials;
+use super::Result;
+use clap::Args as ClapArgs;
+use sysperf::engine::ab::{CommandSides, Design};
+use sysperf::engine::{self, switch::Switch, RunPlan, RunRequest};
+use sysperf::{catalog, compare};
+
+pub(crate) const AB_HELP: &str = "\
+Switches (--switch NAME, or --sysctl NAME=VALUE):
+  seccomp              an allow-all seccomp filter in every worker (what a filter costs per
+                       system call); per task, needs no privilege
+  seccomp-checks=N     a seccomp filter of N argument checks more than the off side's one in
+                       every worker: a planted slowdown of every system call; needs no privilege
+  none                 nothing differs between the sides: an A/A
+  speculation          speculative store bypass disabled in every worker (prctl
+                       PR_SET_SPECULATION_CTRL); per task, where the CPU and kernel allow it
+  thp                  /sys/kernel/mm/transparent_hugepage/enabled: off = its value now, on =
+                       --on (default always); root
+  perf_event_paranoid  kernel.perf_event_paranoid: off = now, on = --on (default -1); root
+  --sysctl NAME=VALUE  any sysctl: off = its value now, on = VALUE; root
+
+Off is always the machine as it is. Before a machine-wide switch is first changed, its old
+value is recorded in /var/lib/sysperf/switches (or $SYSPERF_STATE_DIR); ab puts it back at the
+end and on Ctrl-C/SIGTERM, and the next 'sysperf run' or 'ab' puts back what a killed ab left,
+saying so. A machine-wide switch this process may not change exits 1 before anything runs
+(as 'trace' and 'profile' do); a bad switch name or value exits 2.
+
+Or two commands (--a CMD --b CMD, with --a-env/--b-env NAME=VALUE): each side runs its command
+line as the 'command' benchmark; the runs are LABEL-a and LABEL-b.
+
+Each round runs every test's two sides back to back, in a random order, at one iteration count
+(--duet: both at once, on two CPUs swapped every round); the interval is on the rounds' paired
+log ratios.
+
+Default selection: syscall csw pipeback4 forks0 execs0null seqpage. Both runs are stored; the
+comparison is the one 'sysperf compare LABEL-off LABEL-on' prints.";
+
+#[derive(ClapArgs)]
+pub(crate) struct Args {
+    /// Benchmark ids or globs (default: syscall csw pipeback4 forks0 execs0null seqpage).
+    pub(crate) selection: Vec<String>,
+    /// The switch: seccomp, seccomp-checks=N (a planted slowdown), none (an A/A),
+    /// speculation, thp or perf_event_paranoid.
+    #[arg(long, value_name = "NAME", required_unless_present_any = ["sysctl", "a"])]
+    pub(crate) switch: Option<String>,
+    /// Side A as a command line (no shell; quotes as a shell's): A/B of two commands
+    /// instead of a switch, each run and waited for as the `command` benchmark.
+    #[arg(long, value_name = "CMD", requires = "b", conflicts_with_all = ["switch", "sysctl", "selection"])]
+    pub(crate) a: Option<String>,
+    /// Side B as a command line.
+    #[arg(long, value_name = "CMD", requires = "a")]
+    pub(crate) b: Option<String>,
+    /// A variable for side A's command, NAME=VALUE (repeatable; e.g. LD_LIBRARY_PATH=...).
+    #[arg(long, value_name = "NAME=VALUE", requires = "a")]
+    pub(crate) a_env: Vec<String>,
+    /// A variable for side B's command, NAME=VALUE (repeatable).
+    #[arg(long, value_name = "NAME=VALUE", requires = "b")]
+    pub(crate) b_env: Vec<String>,
+    /// A sysctl as the switch, with its "on" value (off is its value now).
+    #[arg(long, value_name = "NAME=VALUE", conflicts_with = "switch")]
+    pub(crate) sysctl: Option<String>,
+    /// The "on" value of thp or perf_event_paranoid.
+    #[arg(long, value_name = "VALUE")]
+    pub(crate) on: Option<String>,
+    /// Counted rounds: one trial of each benchmark and side each (1-1000; default 30).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub(crate) trials: Option<u32>,
+    /// Minimum duration of one trial in seconds (default 0.015: many short trials).
+    #[arg(long, value_name = "S", allow_negative_numbers = true, value_parser = parse_seconds)]
+    pub(crate) min_time: Option<f64>,
+    /// One short trial per benchmark and side: a smoke test, too few trials for a verdict.
+    #[arg(long)]
+    pub(crate) quick: bool,
+    /// Run the two sides at the same time, one on each of two CPUs, swapped every round
+    /// (one CPU a side: one-process tests, or two-process ones under --placement same).
+    #[arg(long)]
+    pub(crate) duet: bool,
+    /// Add full rounds until every test's paired interval is at most +-PCT% (0-100).
+    #[arg(long, value_name = "PCT", allow_negative_numbers = true)]
+    pub(crate) precision: Option<f64>,
+    /// With --precision: add rounds for at most S seconds (default 300).
+    #[arg(long, value_name = "S", allow_negative_numbers = true, value_parser = parse_seconds)]
+    pub(crate) max_time: Option<f64>,
+    /// Seed of the shuffled order of the trials (default: random).
+    #[arg(long, value_name = "N")]
+    pub(crate) seed: Option<u64>,
+    /// N pairs of runs, each side's runs one group ('compare' widens its interval by their
+    /// run-to-run variance) (1-1000).
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub(crate) repeat: u32,
+    /// The runs' labels are LABEL-off and LABEL-on (default: ab-SWITCH-RANDOM).
+    #[arg(long, value_name = "TEXT")]
+    pub(crate) label: Option<String>,
+    /// Kill and record as failed any trial running longer than this many seconds.
+    #[arg(long, value_name = "S", default_value_t = 60.0, allow_negative_numbers = true, value_parser = parse_seconds)]
+    pub(crate) timeout: f64,
+    /// Noise band in percent (0-1000): a verdict needs the ratio's whole interval outside +-PCT.
+    #[arg(
+        long = "threshold",
+        visible_alias = "noise",
+        value_name = "PCT",
+        default_value = "2",
+        allow_negative_numbers = true
+    )]
+    pub(crate) noise: String,
+    /// Exit 3 when a test is significantly slower with the switch on by more than PCT percent.
+    #[arg(long, value_name = "PCT", allow_negative_numbers = true)]
+    pub(crate) fail_on_regression: Option<String>,
+    #[command(flatten)]
+    pub(crate) place: PlaceArgs,
+    #[command(flatten)]
+    pub(crate) db: DbArg,
+    /// Print the comparison as JSON (the format of 'compare --json').
+    #[arg(long)]
+    pub(crate) json: bool,
+}
+
+impl Args {
+    /// What the user asked for, as the engine takes it; `seed` when --seed was not given.
+    fn request(&self, seed: u64) -> Result<RunRequest> {
+        Ok(RunRequest {
+            selection: if self.a.is_some() {
+                vec!["command".into()]
+            } else {
+                or_noise_default(&self.selection)
+            },
+            // Many short rounds unless told otherwise (`--quick` is its own budget).
+            trials: self
+                .trials
+                .or((!self.quick).then_some(engine::ab::DEFAULT_ROUNDS)),
+            min_time_s: self
+                .min_time
+                .or((!self.quick).then_some(engine::ab::DEFAULT_TRIAL_S)),
+            quick: self.quick,
+            precision_pct: self.precision,
+            max_time_s: self.max_time,
+            placement: self.place.placement,
+            cpus: self.place.cpus()?,
+            label: self.label.clone(),
+            timeout_s: self.timeout,
+            seed: self.seed.unwrap_or(seed),
+            repeat: self.repeat,
+            ..RunRequest::default()
+        })
+    }
+}
+
+pub(crate) fn exec(a: Args) -> Result<i32> {
+    // 1. Every option is checked before anything is measured or changed.
+    let noise_pct = parse_pct("--threshold", &a.noise)?;
+    let gate_pct = parse_pct_opt("--fail-on-regression", a.fail_on_regression.as_deref())?;
+    // Two command lines (--a, --b), or a switch.
+    let mut commands = match (&a.a, &a.b) {
+        (Some(x), Some(y)) => Some(CommandSides::parse(x, y, &a.a_env, &a.b_env)?),
+        _ => None,
+    };
+    let switch = match commands {
+        Some(_) => None,
+        None => Some(Switch::parse(
+            a.switch.as_deref(),
+            a.sysctl.as_deref(),
+            a.on.as_deref(),
+        )?),
+    };
+    let name = switch.as_ref().map_or("cmd", |s| s.name()).to_string();
+    let mut req = a.request(engine::fresh_seed()?)?;
+    if req.label.is_none() {
+        req.label = Some(engine::ab::default_label(&name)?);
+    }
+    let plan = RunPlan::resolve(&req, &allowed_cpus()?)?;
+    let design = if a.duet {
+        engine::ab::check_duet(&plan, switch.as_ref().map_or(Ok(()), |s| s.concurrent()))?;
+        Design::Duet
+    } else {
+        Design::Paired
+    };
+    // 2. Both sides, paired round by round; the switch is put back whatever happens.
+    let stop = engine::stop_flag()?;
+    let store = catalog::open_store(a.db.db.as_ref())?;
+    let bar = &mut Trials::new();
+    let engine = engine(&stop)?;
+    let outcomes = match (&mut commands, &switch) {
+        (Some(c), _) => engine.execute_sides(&plan, design, c, store.as_ref(), bar),
+        (None, Some(s)) => engine.execute_ab(&plan, design, s, store.as_ref(), bar),
+        (None, None) => return Ok(sysperf::exit::FAILURE),
+    };
+    bar.finish();
+    let outcomes = outcomes?;
+    let Some(last) = outcomes.last() else {
+        return Ok(sysperf::exit::FAILURE);
+    };
+    let (off, on) = (
+        last.off.label.clone().unwrap_or_default(),
+        last.on.label.clone().unwrap_or_default(),
+    );
+    if last.interrupted {
+        say!("sysperf: interrupted; the runs {off} and {on} are kept as incomplete; {name} is as it was");
+        return Ok(engine::interrupted_code());
+    }
+    say!("sysperf: stored as runs {off} and {on} (sysperf compare {off} {on})");
+    // 3. The two sides as 'compare' prints them, and the gate.
+    drop(store);
+    let req = compare::Request {
+        runs: vec![off, on],
+        baseline: None,
+        wheres: Vec::new(),
+        by: None,
+        noise_pct,
+        gate_pct,
+    };
+    show(&req, Format::text_or_json(a.json), false, a.db.db)
+}
