@@ -75,12 +75,13 @@ pub(crate) enum Cmd {
         after_help = "Default selection: syscall csw pipeback4 forks0 execs0null seqpage, 5 runs (about a minute on 2 cores)."
     )]
     Noise(noise::Args),
-    /// A/B: measure a selection with a switch off and on, trial by trial, side by side.
+    /// A/B: measure a selection with a switch off and on (or two commands), round by round.
     ///
-    /// Measure a selection with a runtime switch off and on, interleaved trial by trial, store
-    /// both sides as two runs (labels LABEL-off, LABEL-on) and print them side by side with
-    /// ratios, intervals and verdicts. A machine-wide switch is put back afterwards, also
-    /// after Ctrl-C; after a kill, the next 'run' or 'ab' puts it back.
+    /// Measure a selection with a runtime switch off and on (or two command lines), paired
+    /// round by round, store both sides as two runs (labels LABEL-off, LABEL-on) and print
+    /// them side by side with ratios, paired intervals and verdicts. A machine-wide switch is
+    /// put back afterwards, also after Ctrl-C; after a kill, the next 'run' or 'ab' puts it
+    /// back.
     #[command(after_help = ab::AB_HELP)]
     Ab(ab::Args),
     /// List the benchmarks and suites there are to run (stored runs: 'sysperf runs').

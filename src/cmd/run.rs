@@ -149,7 +149,7 @@ fn check_warmup(a: &Args) -> Result<()> {
 pub(crate) fn exec(a: Args) -> Result<i32> {
     // 1. Every decision before anything starts: what, where, with which budget and order.
     check_warmup(&a)?;
-    let plan = RunPlan::resolve(
+    let mut plan = RunPlan::resolve(
         &a.request(engine::fresh_seed()?)?,
         &super::args::allowed_cpus()?,
     )?;
@@ -165,16 +165,22 @@ pub(crate) fn exec(a: Args) -> Result<i32> {
     let stop = engine::stop_flag()?;
     let store = catalog::open_store(a.db.db.as_ref())?;
     store.announce("sysperf run")?;
+    // `--precision` waits for the interval of a comparison, this machine's run-to-run part
+    // included where it is known for runs made like this one.
+    if plan.precision_pct.is_some() {
+        plan.run_cv = catalog::run_cv(store.as_ref(), &plan.params)?;
+    }
     // 3. Measure and store, with a progress bar as the sink of the engine's events.
     let bar = &mut Trials::new();
     let outcomes = engine(&stop)?.execute_repeated(&plan, store.as_ref(), bar)?;
     bar.finish();
+    let variance = record_variance(store.as_ref(), &outcomes);
     // 4. Print: the run, or with --repeat each run (as a JSON array with --json).
     if a.json && outcomes.len() > 1 {
-        print_json(&repeated_document(&outcomes))?;
+        print_json(&repeated_document(&outcomes, &variance))?;
     } else {
         for o in &outcomes {
-            print_run(&o.run, &o.profiles, Some(&o.variance), a.json)?;
+            print_run(&o.run, &o.profiles, Some(&variance), a.json)?;
         }
     }
     // 5. Say what was stored, and what was left out; the exit code says how the run went.
@@ -206,12 +212,12 @@ pub(crate) fn exec(a: Args) -> Result<i32> {
             _ => run.id.clone(),
         };
         let json = if outcomes.len() > 1 {
-            serde_json::to_string_pretty(&repeated_document(&outcomes))?
+            serde_json::to_string_pretty(&repeated_document(&outcomes, &variance))?
         } else {
             serde_json::to_string_pretty(&report::json::show_document(
                 run,
                 &outcome.profiles,
-                Some(&outcome.variance),
+                Some(&variance),
                 RUN_PROFILE_TOP,
             ))?
         };
@@ -220,9 +226,29 @@ pub(crate) fn exec(a: Args) -> Result<i32> {
     Ok(engine::exit_code(&outcomes))
 }
 
-/// The runs of `--repeat` as one JSON document (an array).
-fn repeated_document(outcomes: &[engine::RunOutcome]) -> serde_json::Value {
-    report::json::repeated_runs_document(outcomes.iter().map(|o| (&o.run, &o.variance[..])))
+/// The runs of `--repeat` as one JSON document (an array), each with the machine's variance
+/// as the runs left it.
+fn repeated_document(
+    outcomes: &[engine::RunOutcome],
+    variance: &[VarianceEstimate],
+) -> serde_json::Value {
+    report::json::repeated_runs_document(outcomes.iter().map(|o| (&o.run, variance)))
+}
+
+/// The machine's variance estimates once the runs made are stored (empty when interrupted or
+/// fewer than three runs of a test are known): the engine does not know the catalog. Derived
+/// and rebuilt after every run, so a failure costs a warning, not the run.
+pub(crate) fn record_variance(
+    store: &dyn sysperf::store::Backend,
+    outcomes: &[engine::RunOutcome],
+) -> Vec<VarianceEstimate> {
+    match outcomes.iter().rev().find(|o| !o.interrupted) {
+        Some(o) => catalog::record_variance(store, &o.run).unwrap_or_else(|e| {
+            say!("sysperf: warning: could not update this machine's variance estimates: {e}");
+            Vec::new()
+        }),
+        None => Vec::new(),
+    }
 }
 
 /// Flat-profile lines printed with a run (`sysperf profile` prints as many as --top asks).

@@ -123,6 +123,10 @@ pub struct RunPlan {
     pub precision_pct: Option<f64>,
     /// How long rounds may go on for `--precision`.
     pub max_time: Duration,
+    /// This machine's run-to-run CV of each test, from its stored runs made with these
+    /// options (the caller's to fill: the engine reads no store for it); `--precision`
+    /// includes it in the interval it waits for. Empty: not known.
+    pub run_cv: std::collections::BTreeMap<String, f64>,
     /// What the run records of how it was asked for.
     pub params: RunParams,
 }
@@ -248,6 +252,7 @@ impl RunPlan {
             replicate: None,
             precision_pct: req.precision_pct,
             settle_s: req.settle_s,
+            ab: None,
         };
         Ok(RunPlan {
             targets,
@@ -263,6 +268,7 @@ impl RunPlan {
             repeat: req.repeat,
             precision_pct: req.precision_pct,
             max_time: Duration::from_secs_f64(req.max_time_s.unwrap_or(DEFAULT_MAX_TIME_S)),
+            run_cv: Default::default(),
             params,
         })
     }
@@ -271,6 +277,14 @@ impl RunPlan {
     /// calibration trials are not known before they run and are not counted here.
     pub fn planned_trials(&self) -> u64 {
         self.targets.len() as u64 * self.budget.trials_per_target()
+    }
+
+    /// The core benchmarks of the plan (the suites' points are not counted).
+    pub fn benchmarks(&self) -> usize {
+        self.targets
+            .iter()
+            .filter(|p| matches!(p.origin, Origin::Bench(_)))
+            .count()
     }
 
     /// Targets whose count is found by calibration (the others have a fixed count).

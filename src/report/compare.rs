@@ -17,7 +17,7 @@ use std::fmt::Write;
 pub const FORMAT_VERSION: u32 = 1;
 
 /// The CSV header: one line per test and run follows it.
-pub const CSV_COLUMNS: [&str; 15] = [
+pub const CSV_COLUMNS: [&str; 16] = [
     "id",
     "label",
     "run",
@@ -33,6 +33,7 @@ pub const CSV_COLUMNS: [&str; 15] = [
     "verdict",
     "ci_level",
     "covers",
+    "significant",
 ];
 
 /// A number with three significant digits whatever its size: a VAX against today's machine
@@ -83,10 +84,16 @@ pub fn gate_lines(
                 1 => tests[0].to_string(),
                 n => format!("{n} tests ({})", named_few(&tests)),
             };
-            format!(
-                "cannot judge: run {run}, {which}: {why}; the gate needs both sides measured, with at least {} trials",
-                crate::compare::MIN_TRIALS
-            )
+            let needs = if why == crate::compare::NOISE_UNKNOWN || why == crate::compare::DISTURBED
+            {
+                "the gate needs an interval that covers what two runs differ by".to_string()
+            } else {
+                format!(
+                    "the gate needs both sides measured, with at least {} trials",
+                    crate::compare::MIN_TRIALS
+                )
+            };
+            format!("cannot judge: run {run}, {which}: {why}; {needs}")
         }))
         .collect()
 }
@@ -244,7 +251,7 @@ const TABLE7_FIGURES: [Figure; 4] = [
 ];
 
 fn verdict_word(r: &Ratio) -> String {
-    match r.verdict {
+    let word = match r.verdict {
         Verdict::Faster => format!("faster ({}x)", sig3(1.0 / r.ratio)),
         // Regressions must stand out in a terminal full of numbers.
         Verdict::Slower => format!("SLOWER ({}x) !", sig3(r.ratio)),
@@ -253,6 +260,40 @@ fn verdict_word(r: &Ratio) -> String {
         Verdict::Published => "no CI".into(),
         Verdict::TooFewTrials => "<3 trials".into(),
         Verdict::NoVerdict => "no CI".into(),
+        Verdict::NoiseUnknown => crate::compare::NOISE_UNKNOWN.into(),
+        Verdict::Disturbed => crate::compare::DISTURBED.into(),
+    };
+    format!("{word}{}", significance_note(r))
+}
+
+/// The significance of a change the verdict does not call (one inside the noise band, or
+/// not shown beyond it), as a second statement: "; significantly slower (1.02x), not beyond
+/// the band". Empty when the verdict says it all.
+pub fn significance_note(r: &Ratio) -> String {
+    use crate::compare::Significance;
+    let (word, x) = match r.significant {
+        Some(Significance::Slower) => ("slower", r.ratio),
+        Some(Significance::Faster) => ("faster", 1.0 / r.ratio),
+        _ => return String::new(),
+    };
+    match r.verdict {
+        Verdict::NoChange => format!(" (significantly {word}, {}x: inside the band)", sig3(x)),
+        Verdict::Inconclusive => {
+            format!(
+                " (significantly {word}, {}x: not shown beyond the band)",
+                sig3(x)
+            )
+        }
+        _ => String::new(),
+    }
+}
+
+/// What a ratio's interval covers, for a table cell.
+fn covers_cell(r: &Ratio) -> String {
+    if r.ci.is_some() {
+        r.covers.as_str().to_string()
+    } else {
+        String::new()
     }
 }
 
@@ -264,8 +305,13 @@ fn ci_text(ci: Option<[f64; 2]>) -> String {
 /// The ratio columns of one run for a row: ratio, interval, verdict; "-" without a ratio.
 fn ratio_cells(r: Option<&Ratio>) -> Vec<String> {
     match r {
-        Some(r) => vec![sig3(r.ratio), ci_text(r.ci), verdict_word(r)],
-        None => vec!["-".into(), String::new(), String::new()],
+        Some(r) => vec![
+            sig3(r.ratio),
+            ci_text(r.ci),
+            covers_cell(r),
+            verdict_word(r),
+        ],
+        None => vec!["-".into(), String::new(), String::new(), String::new()],
     }
 }
 
@@ -448,7 +494,13 @@ fn series_markdown(c: &Comparison) -> String {
                 cells.push(format!("{v} {ci}").trim_end().to_string());
             }
             cells.extend(others(c).map(|i| match p.ratios[i].as_ref() {
-                Some(r) => format!("{} {} {}", sig3(r.ratio), ci_text(r.ci), md_verdict(r)),
+                Some(r) => format!(
+                    "{} {} {} {}",
+                    sig3(r.ratio),
+                    ci_text(r.ci),
+                    covers_cell(r),
+                    md_verdict(r)
+                ),
                 None => "-".into(),
             }));
             s += &md_row(&cells);
@@ -473,7 +525,12 @@ fn text_table(c: &Comparison, rows: &[&Row], figures: &[Figure]) -> String {
         head.push((0..n).map(tag).collect());
     }
     for _ in others(c) {
-        head.push(vec!["ratio".into(), "95% CI".into(), "verdict".into()]);
+        head.push(vec![
+            "ratio".into(),
+            "95% CI".into(),
+            "covers".into(),
+            "verdict".into(),
+        ]);
     }
     let mut lines = vec![head];
     for row in rows {
@@ -487,7 +544,7 @@ fn text_table(c: &Comparison, rows: &[&Row], figures: &[Figure]) -> String {
         lines.push(line);
     }
     let figure_blocks = figures.len();
-    Grid { titles, lines }.render(|b, k| b == 0 || (b > figure_blocks && k == 2))
+    Grid { titles, lines }.render(|b, k| b == 0 || (b > figure_blocks && k >= 2))
 }
 
 fn failures(c: &Comparison) -> Vec<String> {
@@ -732,7 +789,7 @@ fn md_rule(aligns: &[bool]) -> String {
 }
 
 fn md_verdict(r: &Ratio) -> String {
-    match r.verdict {
+    let word = match r.verdict {
         Verdict::Faster => format!("faster ({}x)", sig3(1.0 / r.ratio)),
         Verdict::Slower => format!("**SLOWER** ({}x)", sig3(r.ratio)),
         Verdict::NoChange => "no change".into(),
@@ -740,7 +797,10 @@ fn md_verdict(r: &Ratio) -> String {
         Verdict::Published => "no CI".into(),
         Verdict::TooFewTrials => "<3 trials".into(),
         Verdict::NoVerdict => "no CI".into(),
-    }
+        Verdict::NoiseUnknown => md(crate::compare::NOISE_UNKNOWN),
+        Verdict::Disturbed => md(crate::compare::DISTURBED),
+    };
+    format!("{word}{}", md(&significance_note(r)))
 }
 
 fn md_table(c: &Comparison, rows: &[&Row], figures: &[Figure]) -> String {
@@ -751,12 +811,17 @@ fn md_table(c: &Comparison, rows: &[&Row], figures: &[Figure]) -> String {
     }
     for i in others(c) {
         let t = format!("{} / {}", tag(i), tag(c.baseline));
-        head.extend([t.clone(), format!("{t} 95% CI"), format!("{t} verdict")]);
+        head.extend([
+            t.clone(),
+            format!("{t} 95% CI"),
+            format!("{t} covers"),
+            format!("{t} verdict"),
+        ]);
     }
     let mut aligns = vec![false];
     aligns.extend(std::iter::repeat_n(true, figures.len() * n));
     for _ in others(c) {
-        aligns.extend([true, true, false]);
+        aligns.extend([true, true, false, false]);
     }
     let mut s = md_row(&head) + &md_rule(&aligns);
     for row in rows {
@@ -766,8 +831,10 @@ fn md_table(c: &Comparison, rows: &[&Row], figures: &[Figure]) -> String {
         }
         for i in others(c) {
             match row.ratios[i].as_ref() {
-                Some(r) => cells.extend([sig3(r.ratio), ci_text(r.ci), md_verdict(r)]),
-                None => cells.extend(["-".into(), String::new(), String::new()]),
+                Some(r) => {
+                    cells.extend([sig3(r.ratio), ci_text(r.ci), covers_cell(r), md_verdict(r)])
+                }
+                None => cells.extend(["-".into(), String::new(), String::new(), String::new()]),
             }
         }
         s += &md_row(&cells);
@@ -1055,14 +1122,16 @@ fn verdict_code(v: Verdict) -> &'static str {
         Verdict::Published => "published",
         Verdict::TooFewTrials => "too_few_trials",
         Verdict::NoVerdict => "no_verdict",
+        Verdict::NoiseUnknown => "noise_unknown",
+        Verdict::Disturbed => "disturbed",
     }
 }
 
 /// The comparison as CSV: a header, then one line per test and run (tests in the paper's
 /// order, runs in column order). `verdict` is `faster`, `slower`, `no_change`, `inconclusive`,
 /// `published` (published against published), `too_few_trials` (a side has fewer than 3),
-/// `no_verdict` (no finite interval), `baseline`, `missing`, `failed`, or `no_baseline` (the
-/// baseline lacks the test). Derived figures and the suites' series are not included (see
+/// `no_verdict` (no finite interval), `noise_unknown` (single runs, no run-to-run variance
+/// known), `baseline`, `missing`, `failed`, or `no_baseline` (the baseline lacks the test). Derived figures and the suites' series are not included (see
 /// the JSON, text or Markdown).
 pub fn csv(c: &Comparison) -> String {
     let mut s = CSV_COLUMNS.join(",") + "\n";
@@ -1093,7 +1162,11 @@ pub fn csv(c: &Comparison) -> String {
                 verdict.to_string(),
                 csv_num(x.and_then(|x| x.ci_level)),
                 ratio
-                    .and_then(|r| serde_json::to_value(r.covers).ok())
+                    .map(|r| r.covers.as_str().to_string())
+                    .unwrap_or_default(),
+                ratio
+                    .and_then(|r| r.significant)
+                    .and_then(|v| serde_json::to_value(v).ok())
                     .and_then(|v| v.as_str().map(str::to_string))
                     .unwrap_or_default(),
             ];
@@ -1202,7 +1275,7 @@ mod tests {
     fn series_compare_point_by_point_and_a_fallen_throughput_is_a_regression() {
         let base = crate::report::fixture_suites_run();
         let slow = slower_series(&base);
-        let c = crate::compare::build(&[base, slow], 0, 2.0);
+        let c = crate::report::fixture_compare(&[base, slow], 0, 2.0);
         assert_eq!(c.series.len(), 3);
         let pipe = &c.series[0];
         let at = |x: f64| pipe.points.iter().find(|p| p.x == x).unwrap();
@@ -1266,7 +1339,6 @@ mod tests {
         let page = crate::report::html::html(std::slice::from_ref(&run), &c, &[Vec::new()]);
         assert!(page.contains("id=\"counters\"") && page.contains("<td>131.0</td>"));
     }
-    use crate::compare::build;
     use crate::model::{Run, Trial, TrialKind};
 
     /// Gives every result five measured trials within +-1% of its median (the fixture's one
@@ -1334,22 +1406,26 @@ mod tests {
 
     #[test]
     fn text_snapshot() {
-        insta::assert_snapshot!(text(&build(&runs(true), 0, 2.0)));
+        insta::assert_snapshot!(text(&crate::report::fixture_compare(&runs(true), 0, 2.0)));
     }
 
     #[test]
     fn markdown_snapshot() {
-        insta::assert_snapshot!(markdown(&build(&runs(true), 0, 2.0)));
+        insta::assert_snapshot!(markdown(&crate::report::fixture_compare(
+            &runs(true),
+            0,
+            2.0
+        )));
     }
 
     #[test]
     fn json_snapshot() {
-        insta::assert_snapshot!(json(&build(&runs(false), 0, 2.0)));
+        insta::assert_snapshot!(json(&crate::report::fixture_compare(&runs(false), 0, 2.0)));
     }
 
     #[test]
     fn csv_has_a_line_per_test_and_run_with_every_column() {
-        let c = build(&runs(true), 0, 2.0);
+        let c = crate::report::fixture_compare(&runs(true), 0, 2.0);
         let out = csv(&c);
         let lines: Vec<&str> = out.lines().collect();
         assert_eq!(lines[0], CSV_COLUMNS.join(","));
@@ -1371,7 +1447,11 @@ mod tests {
         assert_eq!(verdict(syscall[0]), "baseline", "{}", syscall[0]);
         assert_eq!(verdict(syscall[1]), "slower", "{}", syscall[1]);
         assert_eq!(verdict(syscall[2]), "slower", "{}", syscall[2]);
-        assert!(syscall[1].ends_with(",trials"), "{}", syscall[1]);
+        assert!(
+            syscall[1].ends_with(",trials+runs,slower"),
+            "{}",
+            syscall[1]
+        );
         assert!(lines
             .iter()
             .any(|l| l.starts_with("csw,csw,7a3e0c9d1f20,,") && verdict(l) == "missing"));
@@ -1390,7 +1470,7 @@ mod tests {
         assert_eq!(csv_field("a,b"), "\"a,b\"");
         assert_eq!(csv_field("say \"hi\""), "\"say \"\"hi\"\"\"");
         assert_eq!(csv_field("two\nlines"), "\"two\nlines\"");
-        let mut c = build(&runs(false), 0, 2.0);
+        let mut c = crate::report::fixture_compare(&runs(false), 0, 2.0);
         c.rows[0].label = "sys,call \"x\"".into();
         let out = csv(&c);
         assert!(out.contains(",\"sys,call \"\"x\"\"\","), "{out}");
@@ -1415,7 +1495,7 @@ mod tests {
         }
         // Numbers are numbers, negative ones too.
         assert_eq!(csv_num(Some(-1.5)), "-1.5");
-        let mut c = build(&runs(false), 0, 2.0);
+        let mut c = crate::report::fixture_compare(&runs(false), 0, 2.0);
         c.rows[0].label = "=cmd|' /C calc'!A0".into();
         let out = csv(&c);
         assert!(out.contains(",\"'=cmd|' /C calc'!A0\","), "{out}");
@@ -1424,7 +1504,7 @@ mod tests {
 
     #[test]
     fn regressions_stand_out_and_missing_tests_show() {
-        let c = build(&runs(false), 0, 2.0);
+        let c = crate::report::fixture_compare(&runs(false), 0, 2.0);
         let t = text(&c);
         let syscall = t.lines().find(|l| l.starts_with("syscall ")).unwrap();
         assert!(syscall.contains("SLOWER (1.20x) !"), "{syscall}");
@@ -1439,7 +1519,7 @@ mod tests {
 
     #[test]
     fn markdown_tables_have_as_many_cells_as_headers() {
-        let mut c = build(&runs(true), 0, 2.0);
+        let mut c = crate::report::fixture_compare(&runs(true), 0, 2.0);
         c.runs[1].label = Some("a | b".into());
         let md = markdown(&c);
         // Unescaped pipes delimit cells: every line of a table has as many as its header.
@@ -1462,7 +1542,7 @@ mod tests {
     #[test]
     fn published_against_published_prints_the_papers_figures_and_no_verdict() {
         let refs = crate::reference::all().unwrap().to_vec();
-        let c = build(&refs, 0, 2.0);
+        let c = crate::report::fixture_compare(&refs, 0, 2.0);
         let t = text(&c);
         let row = t.lines().find(|l| l.starts_with("forks100k ")).unwrap();
         for fig in ["217.5", "223.0", "176.0", "0.7", "214.3", "175.2", "no CI"] {
@@ -1480,7 +1560,7 @@ mod tests {
 
     #[test]
     fn json_is_the_comparison_with_its_format() {
-        let c = build(&runs(false), 0, 2.0);
+        let c = crate::report::fixture_compare(&runs(false), 0, 2.0);
         let v: Value = serde_json::from_str(&json(&c)).unwrap();
         assert_eq!(v["format"], "sysperf-compare");
         assert_eq!(v["format_version"], 1);

@@ -91,7 +91,11 @@ fn verdict_badge(v: Verdict) -> String {
         Verdict::Faster => ("faster", "\u{25bc} "),
         Verdict::NoChange => ("same", "\u{2248} "),
         Verdict::Inconclusive => ("none", "? "),
-        Verdict::Published | Verdict::TooFewTrials | Verdict::NoVerdict => ("none", ""),
+        Verdict::Published
+        | Verdict::TooFewTrials
+        | Verdict::NoVerdict
+        | Verdict::NoiseUnknown
+        | Verdict::Disturbed => ("none", ""),
     };
     format!(
         "<span class=\"verdict {class}\">{mark}{}</span>",
@@ -100,11 +104,14 @@ fn verdict_badge(v: Verdict) -> String {
 }
 
 fn ratio_text(r: &Ratio) -> String {
+    // Every interval says what it covers (#30).
     let ci = match r.ci {
         Some([lo, hi]) => format!(
-            "<span class=\"ci\">[{}, {}]</span>",
+            "<span class=\"ci\">[{}, {}] {}{}</span>",
             esc(&num(lo)),
-            esc(&num(hi))
+            esc(&num(hi)),
+            esc(r.covers.as_str()),
+            esc(&crate::report::compare::significance_note(r))
         ),
         None => String::new(),
     };
@@ -274,7 +281,12 @@ fn summary(s: &mut String, runs: &[Run], cmp: &Comparison) {
         count(Verdict::Faster),
         count(Verdict::NoChange),
         count(Verdict::Inconclusive),
-        count(Verdict::Published) + count(Verdict::TooFewTrials) + count(Verdict::NoVerdict),
+        count(Verdict::Published)
+            + count(Verdict::TooFewTrials)
+            + count(Verdict::NoVerdict)
+            + count(Verdict::NoiseUnknown)
+            + count(Verdict::Disturbed)
+            + count(Verdict::Disturbed),
         failed,
         missing
     );
@@ -1060,7 +1072,6 @@ pub fn html_by(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::compare;
 
     fn hostile_pair() -> (Vec<Run>, Comparison) {
         let mut base = crate::report::fixture_run();
@@ -1077,7 +1088,7 @@ mod tests {
             message: "<img src=x onerror=alert(2)> used the CPU".into(),
         });
         let runs = vec![base, slow];
-        let cmp = compare::build(&runs, 0, 2.0);
+        let cmp = crate::report::fixture_compare(&runs, 0, 2.0);
         (runs, cmp)
     }
 
@@ -1119,7 +1130,7 @@ mod tests {
                 disk_ios_per_trial: 0.0,
             });
         }
-        let cmp = compare::build(&observed, 0, 2.0);
+        let cmp = crate::report::fixture_compare(&observed, 0, 2.0);
         let profiles = vec![vec![crate::report::profile::tests::fixture()], vec![]];
         let page = html(&observed, &cmp, &profiles);
         for id in ["counters", "profiles"] {
@@ -1183,7 +1194,7 @@ mod tests {
     fn suites_draw_each_figure_with_its_table_and_notes() {
         let plain = crate::report::fixture_run();
         let runs = vec![plain.clone(), crate::report::fixture_series_run()];
-        let cmp = compare::build(&runs, 0, 2.0);
+        let cmp = crate::report::fixture_compare(&runs, 0, 2.0);
         let page = html(&runs, &cmp, &[]);
         let at = page
             .find("<section id=\"suites\">")
@@ -1215,7 +1226,7 @@ mod tests {
         assert!(section.contains("&lt;cooked&gt; is OPOST|ONLCR"));
         assert!(section.contains("suites &lt;fixture&gt;") && !section.contains("<fixture>"));
         // A report of runs without series has no Suites section at all.
-        let one = compare::build(std::slice::from_ref(&plain), 0, 2.0);
+        let one = crate::report::fixture_compare(std::slice::from_ref(&plain), 0, 2.0);
         let page = html(std::slice::from_ref(&plain), &one, &[]);
         assert!(!page.contains("id=\"suites\"") && !page.contains("#suites"));
     }
@@ -1223,7 +1234,7 @@ mod tests {
     #[test]
     fn a_single_run_reports_without_verdicts() {
         let run = crate::report::fixture_run();
-        let cmp = compare::build(std::slice::from_ref(&run), 0, 2.0);
+        let cmp = crate::report::fixture_compare(std::slice::from_ref(&run), 0, 2.0);
         let page = html(std::slice::from_ref(&run), &cmp, &[]);
         assert!(page.contains("One run"));
         assert!(!page.contains("vs baseline"));

@@ -976,7 +976,6 @@ pub fn paging_figure(cmp: &Comparison) -> Option<Svg> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::compare;
 
     fn with_gauss(mut run: crate::model::Run, factor: f64) -> crate::model::Run {
         let template = run
@@ -1062,7 +1061,7 @@ mod tests {
     #[test]
     fn bar_chart_snapshot() {
         let base = crate::report::fixture_run();
-        let c = compare::build(
+        let c = crate::report::fixture_compare(
             &[base.clone(), crate::report::fixture_slower(&base)],
             0,
             2.0,
@@ -1088,7 +1087,7 @@ mod tests {
                 s.wall_ns_per_op.n = 0;
             }
         }
-        let c = compare::build(&[base, other], 0, 2.0);
+        let c = crate::report::fixture_compare(&[base, other], 0, 2.0);
         let svg = paging_figure(&c).unwrap();
         let doc = svg.document();
         // The published series has markers but no whiskers: 8 whiskers, all the baseline's.
@@ -1118,7 +1117,7 @@ mod tests {
                 s.wall_ns_per_op.median = f64::NAN;
             }
         }
-        let c = compare::build(&[base, odd], 0, 2.0);
+        let c = crate::report::fixture_compare(&[base, odd], 0, 2.0);
         let mut all = String::new();
         for g in groups() {
             if let Some(svg) = group_chart(&c, g) {
@@ -1134,7 +1133,7 @@ mod tests {
 
     #[test]
     fn a_chart_of_nothing_is_none_and_stacks_add_heights() {
-        let c = compare::build(&[crate::report::fixture_run()], 0, 2.0);
+        let c = crate::report::fixture_compare(&[crate::report::fixture_run()], 0, 2.0);
         assert!(paging_figure(&c).is_none());
         assert!(test_chart(&c, "nosuch").is_none());
         let a = test_chart(&c, "syscall").unwrap();

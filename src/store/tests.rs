@@ -146,6 +146,11 @@ pub(super) fn full_run(id: &str) -> Run {
             replicate: Some(2),
             precision_pct: Some(2.5),
             settle_s: Some(60.0),
+            ab: Some(crate::model::AbSide {
+                side: "b".into(),
+                partner: "0123456789ab".into(),
+                design: "duet".into(),
+            }),
         },
         fingerprint: Fingerprint {
             hostname: Some("box".to_string()),
