@@ -14,12 +14,15 @@
 # TRIES tries of `ab --precision P` to see the machine time a significant finding takes.
 # Prints one line per measurement.
 #
-# Usage: [TARGETS="2 5 10"] [TRIES=10] [DESIGNS="paired duet"] [N0=150] [CAL_PCT=0.3]
-#        [CAL_TIME=180] [PRECISION=1] [MAX_TIME=300] [SP=path/to/sysperf] scripts/planted.sh
+# Usage: [TARGETS="2 5 10"] [TRIES=10] [PTRIES=TRIES] [DESIGNS="paired duet"] [N0=150]
+#        [CAL_PCT=0.3] [CAL_TIME=180] [PRECISION=1] [MAX_TIME=300] [SP=path/to/sysperf]
+#        scripts/planted.sh
+# (PTRIES: the tries of `ab --precision` per target, the long part; 0 leaves them out.)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 TARGETS=${TARGETS:-"2 5 10"}
 TRIES=${TRIES:-10}
+PTRIES=${PTRIES:-$TRIES}
 DESIGNS=${DESIGNS:-"paired duet"}
 N0=${N0:-150}
 CAL_PCT=${CAL_PCT:-0.3}
@@ -83,8 +86,9 @@ print(f"planted.sh: target {t}% (seccomp-checks={N}), {design}, default ab (30 r
       f"significant in {sig} of {k}; median half-width {statistics.median(widths):.1f}%; {statistics.median(secs)} s a try")
 PY
   done
+  [ "$PTRIES" = 0 ] && continue
   first=$((n + 1))
-  for _ in $(seq 1 "$TRIES"); do ab --switch "seccomp-checks=$N" --precision "$PRECISION" --max-time "$MAX_TIME" >/dev/null; done
+  for _ in $(seq 1 "$PTRIES"); do ab --switch "seccomp-checks=$N" --precision "$PRECISION" --max-time "$MAX_TIME" >/dev/null; done
   python3 - "$work" "$first" "$n" "$t" "$N" "$PRECISION" <<'PY'
 import json, statistics, sys
 work, first, last, t, N, prec = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5], sys.argv[6]
