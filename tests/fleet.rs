@@ -395,7 +395,14 @@ fn a_postgres_that_stays_away_gets_the_run_through_a_spool_file_and_sync() {
     );
     let out = child.wait_with_output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{err}");
+    // A spooled run is not a success: the shared database does not hold it (#35 item 1).
+    assert_eq!(
+        out.status.code(),
+        Some(sysperf::exit::SPOOLED),
+        "a spooled run exits with its own code: {err}"
+    );
+    assert!(!err.contains("stored as run"), "{err}");
+    assert!(err.contains("is NOT in the shared store"), "{err}");
     let spool_dir = state.path().join("sysperf/spool");
     let spooled: Vec<_> = std::fs::read_dir(&spool_dir)
         .unwrap_or_else(|e| panic!("{}: {e}; stderr: {err}", spool_dir.display()))

@@ -2,7 +2,7 @@
 //! execute it with the progress bar as its sink, print the run, exit as the run went.
 
 use super::args::{parse_seconds, DbArg, PlaceArgs};
-use super::out::{engine, print, print_json};
+use super::out::{engine, print, print_json, spooled_into};
 use super::progress::Trials;
 use super::Result;
 use clap::Args as ClapArgs;
@@ -134,6 +134,7 @@ pub(crate) fn exec(a: Args) -> Result<i32> {
     // 2. Ctrl-C and termination stop the run between trials; workers are killed, never left.
     let stop = engine::stop_flag()?;
     let store = catalog::open_store(a.db.db.as_ref())?;
+    let opened = store.location();
     store.announce("sysperf run")?;
     // 3. Measure and store, with a progress bar as the sink of the engine's events.
     let bar = &mut Trials::new();
@@ -150,6 +151,7 @@ pub(crate) fn exec(a: Args) -> Result<i32> {
         }
     }
     // 5. Say what was stored, and what was left out; the exit code says how the run went.
+    let spool = spooled_into(&opened, store.as_ref());
     if let Some(outcome) = outcomes.last() {
         let run = &outcome.run;
         if let (true, Some(l)) = (outcomes.len() > 1, &run.label) {
@@ -162,18 +164,38 @@ pub(crate) fn exec(a: Args) -> Result<i32> {
                 run.id,
                 run.results.len()
             );
+        } else if let Some(spool) = &spool {
+            say!(
+                "sysperf: run {} is NOT in the shared store {opened}: the server could not be reached, so the run is kept in the spool file {} on this host; upload it with 'sysperf sync {} {opened}' once the server is back (exit code {})",
+                run.id,
+                spool.display(),
+                spool.display(),
+                sysperf::exit::SPOOLED
+            );
         } else {
             say!(
                 "sysperf: stored as run {} (sysperf show {})",
                 run.id,
                 run.id
             );
+        }
+        if !outcome.interrupted {
             for m in engine::left_out(&outcomes) {
                 say!("sysperf: left out: {m}");
             }
         }
     }
-    Ok(engine::exit_code(&outcomes))
+    Ok(with_spool(engine::exit_code(&outcomes), spool.is_some()))
+}
+
+/// A command's exit code once its runs went into a spool file: [`sysperf::exit::SPOOLED`]
+/// where it would have been 0; a failure or a signal's code says more and stays.
+pub(crate) fn with_spool(code: i32, spooled: bool) -> i32 {
+    if spooled && code == sysperf::exit::OK {
+        sysperf::exit::SPOOLED
+    } else {
+        code
+    }
 }
 
 /// Flat-profile lines printed with a run (`sysperf profile` prints as many as --top asks).
