@@ -43,6 +43,7 @@
 
 pub mod bench;
 pub mod catalog;
+pub mod changepoint;
 #[allow(unsafe_code)]
 pub mod clib;
 pub mod compare;
