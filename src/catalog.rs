@@ -8,7 +8,7 @@ use crate::compare::{self, Comparison, Known};
 use crate::error::InputError;
 use crate::model::{Fingerprint, Run, VarianceEstimate};
 use crate::reference;
-use crate::store::{self, Backend, Location, Store, StoreError};
+use crate::store::{self, Access, Backend, Location, StoreError};
 use std::path::{Path, PathBuf};
 
 mod lookups;
@@ -141,33 +141,22 @@ fn check_named(path: &Path, named: bool) -> Result<(), CatalogError> {
     Ok(())
 }
 
-/// A PostgreSQL store, connected to (and its schema brought up to date).
-fn open_postgres(location: &Location, url: &str) -> Result<Box<dyn Backend>, CatalogError> {
-    match store::PgStore::connect(url) {
-        Ok(s) => Ok(Box::new(s)),
-        Err(source) => Err(CatalogError::Open {
-            path: location.clone(),
-            source,
-        }),
-    }
+/// The store at `location`, opened as `access` says ([`store::open_at`]).
+fn open(location: Location, access: Access) -> Result<Box<dyn Backend>, CatalogError> {
+    store::open_at(&location, access).map_err(|source| CatalogError::Open {
+        path: location,
+        source,
+    })
 }
 
 /// The store named by `--db`, else `$SYSPERF_DB`, else the default path, created if needed;
 /// only the default one gets its directories created.
 pub fn open_store(db: Option<&PathBuf>) -> Result<Box<dyn Backend>, CatalogError> {
     let (location, named) = store_location(db)?;
-    let path = match &location {
-        Location::Postgres(url) => return open_postgres(&location, url),
-        Location::Sqlite(path) => path,
-    };
-    check_named(path, named)?;
-    match Store::open(path) {
-        Ok(s) => Ok(Box::new(s)),
-        Err(source) => Err(CatalogError::Open {
-            path: location,
-            source,
-        }),
+    if let Location::Sqlite(path) = &location {
+        check_named(path, named)?;
     }
+    open(location, Access::Write)
 }
 
 /// The store that `--db`, `$SYSPERF_DB` or the default path names, for a command that only
@@ -176,41 +165,22 @@ pub fn open_store(db: Option<&PathBuf>) -> Result<Box<dyn Backend>, CatalogError
 /// A PostgreSQL database is always there (its schema is made on first use).
 pub fn open_existing_store(db: Option<&PathBuf>) -> Result<Box<dyn Backend>, CatalogError> {
     let (location, named) = store_location(db)?;
-    let path = match &location {
-        Location::Postgres(url) => return open_postgres(&location, url),
-        Location::Sqlite(path) => path.clone(),
-    };
-    check_named(&path, named)?;
-    if !path.exists() {
-        return Err(CatalogError::NoStore {
-            spec: None,
-            path,
-            named,
-        });
+    if let Location::Sqlite(path) = &location {
+        check_named(path, named)?;
+        if !path.exists() {
+            return Err(CatalogError::NoStore {
+                spec: None,
+                path: path.clone(),
+                named,
+            });
+        }
     }
-    Ok(Box::new(open_for_reading(path)?))
+    open(location, Access::Read)
 }
 
-/// An existing store at `location`, for reading ([`open_for_reading`] for a file).
+/// An existing store at `location`, for reading ([`Access::Read`]).
 pub fn open_location(location: &Location) -> Result<Box<dyn Backend>, CatalogError> {
-    match location {
-        Location::Postgres(url) => open_postgres(location, url),
-        Location::Sqlite(path) => Ok(Box::new(open_for_reading(path.clone())?)),
-    }
-}
-
-/// An existing store: read-only when this process may only read it (root's, listed by
-/// another user) rather than refused; else opened as every command opens it.
-pub fn open_for_reading(path: PathBuf) -> Result<Store, CatalogError> {
-    let opened = if crate::sys::may_write(&path) {
-        Store::open(&path)
-    } else {
-        Store::open_read_only(&path)
-    };
-    opened.map_err(|source| CatalogError::Open {
-        path: Location::Sqlite(path),
-        source,
-    })
+    open(location.clone(), Access::Read)
 }
 
 /// The variance estimates stored for a machine in the store `db` names (or the default one),
@@ -230,7 +200,8 @@ pub fn stored_variance(
         return Ok(None);
     }
     check_named(&path, true)?;
-    Ok(Some(open_for_reading(path)?.variance(machine(fp))?))
+    let store = open_location(&Location::Sqlite(path))?;
+    Ok(Some(store.variance(machine(fp))?))
 }
 
 /// The variance components of each test on the machine that made `run`, from its runs in
@@ -352,17 +323,29 @@ impl Catalog {
 
     /// The columns of a comparison: like [`Self::load_with_baseline`], but a label that names
     /// several complete runs (`run --repeat`) is one column holding them, newest first (at
-    /// most [`LABEL_GROUP_RUNS`]).
+    /// most [`LABEL_GROUP_RUNS`]); an id or `latest` is the one run it names.
     pub fn load_columns(
         &mut self,
         specs: &[String],
         baseline: Option<&str>,
     ) -> Result<Vec<Vec<Run>>, CatalogError> {
         let firsts = self.load_with_baseline(specs, baseline)?;
+        // A column is a group only when it was named by its label (`named_runs`, the one rule
+        // for names): an id or 'latest' names that one run, even of a labelled group.
+        let mut labels = Vec::new();
+        for spec in specs.iter().chain(baseline.map(str::to_string).as_ref()) {
+            if !reference::is_name(spec) && self.named_runs(spec)?.len() >= 2 {
+                labels.push(spec.clone());
+            }
+        }
         let mut columns = Vec::with_capacity(firsts.len());
         for run in firsts {
             let mut group = Vec::new();
             if let (Some(label), "measured") = (run.label.clone(), run.source.as_str()) {
+                if !labels.contains(&label) {
+                    columns.push(vec![run]);
+                    continue;
+                }
                 let ids = self.store()?.labelled(&label)?;
                 if ids.len() >= 2 {
                     for id in ids {

@@ -253,7 +253,10 @@ pub struct DerivedRow {
     pub name: String,
     pub unit: String,
     pub formula: String,
+    /// One per run; None where the run lacks the figure or its inputs cannot support it.
     pub values: Vec<Option<f64>>,
+    /// One per run: why its inputs cannot support the figure (it prints "n/a"), if so.
+    pub na: Vec<Option<String>>,
 }
 
 /// A fingerprint fact that differs between the runs.
@@ -277,6 +280,9 @@ pub struct RunHeader {
     pub hostname: Option<String>,
     pub kernel_release: Option<String>,
     pub complete: bool,
+    /// A `--quick` run: a smoke test, which every rendering says it is (#33).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub quick: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -770,11 +776,16 @@ pub fn build_grouped(
                         unit: d.unit.clone(),
                         formula: d.formula.clone(),
                         values: vec![None; runs.len()],
+                        na: vec![None; runs.len()],
                     });
                     derived.last_mut().expect("just pushed")
                 }
             };
-            row.values[i] = Some(d.value);
+            // A figure its inputs cannot support is no value to take a ratio of.
+            match crate::derived::na_of(d, &run.results) {
+                Some(why) => row.na[i] = Some(why),
+                None => row.values[i] = Some(d.value),
+            }
         }
     }
 
@@ -790,6 +801,7 @@ pub fn build_grouped(
                 hostname: r.fingerprint.hostname.clone(),
                 kernel_release: r.fingerprint.kernel_release.clone(),
                 complete: r.complete,
+                quick: r.params.quick,
             })
             .collect(),
         group_runs: columns.iter().map(Vec::len).collect(),

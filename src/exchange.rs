@@ -1890,7 +1890,7 @@ fn check_estimate(e: &Estimate, p: &JsonPath) -> Result<()> {
 
 /// What `import` prints: one line per run in file order, "imported ID (LABEL) from FILE" or
 /// "already present: ID", where `batches` says how many of `runs` (in order) each file held
-/// and `saved` which runs `Store::save_runs` stored.
+/// and `saved` which runs `Backend::save_runs` stored.
 pub fn import_summary(batches: &[(&PathBuf, usize)], runs: &[Run], saved: &[bool]) -> String {
     import_lines(
         batches,

@@ -442,6 +442,11 @@ pub struct Derived {
     pub value: f64,
     pub unit: String,
     pub formula: String,
+    /// Why the inputs cannot support the figure (one trial, an interval that includes 0, a
+    /// negative cost): then it prints as "n/a" with this reason, and `value` is only the
+    /// arithmetic. Absent when the figure stands (and in runs made before sysperf said so).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub na: Option<String>,
 }
 
 /// How the timer and loop overhead were measured and accounted for.

@@ -163,9 +163,8 @@ fn open_source(src: &Path) -> Result<Source, SyncError> {
     .and_then(|mut f| std::io::Read::read(&mut f, &mut head))
     .map_err(|_| SyncError::NoSource(src.to_path_buf()))?;
     if n == 0 || head.starts_with(b"SQLite format 3\0") {
-        return Ok(Source::Store(Box::new(catalog::open_for_reading(
-            src.to_path_buf(),
-        )?)));
+        let location = Location::Sqlite(src.to_path_buf());
+        return Ok(Source::Store(catalog::open_location(&location)?));
     }
     let imported = exchange::import_file(src).map_err(|source| SyncError::Exchange {
         path: src.to_path_buf(),

@@ -57,6 +57,12 @@ pub fn usage_self_and_children() -> Usage {
     getrusage(libc::RUSAGE_SELF).plus(&getrusage(libc::RUSAGE_CHILDREN))
 }
 
+/// Resource usage of the calling thread alone (RUSAGE_THREAD): its CPU time and how often
+/// other tasks took its CPU (involuntary switches).
+pub fn usage_thread() -> Usage {
+    getrusage(libc::RUSAGE_THREAD)
+}
+
 /// Resource usage of the children this process has reaped (and theirs), alone.
 pub fn usage_children() -> Usage {
     getrusage(libc::RUSAGE_CHILDREN)

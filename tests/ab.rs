@@ -245,3 +245,66 @@ fn sigterm_ends_ab_with_143_and_the_sysctl_put_back() {
     assert_eq!(read("msgmnb"), old);
     assert!(files(&st).is_empty(), "the record is removed");
 }
+
+#[test]
+fn two_abs_switching_one_setting_take_turns_and_the_first_value_comes_back() {
+    // #36: the second `ab` read the first one's "on" value as its "off", put that back at its
+    // end, and left the machine changed. They take turns now, and the second says it waits.
+    if !sysperf::sys::is_root() {
+        eprintln!("skipped: changing a sysctl needs root");
+        return;
+    }
+    let state = tempfile::tempdir().unwrap();
+    let st = state.path().join("st");
+    let old = read("msgmnb");
+    let on = other(&old);
+    let ab = |label: &str| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_sysperf"))
+            .env("SYSPERF_DB", state.path().join(format!("{label}.db")))
+            .env("SYSPERF_STATE_DIR", &st)
+            .env("NO_COLOR", "1")
+            .args(["ab", "syscall", "--quick", "--label", label, "--sysctl"])
+            .arg(format!("kernel.msgmnb={on}"))
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let first = ab("first");
+    // The first holds the setting once its record is written.
+    let has_record = || {
+        std::fs::read_dir(&st).is_ok_and(|d| {
+            d.flatten().any(|e| {
+                e.file_name()
+                    .to_string_lossy()
+                    .starts_with("sysperf-switch-")
+            })
+        })
+    };
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !has_record() {
+        assert!(Instant::now() < deadline, "the first ab wrote no record");
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    let second = ab("second");
+    let (a, b) = (
+        first.wait_with_output().unwrap(),
+        second.wait_with_output().unwrap(),
+    );
+    let (ea, eb) = (
+        String::from_utf8_lossy(&a.stderr),
+        String::from_utf8_lossy(&b.stderr),
+    );
+    assert!(a.status.success(), "{ea}");
+    assert!(b.status.success(), "{eb}");
+    assert_eq!(read("msgmnb"), old, "first: {ea}\nsecond: {eb}");
+    assert!(!has_record(), "a record is left in {}", st.display());
+    // The first may have finished before the second asked (a quick ab is short); when it had
+    // not, the second said whom it waited for.
+    if eb.contains("waiting") {
+        assert!(
+            eb.contains("waiting for another sysperf ab") && eb.contains("kernel.msgmnb"),
+            "{eb}"
+        );
+    }
+}

@@ -788,7 +788,7 @@ fn the_noise_band_limit_is_the_same_in_the_code_and_every_doc() {
         "-o",
         out,
     ]));
-    assert!(err.contains("--noise"), "{err}");
+    assert!(err.contains("--threshold"), "{err}");
     sysperf(&db)
         .args([
             "report",

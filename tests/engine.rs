@@ -6,7 +6,7 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Mutex;
 use sysperf::engine::{Engine, Event, RunPlan, RunRequest, Sink};
 use sysperf::model::TrialKind;
-use sysperf::store::Store;
+use sysperf::store::{Backend, Store};
 
 /// The engine reaps every dead child of this process after each trial (orphans of a worker
 /// come to it as subreaper), which in a test binary includes a child that another test thread

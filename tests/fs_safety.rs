@@ -521,7 +521,19 @@ fn a_process_that_only_calls_itself_sysperf_owns_no_leftover() {
     let exe = t.path().join("sysperf-impostor");
     std::fs::copy("/bin/sleep", &exe).unwrap();
     std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let mut impostor = Command::new(&exe).arg("60").spawn().unwrap();
+    // Another test thread forking between our write and this exec holds the copy open for
+    // writing in its child until that child execs: the kernel then says "text file busy" for a
+    // moment. Retry as Go's os/exec does, for at most a few seconds.
+    let mut tries = 0;
+    let mut impostor = loop {
+        match Command::new(&exe).arg("60").spawn() {
+            Err(e) if e.raw_os_error() == Some(libc::ETXTBSY) && tries < 300 => {
+                tries += 1;
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            r => break r.unwrap(),
+        }
+    };
     let pid = impostor.id();
     let comm = format!("/proc/{pid}/comm");
     let end = Instant::now() + Duration::from_secs(5);

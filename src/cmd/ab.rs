@@ -68,7 +68,8 @@ pub(crate) struct Args {
     pub(crate) timeout: f64,
     /// Noise band in percent (0-1000): a verdict needs the ratio's whole interval outside +-PCT.
     #[arg(
-        long,
+        long = "threshold",
+        visible_alias = "noise",
         value_name = "PCT",
         default_value = "2",
         allow_negative_numbers = true
@@ -107,7 +108,7 @@ impl Args {
 
 pub(crate) fn exec(a: Args) -> Result<i32> {
     // 1. Every option is checked before anything is measured or changed.
-    let noise_pct = parse_pct("--noise", &a.noise)?;
+    let noise_pct = parse_pct("--threshold", &a.noise)?;
     let gate_pct = parse_pct_opt("--fail-on-regression", a.fail_on_regression.as_deref())?;
     let switch = Switch::parse(a.switch.as_deref(), a.sysctl.as_deref(), a.on.as_deref())?;
     let mut req = a.request(engine::fresh_seed()?)?;
@@ -164,6 +165,6 @@ pub(crate) fn exec(a: Args) -> Result<i32> {
         noise_pct,
         gate_pct,
     };
-    let code = show(&req, Format::text_or_json(a.json), db)?;
+    let code = show(&req, Format::text_or_json(a.json), false, db)?;
     Ok(super::run::with_spool(code, spool.is_some()))
 }

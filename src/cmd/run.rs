@@ -1,8 +1,8 @@
 //! `sysperf run`: the whole pipeline. Resolve the plan, open the store, let the engine
 //! execute it with the progress bar as its sink, print the run, exit as the run went.
 
-use super::args::{parse_seconds, DbArg, PlaceArgs};
-use super::out::{engine, print, print_json, spooled_into};
+use super::args::{parse_seconds, DbArg, ExportArgs, PlaceArgs};
+use super::out::{engine, print, print_json, spooled_into, write_exports};
 use super::progress::Trials;
 use super::Result;
 use clap::Args as ClapArgs;
@@ -17,9 +17,15 @@ pub(crate) struct Args {
     #[arg(long, value_name = "NAME", help = suite_help())]
     pub(crate) suite: Vec<String>,
     /// Counted trials per benchmark (1-1000; default 5). With several benchmarks they run in
-    /// rounds: each round runs one trial of every benchmark, in a shuffled order.
-    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    /// rounds: each round runs one trial of every benchmark, in a shuffled order. Also
+    /// spelled --runs, hyperfine's name for it (a stored run of several is --repeat).
+    #[arg(long, visible_alias = "runs", value_name = "N", allow_negative_numbers = true, value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub(crate) trials: Option<u32>,
+    /// Warm-up trials before the counted ones: 1, the default (after calibration, which runs
+    /// the benchmark until a trial lasts --min-time, the benchmark's caches are warm), or 0
+    /// with --quick (hyperfine's --warmup; a longer warm-up is a longer --min-time).
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
+    pub(crate) warmup: Option<i64>,
     /// Minimum duration of one trial in seconds (default 0.1); iterations grow until a trial
     /// lasts this long.
     #[arg(long, value_name = "S", allow_negative_numbers = true, value_parser = parse_seconds)]
@@ -29,7 +35,7 @@ pub(crate) struct Args {
     #[arg(long)]
     pub(crate) quick: bool,
     /// Run each benchmark's trials back to back instead of in shuffled rounds (the order of
-    /// sysperf before 0.2; trials then describe one moment of the machine, not the whole run).
+    /// sysperf's first runs; trials then describe one moment of the machine, not the whole run).
     #[arg(long)]
     pub(crate) sequential: bool,
     /// Seed of the shuffled order of the trials (default: random; the run stores it).
@@ -78,6 +84,8 @@ pub(crate) struct Args {
     #[arg(long, value_name = "S", default_value_t = 1.0, allow_negative_numbers = true, value_parser = parse_seconds)]
     pub(crate) profile_seconds: f64,
     #[command(flatten)]
+    pub(crate) exports: ExportArgs,
+    #[command(flatten)]
     pub(crate) db: DbArg,
     /// Print the whole run as one JSON document instead of the table.
     #[arg(long)]
@@ -118,12 +126,34 @@ impl Args {
     }
 }
 
+/// `--warmup N` as far as sysperf's budget has it: one warm-up trial, none with --quick.
+fn check_warmup(a: &Args) -> Result<()> {
+    let fits = match a.warmup {
+        None => true,
+        Some(n) => n == i64::from(!a.quick),
+    };
+    if fits {
+        return Ok(());
+    }
+    Err(sysperf::error::InputError::InvalidValue {
+        what: "--warmup",
+        value: a.warmup.unwrap_or_default().to_string(),
+        why: format!(
+            "sysperf warms a benchmark up by calibrating it (it runs until a trial lasts --min-time) and then runs {}; a longer warm-up is a longer --min-time (run --min-time 1)",
+            if a.quick { "no warm-up trial with --quick (--warmup 0)" } else { "one warm-up trial (--warmup 1)" }
+        ),
+    }
+    .into())
+}
+
 pub(crate) fn exec(a: Args) -> Result<i32> {
     // 1. Every decision before anything starts: what, where, with which budget and order.
+    check_warmup(&a)?;
     let plan = RunPlan::resolve(
         &a.request(engine::fresh_seed()?)?,
         &super::args::allowed_cpus()?,
     )?;
+    a.exports.check()?;
     if a.dry_run {
         return if a.json {
             print_json(&plan.document())
@@ -142,9 +172,7 @@ pub(crate) fn exec(a: Args) -> Result<i32> {
     bar.finish();
     // 4. Print: the run, or with --repeat each run (as a JSON array with --json).
     if a.json && outcomes.len() > 1 {
-        print_json(&report::json::repeated_runs_document(
-            outcomes.iter().map(|o| (&o.run, &o.variance[..])),
-        ))?;
+        print_json(&repeated_document(&outcomes))?;
     } else {
         for o in &outcomes {
             print_run(&o.run, &o.profiles, Some(&o.variance), a.json)?;
@@ -184,6 +212,24 @@ pub(crate) fn exec(a: Args) -> Result<i32> {
                 say!("sysperf: left out: {m}");
             }
         }
+        // The files of --export-*: the group with --repeat, else the run.
+        let spec = match (&run.label, outcomes.len() > 1) {
+            (Some(l), true) => l.clone(),
+            _ => run.id.clone(),
+        };
+        let json = if outcomes.len() > 1 {
+            serde_json::to_string_pretty(&repeated_document(&outcomes))?
+        } else {
+            serde_json::to_string_pretty(&report::json::show_document(
+                run,
+                &outcome.profiles,
+                Some(&outcome.variance),
+                RUN_PROFILE_TOP,
+            ))?
+        };
+        // A spooled run is read back from its spool file: the shared store does not hold it.
+        let db = spool.clone().or_else(|| a.db.db.clone());
+        write_exports(&a.exports, &spec, &(json + "\n"), db)?;
     }
     Ok(with_spool(engine::exit_code(&outcomes), spool.is_some()))
 }
@@ -196,6 +242,11 @@ pub(crate) fn with_spool(code: i32, spooled: bool) -> i32 {
     } else {
         code
     }
+}
+
+/// The runs of `--repeat` as one JSON document (an array).
+fn repeated_document(outcomes: &[engine::RunOutcome]) -> serde_json::Value {
+    report::json::repeated_runs_document(outcomes.iter().map(|o| (&o.run, &o.variance[..])))
 }
 
 /// Flat-profile lines printed with a run (`sysperf profile` prints as many as --top asks).

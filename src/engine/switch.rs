@@ -54,12 +54,16 @@ pub enum SwitchError {
     /// The state directory is one someone else could change (a user error).
     #[error("cannot keep the switch's record")]
     Unsafe(#[source] crate::safedir::Unsafe),
+    /// Found at its "on" value once another `ab` was done with it (a user error).
+    #[error("{name} is already {on} (another sysperf ab just switched it and put it back there): the two sides would be the same; give another \"on\" value")]
+    Same { name: String, on: String },
 }
 
 impl crate::error::Exit for SwitchError {
     fn exit_code(&self) -> i32 {
         match self {
             SwitchError::Unsafe(e) => crate::error::Exit::exit_code(e),
+            SwitchError::Same { .. } => crate::exit::USAGE,
             _ => crate::exit::FAILURE,
         }
     }
@@ -117,8 +121,13 @@ impl Switch {
             why,
         };
         let setting = |name: &str, path: PathBuf, on: &str| -> Result<Switch, InputError> {
-            let old = read_setting(&path)
-                .map_err(|e| bad(name, format!("cannot read {}: {e}", path.display())))?;
+            // While another `ab` holds this setting, its value is that one's "on" side: what
+            // it will put back is the value this one finds once it has its turn.
+            let old = match live_record_old(&path) {
+                Some(old) => old,
+                None => read_setting(&path)
+                    .map_err(|e| bad(name, format!("cannot read {}: {e}", path.display())))?,
+            };
             if on.is_empty() || on.contains(['\n', '\0']) {
                 return Err(bad(on, "the \"on\" value must be one line".into()));
             }
@@ -250,9 +259,26 @@ impl Switch {
                 setting: None,
                 record: None,
                 now_on: false,
+                _lock: None,
             });
         };
         let dir = open_state_dir(state, true)?;
+        // One `ab` at a time, machine-wide: a second one switching the same setting would
+        // record the first's "on" value as its "off" and put that back at its end, leaving
+        // the machine changed.
+        let lock = lock_switches(&dir)?;
+        // What a killed holder left switched goes back first; the value found then is "off".
+        restore_stale_in(state, &mut |l| crate::notice::tell(l));
+        let s = &Setting {
+            old: read_setting(&s.path).map_err(io(format!("reading {}", s.path.display())))?,
+            ..s.clone()
+        };
+        if s.old == s.on {
+            return Err(SwitchError::Same {
+                name: s.name.clone(),
+                on: s.on.clone(),
+            });
+        }
         let pid = std::process::id();
         let record = OsString::from(format!("{}switch-{pid}", janitor::PREFIX));
         let text = serde_json::to_string(&Record {
@@ -284,8 +310,51 @@ impl Switch {
             setting: Some(s.clone()),
             record: Some((dir, record)),
             now_on: false,
+            _lock: Some(lock),
         })
     }
+}
+
+/// The machine-wide switches' lock: flock(2) on the state directory itself, held from before
+/// a record is written to after its value is put back, so that one `ab` at a time changes a
+/// machine-wide setting (two at once disturb each other's figures anyway). Waits for another
+/// `ab` holding it, and says which.
+fn lock_switches(dir: &Dir) -> Result<std::fs::File, SwitchError> {
+    let shown = dir.path().display().to_string();
+    let f = dir
+        .open_file(OsStr::new("."), libc::O_RDONLY | libc::O_DIRECTORY)
+        .map_err(io(format!("opening {shown}")))?;
+    match f.try_lock() {
+        Ok(()) => {}
+        Err(std::fs::TryLockError::WouldBlock) => {
+            let holders: Vec<String> = dir
+                .names()
+                .unwrap_or_default()
+                .iter()
+                .filter_map(|n| {
+                    let pid = n
+                        .to_str()?
+                        .strip_prefix(janitor::PREFIX)?
+                        .strip_prefix("switch-")?
+                        .parse::<u32>()
+                        .ok()?;
+                    let (record, _) = read_record(dir, n)?;
+                    Some(format!("pid {pid}, {}", record.setting.name))
+                })
+                .collect();
+            crate::notice::tell(&format!(
+                "waiting for another sysperf ab that is switching a machine-wide setting ({}): one at a time, so that each puts back the value it found",
+                if holders.is_empty() {
+                    "it is starting".to_string()
+                } else {
+                    holders.join("; ")
+                }
+            ));
+            f.lock().map_err(io(format!("locking {shown}")))?;
+        }
+        Err(std::fs::TryLockError::Error(e)) => return Err(io(format!("locking {shown}"))(e)),
+    }
+    Ok(f)
 }
 
 /// A switch held by `ab`: sides are set through it, and dropping it puts the old value back
@@ -296,6 +365,8 @@ pub struct Armed {
     /// The state directory, open, and the record's name there.
     record: Option<(Dir, OsString)>,
     now_on: bool,
+    /// The switches' lock (see [`lock_switches`]), released after the value is put back.
+    _lock: Option<std::fs::File>,
 }
 
 impl Armed {
@@ -446,6 +517,27 @@ fn write_setting(path: &Path, value: &str) -> std::io::Result<()> {
 /// removes the record; one line per record for `note`. Records of a live sysperf are left.
 pub fn restore_stale(note: &mut dyn FnMut(&str)) {
     restore_stale_in(&state_dir(), note);
+}
+
+/// The value a live `ab` recorded for the setting at `path` (what it will put back), if one
+/// holds it now.
+fn live_record_old(path: &Path) -> Option<String> {
+    let dir = open_state_dir(&state_dir(), false).ok()?;
+    dir.names().ok()?.into_iter().find_map(|name| {
+        let pid = name
+            .to_str()?
+            .strip_prefix(janitor::PREFIX)?
+            .strip_prefix("switch-")?
+            .parse::<crate::sys::Pid>()
+            .ok()?;
+        let (record, written) = read_record(&dir, &name)?;
+        let made = match record.owner_start_ticks {
+            Some(t) => janitor::Made::ByStart(t),
+            None => janitor::Made::At(written),
+        };
+        (record.setting.path == path && janitor::owner_alive(pid, made))
+            .then_some(record.setting.old)
+    })
 }
 
 fn restore_stale_in(dir_path: &Path, note: &mut dyn FnMut(&str)) {

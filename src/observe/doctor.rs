@@ -92,6 +92,10 @@ pub struct Facts {
     /// Dirty + Writeback memory in KiB (/proc/meminfo): pages still to be written out.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dirty_kib: Option<u64>,
+    /// The kernel's DAMON pages out or reclaims memory it finds cold: one line per running
+    /// kdamond scheme that does (`kdamond 0: pageout (paddr)`) and per reclaim module on.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub proactive_reclaim: Vec<String>,
     /// This machine's variance estimates from the store (`sysperf doctor` looks them up; the
     /// doctor at the start of a run does not): None when not looked up or there is no store.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -342,6 +346,7 @@ pub fn gather(fingerprint: Fingerprint, sample: Duration) -> Facts {
         tracefs: tracefs(),
         kallsyms: kallsyms(),
         dirty_kib: super::read_dirty_kib(),
+        proactive_reclaim: proactive_reclaim(std::path::Path::new("/sys")),
         other_sysperfs: crate::harness::janitor::other_sysperfs(),
         foreign_tracing: crate::trace::tracefs::look(crate::trace::tracefs::foreign_tracing)
             .unwrap_or_default()
@@ -613,6 +618,76 @@ fn check_tracers(f: &Facts, out: &mut Vec<Finding>) {
     ));
 }
 
+/// DAMON's running schemes that take memory away from processes (`pageout`, `lru_deprio`,
+/// `cold`) and the reclaim modules turned on, under the sysfs root `sys`.
+fn proactive_reclaim(sys: &std::path::Path) -> Vec<String> {
+    let read = |p: std::path::PathBuf| {
+        std::fs::read_to_string(p)
+            .map(|s| s.trim().to_string())
+            .unwrap_or_default()
+    };
+    let dirs = |p: std::path::PathBuf| -> Vec<std::path::PathBuf> {
+        let mut v: Vec<_> = std::fs::read_dir(p)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.is_dir())
+            .collect();
+        v.sort();
+        v
+    };
+    let mut out = Vec::new();
+    for k in dirs(sys.join("kernel/mm/damon/admin/kdamonds")) {
+        if read(k.join("state")) != "on" {
+            continue;
+        }
+        let name = k
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        for c in dirs(k.join("contexts")) {
+            let ops = read(c.join("operations"));
+            for sch in dirs(c.join("schemes")) {
+                let action = read(sch.join("action"));
+                if matches!(action.as_str(), "pageout" | "lru_deprio" | "cold") {
+                    out.push(
+                        crate::term::line(&format!("kdamond {name}: {action} ({ops})"))
+                            .into_owned(),
+                    );
+                }
+            }
+        }
+    }
+    for m in ["damon_reclaim", "damon_lru_sort"] {
+        if read(sys.join("module").join(m).join("parameters/enabled")) == "Y" {
+            out.push(format!("{m} enabled"));
+        }
+    }
+    out
+}
+
+fn check_reclaim(f: &Facts, out: &mut Vec<Finding>) {
+    if f.proactive_reclaim.is_empty() {
+        return;
+    }
+    out.push(finding(
+        "reclaim",
+        Severity::Info,
+        format!(
+            "the kernel pages out memory it finds cold: {}",
+            f.proactive_reclaim.join("; ")
+        ),
+        "DAMON swaps out or drops pages that were not touched for a while, a benchmark's included: \
+         a paging test may fault them back in its timed region, a file test may read them again \
+         from disk, and resident sizes come out smaller (anonymous pages only while a swap area \
+         is on)",
+        "turn it off while measuring (echo off > /sys/kernel/mm/damon/admin/kdamonds/N/state), or \
+         compare only with runs made under the same reclaim"
+            .into(),
+    ));
+}
+
 fn check_busy(f: &Facts, out: &mut Vec<Finding>) {
     let others = f
         .busy_processes
@@ -787,6 +862,7 @@ pub fn diagnose(f: &Facts) -> Vec<Finding> {
     check_dirty(f, &mut out);
     check_others(f, &mut out);
     check_tracers(f, &mut out);
+    check_reclaim(f, &mut out);
     check_cgroup(f, &mut out);
     check_perf(f, &mut out);
     check_tracefs(f, &mut out);
@@ -930,6 +1006,7 @@ mod tests {
                 addresses: true,
             },
             dirty_kib: Some(1024),
+            proactive_reclaim: vec![],
             other_sysperfs: vec![],
             foreign_tracing: vec![],
             variance: None,
@@ -1373,5 +1450,35 @@ mod tests {
         for x in diagnose(&facts) {
             assert!(!x.fix.is_empty());
         }
+    }
+
+    #[test]
+    fn a_damon_scheme_that_pages_out_is_found_and_named() {
+        let sys = tempfile::tempdir().unwrap();
+        let k = sys.path().join("kernel/mm/damon/admin/kdamonds/0");
+        let sch = k.join("contexts/0/schemes/0");
+        std::fs::create_dir_all(&sch).unwrap();
+        std::fs::write(k.join("state"), "on\n").unwrap();
+        std::fs::write(k.join("contexts/0/operations"), "paddr\n").unwrap();
+        std::fs::write(sch.join("action"), "pageout\n").unwrap();
+        // A second kdamond that is off, and a scheme that only watches.
+        let off = sys.path().join("kernel/mm/damon/admin/kdamonds/1");
+        std::fs::create_dir_all(off.join("contexts/0/schemes/0")).unwrap();
+        std::fs::write(off.join("state"), "off\n").unwrap();
+        std::fs::write(off.join("contexts/0/schemes/0/action"), "pageout\n").unwrap();
+        let stat = k.join("contexts/0/schemes/1");
+        std::fs::create_dir_all(&stat).unwrap();
+        std::fs::write(stat.join("action"), "stat\n").unwrap();
+        let found = proactive_reclaim(sys.path());
+        assert_eq!(found, vec!["kdamond 0: pageout (paddr)".to_string()]);
+        let mut f = quiet();
+        f.proactive_reclaim = found;
+        let d = diagnose(&f);
+        assert!(
+            d.iter()
+                .any(|x| x.id == "reclaim" && x.title.contains("kdamond 0: pageout")),
+            "{d:?}"
+        );
+        assert!(diagnose(&quiet()).iter().all(|x| x.id != "reclaim"));
     }
 }

@@ -63,19 +63,45 @@ pub fn gate_lines(
     unjudged: &[crate::compare::Unjudged],
     pct: f64,
 ) -> Vec<String> {
+    // The tests the gate cannot judge for one reason in one run are one line (#33): 49 quick
+    // tests are "cannot judge 49 tests", not 49 lines alike.
+    let mut groups: Vec<(&str, &str, Vec<&str>)> = Vec::new();
+    for u in unjudged {
+        match groups
+            .iter_mut()
+            .find(|(run, why, _)| *run == u.run && *why == u.why)
+        {
+            Some((_, _, tests)) => tests.push(&u.test),
+            None => groups.push((&u.run, &u.why, vec![&u.test])),
+        }
+    }
     regressions
         .iter()
         .map(|r| format!("regression: {}", regression_line(c, r, pct)))
-        .chain(unjudged.iter().map(|u| {
+        .chain(groups.into_iter().map(|(run, why, tests)| {
+            let which = match tests.len() {
+                1 => tests[0].to_string(),
+                n => format!("{n} tests ({})", named_few(&tests)),
+            };
             format!(
-                "cannot judge: run {}, {}: {}; the gate needs both sides measured, with at least {} trials",
-                u.run,
-                u.test,
-                u.why,
+                "cannot judge: run {run}, {which}: {why}; the gate needs both sides measured, with at least {} trials",
                 crate::compare::MIN_TRIALS
             )
         }))
         .collect()
+}
+
+/// "syscall, csw, signocsw and 46 more": the first few names, the rest counted.
+fn named_few(names: &[&str]) -> String {
+    const SHOWN: usize = 5;
+    if names.len() <= SHOWN + 1 {
+        return names.join(", ");
+    }
+    format!(
+        "{} and {} more",
+        names[..SHOWN].join(", "),
+        names.len() - SHOWN
+    )
 }
 
 pub fn sig3(v: f64) -> String {
@@ -506,45 +532,11 @@ pub fn text(c: &Comparison) -> String {
     for i in 0..c.runs.len() {
         let _ = writeln!(s, "  {} {}", tag(i), run_line(c, i));
     }
+    if let Some(line) = smoke_line(c) {
+        let _ = writeln!(s, "{line}");
+    }
     let _ = writeln!(s, "method: {}", c.method);
     let _ = writeln!(s, "intervals: {}", c.covers);
-
-    if c.fingerprint_diffs.is_empty() {
-        let _ = writeln!(
-            s,
-            "\nFingerprints: nothing differs (kernel, command line, mitigations, governor, virtualization, CPU, memory, cgroup limits)"
-        );
-    } else {
-        let _ = writeln!(s, "\nWhat differs between the runs' fingerprints");
-        for d in &c.fingerprint_diffs {
-            if d.values.iter().all(Option::is_none) {
-                // A count of what is not listed ("... and 12 more config options").
-                let _ = writeln!(s, "  {}", d.field);
-                continue;
-            }
-            for (i, v) in d.values.iter().enumerate() {
-                let _ = writeln!(
-                    s,
-                    "  {:<20} {} {}",
-                    if i == 0 { d.field.as_str() } else { "" },
-                    tag(i),
-                    v.as_deref().unwrap_or("unknown")
-                );
-            }
-            if let Some(r) = &d.related {
-                let _ = writeln!(s, "  {:<20} tied to: {r}", "");
-            }
-        }
-    }
-    if c.warnings.is_empty() {
-        let _ = writeln!(s, "\nWarnings: none");
-    } else {
-        let _ = writeln!(s, "\nWarnings ({})", c.warnings.len());
-        for w in &c.warnings {
-            let i = c.runs.iter().position(|r| r.id == w.run).unwrap_or(0);
-            let _ = writeln!(s, "  ! {} {}", tag(i), w.warning.message);
-        }
-    }
 
     let kernel: Vec<&Row> = kernel_rows(c).collect();
     if !kernel.is_empty() {
@@ -564,7 +556,7 @@ pub fn text(c: &Comparison) -> String {
     }
     let counters = counter_rows(c);
     if !counters.is_empty() {
-        let _ = writeln!(s, "\nCounters (run --observe: perf counters per operation from the warm-up trial; interrupts per trial, system-wide)");
+        let _ = writeln!(s, "\nCounters (run --observe: perf counters per operation from the warm-up trial, or every trial of a --quick run; interrupts per trial, system-wide)");
         let _ = writeln!(
             s,
             "{:<21} {:>4} {:>10} {:>10} {:>10} {:>11} {:>10}",
@@ -610,10 +602,7 @@ pub fn text(c: &Comparison) -> String {
         for d in &c.derived {
             let mut line = vec![
                 vec![d.name.clone()],
-                d.values
-                    .iter()
-                    .map(|v| v.map(num).unwrap_or_else(|| "-".into()))
-                    .collect(),
+                derived_values(d),
                 vec![d.unit.clone()],
             ];
             line.extend(others(c).map(|i| vec![derived_ratio(d, c.baseline, i)]));
@@ -622,6 +611,9 @@ pub fn text(c: &Comparison) -> String {
         }
         let last = lines[0].len() - 1;
         s += &Grid { titles, lines }.render(|b, _| b == 0 || b == 2 || b == last);
+        for line in derived_na(c) {
+            let _ = writeln!(s, "  {line}");
+        }
     }
     // After the tables: what the doctor found, each finding once with the runs it concerns.
     let doctor = doctor_findings(c);
@@ -640,6 +632,45 @@ pub fn text(c: &Comparison) -> String {
                 x.title,
                 x.fix
             );
+        }
+    }
+    // Then the runs' warnings and what differs between the machines: the tables lead, as
+    // the answer does (#33).
+    if c.warnings.is_empty() {
+        let _ = writeln!(s, "\nWarnings: none");
+    } else {
+        let _ = writeln!(s, "\nWarnings ({})", c.warnings.len());
+        for w in &c.warnings {
+            let i = c.runs.iter().position(|r| r.id == w.run).unwrap_or(0);
+            let _ = writeln!(s, "  ! {} {}", tag(i), w.warning.message);
+        }
+    }
+
+    if c.fingerprint_diffs.is_empty() {
+        let _ = writeln!(
+            s,
+            "\nFingerprints: nothing differs (kernel, command line, mitigations, governor, virtualization, CPU, memory, cgroup limits)"
+        );
+    } else {
+        let _ = writeln!(s, "\nWhat differs between the runs' fingerprints");
+        for d in &c.fingerprint_diffs {
+            if d.values.iter().all(Option::is_none) {
+                // A count of what is not listed ("... and 12 more config options").
+                let _ = writeln!(s, "  {}", d.field);
+                continue;
+            }
+            for (i, v) in d.values.iter().enumerate() {
+                let _ = writeln!(
+                    s,
+                    "  {:<20} {} {}",
+                    if i == 0 { d.field.as_str() } else { "" },
+                    tag(i),
+                    v.as_deref().unwrap_or("unknown")
+                );
+            }
+            if let Some(r) = &d.related {
+                let _ = writeln!(s, "  {:<20} tied to: {r}", "");
+            }
         }
     }
     s
@@ -783,6 +814,9 @@ pub fn markdown(c: &Comparison) -> String {
             let _ = writeln!(s, "\n{} published in: {}", tag(i), md(cite));
         }
     }
+    if let Some(line) = smoke_line(c) {
+        let _ = writeln!(s, "\n**{}**", md(&line));
+    }
     let _ = writeln!(s, "\nMethod: {}", md(&c.method));
     let _ = writeln!(s, "\nIntervals: {}", md(&c.covers));
 
@@ -843,7 +877,7 @@ pub fn markdown(c: &Comparison) -> String {
     }
     let counters = counter_rows(c);
     if !counters.is_empty() {
-        s += "\n**Counters** (run --observe: perf counters per operation from the warm-up trial; interrupts per trial, system-wide)\n\n";
+        s += "\n**Counters** (run --observe: perf counters per operation from the warm-up trial, or every trial of a --quick run; interrupts per trial, system-wide)\n\n";
         let mut head = vec!["Test".to_string(), "run".to_string()];
         head.extend(COUNTER_HEADS.iter().map(|h| h.to_string()));
         s += &md_row(&head);
@@ -880,18 +914,114 @@ pub fn markdown(c: &Comparison) -> String {
         s += &md_rule(&aligns);
         for d in &c.derived {
             let mut cells = vec![md(&d.name)];
-            cells.extend(
-                d.values
-                    .iter()
-                    .map(|v| v.map(num).unwrap_or_else(|| "-".into())),
-            );
+            cells.extend(derived_values(d));
             cells.push(md(&d.unit));
             cells.extend(others(c).map(|i| derived_ratio(d, c.baseline, i)));
             cells.push(md(formula(d)));
             s += &md_row(&cells);
         }
+        let na = derived_na(c);
+        if !na.is_empty() {
+            s += "\n";
+            for line in na {
+                let _ = writeln!(s, "- {}", md(&line));
+            }
+        }
     }
     s
+}
+
+/// The facts a comparison shows whenever they differ: which machine, system and kernel.
+const CORE_FACTS: &[&str] = &[
+    "hostname",
+    "kernel",
+    "os",
+    "cpu",
+    "cores/threads",
+    "memory",
+    "virtualization",
+];
+
+/// The fingerprint differences that matter to the compared tests, then one line counting the
+/// rest (what `compare` prints unless `--all-differences`): the machine's core facts; and
+/// every other fact that each run records, unless `data/kernel-ties.tsv` ties it only to
+/// tests not compared. A fact one run does not record (a published run's sysctls) is no
+/// difference to act on.
+pub fn differences_that_matter(c: &Comparison) -> Vec<crate::compare::FingerprintDiff> {
+    let tests: Vec<&str> = c.rows.iter().map(|r| r.id.as_str()).collect();
+    let bears_on_tests = |related: &str| {
+        let patterns = related.split(" (").next().unwrap_or("");
+        patterns
+            .split(',')
+            .map(str::trim)
+            .any(|p| tests.iter().any(|t| crate::bench::glob_match(p, t)))
+    };
+    let (mut keep, mut unknown, mut untied) = (Vec::new(), 0usize, 0usize);
+    for d in &c.fingerprint_diffs {
+        let known = d.values.iter().all(Option::is_some);
+        if CORE_FACTS.contains(&d.field.as_str())
+            || (known && d.related.as_deref().is_none_or(bears_on_tests))
+        {
+            keep.push(d.clone());
+        } else if known {
+            untied += 1;
+        } else {
+            unknown += 1;
+        }
+    }
+    if unknown + untied > 0 {
+        keep.push(crate::compare::FingerprintDiff {
+            field: format!(
+                "... and {} more: {unknown} a run does not record, {untied} tied to tests not compared ('sysperf compare --all-differences' lists them)",
+                unknown + untied
+            ),
+            values: vec![None; c.runs.len()],
+            related: None,
+        });
+    }
+    keep
+}
+
+/// What a comparison of `--quick` runs says under its runs: they are smoke tests.
+pub fn smoke_line(c: &Comparison) -> Option<String> {
+    let quick: Vec<String> = (0..c.runs.len())
+        .filter(|&i| c.runs[i].quick)
+        .map(tag)
+        .collect();
+    (!quick.is_empty()).then(|| {
+        format!(
+            "SMOKE TEST: {} {} --quick (one trial per test, no warm-up): the figures check that the tests run and do not measure the machine; run without --quick to measure",
+            quick.join(" "),
+            if quick.len() == 1 { "is" } else { "are" }
+        )
+    })
+}
+
+/// A derived figure's cells, one per run: its value, "n/a" where its inputs cannot support it
+/// (the reason follows the table), "-" where the run lacks it.
+fn derived_values(d: &DerivedRow) -> Vec<String> {
+    d.values
+        .iter()
+        .zip(&d.na)
+        .map(|(v, na)| match (v, na) {
+            (_, Some(_)) => "n/a".to_string(),
+            (Some(v), None) => num(*v),
+            (None, None) => "-".to_string(),
+        })
+        .collect()
+}
+
+/// Why each "n/a" of the derived figures is one: "n/a [2] context switch: one trial ...".
+fn derived_na(c: &Comparison) -> Vec<String> {
+    c.derived
+        .iter()
+        .flat_map(|d| {
+            d.na.iter().enumerate().filter_map(move |(i, why)| {
+                why.as_ref()
+                    .map(|why| format!("n/a {} {}: {why}", tag(i), d.name))
+            })
+        })
+        .collect()
 }
 
 /// A CSV text field (ids, labels: never a number), quoted as RFC 4180 says: when it holds a

@@ -57,12 +57,28 @@ fn ci(w: &crate::model::Estimate, width: usize) -> String {
 }
 
 /// The header lines: what was run, where, and how it was measured.
+/// The line a `--quick` run opens with, in its header, over its tables and in the report.
+pub const SMOKE_TEST: &str = "SMOKE TEST (--quick): one 0.01 s trial per test, no warm-up: this checks that the tests run, it does not measure this machine; figures that need an interval print n/a. Run without --quick to measure.";
+
+/// What a table's title says of a `--quick` run.
+fn smoke(run: &Run) -> &'static str {
+    if run.params.quick {
+        " [SMOKE TEST: one trial each, not a measurement]"
+    } else {
+        ""
+    }
+}
+
 pub fn header(run: &Run) -> String {
     if run.source == "published" {
         return published_header(run);
     }
     let mut s = String::new();
     let f = &run.fingerprint;
+    // A smoke test must not pass for results: it says so before anything else.
+    if run.params.quick {
+        let _ = writeln!(s, "{SMOKE_TEST}");
+    }
     let _ = writeln!(
         s,
         "sysperf run {}{}  {}  measured by sysperf {}{}",
@@ -108,7 +124,8 @@ pub fn header(run: &Run) -> String {
         p.cpus.as_ref().map(|c| format!(" on CPUs {}", crate::harness::placement::format_list(c))).unwrap_or_default(),
         p.precision_pct.map(|x| format!("; rounds added until each interval is within +-{x}% of its median (--precision)")).unwrap_or_default(),
         match (&p.group, p.replicate) {
-            (Some(g), Some(r)) => format!("; replicate {} of group {g} (--repeat)", r + 1),
+            // Numbered from 0, as `params.replicate` is in the JSON.
+            (Some(g), Some(r)) => format!("; replicate {r} (from 0) of group {g} (--repeat)"),
             _ => String::new(),
         },
         // What the wait found is a note (quiet) or a warning (not), printed below.
@@ -229,7 +246,8 @@ pub fn render(run: &Run) -> String {
             "\nTable 2. Kernel benchmarks (seconds for the paper's Count; User and System are what time \
              charged the paper's program: the process and, for the fork and exec tests, the children it \
              waited for, not the children of csw and the pipe and udg tests, which it never reaped; All \
-             CPU counts every child)"
+             CPU counts every child){}",
+            smoke(run)
         );
         let _ = writeln!(
             s,
@@ -260,7 +278,8 @@ pub fn render(run: &Run) -> String {
     if !paging.is_empty() {
         let _ = writeln!(
             s,
-            "\nTable 7. Paging benchmarks (seconds and faults for one run of the paper's program)"
+            "\nTable 7. Paging benchmarks (seconds and faults for one run of the paper's program){}",
+            smoke(run)
         );
         let _ = writeln!(
             s,
@@ -292,14 +311,25 @@ pub fn render(run: &Run) -> String {
     if !run.derived.is_empty() {
         let _ = writeln!(s, "\nDerived figures");
         for d in &run.derived {
-            let _ = writeln!(
-                s,
-                "  {:<44} {:>10} {:<10} = {}",
-                d.name,
-                num(d.value),
-                d.unit,
-                d.formula
-            );
+            match &crate::derived::na_of(d, &run.results) {
+                Some(why) => {
+                    let _ = writeln!(
+                        s,
+                        "  {:<44} {:>10} {:<10} ({why}) = {}",
+                        d.name, "n/a", d.unit, d.formula
+                    );
+                }
+                None => {
+                    let _ = writeln!(
+                        s,
+                        "  {:<44} {:>10} {:<10} = {}",
+                        d.name,
+                        num(d.value),
+                        d.unit,
+                        d.formula
+                    );
+                }
+            }
         }
     }
     // The forking process's size when the timed region began: the paper's forks program for
@@ -433,9 +463,15 @@ pub fn counters_table(run: &Run) -> String {
         .any(|(_, c)| c.cycles_per_op.is_some() || c.instructions_per_op.is_some());
     let opt = |v: Option<f64>| v.map(num).unwrap_or_else(|| "-".into());
     let mut s = String::new();
+    // A quick run has no warm-up trial: its one trial carries the counters.
     let _ = writeln!(
         s,
-        "\nCounters (--observe): per operation from perf_event_open on the worker and its children, in the warm-up trial; interrupts, softirqs and disk I/Os system-wide, per measured trial (medians)"
+        "\nCounters (--observe): per operation from perf_event_open on the worker and its children, {}; interrupts, softirqs and disk I/Os system-wide, per measured trial (medians)",
+        if run.params.quick {
+            "in every trial (--quick has no warm-up trial)"
+        } else {
+            "in the warm-up trial"
+        }
     );
     let mut head = format!(
         "{:<18}| {:>10} | {:>8} | {:>8} | {:>9} |",

@@ -1,108 +1,142 @@
 //! One store interface, two backends: [`Backend`] is every operation the commands use on a
-//! store, implemented by the embedded SQLite [`Store`] (the default) and by the shared
-//! PostgreSQL store ([`super::pg::PgStore`], for a fleet of machines writing to one place).
+//! store, each written once, on the connection and the transaction that the embedded SQLite
+//! [`super::Store`] (the default) and the shared PostgreSQL store ([`super::pg::PgStore`], for
+//! a fleet of machines writing to one place) provide; a backend writes only what it does
+//! differently (how it reads a run, where a write goes when its server is away).
 //!
 //! [`Location`] tells the two apart from what the user typed in `--db` or `SYSPERF_DB`: a
 //! `postgres://` (or `postgresql://`) URL is PostgreSQL and is never taken for a file name;
 //! any other `scheme://` is refused; everything else is an SQLite file path. A URL's password
 //! never leaves this module in a message: [`Location`]'s `Display` hides it.
 //!
-//! It is not the CLI's choice of store (see `catalog`) and holds no SQL of its own.
+//! It is not the CLI's choice of store (see `catalog`) and holds no SQL of its own (see
+//! `query.rs` and `write.rs`).
 
-use super::{GcReport, ObservationInfo, RunInfo, RunQuery, Store, StoreError};
-use crate::model::SystemProfile;
-use crate::model::{BenchResult, Run, Series, VarianceEstimate, Warning};
+use super::query::{self, Db, Kind};
+use super::write::{self, RunSink, RunWrite, Sink};
+use super::{GcReport, ObservationInfo, RunInfo, RunQuery, StoreError};
+use crate::model::{BenchResult, Profile, Run, Series, SystemProfile, VarianceEstimate, Warning};
 use std::path::{Path, PathBuf};
 
 type Result<T, E = StoreError> = std::result::Result<T, E>;
 
-/// The operations of a store of runs. Every write is one transaction; a run is saved as it
-/// goes ([`Backend::begin_run`], [`Backend::put_result`] per round, [`Backend::finish_run`]),
-/// so that a run killed midway stays stored, marked incomplete. See the documentation of
-/// [`Store`] for how warnings and derived figures of incremental runs are kept.
+/// The operations of a store of runs, each written once here on what a backend provides:
+/// a connection to read through ([`Backend::read`]) and a transaction to write in
+/// ([`Backend::write`]). Every write is one transaction; a run is saved as it goes
+/// ([`Backend::begin_run`], [`Backend::put_result`] per round, [`Backend::finish_run`]), so
+/// that a run killed midway stays stored, marked incomplete. See the documentation of
+/// [`super::Store`] for how warnings and derived figures of incremental runs are kept.
 pub trait Backend {
+    /// Runs `op` on a connection to the store, to read it (PostgreSQL: run again on a new
+    /// connection when the connection is lost).
+    fn read(&self, op: &mut dyn FnMut(&mut dyn Db) -> Result<()>) -> Result<()>;
+
+    /// Runs `op` in one write transaction, then commits: its statements on the transaction,
+    /// the rows it builds in the SQLite connection, which is the transaction itself on
+    /// SQLite and a scratch database on PostgreSQL, uploaded by [`Db::flush`] and at the end.
+    /// `op` may be run again from its start (PostgreSQL retries a transaction whose
+    /// connection was lost).
+    fn write(
+        &self,
+        op: &mut dyn FnMut(&mut dyn Db, &rusqlite::Connection) -> Result<()>,
+    ) -> Result<()>;
+
+    /// Runs by their exact ids, in that order ([`StoreError::NoSuchRun`] if one is not
+    /// stored), each read whole in one snapshot (PostgreSQL reads them together, one query
+    /// per table rather than per run).
+    fn load_runs(&self, ids: &[&str]) -> Result<Vec<Run>>;
+
+    /// Where the store is, for messages (a URL without its password).
+    fn location(&self) -> Location;
+
+    /// Gives the space of removed runs back to the file system.
+    fn gc(&self) -> Result<GcReport>;
+
+    /// Whether this process may only read the store.
+    fn is_read_only(&self) -> bool {
+        false
+    }
+
+    /// Says what this process is writing, so that a writer kept waiting can name it (a store
+    /// with one writer at a time; PostgreSQL has no such wait).
+    fn announce(&self, _work: &str) -> Result<()> {
+        Ok(())
+    }
+
+    /// One write to the run being measured, in one transaction.
+    fn write_run(&self, w: RunWrite<'_>) -> Result<()> {
+        self.write(&mut |db, lite| w.store(db, lite))
+    }
+
     /// Stores the start of a run, marked incomplete, with what it already holds.
-    fn begin_run(&self, run: &Run) -> Result<()>;
-    /// Appends one finished benchmark and the warnings it raised to a stored run.
-    fn add_result(&self, run_id: &str, result: &BenchResult, warnings: &[Warning]) -> Result<()>;
-    /// Writes `result` at `position` among the run's results, replacing an earlier snapshot.
-    fn put_result(&self, run_id: &str, position: usize, result: &BenchResult) -> Result<()>;
-    /// Records the end of a run (see [`Store::finish_run`]).
-    fn finish_run(&self, run: &Run) -> Result<()>;
-    /// Stores whole runs, each new one with its profiles, in one transaction; for each run,
-    /// whether it was stored (false: its id was already there).
+    fn begin_run(&self, run: &Run) -> Result<()> {
+        self.write_run(RunWrite::Begin(run))
+    }
+
+    /// Appends one finished benchmark and the warnings it raised to a stored run. Keep
+    /// `warnings` in `run.warnings` too: [`Backend::finish_run`] replaces the stored warnings
+    /// with those.
+    fn add_result(&self, run_id: &str, result: &BenchResult, warnings: &[Warning]) -> Result<()> {
+        self.write_run(RunWrite::AddResult {
+            run_id,
+            result,
+            warnings,
+        })
+    }
+
+    /// Writes `result` at `position` among the run's results, replacing what an earlier
+    /// snapshot of it wrote there: the engine stores every benchmark after each round of
+    /// trials. Warnings are left to [`Backend::finish_run`].
+    fn put_result(&self, run_id: &str, position: usize, result: &BenchResult) -> Result<()> {
+        self.write_run(RunWrite::PutResult {
+            run_id,
+            position,
+            result,
+        })
+    }
+
+    /// Records the end of a run: `ended_ns`, `complete`, `overhead` and `notes` from `run`,
+    /// and the run's derived figures and warnings replaced by `run.derived` and
+    /// `run.warnings`. Results are not touched. An interrupted run may be finished too, with
+    /// `complete` false, to keep its end time.
+    fn finish_run(&self, run: &Run) -> Result<()> {
+        self.write_run(RunWrite::Finish(run))
+    }
+
+    /// Appends a kernel profile to a stored run (`sysperf run --profile`).
+    fn add_profile(&self, run_id: &str, profile: &Profile) -> Result<()> {
+        self.write_run(RunWrite::Profile { run_id, profile })
+    }
+
+    /// Appends one measured series of a suite to a stored run (`sysperf run --suite`), so
+    /// that an interrupted suite keeps the curves it finished.
+    fn add_series(&self, run_id: &str, series: &Series) -> Result<()> {
+        self.write_run(RunWrite::Series { run_id, series })
+    }
+
+    /// Stores whole runs, each new one with its profiles (`profiles[i]` are those of
+    /// `runs[i]`), in one transaction: all the new ones, or (on any error) none; for each
+    /// run, whether it was stored (false: its id was already there, also earlier in `runs`).
     fn save_runs_with_profiles(
         &self,
         runs: &[Run],
-        profiles: &[Vec<crate::model::Profile>],
-    ) -> Result<Vec<bool>>;
+        profiles: &[Vec<Profile>],
+    ) -> Result<Vec<bool>> {
+        writing(self, |db, lite| write::save_runs(db, lite, runs, profiles))
+    }
+
     /// Stores the runs `feed` hands to its [`RunSink`], one at a time as `feed` reads them
     /// (an import of thousands of runs is never held in memory), all in one transaction: when
     /// `feed` fails, nothing is stored. `feed` may be called again from its start (PostgreSQL
     /// retries a transaction whose connection was lost), so it must hand over everything
     /// each time and forget what an earlier call handed.
-    fn import_runs(&self, feed: &mut dyn FnMut(&mut dyn RunSink) -> Result<()>) -> Result<()>;
-    /// A run by its exact id.
-    fn load_run(&self, id: &str) -> Result<Run>;
-    /// Runs by their exact ids, in that order ([`StoreError::NoSuchRun`] if one is not
-    /// stored): PostgreSQL reads them together, one query per table rather than per run.
-    fn load_runs(&self, ids: &[&str]) -> Result<Vec<Run>> {
-        ids.iter().map(|id| self.load_run(id)).collect()
+    fn import_runs(&self, feed: &mut dyn FnMut(&mut dyn RunSink) -> Result<()>) -> Result<()> {
+        self.write(&mut |db, lite| {
+            let mut sink = Sink::new(db, lite);
+            feed(&mut sink)?;
+            sink.flush()
+        })
     }
-    /// Every stored run, newest first.
-    fn list_runs(&self) -> Result<Vec<RunInfo>>;
-    /// What the user typed (`latest`, an id, an id prefix, a label) as a run id.
-    fn resolve(&self, spec: &str) -> Result<String>;
-    /// Replaces the variance estimates of one machine (host name, kernel, CPU model).
-    fn put_variance(
-        &self,
-        machine: (&str, &str, &str),
-        estimates: &[VarianceEstimate],
-    ) -> Result<()>;
-    /// The variance estimates stored for one machine, by test id.
-    fn variance(&self, machine: (&str, &str, &str)) -> Result<Vec<VarianceEstimate>>;
-    /// The ids of the runs carrying `label`, newest first.
-    fn labelled(&self, label: &str) -> Result<Vec<String>>;
-    /// Appends a kernel profile to a stored run.
-    fn add_profile(&self, run_id: &str, profile: &crate::model::Profile) -> Result<()>;
-    /// Appends one measured series of a suite to a stored run.
-    fn add_series(&self, run_id: &str, series: &Series) -> Result<()>;
-    /// The kernel profiles stored with a run, in the order they were added.
-    fn load_profiles(&self, run_id: &str) -> Result<Vec<crate::model::Profile>>;
-    /// Deletes a run and everything stored for it.
-    fn remove_run(&self, id: &str) -> Result<()>;
-    /// Whether this process may only read the store.
-    fn is_read_only(&self) -> bool;
-    /// Where the store is, for messages (a URL without its password).
-    fn location(&self) -> Location;
-    /// Stores an observation of the whole machine (`profile --system`) under `p.id`.
-    fn save_observation(&self, p: &SystemProfile) -> Result<()>;
-    /// Every stored observation, newest first.
-    fn list_observations(&self) -> Result<Vec<ObservationInfo>>;
-    /// The observation `spec` names (id, unique id prefix, label), or None (it may name a run).
-    fn resolve_observation(&self, spec: &str) -> Result<Option<String>>;
-    /// The stored observation `id`.
-    fn load_observation(&self, id: &str) -> Result<SystemProfile>;
-    /// Deletes an observation; false when there was none with that id.
-    fn remove_observation(&self, id: &str) -> Result<bool>;
-    /// Every stored benchmark profile (`run --profile`), newest run first.
-    fn benchmark_profiles(&self) -> Result<Vec<crate::model::Profile>>;
-    /// The stored runs `query` matches, newest first.
-    fn query_runs(&self, query: &RunQuery) -> Result<Vec<RunInfo>>;
-    /// How many stored runs `query` matches, its limit aside.
-    fn count_runs(&self, query: &RunQuery) -> Result<u64>;
-    /// The complete measured runs of one machine (host, kernel), newest first, at most `limit`.
-    fn machine_runs(
-        &self,
-        host: Option<&str>,
-        kernel: Option<&str>,
-        limit: usize,
-    ) -> Result<Vec<String>>;
-    /// Says what this process is writing, so that a writer kept waiting can name it (a store
-    /// with one writer at a time; PostgreSQL has no such wait).
-    fn announce(&self, work: &str) -> Result<()>;
-    /// Gives the space of removed runs back to the file system.
-    fn gc(&self) -> Result<GcReport>;
 
     /// [`Backend::save_runs_with_profiles`] without profiles.
     fn save_runs(&self, runs: &[Run]) -> Result<Vec<bool>> {
@@ -112,123 +146,154 @@ pub trait Backend {
     /// Stores one whole run; false, writing nothing, when its id is already stored.
     fn save_run(&self, run: &Run) -> Result<bool> {
         Ok(self
-            .save_runs_with_profiles(std::slice::from_ref(run), &[])?
+            .save_runs(std::slice::from_ref(run))?
             .first()
             .copied()
             .unwrap_or(false))
     }
-}
 
-/// Where [`Backend::import_runs`] stores runs, inside its transaction.
-pub trait RunSink {
-    /// Stores `run`, unless its id is already stored (also by this transaction); whether it
-    /// was stored.
-    fn run(&mut self, run: &Run) -> Result<bool>;
-    /// Stores kernel profiles of a run this sink stored, after those it has.
-    fn profiles(&mut self, run_id: &str, profiles: &[crate::model::Profile]) -> Result<()>;
-}
-
-impl Backend for Store {
-    fn begin_run(&self, run: &Run) -> Result<()> {
-        Store::begin_run(self, run)
-    }
-    fn add_result(&self, run_id: &str, result: &BenchResult, warnings: &[Warning]) -> Result<()> {
-        Store::add_result(self, run_id, result, warnings)
-    }
-    fn put_result(&self, run_id: &str, position: usize, result: &BenchResult) -> Result<()> {
-        Store::put_result(self, run_id, position, result)
-    }
-    fn finish_run(&self, run: &Run) -> Result<()> {
-        Store::finish_run(self, run)
-    }
-    fn save_runs_with_profiles(
-        &self,
-        runs: &[Run],
-        profiles: &[Vec<crate::model::Profile>],
-    ) -> Result<Vec<bool>> {
-        Store::save_runs_with_profiles(self, runs, profiles)
-    }
-    fn import_runs(&self, feed: &mut dyn FnMut(&mut dyn RunSink) -> Result<()>) -> Result<()> {
-        Store::import_runs(self, feed)
-    }
+    /// A run by its exact id: results in the order they were added, trials in the order
+    /// they ran.
     fn load_run(&self, id: &str) -> Result<Run> {
-        Store::load_run(self, id)
+        self.load_runs(&[id])?
+            .pop()
+            .ok_or_else(|| StoreError::NoSuchRun { spec: id.into() })
     }
+
+    /// Every stored run, newest first.
     fn list_runs(&self) -> Result<Vec<RunInfo>> {
-        Store::list_runs(self)
+        self.query_runs(&RunQuery::default())
     }
-    fn resolve(&self, spec: &str) -> Result<String> {
-        Store::resolve(self, spec)
-    }
-    fn put_variance(
-        &self,
-        machine: (&str, &str, &str),
-        estimates: &[VarianceEstimate],
-    ) -> Result<()> {
-        Store::put_variance(self, machine, estimates)
-    }
-    fn variance(&self, machine: (&str, &str, &str)) -> Result<Vec<VarianceEstimate>> {
-        Store::variance(self, machine)
-    }
-    fn labelled(&self, label: &str) -> Result<Vec<String>> {
-        Store::labelled(self, label)
-    }
-    fn add_profile(&self, run_id: &str, profile: &crate::model::Profile) -> Result<()> {
-        Store::add_profile(self, run_id, profile)
-    }
-    fn add_series(&self, run_id: &str, series: &Series) -> Result<()> {
-        Store::add_series(self, run_id, series)
-    }
-    fn load_profiles(&self, run_id: &str) -> Result<Vec<crate::model::Profile>> {
-        Store::load_profiles(self, run_id)
-    }
-    fn remove_run(&self, id: &str) -> Result<()> {
-        Store::remove_run(self, id)
-    }
-    fn is_read_only(&self) -> bool {
-        Store::is_read_only(self)
-    }
-    fn location(&self) -> Location {
-        Location::Sqlite(self.path().to_path_buf())
-    }
-    fn save_observation(&self, p: &SystemProfile) -> Result<()> {
-        Store::save_observation(self, p)
-    }
-    fn list_observations(&self) -> Result<Vec<ObservationInfo>> {
-        Store::list_observations(self)
-    }
-    fn resolve_observation(&self, spec: &str) -> Result<Option<String>> {
-        Store::resolve_observation(self, spec)
-    }
-    fn load_observation(&self, id: &str) -> Result<SystemProfile> {
-        Store::load_observation(self, id)
-    }
-    fn remove_observation(&self, id: &str) -> Result<bool> {
-        Store::remove_observation(self, id)
-    }
-    fn benchmark_profiles(&self) -> Result<Vec<crate::model::Profile>> {
-        Store::benchmark_profiles(self)
-    }
+
+    /// The stored runs `query` matches, newest first.
     fn query_runs(&self, query: &RunQuery) -> Result<Vec<RunInfo>> {
-        Store::query_runs(self, query)
+        reading(self, |db| query::query_runs(db, query))
     }
+
+    /// How many stored runs `query` matches, its limit aside.
     fn count_runs(&self, query: &RunQuery) -> Result<u64> {
-        Store::count_runs(self, query)
+        reading(self, |db| query::count_runs(db, query))
     }
+
+    /// What the user typed (`latest`, an id, an id prefix, a label) as a run id (see
+    /// [`query::resolve`]).
+    fn resolve(&self, spec: &str) -> Result<String> {
+        reading(self, |db| query::resolve(db, Kind::Run, spec))?.run(spec)
+    }
+
+    /// The observation `spec` names (id, unique id prefix, label), or None (it may name a run).
+    fn resolve_observation(&self, spec: &str) -> Result<Option<String>> {
+        reading(self, |db| query::resolve(db, Kind::Observation, spec))?.observation(spec)
+    }
+
+    /// The ids of the runs carrying `label`, newest first.
+    fn labelled(&self, label: &str) -> Result<Vec<String>> {
+        reading(self, |db| query::runs_labelled(db, label))
+    }
+
+    /// The complete measured runs of one machine (host, kernel), newest first, at most
+    /// `limit`: through the machine's index, however many runs other machines have.
     fn machine_runs(
         &self,
         host: Option<&str>,
         kernel: Option<&str>,
         limit: usize,
     ) -> Result<Vec<String>> {
-        Store::machine_runs(self, host, kernel, limit)
+        reading(self, |db| query::machine_runs(db, host, kernel, limit))
     }
-    fn announce(&self, work: &str) -> Result<()> {
-        Store::announce(self, work)
+
+    /// Replaces the variance estimates of one machine (host name, kernel, CPU model).
+    fn put_variance(
+        &self,
+        machine: (&str, &str, &str),
+        estimates: &[VarianceEstimate],
+    ) -> Result<()> {
+        self.write(&mut |db, _| query::put_variance(db, machine, estimates))
     }
-    fn gc(&self) -> Result<GcReport> {
-        Store::gc(self)
+
+    /// The variance estimates stored for one machine, by test id.
+    fn variance(&self, machine: (&str, &str, &str)) -> Result<Vec<VarianceEstimate>> {
+        reading(self, |db| query::variance(db, machine))
     }
+
+    /// The kernel profiles stored with a run, in the order they were added.
+    fn load_profiles(&self, run_id: &str) -> Result<Vec<Profile>> {
+        reading(self, |db| query::profiles(db, run_id))
+    }
+
+    /// Every stored benchmark profile (`run --profile`), newest run first.
+    fn benchmark_profiles(&self) -> Result<Vec<Profile>> {
+        reading(self, query::benchmark_profiles)
+    }
+
+    /// Deletes a run and everything stored for it.
+    fn remove_run(&self, id: &str) -> Result<()> {
+        self.write(&mut |db, _| remove(db, id))
+    }
+
+    /// Stores an observation of the whole machine (`profile --system`) under `p.id`.
+    fn save_observation(&self, p: &SystemProfile) -> Result<()> {
+        self.write(&mut |db, _| query::save_observation(db, p))
+    }
+
+    /// Every stored observation, newest first.
+    fn list_observations(&self) -> Result<Vec<ObservationInfo>> {
+        reading(self, query::list_observations)
+    }
+
+    /// The stored observation `id`.
+    fn load_observation(&self, id: &str) -> Result<SystemProfile> {
+        reading(self, |db| query::load_observation(db, id))
+    }
+
+    /// Deletes an observation; false when there was none with that id.
+    fn remove_observation(&self, id: &str) -> Result<bool> {
+        writing(self, |db, _| query::remove_observation(db, id))
+    }
+}
+
+/// Deletes the run `id`, or says there is none.
+pub(super) fn remove(db: &mut dyn Db, id: &str) -> Result<()> {
+    if query::delete_run(db, id)? {
+        Ok(())
+    } else {
+        Err(StoreError::NoSuchRun { spec: id.into() })
+    }
+}
+
+/// What `op` answers, read through [`Backend::read`].
+fn reading<B, T>(store: &B, mut op: impl FnMut(&mut dyn Db) -> Result<T>) -> Result<T>
+where
+    B: Backend + ?Sized,
+{
+    let mut out = None;
+    store.read(&mut |db| {
+        out = Some(op(db)?);
+        Ok(())
+    })?;
+    out.ok_or_else(answered_nothing)
+}
+
+/// What `op` answers, written through [`Backend::write`].
+fn writing<B, T>(
+    store: &B,
+    mut op: impl FnMut(&mut dyn Db, &rusqlite::Connection) -> Result<T>,
+) -> Result<T>
+where
+    B: Backend + ?Sized,
+{
+    let mut out = None;
+    store.write(&mut |db, lite| {
+        out = Some(op(db, lite)?);
+        Ok(())
+    })?;
+    out.ok_or_else(answered_nothing)
+}
+
+/// A backend that returned success without running the operation: a programming error,
+/// reported rather than panicking.
+fn answered_nothing() -> StoreError {
+    StoreError::Corrupt("internal: the store did not run the operation".into())
 }
 
 /// Where a store is: an SQLite file or a PostgreSQL database.

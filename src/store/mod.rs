@@ -4,8 +4,8 @@
 //! model holds it. Runs, results, trials, warnings and derived figures are real rows with typed
 //! columns, so the file can be queried with any SQLite tool; the run's parameters, machine
 //! fingerprint, overhead and doctor findings are JSON text on the run's row. Every field comes
-//! back bit-exact, floats included. Runs are written incrementally ([`Store::begin_run`],
-//! [`Store::add_result`], [`Store::finish_run`]) so that a run stopped by Ctrl-C keeps the
+//! back bit-exact, floats included. Runs are written incrementally ([`Backend::begin_run`],
+//! [`Backend::add_result`], [`Backend::finish_run`]) so that a run stopped by Ctrl-C keeps the
 //! benchmarks it finished, and several processes may write to one file at once (WAL journal,
 //! generous busy timeout, every write one immediate transaction).
 //!
@@ -16,35 +16,47 @@
 //!
 //! # Warnings and derived figures of incremental runs
 //!
-//! [`Store::begin_run`] stores the warnings and derived figures already in the run;
-//! [`Store::add_result`] appends the warnings it is given after those stored; and
-//! [`Store::finish_run`] *replaces* all stored warnings and derived figures of the run with
+//! [`Backend::begin_run`] stores the warnings and derived figures already in the run;
+//! [`Backend::add_result`] appends the warnings it is given after those stored; and
+//! [`Backend::finish_run`] *replaces* all stored warnings and derived figures of the run with
 //! `run.warnings` and `run.derived`. The caller therefore keeps every warning it passes to
 //! `add_result` in `run.warnings` as well, in the order it wants them kept. A run that never
 //! reaches `finish_run` keeps what `begin_run` and `add_result` stored.
+//!
+//! # The store's files
+//!
+//! This file is the SQLite backend ([`Store`]) and the code that builds and reads a run's
+//! rows, which the PostgreSQL backend (`pg.rs`) uses too, through a scratch in-memory
+//! database, so that both encode a run alike. Every operation is written once, for both,
+//! in `backend.rs` (the [`Backend`] trait), on the SQL of `query.rs` (both dialects, and the
+//! one `resolve` of what the user typed) and the writes of `write.rs`; a backend says only
+//! how it reads, writes and loads runs. [`open_at`] is how every command opens a store.
 
 mod backend;
 mod migrations;
-mod observations;
 pub use crate::model::{ObservationInfo, RunInfo};
 mod pg;
 mod pgurl;
 pub mod place;
+mod query;
 #[cfg(test)]
 mod scale_tests;
 #[cfg(test)]
 mod tests;
+mod write;
 
-pub use backend::{redact, Backend, Location, RunSink};
+pub use backend::{redact, Backend, Location};
 pub use migrations::SCHEMA_VERSION;
 pub use pg::{ConnectError, PgStore};
+pub use query::{Db, Dialect, Query};
+pub use write::{RunSink, RunWrite};
 
 use crate::model::{
     BenchResult, Derived, Estimate, Finding, Fingerprint, Outlier, Overhead, Run, RunParams,
     Series, Summary, Trial, TrialKind, Usage, Warning,
 };
 use rusqlite::types::{Value, ValueRef};
-use rusqlite::{params, Connection, OpenFlags, OptionalExtension, Row, Transaction};
+use rusqlite::{params, Connection, OpenFlags, Row, Transaction};
 use rusqlite::{params_from_iter, TransactionBehavior};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -72,15 +84,6 @@ fn busy_timeout() -> Duration {
         .and_then(|v| v.trim().parse::<u64>().ok())
         .map_or(BUSY_TIMEOUT, Duration::from_millis)
 }
-
-/// The runs whose id starts with the hex digits ?1, through the id index (see `resolve`).
-const PREFIX_SQL: &str = "SELECT id FROM runs WHERE id >= ?1 AND id < ?1 || 'g'
-                          ORDER BY started_ns DESC, seq DESC";
-
-/// A machine's complete measured runs, newest first, through `runs_by_machine`.
-const MACHINE_SQL: &str = "SELECT id FROM runs WHERE hostname IS ?1 AND kernel_release IS ?2
-                               AND complete = 1 AND source = 'measured'
-                           ORDER BY started_ns DESC, seq DESC LIMIT ?3";
 
 /// The first 16 bytes of every SQLite database file.
 const SQLITE_HEADER: &[u8; 16] = b"SQLite format 3\0";
@@ -251,11 +254,28 @@ fn holders_text(path: &Path, writers: Vec<String>) -> String {
     )
 }
 
-/// Opens (creating if needed, and migrating) the store at `location`.
-pub fn open_at(location: &Location) -> Result<Box<dyn Backend>> {
+/// How a command opens a store.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    /// To write: created if needed, and migrated.
+    Write,
+    /// An existing store, to read: for reading only when this process may only read it
+    /// (root's store listed by another user) rather than refused; else opened as for
+    /// writing. A PostgreSQL database is always there (its schema is made on first use).
+    Read,
+}
+
+/// Opens the store at `location`, the one way every command opens a store: connected to (and
+/// its schema brought up to date) when it is PostgreSQL, else the SQLite file as `access`
+/// says. Paths are checked by [`Store::open`] (see `place`); whether a path the user named may
+/// be created is the caller's to check first ([`check_named_path`]).
+pub fn open_at(location: &Location, access: Access) -> Result<Box<dyn Backend>> {
     Ok(match location {
-        Location::Sqlite(path) => Box::new(Store::open(path)?),
         Location::Postgres(url) => Box::new(PgStore::connect(url)?),
+        Location::Sqlite(path) if access == Access::Read && !crate::sys::may_write(path) => {
+            Box::new(Store::open_read_only(path)?)
+        }
+        Location::Sqlite(path) => Box::new(Store::open(path)?),
     })
 }
 
@@ -336,11 +356,11 @@ pub struct Store {
     path: PathBuf,
     /// Opened by [`Store::open_read_only`]: this process may read the file but not write it.
     read_only: bool,
-    /// This process has a row in `writers` ([`Store::announce`]), removed on drop.
+    /// This process has a row in `writers` ([`Backend::announce`]), removed on drop.
     announced: std::cell::Cell<bool>,
 }
 
-/// Which runs [`Store::query_runs`] lists: conditions of different kinds must all hold, and
+/// Which runs [`Backend::query_runs`] lists: conditions of different kinds must all hold, and
 /// of one kind any may (`--where kernel=6.12 --where kernel=6.13` is either kernel).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct RunQuery {
@@ -378,66 +398,6 @@ impl Cond {
             Cond::Cpu(_) => 2,
             Cond::Label(_) => 3,
             Cond::Started(..) => 4,
-        }
-    }
-
-    /// Plain SQL (SQLite's and PostgreSQL's alike) for the condition, its values appended.
-    fn sql(&self, vals: &mut Vec<Value>) -> String {
-        let mut bind = |v: Value| {
-            vals.push(v);
-            format!("?{}", vals.len())
-        };
-        match self {
-            Cond::Host(h) => format!("hostname = {}", bind(Value::from(h.clone()))),
-            Cond::Kernel(k) => {
-                let k = bind(Value::from(k.clone()));
-                format!(
-                    "(kernel_release = {k} OR substr(kernel_release, 1, length({k}) + 1) \
-                     IN ({k} || '.', {k} || '-', {k} || '+'))"
-                )
-            }
-            Cond::Cpu(c) => format!(
-                "instr(lower(cpu_model), {}) > 0",
-                bind(Value::from(c.to_lowercase()))
-            ),
-            Cond::Label(l) => format!("label = {}", bind(Value::from(l.clone()))),
-            Cond::Started(from, to) => format!(
-                "(started_ns >= {} AND started_ns < {})",
-                bind(Value::from(*from)),
-                bind(Value::from(*to))
-            ),
-        }
-    }
-}
-
-impl RunQuery {
-    /// The WHERE clause (empty, or starting with " WHERE") and its values.
-    fn clause(&self) -> (String, Vec<Value>) {
-        let mut vals = Vec::new();
-        let mut parts = Vec::new();
-        let mut kinds: Vec<u8> = self.conds.iter().map(Cond::kind).collect();
-        kinds.sort_unstable();
-        kinds.dedup();
-        for k in kinds {
-            let any: Vec<String> = self
-                .conds
-                .iter()
-                .filter(|c| c.kind() == k)
-                .map(|c| c.sql(&mut vals))
-                .collect();
-            parts.push(format!("({})", any.join(" OR ")));
-        }
-        if let Some(since) = self.since_ns {
-            vals.push(Value::from(since));
-            parts.push(format!("started_ns >= ?{}", vals.len()));
-        }
-        if self.complete_only {
-            parts.push("complete = 1".into());
-        }
-        if parts.is_empty() {
-            (String::new(), vals)
-        } else {
-            (format!(" WHERE {}", parts.join(" AND ")), vals)
         }
     }
 }
@@ -488,7 +448,7 @@ fn set_up(conn: &Connection, path: &Path) -> Result<()> {
     snapshot.commit()?;
     state.check(path)?;
     if state.application_id == 0 && state.tables == 0 {
-        // A new store frees the pages of removed runs as it goes (`Store::remove_run`);
+        // A new store frees the pages of removed runs as it goes (`Store`'s `remove_run`);
         // this must be said before its first table exists.
         conn.pragma_update(None, "auto_vacuum", "INCREMENTAL")?;
     }
@@ -611,12 +571,6 @@ impl Store {
         })
     }
 
-    /// Whether the store was opened for reading only (another user's, see
-    /// [`Store::open_read_only`]): changing it would fail.
-    pub fn is_read_only(&self) -> bool {
-        self.read_only
-    }
-
     /// The path this store was opened with.
     pub fn path(&self) -> &Path {
         &self.path
@@ -642,38 +596,6 @@ impl Store {
             waited: busy_timeout(),
             holders,
         }
-    }
-
-    /// Records, until this store is dropped, that this process writes to the store and why
-    /// (`work`, e.g. "sysperf import"), so that a writer that gives up on the lock can name
-    /// it. Rows of processes that are gone are removed on the way. Nothing for a read-only
-    /// store.
-    pub fn announce(&self, work: &str) -> Result<()> {
-        if self.read_only {
-            return Ok(());
-        }
-        let host = this_host();
-        let tx = self.write_tx()?;
-        let pids: Vec<i64> = {
-            let mut stmt = tx.prepare("SELECT pid FROM writers WHERE host = ?1")?;
-            let rows = stmt.query_map([&host], |r| r.get(0))?;
-            rows.collect::<rusqlite::Result<_>>()?
-        };
-        for pid in pids {
-            if !Path::new(&format!("/proc/{pid}")).exists() {
-                tx.execute(
-                    "DELETE FROM writers WHERE host = ?1 AND pid = ?2",
-                    params![host, pid],
-                )?;
-            }
-        }
-        tx.execute(
-            "INSERT OR REPLACE INTO writers (host, pid, work, started_ns) VALUES (?1, ?2, ?3, ?4)",
-            params![host, i64::from(std::process::id()), work, now_ns()],
-        )?;
-        tx.commit()?;
-        self.announced.set(true);
-        Ok(())
     }
 
     /// The other sysperf processes that say they are writing to the store, in words:
@@ -706,11 +628,113 @@ impl Store {
         Ok(out)
     }
 
+    /// Frees every free page back to the file system (incremental auto-vacuum). SQLite frees
+    /// one page per step of the pragma, so it is stepped to its end.
+    fn incremental_vacuum(&self) -> Result<()> {
+        let run = || -> rusqlite::Result<()> {
+            let mut stmt = self.conn.prepare("PRAGMA incremental_vacuum")?;
+            let mut rows = stmt.query([])?;
+            while rows.next()?.is_some() {}
+            Ok(())
+        };
+        run().map_err(|e| self.locked_or(e.into()))
+    }
+}
+
+/// The SQLite store's connection (or write transaction) as the queries use it.
+struct Lite<'c>(&'c Connection);
+
+impl Db for Lite<'_> {
+    fn dialect(&self) -> Dialect {
+        Dialect::Sqlite
+    }
+
+    fn rows(&mut self, q: &Query, each: &mut dyn FnMut(&Reader<'_>) -> Result<()>) -> Result<()> {
+        let mut stmt = self.0.prepare_cached(&q.sql)?;
+        let mut rows = stmt.query(params_from_iter(&q.params))?;
+        while let Some(row) = rows.next()? {
+            each(&Reader::new(row, q.table))?;
+        }
+        Ok(())
+    }
+
+    fn execute(&mut self, q: &Query) -> Result<u64> {
+        let mut stmt = self.0.prepare_cached(&q.sql)?;
+        Ok(stmt.execute(params_from_iter(&q.params))? as u64)
+    }
+}
+
+impl Backend for Store {
+    fn read(&self, op: &mut dyn FnMut(&mut dyn Db) -> Result<()>) -> Result<()> {
+        op(&mut Lite(&self.conn))
+    }
+
+    /// An immediate transaction (see [`Store::write_tx`]), its rows built in place.
+    fn write(&self, op: &mut dyn FnMut(&mut dyn Db, &Connection) -> Result<()>) -> Result<()> {
+        let tx = self.write_tx()?;
+        op(&mut Lite(&tx), &tx)?;
+        tx.commit()?;
+        Ok(())
+    }
+
+    fn load_runs(&self, ids: &[&str]) -> Result<Vec<Run>> {
+        // One read transaction, so a concurrent add_result cannot show up halfway.
+        let tx = self.conn.unchecked_transaction()?;
+        let runs = ids
+            .iter()
+            .map(|id| load_run(&tx, id))
+            .collect::<Result<Vec<_>>>()?;
+        tx.commit()?;
+        Ok(runs)
+    }
+
+    fn location(&self) -> Location {
+        Location::Sqlite(self.path.clone())
+    }
+
+    /// Whether the store was opened for reading only (another user's, see
+    /// [`Store::open_read_only`]): changing it would fail.
+    fn is_read_only(&self) -> bool {
+        self.read_only
+    }
+
+    /// Records, until this store is dropped, that this process writes to the store and why
+    /// (`work`, e.g. "sysperf import"), so that a writer that gives up on the lock can name
+    /// it. Rows of processes that are gone are removed on the way. Nothing for a read-only
+    /// store.
+    fn announce(&self, work: &str) -> Result<()> {
+        if self.read_only {
+            return Ok(());
+        }
+        let host = this_host();
+        let tx = self.write_tx()?;
+        let pids: Vec<i64> = {
+            let mut stmt = tx.prepare("SELECT pid FROM writers WHERE host = ?1")?;
+            let rows = stmt.query_map([&host], |r| r.get(0))?;
+            rows.collect::<rusqlite::Result<_>>()?
+        };
+        for pid in pids {
+            if !Path::new(&format!("/proc/{pid}")).exists() {
+                tx.execute(
+                    "DELETE FROM writers WHERE host = ?1 AND pid = ?2",
+                    params![host, pid],
+                )?;
+            }
+        }
+        tx.execute(
+            "INSERT OR REPLACE INTO writers (host, pid, work, started_ns) VALUES (?1, ?2, ?3, ?4)",
+            params![host, i64::from(std::process::id()), work, now_ns()],
+        )?;
+        tx.commit()?;
+        self.announced.set(true);
+        Ok(())
+    }
+
     /// Gives the space of removed runs back to the file system: a store made before
     /// incremental auto-vacuum existed is converted once (a full VACUUM, which rewrites the
     /// file and needs as much free space again); later ones free their pages as runs are
     /// removed, and this only finishes what is left.
-    pub fn gc(&self) -> Result<GcReport> {
+    fn gc(&self) -> Result<GcReport> {
         let size = || std::fs::metadata(&self.path).map_or(0, |m| m.len());
         let bytes_before = size();
         self.announce("sysperf gc")?;
@@ -739,411 +763,11 @@ impl Store {
         })
     }
 
-    /// Stores the start of a run: its row, marked incomplete whatever `run.complete` says,
-    /// and any results, derived figures and warnings it already holds. One transaction.
-    pub fn begin_run(&self, run: &Run) -> Result<()> {
-        let tx = self.write_tx()?;
-        insert_run(&tx, run, false)?;
-        tx.commit()?;
-        Ok(())
-    }
-
-    /// Appends one finished benchmark and the warnings it raised to a stored run, in one
-    /// transaction. Keep `warnings` in `run.warnings` too: [`Store::finish_run`] replaces the
-    /// stored warnings with those (see the module documentation).
-    pub fn add_result(
-        &self,
-        run_id: &str,
-        result: &BenchResult,
-        warnings: &[Warning],
-    ) -> Result<()> {
-        let tx = self.write_tx()?;
-        if !run_exists(&tx, run_id)? {
-            return Err(StoreError::NoSuchRun {
-                spec: run_id.to_string(),
-            });
-        }
-        let position: i64 = tx.query_row(
-            "SELECT COALESCE(MAX(position) + 1, 0) FROM results WHERE run_id = ?1",
-            [run_id],
-            |r| r.get(0),
-        )?;
-        insert_result(&tx, run_id, position, result)?;
-        let first: i64 = tx.query_row(
-            "SELECT COALESCE(MAX(position) + 1, 0) FROM warnings WHERE run_id = ?1",
-            [run_id],
-            |r| r.get(0),
-        )?;
-        insert_warnings(&tx, run_id, first, warnings)?;
-        tx.commit()?;
-        Ok(())
-    }
-
-    /// Writes `result` at `position` among the run's results, replacing what an earlier
-    /// snapshot of it wrote there: the engine stores every benchmark after each round of
-    /// trials, so that a run killed midway keeps the rounds it finished. Warnings are left to
-    /// [`Store::finish_run`].
-    pub fn put_result(&self, run_id: &str, position: usize, result: &BenchResult) -> Result<()> {
-        let tx = self.write_tx()?;
-        if !run_exists(&tx, run_id)? {
-            return Err(StoreError::NoSuchRun {
-                spec: run_id.to_string(),
-            });
-        }
-        let position = int_usize(position, "a result's position")?;
-        tx.execute(
-            "DELETE FROM results WHERE run_id = ?1 AND position = ?2",
-            params![run_id, position],
-        )?;
-        insert_result(&tx, run_id, position, result)?;
-        tx.commit()?;
-        Ok(())
-    }
-
-    /// Records the end of a run: `ended_ns`, `complete`, `overhead` and `notes` from `run`, and the
-    /// run's derived figures and warnings replaced by `run.derived` and `run.warnings`.
-    /// Results are not touched; they were written by `begin_run` and `add_result`.
-    /// An interrupted run may be finished too, with `complete` false, to keep its end time.
-    pub fn finish_run(&self, run: &Run) -> Result<()> {
-        let overhead = run
-            .overhead
-            .as_ref()
-            .map(|o| to_json(o, "the run's overhead"))
-            .transpose()?;
-        let notes = to_json(&run.notes, "the suites' notes")?;
-        let tx = self.write_tx()?;
-        let updated = tx.execute(
-            "UPDATE runs SET ended_ns = ?1, complete = ?2, overhead_json = ?3, notes_json = ?4
-             WHERE id = ?5",
-            params![run.ended_ns, run.complete, overhead, notes, run.id],
-        )?;
-        if updated == 0 {
-            return Err(StoreError::NoSuchRun {
-                spec: run.id.clone(),
-            });
-        }
-        tx.execute("DELETE FROM derived WHERE run_id = ?1", [&run.id])?;
-        tx.execute("DELETE FROM warnings WHERE run_id = ?1", [&run.id])?;
-        insert_derived(&tx, &run.id, &run.derived)?;
-        insert_warnings(&tx, &run.id, 0, &run.warnings)?;
-        tx.commit()?;
-        Ok(())
-    }
-
-    /// Stores a whole run in one transaction (for import). Returns false, writing nothing,
-    /// when a run with this id is already stored, so importing the same file twice is harmless.
-    pub fn save_run(&self, run: &Run) -> Result<bool> {
-        let tx = self.write_tx()?;
-        if run_exists(&tx, &run.id)? {
-            return Ok(false);
-        }
-        insert_run(&tx, run, run.complete)?;
-        tx.commit()?;
-        Ok(true)
-    }
-
-    /// Stores several whole runs in one transaction: either all of them that are new are
-    /// stored, or (on any error) none is. Returns, for each run in order, whether it was
-    /// stored (false when its id was already there, including earlier in `runs`).
-    pub fn save_runs(&self, runs: &[Run]) -> Result<Vec<bool>> {
-        self.save_runs_with_profiles(runs, &[])
-    }
-
-    /// [`Self::save_runs`], each new run with its kernel profiles (`profiles[i]` are those of
-    /// `runs[i]`; missing entries: none), in the same transaction: `sysperf import`.
-    pub fn save_runs_with_profiles(
-        &self,
-        runs: &[Run],
-        profiles: &[Vec<crate::model::Profile>],
-    ) -> Result<Vec<bool>> {
-        let tx = self.write_tx()?;
-        let mut saved = Vec::with_capacity(runs.len());
-        for (i, run) in runs.iter().enumerate() {
-            let new = !run_exists(&tx, &run.id)?;
-            if new {
-                insert_run(&tx, run, run.complete)?;
-                for p in profiles.get(i).into_iter().flatten() {
-                    insert_profile(&tx, &run.id, p)?;
-                }
-            }
-            saved.push(new);
-        }
-        tx.commit()?;
-        Ok(saved)
-    }
-
-    /// Stores the runs `feed` hands to its [`RunSink`] as it reads them, in one transaction
-    /// (see [`Backend::import_runs`]).
-    pub fn import_runs(&self, feed: &mut dyn FnMut(&mut dyn RunSink) -> Result<()>) -> Result<()> {
-        let tx = self.write_tx()?;
-        feed(&mut ConnSink(&tx))?;
-        tx.commit()?;
-        Ok(())
-    }
-
-    /// Loads a run by its exact id: results in the order they were added, trials in the
-    /// order they ran.
-    pub fn load_run(&self, id: &str) -> Result<Run> {
-        // One read transaction, so a concurrent add_result cannot show up halfway.
-        let tx = self.conn.unchecked_transaction()?;
-        let run = load_run(&tx, id)?;
-        tx.commit()?;
-        Ok(run)
-    }
-
-    /// Every stored run, newest first.
-    pub fn list_runs(&self) -> Result<Vec<RunInfo>> {
-        self.query_runs(&RunQuery::default())
-    }
-
-    /// How many stored runs `query` matches, its limit aside.
-    pub fn count_runs(&self, query: &RunQuery) -> Result<u64> {
-        let (clause, vals) = query.clause();
-        let n: i64 = self.conn.query_row(
-            &format!("SELECT count(*) FROM runs{clause}"),
-            params_from_iter(vals),
-            |r| r.get(0),
-        )?;
-        Ok(u64::try_from(n).unwrap_or(0))
-    }
-
-    /// The stored runs `query` matches, newest first.
-    pub fn query_runs(&self, query: &RunQuery) -> Result<Vec<RunInfo>> {
-        let (clause, mut vals) = query.clause();
-        let limit = match query.limit {
-            Some(n) => {
-                vals.push(Value::Integer(int_usize(n, "a limit")?));
-                format!(" LIMIT ?{}", vals.len())
-            }
-            None => String::new(),
-        };
-        let mut stmt = self.conn.prepare(&format!(
-            "SELECT id, label, started_ns, ended_ns, complete, hostname, kernel_release, cpu_model,
-                    (SELECT count(*) FROM results WHERE results.run_id = runs.id) AS benchmarks,
-                    (SELECT count(*) FROM series WHERE series.run_id = runs.id) AS series,
-                    (SELECT count(*) FROM warnings WHERE warnings.run_id = runs.id) AS warnings
-             FROM runs{clause} ORDER BY started_ns DESC, seq DESC{limit}"
-        ))?;
-        let mut rows = stmt.query(params_from_iter(vals))?;
-        let mut out = Vec::new();
-        while let Some(row) = rows.next()? {
-            let r = Reader::new(row, "runs");
-            out.push(RunInfo {
-                id: r.text("id")?,
-                label: r.opt_text("label")?,
-                started_ns: r.i64("started_ns")?,
-                ended_ns: r.opt_i64("ended_ns")?,
-                complete: r.bool("complete")?,
-                hostname: r.opt_text("hostname")?,
-                kernel_release: r.opt_text("kernel_release")?,
-                cpu_model: r.opt_text("cpu_model")?,
-                benchmarks: r.u64("benchmarks")?,
-                series: r.u64("series")?,
-                warnings: r.u64("warnings")?,
-            });
-        }
-        Ok(out)
-    }
-
-    /// Turns what the user typed into a run id: "latest" is the newest run; then an exact
-    /// id; then a unique id prefix of at least 4 characters; then a label (the newest run
-    /// carrying it). A prefix shared by several runs is ambiguous unless it is also a label.
-    pub fn resolve(&self, spec: &str) -> Result<String> {
-        let none = || StoreError::NoSuchRun {
-            spec: spec.to_string(),
-        };
-        if spec == "latest" {
-            return self
-                .conn
-                .query_row(
-                    "SELECT id FROM runs ORDER BY started_ns DESC, seq DESC LIMIT 1",
-                    [],
-                    |r| r.get(0),
-                )
-                .optional()?
-                .ok_or_else(none);
-        }
-        // Ids are lowercase hex; accept them typed in upper case.
-        let id = spec.to_ascii_lowercase();
-        if run_exists(&self.conn, &id)? {
-            return Ok(id);
-        }
-        let mut prefixed = Vec::new();
-        // Ids are 12 lowercase hex digits, so only such a prefix can name one; the range
-        // (every id from the prefix up to the prefix followed by 'g', above every hex digit)
-        // is read from the id index, not by scanning the runs.
-        if (MIN_PREFIX..=12).contains(&id.len()) && id.bytes().all(|b| b.is_ascii_hexdigit()) {
-            let mut stmt = self.conn.prepare(PREFIX_SQL)?;
-            let mut rows = stmt.query([&id])?;
-            while let Some(row) = rows.next()? {
-                prefixed.push(Reader::new(row, "runs").text("id")?);
-            }
-        }
-        if prefixed.len() == 1 {
-            return Ok(prefixed.remove(0));
-        }
-        let labelled: Option<String> = self
-            .conn
-            .query_row(
-                "SELECT id FROM runs WHERE label = ?1 ORDER BY started_ns DESC, seq DESC LIMIT 1",
-                [spec],
-                |r| r.get(0),
-            )
-            .optional()?;
-        if let Some(id) = labelled {
-            return Ok(id);
-        }
-        if prefixed.len() > 1 {
-            return Err(StoreError::AmbiguousRun {
-                spec: spec.to_string(),
-                candidates: prefixed,
-            });
-        }
-        Err(none())
-    }
-
-    /// Replaces the stored variance estimates of one machine (host name, kernel, CPU model) by
-    /// `estimates`, in one transaction.
-    pub fn put_variance(
-        &self,
-        machine: (&str, &str, &str),
-        estimates: &[crate::model::VarianceEstimate],
-    ) -> Result<()> {
-        let (host, kernel, cpu) = machine;
-        let tx = self.write_tx()?;
-        tx.execute(
-            "DELETE FROM variance WHERE hostname = ?1 AND kernel_release = ?2 AND cpu_model = ?3",
-            params![host, kernel, cpu],
-        )?;
-        for e in estimates {
-            tx.execute(
-                "INSERT INTO variance (hostname, kernel_release, cpu_model, test, within_var,
-                     between_var, runs, trials, updated_ns)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-                params![
-                    host,
-                    kernel,
-                    cpu,
-                    e.test,
-                    real(e.within_var),
-                    real(e.between_var),
-                    int_usize(e.runs, "variance runs")?,
-                    int_usize(e.trials, "variance trials")?,
-                    e.updated_ns
-                ],
-            )?;
-        }
-        tx.commit()?;
-        Ok(())
-    }
-
-    /// The variance estimates stored for one machine, by test id.
-    pub fn variance(
-        &self,
-        machine: (&str, &str, &str),
-    ) -> Result<Vec<crate::model::VarianceEstimate>> {
-        let mut stmt = self.conn.prepare(
-            "SELECT test, within_var, between_var, runs, trials, updated_ns FROM variance
-             WHERE hostname = ?1 AND kernel_release = ?2 AND cpu_model = ?3 ORDER BY test",
-        )?;
-        let mut rows = stmt.query(params![machine.0, machine.1, machine.2])?;
-        let mut out = Vec::new();
-        while let Some(row) = rows.next()? {
-            let r = Reader::new(row, "variance");
-            out.push(crate::model::VarianceEstimate {
-                test: r.text("test")?,
-                within_var: r.f64("within_var")?,
-                between_var: r.f64("between_var")?,
-                runs: r.usize("runs")?,
-                trials: r.usize("trials")?,
-                updated_ns: r.i64("updated_ns")?,
-            });
-        }
-        Ok(out)
-    }
-
-    /// The complete measured runs of one machine (host name and kernel release, either
-    /// unknown), newest first, at most `limit`: through the machine index, however many
-    /// runs other machines have.
-    pub fn machine_runs(
-        &self,
-        host: Option<&str>,
-        kernel: Option<&str>,
-        limit: usize,
-    ) -> Result<Vec<String>> {
-        let mut stmt = self.conn.prepare_cached(MACHINE_SQL)?;
-        let mut rows = stmt.query(params![host, kernel, int_usize(limit, "a limit")?])?;
-        let mut out = Vec::new();
-        while let Some(row) = rows.next()? {
-            out.push(Reader::new(row, "runs").text("id")?);
-        }
-        Ok(out)
-    }
-
-    /// The ids of the runs carrying `label`, newest first.
-    pub fn labelled(&self, label: &str) -> Result<Vec<String>> {
-        let mut stmt = self
-            .conn
-            .prepare("SELECT id FROM runs WHERE label = ?1 ORDER BY started_ns DESC, seq DESC")?;
-        let mut rows = stmt.query([label])?;
-        let mut out = Vec::new();
-        while let Some(row) = rows.next()? {
-            out.push(Reader::new(row, "runs").text("id")?);
-        }
-        Ok(out)
-    }
-
-    /// Appends a kernel profile to a stored run (`sysperf run --profile`).
-    pub fn add_profile(&self, run_id: &str, profile: &crate::model::Profile) -> Result<()> {
-        let tx = self.write_tx()?;
-        if !run_exists(&tx, run_id)? {
-            return Err(StoreError::NoSuchRun {
-                spec: run_id.to_string(),
-            });
-        }
-        insert_profile(&tx, run_id, profile)?;
-        tx.commit()?;
-        Ok(())
-    }
-
-    /// Appends one measured series of a suite to a stored run (`sysperf run --suite`), in one
-    /// transaction, so that an interrupted suite keeps the curves it finished.
-    pub fn add_series(&self, run_id: &str, series: &Series) -> Result<()> {
-        let tx = self.write_tx()?;
-        if !run_exists(&tx, run_id)? {
-            return Err(StoreError::NoSuchRun {
-                spec: run_id.to_string(),
-            });
-        }
-        insert_series(&tx, run_id, std::slice::from_ref(series))?;
-        tx.commit()?;
-        Ok(())
-    }
-
-    /// The kernel profiles stored with a run, in the order they were added.
-    pub fn load_profiles(&self, run_id: &str) -> Result<Vec<crate::model::Profile>> {
-        let mut stmt = self.conn.prepare_cached(
-            "SELECT profile_json FROM profiles WHERE run_id = ?1 ORDER BY position",
-        )?;
-        let mut rows = stmt.query([run_id])?;
-        let mut out = Vec::new();
-        while let Some(row) = rows.next()? {
-            out.push(Reader::new(row, "profiles").json("profile_json")?);
-        }
-        Ok(out)
-    }
-
-    /// Deletes a run and everything stored for it (the foreign keys cascade).
-    /// In a store with incremental auto-vacuum (made by this sysperf, or converted by
-    /// [`Store::gc`]) the run's pages are given back to the file system at once.
-    pub fn remove_run(&self, id: &str) -> Result<()> {
-        let tx = self.write_tx()?;
-        if tx.execute("DELETE FROM runs WHERE id = ?1", [id])? == 0 {
-            return Err(StoreError::NoSuchRun {
-                spec: id.to_string(),
-            });
-        }
-        tx.commit()?;
+    /// Deletes a run and everything stored for it (the foreign keys cascade). In a store with
+    /// incremental auto-vacuum (made by this sysperf, or converted by `gc`) the run's pages
+    /// are given back to the file system at once.
+    fn remove_run(&self, id: &str) -> Result<()> {
+        self.write(&mut |db, _| backend::remove(db, id))?;
         let mode: i64 = self
             .conn
             .pragma_query_value(None, "auto_vacuum", |r| r.get(0))?;
@@ -1151,18 +775,6 @@ impl Store {
             self.incremental_vacuum()?;
         }
         Ok(())
-    }
-
-    /// Frees every free page back to the file system (incremental auto-vacuum). SQLite frees
-    /// one page per step of the pragma, so it is stepped to its end.
-    fn incremental_vacuum(&self) -> Result<()> {
-        let run = || -> rusqlite::Result<()> {
-            let mut stmt = self.conn.prepare("PRAGMA incremental_vacuum")?;
-            let mut rows = stmt.query([])?;
-            while rows.next()?.is_some() {}
-            Ok(())
-        };
-        run().map_err(|e| self.locked_or(e.into()))
     }
 }
 
@@ -1244,44 +856,22 @@ where
     }
 }
 
-fn run_exists(conn: &Connection, id: &str) -> Result<bool> {
-    Ok(conn
-        .query_row("SELECT 1 FROM runs WHERE id = ?1", [id], |_| Ok(()))
-        .optional()?
-        .is_some())
-}
-
-/// Inserts the run's row and everything it holds.
-/// Appends a profile after the run's others.
-/// [`Store::import_runs`]'s sink: rows go straight into the transaction.
-struct ConnSink<'c>(&'c Connection);
-
-impl RunSink for ConnSink<'_> {
-    fn run(&mut self, run: &Run) -> Result<bool> {
-        if run_exists(self.0, &run.id)? {
-            return Ok(false);
-        }
-        insert_run(self.0, run, run.complete)?;
-        Ok(true)
-    }
-
-    fn profiles(&mut self, run_id: &str, profiles: &[crate::model::Profile]) -> Result<()> {
-        profiles
-            .iter()
-            .try_for_each(|p| insert_profile(self.0, run_id, p))
-    }
-}
-
-fn insert_profile(conn: &Connection, run_id: &str, profile: &crate::model::Profile) -> Result<()> {
+/// Stores a kernel profile of a run at `position` among its profiles.
+fn insert_profile(
+    conn: &Connection,
+    run_id: &str,
+    position: i64,
+    profile: &crate::model::Profile,
+) -> Result<()> {
     let json = to_json(profile, "a kernel profile")?;
-    conn.execute(
-        "INSERT INTO profiles (run_id, position, bench, profile_json)
-         VALUES (?1, (SELECT COALESCE(MAX(position) + 1, 0) FROM profiles WHERE run_id = ?1), ?2, ?3)",
-        params![run_id, profile.bench, json],
-    )?;
+    conn.prepare_cached(
+        "INSERT INTO profiles (run_id, position, bench, profile_json) VALUES (?1, ?2, ?3, ?4)",
+    )?
+    .execute(params![run_id, position, profile.bench, json])?;
     Ok(())
 }
 
+/// Inserts the run's row and everything it holds, marked `complete` or not.
 fn insert_run(conn: &Connection, run: &Run, complete: bool) -> Result<()> {
     let params_json = to_json(&run.params, "the run's parameters")?;
     // The options are not part of the fingerprint's JSON (the hash is): written apart below.
@@ -1337,30 +927,21 @@ fn insert_run(conn: &Connection, run: &Run, complete: bool) -> Result<()> {
     for (i, result) in run.results.iter().enumerate() {
         insert_result(conn, &run.id, int_usize(i, "a result position")?, result)?;
     }
-    insert_series(conn, &run.id, &run.series)?;
+    insert_series(conn, &run.id, 0, &run.series)?;
     insert_derived(conn, &run.id, &run.derived)?;
     insert_warnings(conn, &run.id, 0, &run.warnings)?;
     Ok(())
 }
 
-/// Appends series after those a run already holds, keeping their order.
-fn insert_series(conn: &Connection, run_id: &str, series: &[Series]) -> Result<()> {
-    let first: i64 = conn.query_row(
-        "SELECT COALESCE(MAX(position) + 1, 0) FROM series WHERE run_id = ?1",
-        [run_id],
-        |r| r.get(0),
+/// Stores series of a run in their order, the first at position `first`.
+fn insert_series(conn: &Connection, run_id: &str, first: i64, series: &[Series]) -> Result<()> {
+    let mut stmt = conn.prepare_cached(
+        "INSERT INTO series (run_id, position, series, series_json) VALUES (?1, ?2, ?3, ?4)",
     )?;
     for (i, s) in series.iter().enumerate() {
         let json = to_json(s, "a suite's series")?;
-        conn.execute(
-            "INSERT INTO series (run_id, position, series, series_json) VALUES (?1, ?2, ?3, ?4)",
-            params![
-                run_id,
-                first + int_usize(i, "a series position")?,
-                s.id,
-                json
-            ],
-        )?;
+        let position = first + int_usize(i, "a series position")?;
+        stmt.execute(params![run_id, position, s.id, json])?;
     }
     Ok(())
 }
@@ -1601,15 +1182,26 @@ fn insert_derived(conn: &Connection, run_id: &str, derived: &[Derived]) -> Resul
 // ---------------------------------------------------------------------------------------
 // Reading
 
-/// Typed access to one row; anything unexpected in it is a [`StoreError::Corrupt`] naming
-/// the table and column, never a panic.
-struct Reader<'a, 'b> {
-    row: &'a Row<'b>,
+/// A row's cells by column name, from either backend.
+trait Cells {
+    fn cell(&self, col: &str) -> std::result::Result<ValueRef<'_>, String>;
+}
+
+impl Cells for Row<'_> {
+    fn cell(&self, col: &str) -> std::result::Result<ValueRef<'_>, String> {
+        self.get_ref(col).map_err(|e| e.to_string())
+    }
+}
+
+/// Typed access to one row of the store (SQLite's or PostgreSQL's); anything unexpected in
+/// it is a [`StoreError::Corrupt`] naming the table and column, never a panic.
+pub struct Reader<'a> {
+    row: &'a dyn Cells,
     table: &'static str,
 }
 
-impl<'a, 'b> Reader<'a, 'b> {
-    fn new(row: &'a Row<'b>, table: &'static str) -> Self {
+impl<'a> Reader<'a> {
+    fn new(row: &'a dyn Cells, table: &'static str) -> Self {
         Reader { row, table }
     }
 
@@ -1619,7 +1211,7 @@ impl<'a, 'b> Reader<'a, 'b> {
 
     fn get(&self, col: &str) -> Result<ValueRef<'a>> {
         self.row
-            .get_ref(col)
+            .cell(col)
             .map_err(|e| self.corrupt(col, format_args!("cannot be read: {e}")))
     }
 
@@ -1902,6 +1494,7 @@ fn load_derived(conn: &Connection, run_id: &str) -> Result<Vec<Derived>> {
     while let Some(row) = rows.next()? {
         let r = Reader::new(row, "derived");
         out.push(Derived {
+            na: None,
             name: r.text("name")?,
             value: r.f64("value")?,
             unit: r.text("unit")?,

@@ -7,7 +7,8 @@
 //! the SQLite store's own code: each operation builds its rows in a private in-memory SQLite
 //! database and carries them over in one PostgreSQL transaction (or carries the run's rows
 //! down and lets the SQLite code load it), so the two backends cannot encode a run
-//! differently. The schema is created on first use under an advisory lock, so many writers
+//! differently; its queries are the SQLite store's, in PostgreSQL's dialect (`query.rs`), and
+//! its operations those of the one `Backend` (this file says where they go). The schema is created on first use under an advisory lock, so many writers
 //! starting at once against an empty database do not trip over each other.
 //!
 //! Faults: an operation whose connection is lost (the server restarted, a network blip) is
@@ -27,12 +28,13 @@
 //!
 //! What it is not: a connection pool.
 
-use super::backend::{Backend, Location, RunSink};
-use super::{migrations, GcReport, ObservationInfo, RunInfo, RunQuery, StoreError, MIN_PREFIX};
-use crate::model::SystemProfile;
-use crate::model::{BenchResult, Run, Series, VarianceEstimate, Warning};
+use super::backend::{Backend, Location};
+use super::query::{self, Db, Dialect, Param, Query};
+use super::write::RunWrite;
+use super::{migrations, Cells, GcReport, Reader, StoreError};
+use crate::model::Run;
 use connect::{Client, Transaction};
-use rusqlite::types::Value;
+use rusqlite::types::{Value, ValueRef};
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
@@ -224,18 +226,11 @@ CREATE INDEX runs_by_kernel ON runs (kernel_release, started_ns);
 "#,
     // #21 item 7: an id prefix is read from an index in byte order, whatever the database's
     // collation (the UNIQUE index on id follows it, and under most locales cannot answer a
-    // range of ids); see PG_PREFIX_SQL.
+    // range of ids); see `query::prefix`.
     r#"
 CREATE INDEX runs_by_id_prefix ON runs (id COLLATE "C");
 "#,
 ];
-
-/// The runs whose id starts with `$1` (lowercase hex), newest first: every id from the
-/// prefix up to the prefix followed by 'g' (above every hex digit) in byte order, which
-/// `runs_by_id_prefix` answers without reading the other runs.
-pub(super) const PG_PREFIX_SQL: &str = r#"SELECT id FROM runs
-    WHERE id COLLATE "C" >= $1 AND id COLLATE "C" < $1 || 'g'
-    ORDER BY started_ns DESC, seq DESC"#;
 
 /// The tables a run's rows are in, parents before children.
 const RUN_TABLES: [&str; 8] = [
@@ -415,8 +410,8 @@ impl PgStore {
     }
 
     /// Loads the runs `ids` with everything stored for them into a scratch database, in one
-    /// snapshot and one query per table, however many runs; None when none of them is stored.
-    fn fetch_runs(&self, ids: &[&str]) -> Result<Option<rusqlite::Connection>> {
+    /// snapshot and one query per table, however many runs.
+    fn fetch_runs(&self, ids: &[&str]) -> Result<rusqlite::Connection> {
         self.with_client(|client| {
             let lite = self.scratch()?;
             let mut tx = client
@@ -425,7 +420,7 @@ impl PgStore {
                 .read_only(true)
                 .start()?;
             if download(&mut tx, &lite, "runs", "id = ANY($1)", ids)? == 0 {
-                return Ok(None);
+                return Ok(lite);
             }
             download(
                 &mut tx,
@@ -446,7 +441,7 @@ impl PgStore {
                 download(&mut tx, &lite, table, "run_id = ANY($1)", ids)?;
             }
             tx.commit()?;
-            Ok(Some(lite))
+            Ok(lite)
         })
     }
 
@@ -455,29 +450,19 @@ impl PgStore {
         self.spool.borrow().as_ref().map(op)
     }
 
-    /// A write of the run being measured: `change` applied to its shadow, then `pg` run; when
-    /// PostgreSQL stays unreachable, the run as written so far (this write included) goes
-    /// into a spool file and the run goes on there. Once spooled, `local` writes there.
-    fn run_write(
-        &self,
-        run_id: &str,
-        change: impl FnOnce(&mut Run, &mut Vec<crate::model::Profile>),
-        pg: impl FnOnce() -> Result<()>,
-        local: impl FnOnce(&super::Store) -> Result<()>,
-    ) -> Result<()> {
-        let shadowed = match self.shadow.borrow_mut().as_mut() {
-            Some((run, profiles)) if run.id == run_id => {
-                change(run, profiles);
+    /// Applies `w` to the run kept in memory, when it is that run's (a `begin` starts
+    /// keeping one); whether it was.
+    fn shadow(&self, w: &RunWrite<'_>) -> bool {
+        let mut shadow = self.shadow.borrow_mut();
+        if let RunWrite::Begin(run) = *w {
+            *shadow = Some((run.clone(), Vec::new()));
+        }
+        match shadow.as_mut() {
+            Some((run, profiles)) if run.id == w.run_id() => {
+                w.apply(run, profiles);
                 true
             }
             _ => false,
-        };
-        if let Some(done) = self.spooled(local) {
-            return done;
-        }
-        match pg() {
-            Err(e @ StoreError::Unreachable { .. }) if shadowed => self.start_spool(e),
-            other => other,
         }
     }
 
@@ -508,17 +493,6 @@ impl PgStore {
         ));
         *self.spool.borrow_mut() = Some(local);
         Ok(())
-    }
-
-    fn query(&self, sql: &str, params: &[&(dyn ToSql + Sync)]) -> Result<Vec<tokio_postgres::Row>> {
-        self.with_client(|client| Ok(client.query(sql, params)?))
-    }
-
-    fn ids(&self, sql: &str, params: &[&(dyn ToSql + Sync)]) -> Result<Vec<String>> {
-        self.query(sql, params)?
-            .iter()
-            .map(|r| Ok(r.try_get::<_, String>(0)?))
-            .collect()
     }
 }
 
@@ -650,26 +624,49 @@ fn lite_value(row: &tokio_postgres::Row, i: usize) -> Result<Value> {
     })
 }
 
-/// How [`upload`] places a table's rows among those already in PostgreSQL.
-#[derive(Default)]
-struct Placing {
-    /// Added to every row's `position` (rows appended after the run's others).
-    offset: i64,
-}
-
-/// Copies every row of `table` in `lite` to PostgreSQL. Results get new ids there (recorded
-/// in `ids`, which the trials' `result_id` are mapped through); runs get a new `seq`.
+/// Copies every row of `table` in `lite` to PostgreSQL (a table without rows costs no round
+/// trip). Results get new ids there (recorded in `ids`, which the trials' `result_id` are
+/// mapped through); runs get a new `seq`.
 fn upload(
     tx: &mut Transaction<'_>,
     lite: &rusqlite::Connection,
     table: &str,
-    placing: &Placing,
     ids: &mut HashMap<i64, i64>,
 ) -> Result<()> {
     let mut stmt = lite.prepare(&format!("SELECT * FROM {table}"))?;
     let names: Vec<String> = stmt.column_names().iter().map(|s| s.to_string()).collect();
     let skip = |c: &str| (table == "runs" && c == "seq") || (table == "results" && c == "id");
     let kept: Vec<usize> = (0..names.len()).filter(|&i| !skip(&names[i])).collect();
+    let mut rows = stmt.query([])?;
+    let mut insert = None;
+    while let Some(row) = rows.next()? {
+        let insert = match &insert {
+            Some(insert) => insert,
+            None => insert.insert(tx.prepare(&upload_sql(table, &names, &kept))?),
+        };
+        let mut params = Vec::with_capacity(kept.len());
+        for (k, &i) in kept.iter().enumerate() {
+            let mut v: Value = row.get(i)?;
+            if let ("result_id", Value::Integer(id)) = (names[i].as_str(), &mut v) {
+                *id = *ids.get(id).ok_or_else(|| {
+                    StoreError::Corrupt(format!("internal: trial of unknown result {id}"))
+                })?;
+            }
+            params.push(pg_param(v, &insert.params()[k], table)?);
+        }
+        let refs: Vec<&(dyn ToSql + Sync)> = params.iter().map(|b| b.as_ref()).collect();
+        if table == "results" {
+            let new: i64 = tx.query_one(insert, &refs)?.try_get(0)?;
+            ids.insert(row.get::<_, i64>("id")?, new);
+        } else {
+            tx.execute(insert, &refs)?;
+        }
+    }
+    Ok(())
+}
+
+/// The INSERT of [`upload`]: the columns `kept` of `names`, in PostgreSQL's words.
+fn upload_sql(table: &str, names: &[String], kept: &[usize]) -> String {
     let cols: Vec<&str> = kept.iter().map(|&i| names[i].as_str()).collect();
     let marks: Vec<String> = (1..=cols.len()).map(|i| format!("${i}")).collect();
     let mut sql = format!(
@@ -682,43 +679,17 @@ fn upload(
         "kernel_configs" => sql.push_str(" ON CONFLICT (hash) DO NOTHING"),
         _ => {}
     }
-    let insert = tx.prepare(&sql)?;
-    let mut rows = stmt.query([])?;
-    while let Some(row) = rows.next()? {
-        let mut params = Vec::with_capacity(kept.len());
-        for (k, &i) in kept.iter().enumerate() {
-            let mut v: Value = row.get(i)?;
-            match (names[i].as_str(), &mut v) {
-                ("position", Value::Integer(p)) => *p += placing.offset,
-                ("result_id", Value::Integer(id)) => {
-                    *id = *ids.get(id).ok_or_else(|| {
-                        StoreError::Corrupt(format!("internal: trial of unknown result {id}"))
-                    })?
-                }
-                _ => {}
-            }
-            params.push(pg_param(v, &insert.params()[k], table)?);
-        }
-        let refs: Vec<&(dyn ToSql + Sync)> = params.iter().map(|b| b.as_ref()).collect();
-        if table == "results" {
-            let new: i64 = tx.query_one(&insert, &refs)?.try_get(0)?;
-            ids.insert(row.get::<_, i64>("id")?, new);
-        } else {
-            tx.execute(&insert, &refs)?;
-        }
-    }
-    Ok(())
+    sql
 }
 
-/// Copies every table of `lite` to PostgreSQL, parents first.
-fn upload_all(
-    tx: &mut Transaction<'_>,
-    lite: &rusqlite::Connection,
-    placing: &Placing,
-) -> Result<()> {
+/// Copies every table of `lite` to PostgreSQL, parents first, and empties them.
+fn upload_all(tx: &mut Transaction<'_>, lite: &rusqlite::Connection) -> Result<()> {
     let mut ids = HashMap::new();
     for table in RUN_TABLES {
-        upload(tx, lite, table, placing, &mut ids)?;
+        upload(tx, lite, table, &mut ids)?;
+    }
+    for table in RUN_TABLES.iter().rev() {
+        lite.execute(&format!("DELETE FROM {table}"), [])?;
     }
     Ok(())
 }
@@ -756,150 +727,141 @@ fn download(
     Ok(rows.len())
 }
 
-fn run_exists(tx: &mut Transaction<'_>, id: &str) -> Result<bool> {
-    Ok(tx
-        .query_opt("SELECT 1 FROM runs WHERE id = $1", &[&id])?
-        .is_some())
+/// A row of PostgreSQL's as the SQLite values the store's code reads.
+struct PgRow<'r> {
+    row: &'r tokio_postgres::Row,
+    values: Vec<Value>,
 }
 
-/// The next free position among a run's rows of `table`.
-fn next_position(tx: &mut Transaction<'_>, table: &str, run_id: &str) -> Result<i64> {
-    Ok(tx
-        .query_one(
-            &format!("SELECT COALESCE(MAX(position) + 1, 0) FROM {table} WHERE run_id = $1"),
-            &[&run_id],
-        )?
-        .try_get(0)?)
-}
-
-fn no_such_run(id: &str) -> StoreError {
-    StoreError::NoSuchRun {
-        spec: id.to_string(),
+impl Cells for PgRow<'_> {
+    fn cell(&self, col: &str) -> std::result::Result<ValueRef<'_>, String> {
+        let i = self
+            .row
+            .columns()
+            .iter()
+            .position(|c| c.name() == col)
+            .ok_or_else(|| "is not a column of the answer".to_string())?;
+        Ok(ValueRef::from(&self.values[i]))
     }
 }
 
-/// The operations on PostgreSQL itself; [`Backend`] adds the spool around them.
-impl PgStore {
-    fn pg_begin_run(&self, run: &Run) -> Result<()> {
-        self.in_tx(|tx, lite| {
-            // A retry after a commit whose answer was lost finds the run begun already.
-            let begun = tx.query_opt(
-                "SELECT 1 FROM runs WHERE id = $1 AND started_ns = $2 AND complete = 0",
-                &[&run.id, &run.started_ns],
-            )?;
-            if begun.is_some() {
-                return Ok(());
+/// Hands each of `rows` to `each`, read as the rows of `table`.
+fn each_row(
+    rows: &[tokio_postgres::Row],
+    table: &'static str,
+    each: &mut dyn FnMut(&Reader<'_>) -> Result<()>,
+) -> Result<()> {
+    for row in rows {
+        let values = (0..row.len())
+            .map(|i| lite_value(row, i))
+            .collect::<Result<Vec<_>>>()?;
+        each(&Reader::new(&PgRow { row, values }, table))?;
+    }
+    Ok(())
+}
+
+/// A query's parameters with their types: one round trip, not two (prepare, then execute).
+fn typed(q: &Query) -> Vec<(&(dyn ToSql + Sync), Type)> {
+    q.params
+        .iter()
+        .map(|p| -> (&(dyn ToSql + Sync), Type) {
+            match p {
+                Param::Int(v) => (v, Type::INT8),
+                Param::Text(v) => (v, Type::TEXT),
+                Param::Real(v) => (v, Type::FLOAT8),
             }
-            super::insert_run(lite, run, false)?;
-            upload_all(tx, lite, &Placing::default())
         })
+        .collect()
+}
+
+/// PostgreSQL as the queries use it: a connection to read, or a transaction to write (the
+/// rows the SQLite code built for it uploaded by `flush`).
+enum Pg<'a, 'c> {
+    Read(&'a mut Client),
+    Write(&'a mut Transaction<'c>),
+}
+
+impl Db for Pg<'_, '_> {
+    fn dialect(&self) -> Dialect {
+        Dialect::Postgres
     }
 
-    fn pg_add_result(
-        &self,
-        run_id: &str,
-        result: &BenchResult,
-        warnings: &[Warning],
-    ) -> Result<()> {
-        self.in_tx(|tx, lite| {
-            if !run_exists(tx, run_id)? {
-                return Err(no_such_run(run_id));
-            }
-            let position = next_position(tx, "results", run_id)?;
-            super::insert_result(lite, run_id, position, result)?;
-            let first = next_position(tx, "warnings", run_id)?;
-            super::insert_warnings(lite, run_id, first, warnings)?;
-            upload_all(tx, lite, &Placing::default())
-        })
-    }
-
-    fn pg_put_result(&self, run_id: &str, position: usize, result: &BenchResult) -> Result<()> {
-        let position = super::int_usize(position, "a result's position")?;
-        self.in_tx(|tx, lite| {
-            if !run_exists(tx, run_id)? {
-                return Err(no_such_run(run_id));
-            }
-            tx.execute(
-                "DELETE FROM results WHERE run_id = $1 AND position = $2",
-                &[&run_id, &position],
-            )?;
-            super::insert_result(lite, run_id, position, result)?;
-            upload_all(tx, lite, &Placing::default())
-        })
-    }
-
-    fn pg_finish_run(&self, run: &Run) -> Result<()> {
-        let overhead = run
-            .overhead
-            .as_ref()
-            .map(|o| super::to_json(o, "the run's overhead"))
-            .transpose()?;
-        let notes = super::to_json(&run.notes, "the suites' notes")?;
-        self.in_tx(|tx, lite| {
-            let updated = tx.execute(
-                "UPDATE runs SET ended_ns = $1, complete = $2, overhead_json = $3, notes_json = $4
-                 WHERE id = $5",
-                &[
-                    &run.ended_ns,
-                    &i64::from(run.complete),
-                    &overhead,
-                    &notes,
-                    &run.id,
-                ],
-            )?;
-            if updated == 0 {
-                return Err(no_such_run(&run.id));
-            }
-            tx.execute("DELETE FROM derived WHERE run_id = $1", &[&run.id])?;
-            tx.execute("DELETE FROM warnings WHERE run_id = $1", &[&run.id])?;
-            super::insert_derived(lite, &run.id, &run.derived)?;
-            super::insert_warnings(lite, &run.id, 0, &run.warnings)?;
-            upload_all(tx, lite, &Placing::default())
-        })
-    }
-
-    fn pg_save_runs_with_profiles(
-        &self,
-        runs: &[Run],
-        profiles: &[Vec<crate::model::Profile>],
-    ) -> Result<Vec<bool>> {
-        self.in_tx(|tx, lite| {
-            let mut saved = Vec::with_capacity(runs.len());
-            for (i, run) in runs.iter().enumerate() {
-                let new = !run_exists(tx, &run.id)? && !saved_earlier(runs, i, &saved);
-                if new {
-                    super::insert_run(lite, run, run.complete)?;
-                    for p in profiles.get(i).into_iter().flatten() {
-                        super::insert_profile(lite, &run.id, p)?;
-                    }
-                }
-                saved.push(new);
-            }
-            upload_all(tx, lite, &Placing::default())?;
-            Ok(saved)
-        })
-    }
-
-    fn pg_import_runs(&self, feed: &mut dyn FnMut(&mut dyn RunSink) -> Result<()>) -> Result<()> {
-        self.in_tx(|tx, lite| {
-            let mut sink = PgSink {
-                tx,
-                lite,
-                pending: std::collections::HashSet::new(),
-            };
-            feed(&mut sink)?;
-            sink.flush()
-        })
-    }
-
-    fn pg_load_run(&self, id: &str) -> Result<Run> {
-        Ok(self.pg_load_runs(&[id])?.remove(0))
-    }
-
-    fn pg_load_runs(&self, ids: &[&str]) -> Result<Vec<Run>> {
-        let Some(lite) = self.fetch_runs(ids)? else {
-            return Err(no_such_run(ids.first().copied().unwrap_or_default()));
+    fn rows(&mut self, q: &Query, each: &mut dyn FnMut(&Reader<'_>) -> Result<()>) -> Result<()> {
+        let rows = match self {
+            Pg::Read(client) => client.query_typed(&q.sql, &typed(q))?,
+            Pg::Write(tx) => tx.query_typed(&q.sql, &typed(q))?,
         };
+        each_row(&rows, q.table, each)
+    }
+
+    fn execute(&mut self, q: &Query) -> Result<u64> {
+        Ok(match self {
+            Pg::Read(client) => client.execute_typed(&q.sql, &typed(q))?,
+            Pg::Write(tx) => tx.execute_typed(&q.sql, &typed(q))?,
+        })
+    }
+
+    fn flush(&mut self, lite: &rusqlite::Connection) -> Result<()> {
+        match self {
+            Pg::Read(_) => Ok(()),
+            Pg::Write(tx) => upload_all(tx, lite),
+        }
+    }
+}
+
+/// Each operation is written once in [`Backend`]; here is where it goes: PostgreSQL (a
+/// connection lost is made again), else the spool file once the run went there.
+impl Backend for PgStore {
+    fn read(&self, op: &mut dyn FnMut(&mut dyn Db) -> Result<()>) -> Result<()> {
+        if let Some(done) = self.spooled(|s| s.read(&mut *op)) {
+            return done;
+        }
+        self.with_client(|client| op(&mut Pg::Read(client)))
+    }
+
+    /// One transaction, with the scratch database for the rows the SQLite code builds,
+    /// uploaded at the end; retried whole on a lost connection.
+    fn write(
+        &self,
+        op: &mut dyn FnMut(&mut dyn Db, &rusqlite::Connection) -> Result<()>,
+    ) -> Result<()> {
+        if let Some(done) = self.spooled(|s| s.write(&mut *op)) {
+            return done;
+        }
+        self.in_tx(|tx, lite| {
+            let mut db = Pg::Write(tx);
+            op(&mut db, lite)?;
+            db.flush(lite)
+        })
+    }
+
+    /// The run being measured is kept in memory as written so far: when PostgreSQL stays
+    /// unreachable, it goes into a spool file with this write, and the run goes on there.
+    fn write_run(&self, w: RunWrite<'_>) -> Result<()> {
+        let shadowed = self.shadow(&w);
+        let stored = self.write(&mut |db, lite| {
+            // A retry after a commit whose answer was lost finds the run begun already.
+            if let RunWrite::Begin(run) = w {
+                if query::begun(db, &run.id, run.started_ns)? {
+                    return Ok(());
+                }
+            }
+            w.store(db, lite)
+        });
+        match stored {
+            Err(e @ StoreError::Unreachable { .. }) if shadowed => self.start_spool(e),
+            other => other,
+        }
+    }
+
+    fn load_runs(&self, ids: &[&str]) -> Result<Vec<Run>> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        if let Some(done) = self.spooled(|s| s.load_runs(ids)) {
+            return done;
+        }
+        let lite = self.fetch_runs(ids)?;
         let runs = ids
             .iter()
             .map(|id| super::load_run(&lite, id))
@@ -908,680 +870,29 @@ impl PgStore {
         Ok(runs)
     }
 
-    fn pg_list_runs(&self) -> Result<Vec<RunInfo>> {
-        self.pg_query_runs(&RunQuery::default())
-    }
-
-    fn pg_query_runs(&self, query: &RunQuery) -> Result<Vec<RunInfo>> {
-        let (clause, mut vals) = query.clause();
-        let limit = match query.limit {
-            Some(n) => {
-                vals.push(Value::Integer(super::int_usize(n, "a limit")?));
-                format!(" LIMIT ${}", vals.len())
-            }
-            None => String::new(),
-        };
-        let clause = pg_dialect(&clause);
-        let params = pg_params(vals)?;
-        let refs: Vec<&(dyn ToSql + Sync)> = params.iter().map(|p| p.as_ref()).collect();
-        let rows = self.query(
-            &format!(
-                "SELECT id, label, started_ns, ended_ns, complete, hostname, kernel_release,
-                    cpu_model,
-                    (SELECT count(*) FROM results WHERE results.run_id = runs.id) AS benchmarks,
-                    (SELECT count(*) FROM series WHERE series.run_id = runs.id) AS series,
-                    (SELECT count(*) FROM warnings WHERE warnings.run_id = runs.id) AS warnings
-                 FROM runs{clause} ORDER BY started_ns DESC, seq DESC{limit}"
-            ),
-            &refs,
-        )?;
-        let count = |r: &tokio_postgres::Row, col: &str| -> Result<u64> {
-            let n: i64 = r.try_get(col)?;
-            u64::try_from(n).map_err(|_| StoreError::Corrupt(format!("runs.{col} is {n}")))
-        };
-        rows.iter()
-            .map(|r| {
-                Ok(RunInfo {
-                    id: r.try_get("id")?,
-                    label: r.try_get("label")?,
-                    started_ns: r.try_get("started_ns")?,
-                    ended_ns: r.try_get("ended_ns")?,
-                    complete: r.try_get::<_, i64>("complete")? == 1,
-                    hostname: r.try_get("hostname")?,
-                    kernel_release: r.try_get("kernel_release")?,
-                    cpu_model: r.try_get("cpu_model")?,
-                    benchmarks: count(r, "benchmarks")?,
-                    series: count(r, "series")?,
-                    warnings: count(r, "warnings")?,
-                })
-            })
-            .collect()
-    }
-
-    fn pg_resolve(&self, spec: &str) -> Result<String> {
-        let newest = "ORDER BY started_ns DESC, seq DESC";
-        if spec == "latest" {
-            return self
-                .ids(&format!("SELECT id FROM runs {newest} LIMIT 1"), &[])?
-                .pop()
-                .ok_or_else(|| no_such_run(spec));
-        }
-        let id = spec.to_ascii_lowercase();
-        if let Some(found) = self.ids("SELECT id FROM runs WHERE id = $1", &[&id])?.pop() {
-            return Ok(found);
-        }
-        // Ids are 12 lowercase hex digits, so only such a prefix can name one (a label such as
-        // "scale-7" is not looked up as one).
-        let prefixed =
-            if (MIN_PREFIX..=12).contains(&id.len()) && id.bytes().all(|b| b.is_ascii_hexdigit()) {
-                self.ids(PG_PREFIX_SQL, &[&id])?
-            } else {
-                Vec::new()
-            };
-        let labelled = || {
-            Ok(self
-                .ids(
-                    &format!("SELECT id FROM runs WHERE label = $1 {newest} LIMIT 1"),
-                    &[&spec],
-                )?
-                .pop())
-        };
-        pick_run(spec, prefixed, labelled)
-    }
-
-    fn pg_put_variance(
-        &self,
-        machine: (&str, &str, &str),
-        estimates: &[VarianceEstimate],
-    ) -> Result<()> {
-        let (host, kernel, cpu) = machine;
-        self.in_tx(|tx, _| {
-            tx.execute(
-                "DELETE FROM variance WHERE hostname = $1 AND kernel_release = $2 AND cpu_model = $3",
-                &[&host, &kernel, &cpu],
-            )?;
-            for e in estimates {
-                tx.execute(
-                    "INSERT INTO variance (hostname, kernel_release, cpu_model, test, within_var,
-                         between_var, runs, trials, updated_ns)
-                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
-                    &[
-                        &host,
-                        &kernel,
-                        &cpu,
-                        &e.test,
-                        &e.within_var,
-                        &e.between_var,
-                        &super::int_usize(e.runs, "variance runs")?,
-                        &super::int_usize(e.trials, "variance trials")?,
-                        &e.updated_ns,
-                    ],
-                )?;
-            }
-            Ok(())
-        })
-    }
-
-    fn pg_variance(&self, machine: (&str, &str, &str)) -> Result<Vec<VarianceEstimate>> {
-        let rows = self.query(
-            "SELECT test, within_var, between_var, runs, trials, updated_ns FROM variance
-             WHERE hostname = $1 AND kernel_release = $2 AND cpu_model = $3 ORDER BY test",
-            &[&machine.0, &machine.1, &machine.2],
-        )?;
-        let size = |r: &tokio_postgres::Row, col: &str| -> Result<usize> {
-            let n: i64 = r.try_get(col)?;
-            usize::try_from(n).map_err(|_| StoreError::Corrupt(format!("variance.{col} is {n}")))
-        };
-        rows.iter()
-            .map(|r| {
-                Ok(VarianceEstimate {
-                    test: r.try_get("test")?,
-                    within_var: r.try_get("within_var")?,
-                    between_var: r.try_get("between_var")?,
-                    runs: size(r, "runs")?,
-                    trials: size(r, "trials")?,
-                    updated_ns: r.try_get("updated_ns")?,
-                })
-            })
-            .collect()
-    }
-
-    fn pg_labelled(&self, label: &str) -> Result<Vec<String>> {
-        self.ids(
-            "SELECT id FROM runs WHERE label = $1 ORDER BY started_ns DESC, seq DESC",
-            &[&label],
-        )
-    }
-
-    fn pg_add_profile(&self, run_id: &str, profile: &crate::model::Profile) -> Result<()> {
-        self.in_tx(|tx, lite| {
-            if !run_exists(tx, run_id)? {
-                return Err(no_such_run(run_id));
-            }
-            let offset = next_position(tx, "profiles", run_id)?;
-            super::insert_profile(lite, run_id, profile)?;
-            upload_all(tx, lite, &Placing { offset })
-        })
-    }
-
-    fn pg_add_series(&self, run_id: &str, series: &Series) -> Result<()> {
-        self.in_tx(|tx, lite| {
-            if !run_exists(tx, run_id)? {
-                return Err(no_such_run(run_id));
-            }
-            let offset = next_position(tx, "series", run_id)?;
-            super::insert_series(lite, run_id, std::slice::from_ref(series))?;
-            upload_all(tx, lite, &Placing { offset })
-        })
-    }
-
-    fn pg_load_profiles(&self, run_id: &str) -> Result<Vec<crate::model::Profile>> {
-        self.query(
-            "SELECT profile_json FROM profiles WHERE run_id = $1 ORDER BY position",
-            &[&run_id],
-        )?
-        .iter()
-        .map(profile_of)
-        .collect()
-    }
-
-    fn pg_remove_run(&self, id: &str) -> Result<()> {
-        self.in_tx(|tx, _| {
-            if tx.execute("DELETE FROM runs WHERE id = $1", &[&id])? == 0 {
-                return Err(no_such_run(id));
-            }
-            Ok(())
-        })
-    }
-}
-
-/// A stored kernel profile from a row whose first column is `profile_json`.
-fn profile_of(r: &tokio_postgres::Row) -> Result<crate::model::Profile> {
-    let text: String = r.try_get(0)?;
-    serde_json::from_str(&text)
-        .map_err(|e| StoreError::Corrupt(format!("profiles.profile_json holds bad JSON: {e}")))
-}
-
-/// [`super::RunQuery`]'s SQL (SQLite's) as PostgreSQL reads it: `$N` parameters, `strpos`.
-fn pg_dialect(sql: &str) -> String {
-    let mut out = String::with_capacity(sql.len());
-    let mut chars = sql.chars().peekable();
-    while let Some(c) = chars.next() {
-        if c == '?' && chars.peek().is_some_and(|d| d.is_ascii_digit()) {
-            out.push('$');
-        } else {
-            out.push(c);
-        }
-    }
-    out.replace("instr(", "strpos(")
-}
-
-/// A query's values (text and integers) as PostgreSQL parameters.
-fn pg_params(vals: Vec<Value>) -> Result<Vec<Box<dyn ToSql + Sync>>> {
-    vals.into_iter()
-        .map(|v| -> Result<Box<dyn ToSql + Sync>> {
-            match v {
-                Value::Integer(i) => Ok(Box::new(i)),
-                Value::Text(t) => Ok(Box::new(t)),
-                other => Err(StoreError::Corrupt(format!(
-                    "a run query's value {other:?} is neither text nor an integer"
-                ))),
-            }
-        })
-        .collect()
-}
-
-impl PgStore {
-    fn pg_count_runs(&self, query: &RunQuery) -> Result<u64> {
-        let (clause, vals) = query.clause();
-        let params = pg_params(vals)?;
-        let refs: Vec<&(dyn ToSql + Sync)> = params.iter().map(|p| p.as_ref()).collect();
-        let rows = self.query(
-            &format!("SELECT count(*) FROM runs{}", pg_dialect(&clause)),
-            &refs,
-        )?;
-        let n: i64 = rows.first().map(|r| r.try_get(0)).transpose()?.unwrap_or(0);
-        Ok(u64::try_from(n).unwrap_or(0))
-    }
-
-    fn pg_machine_runs(
-        &self,
-        host: Option<&str>,
-        kernel: Option<&str>,
-        limit: usize,
-    ) -> Result<Vec<String>> {
-        let limit = super::int_usize(limit, "a limit")?;
-        self.ids(
-            "SELECT id FROM runs WHERE hostname IS NOT DISTINCT FROM $1
-                 AND kernel_release IS NOT DISTINCT FROM $2
-                 AND complete = 1 AND source = 'measured'
-             ORDER BY started_ns DESC, seq DESC LIMIT $3",
-            &[&host, &kernel, &limit],
-        )
-    }
-
     /// PostgreSQL's VACUUM (its autovacuum does the same in time), with the database's size
     /// before and after.
-    fn pg_gc(&self) -> Result<GcReport> {
-        let size = |s: &PgStore| -> Result<u64> {
-            let rows = s.query("SELECT pg_database_size(current_database())", &[])?;
-            let n: i64 = rows.first().map(|r| r.try_get(0)).transpose()?.unwrap_or(0);
+    fn gc(&self) -> Result<GcReport> {
+        let size = || -> Result<u64> {
+            let n: i64 = self.with_client(|c| {
+                let row = c.query_opt("SELECT pg_database_size(current_database())", &[])?;
+                Ok(row.map(|r| r.try_get(0)).transpose()?.unwrap_or(0))
+            })?;
             Ok(u64::try_from(n).unwrap_or(0))
         };
-        let before = size(self)?;
+        let before = size()?;
         self.with_client(|c| Ok(c.batch_execute("VACUUM")?))?;
         Ok(GcReport {
             bytes_before: before,
-            bytes_after: size(self)?,
+            bytes_after: size()?,
             converted: false,
         })
-    }
-}
-
-/// Observations of the whole machine (`profile --system`): written whole, outside any run,
-/// so they go straight to the server (no spool).
-impl PgStore {
-    fn pg_save_observation(&self, p: &SystemProfile) -> Result<()> {
-        let json = serde_json::to_string(p)
-            .map_err(|e| StoreError::Corrupt(format!("a system profile does not encode: {e}")))?;
-        let wall_ns = super::int(p.wall_ns, "an observation's duration")?;
-        self.in_tx(|tx, _| {
-            tx.execute(
-                "INSERT INTO observations (id, kind, label, started_ns, wall_ns, hostname,
-                     kernel_release, sysperf_version, observation_json)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
-                &[
-                    &p.id,
-                    &super::observations::SYSTEM_PROFILE,
-                    &p.label,
-                    &p.started_ns,
-                    &wall_ns,
-                    &p.hostname,
-                    &p.kernel_release,
-                    &p.sysperf_version,
-                    &json,
-                ],
-            )?;
-            Ok(())
-        })
-    }
-
-    fn pg_list_observations(&self) -> Result<Vec<ObservationInfo>> {
-        self.query(
-            "SELECT id, kind, label, started_ns, wall_ns, hostname, kernel_release
-             FROM observations ORDER BY started_ns DESC, seq DESC",
-            &[],
-        )?
-        .iter()
-        .map(|r| {
-            let wall: i64 = r.try_get("wall_ns")?;
-            Ok(ObservationInfo {
-                id: r.try_get("id")?,
-                kind: r.try_get("kind")?,
-                label: r.try_get("label")?,
-                started_ns: r.try_get("started_ns")?,
-                wall_ns: u64::try_from(wall)
-                    .map_err(|_| StoreError::Corrupt(format!("observations.wall_ns is {wall}")))?,
-                hostname: r.try_get("hostname")?,
-                kernel_release: r.try_get("kernel_release")?,
-            })
-        })
-        .collect()
-    }
-
-    fn pg_resolve_observation(&self, spec: &str) -> Result<Option<String>> {
-        let newest = "ORDER BY started_ns DESC, seq DESC";
-        let id = spec.to_ascii_lowercase();
-        if let Some(found) = self
-            .ids("SELECT id FROM observations WHERE id = $1", &[&id])?
-            .pop()
-        {
-            return Ok(Some(found));
-        }
-        let mut prefixed = if id.chars().count() >= MIN_PREFIX {
-            self.ids(
-                &format!("SELECT id FROM observations WHERE starts_with(id, $1) {newest}"),
-                &[&id],
-            )?
-        } else {
-            Vec::new()
-        };
-        if prefixed.len() == 1 {
-            return Ok(prefixed.pop());
-        }
-        let labelled = self
-            .ids(
-                &format!("SELECT id FROM observations WHERE label = $1 {newest} LIMIT 1"),
-                &[&spec],
-            )?
-            .pop();
-        if labelled.is_some() {
-            return Ok(labelled);
-        }
-        if prefixed.len() > 1 {
-            return Err(StoreError::AmbiguousRun {
-                spec: spec.to_string(),
-                candidates: prefixed,
-            });
-        }
-        Ok(None)
-    }
-
-    fn pg_load_observation(&self, id: &str) -> Result<SystemProfile> {
-        let rows = self.query(
-            "SELECT observation_json FROM observations WHERE id = $1",
-            &[&id],
-        )?;
-        let row = rows.first().ok_or_else(|| no_such_run(id))?;
-        let text: String = row.try_get(0)?;
-        serde_json::from_str(&text).map_err(|e| {
-            StoreError::Corrupt(format!("observations.observation_json holds bad JSON: {e}"))
-        })
-    }
-
-    fn pg_remove_observation(&self, id: &str) -> Result<bool> {
-        self.in_tx(|tx, _| Ok(tx.execute("DELETE FROM observations WHERE id = $1", &[&id])? > 0))
-    }
-
-    fn pg_benchmark_profiles(&self) -> Result<Vec<crate::model::Profile>> {
-        self.query(
-            "SELECT p.profile_json FROM profiles p JOIN runs r ON r.id = p.run_id
-             ORDER BY r.started_ns DESC, r.seq DESC, p.position",
-            &[],
-        )?
-        .iter()
-        .map(profile_of)
-        .collect()
-    }
-}
-
-impl Backend for PgStore {
-    fn begin_run(&self, run: &Run) -> Result<()> {
-        let start = Run {
-            complete: false,
-            ..run.clone()
-        };
-        *self.shadow.borrow_mut() = Some((start, Vec::new()));
-        self.run_write(
-            &run.id,
-            |_, _| {},
-            || self.pg_begin_run(run),
-            |s| s.begin_run(run),
-        )
-    }
-
-    fn add_result(&self, run_id: &str, result: &BenchResult, warnings: &[Warning]) -> Result<()> {
-        self.run_write(
-            run_id,
-            |r, _| {
-                r.results.push(result.clone());
-                r.warnings.extend_from_slice(warnings);
-            },
-            || self.pg_add_result(run_id, result, warnings),
-            |s| s.add_result(run_id, result, warnings),
-        )
-    }
-
-    fn put_result(&self, run_id: &str, position: usize, result: &BenchResult) -> Result<()> {
-        self.run_write(
-            run_id,
-            |r, _| match r.results.get_mut(position) {
-                Some(slot) => *slot = result.clone(),
-                None => r.results.push(result.clone()),
-            },
-            || self.pg_put_result(run_id, position, result),
-            |s| s.put_result(run_id, position, result),
-        )
-    }
-
-    fn finish_run(&self, run: &Run) -> Result<()> {
-        self.run_write(
-            &run.id,
-            |r, _| {
-                r.ended_ns = run.ended_ns;
-                r.complete = run.complete;
-                r.overhead = run.overhead;
-                r.notes = run.notes.clone();
-                r.derived = run.derived.clone();
-                r.warnings = run.warnings.clone();
-            },
-            || self.pg_finish_run(run),
-            |s| s.finish_run(run),
-        )
-    }
-
-    fn add_profile(&self, run_id: &str, profile: &crate::model::Profile) -> Result<()> {
-        self.run_write(
-            run_id,
-            |_, p| p.push(profile.clone()),
-            || self.pg_add_profile(run_id, profile),
-            |s| s.add_profile(run_id, profile),
-        )
-    }
-
-    fn add_series(&self, run_id: &str, series: &Series) -> Result<()> {
-        self.run_write(
-            run_id,
-            |r, _| r.series.push(series.clone()),
-            || self.pg_add_series(run_id, series),
-            |s| s.add_series(run_id, series),
-        )
-    }
-
-    fn save_runs_with_profiles(
-        &self,
-        runs: &[Run],
-        profiles: &[Vec<crate::model::Profile>],
-    ) -> Result<Vec<bool>> {
-        self.spooled(|s| s.save_runs_with_profiles(runs, profiles))
-            .unwrap_or_else(|| self.pg_save_runs_with_profiles(runs, profiles))
-    }
-
-    fn import_runs(&self, feed: &mut dyn FnMut(&mut dyn RunSink) -> Result<()>) -> Result<()> {
-        self.spooled(|s| s.import_runs(&mut *feed))
-            .unwrap_or_else(|| self.pg_import_runs(feed))
-    }
-
-    fn load_run(&self, id: &str) -> Result<Run> {
-        self.spooled(|s| s.load_run(id))
-            .unwrap_or_else(|| self.pg_load_run(id))
-    }
-
-    fn load_runs(&self, ids: &[&str]) -> Result<Vec<Run>> {
-        if ids.is_empty() {
-            return Ok(Vec::new());
-        }
-        self.spooled(|s| ids.iter().map(|id| s.load_run(id)).collect())
-            .unwrap_or_else(|| self.pg_load_runs(ids))
-    }
-
-    fn list_runs(&self) -> Result<Vec<RunInfo>> {
-        self.spooled(|s| s.list_runs())
-            .unwrap_or_else(|| self.pg_list_runs())
-    }
-
-    fn resolve(&self, spec: &str) -> Result<String> {
-        self.spooled(|s| s.resolve(spec))
-            .unwrap_or_else(|| self.pg_resolve(spec))
-    }
-
-    fn put_variance(
-        &self,
-        machine: (&str, &str, &str),
-        estimates: &[VarianceEstimate],
-    ) -> Result<()> {
-        self.spooled(|s| s.put_variance(machine, estimates))
-            .unwrap_or_else(|| self.pg_put_variance(machine, estimates))
-    }
-
-    fn variance(&self, machine: (&str, &str, &str)) -> Result<Vec<VarianceEstimate>> {
-        self.spooled(|s| s.variance(machine))
-            .unwrap_or_else(|| self.pg_variance(machine))
-    }
-
-    fn labelled(&self, label: &str) -> Result<Vec<String>> {
-        self.spooled(|s| s.labelled(label))
-            .unwrap_or_else(|| self.pg_labelled(label))
-    }
-
-    fn load_profiles(&self, run_id: &str) -> Result<Vec<crate::model::Profile>> {
-        self.spooled(|s| s.load_profiles(run_id))
-            .unwrap_or_else(|| self.pg_load_profiles(run_id))
-    }
-
-    fn remove_run(&self, id: &str) -> Result<()> {
-        self.spooled(|s| s.remove_run(id))
-            .unwrap_or_else(|| self.pg_remove_run(id))
-    }
-
-    fn is_read_only(&self) -> bool {
-        false
-    }
-
-    fn save_observation(&self, p: &SystemProfile) -> Result<()> {
-        self.pg_save_observation(p)
-    }
-
-    fn list_observations(&self) -> Result<Vec<ObservationInfo>> {
-        self.pg_list_observations()
-    }
-
-    fn resolve_observation(&self, spec: &str) -> Result<Option<String>> {
-        self.pg_resolve_observation(spec)
-    }
-
-    fn load_observation(&self, id: &str) -> Result<SystemProfile> {
-        self.pg_load_observation(id)
-    }
-
-    fn remove_observation(&self, id: &str) -> Result<bool> {
-        self.pg_remove_observation(id)
-    }
-
-    fn benchmark_profiles(&self) -> Result<Vec<crate::model::Profile>> {
-        self.pg_benchmark_profiles()
-    }
-
-    fn query_runs(&self, query: &RunQuery) -> Result<Vec<RunInfo>> {
-        self.spooled(|s| s.query_runs(query))
-            .unwrap_or_else(|| self.pg_query_runs(query))
-    }
-
-    fn count_runs(&self, query: &RunQuery) -> Result<u64> {
-        self.spooled(|s| s.count_runs(query))
-            .unwrap_or_else(|| self.pg_count_runs(query))
-    }
-
-    fn machine_runs(
-        &self,
-        host: Option<&str>,
-        kernel: Option<&str>,
-        limit: usize,
-    ) -> Result<Vec<String>> {
-        self.spooled(|s| s.machine_runs(host, kernel, limit))
-            .unwrap_or_else(|| self.pg_machine_runs(host, kernel, limit))
-    }
-
-    /// Writers of a PostgreSQL store do not wait on one another's lock: nothing to say.
-    fn announce(&self, _work: &str) -> Result<()> {
-        Ok(())
-    }
-
-    fn gc(&self) -> Result<GcReport> {
-        self.pg_gc()
     }
 
     /// The spool file once the run went there, else the PostgreSQL URL.
     fn location(&self) -> Location {
-        self.spooled(|s| Ok(Location::Sqlite(s.path().to_path_buf())))
+        self.spooled(|s| Ok(s.location()))
             .and_then(|r| r.ok())
             .unwrap_or_else(|| PgStore::location(self))
     }
-}
-
-/// Whether the run at `i` has an id that an earlier run in `runs` was saved under.
-/// Runs an import stores at a time: built in the scratch SQLite database, then uploaded and
-/// cleared, so that the scratch database holds a few runs, never the whole import.
-const IMPORT_BATCH: usize = 64;
-
-/// [`PgStore::pg_import_runs`]'s sink: runs are built in the scratch database and uploaded
-/// in batches of [`IMPORT_BATCH`].
-struct PgSink<'t, 'c> {
-    tx: &'t mut Transaction<'c>,
-    lite: &'t rusqlite::Connection,
-    /// The runs in the scratch database, not yet uploaded.
-    pending: std::collections::HashSet<String>,
-}
-
-impl PgSink<'_, '_> {
-    /// Uploads what the scratch database holds, and empties it.
-    fn flush(&mut self) -> Result<()> {
-        self.upload(&Placing::default())?;
-        self.pending.clear();
-        Ok(())
-    }
-
-    fn upload(&mut self, placing: &Placing) -> Result<()> {
-        upload_all(self.tx, self.lite, placing)?;
-        for table in RUN_TABLES.iter().rev() {
-            self.lite.execute(&format!("DELETE FROM {table}"), [])?;
-        }
-        Ok(())
-    }
-}
-
-impl RunSink for PgSink<'_, '_> {
-    fn run(&mut self, run: &Run) -> Result<bool> {
-        if self.pending.contains(&run.id) || run_exists(self.tx, &run.id)? {
-            return Ok(false);
-        }
-        super::insert_run(self.lite, run, run.complete)?;
-        self.pending.insert(run.id.clone());
-        if self.pending.len() >= IMPORT_BATCH {
-            self.flush()?;
-        }
-        Ok(true)
-    }
-
-    fn profiles(&mut self, run_id: &str, profiles: &[crate::model::Profile]) -> Result<()> {
-        if profiles.is_empty() {
-            return Ok(());
-        }
-        // The run first (it may be in the batch), then its profiles after those it has.
-        self.flush()?;
-        let offset = next_position(self.tx, "profiles", run_id)?;
-        for p in profiles {
-            super::insert_profile(self.lite, run_id, p)?;
-        }
-        self.upload(&Placing { offset })
-    }
-}
-
-fn saved_earlier(runs: &[Run], i: usize, saved: &[bool]) -> bool {
-    runs[..i]
-        .iter()
-        .zip(saved)
-        .any(|(r, &s)| s && r.id == runs[i].id)
-}
-
-/// [`super::Store::resolve`]'s choice among what the id prefix and the label found: a
-/// unique prefix, else the newest run with the label, else ambiguous or nothing.
-fn pick_run(
-    spec: &str,
-    mut prefixed: Vec<String>,
-    labelled: impl FnOnce() -> Result<Option<String>>,
-) -> Result<String> {
-    if prefixed.len() == 1 {
-        return Ok(prefixed.remove(0));
-    }
-    if let Some(id) = labelled()? {
-        return Ok(id);
-    }
-    if prefixed.len() > 1 {
-        return Err(StoreError::AmbiguousRun {
-            spec: spec.to_string(),
-            candidates: prefixed,
-        });
-    }
-    Err(no_such_run(spec))
 }

@@ -24,27 +24,31 @@ fn fleet_run(n: u64, host: &str, kernel: &str, cpu: &str, started_ns: i64) -> Ru
     r
 }
 
-fn plan(store: &Store, sql: &str) -> String {
+/// How SQLite answers `q`, its parameters bound.
+fn plan(store: &Store, q: &query::Query) -> String {
     let mut stmt = store
         .conn
-        .prepare(&format!("EXPLAIN QUERY PLAN {sql}"))
+        .prepare(&format!("EXPLAIN QUERY PLAN {}", q.sql))
         .unwrap();
-    let rows = stmt.query_map([], |r| r.get::<_, String>(3)).unwrap();
+    let rows = stmt
+        .query_map(rusqlite::params_from_iter(&q.params), |r| {
+            r.get::<_, String>(3)
+        })
+        .unwrap();
     rows.map(Result::unwrap).collect::<Vec<_>>().join("; ")
 }
 
 #[test]
 fn an_id_prefix_and_a_machines_history_are_read_through_indexes_not_by_scanning() {
     let (_d, store) = store();
-    let prefix = plan(&store, &PREFIX_SQL.replace("?1", "'abcd'"));
-    assert!(prefix.contains("USING INDEX"), "{prefix}");
-    assert!(!prefix.contains("SCAN runs"), "{prefix}");
+    for table in ["runs", "observations"] {
+        let prefix = plan(&store, &query::prefix(Dialect::Sqlite, table, "abcd"));
+        assert!(prefix.contains("USING INDEX"), "{prefix}");
+        assert!(!prefix.contains(&format!("SCAN {table}")), "{prefix}");
+    }
     let machine = plan(
         &store,
-        &MACHINE_SQL
-            .replace("?1", "'h'")
-            .replace("?2", "'k'")
-            .replace("?3", "30"),
+        &query::machine(Dialect::Sqlite, Some("h"), Some("k"), 30).unwrap(),
     );
     assert!(machine.contains("runs_by_machine"), "{machine}");
 }

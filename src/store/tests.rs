@@ -187,12 +187,14 @@ pub(super) fn full_run(id: &str) -> Run {
         results: vec![result("pipeback4", 1234.5678), result("syscall", 98.765)],
         derived: vec![
             Derived {
+                na: None,
                 name: "context_switch".to_string(),
                 value: 0.1 + 0.7,
                 unit: "ns".to_string(),
                 formula: "(pipeback2 - pipeself2) / 2".to_string(),
             },
             Derived {
+                na: None,
                 name: "exec_overhead".to_string(),
                 value: -0.0,
                 unit: "ns".to_string(),
@@ -370,6 +372,7 @@ on_both_backends!(
     import_runs_stores_a_stream_in_one_transaction,
     loads_and_writes_in_turn_on_one_store,
     load_runs_reads_runs_together_in_the_order_asked,
+    observations_are_stored_listed_found_and_removed,
 );
 
 /// `runs --where/--since/--limit`, the count behind "N more", and a machine's history, alike
@@ -1365,7 +1368,13 @@ fn postgres_reads_an_id_prefix_through_its_index() {
     // As on a store of 100,000 runs: a plan that can use the index does.
     client.batch_execute("SET enable_seqscan = off").unwrap();
     let plan: Vec<String> = client
-        .query(&format!("EXPLAIN {}", super::pg::PG_PREFIX_SQL), &[&"abcd"])
+        .query(
+            &format!(
+                "EXPLAIN {}",
+                query::prefix(Dialect::Postgres, "runs", "abcd").sql
+            ),
+            &[&"abcd"],
+        )
         .unwrap()
         .iter()
         .map(|r| r.get(0))
@@ -1424,4 +1433,59 @@ fn load_runs_reads_runs_together_in_the_order_asked(backing: Backing) {
             Err(StoreError::NoSuchRun { .. })
         ));
     }
+}
+
+fn observation(id: &str, label: Option<&str>, started_ns: i64) -> SystemProfile {
+    let mut p = crate::profile::system::Aggregator::new(10).finish();
+    p.id = id.into();
+    p.label = label.map(str::to_string);
+    p.started_ns = started_ns;
+    p.wall_ns = 3_000_000_000;
+    p.stacks.insert("a;b".into(), 7);
+    p.samples = 7;
+    p
+}
+
+/// Observations of the whole machine are found as runs are, by the same `resolve`: an id in
+/// either case, a unique prefix of 4+ hex digits, a label; in their own table.
+fn observations_are_stored_listed_found_and_removed(b: Backing) {
+    let store = &*b.store;
+    let a = observation("aaaa00000001", Some("busy"), 10);
+    let o = observation("aaaa00000002", None, 20);
+    store.save_observation(&a).unwrap();
+    store.save_observation(&o).unwrap();
+    store
+        .save_observation(&observation("bbbb00000003", Some("bbbb-x"), 5))
+        .unwrap();
+    let list = store.list_observations().unwrap();
+    assert_eq!(list.len(), 3);
+    assert_eq!(list[0].id, "aaaa00000002", "newest first");
+    assert_eq!(list[1].label.as_deref(), Some("busy"));
+    assert_eq!(list[1].wall_ns, 3_000_000_000);
+    assert_eq!(store.load_observation("aaaa00000001").unwrap(), a);
+    let found = |spec: &str| store.resolve_observation(spec).unwrap();
+    assert_eq!(found("AAAA00000002").as_deref(), Some("aaaa00000002"));
+    assert_eq!(found("busy").as_deref(), Some("aaaa00000001"));
+    assert_eq!(found("BBBB").as_deref(), Some("bbbb00000003"));
+    assert_eq!(found("bbbb-x").as_deref(), Some("bbbb00000003"));
+    assert!(matches!(
+        store.resolve_observation("aaaa"),
+        Err(StoreError::AmbiguousRun { candidates, .. })
+            if candidates == ["aaaa00000002", "aaaa00000001"]
+    ));
+    assert_eq!(found("nothing"), None);
+    assert_eq!(found("bbbb-"), None, "not hex: no prefix");
+    // A run's table is not an observation's.
+    assert!(store.list_runs().unwrap().is_empty());
+    assert!(matches!(
+        store.resolve("aaaa00000001"),
+        Err(StoreError::NoSuchRun { .. })
+    ));
+    assert!(store.remove_observation("aaaa00000001").unwrap());
+    assert!(!store.remove_observation("aaaa00000001").unwrap());
+    assert_eq!(store.list_observations().unwrap().len(), 2);
+    assert!(matches!(
+        store.load_observation("aaaa00000001"),
+        Err(StoreError::NoSuchRun { .. })
+    ));
 }

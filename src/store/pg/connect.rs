@@ -52,14 +52,6 @@ impl Client {
         self.client.is_closed()
     }
 
-    pub(crate) fn query<T: ?Sized + ToStatement>(
-        &mut self,
-        query: &T,
-        params: &[&(dyn ToSql + Sync)],
-    ) -> Result<Vec<Row>, Error> {
-        self.rt.block_on(self.client.query(query, params))
-    }
-
     pub(crate) fn query_opt<T: ?Sized + ToStatement>(
         &mut self,
         query: &T,
@@ -70,6 +62,22 @@ impl Client {
 
     pub(crate) fn batch_execute(&mut self, sql: &str) -> Result<(), Error> {
         self.rt.block_on(self.client.batch_execute(sql))
+    }
+
+    pub(crate) fn query_typed(
+        &mut self,
+        sql: &str,
+        params: &[(&(dyn ToSql + Sync), Type)],
+    ) -> Result<Vec<Row>, Error> {
+        self.rt.block_on(self.client.query_typed(sql, params))
+    }
+
+    pub(crate) fn execute_typed(
+        &mut self,
+        sql: &str,
+        params: &[(&(dyn ToSql + Sync), Type)],
+    ) -> Result<u64, Error> {
+        self.rt.block_on(self.client.execute_typed(sql, params))
     }
 
     pub(crate) fn transaction(&mut self) -> Result<Transaction<'_>, Error> {
@@ -178,6 +186,14 @@ impl Transaction<'_> {
         params: &[(&(dyn ToSql + Sync), Type)],
     ) -> Result<Vec<Row>, Error> {
         self.rt.block_on(self.tx().query_typed(sql, params))
+    }
+
+    pub(crate) fn execute_typed(
+        &mut self,
+        sql: &str,
+        params: &[(&(dyn ToSql + Sync), Type)],
+    ) -> Result<u64, Error> {
+        self.rt.block_on(self.tx().execute_typed(sql, params))
     }
 }
 

@@ -1,0 +1,726 @@
+//! The store's SQL, written once for both backends: every query and statement that runs on a
+//! store itself, built for its [`Dialect`] by a small builder ([`Sql`]) that binds each value
+//! where it is written and asks the dialect for what SQLite and PostgreSQL spell differently
+//! (parameter marks, an equality that holds between NULLs, a function, a collation), all in
+//! [`Dialect`]'s methods. Also the one [`resolve`]: what the user typed (`latest`, an id, an
+//! id prefix, a label) as the id of a run or an observation.
+//!
+//! It is not the code that builds and reads a run's rows (the SQLite code in `mod.rs`, which
+//! PostgreSQL uses through a scratch database, so that both encode a run alike), nor a general
+//! query builder: it knows sysperf's tables, and opens no connection ([`Db`] is the one a
+//! backend hands it).
+
+use super::{int_usize, real, to_json, Cond, Reader, Result, RunQuery, StoreError, MIN_PREFIX};
+use crate::model::{ObservationInfo, Profile, RunInfo, SystemProfile, VarianceEstimate};
+use rusqlite::types::{ToSqlOutput, Value};
+
+/// The SQL dialects of the two backends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dialect {
+    Sqlite,
+    Postgres,
+}
+
+impl Dialect {
+    /// The mark of the `n`th parameter (from 1).
+    fn mark(self, n: usize) -> String {
+        match self {
+            Dialect::Sqlite => format!("?{n}"),
+            Dialect::Postgres => format!("${n}"),
+        }
+    }
+
+    /// Equality that also holds between two NULLs.
+    fn same(self) -> &'static str {
+        match self {
+            Dialect::Sqlite => "IS",
+            Dialect::Postgres => "IS NOT DISTINCT FROM",
+        }
+    }
+
+    /// The function giving where a text occurs in another, from 1 (0: nowhere).
+    fn position(self) -> &'static str {
+        match self {
+            Dialect::Sqlite => "instr",
+            Dialect::Postgres => "strpos",
+        }
+    }
+
+    /// The `id` column compared byte by byte, as an index of ids in byte order answers a
+    /// range of them: SQLite compares text so by default; PostgreSQL by the database's
+    /// collation unless told (its `runs_by_id_prefix` index is in the "C" collation).
+    fn id_bytes(self) -> &'static str {
+        match self {
+            Dialect::Sqlite => "id",
+            Dialect::Postgres => r#"id COLLATE "C""#,
+        }
+    }
+}
+
+/// A value for a parameter, typed: PostgreSQL is told each parameter's type (a NULL's too).
+#[derive(Debug, Clone, PartialEq)]
+pub(super) enum Param {
+    Int(Option<i64>),
+    Text(Option<String>),
+    Real(f64),
+}
+
+impl From<i64> for Param {
+    fn from(v: i64) -> Self {
+        Param::Int(Some(v))
+    }
+}
+
+impl From<Option<i64>> for Param {
+    fn from(v: Option<i64>) -> Self {
+        Param::Int(v)
+    }
+}
+
+impl From<bool> for Param {
+    fn from(v: bool) -> Self {
+        Param::Int(Some(i64::from(v)))
+    }
+}
+
+impl From<f64> for Param {
+    fn from(v: f64) -> Self {
+        Param::Real(v)
+    }
+}
+
+impl From<&str> for Param {
+    fn from(v: &str) -> Self {
+        Param::Text(Some(v.to_string()))
+    }
+}
+
+impl From<String> for Param {
+    fn from(v: String) -> Self {
+        Param::Text(Some(v))
+    }
+}
+
+impl From<Option<&str>> for Param {
+    fn from(v: Option<&str>) -> Self {
+        Param::Text(v.map(str::to_string))
+    }
+}
+
+impl From<Option<String>> for Param {
+    fn from(v: Option<String>) -> Self {
+        Param::Text(v)
+    }
+}
+
+impl rusqlite::ToSql for Param {
+    fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
+        Ok(match self {
+            Param::Int(v) => ToSqlOutput::Owned(v.map_or(Value::Null, Value::Integer)),
+            Param::Text(v) => ToSqlOutput::Owned(v.clone().map_or(Value::Null, Value::Text)),
+            // NaN as the SQLite store writes it (see `real`).
+            Param::Real(v) => ToSqlOutput::Owned(real(*v)),
+        })
+    }
+}
+
+/// One statement in one dialect, its parameters' values, and the table its rows come from
+/// (named in the error a bad row gives). Only the store makes them.
+#[derive(Debug)]
+pub struct Query {
+    pub(super) sql: String,
+    pub(super) params: Vec<Param>,
+    pub(super) table: &'static str,
+}
+
+/// Builds a [`Query`]: each value bound where it is written.
+struct Sql {
+    dialect: Dialect,
+    params: Vec<Param>,
+}
+
+impl Sql {
+    fn new(dialect: Dialect) -> Sql {
+        Sql {
+            dialect,
+            params: Vec::new(),
+        }
+    }
+
+    /// Binds `v`; its mark, to write where it goes (written twice, it is used twice).
+    fn bind(&mut self, v: impl Into<Param>) -> String {
+        self.params.push(v.into());
+        self.dialect.mark(self.params.len())
+    }
+
+    fn on(self, table: &'static str, sql: String) -> Query {
+        Query {
+            sql,
+            params: self.params,
+            table,
+        }
+    }
+}
+
+/// A connection (or transaction) to a store that runs [`Query`]s: SQLite's or PostgreSQL's.
+/// Only the store implements it.
+pub trait Db {
+    fn dialect(&self) -> Dialect;
+
+    /// Runs `q`, handing each row it answers to `each`, in order.
+    fn rows(&mut self, q: &Query, each: &mut dyn FnMut(&Reader<'_>) -> Result<()>) -> Result<()>;
+
+    /// Runs `q`; how many rows it changed.
+    fn execute(&mut self, q: &Query) -> Result<u64>;
+
+    /// Moves the rows that the SQLite code built in `lite` during this write into the store,
+    /// and empties `lite`: nothing to do where `lite` is the store's own transaction
+    /// (SQLite) or nothing is written (a read); PostgreSQL uploads them.
+    fn flush(&mut self, _lite: &rusqlite::Connection) -> Result<()> {
+        Ok(())
+    }
+}
+
+/// Every row `q` answers, read by `read`.
+fn rows<T>(db: &mut dyn Db, q: Query, read: impl Fn(&Reader<'_>) -> Result<T>) -> Result<Vec<T>> {
+    let mut out = Vec::new();
+    db.rows(&q, &mut |r| {
+        out.push(read(r)?);
+        Ok(())
+    })?;
+    Ok(out)
+}
+
+/// The `id` column of every row `q` answers.
+fn ids(db: &mut dyn Db, q: Query) -> Result<Vec<String>> {
+    rows(db, q, |r| r.text("id"))
+}
+
+/// The integer in the column `col` of the first row `q` answers.
+fn integer(db: &mut dyn Db, q: Query, col: &str) -> Result<i64> {
+    rows(db, q, |r| r.i64(col))?
+        .pop()
+        .ok_or_else(|| StoreError::Corrupt(format!("internal: no row counted {col}")))
+}
+
+/// The newest first, rows of equal start in the order they were stored.
+const NEWEST: &str = "ORDER BY started_ns DESC, seq DESC";
+
+/// The two kinds of things stored under ids a user names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Kind {
+    Run,
+    Observation,
+}
+
+impl Kind {
+    fn table(self) -> &'static str {
+        match self {
+            Kind::Run => "runs",
+            Kind::Observation => "observations",
+        }
+    }
+}
+
+/// What a name stands for among the runs (or observations).
+#[derive(Debug, PartialEq, Eq)]
+pub(super) enum Found {
+    Id(String),
+    /// An id prefix of several, newest first, that is no label.
+    Ambiguous(Vec<String>),
+    Nothing,
+}
+
+impl Found {
+    /// As a run: its id, or the error that says why there is none.
+    pub(super) fn run(self, spec: &str) -> Result<String> {
+        match self.observation(spec)? {
+            Some(id) => Ok(id),
+            None => Err(StoreError::NoSuchRun {
+                spec: spec.to_string(),
+            }),
+        }
+    }
+
+    /// As an observation: its id, or None (the name may be a run's).
+    pub(super) fn observation(self, spec: &str) -> Result<Option<String>> {
+        match self {
+            Found::Id(id) => Ok(Some(id)),
+            Found::Ambiguous(candidates) => Err(StoreError::AmbiguousRun {
+                spec: spec.to_string(),
+                candidates,
+            }),
+            Found::Nothing => Ok(None),
+        }
+    }
+}
+
+/// Turns what the user typed into the id of a run (or observation): `latest` is the newest
+/// run; then an exact id (in either case); then a unique id prefix of at least
+/// [`MIN_PREFIX`] hex digits, read from the id index; then a label (the newest carrying
+/// it). A prefix shared by several is ambiguous unless it is also a label. Ids are 12
+/// lowercase hex digits, so only such a prefix can name one (a label such as "scale-7" is
+/// never looked up as one).
+pub(super) fn resolve(db: &mut dyn Db, kind: Kind, spec: &str) -> Result<Found> {
+    let d = db.dialect();
+    let table = kind.table();
+    let one = |ids: Vec<String>| ids.into_iter().next().map_or(Found::Nothing, Found::Id);
+    if kind == Kind::Run && spec == "latest" {
+        let q = Sql::new(d).on(table, format!("SELECT id FROM runs {NEWEST} LIMIT 1"));
+        return Ok(one(ids(db, q)?));
+    }
+    let id = spec.to_ascii_lowercase();
+    let mut b = Sql::new(d);
+    let sql = format!("SELECT id FROM {table} WHERE id = {}", b.bind(id.as_str()));
+    if let Found::Id(id) = one(ids(db, b.on(table, sql))?) {
+        return Ok(Found::Id(id));
+    }
+    let mut prefixed =
+        if (MIN_PREFIX..=12).contains(&id.len()) && id.bytes().all(|b| b.is_ascii_hexdigit()) {
+            ids(db, prefix(d, table, &id))?
+        } else {
+            Vec::new()
+        };
+    if prefixed.len() == 1 {
+        return Ok(Found::Id(prefixed.remove(0)));
+    }
+    if let Found::Id(id) = one(ids(db, labelled(d, table, spec, Some(1)))?) {
+        return Ok(Found::Id(id));
+    }
+    Ok(if prefixed.is_empty() {
+        Found::Nothing
+    } else {
+        Found::Ambiguous(prefixed)
+    })
+}
+
+/// The ids in `table` starting with the lowercase hex digits `prefix`, newest first: every
+/// id from the prefix up to the prefix followed by 'g' (above every hex digit), which the id
+/// index answers without reading the other rows.
+pub(super) fn prefix(d: Dialect, table: &'static str, prefix: &str) -> Query {
+    let mut b = Sql::new(d);
+    let (p, id) = (b.bind(prefix), d.id_bytes());
+    let sql = format!("SELECT id FROM {table} WHERE {id} >= {p} AND {id} < {p} || 'g' {NEWEST}");
+    b.on(table, sql)
+}
+
+/// The ids in `table` carrying `label`, newest first, at most `limit`.
+fn labelled(d: Dialect, table: &'static str, label: &str, limit: Option<i64>) -> Query {
+    let mut b = Sql::new(d);
+    let mut sql = format!(
+        "SELECT id FROM {table} WHERE label = {} {NEWEST}",
+        b.bind(label)
+    );
+    if let Some(n) = limit {
+        sql.push_str(&format!(" LIMIT {}", b.bind(n)));
+    }
+    b.on(table, sql)
+}
+
+/// The ids of the runs carrying `label`, newest first.
+pub(super) fn runs_labelled(db: &mut dyn Db, label: &str) -> Result<Vec<String>> {
+    let q = labelled(db.dialect(), "runs", label, None);
+    ids(db, q)
+}
+
+/// The complete measured runs of one machine (host name and kernel release, either
+/// unknown), newest first, at most `limit`, through the `runs_by_machine` index.
+pub(super) fn machine(
+    d: Dialect,
+    host: Option<&str>,
+    kernel: Option<&str>,
+    limit: usize,
+) -> Result<Query> {
+    let mut b = Sql::new(d);
+    let (h, k, n) = (
+        b.bind(host),
+        b.bind(kernel),
+        b.bind(int_usize(limit, "a limit")?),
+    );
+    let is = d.same();
+    let sql = format!(
+        "SELECT id FROM runs WHERE hostname {is} {h} AND kernel_release {is} {k}
+             AND complete = 1 AND source = 'measured'
+         {NEWEST} LIMIT {n}"
+    );
+    Ok(b.on("runs", sql))
+}
+
+pub(super) fn machine_runs(
+    db: &mut dyn Db,
+    host: Option<&str>,
+    kernel: Option<&str>,
+    limit: usize,
+) -> Result<Vec<String>> {
+    let q = machine(db.dialect(), host, kernel, limit)?;
+    ids(db, q)
+}
+
+/// The SQL of one condition of a [`RunQuery`], its values bound.
+fn condition(b: &mut Sql, c: &Cond) -> String {
+    match c {
+        Cond::Host(h) => format!("hostname = {}", b.bind(h.as_str())),
+        Cond::Kernel(k) => {
+            let k = b.bind(k.as_str());
+            format!(
+                "(kernel_release = {k} OR substr(kernel_release, 1, length({k}) + 1) \
+                 IN ({k} || '.', {k} || '-', {k} || '+'))"
+            )
+        }
+        Cond::Cpu(c) => format!(
+            "{}(lower(cpu_model), {}) > 0",
+            b.dialect.position(),
+            b.bind(c.to_lowercase())
+        ),
+        Cond::Label(l) => format!("label = {}", b.bind(l.as_str())),
+        Cond::Started(from, to) => format!(
+            "(started_ns >= {} AND started_ns < {})",
+            b.bind(*from),
+            b.bind(*to)
+        ),
+    }
+}
+
+/// The WHERE clause of `query` (empty, or starting with " WHERE"), its values bound:
+/// conditions of one kind are alternatives, of different kinds all must hold.
+fn clause(b: &mut Sql, query: &RunQuery) -> String {
+    let mut parts = Vec::new();
+    let mut kinds: Vec<u8> = query.conds.iter().map(Cond::kind).collect();
+    kinds.sort_unstable();
+    kinds.dedup();
+    for k in kinds {
+        let any: Vec<String> = query
+            .conds
+            .iter()
+            .filter(|c| c.kind() == k)
+            .map(|c| condition(b, c))
+            .collect();
+        parts.push(format!("({})", any.join(" OR ")));
+    }
+    if let Some(since) = query.since_ns {
+        parts.push(format!("started_ns >= {}", b.bind(since)));
+    }
+    if query.complete_only {
+        parts.push("complete = 1".into());
+    }
+    if parts.is_empty() {
+        String::new()
+    } else {
+        format!(" WHERE {}", parts.join(" AND "))
+    }
+}
+
+/// The stored runs `query` matches, newest first, with their counts of benchmarks, series
+/// and warnings.
+pub(super) fn query_runs(db: &mut dyn Db, query: &RunQuery) -> Result<Vec<RunInfo>> {
+    let mut b = Sql::new(db.dialect());
+    let clause = clause(&mut b, query);
+    let limit = match query.limit {
+        Some(n) => format!(" LIMIT {}", b.bind(int_usize(n, "a limit")?)),
+        None => String::new(),
+    };
+    let sql = format!(
+        "SELECT id, label, started_ns, ended_ns, complete, hostname, kernel_release, cpu_model,
+                (SELECT count(*) FROM results WHERE results.run_id = runs.id) AS benchmarks,
+                (SELECT count(*) FROM series WHERE series.run_id = runs.id) AS series,
+                (SELECT count(*) FROM warnings WHERE warnings.run_id = runs.id) AS warnings
+         FROM runs{clause} {NEWEST}{limit}"
+    );
+    rows(db, b.on("runs", sql), |r| {
+        Ok(RunInfo {
+            id: r.text("id")?,
+            label: r.opt_text("label")?,
+            started_ns: r.i64("started_ns")?,
+            ended_ns: r.opt_i64("ended_ns")?,
+            complete: r.bool("complete")?,
+            hostname: r.opt_text("hostname")?,
+            kernel_release: r.opt_text("kernel_release")?,
+            cpu_model: r.opt_text("cpu_model")?,
+            benchmarks: r.u64("benchmarks")?,
+            series: r.u64("series")?,
+            warnings: r.u64("warnings")?,
+        })
+    })
+}
+
+/// How many stored runs `query` matches, its limit aside.
+pub(super) fn count_runs(db: &mut dyn Db, query: &RunQuery) -> Result<u64> {
+    let mut b = Sql::new(db.dialect());
+    let sql = format!("SELECT count(*) AS n FROM runs{}", clause(&mut b, query));
+    let n = integer(db, b.on("runs", sql), "n")?;
+    Ok(u64::try_from(n).unwrap_or(0))
+}
+
+/// Whether a run with this id is stored.
+pub(super) fn run_exists(db: &mut dyn Db, id: &str) -> Result<bool> {
+    let mut b = Sql::new(db.dialect());
+    let sql = format!("SELECT id FROM runs WHERE id = {}", b.bind(id));
+    Ok(!ids(db, b.on("runs", sql))?.is_empty())
+}
+
+/// Whether the run was begun already: stored, incomplete, with this start (a `begin_run`
+/// retried after a commit whose answer was lost).
+pub(super) fn begun(db: &mut dyn Db, id: &str, started_ns: i64) -> Result<bool> {
+    let mut b = Sql::new(db.dialect());
+    let sql = format!(
+        "SELECT id FROM runs WHERE id = {} AND started_ns = {} AND complete = 0",
+        b.bind(id),
+        b.bind(started_ns)
+    );
+    Ok(!ids(db, b.on("runs", sql))?.is_empty())
+}
+
+/// The next free position among a run's rows of `table`.
+pub(super) fn next_position(db: &mut dyn Db, table: &'static str, run_id: &str) -> Result<i64> {
+    let mut b = Sql::new(db.dialect());
+    let sql = format!(
+        "SELECT COALESCE(MAX(position) + 1, 0) AS next FROM {table} WHERE run_id = {}",
+        b.bind(run_id)
+    );
+    integer(db, b.on(table, sql), "next")
+}
+
+/// Records the end of a run (see `Backend::finish_run`); false when it is not stored.
+pub(super) fn end_run(db: &mut dyn Db, run: &crate::model::Run) -> Result<bool> {
+    let overhead = run
+        .overhead
+        .as_ref()
+        .map(|o| to_json(o, "the run's overhead"))
+        .transpose()?;
+    let notes = to_json(&run.notes, "the suites' notes")?;
+    let mut b = Sql::new(db.dialect());
+    let sql = format!(
+        "UPDATE runs SET ended_ns = {}, complete = {}, overhead_json = {}, notes_json = {}
+         WHERE id = {}",
+        b.bind(run.ended_ns),
+        b.bind(run.complete),
+        b.bind(overhead),
+        b.bind(notes),
+        b.bind(run.id.as_str())
+    );
+    Ok(db.execute(&b.on("runs", sql))? > 0)
+}
+
+/// Deletes a run's rows of `table` (at `position` only, when given); how many.
+pub(super) fn delete_rows(
+    db: &mut dyn Db,
+    table: &'static str,
+    run_id: &str,
+    position: Option<i64>,
+) -> Result<u64> {
+    let mut b = Sql::new(db.dialect());
+    let mut sql = format!("DELETE FROM {table} WHERE run_id = {}", b.bind(run_id));
+    if let Some(p) = position {
+        sql.push_str(&format!(" AND position = {}", b.bind(p)));
+    }
+    db.execute(&b.on(table, sql))
+}
+
+/// Deletes a run and everything stored for it (the foreign keys cascade); false when there
+/// was none.
+pub(super) fn delete_run(db: &mut dyn Db, id: &str) -> Result<bool> {
+    let mut b = Sql::new(db.dialect());
+    let sql = format!("DELETE FROM runs WHERE id = {}", b.bind(id));
+    Ok(db.execute(&b.on("runs", sql))? > 0)
+}
+
+/// Replaces the variance estimates of one machine (host name, kernel, CPU model).
+pub(super) fn put_variance(
+    db: &mut dyn Db,
+    (host, kernel, cpu): (&str, &str, &str),
+    estimates: &[VarianceEstimate],
+) -> Result<()> {
+    let mut b = Sql::new(db.dialect());
+    let sql = format!(
+        "DELETE FROM variance WHERE hostname = {} AND kernel_release = {} AND cpu_model = {}",
+        b.bind(host),
+        b.bind(kernel),
+        b.bind(cpu)
+    );
+    db.execute(&b.on("variance", sql))?;
+    for e in estimates {
+        let mut b = Sql::new(db.dialect());
+        let sql = format!(
+            "INSERT INTO variance (hostname, kernel_release, cpu_model, test, within_var,
+                 between_var, runs, trials, updated_ns)
+             VALUES ({}, {}, {}, {}, {}, {}, {}, {}, {})",
+            b.bind(host),
+            b.bind(kernel),
+            b.bind(cpu),
+            b.bind(e.test.as_str()),
+            b.bind(e.within_var),
+            b.bind(e.between_var),
+            b.bind(int_usize(e.runs, "variance runs")?),
+            b.bind(int_usize(e.trials, "variance trials")?),
+            b.bind(e.updated_ns)
+        );
+        db.execute(&b.on("variance", sql))?;
+    }
+    Ok(())
+}
+
+/// The variance estimates stored for one machine, by test id.
+pub(super) fn variance(
+    db: &mut dyn Db,
+    (host, kernel, cpu): (&str, &str, &str),
+) -> Result<Vec<VarianceEstimate>> {
+    let mut b = Sql::new(db.dialect());
+    let sql = format!(
+        "SELECT test, within_var, between_var, runs, trials, updated_ns FROM variance
+         WHERE hostname = {} AND kernel_release = {} AND cpu_model = {} ORDER BY test",
+        b.bind(host),
+        b.bind(kernel),
+        b.bind(cpu)
+    );
+    rows(db, b.on("variance", sql), |r| {
+        Ok(VarianceEstimate {
+            test: r.text("test")?,
+            within_var: r.f64("within_var")?,
+            between_var: r.f64("between_var")?,
+            runs: r.usize("runs")?,
+            trials: r.usize("trials")?,
+            updated_ns: r.i64("updated_ns")?,
+        })
+    })
+}
+
+/// The kernel profiles stored with a run, in the order they were added.
+pub(super) fn profiles(db: &mut dyn Db, run_id: &str) -> Result<Vec<Profile>> {
+    let mut b = Sql::new(db.dialect());
+    let sql = format!(
+        "SELECT profile_json FROM profiles WHERE run_id = {} ORDER BY position",
+        b.bind(run_id)
+    );
+    rows(db, b.on("profiles", sql), |r| r.json("profile_json"))
+}
+
+/// Every stored benchmark profile (`sysperf run --profile`), newest run first.
+pub(super) fn benchmark_profiles(db: &mut dyn Db) -> Result<Vec<Profile>> {
+    let sql = "SELECT p.profile_json FROM profiles p JOIN runs r ON r.id = p.run_id
+               ORDER BY r.started_ns DESC, r.seq DESC, p.position";
+    let q = Sql::new(db.dialect()).on("profiles", sql.into());
+    rows(db, q, |r| r.json("profile_json"))
+}
+
+/// The kind of a system profile in the observations' `kind` column.
+const SYSTEM_PROFILE: &str = "system-profile";
+
+/// Stores a system profile under `p.id` (the caller makes the id, as for runs).
+pub(super) fn save_observation(db: &mut dyn Db, p: &SystemProfile) -> Result<()> {
+    let mut b = Sql::new(db.dialect());
+    let sql = format!(
+        "INSERT INTO observations (id, kind, label, started_ns, wall_ns, hostname,
+             kernel_release, sysperf_version, observation_json)
+         VALUES ({}, {}, {}, {}, {}, {}, {}, {}, {})",
+        b.bind(p.id.as_str()),
+        b.bind(SYSTEM_PROFILE),
+        b.bind(p.label.as_deref()),
+        b.bind(p.started_ns),
+        b.bind(super::int(p.wall_ns, "an observation's duration")?),
+        b.bind(p.hostname.as_deref()),
+        b.bind(p.kernel_release.as_deref()),
+        b.bind(p.sysperf_version.as_str()),
+        b.bind(to_json(p, "a system profile")?)
+    );
+    db.execute(&b.on("observations", sql))?;
+    Ok(())
+}
+
+/// Every stored observation, newest first.
+pub(super) fn list_observations(db: &mut dyn Db) -> Result<Vec<ObservationInfo>> {
+    let sql = format!(
+        "SELECT id, kind, label, started_ns, wall_ns, hostname, kernel_release
+         FROM observations {NEWEST}"
+    );
+    let q = Sql::new(db.dialect()).on("observations", sql);
+    rows(db, q, |r| {
+        Ok(ObservationInfo {
+            id: r.text("id")?,
+            kind: r.text("kind")?,
+            label: r.opt_text("label")?,
+            started_ns: r.i64("started_ns")?,
+            wall_ns: r.u64("wall_ns")?,
+            hostname: r.opt_text("hostname")?,
+            kernel_release: r.opt_text("kernel_release")?,
+        })
+    })
+}
+
+/// The stored observation `id`.
+pub(super) fn load_observation(db: &mut dyn Db, id: &str) -> Result<SystemProfile> {
+    let mut b = Sql::new(db.dialect());
+    let sql = format!(
+        "SELECT observation_json FROM observations WHERE id = {}",
+        b.bind(id)
+    );
+    rows(db, b.on("observations", sql), |r| {
+        r.json("observation_json")
+    })?
+    .pop()
+    .ok_or_else(|| StoreError::NoSuchRun {
+        spec: id.to_string(),
+    })
+}
+
+/// Deletes an observation; false when there was none with that id.
+pub(super) fn remove_observation(db: &mut dyn Db, id: &str) -> Result<bool> {
+    let mut b = Sql::new(db.dialect());
+    let sql = format!("DELETE FROM observations WHERE id = {}", b.bind(id));
+    Ok(db.execute(&b.on("observations", sql))? > 0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What differs between the dialects is said by the dialect, in the same SQL.
+    #[test]
+    fn one_query_reads_in_either_dialect() {
+        let q = |d| machine(d, Some("h"), None, 30).unwrap();
+        let (lite, pg) = (q(Dialect::Sqlite), q(Dialect::Postgres));
+        assert!(lite.sql.contains("hostname IS ?1 AND kernel_release IS ?2"));
+        assert!(lite.sql.contains("LIMIT ?3"), "{}", lite.sql);
+        assert!(pg.sql.contains(
+            "hostname IS NOT DISTINCT FROM $1 AND kernel_release IS NOT DISTINCT FROM $2"
+        ));
+        assert!(pg.sql.contains("LIMIT $3"), "{}", pg.sql);
+        assert_eq!(lite.params, pg.params);
+        assert_eq!(
+            lite.params,
+            [
+                Param::Text(Some("h".into())),
+                Param::Text(None),
+                Param::Int(Some(30))
+            ]
+        );
+        let p = prefix(Dialect::Postgres, "runs", "abcd");
+        assert!(
+            p.sql
+                .contains(r#"id COLLATE "C" >= $1 AND id COLLATE "C" < $1 || 'g'"#),
+            "{}",
+            p.sql
+        );
+        let query = RunQuery {
+            conds: vec![Cond::Cpu("EPYC".into()), Cond::Kernel("6.1".into())],
+            since_ns: Some(5),
+            limit: None,
+            complete_only: true,
+        };
+        let mut b = Sql::new(Dialect::Postgres);
+        let where_ = clause(&mut b, &query);
+        assert!(
+            where_.contains("strpos(lower(cpu_model), $2) > 0"),
+            "{where_}"
+        );
+        assert!(where_.contains("length($1) + 1"), "{where_}");
+        assert!(where_.contains("started_ns >= $3"), "{where_}");
+        assert!(!where_.contains('?'), "{where_}");
+        let mut b = Sql::new(Dialect::Sqlite);
+        let where_ = clause(&mut b, &query);
+        assert!(
+            where_.contains("instr(lower(cpu_model), ?2) > 0"),
+            "{where_}"
+        );
+        assert!(!where_.contains('$'), "{where_}");
+    }
+}

@@ -1,0 +1,238 @@
+//! The store's writes, written once for both backends. Each takes the store's transaction
+//! ([`Db`]: its statements, such as "is this run stored?" and "delete these rows") and an
+//! SQLite connection `lite` in which the SQLite code builds the rows it adds: on SQLite the
+//! same transaction; on PostgreSQL a scratch database whose rows [`Db::flush`] uploads, so
+//! that both backends encode a run alike.
+//!
+//! [`RunWrite`] is a write to the run being measured, with what it does to the run kept in
+//! memory (PostgreSQL keeps one, for the spool file); [`Sink`] stores whole runs as an import
+//! or a sync hands them over.
+//!
+//! It is not where a backend's transaction is begun, retried or committed (`Backend::write`).
+
+use super::query::{self, Db};
+use super::{insert_derived, insert_profile, insert_result, insert_run, insert_series};
+use super::{insert_warnings, int_usize, Result, StoreError};
+use crate::model::{BenchResult, Profile, Run, Series, Warning};
+use rusqlite::Connection;
+use std::collections::HashSet;
+
+/// A write to the run being measured: a run is saved as it goes, so that a run killed
+/// midway stays stored, marked incomplete. See the documentation of `Store` for how
+/// warnings and derived figures of incremental runs are kept.
+#[derive(Debug, Clone, Copy)]
+pub enum RunWrite<'a> {
+    /// The start of a run, marked incomplete whatever `run.complete` says, with what it
+    /// already holds.
+    Begin(&'a Run),
+    /// One finished benchmark and the warnings it raised, after those stored.
+    AddResult {
+        run_id: &'a str,
+        result: &'a BenchResult,
+        warnings: &'a [Warning],
+    },
+    /// A benchmark at `position` among the run's results, replacing an earlier snapshot.
+    PutResult {
+        run_id: &'a str,
+        position: usize,
+        result: &'a BenchResult,
+    },
+    /// The end of a run: `ended_ns`, `complete`, `overhead` and `notes`, and the run's
+    /// derived figures and warnings replaced by the run's.
+    Finish(&'a Run),
+    /// A kernel profile, after the run's others.
+    Profile {
+        run_id: &'a str,
+        profile: &'a Profile,
+    },
+    /// One measured series of a suite, after the run's others.
+    Series { run_id: &'a str, series: &'a Series },
+}
+
+impl RunWrite<'_> {
+    /// The run written to.
+    pub fn run_id(&self) -> &str {
+        match *self {
+            RunWrite::Begin(run) | RunWrite::Finish(run) => &run.id,
+            RunWrite::AddResult { run_id, .. }
+            | RunWrite::PutResult { run_id, .. }
+            | RunWrite::Profile { run_id, .. }
+            | RunWrite::Series { run_id, .. } => run_id,
+        }
+    }
+
+    /// What the write does to the run (and its profiles) kept in memory: the run as stored
+    /// after it.
+    pub(super) fn apply(&self, run: &mut Run, profiles: &mut Vec<Profile>) {
+        match *self {
+            RunWrite::Begin(start) => {
+                *run = Run {
+                    complete: false,
+                    ..start.clone()
+                };
+                profiles.clear();
+            }
+            RunWrite::AddResult {
+                result, warnings, ..
+            } => {
+                run.results.push(result.clone());
+                run.warnings.extend_from_slice(warnings);
+            }
+            RunWrite::PutResult {
+                position, result, ..
+            } => match run.results.get_mut(position) {
+                Some(slot) => *slot = result.clone(),
+                None => run.results.push(result.clone()),
+            },
+            RunWrite::Finish(end) => {
+                run.ended_ns = end.ended_ns;
+                run.complete = end.complete;
+                run.overhead = end.overhead;
+                run.notes = end.notes.clone();
+                run.derived = end.derived.clone();
+                run.warnings = end.warnings.clone();
+            }
+            RunWrite::Profile { profile, .. } => profiles.push(profile.clone()),
+            RunWrite::Series { series, .. } => run.series.push(series.clone()),
+        }
+    }
+
+    /// Stores the write: statements on `db`, rows built in `lite`.
+    pub(super) fn store(&self, db: &mut dyn Db, lite: &Connection) -> Result<()> {
+        let id = self.run_id();
+        if let RunWrite::Begin(run) = *self {
+            return insert_run(lite, run, false);
+        }
+        if let RunWrite::Finish(run) = *self {
+            if !query::end_run(db, run)? {
+                return Err(no_such_run(id));
+            }
+            query::delete_rows(db, "derived", id, None)?;
+            query::delete_rows(db, "warnings", id, None)?;
+            insert_derived(lite, id, &run.derived)?;
+            return insert_warnings(lite, id, 0, &run.warnings);
+        }
+        if !query::run_exists(db, id)? {
+            return Err(no_such_run(id));
+        }
+        match *self {
+            RunWrite::AddResult {
+                result, warnings, ..
+            } => {
+                let position = query::next_position(db, "results", id)?;
+                insert_result(lite, id, position, result)?;
+                let first = query::next_position(db, "warnings", id)?;
+                insert_warnings(lite, id, first, warnings)
+            }
+            RunWrite::PutResult {
+                position, result, ..
+            } => {
+                let position = int_usize(position, "a result's position")?;
+                query::delete_rows(db, "results", id, Some(position))?;
+                insert_result(lite, id, position, result)
+            }
+            RunWrite::Profile { profile, .. } => {
+                let position = query::next_position(db, "profiles", id)?;
+                insert_profile(lite, id, position, profile)
+            }
+            RunWrite::Series { series, .. } => {
+                let first = query::next_position(db, "series", id)?;
+                insert_series(lite, id, first, std::slice::from_ref(series))
+            }
+            RunWrite::Begin(_) | RunWrite::Finish(_) => Ok(()),
+        }
+    }
+}
+
+fn no_such_run(id: &str) -> StoreError {
+    StoreError::NoSuchRun {
+        spec: id.to_string(),
+    }
+}
+
+/// Where `Backend::import_runs` stores runs, inside its transaction.
+pub trait RunSink {
+    /// Stores `run`, unless its id is already stored (also by this transaction); whether it
+    /// was stored.
+    fn run(&mut self, run: &Run) -> Result<bool>;
+    /// Stores kernel profiles of a run this sink stored, after those it has.
+    fn profiles(&mut self, run_id: &str, profiles: &[Profile]) -> Result<()>;
+}
+
+/// Runs a [`Sink`] builds before it moves them into the store: a few at a time in
+/// PostgreSQL's scratch database, never a whole import.
+const BATCH: usize = 64;
+
+/// Where whole runs go, in one write transaction: `sysperf import` and `sync`.
+pub(super) struct Sink<'t> {
+    db: &'t mut dyn Db,
+    lite: &'t Connection,
+    /// The runs built in `lite` and not yet moved into the store.
+    pending: HashSet<String>,
+}
+
+impl<'t> Sink<'t> {
+    pub(super) fn new(db: &'t mut dyn Db, lite: &'t Connection) -> Self {
+        Sink {
+            db,
+            lite,
+            pending: HashSet::new(),
+        }
+    }
+
+    /// Moves the runs built so far into the store.
+    pub(super) fn flush(&mut self) -> Result<()> {
+        self.db.flush(self.lite)?;
+        self.pending.clear();
+        Ok(())
+    }
+}
+
+impl RunSink for Sink<'_> {
+    fn run(&mut self, run: &Run) -> Result<bool> {
+        if self.pending.contains(&run.id) || query::run_exists(self.db, &run.id)? {
+            return Ok(false);
+        }
+        insert_run(self.lite, run, run.complete)?;
+        self.pending.insert(run.id.clone());
+        if self.pending.len() >= BATCH {
+            self.flush()?;
+        }
+        Ok(true)
+    }
+
+    fn profiles(&mut self, run_id: &str, profiles: &[Profile]) -> Result<()> {
+        if profiles.is_empty() {
+            return Ok(());
+        }
+        // The run first (it may be among those built), then its profiles after those it has.
+        self.flush()?;
+        let first = query::next_position(self.db, "profiles", run_id)?;
+        for (i, p) in profiles.iter().enumerate() {
+            let position = first + int_usize(i, "a profile's position")?;
+            insert_profile(self.lite, run_id, position, p)?;
+        }
+        Ok(())
+    }
+}
+
+/// Stores the new ones among `runs`, each with its profiles (`profiles[i]` are those of
+/// `runs[i]`; missing entries: none); for each run, whether it was stored (false when its id
+/// was there already, also earlier in `runs`).
+pub(super) fn save_runs(
+    db: &mut dyn Db,
+    lite: &Connection,
+    runs: &[Run],
+    profiles: &[Vec<Profile>],
+) -> Result<Vec<bool>> {
+    let mut sink = Sink::new(db, lite);
+    let mut saved = Vec::with_capacity(runs.len());
+    for (i, run) in runs.iter().enumerate() {
+        let new = sink.run(run)?;
+        if new {
+            sink.profiles(&run.id, profiles.get(i).map_or(&[], Vec::as_slice))?;
+        }
+        saved.push(new);
+    }
+    Ok(saved)
+}
