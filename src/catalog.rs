@@ -141,6 +141,15 @@ fn check_named(path: &Path, named: bool) -> Result<(), CatalogError> {
     Ok(())
 }
 
+/// The store `--db`, `$SYSPERF_DB` or the default path names when it is a shared PostgreSQL
+/// store (connected, for `doctor` to upload the spool files waiting for it), else None.
+pub fn shared_store(db: Option<&PathBuf>) -> Result<Option<Box<dyn Backend>>, CatalogError> {
+    match store_location(db)? {
+        (location @ Location::Postgres(_), _) => Ok(Some(open(location, Access::Write)?)),
+        _ => Ok(None),
+    }
+}
+
 /// The store at `location`, opened as `access` says ([`store::open_at`]).
 fn open(location: Location, access: Access) -> Result<Box<dyn Backend>, CatalogError> {
     store::open_at(&location, access).map_err(|source| CatalogError::Open {

@@ -422,13 +422,58 @@ fn a_postgres_that_stays_away_gets_the_run_through_a_spool_file_and_sync() {
     assert_eq!(local["complete"], true);
     assert_eq!(local["results"].as_array().unwrap().len(), 4);
 
-    // Back on PostgreSQL the run is there unfinished; sync completes it.
+    // It says which store it is for.
+    let dest = std::fs::read_to_string(spooled[0].with_extension("dest")).unwrap();
+    assert_eq!(dest.trim(), url, "{err}");
+    let saved = tempfile::tempdir().unwrap();
+    let keep = |from: &Path, to: &Path| {
+        for name in files_in(from) {
+            std::fs::copy(from.join(&name), to.join(&name)).unwrap();
+        }
+    };
+    keep(&spool_dir, saved.path());
+
+    // Back on PostgreSQL the run is there unfinished; the next doctor on the host says so,
+    // uploads the spool file (completing the run) and removes it (#35 item 1).
     cluster.start_again();
     assert_eq!(cluster.query("spool", "SELECT complete FROM runs"), ["0"]);
-    let synced = ok(cwd.path(), spool, &["sync", spool, &url]);
-    assert!(synced.contains("completed 1 run"), "{synced}");
+    let on_host = |args: &[&str]| {
+        Command::new(assert_cmd::cargo::cargo_bin("sysperf"))
+            .env("SYSPERF_DB", &url)
+            .env("XDG_STATE_HOME", state.path())
+            .env("NO_COLOR", "1")
+            .current_dir(cwd.path())
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let doctor = on_host(&["doctor"]);
+    let said = String::from_utf8_lossy(&doctor.stderr);
+    assert!(doctor.status.success(), "{said}");
+    assert!(
+        said.contains(&format!("uploaded the spool file {spool} to {url}")),
+        "{said}"
+    );
+    assert_eq!(files_in(&spool_dir), Vec::<String>::new(), "{said}");
     let remote = json_of(ok(cwd.path(), &url, &["show", "latest", "--json"]).as_bytes());
     assert_eq!(remote, local);
-    let again = ok(cwd.path(), spool, &["sync", spool, &url]);
-    assert!(again.starts_with("nothing to copy"), "{again}");
+
+    // So does the next run, and sync SPOOL URL; each removes the spool file.
+    for next in [
+        &["run", "syscall", "--quick", "--label", "next"][..],
+        &["sync", spool, &url],
+    ] {
+        ok(cwd.path(), &url, &["rm", local["id"].as_str().unwrap()]);
+        keep(saved.path(), &spool_dir);
+        let out = on_host(next);
+        let said = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{next:?}: {said}");
+        assert_eq!(files_in(&spool_dir), Vec::<String>::new(), "{next:?}: {said}");
+        let remote = json_of(
+            ok(cwd.path(), &url, &["show", local["id"].as_str().unwrap(), "--json"]).as_bytes(),
+        );
+        assert_eq!(remote, local, "{next:?}");
+    }
+    let again = on_host(&["sync", spool, &url]);
+    assert_eq!(again.status.code(), Some(2), "the spool file is gone");
 }

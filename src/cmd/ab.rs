@@ -120,6 +120,7 @@ pub(crate) fn exec(a: Args) -> Result<i32> {
     let stop = engine::stop_flag()?;
     let store = catalog::open_store(a.db.db.as_ref())?;
     let opened = store.location();
+    sysperf::sync::upload_waiting(Some(store.as_ref()));
     let bar = &mut Trials::new();
     let outcomes = engine(&stop)?.execute_ab(&plan, &switch, store.as_ref(), bar);
     bar.finish();

@@ -166,6 +166,8 @@ pub(crate) fn exec(a: Args) -> Result<i32> {
     let store = catalog::open_store(a.db.db.as_ref())?;
     let opened = store.location();
     store.announce("sysperf run")?;
+    // A spool file an earlier run left when the shared store was away goes up now (#35).
+    sysperf::sync::upload_waiting(Some(store.as_ref()));
     // 3. Measure and store, with a progress bar as the sink of the engine's events.
     let bar = &mut Trials::new();
     let outcomes = engine(&stop)?.execute_repeated(&plan, store.as_ref(), bar)?;

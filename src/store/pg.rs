@@ -258,8 +258,10 @@ pub struct PgStore {
     /// spool file if PostgreSQL stays away.
     shadow: RefCell<Option<(Run, Vec<crate::model::Profile>)>>,
     /// The local store the run went on into when PostgreSQL stayed away; every operation
-    /// goes there from then on.
+    /// goes there from then on. With it, its destination file ([`spool_dest`]), locked while
+    /// this process writes the spool, so that no other sysperf uploads it halfway.
     spool: RefCell<Option<super::Store>>,
+    spool_lock: RefCell<Option<std::fs::File>>,
     /// The scratch database of the last transaction, emptied, for the next: making one runs
     /// every SQLite migration, which takes longer than loading a small run (and `show` or
     /// `compare` load dozens).
@@ -298,6 +300,7 @@ impl PgStore {
             connected: std::cell::Cell::new(false),
             shadow: RefCell::new(None),
             spool: RefCell::new(None),
+            spool_lock: RefCell::new(None),
             scratch: RefCell::new(None),
         };
         store.with_client(|client| migrate(client, &store.location()))?;
@@ -477,6 +480,14 @@ impl PgStore {
         };
         let path = dir.join(format!("{}.db", run.id));
         let local = super::Store::open(&path)?;
+        // Where it goes, said before the run's rows are: a spool found without it is one
+        // that never got a run (#35).
+        let lock = write_dest(&path, &PgStore::location(self).to_string()).map_err(|source| {
+            StoreError::Access {
+                path: spool_dest(&path),
+                source,
+            }
+        })?;
         local.begin_run(run)?;
         for p in profiles {
             local.add_profile(&run.id, p)?;
@@ -492,8 +503,33 @@ impl PgStore {
             self.location()
         ));
         *self.spool.borrow_mut() = Some(local);
+        *self.spool_lock.borrow_mut() = Some(lock);
         Ok(())
     }
+}
+
+/// The file beside a spool file that names the store it is for (its [`Location`] as shown,
+/// no password): `ID.dest` beside `ID.db`.
+pub(crate) fn spool_dest(spool: &std::path::Path) -> std::path::PathBuf {
+    spool.with_extension("dest")
+}
+
+/// Writes `dest` into the destination file of `spool` and returns it locked (`flock`, held
+/// until the file is closed, also when the process is killed).
+fn write_dest(spool: &std::path::Path, dest: &str) -> std::io::Result<std::fs::File> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(spool_dest(spool))?;
+    f.lock()?;
+    f.set_len(0)?;
+    f.write_all(format!("{dest}\n").as_bytes())?;
+    Ok(f)
 }
 
 /// Where runs go when PostgreSQL stays away: `$XDG_STATE_HOME/sysperf/spool`, else
