@@ -158,6 +158,16 @@ fn open(location: Location, access: Access) -> Result<Box<dyn Backend>, CatalogE
     })
 }
 
+/// [`open_store`] for `run` and `ab`: a shared PostgreSQL store that cannot be reached is
+/// waited for, then the runs go into a spool file from their start ([`Access::Measure`]).
+pub fn open_store_to_measure(db: Option<&PathBuf>) -> Result<Box<dyn Backend>, CatalogError> {
+    let (location, named) = store_location(db)?;
+    if let Location::Sqlite(path) = &location {
+        check_named(path, named)?;
+    }
+    open(location, Access::Measure)
+}
+
 /// The store named by `--db`, else `$SYSPERF_DB`, else the default path, created if needed;
 /// only the default one gets its directories created.
 pub fn open_store(db: Option<&PathBuf>) -> Result<Box<dyn Backend>, CatalogError> {

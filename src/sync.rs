@@ -292,7 +292,7 @@ pub fn waiting() -> Vec<Spooled> {
 /// writing (its destination file locked) is left; one that fails to upload stays, its error
 /// said. Never an error itself: the command that called it goes on.
 pub fn upload_waiting(to: Option<&dyn Backend>) -> Vec<(Spooled, Result<Synced, String>)> {
-    let here = to.map(|t| t.location());
+    let here = to.filter(|t| !t.is_away()).map(|t| t.location());
     let here = match &here {
         Some(l @ Location::Postgres(_)) => Some(l.to_string()),
         _ => None,

@@ -477,3 +477,49 @@ fn a_postgres_that_stays_away_gets_the_run_through_a_spool_file_and_sync() {
     let again = on_host(&["sync", spool, &url]);
     assert_eq!(again.status.code(), Some(2), "the spool file is gone");
 }
+
+#[test]
+fn a_postgres_away_at_the_start_gets_the_run_through_a_spool_file() {
+    // A cluster of its own, stopped before the run starts (#35 item 2).
+    let Some(cluster) = PgCluster::start() else {
+        return;
+    };
+    let url = cluster.create_db("away");
+    cluster.stop();
+    let cwd = tempfile::tempdir().unwrap();
+    let state = tempfile::tempdir().unwrap();
+    let on_host = |args: &[&str]| {
+        Command::new(assert_cmd::cargo::cargo_bin("sysperf"))
+            .env("SYSPERF_DB", &url)
+            .env("SYSPERF_PG_RETRY_S", "1")
+            .env("XDG_STATE_HOME", state.path())
+            .env("NO_COLOR", "1")
+            .current_dir(cwd.path())
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let out = on_host(&["run", "syscall", "--quick", "--label", "away"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        out.status.code(),
+        Some(sysperf::exit::SPOOLED),
+        "a run started while the server is away is measured into a spool file: {err}"
+    );
+    assert!(err.contains("is NOT in the shared store"), "{err}");
+    let spool_dir = state.path().join("sysperf/spool");
+    let spooled = files_in(&spool_dir);
+    assert!(spooled.iter().any(|f| f.ends_with(".db")), "{spooled:?}: {err}");
+    assert_eq!(files_in(cwd.path()), Vec::<String>::new());
+
+    // Once the server is back, the next doctor uploads the run, complete.
+    cluster.start_again();
+    let doctor = on_host(&["doctor"]);
+    let said = String::from_utf8_lossy(&doctor.stderr);
+    assert!(doctor.status.success(), "{said}");
+    assert!(said.contains("uploaded the spool file"), "{said}");
+    assert_eq!(files_in(&spool_dir), Vec::<String>::new(), "{said}");
+    let shown = json_of(ok(cwd.path(), &url, &["show", "away", "--json"]).as_bytes());
+    assert_eq!(shown["complete"], true);
+    assert_eq!(shown["results"].as_array().unwrap().len(), 1);
+}

@@ -118,7 +118,7 @@ pub(crate) fn exec(a: Args) -> Result<i32> {
     let plan = RunPlan::resolve(&req, &allowed_cpus()?)?;
     // 2. Both sides, interleaved; the switch is put back whatever happens.
     let stop = engine::stop_flag()?;
-    let store = catalog::open_store(a.db.db.as_ref())?;
+    let store = catalog::open_store_to_measure(a.db.db.as_ref())?;
     let opened = store.location();
     sysperf::sync::upload_waiting(Some(store.as_ref()));
     let bar = &mut Trials::new();

@@ -163,7 +163,7 @@ pub(crate) fn exec(a: Args) -> Result<i32> {
     }
     // 2. Ctrl-C and termination stop the run between trials; workers are killed, never left.
     let stop = engine::stop_flag()?;
-    let store = catalog::open_store(a.db.db.as_ref())?;
+    let store = catalog::open_store_to_measure(a.db.db.as_ref())?;
     let opened = store.location();
     store.announce("sysperf run")?;
     // A spool file an earlier run left when the shared store was away goes up now (#35).
@@ -196,7 +196,7 @@ pub(crate) fn exec(a: Args) -> Result<i32> {
             );
         } else if let Some(spool) = &spool {
             say!(
-                "sysperf: run {} is NOT in the shared store {opened}: the server could not be reached, so the run is kept in the spool file {} on this host; upload it with 'sysperf sync {} {opened}' once the server is back (exit code {})",
+                "sysperf: run {} is NOT in the shared store {opened}: the server could not be reached, so the run is kept in the spool file {} on this host; the host's next run, doctor or sync on that store uploads it once the server is back ('sysperf sync {} {opened}' does it by hand; exit code {})",
                 run.id,
                 spool.display(),
                 spool.display(),

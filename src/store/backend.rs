@@ -53,6 +53,12 @@ pub trait Backend {
     fn gc(&self) -> Result<GcReport>;
 
     /// Whether this process may only read the store.
+    /// Whether this is a shared store that could not be reached, standing in by a spool file
+    /// for the run being measured (#35): nothing can be uploaded to it now.
+    fn is_away(&self) -> bool {
+        false
+    }
+
     fn is_read_only(&self) -> bool {
         false
     }

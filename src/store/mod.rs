@@ -260,6 +260,9 @@ fn holders_text(path: &Path, writers: Vec<String>) -> String {
 pub enum Access {
     /// To write: created if needed, and migrated.
     Write,
+    /// To store the runs being measured: as `Write`, and a PostgreSQL server that cannot be
+    /// reached is waited for, then the run goes into a spool file from its start (#35).
+    Measure,
     /// An existing store, to read: for reading only when this process may only read it
     /// (root's store listed by another user) rather than refused; else opened as for
     /// writing. A PostgreSQL database is always there (its schema is made on first use).
@@ -272,6 +275,9 @@ pub enum Access {
 /// be created is the caller's to check first ([`check_named_path`]).
 pub fn open_at(location: &Location, access: Access) -> Result<Box<dyn Backend>> {
     Ok(match location {
+        Location::Postgres(url) if access == Access::Measure => {
+            Box::new(PgStore::connect_to_measure(url)?)
+        }
         Location::Postgres(url) => Box::new(PgStore::connect(url)?),
         Location::Sqlite(path) if access == Access::Read && !crate::sys::may_write(path) => {
             Box::new(Store::open_read_only(path)?)

@@ -262,6 +262,9 @@ pub struct PgStore {
     /// this process writes the spool, so that no other sysperf uploads it halfway.
     spool: RefCell<Option<super::Store>>,
     spool_lock: RefCell<Option<std::fs::File>>,
+    /// Why the server could not be reached when a run was to start ([`PgStore::connect_to_measure`]):
+    /// the run's first write goes straight into a spool file.
+    away: RefCell<Option<StoreError>>,
     /// The scratch database of the last transaction, emptied, for the next: making one runs
     /// every SQLite migration, which takes longer than loading a small run (and `show` or
     /// `compare` load dozens).
@@ -293,7 +296,14 @@ fn connection_lost(e: &tokio_postgres::Error) -> bool {
 impl PgStore {
     /// Connects to the database `url` names and brings its schema up to date.
     pub fn connect(url: &str) -> Result<PgStore> {
-        let store = PgStore {
+        let store = PgStore::unconnected(url)?;
+        store.with_client(|client| migrate(client, &store.location()))?;
+        Ok(store)
+    }
+
+    /// The store of `url`, not yet connected to.
+    fn unconnected(url: &str) -> Result<PgStore> {
+        Ok(PgStore {
             url: url.to_string(),
             parsed: PgUrl::parse(url)?,
             client: RefCell::new(None),
@@ -301,10 +311,53 @@ impl PgStore {
             shadow: RefCell::new(None),
             spool: RefCell::new(None),
             spool_lock: RefCell::new(None),
+            away: RefCell::new(None),
             scratch: RefCell::new(None),
-        };
-        store.with_client(|client| migrate(client, &store.location()))?;
-        Ok(store)
+        })
+    }
+
+    /// [`PgStore::connect`] for a command that measures runs into the store (#35): a server
+    /// that cannot be reached is waited for as a lost connection is ([`RETRY_FOR`]), and if it
+    /// stays away the store is returned without a connection, its run going into a spool
+    /// file from its first write, so that nothing measured waits on the server. A wrong URL,
+    /// password or database is still an error, and so is an outage with nowhere to spool.
+    pub fn connect_to_measure(url: &str) -> Result<PgStore> {
+        let retry = retry_for();
+        let deadline = Instant::now() + retry;
+        let mut pause = Duration::from_millis(100);
+        let mut said = false;
+        loop {
+            let why = match PgStore::connect(url) {
+                Err(StoreError::Connect { url: shown, why }) if why.is_unreachable() => {
+                    StoreError::Connect { url: shown, why }
+                }
+                done => {
+                    if said && done.is_ok() {
+                        let at = Location::Postgres(url.to_string());
+                        crate::notice::tell(&format!("reached {at}"));
+                    }
+                    return done;
+                }
+            };
+            if Instant::now() >= deadline {
+                if spool_dir().is_none() {
+                    return Err(why);
+                }
+                // The run's first write says why and names the spool file.
+                let store = PgStore::unconnected(url)?;
+                *store.away.borrow_mut() = Some(why);
+                return Ok(store);
+            }
+            if !said {
+                crate::notice::tell(&format!(
+                    "{why}; retrying for up to {} s",
+                    retry.as_secs()
+                ));
+                said = true;
+            }
+            std::thread::sleep(pause);
+            pause = (pause * 2).min(Duration::from_secs(2));
+        }
     }
 
     fn location(&self) -> Location {
@@ -497,7 +550,7 @@ impl PgStore {
         }
         crate::notice::tell(&why.to_string());
         crate::notice::tell(&format!(
-            "the run goes on into {}: upload it with 'sysperf sync {} {}' once the server is back",
+            "the run goes on into {}: the next sysperf run, doctor or sync on this host uploads it once the server is back ('sysperf sync {} {}' does it by hand)",
             path.display(),
             path.display(),
             self.location()
@@ -533,17 +586,31 @@ fn write_dest(spool: &std::path::Path, dest: &str) -> std::io::Result<std::fs::F
 }
 
 /// Where runs go when PostgreSQL stays away: `$XDG_STATE_HOME/sysperf/spool`, else
-/// `$HOME/.local/state/sysperf/spool`; never the working directory (None without either).
+/// `$HOME/.local/state/sysperf/spool`, else, for root (cron, a systemd service: no HOME),
+/// `/var/lib/sysperf/spool` (#35); never the working directory (None for another user
+/// without either).
 pub(crate) fn spool_dir() -> Option<std::path::PathBuf> {
-    let var = |k: &str| {
-        std::env::var_os(k)
-            .filter(|v| !v.is_empty())
+    spool_dir_of(
+        std::env::var_os("XDG_STATE_HOME"),
+        std::env::var_os("HOME"),
+        crate::sys::is_root(),
+    )
+}
+
+fn spool_dir_of(
+    xdg_state: Option<std::ffi::OsString>,
+    home: Option<std::ffi::OsString>,
+    root: bool,
+) -> Option<std::path::PathBuf> {
+    let usable = |v: Option<std::ffi::OsString>| {
+        v.filter(|v| !v.is_empty())
             .map(std::path::PathBuf::from)
             .filter(|p| p.is_absolute())
     };
-    var("XDG_STATE_HOME")
+    usable(xdg_state)
         .map(|d| d.join("sysperf/spool"))
-        .or_else(|| var("HOME").map(|h| h.join(".local/state/sysperf/spool")))
+        .or_else(|| usable(home).map(|h| h.join(".local/state/sysperf/spool")))
+        .or_else(|| root.then(|| "/var/lib/sysperf/spool".into()))
 }
 
 /// Creates or migrates the schema, under an advisory lock held to the end of the transaction.
@@ -875,6 +942,11 @@ impl Backend for PgStore {
     /// unreachable, it goes into a spool file with this write, and the run goes on there.
     fn write_run(&self, w: RunWrite<'_>) -> Result<()> {
         let shadowed = self.shadow(&w);
+        if shadowed && self.spool.borrow().is_none() {
+            if let Some(why) = self.away.borrow_mut().take() {
+                return self.start_spool(why);
+            }
+        }
         let stored = self.write(&mut |db, lite| {
             // A retry after a commit whose answer was lost finds the run begun already.
             if let RunWrite::Begin(run) = w {
@@ -925,10 +997,39 @@ impl Backend for PgStore {
         })
     }
 
+    fn is_away(&self) -> bool {
+        self.away.borrow().is_some() || self.spool.borrow().is_some()
+    }
+
     /// The spool file once the run went there, else the PostgreSQL URL.
     fn location(&self) -> Location {
         self.spooled(|s| Ok(s.location()))
             .and_then(|r| r.ok())
             .unwrap_or_else(|| PgStore::location(self))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::spool_dir_of;
+    use std::path::PathBuf;
+
+    #[test]
+    fn the_spool_needs_no_home_for_root() {
+        let os = |s: &str| Some(std::ffi::OsString::from(s));
+        let p = |s: &str| Some(PathBuf::from(s));
+        assert_eq!(
+            spool_dir_of(os("/s"), os("/h"), false),
+            p("/s/sysperf/spool")
+        );
+        assert_eq!(
+            spool_dir_of(None, os("/h"), true),
+            p("/h/.local/state/sysperf/spool")
+        );
+        // cron and systemd give no HOME: root spools under /var/lib (#35 item 2).
+        assert_eq!(spool_dir_of(None, None, true), p("/var/lib/sysperf/spool"));
+        assert_eq!(spool_dir_of(os(""), os("rel"), true), p("/var/lib/sysperf/spool"));
+        // Another user without either has nowhere safe: never the working directory.
+        assert_eq!(spool_dir_of(None, os("relative"), false), None);
     }
 }
