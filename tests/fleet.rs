@@ -243,6 +243,31 @@ fn a_writer_killed_midway_leaves_one_incomplete_run_and_nothing_else() {
     std::thread::sleep(Duration::from_millis(500));
     assert_eq!(leftover_workers(&tag), Vec::<String>::new());
     assert_eq!(files_in(cwd.path()), Vec::<String>::new());
+
+    // #35 item 3: its heartbeat says where it stopped; it reads as still measuring until it
+    // has been silent for an hour, then as abandoned, and gc --abandoned removes it.
+    let listed = ok(cwd.path(), &url, &["runs"]);
+    assert!(
+        listed.contains("(incomplete: measuring, last heard") && listed.contains("counted trial"),
+        "{listed}"
+    );
+    cluster.query(
+        db,
+        "UPDATE runs SET heartbeat_ns = heartbeat_ns - 7200000000000",
+    );
+    let json = json_of(ok(cwd.path(), &url, &["runs", "--json"]).as_bytes());
+    assert_eq!(json[0]["stopped"]["abandoned"], true, "{json}");
+    let host = json[0]["hostname"].as_str().unwrap();
+    let listed = ok(cwd.path(), &url, &["runs"]);
+    assert!(
+        listed.contains("(ABANDONED: last heard") && listed.contains(&format!("on {host}, at ")),
+        "{listed}"
+    );
+    let gc = sysperf_in(cwd.path(), &url, &["gc", "--abandoned"]);
+    let said = String::from_utf8_lossy(&gc.stderr);
+    assert!(gc.status.success(), "{said}");
+    assert!(said.contains("removed abandoned run"), "{said}");
+    assert_eq!(cluster.query(db, "SELECT count(*) FROM runs"), ["0"], "{said}");
 }
 
 /// Starts [`LONG_RUN`] on `url` in `cwd` (with `env`), and stops the cluster's server once the

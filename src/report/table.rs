@@ -535,10 +535,30 @@ pub fn runs_list(runs: &[crate::store::RunInfo]) -> String {
             r.series,
             r.warnings,
             r.label.as_deref().unwrap_or(""),
-            if r.complete { "" } else { " (incomplete)" }
+            run_state(r)
         );
     }
     s
+}
+
+/// What `sysperf runs` says after an incomplete run (#35): interrupted (it stored its end),
+/// still measuring, or abandoned, with when it was last heard of and where it was.
+fn run_state(r: &crate::store::RunInfo) -> String {
+    let Some(st) = r.stopped.as_ref().filter(|_| !r.complete) else {
+        return String::new();
+    };
+    let at = st.at.as_deref().unwrap_or("before its first result");
+    let heard = utc(st.last_heard_ns);
+    if r.ended_ns.is_some() {
+        " (incomplete: interrupted)".into()
+    } else if st.abandoned {
+        format!(
+            " (ABANDONED: last heard {heard} on {}, at {at}; 'sysperf gc --abandoned' removes it)",
+            r.hostname.as_deref().unwrap_or("?")
+        )
+    } else {
+        format!(" (incomplete: measuring, last heard {heard}, at {at})")
+    }
 }
 
 /// `sysperf runs --by KEY`: one line per group (its value, runs, complete runs, newest start),

@@ -230,6 +230,11 @@ CREATE INDEX runs_by_kernel ON runs (kernel_release, started_ns);
     r#"
 CREATE INDEX runs_by_id_prefix ON runs (id COLLATE "C");
 "#,
+    // The SQLite store's migration 12 (#35): a run's heartbeat and what its last write was.
+    r#"
+ALTER TABLE runs ADD COLUMN heartbeat_ns BIGINT;
+ALTER TABLE runs ADD COLUMN heartbeat_at TEXT;
+"#,
 ];
 
 /// The tables a run's rows are in, parents before children.

@@ -421,11 +421,13 @@ pub(super) fn query_runs(db: &mut dyn Db, query: &RunQuery) -> Result<Vec<RunInf
     };
     let sql = format!(
         "SELECT id, label, started_ns, ended_ns, complete, hostname, kernel_release, cpu_model,
+                heartbeat_ns, heartbeat_at,
                 (SELECT count(*) FROM results WHERE results.run_id = runs.id) AS benchmarks,
                 (SELECT count(*) FROM series WHERE series.run_id = runs.id) AS series,
                 (SELECT count(*) FROM warnings WHERE warnings.run_id = runs.id) AS warnings
          FROM runs{clause} {NEWEST}{limit}"
     );
+    let now = super::now_ns();
     rows(db, b.on("runs", sql), |r| {
         Ok(RunInfo {
             id: r.text("id")?,
@@ -439,6 +441,16 @@ pub(super) fn query_runs(db: &mut dyn Db, query: &RunQuery) -> Result<Vec<RunInf
             benchmarks: r.u64("benchmarks")?,
             series: r.u64("series")?,
             warnings: r.u64("warnings")?,
+            stopped: match r.bool("complete")? {
+                true => None,
+                false => Some(crate::model::Stopped::judged(
+                    r.opt_i64("heartbeat_ns")?
+                        .unwrap_or(r.i64("started_ns")?),
+                    r.opt_text("heartbeat_at")?,
+                    r.opt_i64("ended_ns")?.is_some(),
+                    now,
+                )),
+            },
         })
     })
 }
@@ -478,6 +490,20 @@ pub(super) fn next_position(db: &mut dyn Db, table: &'static str, run_id: &str) 
         b.bind(run_id)
     );
     integer(db, b.on(table, sql), "next")
+}
+
+/// The run's heartbeat (#35): the time of this write, and what it stored (`at`), so that a
+/// run whose writes stopped is told from one still measuring, with where it stopped.
+pub(super) fn beat(db: &mut dyn Db, id: &str, at: &str) -> Result<()> {
+    let mut b = Sql::new(db.dialect());
+    let sql = format!(
+        "UPDATE runs SET heartbeat_ns = {}, heartbeat_at = {} WHERE id = {}",
+        b.bind(super::now_ns()),
+        b.bind(at),
+        b.bind(id)
+    );
+    db.execute(&b.on("runs", sql))?;
+    Ok(())
 }
 
 /// Records the end of a run (see `Backend::finish_run`); false when it is not stored.

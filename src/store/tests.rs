@@ -359,6 +359,7 @@ on_both_backends!(
     incremental_run_loads_as_assembled,
     finish_run_replaces_warnings_and_derived,
     interrupted_run_keeps_finished_results,
+    a_killed_runs_heartbeat_says_when_and_where_it_stopped,
     add_result_to_unknown_run_is_no_such_run,
     value_too_large_is_refused_and_nothing_written,
     list_runs_is_newest_first_with_counts,
@@ -729,6 +730,50 @@ fn interrupted_run_keeps_finished_results(b: Backing) {
     let info = &store.list_runs().unwrap()[0];
     assert!(!info.complete);
     assert_eq!((info.benchmarks, info.warnings), (2, 2));
+}
+
+/// #35 item 3: an incomplete run's last write is its heartbeat; one silent for longer than
+/// `ABANDONED_AFTER` is listed as abandoned, with when and where it stopped; an interrupted
+/// run (it stored its end) never is.
+fn a_killed_runs_heartbeat_says_when_and_where_it_stopped(b: Backing) {
+    use crate::model::ABANDONED_AFTER;
+    let store = &*b.store;
+    let mut run = full_run("abcdef012345");
+    run.started_ns = crate::harness::unix_ns();
+    store.begin_run(&started(&run)).unwrap();
+    let heard = |store: &dyn Backend| store.list_runs().unwrap()[0].stopped.clone().unwrap();
+    let st = heard(store);
+    assert_eq!((st.last_heard_ns, st.at.as_deref()), (run.started_ns, None));
+    assert!(!st.abandoned, "just begun: measuring");
+    store.put_result(&run.id, 0, &run.results[0]).unwrap();
+    let st = heard(store);
+    assert!(st.last_heard_ns >= run.started_ns);
+    let counted = (run.results[0].trials.iter())
+        .filter(|t| t.kind == TrialKind::Measured)
+        .count();
+    let want = format!("{} after {counted} counted trials", run.results[0].id);
+    assert_eq!(st.at.as_deref(), Some(want.as_str()));
+    assert!(!st.abandoned);
+    // Its writer dies: two hours later it is abandoned, still saying where it stopped.
+    let back = 2 * ABANDONED_AFTER.as_nanos() as i64;
+    b.count(&format!(
+        "UPDATE runs SET heartbeat_ns = heartbeat_ns - {back} RETURNING CAST(1 AS BIGINT)"
+    ));
+    let st = heard(store);
+    assert!(st.abandoned, "{st:?}");
+    assert_eq!(st.at.as_deref(), Some(want.as_str()));
+    // A run that stored its end (interrupted by a signal) is not abandoned, however old.
+    let mut end = run.clone();
+    end.complete = false;
+    end.ended_ns = Some(run.started_ns + 1);
+    store.finish_run(&end).unwrap();
+    assert!(!heard(store).abandoned);
+    let complete = Run {
+        complete: true,
+        ..end
+    };
+    store.finish_run(&complete).unwrap();
+    assert_eq!(store.list_runs().unwrap()[0].stopped, None);
 }
 
 fn add_result_to_unknown_run_is_no_such_run(b: Backing) {
