@@ -2,7 +2,9 @@
 //! URL), or from an export file, into a store. Run ids are stable, so syncing is idempotent:
 //! a run already in DST is not copied again, and a second sync copies nothing. A run that DST
 //! holds incomplete (its writer was cut off and finished into another store) is replaced by
-//! SRC's complete one. Each run goes over with everything stored for it (its profiles too) in
+//! SRC's complete one (or one with more results), deleted and stored in one transaction.
+//! Two syncs into one store at once copy each run once: a run the other stored first counts
+//! as already there. Each run goes over with everything stored for it (its profiles too) in
 //! one transaction of DST, so an interrupted sync leaves whole runs only; the runs go oldest
 //! first, so DST lists them in the order SRC does.
 //!
@@ -244,14 +246,21 @@ fn copy(source: &Source, to: &dyn Backend) -> Result<Synced, SyncError> {
             }
         };
         let (run, profiles) = source.load(&id).map_err(wrap(&id))?;
-        if replace {
-            to.remove_run(&id).map_err(wrap(&id))?;
-            done.completed += 1;
+        // One transaction each. Another sync into DST at the same time may store the same
+        // run first: its copy is the same run, so that is "already there", not an error.
+        let stored = if replace {
+            to.replace_run(&run, &profiles)
         } else {
-            done.copied += 1;
+            to.save_runs_with_profiles(std::slice::from_ref(&run), &[profiles])
+                .map(|saved| saved.first().copied().unwrap_or(false))
+        };
+        match stored {
+            Ok(true) if replace => done.completed += 1,
+            Ok(true) => done.copied += 1,
+            Ok(false) => done.present += 1,
+            Err(e) if e.is_duplicate() => done.present += 1,
+            Err(e) => return Err(wrap(&id)(e)),
         }
-        to.save_runs_with_profiles(std::slice::from_ref(&run), &[profiles])
-            .map_err(wrap(&id))?;
     }
     Ok(done)
 }

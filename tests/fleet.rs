@@ -548,3 +548,61 @@ fn a_postgres_away_at_the_start_gets_the_run_through_a_spool_file() {
     assert_eq!(shown["complete"], true);
     assert_eq!(shown["results"].as_array().unwrap().len(), 1);
 }
+
+#[test]
+fn syncs_into_one_store_at_once_copy_each_run_once() {
+    // #35 item 4: two syncs at once both tried to insert the runs DST lacked, and the
+    // second to commit failed: 'duplicate key value violates unique constraint
+    // "runs_id_key"', exit 1. Here 3 syncs of 60 runs race.
+    let Some(url) = pg::fresh_db("racing_syncs") else {
+        return;
+    };
+    let cluster = pg::shared().unwrap();
+    let cwd = tempfile::tempdir().unwrap();
+    let seed: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/minimal-export.json"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    let mut export = seed.clone();
+    let runs: Vec<serde_json::Value> = (0..60)
+        .map(|i| {
+            let mut r = seed["runs"][0].clone();
+            r["id"] = format!("{i:012x}").into();
+            r["started_ns"] = (r["started_ns"].as_i64().unwrap() + i).into();
+            r
+        })
+        .collect();
+    export["runs"] = runs.into();
+    let file = cwd.path().join("runs.json");
+    std::fs::write(&file, serde_json::to_string(&export).unwrap()).unwrap();
+    let racers: Vec<_> = (0..3)
+        .map(|_| {
+            Command::new(assert_cmd::cargo::cargo_bin("sysperf"))
+                .env("NO_COLOR", "1")
+                .current_dir(cwd.path())
+                .args(["sync", "runs.json", &url])
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let mut copied = 0;
+    for racer in racers {
+        let out = racer.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "a sync failed: {err}");
+        let said = String::from_utf8_lossy(&out.stdout);
+        if let Some(n) = said.strip_prefix("copied ") {
+            copied += n.split(' ').next().unwrap().parse::<usize>().unwrap();
+        }
+    }
+    assert_eq!(copied, 60, "each run copied once");
+    assert_eq!(
+        cluster.query(db_name(&url), "SELECT count(*) FROM runs"),
+        ["60"]
+    );
+}

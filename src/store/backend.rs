@@ -131,6 +131,23 @@ pub trait Backend {
         writing(self, |db, lite| write::save_runs(db, lite, runs, profiles))
     }
 
+    /// Stores `run` with its profiles in place of the stored copy of it that is unfinished
+    /// and holds less (fewer results, or `run` is complete), deleted and stored in one
+    /// transaction (#35; `sync`, completing a run from a spool file); whether it did: false
+    /// when the stored copy is complete or whole by now (another writer completed it), or
+    /// gone.
+    fn replace_run(&self, run: &Run, profiles: &[Profile]) -> Result<bool> {
+        let results = run.results.len() as u64;
+        writing(self, |db, lite| {
+            if !query::holds_less(db, &run.id, run.complete, results)? {
+                return Ok(false);
+            }
+            remove(db, &run.id)?;
+            let saved = write::save_runs(db, lite, std::slice::from_ref(run), &[profiles.to_vec()])?;
+            Ok(saved.first().copied().unwrap_or(false))
+        })
+    }
+
     /// Stores the runs `feed` hands to its [`RunSink`], one at a time as `feed` reads them
     /// (an import of thousands of runs is never held in memory), all in one transaction: when
     /// `feed` fails, nothing is stored. `feed` may be called again from its start (PostgreSQL

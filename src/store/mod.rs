@@ -201,6 +201,13 @@ impl StoreError {
         )
     }
 
+    /// True when the write stored a run another writer stored meanwhile (PostgreSQL's
+    /// unique_violation, as two `sync`s at once meet): the run is there, as asked (#35).
+    pub fn is_duplicate(&self) -> bool {
+        matches!(self, StoreError::Postgres(e)
+            if e.code() == Some(&tokio_postgres::error::SqlState::UNIQUE_VIOLATION))
+    }
+
     /// True when another connection held a lock SQLite would not wait for.
     fn is_busy(&self) -> bool {
         matches!(self, StoreError::Sqlite(e) if is_lock_error(e))

@@ -482,6 +482,22 @@ pub(super) fn begun(db: &mut dyn Db, id: &str, started_ns: i64) -> Result<bool> 
     Ok(!ids(db, b.on("runs", sql))?.is_empty())
 }
 
+/// Whether a run stored unfinished holds less than a copy that is `complete` with `results`
+/// results: what `sync` replaces (#35). False when the run is not stored, is complete, or
+/// holds as many results.
+pub(super) fn holds_less(db: &mut dyn Db, id: &str, complete: bool, results: u64) -> Result<bool> {
+    let mut b = Sql::new(db.dialect());
+    let sql = format!(
+        "SELECT (SELECT count(*) FROM results WHERE results.run_id = runs.id) AS n
+         FROM runs WHERE id = {} AND complete = 0",
+        b.bind(id)
+    );
+    Ok(match rows(db, b.on("runs", sql), |r| r.u64("n"))?.pop() {
+        None => false,
+        Some(n) => complete || results > n,
+    })
+}
+
 /// The next free position among a run's rows of `table`.
 pub(super) fn next_position(db: &mut dyn Db, table: &'static str, run_id: &str) -> Result<i64> {
     let mut b = Sql::new(db.dialect());

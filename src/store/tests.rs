@@ -360,6 +360,7 @@ on_both_backends!(
     finish_run_replaces_warnings_and_derived,
     interrupted_run_keeps_finished_results,
     a_killed_runs_heartbeat_says_when_and_where_it_stopped,
+    replace_run_completes_an_unfinished_run_in_one_write,
     add_result_to_unknown_run_is_no_such_run,
     value_too_large_is_refused_and_nothing_written,
     list_runs_is_newest_first_with_counts,
@@ -774,6 +775,31 @@ fn a_killed_runs_heartbeat_says_when_and_where_it_stopped(b: Backing) {
     };
     store.finish_run(&complete).unwrap();
     assert_eq!(store.list_runs().unwrap()[0].stopped, None);
+}
+
+/// #35 item 4: `sync` completes a run DST holds unfinished with one write, which deletes and
+/// stores in one transaction, and leaves a copy that is whole (by now) alone.
+fn replace_run_completes_an_unfinished_run_in_one_write(b: Backing) {
+    let store = &*b.store;
+    let run = full_run("abcdef012345");
+    assert!(!store.replace_run(&run, &[]).unwrap(), "nothing stored to replace");
+    assert!(store.list_runs().unwrap().is_empty());
+    store.begin_run(&started(&run)).unwrap();
+    store
+        .add_result(&run.id, &run.results[0], &run.warnings[1..2])
+        .unwrap();
+    // A copy with no more results and unfinished is no better.
+    let mut partial = started(&run);
+    partial.results = vec![run.results[0].clone()];
+    assert!(!store.replace_run(&partial, &[]).unwrap());
+    // One with more results is, unfinished or not; then the complete one.
+    partial.results.push(run.results[1].clone());
+    assert!(store.replace_run(&partial, &[]).unwrap());
+    assert_eq!(store.load_run(&run.id).unwrap().results.len(), 2);
+    assert!(store.replace_run(&run, &[]).unwrap());
+    assert_eq!(store.load_run(&run.id).unwrap(), run);
+    assert!(!store.replace_run(&run, &[]).unwrap(), "complete: left alone");
+    assert_eq!(store.list_runs().unwrap().len(), 1);
 }
 
 fn add_result_to_unknown_run_is_no_such_run(b: Backing) {
