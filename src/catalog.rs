@@ -418,13 +418,12 @@ impl Catalog {
         let runs: Vec<Run> = if specs.is_empty() && baseline.is_none() {
             let mut q = sel.query.clone();
             q.complete_only = true;
-            let infos = self.store()?.query_runs(&q)?;
+            // --by: the newest GROUP_RUNS of each group, chosen by the database rather than
+            // by listing every run (#35).
+            let store = self.store()?;
             let ids: Vec<String> = match sel.by {
-                Some(key) => fleet::group(infos, key, |i| key.value_of(Facts::from(i)), GROUP_RUNS)
-                    .into_iter()
-                    .flat_map(|(_, g)| g.into_iter().map(|i| i.id))
-                    .collect(),
-                None => infos.into_iter().map(|i| i.id).collect(),
+                Some(key) => store.newest_per_group(&q, key.grouped_by(), GROUP_RUNS)?,
+                None => store.query_runs(&q)?.into_iter().map(|i| i.id).collect(),
             };
             if ids.len() > MAX_COLUMNS && sel.by.is_none() {
                 return Err(InputError::InvalidValue {

@@ -223,18 +223,21 @@ fn copy(source: &Source, to: &dyn Backend) -> Result<Synced, SyncError> {
         let id = id.to_string();
         move |source| SyncError::Store { id, source }
     };
+    let runs = source.runs().map_err(wrap("list"))?;
+    // DST is asked about SRC's runs only, never listed whole.
+    let ids: Vec<&str> = runs.iter().map(|(id, _)| id.as_str()).collect();
     let have: HashMap<String, Extent> = to
-        .list_runs()
+        .extents(&ids)
         .map_err(wrap("list"))?
         .into_iter()
-        .map(|i| (i.id, (i.complete, i.benchmarks)))
+        .map(|(id, complete, n)| (id, (complete, n)))
         .collect();
     let mut done = Synced {
         copied: 0,
         completed: 0,
         present: 0,
     };
-    for (id, (complete, results)) in source.runs().map_err(wrap("list"))? {
+    for (id, (complete, results)) in runs {
         // A run DST holds unfinished is replaced by a complete one, or by one with more
         // results (a spooled run killed midway holds more than the shared store).
         let replace = match have.get(&id) {

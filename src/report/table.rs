@@ -563,7 +563,7 @@ fn run_state(r: &crate::store::RunInfo) -> String {
 
 /// `sysperf runs --by KEY`: one line per group (its value, runs, complete runs, newest start),
 /// in the groups' order (kernels by version).
-pub fn runs_groups(key: &str, groups: &[(String, Vec<&crate::store::RunInfo>)]) -> String {
+pub fn runs_groups(key: &str, groups: &[(String, crate::store::GroupCount)]) -> String {
     let width = groups
         .iter()
         .map(|(v, _)| v.chars().count())
@@ -571,15 +571,14 @@ pub fn runs_groups(key: &str, groups: &[(String, Vec<&crate::store::RunInfo>)]) 
         .max()
         .unwrap_or(1);
     let mut s = format!("{key:<width$}  {:>6}  {:>8}  newest\n", "runs", "complete");
-    for (value, runs) in groups {
-        let newest = runs.iter().map(|r| r.started_ns).max().map(utc);
+    for (value, g) in groups {
         let _ = writeln!(
             s,
             "{:<width$}  {:>6}  {:>8}  {}",
             if value.is_empty() { "?" } else { value },
-            runs.len(),
-            runs.iter().filter(|r| r.complete).count(),
-            newest.unwrap_or_default()
+            g.runs,
+            g.complete,
+            utc(g.newest_ns)
         );
     }
     s

@@ -14,7 +14,7 @@
 
 use super::query::{self, Db, Kind};
 use super::write::{self, RunSink, RunWrite, Sink};
-use super::{GcReport, ObservationInfo, RunInfo, RunQuery, StoreError};
+use super::{GcReport, GroupBy, GroupCount, ObservationInfo, RunInfo, RunQuery, StoreError};
 use crate::model::{BenchResult, Profile, Run, Series, SystemProfile, VarianceEstimate, Warning};
 use std::path::{Path, PathBuf};
 
@@ -129,6 +129,22 @@ pub trait Backend {
         profiles: &[Vec<Profile>],
     ) -> Result<Vec<bool>> {
         writing(self, |db, lite| write::save_runs(db, lite, runs, profiles))
+    }
+
+    /// Of the runs `ids`, those stored: id, whether complete, and how many results.
+    fn extents(&self, ids: &[&str]) -> Result<Vec<(String, bool, u64)>> {
+        reading(self, |db| query::extents(db, ids))
+    }
+
+    /// The runs `query` matches, counted per value of `by` by the database (#35).
+    fn count_groups(&self, query: &RunQuery, by: GroupBy) -> Result<Vec<GroupCount>> {
+        reading(self, |db| query::count_groups(db, query, by))
+    }
+
+    /// The ids of the newest `per_group` runs `query` matches of each value of `by`, newest
+    /// first, chosen by the database (#35).
+    fn newest_per_group(&self, query: &RunQuery, by: GroupBy, per_group: usize) -> Result<Vec<String>> {
+        reading(self, |db| query::newest_per_group(db, query, by, per_group))
     }
 
     /// Stores `run` with its profiles in place of the stored copy of it that is unfinished

@@ -387,6 +387,29 @@ pub struct RunQuery {
     pub complete_only: bool,
 }
 
+/// A fact runs are grouped by in the database (`--by`, #35): a column copied from the
+/// fingerprint, the label, or the UTC day of the start.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GroupBy {
+    Host,
+    Kernel,
+    Cpu,
+    Label,
+    Day,
+}
+
+/// One group of runs as the database counts it (`runs --by`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GroupCount {
+    /// The group's value: None when the runs do not know it, and for [`GroupBy::Day`],
+    /// whose group is the day of `newest_ns`.
+    pub value: Option<String>,
+    pub runs: u64,
+    pub complete: u64,
+    /// The start of the group's newest run (Unix ns).
+    pub newest_ns: i64,
+}
+
 /// One condition on a run's stored facts.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Cond {

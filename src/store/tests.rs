@@ -371,6 +371,7 @@ on_both_backends!(
     observed_counters_round_trip_exactly,
     profiles_round_trip_in_order_and_go_with_their_run,
     fleet_queries_filter_count_and_find_a_machines_runs,
+    groups_are_counted_and_chosen_by_the_database_as_listing_them_would,
     import_runs_stores_a_stream_in_one_transaction,
     loads_and_writes_in_turn_on_one_store,
     load_runs_reads_runs_together_in_the_order_asked,
@@ -437,6 +438,80 @@ fn fleet_queries_filter_count_and_find_a_machines_runs(b: Backing) {
         .machine_runs(None, Some("6.12.3"), 10)
         .unwrap()
         .is_empty());
+}
+
+/// #35 item 5: `--by` groups counted (`count_groups`) and their newest runs chosen
+/// (`newest_per_group`) by the database give what grouping the listed runs gave, for every
+/// key, with a filter, a limit, runs without a host, and days.
+fn groups_are_counted_and_chosen_by_the_database_as_listing_them_would(b: Backing) {
+    use super::{GroupCount, RunQuery};
+    use crate::fleet::{self, Facts, KEYS};
+    let store = &*b.store;
+    let day = 86_400_000_000_000i64;
+    for i in 0..12i64 {
+        let mut run = full_run(&format!("{i:012x}"));
+        run.fingerprint.kernel_release = Some(["6.1.0", "6.12.3", "6.9"][i as usize % 3].into());
+        run.fingerprint.hostname = [Some("a"), Some("b"), None, Some("")][i as usize % 4].map(Into::into);
+        run.label = (i % 5 == 0).then(|| "x".to_string());
+        run.started_ns = 20_000 * day + (i % 4) * day + i;
+        run.complete = i % 3 != 1;
+        assert!(store.save_run(&run).unwrap());
+    }
+    for limit in [None, Some(7)] {
+        let q = RunQuery {
+            limit,
+            ..RunQuery::default()
+        };
+        let listed = store.query_runs(&q).unwrap();
+        for (_, key, _) in KEYS {
+            let want: Vec<(String, GroupCount)> = fleet::group(
+                listed.iter(),
+                key,
+                |r| key.value_of(Facts::from(*r)),
+                usize::MAX,
+            )
+            .into_iter()
+            .map(|(v, g)| {
+                let count = GroupCount {
+                    value: None,
+                    runs: g.len() as u64,
+                    complete: g.iter().filter(|r| r.complete).count() as u64,
+                    newest_ns: g.iter().map(|r| r.started_ns).max().unwrap(),
+                };
+                (v, count)
+            })
+            .collect();
+            let got: Vec<(String, GroupCount)> =
+                fleet::counted(key, store.count_groups(&q, key.grouped_by()).unwrap())
+                    .into_iter()
+                    .map(|(v, g)| (v, GroupCount { value: None, ..g }))
+                    .collect();
+            assert_eq!(got, want, "{} {limit:?}", key.name());
+            let newest: Vec<String> = fleet::group(
+                listed.iter(),
+                key,
+                |r| key.value_of(Facts::from(*r)),
+                2,
+            )
+            .into_iter()
+            .flat_map(|(_, g)| g.into_iter().map(|r| r.id.clone()))
+            .collect();
+            let mut chosen = store.newest_per_group(&q, key.grouped_by(), 2).unwrap();
+            let mut newest = newest;
+            chosen.sort();
+            newest.sort();
+            // A host that is unknown and one that is empty are one group by name, two in the
+            // database: each keeps its 2 newest, so the database's choice holds the listing's.
+            assert!(
+                newest.iter().all(|id| chosen.contains(id)),
+                "{} {limit:?}: {chosen:?} lacks some of {newest:?}",
+                key.name()
+            );
+            if key != fleet::Key::Host {
+                assert_eq!(chosen, newest, "{} {limit:?}", key.name());
+            }
+        }
+    }
 }
 
 /// Every float of the run, as bits, so -0.0 and 0.0 are told apart.
