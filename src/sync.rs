@@ -312,7 +312,10 @@ pub fn upload_waiting(to: Option<&dyn Backend>) -> Vec<(Spooled, Result<Synced, 
     let mut uploads = Vec::new();
     for s in waiting() {
         let shown = s.path.display().to_string();
-        let (Some(to), Some(dest)) = (to, s.dest.as_deref().filter(|d| Some(*d) == here.as_deref())) else {
+        let (Some(to), Some(dest)) = (
+            to,
+            s.dest.as_deref().filter(|d| Some(*d) == here.as_deref()),
+        ) else {
             let dest = s.dest.as_deref().unwrap_or("its PostgreSQL store");
             crate::notice::tell(&format!(
                 "the spool file {shown} waits for {dest}: 'sysperf sync {shown} URL' uploads it (the next run, doctor or sync on that store does)"
@@ -364,7 +367,9 @@ fn upload(path: &Path, to: &dyn Backend) -> Result<Option<Synced>, SyncError> {
         Err(std::fs::TryLockError::WouldBlock) => return Ok(None),
         Err(std::fs::TryLockError::Error(_)) => return Ok(None),
     }
-    let source = Source::Store(catalog::open_location(&Location::Sqlite(path.to_path_buf()))?);
+    let source = Source::Store(catalog::open_location(&Location::Sqlite(
+        path.to_path_buf(),
+    ))?);
     let done = copy(&source, to)?;
     drop(source);
     // The run first, its destination file last: a spool file found without one is left.

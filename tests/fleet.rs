@@ -267,7 +267,11 @@ fn a_writer_killed_midway_leaves_one_incomplete_run_and_nothing_else() {
     let said = String::from_utf8_lossy(&gc.stderr);
     assert!(gc.status.success(), "{said}");
     assert!(said.contains("removed abandoned run"), "{said}");
-    assert_eq!(cluster.query(db, "SELECT count(*) FROM runs"), ["0"], "{said}");
+    assert_eq!(
+        cluster.query(db, "SELECT count(*) FROM runs"),
+        ["0"],
+        "{said}"
+    );
 }
 
 /// Starts [`LONG_RUN`] on `url` in `cwd` (with `env`), and stops the cluster's server once the
@@ -493,9 +497,18 @@ fn a_postgres_that_stays_away_gets_the_run_through_a_spool_file_and_sync() {
         let out = on_host(next);
         let said = String::from_utf8_lossy(&out.stderr);
         assert!(out.status.success(), "{next:?}: {said}");
-        assert_eq!(files_in(&spool_dir), Vec::<String>::new(), "{next:?}: {said}");
+        assert_eq!(
+            files_in(&spool_dir),
+            Vec::<String>::new(),
+            "{next:?}: {said}"
+        );
         let remote = json_of(
-            ok(cwd.path(), &url, &["show", local["id"].as_str().unwrap(), "--json"]).as_bytes(),
+            ok(
+                cwd.path(),
+                &url,
+                &["show", local["id"].as_str().unwrap(), "--json"],
+            )
+            .as_bytes(),
         );
         assert_eq!(remote, local, "{next:?}");
     }
@@ -534,7 +547,10 @@ fn a_postgres_away_at_the_start_gets_the_run_through_a_spool_file() {
     assert!(err.contains("is NOT in the shared store"), "{err}");
     let spool_dir = state.path().join("sysperf/spool");
     let spooled = files_in(&spool_dir);
-    assert!(spooled.iter().any(|f| f.ends_with(".db")), "{spooled:?}: {err}");
+    assert!(
+        spooled.iter().any(|f| f.ends_with(".db")),
+        "{spooled:?}: {err}"
+    );
     assert_eq!(files_in(cwd.path()), Vec::<String>::new());
 
     // Once the server is back, the next doctor uploads the run, complete.

@@ -143,7 +143,12 @@ pub trait Backend {
 
     /// The ids of the newest `per_group` runs `query` matches of each value of `by`, newest
     /// first, chosen by the database (#35).
-    fn newest_per_group(&self, query: &RunQuery, by: GroupBy, per_group: usize) -> Result<Vec<String>> {
+    fn newest_per_group(
+        &self,
+        query: &RunQuery,
+        by: GroupBy,
+        per_group: usize,
+    ) -> Result<Vec<String>> {
         reading(self, |db| query::newest_per_group(db, query, by, per_group))
     }
 
@@ -159,7 +164,8 @@ pub trait Backend {
                 return Ok(false);
             }
             remove(db, &run.id)?;
-            let saved = write::save_runs(db, lite, std::slice::from_ref(run), &[profiles.to_vec()])?;
+            let saved =
+                write::save_runs(db, lite, std::slice::from_ref(run), &[profiles.to_vec()])?;
             Ok(saved.first().copied().unwrap_or(false))
         })
     }

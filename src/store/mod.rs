@@ -47,8 +47,8 @@ mod write;
 
 pub use backend::{redact, Backend, Location};
 pub use migrations::SCHEMA_VERSION;
-pub use pg::{ConnectError, PgStore};
 pub(crate) use pg::{spool_dest, spool_dir};
+pub use pg::{ConnectError, PgStore};
 pub use query::{Db, Dialect, Query};
 pub use write::{RunSink, RunWrite};
 

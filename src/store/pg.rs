@@ -354,10 +354,7 @@ impl PgStore {
                 return Ok(store);
             }
             if !said {
-                crate::notice::tell(&format!(
-                    "{why}; retrying for up to {} s",
-                    retry.as_secs()
-                ));
+                crate::notice::tell(&format!("{why}; retrying for up to {} s", retry.as_secs()));
                 said = true;
             }
             std::thread::sleep(pause);
@@ -1033,7 +1030,10 @@ mod tests {
         );
         // cron and systemd give no HOME: root spools under /var/lib (#35 item 2).
         assert_eq!(spool_dir_of(None, None, true), p("/var/lib/sysperf/spool"));
-        assert_eq!(spool_dir_of(os(""), os("rel"), true), p("/var/lib/sysperf/spool"));
+        assert_eq!(
+            spool_dir_of(os(""), os("rel"), true),
+            p("/var/lib/sysperf/spool")
+        );
         // Another user without either has nowhere safe: never the working directory.
         assert_eq!(spool_dir_of(None, os("relative"), false), None);
     }

@@ -10,7 +10,10 @@
 //! query builder: it knows sysperf's tables, and opens no connection ([`Db`] is the one a
 //! backend hands it).
 
-use super::{int_usize, real, to_json, Cond, GroupBy, GroupCount, Reader, Result, RunQuery, StoreError, MIN_PREFIX};
+use super::{
+    int_usize, real, to_json, Cond, GroupBy, GroupCount, Reader, Result, RunQuery, StoreError,
+    MIN_PREFIX,
+};
 use crate::model::{ObservationInfo, Profile, RunInfo, SystemProfile, VarianceEstimate};
 use rusqlite::types::{ToSqlOutput, Value};
 
@@ -444,8 +447,7 @@ pub(super) fn query_runs(db: &mut dyn Db, query: &RunQuery) -> Result<Vec<RunInf
             stopped: match r.bool("complete")? {
                 true => None,
                 false => Some(crate::model::Stopped::judged(
-                    r.opt_i64("heartbeat_ns")?
-                        .unwrap_or(r.i64("started_ns")?),
+                    r.opt_i64("heartbeat_ns")?.unwrap_or(r.i64("started_ns")?),
                     r.opt_text("heartbeat_at")?,
                     r.opt_i64("ended_ns")?.is_some(),
                     now,
@@ -501,7 +503,11 @@ fn matching(b: &mut Sql, query: &RunQuery) -> Result<String> {
 
 /// The runs `query` matches, counted per value of `by` in the database: one row per group,
 /// however many runs (#35; `runs --by` read every run to count them).
-pub(super) fn count_groups(db: &mut dyn Db, query: &RunQuery, by: GroupBy) -> Result<Vec<GroupCount>> {
+pub(super) fn count_groups(
+    db: &mut dyn Db,
+    query: &RunQuery,
+    by: GroupBy,
+) -> Result<Vec<GroupCount>> {
     let mut b = Sql::new(db.dialect());
     let from = matching(&mut b, query)?;
     let expr = group_sql(by);

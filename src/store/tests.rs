@@ -451,7 +451,8 @@ fn groups_are_counted_and_chosen_by_the_database_as_listing_them_would(b: Backin
     for i in 0..12i64 {
         let mut run = full_run(&format!("{i:012x}"));
         run.fingerprint.kernel_release = Some(["6.1.0", "6.12.3", "6.9"][i as usize % 3].into());
-        run.fingerprint.hostname = [Some("a"), Some("b"), None, Some("")][i as usize % 4].map(Into::into);
+        run.fingerprint.hostname =
+            [Some("a"), Some("b"), None, Some("")][i as usize % 4].map(Into::into);
         run.label = (i % 5 == 0).then(|| "x".to_string());
         run.started_ns = 20_000 * day + (i % 4) * day + i;
         run.complete = i % 3 != 1;
@@ -487,15 +488,11 @@ fn groups_are_counted_and_chosen_by_the_database_as_listing_them_would(b: Backin
                     .map(|(v, g)| (v, GroupCount { value: None, ..g }))
                     .collect();
             assert_eq!(got, want, "{} {limit:?}", key.name());
-            let newest: Vec<String> = fleet::group(
-                listed.iter(),
-                key,
-                |r| key.value_of(Facts::from(*r)),
-                2,
-            )
-            .into_iter()
-            .flat_map(|(_, g)| g.into_iter().map(|r| r.id.clone()))
-            .collect();
+            let newest: Vec<String> =
+                fleet::group(listed.iter(), key, |r| key.value_of(Facts::from(*r)), 2)
+                    .into_iter()
+                    .flat_map(|(_, g)| g.into_iter().map(|r| r.id.clone()))
+                    .collect();
             let mut chosen = store.newest_per_group(&q, key.grouped_by(), 2).unwrap();
             let mut newest = newest;
             chosen.sort();
@@ -857,7 +854,10 @@ fn a_killed_runs_heartbeat_says_when_and_where_it_stopped(b: Backing) {
 fn replace_run_completes_an_unfinished_run_in_one_write(b: Backing) {
     let store = &*b.store;
     let run = full_run("abcdef012345");
-    assert!(!store.replace_run(&run, &[]).unwrap(), "nothing stored to replace");
+    assert!(
+        !store.replace_run(&run, &[]).unwrap(),
+        "nothing stored to replace"
+    );
     assert!(store.list_runs().unwrap().is_empty());
     store.begin_run(&started(&run)).unwrap();
     store
@@ -873,7 +873,10 @@ fn replace_run_completes_an_unfinished_run_in_one_write(b: Backing) {
     assert_eq!(store.load_run(&run.id).unwrap().results.len(), 2);
     assert!(store.replace_run(&run, &[]).unwrap());
     assert_eq!(store.load_run(&run.id).unwrap(), run);
-    assert!(!store.replace_run(&run, &[]).unwrap(), "complete: left alone");
+    assert!(
+        !store.replace_run(&run, &[]).unwrap(),
+        "complete: left alone"
+    );
     assert_eq!(store.list_runs().unwrap().len(), 1);
 }
 
