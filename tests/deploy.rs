@@ -78,7 +78,8 @@ fn the_playbook_deploys_to_3_namespace_hosts_and_their_runs_compare() {
         );
         return;
     }
-    let Some(cluster) = pg::shared() else {
+    // A cluster of its own: the play is run once with the server stopped (#35).
+    let Some(cluster) = pg::PgCluster::start() else {
         return;
     };
     let url = cluster.create_db("deploy_fleet");
@@ -127,32 +128,41 @@ fn the_playbook_deploys_to_3_namespace_hosts_and_their_runs_compare() {
     std::fs::write(&inventory_path, inventory).unwrap();
 
     let label = format!("deploy{pid}");
-    let out = Command::new("ansible-playbook")
-        .current_dir(w)
-        .env("ANSIBLE_NOCOLOR", "1")
-        .env("ANSIBLE_LOCAL_TEMP", w.join("ansible-local"))
-        .env("ANSIBLE_REMOTE_TEMP", w.join("ansible-remote"))
-        .env("ANSIBLE_RETRY_FILES_ENABLED", "0")
-        .arg("-i")
-        .arg(&inventory_path)
-        .arg(root.join("deploy/sysperf.yml"))
-        .args(["-e", &format!("label={label}")])
-        .args(["-e", &format!("sysperf_db={socket_url}")])
-        .args([
-            "-e",
-            &format!(
-                "sysperf_binary={}",
-                assert_cmd::cargo::cargo_bin("sysperf").display()
-            ),
-        ])
-        .args(["-e", "sysperf_selection='syscall --quick'"])
-        .output()
-        .unwrap();
-    let log = format!(
-        "{}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let state = w.join("state");
+    let play = |extra: &[&str]| {
+        let out = Command::new("ansible-playbook")
+            .current_dir(w)
+            .env("ANSIBLE_NOCOLOR", "1")
+            .env("ANSIBLE_LOCAL_TEMP", w.join("ansible-local"))
+            .env("ANSIBLE_REMOTE_TEMP", w.join("ansible-remote"))
+            .env("ANSIBLE_RETRY_FILES_ENABLED", "0")
+            // Spool files of the hosts (they share the file system), and a short outage.
+            .env("XDG_STATE_HOME", &state)
+            .env("SYSPERF_PG_RETRY_S", "1")
+            .arg("-i")
+            .arg(&inventory_path)
+            .arg(root.join("deploy/sysperf.yml"))
+            .args(["-e", &format!("label={label}")])
+            .args(["-e", &format!("sysperf_db={socket_url}")])
+            .args([
+                "-e",
+                &format!(
+                    "sysperf_binary={}",
+                    assert_cmd::cargo::cargo_bin("sysperf").display()
+                ),
+            ])
+            .args(["-e", "sysperf_selection='syscall --quick'"])
+            .args(extra)
+            .output()
+            .unwrap();
+        let log = format!(
+            "{}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        (out, log)
+    };
+    let (out, log) = play(&[]);
     assert!(out.status.success(), "ansible-playbook failed:\n{log}");
     assert_eq!(log.matches("changed=2 ").count(), 3, "{log}");
 
@@ -202,5 +212,50 @@ fn the_playbook_deploys_to_3_namespace_hosts_and_their_runs_compare() {
         .unwrap_or_else(|| panic!("no syscall row:\n{table}"));
     let elapsed = row.split('|').nth(1).unwrap();
     assert_eq!(elapsed.split_whitespace().count(), 3, "{row}\n{table}");
+
+    // #35 item 10: the play again with the same label stores no duplicates.
+    let (out, log) = play(&[]);
+    assert!(out.status.success(), "ansible-playbook failed:\n{log}");
+    assert_eq!(
+        log.matches("is stored already: not run").count(),
+        3,
+        "{log}"
+    );
+    assert_eq!(
+        cluster.query("deploy_fleet", "SELECT count(*) FROM runs"),
+        ["3"]
+    );
+
+    // #35 item 1: with the server away, each host's run goes into a spool file; the play
+    // says so (exit code 5 is not a failure), and the next play uploads them.
+    cluster.stop();
+    let (out, log) = play(&["-e", "sysperf_rerun=true"]);
+    assert!(out.status.success(), "ansible-playbook failed:\n{log}");
+    assert_eq!(log.matches("SPOOLED: host").count(), 3, "{log}");
+    let spool = state.join("sysperf/spool");
+    let spooled = || {
+        std::fs::read_dir(&spool)
+            .map(|d| {
+                d.filter(|e| {
+                    e.as_ref()
+                        .is_ok_and(|e| e.path().extension().is_some_and(|x| x == "db"))
+                })
+                .count()
+            })
+            .unwrap_or(0)
+    };
+    assert_eq!(spooled(), 3, "{log}");
+    cluster.start_again();
+    let (out, log) = play(&[]);
+    assert!(out.status.success(), "ansible-playbook failed:\n{log}");
+    assert_eq!(spooled(), 0, "{log}");
+    assert_eq!(
+        cluster.query(
+            "deploy_fleet",
+            "SELECT count(*) FROM runs WHERE complete = 1"
+        ),
+        ["6"],
+        "{log}"
+    );
     drop(namespaces);
 }

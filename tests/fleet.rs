@@ -432,6 +432,8 @@ fn a_postgres_that_stays_away_gets_the_run_through_a_spool_file_and_sync() {
     );
     assert!(!err.contains("stored as run"), "{err}");
     assert!(err.contains("is NOT in the shared store"), "{err}");
+    // The run carries on: no advice to run the command again (#35 item 10).
+    assert!(!err.contains("run the command again"), "{err}");
     let spool_dir = state.path().join("sysperf/spool");
     let spooled: Vec<_> = std::fs::read_dir(&spool_dir)
         .unwrap_or_else(|e| panic!("{}: {e}; stderr: {err}", spool_dir.display()))

@@ -550,7 +550,14 @@ impl PgStore {
         if run.ended_ns.is_some() {
             local.finish_run(run)?;
         }
-        crate::notice::tell(&why.to_string());
+        // Not the error's own advice to run the command again: the run carries on (#35).
+        let said = match &why {
+            StoreError::Unreachable { url, secs, why } => format!(
+                "lost the connection to the PostgreSQL store {url} and could not reconnect within {secs} s: {why}"
+            ),
+            other => other.to_string(),
+        };
+        crate::notice::tell(&said);
         crate::notice::tell(&format!(
             "the run goes on into {}: the next sysperf run, doctor or sync on this host uploads it once the server is back ('sysperf sync {} {}' does it by hand)",
             path.display(),
