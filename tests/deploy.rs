@@ -12,6 +12,7 @@ mod common;
 
 use common::json_of;
 use common::pg;
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -117,10 +118,14 @@ fn the_playbook_deploys_to_3_namespace_hosts_and_their_runs_compare() {
         // Namespaces share the file system: each host installs into a directory of its own.
         let bin_dir: PathBuf = w.join(host).join("bin");
         std::fs::create_dir_all(&bin_dir).unwrap();
+        // Its systemd unit directory (as /etc/systemd/system is there on a host).
+        std::fs::create_dir_all(w.join(host).join("units")).unwrap();
         inventory.push_str(&format!(
-            "{host} ansible_connection=local ansible_python_interpreter={} sysperf_bin_dir={}\n",
+            "{host} ansible_connection=local ansible_python_interpreter={} sysperf_bin_dir={} sysperf_unit_dir={} sysperf_etc_dir={}\n",
             python.display(),
-            bin_dir.display()
+            bin_dir.display(),
+            w.join(host).join("units").display(),
+            w.join(host).join("etc").display(),
         ));
         namespaces.push(ns);
     }
@@ -256,6 +261,77 @@ fn the_playbook_deploys_to_3_namespace_hosts_and_their_runs_compare() {
         ),
         ["6"],
         "{log}"
+    );
+
+    // #35 item 8: runs on a schedule. The timer is not started here (the test's hosts share
+    // this machine's init); its units are checked, and the service's command run as systemd
+    // would run it.
+    let (out, log) = play(&[
+        "-e",
+        "sysperf_schedule='*-*-* 03:00:00'",
+        "-e",
+        "sysperf_enable_timer=false",
+    ]);
+    assert!(out.status.success(), "ansible-playbook failed:\n{log}");
+    for host in hosts {
+        let units = w.join(host).join("units");
+        let service = std::fs::read_to_string(units.join("sysperf-fleet.service")).unwrap();
+        let timer = std::fs::read_to_string(units.join("sysperf-fleet.timer")).unwrap();
+        assert!(timer.contains("OnCalendar=*-*-* 03:00:00"), "{timer}");
+        assert!(timer.contains("Persistent=true"), "{timer}");
+        assert!(service.contains("--settle 120"), "{service}");
+        assert!(service.contains("SuccessExitStatus=5"), "{service}");
+        let env = w.join(host).join("etc/fleet.env");
+        let mode = std::fs::metadata(&env).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600, "{}", env.display());
+        assert!(std::fs::read_to_string(&env)
+            .unwrap()
+            .contains(&format!("SYSPERF_DB={socket_url}")));
+        if have("systemd-analyze") {
+            let v = Command::new("systemd-analyze")
+                .arg("verify")
+                .arg(units.join("sysperf-fleet.service"))
+                .arg(units.join("sysperf-fleet.timer"))
+                .output()
+                .unwrap();
+            let said = String::from_utf8_lossy(&v.stderr);
+            assert!(
+                v.status.success() && !said.contains("sysperf-fleet"),
+                "systemd-analyze verify: {said}"
+            );
+        }
+    }
+    // The service's command, as systemd runs it ($$ is $, %% is %), stores a run labelled
+    // LABEL-HOST-YYYYMMDDTHHMM.
+    let service = std::fs::read_to_string(w.join("host1/units/sysperf-fleet.service")).unwrap();
+    let exec = service
+        .lines()
+        .find_map(|l| l.strip_prefix("ExecStart="))
+        .unwrap()
+        .replace("$$", "$")
+        .replace("%%", "%")
+        .replace("--settle 120", "--settle 1");
+    let ran = Command::new("/bin/sh")
+        .args(["-c", &exec])
+        .env("SYSPERF_DB", &url)
+        .env("NO_COLOR", "1")
+        .current_dir(w)
+        .output()
+        .unwrap();
+    assert!(
+        ran.status.success(),
+        "{exec}: {}",
+        String::from_utf8_lossy(&ran.stderr)
+    );
+    let labels = cluster.query(
+        "deploy_fleet",
+        &format!("SELECT label FROM runs WHERE label LIKE '{label}-host1-2%'"),
+    );
+    assert_eq!(labels.len(), 1, "{labels:?}");
+    assert_eq!(
+        labels[0].len(),
+        format!("{label}-host1-").len() + 13,
+        "{labels:?}"
     );
     drop(namespaces);
 }
