@@ -145,7 +145,7 @@ fn check_named(path: &Path, named: bool) -> Result<(), CatalogError> {
 /// store (connected, for `doctor` to upload the spool files waiting for it), else None.
 pub fn shared_store(db: Option<&PathBuf>) -> Result<Option<Box<dyn Backend>>, CatalogError> {
     match store_location(db)? {
-        (location @ Location::Postgres(_), _) => Ok(Some(open(location, Access::Write)?)),
+        (location @ Location::Postgres(_), _) => Ok(Some(open(location, Access::Read)?)),
         _ => Ok(None),
     }
 }

@@ -624,3 +624,39 @@ fn syncs_into_one_store_at_once_copy_each_run_once() {
         ["60"]
     );
 }
+
+#[test]
+fn reading_an_empty_database_leaves_it_empty() {
+    // #35 item 10: a plain 'runs' created sysperf's schema in the database it was pointed at.
+    let Some(url) = pg::fresh_db("read_only_empty") else {
+        return;
+    };
+    let cluster = pg::shared().unwrap();
+    let cwd = tempfile::tempdir().unwrap();
+    let d = cwd.path();
+    assert!(ok(d, &url, &["runs"]).starts_with("no runs stored yet"));
+    assert_eq!(ok(d, &url, &["runs", "--json"]).trim(), "[]");
+    assert_eq!(
+        ok(d, &url, &["runs", "--by", "host", "--json"]).trim(),
+        "[]"
+    );
+    let shown = sysperf_in(d, &url, &["show", "latest"]);
+    assert_eq!(shown.status.code(), Some(2));
+    let tables = || {
+        cluster.query(
+            db_name(&url),
+            "SELECT count(*) FROM information_schema.tables WHERE table_schema = current_schema()",
+        )
+    };
+    assert_eq!(tables(), ["0"], "a read made tables");
+    // The first write makes the schema.
+    ok(d, &url, &["run", "syscall", "--quick"]);
+    assert_ne!(tables(), ["0"]);
+    assert_eq!(
+        json_of(ok(d, &url, &["runs", "--json"]).as_bytes())
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
+}

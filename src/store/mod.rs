@@ -285,6 +285,9 @@ pub fn open_at(location: &Location, access: Access) -> Result<Box<dyn Backend>> 
         Location::Postgres(url) if access == Access::Measure => {
             Box::new(PgStore::connect_to_measure(url)?)
         }
+        Location::Postgres(url) if access == Access::Read => {
+            Box::new(PgStore::connect_to_read(url)?)
+        }
         Location::Postgres(url) => Box::new(PgStore::connect(url)?),
         Location::Sqlite(path) if access == Access::Read && !crate::sys::may_write(path) => {
             Box::new(Store::open_read_only(path)?)

@@ -270,6 +270,9 @@ pub struct PgStore {
     /// Why the server could not be reached when a run was to start ([`PgStore::connect_to_measure`]):
     /// the run's first write goes straight into a spool file.
     away: RefCell<Option<StoreError>>,
+    /// Opened to read a database sysperf never wrote to ([`PgStore::connect_to_read`]): no
+    /// schema is made until something is written (#35: a plain `runs` created it).
+    bare: std::cell::Cell<bool>,
     /// The scratch database of the last transaction, emptied, for the next: making one runs
     /// every SQLite migration, which takes longer than loading a small run (and `show` or
     /// `compare` load dozens).
@@ -306,6 +309,35 @@ impl PgStore {
         Ok(store)
     }
 
+    /// [`PgStore::connect`] for a command that only reads: a database without sysperf's
+    /// schema is left without it (reads answer as an empty store), and gets it with the first
+    /// write, if any.
+    pub fn connect_to_read(url: &str) -> Result<PgStore> {
+        let store = PgStore::unconnected(url)?;
+        let bare = store.with_client(|client| {
+            let row = client.query_opt("SELECT to_regclass('sysperf_schema') IS NULL", &[])?;
+            Ok(match row {
+                Some(r) => r.try_get::<_, bool>(0)?,
+                None => false,
+            })
+        })?;
+        if bare {
+            store.bare.set(true);
+        } else {
+            store.with_client(|client| migrate(client, &store.location()))?;
+        }
+        Ok(store)
+    }
+
+    /// The schema made, if this store was opened bare.
+    fn ensure_schema(&self) -> Result<()> {
+        if self.bare.get() {
+            self.with_client(|client| migrate(client, &self.location()))?;
+            self.bare.set(false);
+        }
+        Ok(())
+    }
+
     /// The store of `url`, not yet connected to.
     fn unconnected(url: &str) -> Result<PgStore> {
         Ok(PgStore {
@@ -317,6 +349,7 @@ impl PgStore {
             spool: RefCell::new(None),
             spool_lock: RefCell::new(None),
             away: RefCell::new(None),
+            bare: std::cell::Cell::new(false),
             scratch: RefCell::new(None),
         })
     }
@@ -928,6 +961,20 @@ impl Backend for PgStore {
         if let Some(done) = self.spooled(|s| s.read(&mut *op)) {
             return done;
         }
+        if self.bare.get() {
+            // The schema in a transaction that is rolled back: an empty store answers, and
+            // nothing is left in the database.
+            return self.with_client(|client| {
+                let mut tx = client.transaction()?;
+                for sql in PG_MIGRATIONS {
+                    tx.batch_execute(sql)?;
+                }
+                let out = op(&mut Pg::Write(&mut tx));
+                // Dropped uncommitted: rolled back.
+                drop(tx);
+                out
+            });
+        }
         self.with_client(|client| op(&mut Pg::Read(client)))
     }
 
@@ -940,6 +987,7 @@ impl Backend for PgStore {
         if let Some(done) = self.spooled(|s| s.write(&mut *op)) {
             return done;
         }
+        self.ensure_schema()?;
         self.in_tx(|tx, lite| {
             let mut db = Pg::Write(tx);
             op(&mut db, lite)?;
@@ -977,6 +1025,11 @@ impl Backend for PgStore {
         }
         if let Some(done) = self.spooled(|s| s.load_runs(ids)) {
             return done;
+        }
+        if self.bare.get() {
+            return Err(StoreError::NoSuchRun {
+                spec: ids[0].to_string(),
+            });
         }
         let lite = self.fetch_runs(ids)?;
         let runs = ids
