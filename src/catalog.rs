@@ -141,12 +141,31 @@ fn check_named(path: &Path, named: bool) -> Result<(), CatalogError> {
     Ok(())
 }
 
+/// The store `--db`, `$SYSPERF_DB` or the default path names when it is a shared PostgreSQL
+/// store (connected, for `doctor` to upload the spool files waiting for it), else None.
+pub fn shared_store(db: Option<&PathBuf>) -> Result<Option<Box<dyn Backend>>, CatalogError> {
+    match store_location(db)? {
+        (location @ Location::Postgres(_), _) => Ok(Some(open(location, Access::Read)?)),
+        _ => Ok(None),
+    }
+}
+
 /// The store at `location`, opened as `access` says ([`store::open_at`]).
 fn open(location: Location, access: Access) -> Result<Box<dyn Backend>, CatalogError> {
     store::open_at(&location, access).map_err(|source| CatalogError::Open {
         path: location,
         source,
     })
+}
+
+/// [`open_store`] for `run` and `ab`: a shared PostgreSQL store that cannot be reached is
+/// waited for, then the runs go into a spool file from their start ([`Access::Measure`]).
+pub fn open_store_to_measure(db: Option<&PathBuf>) -> Result<Box<dyn Backend>, CatalogError> {
+    let (location, named) = store_location(db)?;
+    if let Location::Sqlite(path) = &location {
+        check_named(path, named)?;
+    }
+    open(location, Access::Measure)
 }
 
 /// The store named by `--db`, else `$SYSPERF_DB`, else the default path, created if needed;
@@ -448,13 +467,12 @@ impl Catalog {
         let runs: Vec<Run> = if specs.is_empty() && baseline.is_none() {
             let mut q = sel.query.clone();
             q.complete_only = true;
-            let infos = self.store()?.query_runs(&q)?;
+            // --by: the newest GROUP_RUNS of each group, chosen by the database rather than
+            // by listing every run (#35).
+            let store = self.store()?;
             let ids: Vec<String> = match sel.by {
-                Some(key) => fleet::group(infos, key, |i| key.value_of(Facts::from(i)), GROUP_RUNS)
-                    .into_iter()
-                    .flat_map(|(_, g)| g.into_iter().map(|i| i.id))
-                    .collect(),
-                None => infos.into_iter().map(|i| i.id).collect(),
+                Some(key) => store.newest_per_group(&q, key.grouped_by(), GROUP_RUNS)?,
+                None => store.query_runs(&q)?.into_iter().map(|i| i.id).collect(),
             };
             if ids.len() > MAX_COLUMNS && sel.by.is_none() {
                 return Err(InputError::InvalidValue {

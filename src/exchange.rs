@@ -43,8 +43,11 @@ pub const FORMAT: &str = "sysperf-export";
 /// change an older sysperf would misread (see docs/export-format.md).
 pub const FORMAT_VERSION: u64 = 1;
 
-/// Largest export file, checked before parsing. A run of the whole suite is well under 1 MiB,
-/// so this holds hundreds of runs while keeping a hostile file from exhausting memory.
+/// Largest export document held in memory whole ([`import`] and [`export`] of bytes, which
+/// build every run at once). Files are not capped (#35): [`ExportWriter`] and [`stream_file`]
+/// hold one run at a time, so a 10,000-run export is written and imported in the memory of
+/// its largest run; what a reader would hold at once is capped instead
+/// ([`MAX_DECODED_BYTES`]).
 pub const MAX_FILE_BYTES: u64 = 256 << 20;
 /// Longest string anywhere in a run (kernel command lines and messages are far shorter).
 pub const MAX_STRING_BYTES: usize = 64 << 10;
@@ -64,10 +67,12 @@ pub const MAX_ENTRIES: usize = 100_000;
 pub const MAX_FINDINGS: usize = 1_000;
 /// Longest counter name (`interrupts_by_source` keys: an IRQ number or LOC, RES, NMI, ...).
 pub const MAX_COUNTER_NAME_BYTES: usize = 64;
-/// The most memory the runs of one file may take once built, as estimated by the first pass
-/// while it reads the file (before anything is built): 32 bytes plus the length per string, 8
-/// per list entry, 16 per object entry. Real exports estimate at about their file size; a
-/// file of millions of short strings (which would build into gigabytes) is refused.
+/// The most memory what a reader holds at once may take once built, as estimated by the first
+/// pass while it reads the file (before anything is built): 32 bytes plus the length per
+/// string, 8 per list entry, 16 per object entry: each run (with its profiles) when the file
+/// is streamed ([`stream_file`]), all of its runs when they are all built ([`import_file`]).
+/// Real exports estimate at about their size; a run of millions of short strings (which would
+/// build into gigabytes) is refused.
 pub const MAX_DECODED_BYTES: u64 = 1 << 30;
 
 /// The longest list or map the first pass lets through: the largest of the limits above, which
@@ -295,6 +300,9 @@ impl<'de> serde::de::Visitor<'de> for HeaderSeed<'_> {
 /// serde error carries only text, so the typed error waits here for [`import`] to take.
 #[derive(Default)]
 struct Walk {
+    /// The estimate starts again at each run (and each run's profiles): a streamed read holds
+    /// one at a time.
+    per_run: bool,
     path: std::cell::RefCell<String>,
     estimate: std::cell::Cell<u64>,
     depth: std::cell::Cell<usize>,
@@ -336,6 +344,14 @@ impl Walk {
     fn leave(&self, base: usize) {
         self.depth.set(self.depth.get() - 1);
         self.path.borrow_mut().truncate(base);
+    }
+
+    /// At an entry of the top level's `runs` or `profiles`: a streamed read's estimate
+    /// starts again there.
+    fn next_run(&self) {
+        if self.per_run && self.depth.get() == 1 {
+            self.estimate.set(0);
+        }
     }
 
     /// Counts the `n`th entry (from 1) of the list or map at `base` bytes of the path.
@@ -399,6 +415,7 @@ impl<'de> serde::de::Visitor<'de> for Node<'_> {
                 p.truncate(base);
                 let _ = write!(p, "[{n}]");
             }
+            self.0.next_run();
             if seq.next_element_seed(self)?.is_none() {
                 break;
             }
@@ -414,6 +431,7 @@ impl<'de> serde::de::Visitor<'de> for Node<'_> {
         let mut n = 0;
         loop {
             self.0.path.borrow_mut().truncate(base);
+            self.0.next_run();
             if map.next_key_seed(Key(self.0))?.is_none() {
                 break;
             }
@@ -517,15 +535,15 @@ pub fn export_with_profiles(runs: &[Run], profiles: &[Vec<Profile>]) -> Result<V
 
 /// An export document written one run at a time (`sysperf export` of many runs), in memory
 /// bounded by the largest run rather than their sum: the same bytes as [`export_with_profiles`]
-/// of the same runs and profiles, each run checked as it is written, and the size limit
-/// ([`MAX_FILE_BYTES`]) enforced as the bytes go out, so a file that would be too large stops
-/// there instead of being built first. Write every run with [`ExportWriter::run`], then the
+/// of the same runs and profiles, each run checked as it is written, and no limit on the
+/// file's size (#35: 1,000 realistic runs, 336 MB, failed at the 256 MiB that a whole document
+/// in memory may take). Write every run with [`ExportWriter::run`], then the
 /// profiles with [`ExportWriter::profiles`] in increasing run-id order, then
 /// [`ExportWriter::finish`]. Every piece reaches `out` in one `write_all` of whole UTF-8 text.
 pub struct ExportWriter<W: std::io::Write> {
     out: W,
     written: u64,
-    /// [`MAX_FILE_BYTES`], lower in tests.
+    /// None: an export file may be as large as its runs make it (#35); set in tests.
     limit: u64,
     ids: HashMap<String, usize>,
     runs: usize,
@@ -547,7 +565,7 @@ impl<W: std::io::Write> ExportWriter<W> {
         let mut w = ExportWriter {
             out,
             written: 0,
-            limit: MAX_FILE_BYTES,
+            limit: u64::MAX,
             ids: HashMap::new(),
             runs: 0,
             profiled: 0,
@@ -669,7 +687,7 @@ pub fn import_with_profiles(bytes: &[u8]) -> Result<Imported> {
 /// Reads an export file as [`import`] reads its bytes (see [`stream_file`]), and returns its
 /// runs with their profiles.
 pub fn import_file(path: &std::path::Path) -> Result<Imported> {
-    collect(|each| stream_file(path, each))
+    collect(|each| read_file(path, false, each))
 }
 
 /// The runs and profiles a streamed read hands over, gathered.
@@ -720,7 +738,7 @@ pub fn stream<E: From<ExchangeError>>(
     if bytes.iter().all(u8::is_ascii_whitespace) {
         return Err(ExchangeError::Empty.into());
     }
-    first_pass(&mut serde_json::Deserializer::from_slice(bytes))?;
+    first_pass(&mut serde_json::Deserializer::from_slice(bytes), false)?;
     streaming_pass(&mut serde_json::Deserializer::from_slice(bytes), each)
         .map_err(Stop::into_caller)
 }
@@ -769,27 +787,30 @@ pub fn stream_file<E: From<ExchangeError>>(
     path: &std::path::Path,
     each: &mut dyn FnMut(Streamed) -> Result<(), E>,
 ) -> Result<(), E> {
+    read_file(path, true, each)
+}
+
+/// [`stream_file`]; `per_run`: the caller holds one run at a time (else all of them), which
+/// is what [`MAX_DECODED_BYTES`] is charged for. No limit on the file's size: a regular file
+/// only, read as it goes.
+fn read_file<E: From<ExchangeError>>(
+    path: &std::path::Path,
+    per_run: bool,
+    each: &mut dyn FnMut(Streamed) -> Result<(), E>,
+) -> Result<(), E> {
     use std::io::{Read, Seek};
     let read_err = |cause| ExchangeError::Read {
         path: path.to_path_buf(),
         cause,
     };
     let mut file = open_export(path)?;
-    let meta = file.metadata().map_err(read_err)?;
-    if meta.len() > MAX_FILE_BYTES {
-        return Err(ExchangeError::TooLarge {
-            size: meta.len(),
-            limit: MAX_FILE_BYTES,
-        }
-        .into());
-    }
-    let reader = std::io::BufReader::new((&file).take(MAX_FILE_BYTES));
-    let first = first_pass(&mut serde_json::Deserializer::from_reader(reader));
+    let reader = std::io::BufReader::new(&file);
+    let first = first_pass(&mut serde_json::Deserializer::from_reader(reader), per_run);
     if let Err(ExchangeError::Truncated { .. }) = first {
         // Only white space (not truncated JSON) is an empty file.
         file.rewind().map_err(read_err)?;
         let mut blank = true;
-        for b in std::io::BufReader::new((&file).take(MAX_FILE_BYTES)).bytes() {
+        for b in std::io::BufReader::new(&file).bytes() {
             blank &= b.map_err(read_err)?.is_ascii_whitespace();
         }
         if blank {
@@ -798,7 +819,7 @@ pub fn stream_file<E: From<ExchangeError>>(
     }
     first.map_err(|e| read_error(e, path))?;
     file.rewind().map_err(read_err)?;
-    let reader = std::io::BufReader::new(file.take(MAX_FILE_BYTES));
+    let reader = std::io::BufReader::new(file);
     streaming_pass(&mut serde_json::Deserializer::from_reader(reader), each).map_err(|stop| {
         match stop {
             Stop::Exchange(e) => read_error(e, path).into(),
@@ -822,9 +843,13 @@ fn read_error(e: ExchangeError, path: &std::path::Path) -> ExchangeError {
 /// built (list lengths, what they would take in memory).
 fn first_pass<'de, R: serde_json::de::Read<'de>>(
     de: &mut serde_json::Deserializer<R>,
+    per_run: bool,
 ) -> Result<()> {
     use serde::de::DeserializeSeed;
-    let walk = Walk::default();
+    let walk = Walk {
+        per_run,
+        ..Walk::default()
+    };
     let header = HeaderSeed(&walk)
         .deserialize(&mut *de)
         .and_then(|h| de.end().map(|()| h));

@@ -157,6 +157,18 @@ impl Key {
             .map_or("?", |(n, _, _)| n)
     }
 
+    /// The fact as the database groups runs by it.
+    pub fn grouped_by(self) -> crate::store::GroupBy {
+        use crate::store::GroupBy;
+        match self {
+            Key::Host => GroupBy::Host,
+            Key::Kernel => GroupBy::Kernel,
+            Key::Cpu => GroupBy::Cpu,
+            Key::Label => GroupBy::Label,
+            Key::Date => GroupBy::Day,
+        }
+    }
+
     /// The run's value of this fact ("" when unknown), as `--by` groups it.
     pub fn value_of(self, f: Facts<'_>) -> String {
         let s = |v: Option<&str>| v.unwrap_or_default().to_string();
@@ -318,6 +330,32 @@ pub fn group_cmp(key: Key, a: &str, b: &str) -> Ordering {
         Key::Kernel => version_cmp(a, b),
         _ => a.cmp(b),
     }
+}
+
+/// The groups the database counted for `key` ([`crate::store::Backend::count_groups`]), each
+/// named by its value as [`Key::value_of`] names it ("" when unknown; the day of a `date`
+/// group), in [`group_cmp`] order; groups of one name (no value and an empty one) merged.
+pub fn counted(
+    key: Key,
+    counts: Vec<crate::store::GroupCount>,
+) -> Vec<(String, crate::store::GroupCount)> {
+    let mut groups: Vec<(String, crate::store::GroupCount)> = Vec::new();
+    for c in counts {
+        let name = match key {
+            Key::Date => utc_day(c.newest_ns),
+            _ => c.value.clone().unwrap_or_default(),
+        };
+        match groups.iter_mut().find(|(n, _)| *n == name) {
+            Some((_, g)) => {
+                g.runs += c.runs;
+                g.complete += c.complete;
+                g.newest_ns = g.newest_ns.max(c.newest_ns);
+            }
+            None => groups.push((name, c)),
+        }
+    }
+    groups.sort_by(|a, b| group_cmp(key, &a.0, &b.0));
+    groups
 }
 
 /// The items grouped by `key` (the value of each from `facts`), the groups in [`group_cmp`]

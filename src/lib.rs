@@ -99,6 +99,10 @@ pub mod exit {
     /// `compare --fail-on-regression` could not judge a test it was asked to (missing or
     /// failed on one side, an interrupted run, too few trials for an interval).
     pub const UNJUDGED: i32 = 4;
+    /// The run was measured, but the shared PostgreSQL store stayed unreachable, so it went
+    /// into a spool file on this host instead (#35): the fleet's database does not hold it
+    /// yet. A failure (1) or a signal's code takes precedence.
+    pub const SPOOLED: i32 = 5;
     /// The run was interrupted (Ctrl-C, SIGINT); what finished was kept.
     pub const INTERRUPTED: i32 = 130;
     /// The run was ended by SIGTERM (as a service manager or `kill` ends it); what finished

@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 
 mod listing;
 mod profile;
-pub use listing::{ObservationInfo, RunInfo};
+pub use listing::{ObservationInfo, RunInfo, Stopped, ABANDONED_AFTER};
 pub use profile::{FunctionCalls, ProcessRow, Profile, SystemProfile};
 
 /// Which role a single worker execution played in a benchmark's measurement.

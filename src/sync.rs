@@ -2,11 +2,18 @@
 //! URL), or from an export file, into a store. Run ids are stable, so syncing is idempotent:
 //! a run already in DST is not copied again, and a second sync copies nothing. A run that DST
 //! holds incomplete (its writer was cut off and finished into another store) is replaced by
-//! SRC's complete one. Each run goes over with everything stored for it (its profiles too) in
+//! SRC's complete one (or one with more results), deleted and stored in one transaction.
+//! Two syncs into one store at once copy each run once: a run the other stored first counts
+//! as already there. Each run goes over with everything stored for it (its profiles too) in
 //! one transaction of DST, so an interrupted sync leaves whole runs only; the runs go oldest
 //! first, so DST lists them in the order SRC does.
 //!
 //! It is not a merge of derived data: DST's variance estimates are its own.
+//!
+//! Spool files (#35): a run that went into a local spool file when the shared PostgreSQL
+//! store stayed away is uploaded by [`upload_waiting`] (the next `run`, `ab` or `doctor` on
+//! the host, and `sync` into that store call it) and its spool file removed once the store
+//! holds the run.
 
 use crate::catalog::{self, CatalogError};
 use crate::exchange::{self, ExchangeError};
@@ -110,17 +117,24 @@ enum Source {
     File(exchange::Imported),
 }
 
+/// How far a run got: whether it is complete, and the results stored for it.
+type Extent = (bool, u64);
+
 impl Source {
-    /// The ids of the runs, oldest first, with whether each is complete.
-    fn runs(&self) -> Result<Vec<(String, bool)>, StoreError> {
+    /// The ids of the runs, oldest first, with how far each got.
+    fn runs(&self) -> Result<Vec<(String, Extent)>, StoreError> {
         Ok(match self {
             Source::Store(s) => s
                 .list_runs()?
                 .into_iter()
                 .rev()
-                .map(|i| (i.id, i.complete))
+                .map(|i| (i.id, (i.complete, i.benchmarks)))
                 .collect(),
-            Source::File(f) => f.runs.iter().map(|r| (r.id.clone(), r.complete)).collect(),
+            Source::File(f) => f
+                .runs
+                .iter()
+                .map(|r| (r.id.clone(), (r.complete, r.results.len() as u64)))
+                .collect(),
         })
     }
 
@@ -195,41 +209,177 @@ pub fn sync(src: &Path, dst: &Path) -> Result<Synced, SyncError> {
     }
     let source = open_source(src)?;
     let to = catalog::open_store(Some(&dst.to_path_buf()))?;
+    let done = copy(&source, to.as_ref())?;
+    // A spool file given as SRC (and any other waiting for DST) is removed now that DST
+    // holds its runs.
+    drop(source);
+    upload_waiting(Some(to.as_ref()));
+    Ok(done)
+}
+
+/// Copies the runs of `source` that `to` lacks, or holds less of, into `to`.
+fn copy(source: &Source, to: &dyn Backend) -> Result<Synced, SyncError> {
     let wrap = |id: &str| {
         let id = id.to_string();
         move |source| SyncError::Store { id, source }
     };
-    let have: HashMap<String, bool> = to
-        .list_runs()
+    let runs = source.runs().map_err(wrap("list"))?;
+    // DST is asked about SRC's runs only, never listed whole.
+    let ids: Vec<&str> = runs.iter().map(|(id, _)| id.as_str()).collect();
+    let have: HashMap<String, Extent> = to
+        .extents(&ids)
         .map_err(wrap("list"))?
         .into_iter()
-        .map(|i| (i.id, i.complete))
+        .map(|(id, complete, n)| (id, (complete, n)))
         .collect();
     let mut done = Synced {
         copied: 0,
         completed: 0,
         present: 0,
     };
-    for (id, complete) in source.runs().map_err(wrap("list"))? {
+    for (id, (complete, results)) in runs {
+        // A run DST holds unfinished is replaced by a complete one, or by one with more
+        // results (a spooled run killed midway holds more than the shared store).
         let replace = match have.get(&id) {
             None => false,
-            Some(false) if complete => true,
+            Some(&(false, had)) if complete || results > had => true,
             Some(_) => {
                 done.present += 1;
                 continue;
             }
         };
         let (run, profiles) = source.load(&id).map_err(wrap(&id))?;
-        if replace {
-            to.remove_run(&id).map_err(wrap(&id))?;
-            done.completed += 1;
+        // One transaction each. Another sync into DST at the same time may store the same
+        // run first: its copy is the same run, so that is "already there", not an error.
+        let stored = if replace {
+            to.replace_run(&run, &profiles)
         } else {
-            done.copied += 1;
+            to.save_runs_with_profiles(std::slice::from_ref(&run), &[profiles])
+                .map(|saved| saved.first().copied().unwrap_or(false))
+        };
+        match stored {
+            Ok(true) if replace => done.completed += 1,
+            Ok(true) => done.copied += 1,
+            Ok(false) => done.present += 1,
+            Err(e) if e.is_duplicate() => done.present += 1,
+            Err(e) => return Err(wrap(&id)(e)),
         }
-        to.save_runs_with_profiles(std::slice::from_ref(&run), &[profiles])
-            .map_err(wrap(&id))?;
     }
     Ok(done)
+}
+
+/// A spool file of this host: a run that went into a local SQLite store when the shared
+/// PostgreSQL store stayed away (#35), waiting for its upload.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Spooled {
+    pub path: PathBuf,
+    /// The store it is for, as its location is shown (no password); None when the file that
+    /// says so is missing (a spool being made, or one of an older sysperf).
+    pub dest: Option<String>,
+}
+
+/// The spool files on this host, by name.
+pub fn waiting() -> Vec<Spooled> {
+    let Some(entries) = store::spool_dir().and_then(|d| std::fs::read_dir(d).ok()) else {
+        return Vec::new();
+    };
+    let mut found: Vec<Spooled> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "db"))
+        .map(|path| Spooled {
+            dest: std::fs::read_to_string(store::spool_dest(&path))
+                .ok()
+                .map(|d| d.trim().to_string())
+                .filter(|d| !d.is_empty()),
+            path,
+        })
+        .collect();
+    found.sort_by(|a, b| a.path.cmp(&b.path));
+    found
+}
+
+/// Uploads the spool files waiting for `to` (when it is a PostgreSQL store) and removes each
+/// once `to` holds its runs; says on the notice sink what it did and which spool files wait
+/// for another store (all of them when `to` is None). A spool that another sysperf is still
+/// writing (its destination file locked) is left; one that fails to upload stays, its error
+/// said. Never an error itself: the command that called it goes on.
+pub fn upload_waiting(to: Option<&dyn Backend>) -> Vec<(Spooled, Result<Synced, String>)> {
+    let here = to.filter(|t| !t.is_away()).map(|t| t.location());
+    let here = match &here {
+        Some(l @ Location::Postgres(_)) => Some(l.to_string()),
+        _ => None,
+    };
+    let mut uploads = Vec::new();
+    for s in waiting() {
+        let shown = s.path.display().to_string();
+        let (Some(to), Some(dest)) = (
+            to,
+            s.dest.as_deref().filter(|d| Some(*d) == here.as_deref()),
+        ) else {
+            let dest = s.dest.as_deref().unwrap_or("its PostgreSQL store");
+            crate::notice::tell(&format!(
+                "the spool file {shown} waits for {dest}: 'sysperf sync {shown} URL' uploads it (the next run, doctor or sync on that store does)"
+            ));
+            continue;
+        };
+        let done = upload(&s.path, to).map_err(|e| chain(&e));
+        match &done {
+            Ok(Some(n)) => crate::notice::tell(&format!(
+                "uploaded the spool file {shown} to {dest} ({} run{} copied, {} completed) and removed it",
+                n.copied,
+                plural(n.copied),
+                n.completed
+            )),
+            Ok(None) => crate::notice::tell(&format!(
+                "the spool file {shown} waits for {dest}: a sysperf on this host is still writing it"
+            )),
+            Err(e) => crate::notice::tell(&format!(
+                "could not upload the spool file {shown} to {dest}: {e}; it stays ('sysperf sync {shown} {dest}' uploads it)"
+            )),
+        }
+        match done {
+            Ok(Some(n)) => uploads.push((s, Ok(n))),
+            Ok(None) => {}
+            Err(e) => uploads.push((s, Err(e))),
+        }
+    }
+    uploads
+}
+
+/// An error with its causes, as one line.
+fn chain(e: &dyn std::error::Error) -> String {
+    let mut line = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        line.push_str(&format!(": {c}"));
+        cause = c.source();
+    }
+    line
+}
+
+/// Copies the spool file `path` into `to` and removes it; None when another process holds
+/// its destination file locked (still writing it).
+fn upload(path: &Path, to: &dyn Backend) -> Result<Option<Synced>, SyncError> {
+    let lock_path = store::spool_dest(path);
+    let lock = std::fs::File::open(&lock_path).map_err(|_| SyncError::NoSource(lock_path))?;
+    match lock.try_lock() {
+        Ok(()) => {}
+        Err(std::fs::TryLockError::WouldBlock) => return Ok(None),
+        Err(std::fs::TryLockError::Error(_)) => return Ok(None),
+    }
+    let source = Source::Store(catalog::open_location(&Location::Sqlite(
+        path.to_path_buf(),
+    ))?);
+    let done = copy(&source, to)?;
+    drop(source);
+    // The run first, its destination file last: a spool file found without one is left.
+    for suffix in ["", "-wal", "-shm", "-journal"] {
+        let mut p = path.as_os_str().to_owned();
+        p.push(suffix);
+        let _ = std::fs::remove_file(p);
+    }
+    let _ = std::fs::remove_file(store::spool_dest(path));
+    Ok(Some(done))
 }
 
 /// A location as `sync` names it in its summary (a URL without its password).

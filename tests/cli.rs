@@ -444,7 +444,7 @@ fn ctrl_c_keeps_finished_benchmarks_and_leaves_nothing_behind() {
         .arg("runs")
         .assert()
         .success()
-        .stdout(predicate::str::contains("(incomplete)"));
+        .stdout(predicate::str::contains("(incomplete: interrupted)"));
     assert_nothing_left(&tag);
 }
 

@@ -12,6 +12,7 @@ mod common;
 
 use common::json_of;
 use common::pg;
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -78,7 +79,8 @@ fn the_playbook_deploys_to_3_namespace_hosts_and_their_runs_compare() {
         );
         return;
     }
-    let Some(cluster) = pg::shared() else {
+    // A cluster of its own: the play is run once with the server stopped (#35).
+    let Some(cluster) = pg::PgCluster::start() else {
         return;
     };
     let url = cluster.create_db("deploy_fleet");
@@ -116,10 +118,14 @@ fn the_playbook_deploys_to_3_namespace_hosts_and_their_runs_compare() {
         // Namespaces share the file system: each host installs into a directory of its own.
         let bin_dir: PathBuf = w.join(host).join("bin");
         std::fs::create_dir_all(&bin_dir).unwrap();
+        // Its systemd unit directory (as /etc/systemd/system is there on a host).
+        std::fs::create_dir_all(w.join(host).join("units")).unwrap();
         inventory.push_str(&format!(
-            "{host} ansible_connection=local ansible_python_interpreter={} sysperf_bin_dir={}\n",
+            "{host} ansible_connection=local ansible_python_interpreter={} sysperf_bin_dir={} sysperf_unit_dir={} sysperf_etc_dir={}\n",
             python.display(),
-            bin_dir.display()
+            bin_dir.display(),
+            w.join(host).join("units").display(),
+            w.join(host).join("etc").display(),
         ));
         namespaces.push(ns);
     }
@@ -127,32 +133,41 @@ fn the_playbook_deploys_to_3_namespace_hosts_and_their_runs_compare() {
     std::fs::write(&inventory_path, inventory).unwrap();
 
     let label = format!("deploy{pid}");
-    let out = Command::new("ansible-playbook")
-        .current_dir(w)
-        .env("ANSIBLE_NOCOLOR", "1")
-        .env("ANSIBLE_LOCAL_TEMP", w.join("ansible-local"))
-        .env("ANSIBLE_REMOTE_TEMP", w.join("ansible-remote"))
-        .env("ANSIBLE_RETRY_FILES_ENABLED", "0")
-        .arg("-i")
-        .arg(&inventory_path)
-        .arg(root.join("deploy/sysperf.yml"))
-        .args(["-e", &format!("label={label}")])
-        .args(["-e", &format!("sysperf_db={socket_url}")])
-        .args([
-            "-e",
-            &format!(
-                "sysperf_binary={}",
-                assert_cmd::cargo::cargo_bin("sysperf").display()
-            ),
-        ])
-        .args(["-e", "sysperf_selection='syscall --quick'"])
-        .output()
-        .unwrap();
-    let log = format!(
-        "{}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let state = w.join("state");
+    let play = |extra: &[&str]| {
+        let out = Command::new("ansible-playbook")
+            .current_dir(w)
+            .env("ANSIBLE_NOCOLOR", "1")
+            .env("ANSIBLE_LOCAL_TEMP", w.join("ansible-local"))
+            .env("ANSIBLE_REMOTE_TEMP", w.join("ansible-remote"))
+            .env("ANSIBLE_RETRY_FILES_ENABLED", "0")
+            // Spool files of the hosts (they share the file system), and a short outage.
+            .env("XDG_STATE_HOME", &state)
+            .env("SYSPERF_PG_RETRY_S", "1")
+            .arg("-i")
+            .arg(&inventory_path)
+            .arg(root.join("deploy/sysperf.yml"))
+            .args(["-e", &format!("label={label}")])
+            .args(["-e", &format!("sysperf_db={socket_url}")])
+            .args([
+                "-e",
+                &format!(
+                    "sysperf_binary={}",
+                    assert_cmd::cargo::cargo_bin("sysperf").display()
+                ),
+            ])
+            .args(["-e", "sysperf_selection='syscall --quick'"])
+            .args(extra)
+            .output()
+            .unwrap();
+        let log = format!(
+            "{}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        (out, log)
+    };
+    let (out, log) = play(&[]);
     assert!(out.status.success(), "ansible-playbook failed:\n{log}");
     assert_eq!(log.matches("changed=2 ").count(), 3, "{log}");
 
@@ -202,5 +217,121 @@ fn the_playbook_deploys_to_3_namespace_hosts_and_their_runs_compare() {
         .unwrap_or_else(|| panic!("no syscall row:\n{table}"));
     let elapsed = row.split('|').nth(1).unwrap();
     assert_eq!(elapsed.split_whitespace().count(), 3, "{row}\n{table}");
+
+    // #35 item 10: the play again with the same label stores no duplicates.
+    let (out, log) = play(&[]);
+    assert!(out.status.success(), "ansible-playbook failed:\n{log}");
+    assert_eq!(
+        log.matches("is stored already: not run").count(),
+        3,
+        "{log}"
+    );
+    assert_eq!(
+        cluster.query("deploy_fleet", "SELECT count(*) FROM runs"),
+        ["3"]
+    );
+
+    // #35 item 1: with the server away, each host's run goes into a spool file; the play
+    // says so (exit code 5 is not a failure), and the next play uploads them.
+    cluster.stop();
+    let (out, log) = play(&["-e", "sysperf_rerun=true"]);
+    assert!(out.status.success(), "ansible-playbook failed:\n{log}");
+    assert_eq!(log.matches("SPOOLED: host").count(), 3, "{log}");
+    let spool = state.join("sysperf/spool");
+    let spooled = || {
+        std::fs::read_dir(&spool)
+            .map(|d| {
+                d.filter(|e| {
+                    e.as_ref()
+                        .is_ok_and(|e| e.path().extension().is_some_and(|x| x == "db"))
+                })
+                .count()
+            })
+            .unwrap_or(0)
+    };
+    assert_eq!(spooled(), 3, "{log}");
+    cluster.start_again();
+    let (out, log) = play(&[]);
+    assert!(out.status.success(), "ansible-playbook failed:\n{log}");
+    assert_eq!(spooled(), 0, "{log}");
+    assert_eq!(
+        cluster.query(
+            "deploy_fleet",
+            "SELECT count(*) FROM runs WHERE complete = 1"
+        ),
+        ["6"],
+        "{log}"
+    );
+
+    // #35 item 8: runs on a schedule. The timer is not started here (the test's hosts share
+    // this machine's init); its units are checked, and the service's command run as systemd
+    // would run it.
+    let (out, log) = play(&[
+        "-e",
+        "sysperf_schedule='*-*-* 03:00:00'",
+        "-e",
+        "sysperf_enable_timer=false",
+    ]);
+    assert!(out.status.success(), "ansible-playbook failed:\n{log}");
+    for host in hosts {
+        let units = w.join(host).join("units");
+        let service = std::fs::read_to_string(units.join("sysperf-fleet.service")).unwrap();
+        let timer = std::fs::read_to_string(units.join("sysperf-fleet.timer")).unwrap();
+        assert!(timer.contains("OnCalendar=*-*-* 03:00:00"), "{timer}");
+        assert!(timer.contains("Persistent=true"), "{timer}");
+        assert!(service.contains("--settle 120"), "{service}");
+        assert!(service.contains("SuccessExitStatus=5"), "{service}");
+        let env = w.join(host).join("etc/fleet.env");
+        let mode = std::fs::metadata(&env).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600, "{}", env.display());
+        assert!(std::fs::read_to_string(&env)
+            .unwrap()
+            .contains(&format!("SYSPERF_DB={socket_url}")));
+        if have("systemd-analyze") {
+            let v = Command::new("systemd-analyze")
+                .arg("verify")
+                .arg(units.join("sysperf-fleet.service"))
+                .arg(units.join("sysperf-fleet.timer"))
+                .output()
+                .unwrap();
+            let said = String::from_utf8_lossy(&v.stderr);
+            assert!(
+                v.status.success() && !said.contains("sysperf-fleet"),
+                "systemd-analyze verify: {said}"
+            );
+        }
+    }
+    // The service's command, as systemd runs it ($$ is $, %% is %), stores a run labelled
+    // LABEL-HOST-YYYYMMDDTHHMM.
+    let service = std::fs::read_to_string(w.join("host1/units/sysperf-fleet.service")).unwrap();
+    let exec = service
+        .lines()
+        .find_map(|l| l.strip_prefix("ExecStart="))
+        .unwrap()
+        .replace("$$", "$")
+        .replace("%%", "%")
+        .replace("--settle 120", "--settle 1");
+    let ran = Command::new("/bin/sh")
+        .args(["-c", &exec])
+        .env("SYSPERF_DB", &url)
+        .env("NO_COLOR", "1")
+        .current_dir(w)
+        .output()
+        .unwrap();
+    assert!(
+        ran.status.success(),
+        "{exec}: {}",
+        String::from_utf8_lossy(&ran.stderr)
+    );
+    let labels = cluster.query(
+        "deploy_fleet",
+        &format!("SELECT label FROM runs WHERE label LIKE '{label}-host1-2%'"),
+    );
+    assert_eq!(labels.len(), 1, "{labels:?}");
+    assert_eq!(
+        labels[0].len(),
+        format!("{label}-host1-").len() + 13,
+        "{labels:?}"
+    );
     drop(namespaces);
 }

@@ -308,18 +308,14 @@ fn a_100_mb_string_is_refused_without_echoing_it() {
 fn oversized_missing_and_unreadable_files_are_refused() {
     let tmp = tempfile::tempdir().unwrap();
     let db = tmp.path().join("s.db");
-    // A sparse file larger than the limit is refused from its size, without being read.
+    // A large sparse file (NUL bytes) is refused at its first byte, not read through.
     let big = tmp.path().join("big.json");
     std::fs::File::create(&big)
         .unwrap()
-        .set_len((256 << 20) + 1)
+        .set_len(64 << 30)
         .unwrap();
     let out = with_db(&db, &["import", big.to_str().unwrap()]);
-    assert_refused(
-        &out,
-        "big",
-        "more than the 268435456 bytes an export may hold",
-    );
+    assert_refused(&out, "big", "line 1 column 1");
     // A device (an endless one here) is not read at all (#29).
     let out = with_db(&db, &["import", "/dev/zero"]);
     assert_refused(&out, "/dev/zero", "it is a character device, not a file");
@@ -578,45 +574,44 @@ fn import_in_limited_memory(db: &Path, file: &Path, limit: u64) -> (Option<i32>,
 }
 
 #[test]
-fn a_256_mib_file_of_short_notes_is_refused_in_little_memory() {
-    // Hundreds of runs of 100,000 one-letter notes each: every list within its limit, but the
-    // whole would build into gigabytes (it did, 3.9 GB, before import counted as it read).
+fn a_run_of_short_notes_too_big_to_build_is_refused_in_little_memory() {
+    // One run of 33 million one-letter strings (in lists of 100,000, each within its limit),
+    // a 130 MB file that would build into gigabytes: refused by the first pass, which counts
+    // what the run would take before anything is built. (Before #35 the limit was on a whole
+    // file's runs, and such a test used hundreds of runs; import now holds one at a time.)
     let tmp = tempfile::tempdir().unwrap();
     let doc: Value =
         serde_json::from_slice(&std::fs::read(data("minimal-export.json")).unwrap()).unwrap();
-    let mut run = doc["runs"][0].clone();
-    run["notes"] = Value::from(vec!["a"; 100_000]);
+    let run = doc["runs"][0].clone();
     let run = serde_json::to_string(&run).unwrap();
+    let (head, tail) = run.split_at(run.len() - 1);
     let path = tmp.path().join("notes.json");
-    let limit = 256u64 << 20;
     {
         use std::io::Write;
         let mut f = std::io::BufWriter::new(std::fs::File::create(&path).unwrap());
-        let head = r#"{"format":"sysperf-export","format_version":1,"runs":["#;
+        let doc_head = r#"{"format":"sysperf-export","format_version":1,"runs":["#;
+        f.write_all(doc_head.as_bytes()).unwrap();
         f.write_all(head.as_bytes()).unwrap();
-        let mut size = head.len() as u64;
-        for i in 0.. {
-            let r = run.replace("\"0a1b2c3d4e5f\"", &format!("\"{i:012x}\""));
-            if size + r.len() as u64 + 3 > limit {
-                break;
-            }
+        f.write_all(br#","padding":["#).unwrap();
+        let list = format!("[{}]", vec!["\"a\""; 100_000].join(","));
+        for i in 0..330 {
             if i > 0 {
                 f.write_all(b",").unwrap();
-                size += 1;
             }
-            f.write_all(r.as_bytes()).unwrap();
-            size += r.len() as u64;
+            f.write_all(list.as_bytes()).unwrap();
         }
+        f.write_all(b"]").unwrap();
+        f.write_all(tail.as_bytes()).unwrap();
         f.write_all(b"]}").unwrap();
     }
     let len = std::fs::metadata(&path).unwrap().len();
-    assert!(len > 250 << 20 && len <= limit, "{len}");
+    assert!(len > 120 << 20 && len < 256 << 20, "{len}");
     let db = tmp.path().join("s.db");
     let (code, err, peak) = import_in_limited_memory(&db, &path, 300 << 20);
     assert_eq!(code, Some(2), "{err}");
     assert!(
         err.contains("the runs would take more than 1073741824 bytes of memory once read")
-            && err.contains(".notes["),
+            && err.contains(".padding["),
         "{err}"
     );
     assert!(peak < 300 << 20, "peak resident set {peak} bytes");
@@ -692,4 +687,34 @@ fn three_hundred_runs_stream_through_import_and_export_unchanged() {
     let out = with_db(&db3, &["import", bad.to_str().unwrap()]);
     assert_refused(&out, "a bad last run", "runs[299].fingerprint.hostname");
     assert!(!db3.exists());
+}
+
+#[test]
+fn an_export_larger_than_256_mib_is_imported_one_run_at_a_time() {
+    // #35 item 6: exports were capped at 256 MiB ('the file has at least 268464711 bytes,
+    // more than the 268435456 bytes an export may hold'), so 1,000 realistic runs could not
+    // be moved. A real run followed by 257 MiB of white space inside the document (valid
+    // JSON) is read as it goes.
+    use std::io::Write;
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("s.db");
+    let seed = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/minimal-export.json"),
+    )
+    .unwrap();
+    let body = seed.trim_end().strip_suffix('}').unwrap();
+    let path = tmp.path().join("large.json");
+    let mut f = std::io::BufWriter::new(std::fs::File::create(&path).unwrap());
+    f.write_all(body.as_bytes()).unwrap();
+    let pad = vec![b' '; 1 << 20];
+    for _ in 0..257 {
+        f.write_all(&pad).unwrap();
+    }
+    f.write_all(b"}\n").unwrap();
+    f.into_inner().unwrap().sync_all().unwrap();
+    assert!(std::fs::metadata(&path).unwrap().len() > 256 << 20);
+    let out = with_db(&db, &["import", path.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let runs: serde_json::Value = serde_json::from_slice(&ok(&db, &["runs", "--json"])).unwrap();
+    assert_eq!(runs.as_array().unwrap().len(), 1);
 }

@@ -243,6 +243,35 @@ fn a_writer_killed_midway_leaves_one_incomplete_run_and_nothing_else() {
     std::thread::sleep(Duration::from_millis(500));
     assert_eq!(leftover_workers(&tag), Vec::<String>::new());
     assert_eq!(files_in(cwd.path()), Vec::<String>::new());
+
+    // #35 item 3: its heartbeat says where it stopped; it reads as still measuring until it
+    // has been silent for an hour, then as abandoned, and gc --abandoned removes it.
+    let listed = ok(cwd.path(), &url, &["runs"]);
+    assert!(
+        listed.contains("(incomplete: measuring, last heard") && listed.contains("counted trial"),
+        "{listed}"
+    );
+    cluster.query(
+        db,
+        "UPDATE runs SET heartbeat_ns = heartbeat_ns - 7200000000000",
+    );
+    let json = json_of(ok(cwd.path(), &url, &["runs", "--json"]).as_bytes());
+    assert_eq!(json[0]["stopped"]["abandoned"], true, "{json}");
+    let host = json[0]["hostname"].as_str().unwrap();
+    let listed = ok(cwd.path(), &url, &["runs"]);
+    assert!(
+        listed.contains("(ABANDONED: last heard") && listed.contains(&format!("on {host}, at ")),
+        "{listed}"
+    );
+    let gc = sysperf_in(cwd.path(), &url, &["gc", "--abandoned"]);
+    let said = String::from_utf8_lossy(&gc.stderr);
+    assert!(gc.status.success(), "{said}");
+    assert!(said.contains("removed abandoned run"), "{said}");
+    assert_eq!(
+        cluster.query(db, "SELECT count(*) FROM runs"),
+        ["0"],
+        "{said}"
+    );
 }
 
 /// Starts [`LONG_RUN`] on `url` in `cwd` (with `env`), and stops the cluster's server once the
@@ -395,7 +424,16 @@ fn a_postgres_that_stays_away_gets_the_run_through_a_spool_file_and_sync() {
     );
     let out = child.wait_with_output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{err}");
+    // A spooled run is not a success: the shared database does not hold it (#35 item 1).
+    assert_eq!(
+        out.status.code(),
+        Some(sysperf::exit::SPOOLED),
+        "a spooled run exits with its own code: {err}"
+    );
+    assert!(!err.contains("stored as run"), "{err}");
+    assert!(err.contains("is NOT in the shared store"), "{err}");
+    // The run carries on: no advice to run the command again (#35 item 10).
+    assert!(!err.contains("run the command again"), "{err}");
     let spool_dir = state.path().join("sysperf/spool");
     let spooled: Vec<_> = std::fs::read_dir(&spool_dir)
         .unwrap_or_else(|e| panic!("{}: {e}; stderr: {err}", spool_dir.display()))
@@ -415,13 +453,210 @@ fn a_postgres_that_stays_away_gets_the_run_through_a_spool_file_and_sync() {
     assert_eq!(local["complete"], true);
     assert_eq!(local["results"].as_array().unwrap().len(), 4);
 
-    // Back on PostgreSQL the run is there unfinished; sync completes it.
+    // It says which store it is for.
+    let dest = std::fs::read_to_string(spooled[0].with_extension("dest")).unwrap();
+    assert_eq!(dest.trim(), url, "{err}");
+    let saved = tempfile::tempdir().unwrap();
+    let keep = |from: &Path, to: &Path| {
+        for name in files_in(from) {
+            std::fs::copy(from.join(&name), to.join(&name)).unwrap();
+        }
+    };
+    keep(&spool_dir, saved.path());
+
+    // Back on PostgreSQL the run is there unfinished; the next doctor on the host says so,
+    // uploads the spool file (completing the run) and removes it (#35 item 1).
     cluster.start_again();
     assert_eq!(cluster.query("spool", "SELECT complete FROM runs"), ["0"]);
-    let synced = ok(cwd.path(), spool, &["sync", spool, &url]);
-    assert!(synced.contains("completed 1 run"), "{synced}");
+    let on_host = |args: &[&str]| {
+        Command::new(assert_cmd::cargo::cargo_bin("sysperf"))
+            .env("SYSPERF_DB", &url)
+            .env("XDG_STATE_HOME", state.path())
+            .env("NO_COLOR", "1")
+            .current_dir(cwd.path())
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let doctor = on_host(&["doctor"]);
+    let said = String::from_utf8_lossy(&doctor.stderr);
+    assert!(doctor.status.success(), "{said}");
+    assert!(
+        said.contains(&format!("uploaded the spool file {spool} to {url}")),
+        "{said}"
+    );
+    assert_eq!(files_in(&spool_dir), Vec::<String>::new(), "{said}");
     let remote = json_of(ok(cwd.path(), &url, &["show", "latest", "--json"]).as_bytes());
     assert_eq!(remote, local);
-    let again = ok(cwd.path(), spool, &["sync", spool, &url]);
-    assert!(again.starts_with("nothing to copy"), "{again}");
+
+    // So does the next run, and sync SPOOL URL; each removes the spool file.
+    for next in [
+        &["run", "syscall", "--quick", "--label", "next"][..],
+        &["sync", spool, &url],
+    ] {
+        ok(cwd.path(), &url, &["rm", local["id"].as_str().unwrap()]);
+        keep(saved.path(), &spool_dir);
+        let out = on_host(next);
+        let said = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{next:?}: {said}");
+        assert_eq!(
+            files_in(&spool_dir),
+            Vec::<String>::new(),
+            "{next:?}: {said}"
+        );
+        let remote = json_of(
+            ok(
+                cwd.path(),
+                &url,
+                &["show", local["id"].as_str().unwrap(), "--json"],
+            )
+            .as_bytes(),
+        );
+        assert_eq!(remote, local, "{next:?}");
+    }
+    let again = on_host(&["sync", spool, &url]);
+    assert_eq!(again.status.code(), Some(2), "the spool file is gone");
+}
+
+#[test]
+fn a_postgres_away_at_the_start_gets_the_run_through_a_spool_file() {
+    // A cluster of its own, stopped before the run starts (#35 item 2).
+    let Some(cluster) = PgCluster::start() else {
+        return;
+    };
+    let url = cluster.create_db("away");
+    cluster.stop();
+    let cwd = tempfile::tempdir().unwrap();
+    let state = tempfile::tempdir().unwrap();
+    let on_host = |args: &[&str]| {
+        Command::new(assert_cmd::cargo::cargo_bin("sysperf"))
+            .env("SYSPERF_DB", &url)
+            .env("SYSPERF_PG_RETRY_S", "1")
+            .env("XDG_STATE_HOME", state.path())
+            .env("NO_COLOR", "1")
+            .current_dir(cwd.path())
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let out = on_host(&["run", "syscall", "--quick", "--label", "away"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        out.status.code(),
+        Some(sysperf::exit::SPOOLED),
+        "a run started while the server is away is measured into a spool file: {err}"
+    );
+    assert!(err.contains("is NOT in the shared store"), "{err}");
+    let spool_dir = state.path().join("sysperf/spool");
+    let spooled = files_in(&spool_dir);
+    assert!(
+        spooled.iter().any(|f| f.ends_with(".db")),
+        "{spooled:?}: {err}"
+    );
+    assert_eq!(files_in(cwd.path()), Vec::<String>::new());
+
+    // Once the server is back, the next doctor uploads the run, complete.
+    cluster.start_again();
+    let doctor = on_host(&["doctor"]);
+    let said = String::from_utf8_lossy(&doctor.stderr);
+    assert!(doctor.status.success(), "{said}");
+    assert!(said.contains("uploaded the spool file"), "{said}");
+    assert_eq!(files_in(&spool_dir), Vec::<String>::new(), "{said}");
+    let shown = json_of(ok(cwd.path(), &url, &["show", "away", "--json"]).as_bytes());
+    assert_eq!(shown["complete"], true);
+    assert_eq!(shown["results"].as_array().unwrap().len(), 1);
+}
+
+#[test]
+fn syncs_into_one_store_at_once_copy_each_run_once() {
+    // #35 item 4: two syncs at once both tried to insert the runs DST lacked, and the
+    // second to commit failed: 'duplicate key value violates unique constraint
+    // "runs_id_key"', exit 1. Here 3 syncs of 60 runs race.
+    let Some(url) = pg::fresh_db("racing_syncs") else {
+        return;
+    };
+    let cluster = pg::shared().unwrap();
+    let cwd = tempfile::tempdir().unwrap();
+    let seed: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/minimal-export.json"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    let mut export = seed.clone();
+    let runs: Vec<serde_json::Value> = (0..60)
+        .map(|i| {
+            let mut r = seed["runs"][0].clone();
+            r["id"] = format!("{i:012x}").into();
+            r["started_ns"] = (r["started_ns"].as_i64().unwrap() + i).into();
+            r
+        })
+        .collect();
+    export["runs"] = runs.into();
+    let file = cwd.path().join("runs.json");
+    std::fs::write(&file, serde_json::to_string(&export).unwrap()).unwrap();
+    let racers: Vec<_> = (0..3)
+        .map(|_| {
+            Command::new(assert_cmd::cargo::cargo_bin("sysperf"))
+                .env("NO_COLOR", "1")
+                .current_dir(cwd.path())
+                .args(["sync", "runs.json", &url])
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let mut copied = 0;
+    for racer in racers {
+        let out = racer.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "a sync failed: {err}");
+        let said = String::from_utf8_lossy(&out.stdout);
+        if let Some(n) = said.strip_prefix("copied ") {
+            copied += n.split(' ').next().unwrap().parse::<usize>().unwrap();
+        }
+    }
+    assert_eq!(copied, 60, "each run copied once");
+    assert_eq!(
+        cluster.query(db_name(&url), "SELECT count(*) FROM runs"),
+        ["60"]
+    );
+}
+
+#[test]
+fn reading_an_empty_database_leaves_it_empty() {
+    // #35 item 10: a plain 'runs' created sysperf's schema in the database it was pointed at.
+    let Some(url) = pg::fresh_db("read_only_empty") else {
+        return;
+    };
+    let cluster = pg::shared().unwrap();
+    let cwd = tempfile::tempdir().unwrap();
+    let d = cwd.path();
+    assert!(ok(d, &url, &["runs"]).starts_with("no runs stored yet"));
+    assert_eq!(ok(d, &url, &["runs", "--json"]).trim(), "[]");
+    assert_eq!(
+        ok(d, &url, &["runs", "--by", "host", "--json"]).trim(),
+        "[]"
+    );
+    let shown = sysperf_in(d, &url, &["show", "latest"]);
+    assert_eq!(shown.status.code(), Some(2));
+    let tables = || {
+        cluster.query(
+            db_name(&url),
+            "SELECT count(*) FROM information_schema.tables WHERE table_schema = current_schema()",
+        )
+    };
+    assert_eq!(tables(), ["0"], "a read made tables");
+    // The first write makes the schema.
+    ok(d, &url, &["run", "syscall", "--quick"]);
+    assert_ne!(tables(), ["0"]);
+    assert_eq!(
+        json_of(ok(d, &url, &["runs", "--json"]).as_bytes())
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
 }

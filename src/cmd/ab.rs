@@ -5,7 +5,7 @@
 use super::args::{allowed_cpus, or_noise_default, parse_pct, parse_pct_opt, parse_seconds};
 use super::args::{DbArg, PlaceArgs};
 use super::compare::{show, Format};
-use super::out::engine;
+use super::out::{engine, spooled_into};
 use super::progress::Trials;
 use super::Result;
 use clap::Args as ClapArgs;
@@ -184,7 +184,9 @@ pub(crate) fn exec(a: Args) -> Result<i32> {
     };
     // 2. Both sides, paired round by round; the switch is put back whatever happens.
     let stop = engine::stop_flag()?;
-    let store = catalog::open_store(a.db.db.as_ref())?;
+    let store = catalog::open_store_to_measure(a.db.db.as_ref())?;
+    let opened = store.location();
+    sysperf::sync::upload_waiting(Some(store.as_ref()));
     let bar = &mut Trials::new();
     let engine = engine(&stop)?;
     let outcomes = match (&mut commands, &switch) {
@@ -194,6 +196,7 @@ pub(crate) fn exec(a: Args) -> Result<i32> {
     };
     bar.finish();
     let outcomes = outcomes?;
+    let spool = spooled_into(&opened, store.as_ref());
     let Some(last) = outcomes.last() else {
         return Ok(sysperf::exit::FAILURE);
     };
@@ -205,9 +208,24 @@ pub(crate) fn exec(a: Args) -> Result<i32> {
         say!("sysperf: interrupted; the runs {off} and {on} are kept as incomplete; {name} is as it was");
         return Ok(engine::interrupted_code());
     }
-    say!("sysperf: stored as runs {off} and {on} (sysperf compare {off} {on})");
-    // 3. The two sides as 'compare' prints them, and the gate.
+    // 3. The two sides as 'compare' prints them, and the gate: from the spool file when the
+    // shared store stayed away (it holds both sides whole).
     drop(store);
+    let db = match &spool {
+        Some(spool) => {
+            say!(
+                "sysperf: the runs {off} and {on} are NOT in the shared store {opened}: the server could not be reached, so they are kept in the spool file {} on this host; upload them with 'sysperf sync {} {opened}' once the server is back (exit code {})",
+                spool.display(),
+                spool.display(),
+                sysperf::exit::SPOOLED
+            );
+            Some(spool.clone())
+        }
+        None => {
+            say!("sysperf: stored as runs {off} and {on} (sysperf compare {off} {on})");
+            a.db.db
+        }
+    };
     let req = compare::Request {
         runs: vec![off, on],
         baseline: None,
@@ -216,5 +234,6 @@ pub(crate) fn exec(a: Args) -> Result<i32> {
         noise_pct,
         gate_pct,
     };
-    show(&req, Format::text_or_json(a.json), false, a.db.db)
+    let code = show(&req, Format::text_or_json(a.json), false, db)?;
+    Ok(super::run::with_spool(code, spool.is_some()))
 }

@@ -18,6 +18,12 @@ pub(crate) struct Args {
 }
 
 pub(crate) fn exec(a: Args) -> Result<i32> {
+    // Spool files waiting on this host are said, and uploaded when the store is the shared
+    // one they wait for (#35); a store that cannot be reached leaves them said only.
+    match catalog::shared_store(a.db.db.as_ref()) {
+        Ok(shared) => sysperf::sync::upload_waiting(shared.as_deref()),
+        Err(_) => sysperf::sync::upload_waiting(None),
+    };
     let (mut facts, _) = doctor::examine();
     facts.variance = catalog::stored_variance(a.db.db.as_ref(), &facts.fingerprint)?;
     let findings = doctor::diagnose(&facts);

@@ -1,14 +1,23 @@
-//! `sysperf gc`: the space of removed runs given back to the file system.
+//! `sysperf gc`: the space of removed runs given back to the file system; with `--abandoned`,
+//! first the runs killed midway whose heartbeat stopped long ago removed (#35).
 
-use super::args::DbArg;
+use super::args::{parse_span, DbArg};
 use super::failure::failure;
 use super::out::print;
 use super::Result;
 use clap::Args as ClapArgs;
 use sysperf::catalog;
+use sysperf::model::{Stopped, ABANDONED_AFTER};
 
 #[derive(ClapArgs)]
 pub(crate) struct Args {
+    /// First remove the abandoned runs: incomplete, never ended (killed, their host gone),
+    /// and not heard of (no result stored) for --older-than; each removed is listed.
+    #[arg(long)]
+    pub(crate) abandoned: bool,
+    /// How long an abandoned run has been silent at least (90s, 30m, 2h; default 1h).
+    #[arg(long, value_name = "SPAN", value_parser = parse_span, requires = "abandoned")]
+    pub(crate) older_than: Option<f64>,
     #[command(flatten)]
     pub(crate) db: DbArg,
 }
@@ -20,6 +29,39 @@ pub(crate) fn exec(a: Args) -> Result<i32> {
             "{} is a store you may read but not write: run 'sysperf gc' as its owner",
             store.location()
         )));
+    }
+    if a.abandoned {
+        let after = a
+            .older_than
+            .map_or(ABANDONED_AFTER, std::time::Duration::from_secs_f64);
+        let now = sysperf::harness::unix_ns();
+        let mut removed = 0;
+        for r in store.list_runs()? {
+            let Some(st) = r.stopped.as_ref() else {
+                continue;
+            };
+            if r.ended_ns.is_some() || !Stopped::silent_for(st.last_heard_ns, now, after) {
+                continue;
+            }
+            store.remove_run(&r.id)?;
+            removed += 1;
+            say!(
+                "sysperf: removed abandoned run {} ({} tests{}), of {}, last heard {} at {}",
+                r.id,
+                r.benchmarks,
+                r.label
+                    .as_deref()
+                    .map_or(String::new(), |l| format!(", label {l}")),
+                r.hostname.as_deref().unwrap_or("an unknown host"),
+                sysperf::report::utc(st.last_heard_ns),
+                st.at.as_deref().unwrap_or("its start")
+            );
+        }
+        say!(
+            "sysperf: {removed} abandoned run{} removed (silent for over {} s)",
+            if removed == 1 { "" } else { "s" },
+            after.as_secs()
+        );
     }
     let r = store.gc()?;
     if r.converted {

@@ -40,9 +40,10 @@ use clap::{Parser, Subcommand};
 const AFTER_HELP: &str = "\
 Exit codes: 0 ok; 1 failure; 2 bad usage or input (unknown benchmark, bad number, unusable
 database, bad import file); 3 a comparison found a significant regression; 4 the regression
-gate could not judge a test (missing, failed, interrupted or too few trials); 130 interrupted by
-Ctrl-C, 143 by SIGTERM, 129 by SIGHUP (finished benchmarks are kept, the run is marked
-incomplete).
+gate could not judge a test (missing, failed, interrupted or too few trials); 5 the run was
+measured but the shared PostgreSQL store stayed unreachable, so it is kept in a spool file on
+this host ('sysperf sync SPOOL URL' uploads it); 130 interrupted by Ctrl-C, 143 by SIGTERM, 129
+by SIGHUP (finished benchmarks are kept, the run is marked incomplete).
 
 The store is an SQLite file: --db PATH, else $SYSPERF_DB, else
 $XDG_DATA_HOME/sysperf/sysperf.db (~/.local/share/sysperf/sysperf.db); or a PostgreSQL

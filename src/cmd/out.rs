@@ -6,6 +6,7 @@ use std::io::Write;
 use std::sync::atomic::AtomicBool;
 use sysperf::engine::Engine;
 use sysperf::exit;
+use sysperf::store::Location;
 
 /// Writes `text` to standard output, its control characters escaped (`sysperf::term`).
 pub(crate) fn print(text: &str) -> Result<i32> {
@@ -45,6 +46,18 @@ impl<W: Write> Write for TermJson<W> {
 
     fn flush(&mut self) -> std::io::Result<()> {
         self.0.flush()
+    }
+}
+
+/// The spool file a run went into when the shared store it was opened on (`opened`, from
+/// `location()` before the run) stayed unreachable: the store answers from it since (#35).
+pub(crate) fn spooled_into(
+    opened: &Location,
+    store: &dyn sysperf::store::Backend,
+) -> Option<std::path::PathBuf> {
+    match (opened, store.location()) {
+        (Location::Postgres(_), Location::Sqlite(spool)) => Some(spool),
+        _ => None,
     }
 }
 

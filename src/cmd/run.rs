@@ -2,7 +2,7 @@
 //! execute it with the progress bar as its sink, print the run, exit as the run went.
 
 use super::args::{parse_seconds, DbArg, ExportArgs, PlaceArgs};
-use super::out::{engine, print, print_json, write_exports};
+use super::out::{engine, print, print_json, spooled_into, write_exports};
 use super::progress::Trials;
 use super::Result;
 use clap::Args as ClapArgs;
@@ -163,8 +163,11 @@ pub(crate) fn exec(a: Args) -> Result<i32> {
     }
     // 2. Ctrl-C and termination stop the run between trials; workers are killed, never left.
     let stop = engine::stop_flag()?;
-    let store = catalog::open_store(a.db.db.as_ref())?;
+    let store = catalog::open_store_to_measure(a.db.db.as_ref())?;
+    let opened = store.location();
     store.announce("sysperf run")?;
+    // A spool file an earlier run left when the shared store was away goes up now (#35).
+    sysperf::sync::upload_waiting(Some(store.as_ref()));
     // `--precision` waits for the interval of a comparison, this machine's run-to-run part
     // included where it is known for runs made like this one.
     if plan.precision_pct.is_some() {
@@ -184,6 +187,7 @@ pub(crate) fn exec(a: Args) -> Result<i32> {
         }
     }
     // 5. Say what was stored, and what was left out; the exit code says how the run went.
+    let spool = spooled_into(&opened, store.as_ref());
     if let Some(outcome) = outcomes.last() {
         let run = &outcome.run;
         if let (true, Some(l)) = (outcomes.len() > 1, &run.label) {
@@ -196,12 +200,22 @@ pub(crate) fn exec(a: Args) -> Result<i32> {
                 run.id,
                 run.results.len()
             );
+        } else if let Some(spool) = &spool {
+            say!(
+                "sysperf: run {} is NOT in the shared store {opened}: the server could not be reached, so the run is kept in the spool file {} on this host; the host's next run, doctor or sync on that store uploads it once the server is back ('sysperf sync {} {opened}' does it by hand; exit code {})",
+                run.id,
+                spool.display(),
+                spool.display(),
+                sysperf::exit::SPOOLED
+            );
         } else {
             say!(
                 "sysperf: stored as run {} (sysperf show {})",
                 run.id,
                 run.id
             );
+        }
+        if !outcome.interrupted {
             for m in engine::left_out(&outcomes) {
                 say!("sysperf: left out: {m}");
             }
@@ -221,9 +235,21 @@ pub(crate) fn exec(a: Args) -> Result<i32> {
                 RUN_PROFILE_TOP,
             ))?
         };
-        write_exports(&a.exports, &spec, &(json + "\n"), a.db.db.clone())?;
+        // A spooled run is read back from its spool file: the shared store does not hold it.
+        let db = spool.clone().or_else(|| a.db.db.clone());
+        write_exports(&a.exports, &spec, &(json + "\n"), db)?;
     }
-    Ok(engine::exit_code(&outcomes))
+    Ok(with_spool(engine::exit_code(&outcomes), spool.is_some()))
+}
+
+/// A command's exit code once its runs went into a spool file: [`sysperf::exit::SPOOLED`]
+/// where it would have been 0; a failure or a signal's code says more and stays.
+pub(crate) fn with_spool(code: i32, spooled: bool) -> i32 {
+    if spooled && code == sysperf::exit::OK {
+        sysperf::exit::SPOOLED
+    } else {
+        code
+    }
 }
 
 /// The runs of `--repeat` as one JSON document (an array), each with the machine's variance

@@ -50,8 +50,25 @@ pub(crate) fn exec(a: Args) -> Result<i32> {
     };
     query.limit = limit.map(|n| usize::try_from(n).unwrap_or(usize::MAX));
     // Listing never creates a store; the default one not made yet holds no runs.
-    let (runs, matching, observations) = match catalog::open_existing_store(a.db.db.as_ref()) {
-        Ok(store) => {
+    let store = match catalog::open_existing_store(a.db.db.as_ref()) {
+        Ok(store) => Some(store),
+        Err(CatalogError::NoStore { named: false, .. }) => None,
+        Err(e) => return Err(e.into()),
+    };
+    // --by: the groups as the database counts them, never every run read (#35).
+    if let Some(key) = sel.by {
+        let counts = match &store {
+            Some(store) => store.count_groups(&query, key.grouped_by())?,
+            None => Vec::new(),
+        };
+        let groups = fleet::counted(key, counts);
+        if a.json {
+            return print_json(&report::json::run_groups_document(key.name(), &groups));
+        }
+        return print(&report::table::runs_groups(key.name(), &groups));
+    }
+    let (runs, matching, observations) = match store {
+        Some(store) => {
             let runs = store.query_runs(&query)?;
             let all = match query.limit {
                 Some(n) if runs.len() >= n => store.count_runs(&query)?,
@@ -59,16 +76,8 @@ pub(crate) fn exec(a: Args) -> Result<i32> {
             };
             (runs, all, store.list_observations()?)
         }
-        Err(CatalogError::NoStore { named: false, .. }) => (Vec::new(), 0, Vec::new()),
-        Err(e) => return Err(e.into()),
+        None => (Vec::new(), 0, Vec::new()),
     };
-    if let Some(key) = sel.by {
-        let groups = fleet::group(runs.iter(), key, |r| key.value_of((*r).into()), usize::MAX);
-        if a.json {
-            return print_json(&report::json::run_groups_document(key.name(), &groups));
-        }
-        return print(&report::table::runs_groups(key.name(), &groups));
-    }
     if a.json {
         return print_json(&runs);
     }

@@ -368,6 +368,11 @@ mod tests {
             benchmarks: 49,
             series: 0,
             warnings: 0,
+            stopped: Some(crate::model::Stopped {
+                last_heard_ns: 2,
+                at: Some("ctx after 3 counted trials".into()),
+                abandoned: true,
+            }),
         }])
         .expect("runs JSON");
         check(

@@ -9,7 +9,7 @@
 //! the result of every point of a suite's series.
 
 use super::scaled_s;
-use crate::model::{BenchResult, Finding, Fingerprint, Profile, Run, RunInfo, VarianceEstimate};
+use crate::model::{BenchResult, Finding, Fingerprint, Profile, Run, VarianceEstimate};
 use crate::observe::{doctor, jitter};
 use serde_json::{json, Value};
 
@@ -88,7 +88,7 @@ pub fn repeated_runs_document<'a>(
 }
 
 /// What `runs --by KEY --json` prints: one entry per group of stored runs.
-pub fn run_groups_document(key: &str, groups: &[(String, Vec<&RunInfo>)]) -> Value {
+pub fn run_groups_document(key: &str, groups: &[(String, crate::store::GroupCount)]) -> Value {
     Value::Array(
         groups
             .iter()
@@ -96,9 +96,9 @@ pub fn run_groups_document(key: &str, groups: &[(String, Vec<&RunInfo>)]) -> Val
                 json!({
                     "key": key,
                     "value": value,
-                    "runs": g.len(),
-                    "complete": g.iter().filter(|r| r.complete).count(),
-                    "newest_ns": g.iter().map(|r| r.started_ns).max(),
+                    "runs": g.runs,
+                    "complete": g.complete,
+                    "newest_ns": g.newest_ns,
                 })
             })
             .collect(),

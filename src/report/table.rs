@@ -596,15 +596,35 @@ pub fn runs_list(runs: &[crate::store::RunInfo]) -> String {
             r.series,
             r.warnings,
             r.label.as_deref().unwrap_or(""),
-            if r.complete { "" } else { " (incomplete)" }
+            run_state(r)
         );
     }
     s
 }
 
+/// What `sysperf runs` says after an incomplete run (#35): interrupted (it stored its end),
+/// still measuring, or abandoned, with when it was last heard of and where it was.
+fn run_state(r: &crate::store::RunInfo) -> String {
+    let Some(st) = r.stopped.as_ref().filter(|_| !r.complete) else {
+        return String::new();
+    };
+    let at = st.at.as_deref().unwrap_or("before its first result");
+    let heard = utc(st.last_heard_ns);
+    if r.ended_ns.is_some() {
+        " (incomplete: interrupted)".into()
+    } else if st.abandoned {
+        format!(
+            " (ABANDONED: last heard {heard} on {}, at {at}; 'sysperf gc --abandoned' removes it)",
+            r.hostname.as_deref().unwrap_or("?")
+        )
+    } else {
+        format!(" (incomplete: measuring, last heard {heard}, at {at})")
+    }
+}
+
 /// `sysperf runs --by KEY`: one line per group (its value, runs, complete runs, newest start),
 /// in the groups' order (kernels by version).
-pub fn runs_groups(key: &str, groups: &[(String, Vec<&crate::store::RunInfo>)]) -> String {
+pub fn runs_groups(key: &str, groups: &[(String, crate::store::GroupCount)]) -> String {
     let width = groups
         .iter()
         .map(|(v, _)| v.chars().count())
@@ -612,15 +632,14 @@ pub fn runs_groups(key: &str, groups: &[(String, Vec<&crate::store::RunInfo>)]) 
         .max()
         .unwrap_or(1);
     let mut s = format!("{key:<width$}  {:>6}  {:>8}  newest\n", "runs", "complete");
-    for (value, runs) in groups {
-        let newest = runs.iter().map(|r| r.started_ns).max().map(utc);
+    for (value, g) in groups {
         let _ = writeln!(
             s,
             "{:<width$}  {:>6}  {:>8}  {}",
             if value.is_empty() { "?" } else { value },
-            runs.len(),
-            runs.iter().filter(|r| r.complete).count(),
-            newest.unwrap_or_default()
+            g.runs,
+            g.complete,
+            utc(g.newest_ns)
         );
     }
     s

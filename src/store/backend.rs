@@ -14,7 +14,7 @@
 
 use super::query::{self, Db, Kind};
 use super::write::{self, RunSink, RunWrite, Sink};
-use super::{GcReport, ObservationInfo, RunInfo, RunQuery, StoreError};
+use super::{GcReport, GroupBy, GroupCount, ObservationInfo, RunInfo, RunQuery, StoreError};
 use crate::model::{BenchResult, Profile, Run, Series, SystemProfile, VarianceEstimate, Warning};
 use std::path::{Path, PathBuf};
 
@@ -53,6 +53,12 @@ pub trait Backend {
     fn gc(&self) -> Result<GcReport>;
 
     /// Whether this process may only read the store.
+    /// Whether this is a shared store that could not be reached, standing in by a spool file
+    /// for the run being measured (#35): nothing can be uploaded to it now.
+    fn is_away(&self) -> bool {
+        false
+    }
+
     fn is_read_only(&self) -> bool {
         false
     }
@@ -123,6 +129,45 @@ pub trait Backend {
         profiles: &[Vec<Profile>],
     ) -> Result<Vec<bool>> {
         writing(self, |db, lite| write::save_runs(db, lite, runs, profiles))
+    }
+
+    /// Of the runs `ids`, those stored: id, whether complete, and how many results.
+    fn extents(&self, ids: &[&str]) -> Result<Vec<(String, bool, u64)>> {
+        reading(self, |db| query::extents(db, ids))
+    }
+
+    /// The runs `query` matches, counted per value of `by` by the database (#35).
+    fn count_groups(&self, query: &RunQuery, by: GroupBy) -> Result<Vec<GroupCount>> {
+        reading(self, |db| query::count_groups(db, query, by))
+    }
+
+    /// The ids of the newest `per_group` runs `query` matches of each value of `by`, newest
+    /// first, chosen by the database (#35).
+    fn newest_per_group(
+        &self,
+        query: &RunQuery,
+        by: GroupBy,
+        per_group: usize,
+    ) -> Result<Vec<String>> {
+        reading(self, |db| query::newest_per_group(db, query, by, per_group))
+    }
+
+    /// Stores `run` with its profiles in place of the stored copy of it that is unfinished
+    /// and holds less (fewer results, or `run` is complete), deleted and stored in one
+    /// transaction (#35; `sync`, completing a run from a spool file); whether it did: false
+    /// when the stored copy is complete or whole by now (another writer completed it), or
+    /// gone.
+    fn replace_run(&self, run: &Run, profiles: &[Profile]) -> Result<bool> {
+        let results = run.results.len() as u64;
+        writing(self, |db, lite| {
+            if !query::holds_less(db, &run.id, run.complete, results)? {
+                return Ok(false);
+            }
+            remove(db, &run.id)?;
+            let saved =
+                write::save_runs(db, lite, std::slice::from_ref(run), &[profiles.to_vec()])?;
+            Ok(saved.first().copied().unwrap_or(false))
+        })
     }
 
     /// Stores the runs `feed` hands to its [`RunSink`], one at a time as `feed` reads them

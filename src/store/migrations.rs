@@ -235,6 +235,15 @@ CREATE TABLE writers (
     PRIMARY KEY (host, pid)
 );
 "#,
+    // Migration 12 (#35, runs killed midway): a run's heartbeat, the time of its last write
+    // while it was measured (each round stores its results, so a running run's heartbeat is
+    // at most a round old) and what that write was, so that an incomplete run whose
+    // heartbeat stopped long ago is told from one still measuring: abandoned, with when and
+    // where it stopped.
+    r#"
+ALTER TABLE runs ADD COLUMN heartbeat_ns INTEGER;
+ALTER TABLE runs ADD COLUMN heartbeat_at TEXT;
+"#,
 ];
 
 /// What the header of an opened database says about it.

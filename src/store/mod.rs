@@ -47,6 +47,7 @@ mod write;
 
 pub use backend::{redact, Backend, Location};
 pub use migrations::SCHEMA_VERSION;
+pub(crate) use pg::{spool_dest, spool_dir};
 pub use pg::{ConnectError, PgStore};
 pub use query::{Db, Dialect, Query};
 pub use write::{RunSink, RunWrite};
@@ -200,6 +201,13 @@ impl StoreError {
         )
     }
 
+    /// True when the write stored a run another writer stored meanwhile (PostgreSQL's
+    /// unique_violation, as two `sync`s at once meet): the run is there, as asked (#35).
+    pub fn is_duplicate(&self) -> bool {
+        matches!(self, StoreError::Postgres(e)
+            if e.code() == Some(&tokio_postgres::error::SqlState::UNIQUE_VIOLATION))
+    }
+
     /// True when another connection held a lock SQLite would not wait for.
     fn is_busy(&self) -> bool {
         matches!(self, StoreError::Sqlite(e) if is_lock_error(e))
@@ -259,6 +267,9 @@ fn holders_text(path: &Path, writers: Vec<String>) -> String {
 pub enum Access {
     /// To write: created if needed, and migrated.
     Write,
+    /// To store the runs being measured: as `Write`, and a PostgreSQL server that cannot be
+    /// reached is waited for, then the run goes into a spool file from its start (#35).
+    Measure,
     /// An existing store, to read: for reading only when this process may only read it
     /// (root's store listed by another user) rather than refused; else opened as for
     /// writing. A PostgreSQL database is always there (its schema is made on first use).
@@ -271,6 +282,12 @@ pub enum Access {
 /// be created is the caller's to check first ([`check_named_path`]).
 pub fn open_at(location: &Location, access: Access) -> Result<Box<dyn Backend>> {
     Ok(match location {
+        Location::Postgres(url) if access == Access::Measure => {
+            Box::new(PgStore::connect_to_measure(url)?)
+        }
+        Location::Postgres(url) if access == Access::Read => {
+            Box::new(PgStore::connect_to_read(url)?)
+        }
         Location::Postgres(url) => Box::new(PgStore::connect(url)?),
         Location::Sqlite(path) if access == Access::Read && !crate::sys::may_write(path) => {
             Box::new(Store::open_read_only(path)?)
@@ -371,6 +388,29 @@ pub struct RunQuery {
     pub limit: Option<usize>,
     /// Only complete runs (compare's groups).
     pub complete_only: bool,
+}
+
+/// A fact runs are grouped by in the database (`--by`, #35): a column copied from the
+/// fingerprint, the label, or the UTC day of the start.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GroupBy {
+    Host,
+    Kernel,
+    Cpu,
+    Label,
+    Day,
+}
+
+/// One group of runs as the database counts it (`runs --by`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GroupCount {
+    /// The group's value: None when the runs do not know it, and for [`GroupBy::Day`],
+    /// whose group is the day of `newest_ns`.
+    pub value: Option<String>,
+    pub runs: u64,
+    pub complete: u64,
+    /// The start of the group's newest run (Unix ns).
+    pub newest_ns: i64,
 }
 
 /// One condition on a run's stored facts.

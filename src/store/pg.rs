@@ -230,6 +230,11 @@ CREATE INDEX runs_by_kernel ON runs (kernel_release, started_ns);
     r#"
 CREATE INDEX runs_by_id_prefix ON runs (id COLLATE "C");
 "#,
+    // The SQLite store's migration 12 (#35): a run's heartbeat and what its last write was.
+    r#"
+ALTER TABLE runs ADD COLUMN heartbeat_ns BIGINT;
+ALTER TABLE runs ADD COLUMN heartbeat_at TEXT;
+"#,
 ];
 
 /// The tables a run's rows are in, parents before children.
@@ -258,8 +263,16 @@ pub struct PgStore {
     /// spool file if PostgreSQL stays away.
     shadow: RefCell<Option<(Run, Vec<crate::model::Profile>)>>,
     /// The local store the run went on into when PostgreSQL stayed away; every operation
-    /// goes there from then on.
+    /// goes there from then on. With it, its destination file ([`spool_dest`]), locked while
+    /// this process writes the spool, so that no other sysperf uploads it halfway.
     spool: RefCell<Option<super::Store>>,
+    spool_lock: RefCell<Option<std::fs::File>>,
+    /// Why the server could not be reached when a run was to start ([`PgStore::connect_to_measure`]):
+    /// the run's first write goes straight into a spool file.
+    away: RefCell<Option<StoreError>>,
+    /// Opened to read a database sysperf never wrote to ([`PgStore::connect_to_read`]): no
+    /// schema is made until something is written (#35: a plain `runs` created it).
+    bare: std::cell::Cell<bool>,
     /// The scratch database of the last transaction, emptied, for the next: making one runs
     /// every SQLite migration, which takes longer than loading a small run (and `show` or
     /// `compare` load dozens).
@@ -291,17 +304,95 @@ fn connection_lost(e: &tokio_postgres::Error) -> bool {
 impl PgStore {
     /// Connects to the database `url` names and brings its schema up to date.
     pub fn connect(url: &str) -> Result<PgStore> {
-        let store = PgStore {
+        let store = PgStore::unconnected(url)?;
+        store.with_client(|client| migrate(client, &store.location()))?;
+        Ok(store)
+    }
+
+    /// [`PgStore::connect`] for a command that only reads: a database without sysperf's
+    /// schema is left without it (reads answer as an empty store), and gets it with the first
+    /// write, if any.
+    pub fn connect_to_read(url: &str) -> Result<PgStore> {
+        let store = PgStore::unconnected(url)?;
+        let bare = store.with_client(|client| {
+            let row = client.query_opt("SELECT to_regclass('sysperf_schema') IS NULL", &[])?;
+            Ok(match row {
+                Some(r) => r.try_get::<_, bool>(0)?,
+                None => false,
+            })
+        })?;
+        if bare {
+            store.bare.set(true);
+        } else {
+            store.with_client(|client| migrate(client, &store.location()))?;
+        }
+        Ok(store)
+    }
+
+    /// The schema made, if this store was opened bare.
+    fn ensure_schema(&self) -> Result<()> {
+        if self.bare.get() {
+            self.with_client(|client| migrate(client, &self.location()))?;
+            self.bare.set(false);
+        }
+        Ok(())
+    }
+
+    /// The store of `url`, not yet connected to.
+    fn unconnected(url: &str) -> Result<PgStore> {
+        Ok(PgStore {
             url: url.to_string(),
             parsed: PgUrl::parse(url)?,
             client: RefCell::new(None),
             connected: std::cell::Cell::new(false),
             shadow: RefCell::new(None),
             spool: RefCell::new(None),
+            spool_lock: RefCell::new(None),
+            away: RefCell::new(None),
+            bare: std::cell::Cell::new(false),
             scratch: RefCell::new(None),
-        };
-        store.with_client(|client| migrate(client, &store.location()))?;
-        Ok(store)
+        })
+    }
+
+    /// [`PgStore::connect`] for a command that measures runs into the store (#35): a server
+    /// that cannot be reached is waited for as a lost connection is ([`RETRY_FOR`]), and if it
+    /// stays away the store is returned without a connection, its run going into a spool
+    /// file from its first write, so that nothing measured waits on the server. A wrong URL,
+    /// password or database is still an error, and so is an outage with nowhere to spool.
+    pub fn connect_to_measure(url: &str) -> Result<PgStore> {
+        let retry = retry_for();
+        let deadline = Instant::now() + retry;
+        let mut pause = Duration::from_millis(100);
+        let mut said = false;
+        loop {
+            let why = match PgStore::connect(url) {
+                Err(StoreError::Connect { url: shown, why }) if why.is_unreachable() => {
+                    StoreError::Connect { url: shown, why }
+                }
+                done => {
+                    if said && done.is_ok() {
+                        let at = Location::Postgres(url.to_string());
+                        crate::notice::tell(&format!("reached {at}"));
+                    }
+                    return done;
+                }
+            };
+            if Instant::now() >= deadline {
+                if spool_dir().is_none() {
+                    return Err(why);
+                }
+                // The run's first write says why and names the spool file.
+                let store = PgStore::unconnected(url)?;
+                *store.away.borrow_mut() = Some(why);
+                return Ok(store);
+            }
+            if !said {
+                crate::notice::tell(&format!("{why}; retrying for up to {} s", retry.as_secs()));
+                said = true;
+            }
+            std::thread::sleep(pause);
+            pause = (pause * 2).min(Duration::from_secs(2));
+        }
     }
 
     fn location(&self) -> Location {
@@ -477,6 +568,14 @@ impl PgStore {
         };
         let path = dir.join(format!("{}.db", run.id));
         let local = super::Store::open(&path)?;
+        // Where it goes, said before the run's rows are: a spool found without it is one
+        // that never got a run (#35).
+        let lock = write_dest(&path, &PgStore::location(self).to_string()).map_err(|source| {
+            StoreError::Access {
+                path: spool_dest(&path),
+                source,
+            }
+        })?;
         local.begin_run(run)?;
         for p in profiles {
             local.add_profile(&run.id, p)?;
@@ -484,30 +583,76 @@ impl PgStore {
         if run.ended_ns.is_some() {
             local.finish_run(run)?;
         }
-        crate::notice::tell(&why.to_string());
+        // Not the error's own advice to run the command again: the run carries on (#35).
+        let said = match &why {
+            StoreError::Unreachable { url, secs, why } => format!(
+                "lost the connection to the PostgreSQL store {url} and could not reconnect within {secs} s: {why}"
+            ),
+            other => other.to_string(),
+        };
+        crate::notice::tell(&said);
         crate::notice::tell(&format!(
-            "the run goes on into {}: upload it with 'sysperf sync {} {}' once the server is back",
+            "the run goes on into {}: the next sysperf run, doctor or sync on this host uploads it once the server is back ('sysperf sync {} {}' does it by hand)",
             path.display(),
             path.display(),
             self.location()
         ));
         *self.spool.borrow_mut() = Some(local);
+        *self.spool_lock.borrow_mut() = Some(lock);
         Ok(())
     }
 }
 
+/// The file beside a spool file that names the store it is for (its [`Location`] as shown,
+/// no password): `ID.dest` beside `ID.db`.
+pub(crate) fn spool_dest(spool: &std::path::Path) -> std::path::PathBuf {
+    spool.with_extension("dest")
+}
+
+/// Writes `dest` into the destination file of `spool` and returns it locked (`flock`, held
+/// until the file is closed, also when the process is killed).
+fn write_dest(spool: &std::path::Path, dest: &str) -> std::io::Result<std::fs::File> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(spool_dest(spool))?;
+    f.lock()?;
+    f.set_len(0)?;
+    f.write_all(format!("{dest}\n").as_bytes())?;
+    Ok(f)
+}
+
 /// Where runs go when PostgreSQL stays away: `$XDG_STATE_HOME/sysperf/spool`, else
-/// `$HOME/.local/state/sysperf/spool`; never the working directory (None without either).
+/// `$HOME/.local/state/sysperf/spool`, else, for root (cron, a systemd service: no HOME),
+/// `/var/lib/sysperf/spool` (#35); never the working directory (None for another user
+/// without either).
 pub(crate) fn spool_dir() -> Option<std::path::PathBuf> {
-    let var = |k: &str| {
-        std::env::var_os(k)
-            .filter(|v| !v.is_empty())
+    spool_dir_of(
+        std::env::var_os("XDG_STATE_HOME"),
+        std::env::var_os("HOME"),
+        crate::sys::is_root(),
+    )
+}
+
+fn spool_dir_of(
+    xdg_state: Option<std::ffi::OsString>,
+    home: Option<std::ffi::OsString>,
+    root: bool,
+) -> Option<std::path::PathBuf> {
+    let usable = |v: Option<std::ffi::OsString>| {
+        v.filter(|v| !v.is_empty())
             .map(std::path::PathBuf::from)
             .filter(|p| p.is_absolute())
     };
-    var("XDG_STATE_HOME")
+    usable(xdg_state)
         .map(|d| d.join("sysperf/spool"))
-        .or_else(|| var("HOME").map(|h| h.join(".local/state/sysperf/spool")))
+        .or_else(|| usable(home).map(|h| h.join(".local/state/sysperf/spool")))
+        .or_else(|| root.then(|| "/var/lib/sysperf/spool".into()))
 }
 
 /// Creates or migrates the schema, under an advisory lock held to the end of the transaction.
@@ -816,6 +961,20 @@ impl Backend for PgStore {
         if let Some(done) = self.spooled(|s| s.read(&mut *op)) {
             return done;
         }
+        if self.bare.get() {
+            // The schema in a transaction that is rolled back: an empty store answers, and
+            // nothing is left in the database.
+            return self.with_client(|client| {
+                let mut tx = client.transaction()?;
+                for sql in PG_MIGRATIONS {
+                    tx.batch_execute(sql)?;
+                }
+                let out = op(&mut Pg::Write(&mut tx));
+                // Dropped uncommitted: rolled back.
+                drop(tx);
+                out
+            });
+        }
         self.with_client(|client| op(&mut Pg::Read(client)))
     }
 
@@ -828,6 +987,7 @@ impl Backend for PgStore {
         if let Some(done) = self.spooled(|s| s.write(&mut *op)) {
             return done;
         }
+        self.ensure_schema()?;
         self.in_tx(|tx, lite| {
             let mut db = Pg::Write(tx);
             op(&mut db, lite)?;
@@ -839,6 +999,11 @@ impl Backend for PgStore {
     /// unreachable, it goes into a spool file with this write, and the run goes on there.
     fn write_run(&self, w: RunWrite<'_>) -> Result<()> {
         let shadowed = self.shadow(&w);
+        if shadowed && self.spool.borrow().is_none() {
+            if let Some(why) = self.away.borrow_mut().take() {
+                return self.start_spool(why);
+            }
+        }
         let stored = self.write(&mut |db, lite| {
             // A retry after a commit whose answer was lost finds the run begun already.
             if let RunWrite::Begin(run) = w {
@@ -860,6 +1025,11 @@ impl Backend for PgStore {
         }
         if let Some(done) = self.spooled(|s| s.load_runs(ids)) {
             return done;
+        }
+        if self.bare.get() {
+            return Err(StoreError::NoSuchRun {
+                spec: ids[0].to_string(),
+            });
         }
         let lite = self.fetch_runs(ids)?;
         let runs = ids
@@ -889,10 +1059,42 @@ impl Backend for PgStore {
         })
     }
 
+    fn is_away(&self) -> bool {
+        self.away.borrow().is_some() || self.spool.borrow().is_some()
+    }
+
     /// The spool file once the run went there, else the PostgreSQL URL.
     fn location(&self) -> Location {
         self.spooled(|s| Ok(s.location()))
             .and_then(|r| r.ok())
             .unwrap_or_else(|| PgStore::location(self))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::spool_dir_of;
+    use std::path::PathBuf;
+
+    #[test]
+    fn the_spool_needs_no_home_for_root() {
+        let os = |s: &str| Some(std::ffi::OsString::from(s));
+        let p = |s: &str| Some(PathBuf::from(s));
+        assert_eq!(
+            spool_dir_of(os("/s"), os("/h"), false),
+            p("/s/sysperf/spool")
+        );
+        assert_eq!(
+            spool_dir_of(None, os("/h"), true),
+            p("/h/.local/state/sysperf/spool")
+        );
+        // cron and systemd give no HOME: root spools under /var/lib (#35 item 2).
+        assert_eq!(spool_dir_of(None, None, true), p("/var/lib/sysperf/spool"));
+        assert_eq!(
+            spool_dir_of(os(""), os("rel"), true),
+            p("/var/lib/sysperf/spool")
+        );
+        // Another user without either has nowhere safe: never the working directory.
+        assert_eq!(spool_dir_of(None, os("relative"), false), None);
     }
 }

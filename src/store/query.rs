@@ -10,7 +10,10 @@
 //! query builder: it knows sysperf's tables, and opens no connection ([`Db`] is the one a
 //! backend hands it).
 
-use super::{int_usize, real, to_json, Cond, Reader, Result, RunQuery, StoreError, MIN_PREFIX};
+use super::{
+    int_usize, real, to_json, Cond, GroupBy, GroupCount, Reader, Result, RunQuery, StoreError,
+    MIN_PREFIX,
+};
 use crate::model::{ObservationInfo, Profile, RunInfo, SystemProfile, VarianceEstimate};
 use rusqlite::types::{ToSqlOutput, Value};
 
@@ -421,11 +424,13 @@ pub(super) fn query_runs(db: &mut dyn Db, query: &RunQuery) -> Result<Vec<RunInf
     };
     let sql = format!(
         "SELECT id, label, started_ns, ended_ns, complete, hostname, kernel_release, cpu_model,
+                heartbeat_ns, heartbeat_at,
                 (SELECT count(*) FROM results WHERE results.run_id = runs.id) AS benchmarks,
                 (SELECT count(*) FROM series WHERE series.run_id = runs.id) AS series,
                 (SELECT count(*) FROM warnings WHERE warnings.run_id = runs.id) AS warnings
          FROM runs{clause} {NEWEST}{limit}"
     );
+    let now = super::now_ns();
     rows(db, b.on("runs", sql), |r| {
         Ok(RunInfo {
             id: r.text("id")?,
@@ -439,8 +444,113 @@ pub(super) fn query_runs(db: &mut dyn Db, query: &RunQuery) -> Result<Vec<RunInf
             benchmarks: r.u64("benchmarks")?,
             series: r.u64("series")?,
             warnings: r.u64("warnings")?,
+            stopped: match r.bool("complete")? {
+                true => None,
+                false => Some(crate::model::Stopped::judged(
+                    r.opt_i64("heartbeat_ns")?.unwrap_or(r.i64("started_ns")?),
+                    r.opt_text("heartbeat_at")?,
+                    r.opt_i64("ended_ns")?.is_some(),
+                    now,
+                )),
+            },
         })
     })
+}
+
+/// Of the runs `ids`, those stored, with whether each is complete and its results: what
+/// `sync` needs of DST, asked for SRC's runs only (#35: it listed every run of DST, 1.5 s and
+/// 92 MB to upload one spooled run into a store of 100,000).
+pub(super) fn extents(db: &mut dyn Db, ids: &[&str]) -> Result<Vec<(String, bool, u64)>> {
+    let mut found = Vec::new();
+    for chunk in ids.chunks(500) {
+        let mut b = Sql::new(db.dialect());
+        let list: Vec<String> = chunk.iter().map(|id| b.bind(*id)).collect();
+        let sql = format!(
+            "SELECT id, complete,
+                    (SELECT count(*) FROM results WHERE results.run_id = runs.id) AS n
+             FROM runs WHERE id IN ({})",
+            list.join(", ")
+        );
+        found.extend(rows(db, b.on("runs", sql), |r| {
+            Ok((r.text("id")?, r.bool("complete")?, r.u64("n")?))
+        })?);
+    }
+    Ok(found)
+}
+
+/// The SQL of a grouping fact (the day: whole days of Unix time, UTC).
+fn group_sql(by: GroupBy) -> &'static str {
+    match by {
+        GroupBy::Host => "hostname",
+        GroupBy::Kernel => "kernel_release",
+        GroupBy::Cpu => "cpu_model",
+        GroupBy::Label => "label",
+        GroupBy::Day => "started_ns / 86400000000000",
+    }
+}
+
+/// The runs `query` matches as a table to group: `runs` itself, or its newest `limit` rows.
+fn matching(b: &mut Sql, query: &RunQuery) -> Result<String> {
+    let clause = clause(b, query);
+    Ok(match query.limit {
+        Some(n) => format!(
+            "(SELECT * FROM runs{clause} {NEWEST} LIMIT {}) AS runs",
+            b.bind(int_usize(n, "a limit")?)
+        ),
+        None => format!("runs{clause}"),
+    })
+}
+
+/// The runs `query` matches, counted per value of `by` in the database: one row per group,
+/// however many runs (#35; `runs --by` read every run to count them).
+pub(super) fn count_groups(
+    db: &mut dyn Db,
+    query: &RunQuery,
+    by: GroupBy,
+) -> Result<Vec<GroupCount>> {
+    let mut b = Sql::new(db.dialect());
+    let from = matching(&mut b, query)?;
+    let expr = group_sql(by);
+    let value = match by {
+        GroupBy::Day => "CAST(NULL AS TEXT)",
+        _ => expr,
+    };
+    let sql = format!(
+        "SELECT {value} AS value, count(*) AS runs,
+                count(CASE WHEN complete = 1 THEN 1 END) AS complete,
+                max(started_ns) AS newest_ns
+         FROM {from} GROUP BY {expr}"
+    );
+    rows(db, b.on("runs", sql), |r| {
+        Ok(GroupCount {
+            value: r.opt_text("value")?,
+            runs: r.u64("runs")?,
+            complete: r.u64("complete")?,
+            newest_ns: r.i64("newest_ns")?,
+        })
+    })
+}
+
+/// The ids of the newest `per_group` runs `query` matches of each value of `by`, newest
+/// first, chosen in the database (a window over the matching runs), not by listing them.
+pub(super) fn newest_per_group(
+    db: &mut dyn Db,
+    query: &RunQuery,
+    by: GroupBy,
+    per_group: usize,
+) -> Result<Vec<String>> {
+    let mut b = Sql::new(db.dialect());
+    let from = matching(&mut b, query)?;
+    let expr = group_sql(by);
+    let per = b.bind(int_usize(per_group, "runs per group")?);
+    let sql = format!(
+        "SELECT id FROM (
+             SELECT id, started_ns, seq,
+                    ROW_NUMBER() OVER (PARTITION BY {expr} ORDER BY started_ns DESC, seq DESC) AS nth
+             FROM {from}) AS ranked
+         WHERE nth <= {per} {NEWEST}"
+    );
+    ids(db, b.on("runs", sql))
 }
 
 /// How many stored runs `query` matches, its limit aside.
@@ -470,6 +580,22 @@ pub(super) fn begun(db: &mut dyn Db, id: &str, started_ns: i64) -> Result<bool> 
     Ok(!ids(db, b.on("runs", sql))?.is_empty())
 }
 
+/// Whether a run stored unfinished holds less than a copy that is `complete` with `results`
+/// results: what `sync` replaces (#35). False when the run is not stored, is complete, or
+/// holds as many results.
+pub(super) fn holds_less(db: &mut dyn Db, id: &str, complete: bool, results: u64) -> Result<bool> {
+    let mut b = Sql::new(db.dialect());
+    let sql = format!(
+        "SELECT (SELECT count(*) FROM results WHERE results.run_id = runs.id) AS n
+         FROM runs WHERE id = {} AND complete = 0",
+        b.bind(id)
+    );
+    Ok(match rows(db, b.on("runs", sql), |r| r.u64("n"))?.pop() {
+        None => false,
+        Some(n) => complete || results > n,
+    })
+}
+
 /// The next free position among a run's rows of `table`.
 pub(super) fn next_position(db: &mut dyn Db, table: &'static str, run_id: &str) -> Result<i64> {
     let mut b = Sql::new(db.dialect());
@@ -478,6 +604,20 @@ pub(super) fn next_position(db: &mut dyn Db, table: &'static str, run_id: &str) 
         b.bind(run_id)
     );
     integer(db, b.on(table, sql), "next")
+}
+
+/// The run's heartbeat (#35): the time of this write, and what it stored (`at`), so that a
+/// run whose writes stopped is told from one still measuring, with where it stopped.
+pub(super) fn beat(db: &mut dyn Db, id: &str, at: &str) -> Result<()> {
+    let mut b = Sql::new(db.dialect());
+    let sql = format!(
+        "UPDATE runs SET heartbeat_ns = {}, heartbeat_at = {} WHERE id = {}",
+        b.bind(super::now_ns()),
+        b.bind(at),
+        b.bind(id)
+    );
+    db.execute(&b.on("runs", sql))?;
+    Ok(())
 }
 
 /// Records the end of a run (see `Backend::finish_run`); false when it is not stored.

@@ -364,6 +364,8 @@ on_both_backends!(
     incremental_run_loads_as_assembled,
     finish_run_replaces_warnings_and_derived,
     interrupted_run_keeps_finished_results,
+    a_killed_runs_heartbeat_says_when_and_where_it_stopped,
+    replace_run_completes_an_unfinished_run_in_one_write,
     add_result_to_unknown_run_is_no_such_run,
     value_too_large_is_refused_and_nothing_written,
     list_runs_is_newest_first_with_counts,
@@ -374,6 +376,7 @@ on_both_backends!(
     observed_counters_round_trip_exactly,
     profiles_round_trip_in_order_and_go_with_their_run,
     fleet_queries_filter_count_and_find_a_machines_runs,
+    groups_are_counted_and_chosen_by_the_database_as_listing_them_would,
     import_runs_stores_a_stream_in_one_transaction,
     loads_and_writes_in_turn_on_one_store,
     load_runs_reads_runs_together_in_the_order_asked,
@@ -440,6 +443,77 @@ fn fleet_queries_filter_count_and_find_a_machines_runs(b: Backing) {
         .machine_runs(None, Some("6.12.3"), 10)
         .unwrap()
         .is_empty());
+}
+
+/// #35 item 5: `--by` groups counted (`count_groups`) and their newest runs chosen
+/// (`newest_per_group`) by the database give what grouping the listed runs gave, for every
+/// key, with a filter, a limit, runs without a host, and days.
+fn groups_are_counted_and_chosen_by_the_database_as_listing_them_would(b: Backing) {
+    use super::{GroupCount, RunQuery};
+    use crate::fleet::{self, Facts, KEYS};
+    let store = &*b.store;
+    let day = 86_400_000_000_000i64;
+    for i in 0..12i64 {
+        let mut run = full_run(&format!("{i:012x}"));
+        run.fingerprint.kernel_release = Some(["6.1.0", "6.12.3", "6.9"][i as usize % 3].into());
+        run.fingerprint.hostname =
+            [Some("a"), Some("b"), None, Some("")][i as usize % 4].map(Into::into);
+        run.label = (i % 5 == 0).then(|| "x".to_string());
+        run.started_ns = 20_000 * day + (i % 4) * day + i;
+        run.complete = i % 3 != 1;
+        assert!(store.save_run(&run).unwrap());
+    }
+    for limit in [None, Some(7)] {
+        let q = RunQuery {
+            limit,
+            ..RunQuery::default()
+        };
+        let listed = store.query_runs(&q).unwrap();
+        for (_, key, _) in KEYS {
+            let want: Vec<(String, GroupCount)> = fleet::group(
+                listed.iter(),
+                key,
+                |r| key.value_of(Facts::from(*r)),
+                usize::MAX,
+            )
+            .into_iter()
+            .map(|(v, g)| {
+                let count = GroupCount {
+                    value: None,
+                    runs: g.len() as u64,
+                    complete: g.iter().filter(|r| r.complete).count() as u64,
+                    newest_ns: g.iter().map(|r| r.started_ns).max().unwrap(),
+                };
+                (v, count)
+            })
+            .collect();
+            let got: Vec<(String, GroupCount)> =
+                fleet::counted(key, store.count_groups(&q, key.grouped_by()).unwrap())
+                    .into_iter()
+                    .map(|(v, g)| (v, GroupCount { value: None, ..g }))
+                    .collect();
+            assert_eq!(got, want, "{} {limit:?}", key.name());
+            let newest: Vec<String> =
+                fleet::group(listed.iter(), key, |r| key.value_of(Facts::from(*r)), 2)
+                    .into_iter()
+                    .flat_map(|(_, g)| g.into_iter().map(|r| r.id.clone()))
+                    .collect();
+            let mut chosen = store.newest_per_group(&q, key.grouped_by(), 2).unwrap();
+            let mut newest = newest;
+            chosen.sort();
+            newest.sort();
+            // A host that is unknown and one that is empty are one group by name, two in the
+            // database: each keeps its 2 newest, so the database's choice holds the listing's.
+            assert!(
+                newest.iter().all(|id| chosen.contains(id)),
+                "{} {limit:?}: {chosen:?} lacks some of {newest:?}",
+                key.name()
+            );
+            if key != fleet::Key::Host {
+                assert_eq!(chosen, newest, "{} {limit:?}", key.name());
+            }
+        }
+    }
 }
 
 /// Every float of the run, as bits, so -0.0 and 0.0 are told apart.
@@ -734,6 +808,81 @@ fn interrupted_run_keeps_finished_results(b: Backing) {
     let info = &store.list_runs().unwrap()[0];
     assert!(!info.complete);
     assert_eq!((info.benchmarks, info.warnings), (2, 2));
+}
+
+/// #35 item 3: an incomplete run's last write is its heartbeat; one silent for longer than
+/// `ABANDONED_AFTER` is listed as abandoned, with when and where it stopped; an interrupted
+/// run (it stored its end) never is.
+fn a_killed_runs_heartbeat_says_when_and_where_it_stopped(b: Backing) {
+    use crate::model::ABANDONED_AFTER;
+    let store = &*b.store;
+    let mut run = full_run("abcdef012345");
+    run.started_ns = crate::harness::unix_ns();
+    store.begin_run(&started(&run)).unwrap();
+    let heard = |store: &dyn Backend| store.list_runs().unwrap()[0].stopped.clone().unwrap();
+    let st = heard(store);
+    assert_eq!((st.last_heard_ns, st.at.as_deref()), (run.started_ns, None));
+    assert!(!st.abandoned, "just begun: measuring");
+    store.put_result(&run.id, 0, &run.results[0]).unwrap();
+    let st = heard(store);
+    assert!(st.last_heard_ns >= run.started_ns);
+    let counted = (run.results[0].trials.iter())
+        .filter(|t| t.kind == TrialKind::Measured)
+        .count();
+    let want = format!("{} after {counted} counted trials", run.results[0].id);
+    assert_eq!(st.at.as_deref(), Some(want.as_str()));
+    assert!(!st.abandoned);
+    // Its writer dies: two hours later it is abandoned, still saying where it stopped.
+    let back = 2 * ABANDONED_AFTER.as_nanos() as i64;
+    b.count(&format!(
+        "UPDATE runs SET heartbeat_ns = heartbeat_ns - {back} RETURNING CAST(1 AS BIGINT)"
+    ));
+    let st = heard(store);
+    assert!(st.abandoned, "{st:?}");
+    assert_eq!(st.at.as_deref(), Some(want.as_str()));
+    // A run that stored its end (interrupted by a signal) is not abandoned, however old.
+    let mut end = run.clone();
+    end.complete = false;
+    end.ended_ns = Some(run.started_ns + 1);
+    store.finish_run(&end).unwrap();
+    assert!(!heard(store).abandoned);
+    let complete = Run {
+        complete: true,
+        ..end
+    };
+    store.finish_run(&complete).unwrap();
+    assert_eq!(store.list_runs().unwrap()[0].stopped, None);
+}
+
+/// #35 item 4: `sync` completes a run DST holds unfinished with one write, which deletes and
+/// stores in one transaction, and leaves a copy that is whole (by now) alone.
+fn replace_run_completes_an_unfinished_run_in_one_write(b: Backing) {
+    let store = &*b.store;
+    let run = full_run("abcdef012345");
+    assert!(
+        !store.replace_run(&run, &[]).unwrap(),
+        "nothing stored to replace"
+    );
+    assert!(store.list_runs().unwrap().is_empty());
+    store.begin_run(&started(&run)).unwrap();
+    store
+        .add_result(&run.id, &run.results[0], &run.warnings[1..2])
+        .unwrap();
+    // A copy with no more results and unfinished is no better.
+    let mut partial = started(&run);
+    partial.results = vec![run.results[0].clone()];
+    assert!(!store.replace_run(&partial, &[]).unwrap());
+    // One with more results is, unfinished or not; then the complete one.
+    partial.results.push(run.results[1].clone());
+    assert!(store.replace_run(&partial, &[]).unwrap());
+    assert_eq!(store.load_run(&run.id).unwrap().results.len(), 2);
+    assert!(store.replace_run(&run, &[]).unwrap());
+    assert_eq!(store.load_run(&run.id).unwrap(), run);
+    assert!(
+        !store.replace_run(&run, &[]).unwrap(),
+        "complete: left alone"
+    );
+    assert_eq!(store.list_runs().unwrap().len(), 1);
 }
 
 fn add_result_to_unknown_run_is_no_such_run(b: Backing) {

@@ -115,6 +115,7 @@ impl RunWrite<'_> {
         if !query::run_exists(db, id)? {
             return Err(no_such_run(id));
         }
+        query::beat(db, id, &self.what())?;
         match *self {
             RunWrite::AddResult {
                 result, warnings, ..
@@ -140,6 +141,25 @@ impl RunWrite<'_> {
                 insert_series(lite, id, first, std::slice::from_ref(series))
             }
             RunWrite::Begin(_) | RunWrite::Finish(_) => Ok(()),
+        }
+    }
+}
+
+impl RunWrite<'_> {
+    /// What the write stores, in words: where a run that stops after it stopped.
+    fn what(&self) -> String {
+        match *self {
+            RunWrite::AddResult { result, .. } | RunWrite::PutResult { result, .. } => {
+                let n = (result.trials.iter())
+                    .filter(|t| t.kind == crate::model::TrialKind::Measured)
+                    .count();
+                let s = if n == 1 { "" } else { "s" };
+                format!("{} after {n} counted trial{s}", result.id)
+            }
+            RunWrite::Profile { profile, .. } => format!("profiling {}", profile.bench),
+            RunWrite::Series { series, .. } => format!("series {}", series.id),
+            RunWrite::Begin(_) => "start".into(),
+            RunWrite::Finish(_) => "end".into(),
         }
     }
 }
