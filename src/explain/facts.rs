@@ -108,7 +108,12 @@ pub fn differences(runs: [&Run; 2], diffs: &[FingerprintDiff]) -> Vec<Difference
     if na != nb && !(na.is_empty() && nb.is_empty()) {
         let fact = na.iter().chain(&nb).find_map(|n| switch_fact(n));
         if fact.is_none() || !out.iter().any(|d| d.fact == fact) {
-            let text = |v: &[&str]| (!v.is_empty()).then(|| v.join("; "));
+            let text = |v: &[&str]| {
+                (!v.is_empty()).then(|| {
+                    let v: Vec<&str> = v.iter().map(|n| n.trim_start_matches("ab: ")).collect();
+                    v.join("; ")
+                })
+            };
             out.push(Difference {
                 field: "ab switch".into(),
                 a: text(&na),
@@ -192,7 +197,7 @@ pub fn stands_for(side: usize, runs: [&Run; 2], now: &Fingerprint) -> Result<(),
     let notes = switch_notes(this);
     if notes.iter().any(|n| n.starts_with("ab: switch on")) {
         return Err(format!(
-            "{name} ran with an ab switch on ({}): a profile made now would be of the machine without it; 'sysperf ab --profile' profiles both sides",
+            "{name} ran with an ab switch on ({}): a profile made now would be of the machine without it; profile that side with the switch on, as it was made ('sysperf run --profile TEST')",
             notes.join("; ")
         ));
     }
@@ -200,9 +205,7 @@ pub fn stands_for(side: usize, runs: [&Run; 2], now: &Fingerprint) -> Result<(),
         // The "off" side of an ab: the machine as it is.
         return Ok(());
     }
-    Err(format!(
-        "A and B were made with the same recorded facts as this machine has now, so a profile made now would stand for both and show no difference; profile each as it is made ('sysperf run --profile')"
-    ))
+    Err("A and B were made with the same recorded facts as this machine has now, so a profile made now would stand for both and show no difference; profile each as it is made ('sysperf run --profile')".to_string())
 }
 
 fn shown(v: Option<&Option<String>>) -> String {
@@ -297,7 +300,7 @@ mod tests {
         assert_eq!(stands_for(0, [&a, &b], &now), Ok(()));
         assert!(stands_for(1, [&a, &b], &now)
             .unwrap_err()
-            .contains("ab --profile"));
+            .contains("with the switch on"));
         // A published run is no machine.
         let mut p = run("cccccccccccc");
         p.source = "published".into();

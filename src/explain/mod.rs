@@ -605,16 +605,18 @@ pub fn signed_ns(v: f64) -> String {
     format!("{sign}{}", ns(v.abs()))
 }
 
-/// ns per operation in a readable unit.
+/// ns per operation in a readable unit, to three significant figures.
 pub fn ns(v: f64) -> String {
     if v >= 1e6 {
         format!("{} ms", sig(v / 1e6))
     } else if v >= 1e4 {
         format!("{} us", sig(v / 1e3))
-    } else if v >= 10.0 {
+    } else if v >= 100.0 {
         format!("{v:.0} ns")
-    } else {
+    } else if v >= 10.0 {
         format!("{v:.1} ns")
+    } else {
+        format!("{v:.2} ns")
     }
 }
 
@@ -714,9 +716,9 @@ pub fn sentence(t: &TestExplanation) -> String {
 pub fn difference_words(d: &Difference) -> String {
     let v = |x: &Option<String>| x.clone().unwrap_or_else(|| "unknown".into());
     if d.field == "ab switch" {
-        // "ab: switch on: WHAT" (a task switch) or "ab: switch on NAME: NAME = VALUE".
+        // "switch on: WHAT" (a task switch) or "switch on NAME: NAME = VALUE".
         let on = |x: &Option<String>| {
-            let rest = x.as_deref()?.strip_prefix("ab: switch on")?;
+            let rest = x.as_deref()?.strip_prefix("switch on")?;
             Some(rest.split_once(": ").map_or(rest, |(_, w)| w).to_string())
         };
         return match (on(&d.a), on(&d.b)) {
@@ -729,4 +731,4 @@ pub fn difference_words(d: &Difference) -> String {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

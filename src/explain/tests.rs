@@ -66,6 +66,15 @@ fn explain(a: &Run, b: &Run, pa: &[SideProfile], pb: &[SideProfile]) -> Explanat
     })
 }
 
+/// The fixture's runs explained, with a planted seccomp filter in B's profile (for the
+/// renderers' tests), and the two profiles.
+pub(crate) fn fixture() -> (Explanation, Profile, Profile) {
+    let (a, b) = runs();
+    let (pa, pb) = (profile(&[]), seccomp_profile(19_000));
+    let e = explain(&a, &b, &[stored(pa.clone(), &a)], &[stored(pb.clone(), &b)]);
+    (e, pa, pb)
+}
+
 #[test]
 fn a_planted_seccomp_filter_is_named_first_and_accounts_for_the_change() {
     let (a, b) = runs();
