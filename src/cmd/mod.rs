@@ -14,6 +14,7 @@ pub(crate) mod ab;
 pub(crate) mod compare;
 pub(crate) mod completions;
 pub(crate) mod doctor;
+pub(crate) mod explain;
 pub(crate) mod export;
 pub(crate) mod gc;
 pub(crate) mod import;
@@ -89,6 +90,13 @@ pub(crate) enum Cmd {
     /// a baseline, its 95% interval and a verdict.
     #[command(after_help = compare::compare_help())]
     Compare(compare::Args),
+    /// Explain why tests moved between two runs: for each test compare calls slower or faster
+    /// (or each TEST named), the kernel functions and call paths where the time per operation
+    /// went, with sampling intervals and shares of the change; events per operation on both
+    /// sides; the recorded differences (kernel, config, sysctls, mitigations, ab switches) tied
+    /// to the test or its functions; and one sentence to act on.
+    #[command(after_help = explain::EXPLAIN_HELP)]
+    Explain(explain::Args),
     /// Show a run: stored (an id, a unique id prefix, a label, or 'latest') or a built-in
     /// reference run (vax750-4.1bsd, vax750-4.2bsd, vax750-4.3bsd).
     Show(show::Args),

@@ -87,8 +87,10 @@ pub struct SideTrace {
 pub struct Input<'a> {
     /// Side A (the baseline) and side B.
     pub runs: [&'a Run; 2],
-    /// `compare::build` of exactly these two runs, A the baseline.
+    /// A comparison holding both runs, A its baseline and B in column `column` (`compare::build`
+    /// of the two, column 1; or a report's comparison of several runs).
     pub comparison: &'a Comparison,
+    pub column: usize,
     /// Each side's profiles, the first of a test the one used.
     pub profiles: [&'a [SideProfile]; 2],
     /// Each side's stored traces, the first of a test the one used.
@@ -197,27 +199,33 @@ pub struct Explanation {
     pub tests: Vec<TestExplanation>,
 }
 
-/// Every test of the comparison: the rows, then the suites' points, with B's ratio to A.
-fn every_test(c: &Comparison) -> Vec<(&str, Option<&Ratio>)> {
+/// Every test of the comparison: the rows, then the suites' points, with column `column`'s
+/// ratio to the baseline.
+fn every_test(c: &Comparison, column: usize) -> Vec<(&str, Option<&Ratio>)> {
     let rows = c
         .rows
         .iter()
-        .map(|r| (r.id.as_str(), r.ratios.get(1).and_then(Option::as_ref)));
-    let points = c.series.iter().flat_map(|s| {
-        s.points
-            .iter()
-            .map(|p| (p.test.as_str(), p.ratios.get(1).and_then(Option::as_ref)))
+        .map(move |r| (r.id.as_str(), r.ratios.get(column).and_then(Option::as_ref)));
+    let points = c.series.iter().flat_map(move |s| {
+        s.points.iter().map(move |p| {
+            (
+                p.test.as_str(),
+                p.ratios.get(column).and_then(Option::as_ref),
+            )
+        })
     });
     rows.chain(points).collect()
 }
 
-/// The tests to explain: those `c` (of A and B) calls slower or faster, or, when `named` is
-/// not empty, the tests of either run matching a name (ids or globs), each once.
+/// The tests to explain: those `c` calls slower or faster in column `column` (B) against its
+/// baseline (A), or, when `named` is not empty, the tests of the comparison matching a name
+/// (ids or globs), each once.
 pub fn tests_to_explain(
     c: &Comparison,
+    column: usize,
     named: &[String],
 ) -> Result<Vec<(String, Listed)>, InputError> {
-    let all = every_test(c);
+    let all = every_test(c, column);
     if named.is_empty() {
         return Ok(all
             .into_iter()
@@ -276,7 +284,7 @@ fn header(r: &Run) -> SideHeader {
 /// The explanation of `input`'s tests.
 pub fn build(input: &Input<'_>) -> Explanation {
     let differences = facts::differences(input.runs, &input.comparison.fingerprint_diffs);
-    let ratios = every_test(input.comparison);
+    let ratios = every_test(input.comparison, input.column);
     let tests = input
         .tests
         .iter()

@@ -55,10 +55,11 @@ fn stored(p: Profile, run: &Run) -> SideProfile {
 fn explain(a: &Run, b: &Run, pa: &[SideProfile], pb: &[SideProfile]) -> Explanation {
     let runs = [a.clone(), b.clone()];
     let cmp = crate::compare::build(&runs, 0, 2.0);
-    let tests = tests_to_explain(&cmp, &[]).unwrap();
+    let tests = tests_to_explain(&cmp, 1, &[]).unwrap();
     build(&Input {
         runs: [a, b],
         comparison: &cmp,
+        column: 1,
         profiles: [pa, pb],
         traces: [&[], &[]],
         unmeasured: [None, None],
@@ -158,13 +159,13 @@ fn tests_are_those_slower_or_faster_or_the_ones_named() {
     let (a, b) = runs();
     let runs = [a, b];
     let cmp = crate::compare::build(&runs, 0, 2.0);
-    let t = tests_to_explain(&cmp, &[]).unwrap();
+    let t = tests_to_explain(&cmp, 1, &[]).unwrap();
     assert_eq!(t, vec![("syscall".to_string(), Listed::Slower)]);
-    let t = tests_to_explain(&cmp, &["pipe*".into(), "csw".into(), "csw".into()]).unwrap();
+    let t = tests_to_explain(&cmp, 1, &["pipe*".into(), "csw".into(), "csw".into()]).unwrap();
     assert!(t.iter().all(|(_, l)| *l == Listed::Named));
     assert!(t.iter().any(|(id, _)| id == "csw"));
     assert_eq!(t.iter().filter(|(id, _)| id == "csw").count(), 1);
-    assert!(tests_to_explain(&cmp, &["nosuch".into()]).is_err());
+    assert!(tests_to_explain(&cmp, 1, &["nosuch".into()]).is_err());
 }
 
 #[test]

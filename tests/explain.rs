@@ -1,0 +1,163 @@
+//! `sysperf explain A B [TEST...]` from the command line: a side without a profile is said and
+//! never made up; bad input exits 2; a kernel path planted in B's stored profile (an exported
+//! run given a seccomp filter's stacks and the ab switch's note, then imported) is named first,
+//! tied to the switch, and accounts for the change its samples make.
+//!
+//! Live runs are quick smoke runs: nothing here depends on speed. The planted test needs the
+//! kernel profiled (root, or perf_event_paranoid <= 1 with kernel addresses visible); without
+//! it it says why and skips, except on CI.
+
+use serde_json::Value;
+use std::path::Path;
+
+mod common;
+use common::*;
+
+fn proc_value(path: &str) -> Option<i64> {
+    std::fs::read_to_string(path).ok()?.trim().parse().ok()
+}
+
+/// Whether this machine lets us profile the kernel; prints why not and, on CI, fails.
+fn profiling_allowed() -> bool {
+    let paranoid = proc_value("/proc/sys/kernel/perf_event_paranoid").unwrap_or(3);
+    let kptr = proc_value("/proc/sys/kernel/kptr_restrict").unwrap_or(2);
+    let ok = sysperf::sys::is_root() && kptr < 2 || paranoid <= 1 && kptr == 0;
+    if !ok {
+        assert!(
+            std::env::var("CI").is_err(),
+            "CI runs as root and must be able to profile"
+        );
+        eprintln!("skipping: profiling the kernel needs root, or kernel.perf_event_paranoid <= 1 and kernel.kptr_restrict = 0");
+    }
+    ok
+}
+
+/// Runs `args` against `db`, expects exit code `code`, returns stdout.
+fn ok(db: &Path, args: &[&str], code: i32) -> String {
+    let out = sysperf(db).args(args).output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(code),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[test]
+fn a_side_without_a_profile_is_said_and_bad_input_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("s.db");
+    for label in ["a", "b"] {
+        ok(&db, &["run", "syscall", "--quick", "--label", label], 0);
+    }
+    let text = ok(&db, &["explain", "a", "b", "syscall"], 0);
+    for needle in [
+        "sysperf explain: B against A (the baseline)",
+        "syscall (named): ",
+        "has no profile of syscall ('sysperf run --profile syscall' where it was measured stores one)",
+        "no differential profile",
+        "Recorded differences between A and B",
+        "Method: ",
+    ] {
+        assert!(text.contains(needle), "{needle}:\n{text}");
+    }
+    let v: Value = json_of(ok(&db, &["explain", "a", "b", "sys*", "--json"], 0).as_bytes());
+    assert_eq!(v["format"], "sysperf-explain");
+    assert_eq!(v["tests"][0]["test"], "syscall");
+    assert_eq!(v["tests"][0]["listed"], "named");
+    assert_eq!(v["tests"][0]["profiles"][0]["kind"], "missing");
+    assert!(v["tests"][0]["profile"].is_null());
+    let md = ok(&db, &["explain", "a", "b", "syscall", "--markdown"], 0);
+    assert!(md.starts_with("## sysperf explain: B against A"), "{md}");
+
+    // Bad input: one line, exit 2, nothing printed on stdout.
+    for (args, needle) in [
+        (
+            vec!["explain", "a", "b", "nosuch"],
+            "neither run has a test of that name",
+        ),
+        (
+            vec!["explain", "a", "nosuchrun"],
+            "no run matches 'nosuchrun'",
+        ),
+        (vec!["explain", "a", "b", "--noise", "-3"], "--noise"),
+    ] {
+        let err = usage_error(sysperf(&db).args(&args));
+        assert!(err.contains(needle), "{args:?}: {err}");
+    }
+}
+
+/// The seccomp filter's frames below the system call entry, as the kernel's call chain has them.
+const FILTER: &str =
+    "entry_SYSCALL_64_after_hwframe;do_syscall_64;syscall_trace_enter;__secure_computing;__seccomp_filter";
+
+#[test]
+fn a_kernel_path_planted_in_b_is_named_first_and_tied_to_the_switch() {
+    if !profiling_allowed() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("s.db");
+    ok(
+        &db,
+        &[
+            "run",
+            "syscall",
+            "--quick",
+            "--profile",
+            "--profile-seconds",
+            "0.3",
+            "--label",
+            "a",
+        ],
+        0,
+    );
+    // B: A's run and profile, with half as many samples again below __seccomp_filter, and the
+    // note an ab with the seccomp switch on leaves.
+    let mut doc = json_of(ok(&db, &["export", "a"], 0).as_bytes());
+    let a_id = doc["runs"][0]["id"].as_str().unwrap().to_string();
+    let b_id = "b1a2c3d4e5f6";
+    let run = &mut doc["runs"][0];
+    run["id"] = b_id.into();
+    run["label"] = "planted".into();
+    run["notes"] =
+        serde_json::json!(["ab: switch on: an allow-all seccomp filter in every worker"]);
+    let mut profiles = doc["profiles"][&a_id].clone();
+    let p = &mut profiles[0];
+    assert_eq!(p["bench"], "syscall");
+    let samples = p["samples"].as_u64().unwrap();
+    assert!(samples >= 200, "too few samples to plant into: {samples}");
+    let planted = samples / 2;
+    p["stacks"][FILTER] = (planted * 6 / 10).into();
+    p["stacks"][format!("{FILTER};seccomp_run_filters")] = (planted - planted * 6 / 10).into();
+    p["samples"] = (samples + planted).into();
+    doc["profiles"] = serde_json::json!({ b_id: profiles });
+    let file = tmp.path().join("planted.json");
+    std::fs::write(&file, serde_json::to_vec(&doc).unwrap()).unwrap();
+    ok(&db, &["import", file.to_str().unwrap()], 0);
+
+    let v = json_of(ok(&db, &["explain", "a", "planted", "syscall", "--json"], 0).as_bytes());
+    let t = &v["tests"][0];
+    assert_eq!(t["profiles"][1]["kind"], "run");
+    assert_eq!(t["profiles"][1]["run"], b_id);
+    let d = &t["profile"];
+    let path = d["paths"][0]["path"].as_array().unwrap();
+    assert_eq!(path.last().unwrap(), "__seccomp_filter", "{}", d["paths"]);
+    assert_eq!(d["functions"][0]["function"], "__seccomp_filter");
+    // The planted samples are the whole change of the profiles, and the path holds >= 90% of it.
+    let all = d["all"]["change_ns_per_op"].as_f64().unwrap();
+    let held = d["paths"][0]["total"]["change_ns_per_op"].as_f64().unwrap();
+    assert!(all > 0.0 && held >= 0.9 * all, "{held} of {all}");
+    assert_eq!(t["tied"][0]["fact"], "seccomp");
+    assert_eq!(t["tied"][0]["functions"][0][0], "__seccomp_filter");
+    let sentence = t["sentence"].as_str().unwrap();
+    for needle in [
+        "in __seccomp_filter and what it calls",
+        "B ran with an allow-all seccomp filter in every worker (the ab switch on)",
+    ] {
+        assert!(sentence.contains(needle), "{needle}: {sentence}");
+    }
+    let text = ok(&db, &["explain", "a", "planted", "syscall"], 0);
+    assert!(text.contains("Where the change is (call paths"), "{text}");
+}
