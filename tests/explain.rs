@@ -88,10 +88,6 @@ fn a_side_without_a_profile_is_said_and_bad_input_is_refused() {
     }
 }
 
-/// The seccomp filter's frames below the system call entry, as the kernel's call chain has them.
-const FILTER: &str =
-    "entry_SYSCALL_64_after_hwframe;do_syscall_64;syscall_trace_enter;__secure_computing;__seccomp_filter";
-
 #[test]
 fn a_kernel_path_planted_in_b_is_named_first_and_tied_to_the_switch() {
     if !profiling_allowed() {
@@ -114,25 +110,10 @@ fn a_kernel_path_planted_in_b_is_named_first_and_tied_to_the_switch() {
         0,
     );
     // B: A's run and profile, with half as many samples again below __seccomp_filter, and the
-    // note an ab with the seccomp switch on leaves.
+    // note an ab with the seccomp switch on leaves (the trials as they were: named, not slower).
     let mut doc = json_of(ok(&db, &["export", "a"], 0).as_bytes());
-    let a_id = doc["runs"][0]["id"].as_str().unwrap().to_string();
     let b_id = "b1a2c3d4e5f6";
-    let run = &mut doc["runs"][0];
-    run["id"] = b_id.into();
-    run["label"] = "planted".into();
-    run["notes"] =
-        serde_json::json!(["ab: switch on: an allow-all seccomp filter in every worker"]);
-    let mut profiles = doc["profiles"][&a_id].clone();
-    let p = &mut profiles[0];
-    assert_eq!(p["bench"], "syscall");
-    let samples = p["samples"].as_u64().unwrap();
-    assert!(samples >= 200, "too few samples to plant into: {samples}");
-    let planted = samples / 2;
-    p["stacks"][FILTER] = (planted * 6 / 10).into();
-    p["stacks"][format!("{FILTER};seccomp_run_filters")] = (planted - planted * 6 / 10).into();
-    p["samples"] = (samples + planted).into();
-    doc["profiles"] = serde_json::json!({ b_id: profiles });
+    plant_seccomp(&mut doc, "syscall", b_id, "planted", 1.0);
     let file = tmp.path().join("planted.json");
     std::fs::write(&file, serde_json::to_vec(&doc).unwrap()).unwrap();
     ok(&db, &["import", file.to_str().unwrap()], 0);

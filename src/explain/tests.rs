@@ -67,11 +67,16 @@ fn explain(a: &Run, b: &Run, pa: &[SideProfile], pb: &[SideProfile]) -> Explanat
     })
 }
 
-/// The fixture's runs explained, with a planted seccomp filter in B's profile (for the
-/// renderers' tests), and the two profiles.
-pub(crate) fn fixture() -> (Explanation, Profile, Profile) {
+/// The fixture's runs (syscall 20% slower in B, which ran with the seccomp switch on) and
+/// their profiles of syscall, a seccomp filter planted in B's (for the renderers' tests).
+pub(crate) fn fixture_profiled() -> (Run, Run, Profile, Profile) {
     let (a, b) = runs();
-    let (pa, pb) = (profile(&[]), seccomp_profile(19_000));
+    (a, b, profile(&[]), seccomp_profile(19_000))
+}
+
+/// [`fixture_profiled`] explained, and the two profiles.
+pub(crate) fn fixture() -> (Explanation, Profile, Profile) {
+    let (a, b, pa, pb) = fixture_profiled();
     let e = explain(&a, &b, &[stored(pa.clone(), &a)], &[stored(pb.clone(), &b)]);
     (e, pa, pb)
 }
