@@ -100,7 +100,10 @@ fn a_kernel_path_planted_in_b_is_named_first_and_tied_to_the_switch() {
         &[
             "run",
             "syscall",
-            "--quick",
+            "--trials",
+            "3",
+            "--min-time",
+            "0.01",
             "--profile",
             "--profile-seconds",
             "0.3",
@@ -109,17 +112,33 @@ fn a_kernel_path_planted_in_b_is_named_first_and_tied_to_the_switch() {
         ],
         0,
     );
-    // B: A's run and profile, with half as many samples again below __seccomp_filter, and the
-    // note an ab with the seccomp switch on leaves (the trials as they were: named, not slower).
+    // B: A's run and profile, its trials 10 times as slow (a ratio whose interval clears 1 on a busy machine, whose trials vary by 40%), half as many samples again below
+    // __seccomp_filter, and the note an ab with the seccomp switch on leaves.
     let mut doc = json_of(ok(&db, &["export", "a"], 0).as_bytes());
     let b_id = "b1a2c3d4e5f6";
-    plant_seccomp(&mut doc, "syscall", b_id, "planted", 1.0);
+    plant_seccomp(&mut doc, "syscall", b_id, "planted", 10.0);
     let file = tmp.path().join("planted.json");
     std::fs::write(&file, serde_json::to_vec(&doc).unwrap()).unwrap();
     ok(&db, &["import", file.to_str().unwrap()], 0);
 
-    let v = json_of(ok(&db, &["explain", "a", "planted", "syscall", "--json"], 0).as_bytes());
+    // compare points at explain: the test moved and both runs have profiles of it.
+    let out = sysperf(&db)
+        .args(["compare", "a", "planted"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("syscall moved and both runs have kernel profiles of it: 'sysperf explain "),
+        "{err}{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+
+    // Without TEST: the test compare calls slower.
+    let v = json_of(ok(&db, &["explain", "a", "planted", "--json"], 0).as_bytes());
     let t = &v["tests"][0];
+    assert_eq!(t["listed"], "slower", "{t}");
+    assert!(t["profile"]["paths"][0]["share_pct"].as_f64().is_some());
     assert_eq!(t["profiles"][1]["kind"], "run");
     assert_eq!(t["profiles"][1]["run"], b_id);
     let d = &t["profile"];

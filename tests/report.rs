@@ -691,7 +691,7 @@ fn report_renders_in_a_real_browser() {
     eprintln!("screenshot: {}", keep.display());
 }
 
-/// The Explain section (#34): a run and its planted copy (each syscall trial 3 times as slow,
+/// The Explain section (#34): a run and its planted copy (each syscall trial 10 times as slow,
 /// a seccomp filter's stacks added to its profile), reported side by side, render in headless
 /// Chromium with the differential flame graph red at the filter.
 #[test]
@@ -717,7 +717,7 @@ fn the_explain_section_renders_in_a_real_browser_with_a_differential_flame_graph
     let out = sysperf(&db).args(["export", "ea"]).output().unwrap();
     assert!(out.status.success());
     let mut doc = json_of(&out.stdout);
-    plant_seccomp(&mut doc, "syscall", "eb0000000001", "eb", 3.0);
+    plant_seccomp(&mut doc, "syscall", "eb0000000001", "eb", 10.0);
     let file = dir.path().join("eb.json");
     std::fs::write(&file, serde_json::to_vec(&doc).unwrap()).unwrap();
     sysperf(&db).arg("import").arg(&file).assert().success();
@@ -735,7 +735,7 @@ fn the_explain_section_renders_in_a_real_browser_with_a_differential_flame_graph
         .find("<section id=\"explain\">")
         .expect("no explain section");
     let section = &dom[at..at + dom[at..].find("</section>").unwrap()];
-    assert!(section.contains("syscall 3.00x slower"), "{section}");
+    assert!(section.contains("syscall 10.0x slower"), "{section}");
     let at = section
         .find("id=\"figure-diff-flame-1-0\"")
         .expect("no differential flame graph");

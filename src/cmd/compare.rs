@@ -88,7 +88,8 @@ pub(crate) fn exec(a: Args) -> Result<i32> {
 /// connection to the store serves it all (a PostgreSQL connection costs more than a
 /// compare's queries).
 pub(crate) fn show(req: &compare::Request, format: Format, db: Option<PathBuf>) -> Result<i32> {
-    let c = match Catalog::new(db).compare(req)? {
+    let mut catalog = Catalog::new(db);
+    let (runs, c) = match catalog.compare(req)? {
         // Two observations of the whole machine compare as profiles, not as runs.
         Compared::Observations {
             comparison,
@@ -111,7 +112,7 @@ pub(crate) fn show(req: &compare::Request, format: Format, db: Option<PathBuf>) 
             }
             return Ok(exit::OK);
         }
-        Compared::Runs { comparison, .. } => comparison,
+        Compared::Runs { runs, comparison } => (runs, comparison),
     };
     match format {
         Format::Json => print_json_text(&report::compare::json(&c)),
@@ -120,6 +121,9 @@ pub(crate) fn show(req: &compare::Request, format: Format, db: Option<PathBuf>) 
         Format::Text => print(&report::compare::text(&c)),
     }
     .context("writing the comparison")?;
+    if format == Format::Text {
+        explain_hint(&mut catalog, &runs, &c)?;
+    }
     let Some(pct) = req.gate_pct else {
         return Ok(exit::OK);
     };
@@ -128,4 +132,47 @@ pub(crate) fn show(req: &compare::Request, format: Format, db: Option<PathBuf>) 
         say!("sysperf: {line}");
     }
     Ok(compare::gate_code(&regressions, &unjudged))
+}
+
+/// Tests that moved and have a kernel profile stored on both sides: `sysperf explain` says
+/// where their time per operation went, so the comparison says so (it does not read the
+/// profiles itself). Only runs with profiles cost a look in the store.
+fn explain_hint(
+    catalog: &mut Catalog,
+    runs: &[sysperf::model::Run],
+    c: &compare::Comparison,
+) -> Result<()> {
+    if runs.len() < 2 || runs.iter().all(|r| r.source == "published") {
+        return Ok(());
+    }
+    let moved = (0..runs.len()).any(|i| {
+        i != c.baseline
+            && !sysperf::explain::tests_to_explain(c, i, &[])
+                .unwrap_or_default()
+                .is_empty()
+    });
+    if !moved {
+        return Ok(());
+    }
+    let profiles = catalog.profiles(runs)?;
+    let none = Vec::new();
+    let base = profiles.get(c.baseline).unwrap_or(&none);
+    for (i, run) in runs.iter().enumerate() {
+        if i == c.baseline {
+            continue;
+        }
+        let tests = sysperf::explain::explainable(c, i, base, profiles.get(i).unwrap_or(&none));
+        if tests.is_empty() {
+            continue;
+        }
+        let names: Vec<&str> = tests.iter().map(|(t, _)| t.as_str()).collect();
+        say!(
+            "sysperf: {} moved and both runs have kernel profiles of {}: 'sysperf explain {} {}' says where the time per operation went",
+            names.join(", "),
+            if names.len() == 1 { "it" } else { "them" },
+            runs[c.baseline].id,
+            run.id
+        );
+    }
+    Ok(())
 }

@@ -260,6 +260,25 @@ pub fn tests_to_explain(
     Ok(out)
 }
 
+/// The tests `c` calls slower or faster in column `column` that both sides have a kernel
+/// profile of (with samples): those `explain` can account for from what is stored.
+pub fn explainable(
+    c: &Comparison,
+    column: usize,
+    a: &[Profile],
+    b: &[Profile],
+) -> Vec<(String, Listed)> {
+    let has = |ps: &[Profile], t: &str| {
+        ps.iter()
+            .any(|p| p.bench == t && p.samples > 0 && p.operations > 0)
+    };
+    tests_to_explain(c, column, &[])
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|(t, _)| has(a, t) && has(b, t))
+        .collect()
+}
+
 /// A run's result of test `id`: a benchmark's, or a suite point's.
 pub fn find_result<'r>(run: &'r Run, id: &str) -> Option<&'r BenchResult> {
     run.results.iter().find(|r| r.id == id).or_else(|| {

@@ -631,16 +631,14 @@ fn explain_section(runs: &[Run], cmp: &Comparison, profiles: &[Vec<Profile>]) ->
         if i == cmp.baseline {
             continue;
         }
-        let Ok(tests) = explain::tests_to_explain(cmp, i, &[]) else {
-            continue;
-        };
+        let none = Vec::new();
+        let tests = explain::explainable(
+            cmp,
+            i,
+            profiles.get(cmp.baseline).unwrap_or(&none),
+            profiles.get(i).unwrap_or(&none),
+        );
         let b = side(i);
-        let both = |t: &str| {
-            [&a, &b]
-                .iter()
-                .all(|ps| ps.iter().any(|p| p.profile.bench == t))
-        };
-        let tests: Vec<_> = tests.into_iter().filter(|(t, _)| both(t)).collect();
         if tests.is_empty() {
             continue;
         }
