@@ -4,10 +4,14 @@
 //!
 //! - [`isolate`]: for the hottest kernel functions of a system profile (self time, idle left
 //!   out), the benchmarks whose stored profiles (`sysperf run --profile`) spend the largest
-//!   share of their samples in the same function (with what it calls): the ones to run to
-//!   study that function alone.
+//!   share of their samples in the same function reached the same way: through the callers
+//!   that bring most of the observation's samples to it (a lock or an allocator is called
+//!   from everywhere; the function's name alone would name any benchmark that takes it).
 //! - [`compare`]: two system profiles side by side: the subsystems, system calls and kernel
-//!   functions whose share of time moved, with the ratio of their shares.
+//!   functions whose share of time moved, each also as CPU time per second of the
+//!   observation with the 95% interval of its change from the sample counts, and, for the
+//!   functions whose calls both observations counted (`--functions`), time per call: a share
+//!   moves whenever anything else does (the 4.2BSD paper's Tables 9 and 10).
 
 use super::system::SystemProfile;
 use super::Profile;
@@ -26,47 +30,108 @@ pub struct Isolation {
     pub function: String,
     /// The function's self time as a share of the observation's kernel time (percent).
     pub pct_kernel: f64,
-    /// (benchmark, share of its profile's samples with the function on the stack, percent),
-    /// largest first.
+    /// The call paths (callers first, the function last, at most [`CONTEXT`] callers) that
+    /// bring most of the observation's samples in the function ([`PATH_SHARE`] of them).
+    #[serde(default)]
+    pub paths: Vec<Vec<String>>,
+    /// (benchmark, share of its profile's samples through one of `paths`, percent), largest
+    /// first.
     pub benchmarks: Vec<(String, f64)>,
 }
 
+/// Callers of a hot function that make its path: enough to tell a lock taken by the pipe code
+/// from the same lock taken by the scheduler.
+pub const CONTEXT: usize = 2;
+/// The paths into a hot function kept: the most frequent, until they hold this share of its
+/// samples in the observation.
+pub const PATH_SHARE: f64 = 0.8;
+/// At most this many paths per function.
+pub const MAX_PATHS: usize = 4;
+
+/// The paths into `function` in `stacks` (its samples at the leaf), most samples first: up to
+/// [`CONTEXT`] callers and the function, with their samples.
+fn paths_into(stacks: &BTreeMap<String, u64>, function: &str) -> Vec<(Vec<String>, u64)> {
+    let mut by: BTreeMap<Vec<String>, u64> = BTreeMap::new();
+    for (stack, &n) in stacks {
+        let frames: Vec<&str> = stack.split(';').collect();
+        if frames.last() != Some(&function) {
+            continue;
+        }
+        let from = frames.len().saturating_sub(CONTEXT + 1);
+        *by.entry(frames[from..].iter().map(|f| f.to_string()).collect())
+            .or_default() += n;
+    }
+    let mut v: Vec<(Vec<String>, u64)> = by.into_iter().collect();
+    v.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    v
+}
+
+/// The most frequent of `paths` until they hold [`PATH_SHARE`] of the samples.
+fn main_paths(paths: Vec<(Vec<String>, u64)>) -> Vec<Vec<String>> {
+    let whole: u64 = paths.iter().map(|p| p.1).sum();
+    let mut held = 0;
+    let mut out = Vec::new();
+    for (p, n) in paths {
+        if out.len() >= MAX_PATHS || (held as f64) >= PATH_SHARE * whole as f64 {
+            break;
+        }
+        held += n;
+        out.push(p);
+    }
+    out
+}
+
+/// Whether `frames` holds `path` as consecutive frames.
+fn goes_through(frames: &[&str], path: &[String]) -> bool {
+    !path.is_empty()
+        && frames
+            .windows(path.len())
+            .any(|w| w.iter().zip(path).all(|(a, b)| a == b))
+}
+
+/// Percent of `p`'s samples whose stack goes through one of `paths`.
+fn share_through(p: &Profile, paths: &[Vec<String>]) -> f64 {
+    let through: u64 = p
+        .stacks
+        .iter()
+        .filter(|(stack, _)| {
+            let frames: Vec<&str> = stack.split(';').collect();
+            paths.iter().any(|path| goes_through(&frames, path))
+        })
+        .map(|(_, &n)| n)
+        .sum();
+    100.0 * through as f64 / p.samples.max(1) as f64
+}
+
 /// For the `hot` hottest kernel functions of `p` (by self samples), the benchmarks among
-/// `profiles` (the newest profile of each benchmark counts) that spend the most in them.
+/// `profiles` (the newest profile of each benchmark counts) that spend the most in them by
+/// the same call paths.
 pub fn isolate(p: &SystemProfile, profiles: &[Profile], hot: usize) -> Vec<Isolation> {
     // The first profile of each benchmark wins: callers pass them newest first.
     let mut seen = BTreeSet::new();
-    let shares: Vec<(&str, BTreeMap<String, f64>)> = profiles
+    let benches: Vec<&Profile> = profiles
         .iter()
         .filter(|b| b.samples > 0 && seen.insert(b.bench.as_str()))
-        .map(|b| {
-            let m = b
-                .flat()
-                .into_iter()
-                .map(|f| (f.name, f.total_pct))
-                .collect();
-            (b.bench.as_str(), m)
-        })
         .collect();
-    p.kernel_profile()
+    let kernel = p.kernel_profile();
+    kernel
         .flat()
         .into_iter()
         .filter(|f| f.self_samples > 0 && !f.name.starts_with('['))
         .take(hot)
         .map(|f| {
-            let mut benchmarks: Vec<(String, f64)> = shares
+            let paths = main_paths(paths_into(&kernel.stacks, &f.name));
+            let mut benchmarks: Vec<(String, f64)> = benches
                 .iter()
-                .filter_map(|(bench, m)| {
-                    m.get(&f.name)
-                        .filter(|&&pct| pct >= MIN_SHARE_PCT)
-                        .map(|&pct| (bench.to_string(), pct))
-                })
+                .map(|b| (b.bench.clone(), share_through(b, &paths)))
+                .filter(|(_, pct)| *pct >= MIN_SHARE_PCT)
                 .collect();
             benchmarks.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
             benchmarks.truncate(BENCHMARKS_PER_FUNCTION);
             Isolation {
                 pct_kernel: p.kernel_pct(f.self_samples),
                 function: f.name,
+                paths,
                 benchmarks,
             }
         })
@@ -236,6 +301,55 @@ mod tests {
         assert!(iso[1].benchmarks.is_empty(), "no benchmark writes a pipe");
         assert_eq!(iso[2].benchmarks, vec![("forks0".to_string(), 90.0)]);
         assert!(isolate(&p, &[], 3).iter().all(|i| i.benchmarks.is_empty()));
+    }
+
+    #[test]
+    fn a_function_called_from_everywhere_names_the_benchmarks_that_reach_it_the_same_way() {
+        // The machine spends its time in a lock released by the block layer's completion; a
+        // pipe benchmark releases the same lock more often, on its wake-up path.
+        const LOCK: &str = "_raw_spin_unlock_irqrestore";
+        let p = observation(
+            &[
+                (
+                    "irq;blk_mq_end_request;blk_update_request;_raw_spin_unlock_irqrestore",
+                    90,
+                ),
+                ("entry;x;y;_raw_spin_unlock_irqrestore", 10),
+            ],
+            &[("irq", 100)],
+        );
+        let profiles =
+            vec![
+            bench(
+                "pipeback4",
+                &[
+                    ("entry;anon_pipe_write;__wake_up_sync_key;_raw_spin_unlock_irqrestore", 30),
+                    ("entry;anon_pipe_read", 70),
+                ],
+            ),
+            bench(
+                "seqpage",
+                &[
+                    (
+                        "irq;blk_mq_end_request;blk_update_request;_raw_spin_unlock_irqrestore;__x",
+                        5,
+                    ),
+                    ("entry;filemap_read", 95),
+                ],
+            ),
+        ];
+        let iso = isolate(&p, &profiles, 1);
+        assert_eq!(iso[0].function, LOCK);
+        assert_eq!(
+            iso[0].paths,
+            vec![vec![
+                "blk_mq_end_request".to_string(),
+                "blk_update_request".into(),
+                LOCK.into()
+            ]],
+            "the callers that bring 80% of its samples"
+        );
+        assert_eq!(iso[0].benchmarks, vec![("seqpage".to_string(), 5.0)]);
     }
 
     #[test]

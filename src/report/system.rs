@@ -252,7 +252,7 @@ pub fn isolation_text(iso: &[Isolation]) -> String {
     }
     let _ = writeln!(
         s,
-        "\nTo isolate the hottest kernel functions (benchmarks whose stored profiles spend the most in each, with what it calls)"
+        "\nTo isolate the hottest kernel functions (benchmarks whose stored profiles spend the most in each, reached through the same callers, with what it calls)"
     );
     let mut all: Vec<&str> = Vec::new();
     for i in iso {
@@ -270,6 +270,17 @@ pub fn isolation_text(iso: &[Isolation]) -> String {
             "  {:<32} {:>6.2}% of kernel time: {named}",
             i.function, i.pct_kernel
         );
+        // The callers the match was made by: a function called from everywhere (a lock, an
+        // allocator) names only the benchmarks that reach it the way the machine did.
+        let via: Vec<String> = i
+            .paths
+            .iter()
+            .filter(|p| p.len() > 1)
+            .map(|p| p[..p.len() - 1].join(" > "))
+            .collect();
+        if !via.is_empty() {
+            let _ = writeln!(s, "  {:<32} via {}", "", via.join("; "));
+        }
         for (b, _) in &i.benchmarks {
             if !all.contains(&b.as_str()) {
                 all.push(b);
