@@ -112,7 +112,7 @@ fn a_kernel_path_planted_in_b_is_named_first_and_tied_to_the_switch() {
         ],
         0,
     );
-    // B: A's run and profile, its trials 10 times as slow (a ratio whose interval clears 1 on a busy machine, whose trials vary by 40%), half as many samples again below
+    // B: A's run and profile, its trials 10 times as slow as its slowest, half as many samples again below
     // __seccomp_filter, and the note an ab with the seccomp switch on leaves.
     let mut doc = json_of(ok(&db, &["export", "a"], 0).as_bytes());
     let b_id = "b1a2c3d4e5f6";
@@ -160,4 +160,63 @@ fn a_kernel_path_planted_in_b_is_named_first_and_tied_to_the_switch() {
     }
     let text = ok(&db, &["explain", "a", "planted", "syscall"], 0);
     assert!(text.contains("Where the change is (call paths"), "{text}");
+}
+
+#[test]
+fn measure_profiles_only_the_side_this_machine_stands_for_and_says_so() {
+    if !profiling_allowed() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("s.db");
+    ok(&db, &["run", "syscall", "--quick", "--label", "na"], 0);
+    // B: A's run recorded with another value of a sysctl: this machine is A's, not B's.
+    let mut doc = json_of(ok(&db, &["export", "na"], 0).as_bytes());
+    let a_id = doc["runs"][0]["id"].as_str().unwrap().to_string();
+    let run = &mut doc["runs"][0];
+    run["id"] = "bb0000000001".into();
+    run["label"] = "nb".into();
+    run["fingerprint"]["sysctls"]["kernel.sched_autogroup_enabled"] = "9".into();
+    let file = tmp.path().join("nb.json");
+    std::fs::write(&file, serde_json::to_vec(&doc).unwrap()).unwrap();
+    ok(&db, &["import", file.to_str().unwrap()], 0);
+
+    // Without --measure: nothing is measured, and the user is told how.
+    let out = sysperf(&db)
+        .args(["explain", "na", "nb", "syscall"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("'sysperf explain --measure'"));
+
+    let args = [
+        "explain",
+        "na",
+        "nb",
+        "syscall",
+        "--measure",
+        "--profile-seconds",
+        "0.3",
+        "--json",
+    ];
+    let v = json_of(ok(&db, &args, 0).as_bytes());
+    let t = &v["tests"][0];
+    assert_eq!(t["profiles"][0]["kind"], "measured", "{t}");
+    let made = t["profiles"][0]["run"].as_str().unwrap().to_string();
+    assert_eq!(t["profiles"][1]["kind"], "missing");
+    let why = t["profiles"][1]["why"].as_str().unwrap();
+    assert!(
+        why.contains("this machine is not B's as it was: sysctl kernel.sched_autogroup_enabled"),
+        "{why}"
+    );
+    assert!(t["one_side"]["side"] == "A", "{t}");
+    // The profile made is a run of its own, found again by a later explain.
+    let text = ok(&db, &["explain", "na", "nb", "syscall"], 0);
+    assert!(
+        text.contains("A measured on this machine for this side by explain at "),
+        "{text}"
+    );
+    assert!(text.contains(&format!("(stored as run {made})")), "{text}");
+    let shown = ok(&db, &["show", &format!("explain-{a_id}")], 0);
+    assert!(shown.contains("Kernel profile of syscall"), "{shown}");
 }

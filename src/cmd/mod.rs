@@ -159,10 +159,11 @@ impl Cmd {
     /// The commands that measure or examine the machine: before them, what killed sysperf
     /// processes left is removed (`engine::tidy`).
     pub(crate) fn examines_the_machine(&self) -> bool {
-        matches!(
-            self,
-            Cmd::Run(_) | Cmd::Ab(_) | Cmd::Profile(_) | Cmd::Doctor(_) | Cmd::Trace(_)
-        )
+        match self {
+            Cmd::Run(_) | Cmd::Ab(_) | Cmd::Profile(_) | Cmd::Doctor(_) | Cmd::Trace(_) => true,
+            Cmd::Explain(a) => a.measure,
+            _ => false,
+        }
     }
 }
 
