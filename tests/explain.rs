@@ -1,7 +1,8 @@
 //! `sysperf explain A B [TEST...]` from the command line: a side without a profile is said and
 //! never made up; bad input exits 2; a kernel path planted in B's stored profile (an exported
 //! run given a seccomp filter's stacks and the ab switch's note, then imported) is named first,
-//! tied to the switch, and accounts for the change its samples make.
+//! tied to the switch, and accounts for the change its samples make; `--measure` and a stored
+//! trace (`trace --store`) stand only for the side this machine is.
 //!
 //! Live runs are quick smoke runs: nothing here depends on speed. The planted test needs the
 //! kernel profiled (root, or perf_event_paranoid <= 1 with kernel addresses visible); without
@@ -219,4 +220,45 @@ fn measure_profiles_only_the_side_this_machine_stands_for_and_says_so() {
     assert!(text.contains(&format!("(stored as run {made})")), "{text}");
     let shown = ok(&db, &["show", &format!("explain-{a_id}")], 0);
     assert!(shown.contains("Kernel profile of syscall"), "{shown}");
+
+    // A stored trace made here stands for A too: its counts per call beside A's.
+    let out = sysperf(&db)
+        .args(["trace", "syscall", "--store", "--label", "tr"])
+        .args(["--iterations", "200", "--events", "syscalls"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let id = err
+        .split("stored as trace ")
+        .nth(1)
+        .and_then(|r| r.split_whitespace().next())
+        .unwrap_or_else(|| panic!("{err}"))
+        .to_string();
+    let v = json_of(ok(&db, &["explain", "na", "nb", "syscall", "--json"], 0).as_bytes());
+    let t = &v["tests"][0];
+    assert_eq!(t["traces"][0], id.as_str(), "{t}");
+    assert!(t["traces"][1].is_null());
+    let row = t["counts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["what"] == "system calls (trace)")
+        .unwrap_or_else(|| panic!("{t}"));
+    // One getpid per call, and the loop's own calls none: at least 1 per call.
+    assert!(
+        row["a"].as_f64().unwrap() >= 1.0 && row["b"].is_null(),
+        "{row}"
+    );
+    let text = ok(&db, &["explain", "na", "nb", "syscall"], 0);
+    assert!(
+        text.contains(&format!("Traces: A stored trace {id}, B none")),
+        "{text}"
+    );
+    let shown = ok(&db, &["show", "tr"], 0);
+    assert!(
+        shown.starts_with(&format!("trace {id} of syscall made ")),
+        "{shown}"
+    );
+    assert!(ok(&db, &["runs"], 0).contains(&id));
 }

@@ -140,6 +140,16 @@ pub(crate) fn exec(a: Args) -> Result<i32> {
             Ok(()) => sides[side].extend(measure(&a, &runs[side], &still)?),
         }
     }
+    // Stored traces (`trace --store`) of the tests, each standing for the side whose machine
+    // it was made on.
+    let mut traces = Vec::new();
+    if runs.iter().any(|r| r.source == "measured") {
+        let store = catalog.store()?;
+        for (t, _) in &tests {
+            traces.extend(store.traces(Some(t))?);
+        }
+    }
+    let side_traces = [0, 1].map(|s| explain::side_traces(s, [ra, rb], &traces));
     if hint {
         say!("sysperf: a side has no profile of a test; 'sysperf explain --measure' profiles it now where this machine stands for that side");
     }
@@ -148,7 +158,7 @@ pub(crate) fn exec(a: Args) -> Result<i32> {
         comparison: &cmp,
         column: 1,
         profiles: [&sides[0], &sides[1]],
-        traces: [&[], &[]],
+        traces: [&side_traces[0], &side_traces[1]],
         unmeasured,
         tests: &tests,
     });

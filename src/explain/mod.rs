@@ -22,7 +22,7 @@ pub mod facts;
 use crate::bench::glob_match;
 use crate::compare::{Comparison, Ratio, Verdict};
 use crate::error::InputError;
-use crate::model::{BenchResult, Profile, Run, TrialKind};
+use crate::model::{BenchResult, Profile, Run, StoredTrace, TrialKind};
 use crate::trace::TraceReport;
 use diff::ProfileDiff;
 use facts::{Difference, Tied};
@@ -81,6 +81,29 @@ pub struct SideTrace {
     /// on the side's machine, as recorded).
     pub id: String,
     pub attached: bool,
+}
+
+/// The stored traces (`trace --store`, newest first) that stand for `side` of `runs`: each
+/// test's newest trace made on a machine whose recorded facts were that side's and not the
+/// other's ([`facts::stands_for`]); a trace that fits both sides stands for neither. A trace
+/// whose report cannot be read is passed over.
+pub fn side_traces(side: usize, runs: [&Run; 2], traces: &[StoredTrace]) -> Vec<SideTrace> {
+    let mut out: Vec<SideTrace> = Vec::new();
+    for t in traces {
+        if out.iter().any(|s| s.report.bench == t.bench)
+            || facts::stands_for(side, runs, &t.fingerprint).is_err()
+        {
+            continue;
+        }
+        if let Ok(report) = TraceReport::of(t) {
+            out.push(SideTrace {
+                report,
+                id: t.id.clone(),
+                attached: false,
+            });
+        }
+    }
+    out
 }
 
 /// What [`build`] explains.

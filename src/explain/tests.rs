@@ -215,3 +215,46 @@ fn a_faster_test_is_explained_the_other_way() {
     assert_eq!(p.function(), "__seccomp_filter");
     assert!(p.total.change_ns_per_op < 0.0 && p.share_pct.unwrap() > 0.0);
 }
+
+#[test]
+fn a_stored_trace_stands_for_the_side_whose_machine_it_was_made_on() {
+    let (a, b) = runs();
+    let report = crate::report::trace::tests::fixture();
+    let here = report
+        .stored("7ace00000001".into(), None, 1, a.fingerprint.clone())
+        .unwrap();
+    let mut elsewhere = here.clone();
+    elsewhere.id = "7ace00000002".into();
+    elsewhere.fingerprint.hostname = Some("another".into());
+    let traces = [elsewhere, here];
+    // A ran with the ab switch off: the machine as it is, which the trace was made on; B ran
+    // with the seccomp filter on, which no trace of the machine as it is stands for.
+    let sides = [0, 1].map(|s| side_traces(s, [&a, &b], &traces));
+    assert_eq!(sides[0].len(), 1);
+    assert_eq!(
+        sides[0][0].id, "7ace00000001",
+        "the other machine's is passed over"
+    );
+    assert!(sides[1].is_empty());
+    let runs = [a.clone(), b.clone()];
+    let cmp = crate::compare::build(&runs, 0, 2.0);
+    let tests = vec![(report.bench.clone(), Listed::Named)];
+    let e = build(&Input {
+        runs: [&a, &b],
+        comparison: &cmp,
+        column: 1,
+        profiles: [&[], &[]],
+        traces: [&sides[0], &sides[1]],
+        unmeasured: [None, None],
+        tests: &tests,
+    });
+    let t = &e.tests[0];
+    assert_eq!(t.traces, [Some("7ace00000001".to_string()), None]);
+    let row = t
+        .counts
+        .iter()
+        .find(|c| c.what == "system calls (trace)")
+        .expect("the trace's rows");
+    assert!(row.a.is_some() && row.b.is_none(), "{row:?}");
+    assert!(row.source.contains("trace --store"));
+}

@@ -242,6 +242,18 @@ fn test_text(s: &mut String, t: &TestExplanation, top: usize) {
             let _ = writeln!(s, "    {:<48} {:>10} {:>10}", f, ns(*sf), ns(*tot));
         }
     }
+    if t.traces.iter().any(Option::is_some) {
+        let shown = |x: &Option<String>| {
+            x.as_ref()
+                .map_or("none".to_string(), |id| format!("stored trace {id}"))
+        };
+        let _ = writeln!(
+            s,
+            "  Traces: A {}, B {}",
+            shown(&t.traces[0]),
+            shown(&t.traces[1])
+        );
+    }
     if !t.counts.is_empty() {
         let _ = writeln!(
             s,

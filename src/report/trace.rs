@@ -480,7 +480,7 @@ pub fn papers_text(papers: &[crate::trace::system::BesidePaper]) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::trace::*;
 
@@ -490,9 +490,9 @@ mod tests {
 
     pub(crate) fn fixture() -> TraceReport {
         TraceReport {
-            format: "sysperf-trace",
+            format: "sysperf-trace".into(),
             format_version: 1,
-            sysperf_version: "0.1.0",
+            sysperf_version: "0.1.0".into(),
             bench: "pipeback4".into(),
             paper: "exchange 10,000 4-byte messages with child".into(),
             unit: "round trip".into(),
