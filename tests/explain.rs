@@ -261,4 +261,24 @@ fn measure_profiles_only_the_side_this_machine_stands_for_and_says_so() {
         "{shown}"
     );
     assert!(ok(&db, &["runs"], 0).contains(&id));
+    // Two stored traces of a test compare per operation; a trace and a run do not.
+    let out = sysperf(&db)
+        .args(["trace", "syscall", "--store", "--label", "tr2"])
+        .args(["--iterations", "200", "--events", "syscalls"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = ok(&db, &["compare", "tr", "tr2"], 0);
+    assert!(
+        text.starts_with("sysperf compare: 2 traces of syscall per call"),
+        "{text}"
+    );
+    let row = text
+        .lines()
+        .find(|l| l.starts_with("  getpid"))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(row.ends_with("1.00x"), "one getpid per call on both: {row}");
+    let v = json_of(ok(&db, &["compare", "tr", "tr2", "--json"], 0).as_bytes());
+    assert_eq!(v["format"], "sysperf-trace-comparison");
+    assert_eq!(v["before"]["id"], id.as_str());
 }

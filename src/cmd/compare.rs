@@ -112,6 +112,35 @@ pub(crate) fn show(req: &compare::Request, format: Format, db: Option<PathBuf>) 
             }
             return Ok(exit::OK);
         }
+        Compared::Traces { before, after } => {
+            if format == Format::Json {
+                print_json(&serde_json::json!({
+                    "format": "sysperf-trace-comparison",
+                    "format_version": 1,
+                    "before": before,
+                    "after": after,
+                    "per_op": sysperf::explain::trace_rows([
+                        Some(&sysperf::trace::TraceReport::of(&before)?),
+                        Some(&sysperf::trace::TraceReport::of(&after)?),
+                    ]),
+                }))?;
+            } else {
+                let reports = [
+                    sysperf::trace::TraceReport::of(&before)?,
+                    sysperf::trace::TraceReport::of(&after)?,
+                ];
+                print(&report::trace::comparison_text(
+                    &before,
+                    &after,
+                    [&reports[0], &reports[1]],
+                ))?;
+            }
+            if req.gate_pct.is_some() {
+                say!("sysperf: --fail-on-regression judges benchmark runs; traces have no intervals to judge");
+                return Ok(exit::UNJUDGED);
+            }
+            return Ok(exit::OK);
+        }
         Compared::Runs { runs, comparison } => (runs, comparison),
     };
     match format {

@@ -560,12 +560,13 @@ fn counts(results: [Option<&BenchResult>; 2], traces: [Option<&SideTrace>; 2]) -
             });
         }
     }
-    rows.extend(trace_rows(traces));
+    rows.extend(trace_rows(traces.map(|t| t.map(|t| &t.report))));
     rows
 }
 
 /// Rows from stored traces: exact counts per operation (the difference of two traced runs).
-fn trace_rows(traces: [Option<&SideTrace>; 2]) -> Vec<CountRow> {
+/// Also what `compare` of two stored traces prints.
+pub fn trace_rows(traces: [Option<&TraceReport>; 2]) -> Vec<CountRow> {
     if traces.iter().all(Option::is_none) {
         return Vec::new();
     }
@@ -579,7 +580,7 @@ fn trace_rows(traces: [Option<&SideTrace>; 2]) -> Vec<CountRow> {
         b_ci: None,
     };
     let mut rows = Vec::new();
-    let sys = traces.map(|t| t.and_then(|t| t.report.syscalls.as_ref()));
+    let sys = traces.map(|t| t.and_then(|t| t.syscalls.as_ref()));
     if sys.iter().any(Option::is_some) {
         rows.push(row(
             "system calls (trace)".into(),
@@ -607,7 +608,7 @@ fn trace_rows(traces: [Option<&SideTrace>; 2]) -> Vec<CountRow> {
             ));
         }
     }
-    let sched = traces.map(|t| t.and_then(|t| t.report.sched.as_ref()));
+    let sched = traces.map(|t| t.and_then(|t| t.sched.as_ref()));
     if sched.iter().any(Option::is_some) {
         rows.push(row(
             "context switches (trace)".into(),
@@ -618,7 +619,7 @@ fn trace_rows(traces: [Option<&SideTrace>; 2]) -> Vec<CountRow> {
             sched.map(|s| s.and_then(|s| s.migrations.map(|m| m.per_op))),
         ));
     }
-    let pc = traces.map(|t| t.and_then(|t| t.report.pagecache.as_ref()));
+    let pc = traces.map(|t| t.and_then(|t| t.pagecache.as_ref()));
     if pc.iter().any(Option::is_some) {
         rows.push(row(
             "page-cache faults (trace)".into(),
