@@ -9,41 +9,9 @@
 //! it it says why and skips, except on CI.
 
 use serde_json::Value;
-use std::path::Path;
 
 mod common;
 use common::*;
-
-fn proc_value(path: &str) -> Option<i64> {
-    std::fs::read_to_string(path).ok()?.trim().parse().ok()
-}
-
-/// Whether this machine lets us profile the kernel; prints why not and, on CI, fails.
-fn profiling_allowed() -> bool {
-    let paranoid = proc_value("/proc/sys/kernel/perf_event_paranoid").unwrap_or(3);
-    let kptr = proc_value("/proc/sys/kernel/kptr_restrict").unwrap_or(2);
-    let ok = sysperf::sys::is_root() && kptr < 2 || paranoid <= 1 && kptr == 0;
-    if !ok {
-        assert!(
-            std::env::var("CI").is_err(),
-            "CI runs as root and must be able to profile"
-        );
-        eprintln!("skipping: profiling the kernel needs root, or kernel.perf_event_paranoid <= 1 and kernel.kptr_restrict = 0");
-    }
-    ok
-}
-
-/// Runs `args` against `db`, expects exit code `code`, returns stdout.
-fn ok(db: &Path, args: &[&str], code: i32) -> String {
-    let out = sysperf(db).args(args).output().unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(code),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
 
 #[test]
 fn a_side_without_a_profile_is_said_and_bad_input_is_refused() {

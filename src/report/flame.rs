@@ -51,9 +51,22 @@ pub fn svg(profiles: &[&Profile], title: &str, id: &str) -> Result<String, Flame
     if lines.is_empty() {
         return Err(FlameError::Empty);
     }
+    draw(title, None, "samples", &lines, id)
+}
+
+/// Folded `lines` drawn by inferno as a static graph scoped to `id`, with `count_name` as the
+/// unit of its counts.
+fn draw(
+    title: &str,
+    subtitle: Option<&str>,
+    count_name: &str,
+    lines: &[String],
+    id: &str,
+) -> Result<String, FlameError> {
     let mut opt = inferno::flamegraph::Options::default();
     opt.title = crate::term::visible(title).into_owned();
-    opt.count_name = "samples".into();
+    opt.subtitle = subtitle.map(str::to_string);
+    opt.count_name = count_name.into();
     opt.name_type = "Kernel function:".into();
     opt.no_javascript = true;
     // The same stacks always give the same picture (colours from the names, not random).
@@ -95,19 +108,13 @@ pub fn differential(a: &Profile, b: &Profile, title: &str, id: &str) -> Result<S
     if stacks.values().all(|c| c[1] == 0) {
         return Err(FlameError::Empty);
     }
-    let mut opt = inferno::flamegraph::Options::default();
-    opt.title = crate::term::visible(title).into_owned();
-    opt.subtitle = Some("red: more time per operation in B than in A; blue: less".into());
-    opt.count_name = "ps per op".into();
-    opt.name_type = "Kernel function:".into();
-    opt.no_javascript = true;
-    opt.hash = true;
-    opt.deterministic = true;
-    let mut out = Vec::new();
-    inferno::flamegraph::from_lines(&mut opt, lines.iter().map(String::as_str), &mut out)
-        .map_err(|e| FlameError::Draw(e.to_string()))?;
-    let raw = String::from_utf8(out).map_err(|e| FlameError::Draw(e.to_string()))?;
-    Ok(make_static(&raw, id))
+    draw(
+        title,
+        Some("red: more time per operation in B than in A; blue: less"),
+        "ps per op",
+        &lines,
+        id,
+    )
 }
 
 /// Removes the element that starts with `open` (up to `close`, inclusive), if present.

@@ -321,3 +321,36 @@ pub fn plant_seccomp(doc: &mut Value, bench: &str, id: &str, label: &str, slower
     doc["profiles"] = serde_json::json!({ id: profiles });
     planted
 }
+
+fn proc_value(path: &str) -> Option<i64> {
+    std::fs::read_to_string(path).ok()?.trim().parse().ok()
+}
+
+/// Whether this machine lets us profile the kernel; prints why not and, on CI, fails.
+pub fn profiling_allowed() -> bool {
+    let paranoid = proc_value("/proc/sys/kernel/perf_event_paranoid").unwrap_or(3);
+    let kptr = proc_value("/proc/sys/kernel/kptr_restrict").unwrap_or(2);
+    let ok = sysperf::sys::is_root() && kptr < 2 || paranoid <= 1 && kptr == 0;
+    if !ok {
+        assert!(
+            std::env::var("CI").is_err(),
+            "CI runs as root and must be able to profile (perf_event_paranoid {paranoid}, kptr_restrict {kptr})"
+        );
+        eprintln!(
+            "skipping: profiling the kernel needs root, or kernel.perf_event_paranoid <= 1 and kernel.kptr_restrict = 0 (they are {paranoid} and {kptr})"
+        );
+    }
+    ok
+}
+
+/// Runs `args` against the store `db`, expects exit code `code`, returns stdout.
+pub fn ok(db: &Path, args: &[&str], code: i32) -> String {
+    let out = sysperf(db).args(args).output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(code),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
