@@ -1,51 +1,139 @@
 #!/usr/bin/env bash
-# A/A check of the verdicts (a benchmark, not a test): K identical runs of a selection on this
-# machine, one after the other, each compared with the first as `sysperf compare R1 Rk --json`
-# does it (one run a side; the machine's run-to-run variance then comes from the other stored
-# runs). Nothing changed between the runs, so every "faster" or "slower" is a false verdict.
-# Prints the false verdicts out of all comparisons and the median interval half-width.
+# A/A check of the verdicts (a benchmark, not a test; #30). Nothing changes between the runs
+# or sides compared, so every "faster" or "slower" is a false verdict. Two modes:
 #
-# Usage: [K=6] [SEL="syscall csw ..."] [TRIALS=5] [SETTLE=120] scripts/aa.sh
+#   MODE=runs (default): K identical runs of a selection into a fresh store, one after the
+#     other, then ALL K(K-1)/2 pairs compared as `sysperf compare Ri Rj --json` does it (one
+#     run a side; the machine's run-to-run variance then comes from the other K-2 stored runs
+#     made alike, so K >= 5 for a verdict at all). HOG=1 starts and stops a CPU hog
+#     (`stress-ng --cpu 1`, else a shell loop) at random times, between and during the runs.
+#   MODE=ab: TRIES paired `sysperf ab SEL --switch none` (both sides alike), each compared
+#     round by round.
+#
+# Prints one line: the false verdicts out of all comparisons with a 95% Clopper-Pearson
+# interval (the comparisons of one run share it, so the interval is a guide, not exact), the
+# rows without a verdict, the median interval half-width, what the intervals cover, and the
+# machine time taken.
+#
+# Usage: [MODE=runs|ab] [K=6] [TRIES=20] [SEL="..."] [TRIALS=5] [SETTLE=0] [HOG=0]
+#        [DESIGN=paired|duet] [SP=path/to/sysperf] scripts/aa.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
+MODE=${MODE:-runs}
 K=${K:-6}
+TRIES=${TRIES:-20}
 SEL=${SEL:-"syscall csw pipeback4 forks0 execs0null seqpage"}
 TRIALS=${TRIALS:-5}
-# Each run first waits (up to SETTLE s) for a quiet machine, as a user comparing runs should.
-SETTLE=${SETTLE:-120}
+SETTLE=${SETTLE:-0}
+HOG=${HOG:-0}
+DESIGN=${DESIGN:-paired}
 case "$K" in ''|*[!0-9]*|0|1) echo "aa.sh: K must be a number of runs of at least 2" >&2; exit 2;; esac
-cargo build --release -q
-SP=./target/release/sysperf
+if [ -z "${SP:-}" ]; then
+  cargo build --release -q
+  SP=./target/release/sysperf
+fi
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+hog_pid=
+cleanup() {
+  if [ -n "$hog_pid" ]; then kill "$hog_pid" 2>/dev/null || true; wait "$hog_pid" 2>/dev/null || true; fi
+  rm -rf "$work"
+}
+trap cleanup EXIT
 db="$work/aa.db"
-for k in $(seq 1 "$K"); do
-  # shellcheck disable=SC2086
-  "$SP" run $SEL --trials "$TRIALS" --settle "$SETTLE" --label "aa-$k" --db "$db" >/dev/null 2>"$work/err" || { cat "$work/err" >&2; exit 1; }
-done
-for k in $(seq 2 "$K"); do
-  "$SP" compare aa-1 "aa-$k" --json --db "$db" > "$work/c$k.json"
-done
-python3 - "$work" "$K" $SEL <<'PY'
-import json, statistics, sys
-work, k, sel = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
-calls, n, widths, covers = 0, 0, [], set()
-for i in range(2, k + 1):
+settle=()
+[ "$SETTLE" != 0 ] && settle=(--settle "$SETTLE")
+
+# The hog: off and on at random, 2-20 s each, for as long as the script runs.
+if [ "$HOG" = 1 ]; then
+  (
+    trap 'kill $h 2>/dev/null; exit 0' TERM
+    while :; do
+      sleep $((2 + RANDOM % 19))
+      if command -v stress-ng >/dev/null; then
+        stress-ng --cpu 1 --timeout $((2 + RANDOM % 19)) --quiet & h=$!
+      else
+        (end=$((SECONDS + 2 + RANDOM % 19)); while [ $SECONDS -lt $end ]; do :; done) & h=$!
+      fi
+      wait $h || true
+    done
+  ) & hog_pid=$!
+fi
+
+start=$SECONDS
+if [ "$MODE" = ab ]; then
+  duet=()
+  [ "$DESIGN" = duet ] && duet=(--duet)
+  for t in $(seq 1 "$TRIES"); do
+    # shellcheck disable=SC2086
+    "$SP" ab $SEL --switch none "${duet[@]}" --json --label "aa-$t" --db "$db" > "$work/c$t.json" 2>"$work/err" || { cat "$work/err" >&2; exit 1; }
+  done
+  n=$TRIES
+else
+  for k in $(seq 1 "$K"); do
+    # shellcheck disable=SC2086
+    "$SP" run $SEL --trials "$TRIALS" "${settle[@]}" --label "aa-$k" --db "$db" >/dev/null 2>"$work/err" || { cat "$work/err" >&2; exit 1; }
+  done
+  n=0
+  for i in $(seq 1 "$K"); do
+    for j in $(seq $((i + 1)) "$K"); do
+      n=$((n + 1))
+      "$SP" compare "aa-$i" "aa-$j" --json --db "$db" > "$work/c$n.json"
+    done
+  done
+fi
+elapsed=$((SECONDS - start))
+python3 - "$work" "$n" "$MODE" "$K" "$HOG" "$elapsed" "$DESIGN" $SEL <<'PY'
+import json, math, statistics, sys
+work, n, mode, k, hog, elapsed, design, sel = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5], sys.argv[6], sys.argv[7], sys.argv[8:]
+
+def binom_cdf(x, n, p):
+    # P(X <= x) for X ~ Binomial(n, p).
+    return sum(math.comb(n, i) * p ** i * (1 - p) ** (n - i) for i in range(x + 1))
+
+def clopper_pearson(x, n):
+    # The exact 95% interval: the p at which seeing x or more (x or fewer) is 2.5% likely.
+    def solve(f):
+        lo, hi = 0.0, 1.0
+        for _ in range(60):
+            mid = (lo + hi) / 2
+            if f(mid): lo = mid
+            else: hi = mid
+        return (lo + hi) / 2
+    low = 0.0 if x == 0 else solve(lambda p: 1 - binom_cdf(x - 1, n, p) < 0.025)
+    high = 1.0 if x == n else solve(lambda p: binom_cdf(x, n, p) > 0.025)
+    return low, high
+
+calls = judged = unknown = other = 0
+widths, covers, false = [], set(), []
+for i in range(1, n + 1):
     c = json.load(open(f"{work}/c{i}.json"))
     for row in c["rows"]:
         if row["id"] not in sel:
             continue
         r = row["ratios"][1]
-        if r is None or r["ci"] is None:
+        if r is None:
+            other += 1
             continue
-        n += 1
+        if r["verdict"] == "noise_unknown":
+            unknown += 1
+            continue
+        if r["ci"] is None:
+            other += 1
+            continue
+        judged += 1
         covers.add(r["covers"])
-        calls += r["verdict"] in ("faster", "slower")
         lo, hi = r["ci"]
         widths.append(100 * (hi - lo) / 2 / r["ratio"])
         if r["verdict"] in ("faster", "slower"):
-            print(f"  false verdict: aa-1 vs aa-{i} {row['id']}: {r['verdict']} {r['ratio']:.3f} [{lo:.3f}, {hi:.3f}]")
-print(f"aa.sh: {k} runs of {' '.join(sel)}: {calls} of {n} comparisons called significant "
-      f"({100 * calls / max(n, 1):.1f}%); median interval half-width {statistics.median(widths):.1f}%; "
-      f"intervals cover: {', '.join(sorted(covers))}")
+            calls += 1
+            false.append(f"{c['runs'][0]['label']} vs {c['runs'][1]['label']} {row['id']}: {r['verdict']} {r['ratio']:.3f} [{lo:.3f}, {hi:.3f}]")
+for f in false:
+    print(f"  false verdict: {f}")
+lo, hi = clopper_pearson(calls, judged) if judged else (0.0, 1.0)
+what = (f"{k} runs, all {n} pairs" if mode == "runs" else f"{n} paired ab tries ({design}, --switch none)")
+print(f"aa.sh: {mode}{' with a CPU hog' if hog == '1' else ''}: {what} of {' '.join(sel)}: "
+      f"{calls} of {judged} comparisons faster/slower = {100 * calls / max(judged, 1):.1f}% "
+      f"[95% CI {100 * lo:.1f}-{100 * hi:.1f}%, Clopper-Pearson]; {unknown} without a verdict (noise unknown), {other} without an interval; "
+      f"median half-width {statistics.median(widths) if widths else float('nan'):.1f}%; covers: {', '.join(sorted(covers)) or '-'}; "
+      f"machine time {elapsed} s")
 PY

@@ -205,16 +205,61 @@ pub fn stored_variance(
 }
 
 /// The variance components of each test on the machine that made `run`, from its runs in
-/// `store`, stored there for the machine (replacing what was there), for `doctor`: the engine
-/// calls it after every run.
+/// `store` made with the same options, stored there for the machine (replacing what was
+/// there, unless there are none yet), for `doctor`: `run` and `noise` call it after their
+/// runs; a side of `ab` is never one of them.
 pub fn record_variance(
     store: &dyn Backend,
     run: &Run,
 ) -> Result<Vec<VarianceEstimate>, CatalogError> {
+    // A side of `ab` is not a run of the machine as `run` makes it (#30).
+    if run.params.ab.is_some() {
+        return Ok(Vec::new());
+    }
     let history = history_in(store, run, HISTORY_RUNS, &[])?;
     let estimates = compare::machine_variance(&history, crate::harness::unix_ns());
-    store.put_variance(machine(&run.fingerprint), &estimates)?;
+    // The stored estimates are those of the options last run with three runs or more: a
+    // run made otherwise, with none of its own yet, leaves them as they are.
+    if !estimates.is_empty() {
+        store.put_variance(machine(&run.fingerprint), &estimates)?;
+    }
     Ok(estimates)
+}
+
+/// This machine's run-to-run CV of each test (the component beyond a run's trials), from
+/// its runs in `store` made with `params`: what `run --precision` adds to the interval it
+/// waits for (#30). Empty when fewer than three such runs are stored.
+pub fn run_cv(
+    store: &dyn Backend,
+    params: &crate::model::RunParams,
+) -> Result<std::collections::BTreeMap<String, f64>, CatalogError> {
+    let probe = Run {
+        id: String::new(),
+        label: None,
+        started_ns: 0,
+        ended_ns: None,
+        complete: false,
+        sysperf_version: String::new(),
+        source: "measured".into(),
+        citation: None,
+        params: params.clone(),
+        fingerprint: crate::fingerprint::collect(),
+        overhead: None,
+        results: Vec::new(),
+        derived: Vec::new(),
+        warnings: Vec::new(),
+        findings: Vec::new(),
+        series: Vec::new(),
+        notes: Vec::new(),
+    };
+    let history = history_in(store, &probe, HISTORY_RUNS, &[])?;
+    Ok(compare::machine_variance(&history, 0)
+        .into_iter()
+        .map(|v| {
+            let cv = v.between_cv();
+            (v.test, cv)
+        })
+        .collect())
 }
 
 /// [`Catalog::history`] in an opened store.
@@ -230,12 +275,12 @@ fn history_in(
     let fp = &run.fingerprint;
     let mut out = Vec::new();
     // Through the machine's index: the store's other machines are never read. Runs of
-    // another CPU model under the same host name and kernel are passed over, so look a
-    // little further than `limit`.
+    // another CPU model under the same host name and kernel, and runs made with other
+    // options or as a side of `ab`, are passed over, so look further than `limit`.
     let ids = store.machine_runs(
         fp.hostname.as_deref(),
         fp.kernel_release.as_deref(),
-        limit.saturating_mul(2).saturating_add(exclude.len()),
+        limit.saturating_mul(4).saturating_add(exclude.len()),
     )?;
     let ids: Vec<&str> = ids
         .iter()
@@ -248,7 +293,11 @@ fn history_in(
         let (now, later) = rest.split_at((limit - out.len()).min(rest.len()));
         rest = later;
         for r in store.load_runs(now)? {
-            if r.complete && r.source == "measured" && r.fingerprint.cpu_model == fp.cpu_model {
+            if r.complete
+                && r.source == "measured"
+                && r.fingerprint.cpu_model == fp.cpu_model
+                && r.params.measures_like(&run.params)
+            {
                 out.push(r);
             }
         }
@@ -323,17 +372,29 @@ impl Catalog {
 
     /// The columns of a comparison: like [`Self::load_with_baseline`], but a label that names
     /// several complete runs (`run --repeat`) is one column holding them, newest first (at
-    /// most [`LABEL_GROUP_RUNS`]).
+    /// most [`LABEL_GROUP_RUNS`]); an id or `latest` is the one run it names.
     pub fn load_columns(
         &mut self,
         specs: &[String],
         baseline: Option<&str>,
     ) -> Result<Vec<Vec<Run>>, CatalogError> {
         let firsts = self.load_with_baseline(specs, baseline)?;
+        // A column is a group only when it was named by its label (`named_runs`, the one rule
+        // for names): an id or 'latest' names that one run, even of a labelled group.
+        let mut labels = Vec::new();
+        for spec in specs.iter().chain(baseline.map(str::to_string).as_ref()) {
+            if !reference::is_name(spec) && self.named_runs(spec)?.len() >= 2 {
+                labels.push(spec.clone());
+            }
+        }
         let mut columns = Vec::with_capacity(firsts.len());
         for run in firsts {
             let mut group = Vec::new();
             if let (Some(label), "measured") = (run.label.clone(), run.source.as_str()) {
+                if !labels.contains(&label) {
+                    columns.push(vec![run]);
+                    continue;
+                }
                 let ids = self.store()?.labelled(&label)?;
                 if ids.len() >= 2 {
                     for id in ids {
@@ -434,7 +495,8 @@ impl Catalog {
     }
 
     /// Earlier runs of the machine that made `run` (same host name, kernel and CPU model),
-    /// complete and measured, newest first, at most `limit`: the history from which the
+    /// complete and measured with the same options ([`crate::model::RunParams::measures_like`]:
+    /// never a side of `ab`), newest first, at most `limit`: the history from which the
     /// machine's run-to-run variance is estimated. The runs in `exclude` (those being
     /// compared) are left out, so that a change under judgement is not taken for noise.
     pub fn history(

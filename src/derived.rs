@@ -5,7 +5,9 @@
 //! system time per fault (system time / all faults, with Table 8's printed figures beside; the
 //! vm suite's page-fault service time, Table 8's, counts major faults only).
 //!
-//! Pure functions of the results; a figure whose inputs are missing is simply not derived.
+//! Pure functions of the results; a figure whose inputs are missing is simply not derived, and
+//! one whose inputs cannot support it (one trial, an interval that includes 0, a negative cost)
+//! carries why, and prints as "n/a" (#33).
 
 use crate::model::{BenchResult, Derived, Summary};
 
@@ -28,6 +30,44 @@ fn us_ci(results: &[BenchResult], id: &str) -> Option<(f64, f64)> {
         .map(|s| &s.wall_ns_per_op)
         .filter(|w| w.n > 1)
         .map(|w| (w.ci_low / 1000.0, w.ci_high / 1000.0))
+}
+
+/// Trials behind a result's wall time (0 for a published figure).
+fn trials(results: &[BenchResult], id: &str) -> usize {
+    summary(results, id).map_or(0, |s| s.wall_ns_per_op.n)
+}
+
+/// Why a figure made from measured inputs cannot be reported as a number, or None when it
+/// stands: an input of one trial (a `--quick` run: no interval to judge it by), a difference
+/// whose interval (`lo`, `hi`, from the inputs' intervals) includes 0, or a negative value of
+/// something that is a cost. Published inputs (0 trials) are the papers' figures and stand.
+pub fn unsupported(n: &[usize], interval: Option<(f64, f64)>, value: f64) -> Option<String> {
+    if n.contains(&1) {
+        return Some("one trial (--quick): no interval to judge it by; run without --quick".into());
+    }
+    if value < 0.0 {
+        return Some(format!(
+            "negative ({value:.3}), which a cost cannot be: the difference is noise"
+        ));
+    }
+    match interval {
+        Some((lo, hi)) if lo <= 0.0 && hi >= 0.0 => Some(format!(
+            "within noise: from the intervals {lo:.3} to {hi:.3}, which includes 0"
+        )),
+        _ => None,
+    }
+}
+
+/// The interval of `a - k * b`, times `scale`, from the two results' intervals.
+fn difference_interval(
+    results: &[BenchResult],
+    a: &str,
+    b: &str,
+    k: f64,
+    scale: f64,
+) -> Option<(f64, f64)> {
+    let ((alo, ahi), (blo, bhi)) = (us_ci(results, a)?, us_ci(results, b)?);
+    Some(((alo - k * bhi) * scale, (ahi - k * blo) * scale))
 }
 
 /// What a difference `a - k * b` can be given the two intervals: the widest combination of
@@ -56,6 +96,11 @@ pub fn compute(results: &[BenchResult]) -> Vec<Derived> {
     if let (Some(csw), Some(sig)) = (us(results, "csw"), us(results, "signocsw")) {
         let per_round_trip = csw - 2.0 * sig;
         out.push(Derived {
+            na: unsupported(
+                &[trials(results, "csw"), trials(results, "signocsw")],
+                difference_interval(results, "csw", "signocsw", 2.0, 0.5),
+                per_round_trip / 2.0,
+            ),
             name: "context switch".into(),
             value: per_round_trip / 2.0,
             unit: "us/switch".into(),
@@ -78,6 +123,11 @@ pub fn compute(results: &[BenchResult]) -> Vec<Derived> {
     ] {
         if let (Some(e), Some(f)) = (us(results, exec), us(results, fork)) {
             out.push(Derived {
+                na: unsupported(
+                    &[trials(results, exec), trials(results, fork)],
+                    difference_interval(results, exec, fork, 1.0, 1.0),
+                    e - f,
+                ),
                 name: format!("exec overhead ({exec})"),
                 value: e - f,
                 unit: "us/exec".into(),
@@ -103,11 +153,13 @@ pub fn compute(results: &[BenchResult]) -> Vec<Derived> {
     for base in ["execs0null", "execs1knull"] {
         let big = format!("{base}-1kenv");
         if let (Some(b), Some(k)) = (sys_of(base), sys_of(&big)) {
-            let note = if b.n > 1 && k.n > 1 {
-                let (lo, hi) = (
+            let interval = (b.n > 1 && k.n > 1).then(|| {
+                (
                     (k.ci_low - b.ci_high) / extra_bytes,
                     (k.ci_high - b.ci_low) / extra_bytes,
-                );
+                )
+            });
+            let note = if let Some((lo, hi)) = interval {
                 let verdict = if lo <= 0.0 && hi >= 0.0 {
                     "includes 0: within noise"
                 } else {
@@ -118,6 +170,7 @@ pub fn compute(results: &[BenchResult]) -> Vec<Derived> {
                 String::new()
             };
             out.push(Derived {
+                na: unsupported(&[b.n, k.n], interval, (k.median - b.median) / extra_bytes),
                 name: format!("environment cost ({base})"),
                 value: (k.median - b.median) / extra_bytes,
                 unit: "ns/byte".into(),
@@ -143,6 +196,7 @@ pub fn compute(results: &[BenchResult]) -> Vec<Derived> {
             if faults > 0.0 {
                 let sys_ns = s.sys_ns_per_op.median;
                 out.push(Derived {
+                    na: unsupported(&[s.wall_ns_per_op.n], None, sys_ns / faults),
                     name: format!("system time per fault ({id})"),
                     value: sys_ns / faults / 1000.0,
                     unit: "us/fault".into(),
@@ -159,6 +213,18 @@ pub fn compute(results: &[BenchResult]) -> Vec<Derived> {
     out
 }
 
+/// Why `results` cannot support the figure `d` (as [`compute`] says when it makes it): its
+/// own reason, or for a run read back from a store, which keeps each figure's value but not
+/// this, the reason computed again from the stored results.
+pub fn na_of(d: &Derived, results: &[BenchResult]) -> Option<String> {
+    d.na.clone().or_else(|| {
+        compute(results)
+            .into_iter()
+            .find(|f| f.name == d.name)
+            .and_then(|f| f.na)
+    })
+}
+
 /// Table 8's printed page-fault service times for a paging test, to print beside a figure
 /// computed from Table 7 (which they do not equal: randpage 4.2BSD, 77.2 s / 9776 faults is
 /// 7.9 ms, printed 789 us); empty for a test Table 8 does not list.
@@ -173,6 +239,22 @@ pub fn table8_beside(id: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_figure_its_inputs_cannot_support_says_why() {
+        let one = unsupported(&[1, 5], Some((0.1, 0.2)), 0.15).unwrap();
+        assert!(one.starts_with("one trial"), "{one}");
+        let negative = unsupported(&[5, 5], Some((-0.2, -0.1)), -0.15).unwrap();
+        assert!(negative.starts_with("negative (-0.150)"), "{negative}");
+        let noise = unsupported(&[5, 5], Some((-0.1, 0.3)), 0.1).unwrap();
+        assert!(noise.contains("includes 0"), "{noise}");
+        assert_eq!(unsupported(&[5, 5], Some((0.1, 0.3)), 0.2), None);
+        assert_eq!(
+            unsupported(&[0, 0], None, 12.0),
+            None,
+            "the papers' figures stand"
+        );
+    }
+
     use super::*;
     use crate::model::Estimate;
 

@@ -71,6 +71,10 @@ pub enum InputError {
         "'{name}' is a built-in reference run (published figures), which is read-only; {what}"
     )]
     ReadOnlyReference { name: String, what: &'static str },
+    /// An observation of the whole machine named beside a run: shares of a profile and
+    /// measurements with intervals do not compare.
+    #[error("'{name}' is an observation of the whole machine ('sysperf profile --system'), not a run: an observation compares only with another observation ('sysperf compare {name} OTHER', both observations), a run only with runs; 'sysperf runs' lists both")]
+    ObservationNotRun { name: String },
 }
 
 fn suggest(s: &[String]) -> String {

@@ -1635,6 +1635,16 @@ fn check_params(params: &RunParams, p: &JsonPath) -> Result<()> {
     if let Some(cpus) = &params.cpus {
         count(cpus.len(), MAX_ENTRIES, &p.field("cpus"))?;
     }
+    if let Some(ab) = &params.ab {
+        let p = p.field("ab");
+        for (name, v) in [
+            ("side", &ab.side),
+            ("partner", &ab.partner),
+            ("design", &ab.design),
+        ] {
+            text(v, Text::Line, &p.field(name))?;
+        }
+    }
     float(params.timeout_s, &p.field("timeout_s"))
 }
 

@@ -15,7 +15,7 @@ macro_rules! say {
 
 mod cmd;
 
-use clap::Parser;
+use clap::FromArgMatches;
 use cmd::{Cli, Cmd};
 use std::io::Write;
 use sysperf::{engine, exit, harness};
@@ -42,7 +42,8 @@ fn main() {
         say!("sysperf: error: installing the signal handlers: {e}");
         std::process::exit(exit::FAILURE);
     }
-    let cli = Cli::parse();
+    // The command tree with its commands listed by task (`cmd::command`).
+    let cli = Cli::from_arg_matches(&cmd::command().get_matches()).unwrap_or_else(|e| e.exit());
     let code = match dispatch(cli.command) {
         Ok(code) => code,
         // A reader that stopped reading (`sysperf runs | head`) is not a failure to report;

@@ -349,7 +349,8 @@ pub enum WarningKind {
     Failed,
     /// Some counted trials failed.
     TrialFailed,
-    /// The trials vary more than [`crate::harness::CV_WARN`].
+    /// A test's trials vary, the machine's speed changes taken out, well beyond the other
+    /// tests' (`speed`; before #30: more than 5%, whatever the machine did).
     HighCv,
     /// Other work used the benchmark's CPUs.
     BusyCpu,
@@ -367,12 +368,14 @@ pub enum WarningKind {
     Imprecise,
     /// `--settle` ran out before the machine was quiet.
     NotSettled,
+    /// The machine changed speed during the run (one line for the run: `speed`).
+    MachineNoise,
     /// A kind this version does not know, kept as written.
     Other(String),
 }
 
 impl WarningKind {
-    pub(crate) const KNOWN: [(WarningKind, &'static str); 12] = [
+    pub(crate) const KNOWN: [(WarningKind, &'static str); 13] = [
         (WarningKind::Overhead, "overhead"),
         (WarningKind::Failed, "failed"),
         (WarningKind::TrialFailed, "trial_failed"),
@@ -385,6 +388,7 @@ impl WarningKind {
         (WarningKind::Interrupted, "interrupted"),
         (WarningKind::Imprecise, "imprecise"),
         (WarningKind::NotSettled, "not_settled"),
+        (WarningKind::MachineNoise, "machine_noise"),
     ];
 
     /// Whether the warning says that a part of what was asked for was not done here (a suite
@@ -444,6 +448,11 @@ pub struct Derived {
     pub value: f64,
     pub unit: String,
     pub formula: String,
+    /// Why the inputs cannot support the figure (one trial, an interval that includes 0, a
+    /// negative cost): then it prints as "n/a" with this reason, and `value` is only the
+    /// arithmetic. Absent when the figure stands (and in runs made before sysperf said so).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub na: Option<String>,
 }
 
 /// How the timer and loop overhead were measured and accounted for.
@@ -490,6 +499,50 @@ pub struct RunParams {
     /// (what the wait found is in the run's notes).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub settle_s: Option<f64>,
+    /// A side of `sysperf ab`: which, its partner run, and how the two were measured. Absent
+    /// for other runs. Such a run never enters the machine's run-to-run variance.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ab: Option<AbSide>,
+}
+
+impl RunParams {
+    /// Whether a run made with `other` measured as a run made with these parameters did: the
+    /// same selection and suites (in any order), budget (trials, trial length, quick),
+    /// order, precision and placement (mode and CPUs), and neither is a side of `ab`. Only
+    /// such runs share a run-to-run variance (#30): another order or trial length gives
+    /// another level and another spread.
+    pub fn measures_like(&self, other: &RunParams) -> bool {
+        let sorted = |v: &[String]| {
+            let mut v = v.to_vec();
+            v.sort();
+            v
+        };
+        let order = |p: &RunParams| p.order.clone().unwrap_or_else(|| "sequential".into());
+        self.ab.is_none()
+            && other.ab.is_none()
+            && sorted(&self.selection) == sorted(&other.selection)
+            && sorted(&self.suites) == sorted(&other.suites)
+            && self.trials == other.trials
+            && self.min_time_s == other.min_time_s
+            && self.quick == other.quick
+            && order(self) == order(other)
+            && self.precision_pct == other.precision_pct
+            && self.placement == other.placement
+            && self.cpus == other.cpus
+    }
+}
+
+/// A side of a paired A/B (`sysperf ab`): both sides' trials ran in the same rounds, so the
+/// comparison of the two runs is paired round by round (see `paired`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AbSide {
+    /// "a" (the baseline: switch off, or the first command) or "b".
+    pub side: String,
+    /// The other side's run id.
+    pub partner: String,
+    /// "paired" (A and B back to back in each round, in a random order) or "duet" (at the
+    /// same time on two CPUs, swapped every round).
+    pub design: String,
 }
 
 /// Why a run label would be ambiguous, or None. `latest` always names the newest run, and
@@ -582,18 +635,32 @@ impl Severity {
 /// The two variance components of one test on one machine (host name, kernel and CPU model),
 /// estimated from its stored runs (at least three, each with two or more trials): what a
 /// comparison of one run a side must allow for. On the log scale, so `sqrt(var)` is a CV.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct VarianceEstimate {
     pub test: String,
     /// Variance of a trial's log time within a run (pooled over the runs).
     pub within_var: f64,
-    /// Variance of a run's log level across runs.
+    /// Variance of a run's log median across runs, less what its trials alone make its
+    /// median vary (clipped at 0: see `clipped`).
     pub between_var: f64,
     /// Runs and trials the estimate came from.
     pub runs: usize,
     pub trials: usize,
     /// When it was estimated (ns since the epoch).
     pub updated_ns: i64,
+    /// The standard deviation of the runs' log medians: how far apart the medians of two
+    /// single runs of the test lie (times sqrt 2). Computed from the runs when shown; the
+    /// store does not keep it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub median_sd: Option<f64>,
+    /// The lowest and highest of the runs' medians, ns per operation (not stored either).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub median_range_ns: Option<[f64; 2]>,
+    /// The run-to-run component came out below 0 (the medians varied less than their trials
+    /// predict) and was clipped to 0: it is not known to be 0, and comparisons then use the
+    /// medians' own spread instead.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub clipped: bool,
 }
 
 impl VarianceEstimate {
@@ -602,6 +669,11 @@ impl VarianceEstimate {
     }
     pub fn between_cv(&self) -> f64 {
         self.between_var.sqrt()
+    }
+    /// Whether the run-to-run component was clipped to 0 (a stored estimate of exactly 0
+    /// was).
+    pub fn is_clipped(&self) -> bool {
+        self.clipped || self.between_var == 0.0
     }
 }
 

@@ -57,6 +57,12 @@ pub fn usage_self_and_children() -> Usage {
     getrusage(libc::RUSAGE_SELF).plus(&getrusage(libc::RUSAGE_CHILDREN))
 }
 
+/// Resource usage of the calling thread alone (RUSAGE_THREAD): its CPU time and how often
+/// other tasks took its CPU (involuntary switches).
+pub fn usage_thread() -> Usage {
+    getrusage(libc::RUSAGE_THREAD)
+}
+
 /// Resource usage of the children this process has reaped (and theirs), alone.
 pub fn usage_children() -> Usage {
     getrusage(libc::RUSAGE_CHILDREN)
@@ -1636,12 +1642,39 @@ pub fn sched_yield() {
 /// what a filter costs per system call, with nothing denied. Sets no_new_privs first, as an
 /// unprivileged process must; children inherit both.
 pub fn seccomp_allow_all() -> io::Result<()> {
-    let mut prog = [libc::sock_filter {
-        code: (libc::BPF_RET | libc::BPF_K) as u16,
+    seccomp_arg_checks(0)
+}
+
+/// Installs a seccomp filter that loads the system call's first argument and compares it,
+/// `checks` times, then allows the call (`sysperf ab --switch seccomp-checks=N`, a planted
+/// slowdown of every system call): because it reads an argument, the kernel cannot cache its
+/// verdict, so each call pays for the 2 x `checks` + 1 instructions. 0 is the allow-all
+/// filter. At most 2047 checks (the kernel's 4096 instructions).
+pub fn seccomp_arg_checks(checks: u32) -> io::Result<()> {
+    if checks > 2047 {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "a seccomp filter holds at most 4096 instructions (2047 checks)",
+        ));
+    }
+    // offsetof(struct seccomp_data, args[0]).
+    const ARG0: u32 = 16;
+    let insn = |code: u32, k: u32| libc::sock_filter {
+        code: code as u16,
         jt: 0,
         jf: 0,
-        k: libc::SECCOMP_RET_ALLOW,
-    }];
+        k,
+    };
+    let mut prog: Vec<libc::sock_filter> = (0..checks)
+        .flat_map(|i| {
+            [
+                insn(libc::BPF_LD | libc::BPF_W | libc::BPF_ABS, ARG0),
+                // Both branches go on to the next check: the comparison is work, not a decision.
+                insn(libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K, 0x5EC0_0000 + i),
+            ]
+        })
+        .collect();
+    prog.push(insn(libc::BPF_RET | libc::BPF_K, libc::SECCOMP_RET_ALLOW));
     let fprog = libc::sock_fprog {
         len: prog.len() as u16,
         filter: prog.as_mut_ptr(),
@@ -1650,8 +1683,8 @@ pub fn seccomp_allow_all() -> io::Result<()> {
     if unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1 as libc::c_ulong, 0, 0, 0) } != 0 {
         return Err(io::Error::last_os_error());
     }
-    // SAFETY: fprog points at a one-instruction program that lives until the call returns
-    // (the kernel copies it).
+    // SAFETY: fprog points at `prog`, which lives until the call returns (the kernel copies
+    // it); its length is `prog.len()`, at most 4095.
     let r = unsafe {
         libc::prctl(
             libc::PR_SET_SECCOMP,

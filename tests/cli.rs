@@ -29,8 +29,12 @@ fn list_json_has_the_papers_49_ids_in_table_order_then_lebenchs() {
     assert_eq!(ids[48], "gausspage.inf");
     // Then LEBench's operations (#19): read, write, mmap, munmap, page faults, fork, thread
     // creation, send/recv, select/poll/epoll, futex and sched_yield, group "lebench".
-    let le: Vec<&serde_json::Value> = v.as_array().unwrap()[49..].iter().collect();
+    let all = v.as_array().unwrap();
+    let le: Vec<&serde_json::Value> = all[49..all.len() - 1].iter().collect();
     assert!(le.iter().all(|e| e["group"] == "lebench"), "{le:?}");
+    // Last, the command benchmark of `ab --a/--b` (#30).
+    assert_eq!(all[all.len() - 1]["id"], "command");
+    assert_eq!(all[all.len() - 1]["group"], "command");
     for want in [
         "le-read-1",
         "le-write-10000",
@@ -788,7 +792,7 @@ fn the_noise_band_limit_is_the_same_in_the_code_and_every_doc() {
         "-o",
         out,
     ]));
-    assert!(err.contains("--noise"), "{err}");
+    assert!(err.contains("--threshold"), "{err}");
     sysperf(&db)
         .args([
             "report",

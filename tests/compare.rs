@@ -172,12 +172,12 @@ fn stored_copied_and_reference_runs_compare_in_every_format() {
     let lines: Vec<&str> = csv.lines().collect();
     assert_eq!(
         lines[0],
-        "id,label,run,real_s,user_s,sys_s,us_per_op,ci_low,ci_high,ratio,ratio_ci_low,ratio_ci_high,verdict,ci_level,covers"
+        "id,label,run,real_s,user_s,sys_s,us_per_op,ci_low,ci_high,ratio,ratio_ci_low,ratio_ci_high,verdict,ci_level,covers,significant"
     );
     assert_eq!(lines.len(), 1 + rows.len() * 4);
     for l in &lines[1..] {
         let f = csv_fields(l);
-        assert_eq!(f.len(), 15, "{l}");
+        assert_eq!(f.len(), 16, "{l}");
         assert!(row_ids.contains(f[0].as_str()), "{l}");
     }
 }
@@ -291,6 +291,11 @@ fn a_seeded_regression_fails_the_gate_and_is_named() {
     };
     copy("5eed00000000", "steady", 1.0);
     copy("5eed00000001", "slow", 1.2);
+    // Single runs are judged with this machine's run-to-run variance, from three or more
+    // stored runs made alike (#30): three more steady copies.
+    for k in 2..5 {
+        copy(&format!("5eed0000000{k}"), &format!("history{k}"), 1.0);
+    }
 
     let out = sysperf(&db)
         .args(["compare", "steady", "slow", "--fail-on-regression", "5"])
@@ -333,8 +338,13 @@ fn a_seeded_regression_fails_the_gate_and_is_named() {
         .unwrap();
     assert_eq!(out.status.code(), Some(4));
     let err = String::from_utf8_lossy(&out.stderr);
+    // One line for the tests alike (#33): "run 5eed00000001, 4 tests (syscall, ...): no interval".
     assert!(
-        err.lines().any(|l| l.starts_with("sysperf: cannot judge: run 5eed00000001, syscall: no interval")),
+        err.lines().any(
+            |l| l.starts_with("sysperf: cannot judge: run 5eed00000001, ")
+                && l.contains("syscall")
+                && l.contains(": no interval")
+        ),
         "{err}"
     );
     let j = json_of(&out.stdout);
@@ -576,9 +586,18 @@ fn bad_input_is_one_line_exit_2_and_no_panic() {
             &["compare", "--baseline", "nosuch", "vax750-4.1bsd"],
             "nosuch",
         ),
-        (&["compare", "--noise", "-1", "vax750-4.1bsd"], "--noise"),
-        (&["compare", "--noise", "nan", "vax750-4.1bsd"], "--noise"),
-        (&["compare", "--noise", "inf", "vax750-4.1bsd"], "--noise"),
+        (
+            &["compare", "--noise", "-1", "vax750-4.1bsd"],
+            "--threshold",
+        ),
+        (
+            &["compare", "--noise", "nan", "vax750-4.1bsd"],
+            "--threshold",
+        ),
+        (
+            &["compare", "--noise", "inf", "vax750-4.1bsd"],
+            "--threshold",
+        ),
         (
             &["compare", "--noise", "1001", "vax750-4.1bsd"],
             "0 to 1000",
@@ -690,10 +709,36 @@ fn the_gate_says_what_it_could_not_judge_and_fails_with_4() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(4), "{err}");
     assert!(err.contains("interrupted"), "{err}");
-    // Both sides measured with three trials: the gate judges, and passes an A/A pair.
+    // Both sides measured with three trials, but nothing known of how two runs of this
+    // machine differ: no verdict, and the gate says so (#30; it passed before).
     base("again", &["syscall", "pipeself4"]);
     let out = sysperf(&db)
         .args(["compare", "base", "again", "--fail-on-regression", "1000"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(4), "{err}");
+    assert!(
+        // One line for the tests unjudged for one reason (#33).
+        err.contains(
+            "2 tests (syscall, pipeself4): no verdict: run-to-run noise unknown (`sysperf noise`, or `--repeat 5`); the gate needs an interval that covers what two runs differ by"
+        ),
+        "{err}"
+    );
+    // Three more runs made alike: the run-to-run variance is known, the gate judges, and
+    // passes an A/A pair.
+    let mut args = vec!["run", "syscall", "pipeself4", "--repeat", "3"];
+    args.extend(quick3);
+    ok(&db, &args, 0);
+    let out = sysperf(&db)
+        .args([
+            "compare",
+            "base",
+            "again",
+            "--fail-on-regression",
+            "1000",
+            "--json",
+        ])
         .output()
         .unwrap();
     assert_eq!(
@@ -702,6 +747,8 @@ fn the_gate_says_what_it_could_not_judge_and_fails_with_4() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    let c = json_of(&out.stdout);
+    assert_eq!(c["rows"][0]["ratios"][1]["covers"], "trials+runs", "{c}");
 }
 
 #[test]
@@ -749,7 +796,14 @@ fn compare_of_runs_with_different_kernel_configs_prints_the_options_and_their_be
         .unwrap();
     }
     drop(conn);
+    // Options tied only to tests not compared are counted, not listed, unless asked (#33).
     let text = ok(&db, &["compare", "kern-a", "kern-b"], 0);
+    assert!(text.contains("--all-differences"), "{text}");
+    let text = ok(
+        &db,
+        &["compare", "kern-a", "kern-b", "--all-differences"],
+        0,
+    );
     assert!(text.contains("What differs"), "{text}");
     for want in [
         "kernel config",

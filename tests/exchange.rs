@@ -46,6 +46,22 @@ fn ok(db: &Path, args: &[&str]) -> Vec<u8> {
     out.stdout
 }
 
+/// What a successful `import` reported: its stderr lines, without their `sysperf: `.
+fn imported(db: &Path, args: &[&str]) -> Vec<u8> {
+    let out = with_db(db, args);
+    assert!(
+        out.status.success(),
+        "sysperf {args:?} failed: {}",
+        text(&out.stderr)
+    );
+    assert!(out.stdout.is_empty(), "import reports on stderr");
+    text(&out.stderr)
+        .lines()
+        .map(|l| format!("{}\n", l.strip_prefix("sysperf: ").unwrap_or(l)))
+        .collect::<String>()
+        .into_bytes()
+}
+
 fn stored_ids(db: &Path) -> Vec<String> {
     json_of(&ok(db, &["runs", "--json"]))
         .as_array()
@@ -326,7 +342,7 @@ fn the_committed_minimal_export_imports_and_exports_back_byte_identical() {
     let tmp = tempfile::tempdir().unwrap();
     let db = tmp.path().join("s.db");
     let file = data("minimal-export.json");
-    let out = ok(&db, &["import", file.to_str().unwrap()]);
+    let out = imported(&db, &["import", file.to_str().unwrap()]);
     assert_eq!(
         text(&out),
         format!("imported 0a1b2c3d4e5f (minimal) from {}\n", file.display())
@@ -373,7 +389,7 @@ fn real_runs_survive_export_and_import_losslessly() {
         .is_empty());
 
     // Import into another store: shown identically, and exported byte for byte the same.
-    let out = ok(&b, &["import", file.to_str().unwrap()]);
+    let out = imported(&b, &["import", file.to_str().unwrap()]);
     assert_eq!(
         text(&out),
         format!("imported {id} from {}\n", file.display())
@@ -386,7 +402,7 @@ fn real_runs_survive_export_and_import_losslessly() {
     assert_eq!(ok(&b, &["export", &id]), bytes);
 
     // Importing it again changes nothing.
-    let out = ok(&b, &["import", file.to_str().unwrap()]);
+    let out = imported(&b, &["import", file.to_str().unwrap()]);
     assert_eq!(text(&out), format!("already present: {id}\n"));
     assert_eq!(stored_ids(&b), std::slice::from_ref(&id));
 
@@ -407,7 +423,7 @@ fn real_runs_survive_export_and_import_losslessly() {
         2,
         "exported once each"
     );
-    let out = ok(&c, &["import", two.to_str().unwrap()]);
+    let out = imported(&c, &["import", two.to_str().unwrap()]);
     assert_eq!(
         text(&out),
         format!(
@@ -426,7 +442,7 @@ fn real_runs_survive_export_and_import_losslessly() {
             ok(&a, &["show", run, "--json"])
         );
     }
-    let out = ok(&b, &["import", two.to_str().unwrap()]);
+    let out = imported(&b, &["import", two.to_str().unwrap()]);
     assert_eq!(
         text(&out),
         format!(
@@ -631,7 +647,7 @@ fn three_hundred_runs_stream_through_import_and_export_unchanged() {
     std::fs::write(&many, serde_json::to_vec_pretty(&doc).unwrap()).unwrap();
 
     let (db1, db2) = (dir.path().join("one.db"), dir.path().join("two.db"));
-    let summary = text(&ok(&db1, &["import", many.to_str().unwrap()]));
+    let summary = text(&imported(&db1, &["import", many.to_str().unwrap()]));
     assert_eq!(summary.lines().count(), 300, "{summary}");
     assert!(summary.starts_with(&format!("imported {} (minimal) from ", ids[0])));
     let (a, b) = (dir.path().join("a.json"), dir.path().join("b.json"));
@@ -665,7 +681,7 @@ fn three_hundred_runs_stream_through_import_and_export_unchanged() {
         ids[..80].iter().map(String::as_str).collect::<Vec<_>>()
     );
     // Importing again stores nothing and says so for each run.
-    let again = text(&ok(&db2, &["import", a.to_str().unwrap()]));
+    let again = text(&imported(&db2, &["import", a.to_str().unwrap()]));
     assert_eq!(again.matches("already present: ").count(), 300, "{again}");
 
     // The last run is bad: none of the 299 before it is stored, the store is not created.

@@ -64,6 +64,7 @@ fn a_kernel_path_planted_in_b_is_named_first_and_tied_to_the_switch() {
     }
     let tmp = tempfile::tempdir().unwrap();
     let db = tmp.path().join("s.db");
+    history(&db, &["syscall", "--trials", "3", "--min-time", "0.01"]);
     ok(
         &db,
         &[
@@ -81,7 +82,8 @@ fn a_kernel_path_planted_in_b_is_named_first_and_tied_to_the_switch() {
         ],
         0,
     );
-    // B: A's run and profile, its trials 10 times as slow as its slowest, half as many samples again below
+    // B: A's run and profile, its trials 10 times as slow (the history above gives compare
+    // the run-to-run variance it needs for a verdict), half as many samples again below
     // __seccomp_filter, and the note an ab with the seccomp switch on leaves.
     let mut doc = json_of(ok(&db, &["export", "a"], 0).as_bytes());
     let b_id = "b1a2c3d4e5f6";

@@ -521,6 +521,20 @@ fn chromium() -> Option<PathBuf> {
     })
 }
 
+/// Chromium, or None after saying the test is skipped; on CI, which installs it, a missing
+/// Chromium fails the test.
+fn chromium_or_skip() -> Option<PathBuf> {
+    let bin = chromium();
+    if bin.is_none() {
+        assert!(
+            !in_ci(),
+            "chromium is not installed, and CI is set; .ci/run installs it (apt-get install chromium)"
+        );
+        eprintln!("skipped: chromium not found (Debian: apt-get install chromium)");
+    }
+    bin
+}
+
 fn in_ci() -> bool {
     std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "0" && v != "false")
 }
@@ -595,12 +609,7 @@ fn console_errors(stderr: &str) -> Vec<&str> {
 
 #[test]
 fn report_renders_in_a_real_browser() {
-    let Some(bin) = chromium() else {
-        assert!(
-            !in_ci(),
-            "chromium is not installed, and CI is set; .ci/run installs it (apt-get install chromium)"
-        );
-        eprintln!("skipped: chromium not found (Debian: apt-get install chromium)");
+    let Some(bin) = chromium_or_skip() else {
         return;
     };
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
@@ -703,6 +712,7 @@ fn the_explain_section_renders_in_a_real_browser_with_a_differential_flame_graph
     };
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let db = dir.path().join("explain.db");
+    history(&db, &["syscall", "--trials", "3", "--min-time", "0.01"]);
     let out = sysperf(&db)
         .args(["run", "syscall", "--trials", "3", "--min-time", "0.01"])
         .args(["--profile", "--profile-seconds", "0.3", "--label", "ea"])
@@ -749,4 +759,151 @@ fn the_explain_section_renders_in_a_real_browser_with_a_differential_flame_graph
     let fill = &fig[g..][fig[g..].find("fill=\"").unwrap() + 6..];
     assert!(fill.starts_with("rgb(255,"), "{}", &fill[..20]);
     assert!(section.contains("<code>__seccomp_filter</code>"));
+}
+
+/// The pixels of a PNG screenshot (RGB or RGBA, 8 bits), as (width, rows of RGB).
+fn decode_rgb(bytes: &[u8]) -> (usize, Vec<Vec<[u8; 3]>>) {
+    let mut reader = png::Decoder::new(std::io::Cursor::new(bytes))
+        .read_info()
+        .unwrap();
+    let mut buf = vec![0; reader.output_buffer_size().unwrap()];
+    let info = reader.next_frame(&mut buf).unwrap();
+    let channels = info.color_type.samples();
+    assert_eq!(info.bit_depth, png::BitDepth::Eight);
+    let (w, h) = (info.width as usize, info.height as usize);
+    let rows = (0..h)
+        .map(|y| {
+            (0..w)
+                .map(|x| {
+                    let i = (y * w + x) * channels;
+                    [buf[i], buf[i + 1], buf[i + 2]]
+                })
+                .collect()
+        })
+        .collect();
+    (w, rows)
+}
+
+/// Pixels in `rows` within `tol` of `colour` in every channel.
+fn pixels_near(rows: &[Vec<[u8; 3]>], colour: [u8; 3], tol: u8) -> usize {
+    rows.iter()
+        .flatten()
+        .filter(|p| (0..3).all(|c| p[c].abs_diff(colour[c]) <= tol))
+        .count()
+}
+
+/// A screenshot of `page` (which may carry a #fragment) as a reader sees it in a window of
+/// `w` x `h`: framed in a page of the test's own, because headless Chromium draws a blank
+/// screenshot of a top-level page it scrolled to a fragment.
+fn screenshot(bin: &Path, page: &str, w: u32, h: u32, dir: &Path) -> Vec<u8> {
+    let frame = dir.join("frame.html");
+    std::fs::write(
+        &frame,
+        format!("<!DOCTYPE html><html><body style=\"margin:0\"><iframe src=\"{page}\" style=\"width:{w}px;height:{h}px;border:0;display:block\"></iframe></body></html>"),
+    )
+    .unwrap();
+    let shot = dir.join("shot.png");
+    let _ = std::fs::remove_file(&shot);
+    let (_, err) = headless(
+        bin,
+        &frame,
+        &[
+            format!("--screenshot={}", shot.display()),
+            format!("--window-size={w},{h}"),
+        ],
+        dir,
+    );
+    std::fs::read(&shot).unwrap_or_else(|e| panic!("no screenshot ({e}):\n{err}"))
+}
+
+/// The link colour of the report's table of contents (`nav.toc a`, #175CD3).
+const LINK: [u8; 3] = [0x17, 0x5C, 0xD3];
+
+/// #33 item 12: the table of contents stays at the top of the window however far the reader
+/// scrolls, and the facts alike in every run are folded.
+#[test]
+fn the_report_keeps_its_contents_in_view_and_folds_what_is_alike() {
+    let Some(bin) = chromium_or_skip() else {
+        return;
+    };
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let page = dir.path().join("report.html");
+    sysperf(store())
+        .args(["report", "a", "b", "-o"])
+        .arg(&page)
+        .assert()
+        .success();
+    let (dom, _) = headless(&bin, &page, &["--dump-dom".into()], dir.path());
+    let at = dom.find("id=\"fingerprints\"").expect("no fingerprints");
+    let section = &dom[at..at + dom[at..].find("</section>").unwrap()];
+    assert!(
+        section.contains("<details class=\"fold\"><summary>")
+            && section.contains("the same in every run</summary>"),
+        "the facts alike are not folded"
+    );
+    // At the top of the page the links are under the title; scrolled to the last section,
+    // at the top of the window.
+    for (fragment, band) in [("", 160), ("#method", 48)] {
+        let (w, rows) = decode_rgb(&screenshot(
+            &bin,
+            &format!("report.html{fragment}"),
+            1400,
+            900,
+            dir.path(),
+        ));
+        assert_eq!(w, 1400);
+        let top = pixels_near(&rows[..band], LINK, 40);
+        assert!(
+            top > 200,
+            "scrolled to '{fragment}': {top} link-coloured pixels in the top {band} rows: the contents are not in view"
+        );
+    }
+}
+
+/// The smoke banner's border colour (`.smoke`, #DC6803).
+const SMOKE: [u8; 3] = [0xDC, 0x68, 0x03];
+
+/// #33 Done-when: a fresh `sysperf run --quick` then `sysperf report` looks like a smoke test
+/// at a glance: the banner is in the first screenful, and a report of a measured run has none.
+#[test]
+fn a_quick_run_reports_as_a_smoke_test_at_a_glance() {
+    let Some(bin) = chromium_or_skip() else {
+        return;
+    };
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let db = dir.path().join("fresh.db");
+    sysperf(&db).args(["run", "--quick"]).assert().success();
+    let page = dir.path().join("report.html");
+    sysperf(&db)
+        .args(["report", "latest", "-o"])
+        .arg(&page)
+        .assert()
+        .success();
+    let (_, rows) = decode_rgb(&screenshot(&bin, "report.html", 1400, 900, dir.path()));
+    let banner = pixels_near(&rows[..450], SMOKE, 24);
+    assert!(
+        banner > 2000,
+        "only {banner} pixels of the smoke banner's border in the first 450 rows"
+    );
+    let keep = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .parent()
+        .unwrap()
+        .join("report-smoke-screenshot.png");
+    std::fs::write(
+        &keep,
+        screenshot(&bin, "report.html", 1400, 900, dir.path()),
+    )
+    .unwrap();
+    eprintln!("screenshot: {}", keep.display());
+    // A report of runs that are not smoke tests shows no banner (the reference runs).
+    sysperf(&db)
+        .args(["report", "vax750-4.2bsd", "vax750-4.3bsd", "-o"])
+        .arg(dir.path().join("published.html"))
+        .assert()
+        .success();
+    let (_, rows) = decode_rgb(&screenshot(&bin, "published.html", 1400, 900, dir.path()));
+    assert!(
+        pixels_near(&rows[..450], SMOKE, 24) < 50,
+        "a banner on runs that are no smoke test"
+    );
 }

@@ -224,6 +224,7 @@ fn target(request_id: &str, npages: usize) -> Target {
         ),
         swap_bytes: None,
         task: None,
+        command: None,
     }
 }
 

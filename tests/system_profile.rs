@@ -272,7 +272,7 @@ fn an_observation_is_stored_listed_shown_compared_and_removed() {
     assert_eq!(gated.status.code(), Some(4), "a gate cannot judge shares");
     // Removed.
     let rm = sysperf(&db).args(["rm", &id]).output().unwrap();
-    assert!(String::from_utf8_lossy(&rm.stdout).contains("removed observation"));
+    assert!(String::from_utf8_lossy(&rm.stderr).contains("removed observation"));
     let runs = sysperf(&db).arg("runs").output().unwrap();
     assert!(!String::from_utf8_lossy(&runs.stdout).contains(&id));
 }

@@ -10,6 +10,7 @@
 
 use crate::error::{BenchError, InputError};
 
+pub mod command;
 pub mod exec;
 pub mod fork;
 pub(crate) mod forker;
@@ -29,6 +30,9 @@ pub enum Group {
     Paging,
     /// LEBench's core operations (issue #19): not in the default selection.
     Lebench,
+    /// A program given on the command line (`sysperf ab --a CMD --b CMD`): never in a
+    /// default selection.
+    Command,
 }
 
 impl Group {
@@ -37,6 +41,7 @@ impl Group {
             Group::Kernel => "kernel",
             Group::Paging => "paging",
             Group::Lebench => "lebench",
+            Group::Command => "command",
         }
     }
 
@@ -44,7 +49,7 @@ impl Group {
     /// LEBench's operations are chosen by id or glob (`sysperf run 'le-*'`), which keeps the
     /// default run as long as it was.
     pub fn in_default_run(self) -> bool {
-        !matches!(self, Group::Lebench)
+        !matches!(self, Group::Lebench | Group::Command)
     }
 }
 
@@ -186,6 +191,8 @@ pub enum Placement {
 #[derive(Debug, Clone, Default)]
 pub struct Ctx {
     pub placement: Placement,
+    /// The `command` benchmark's command line (`sysperf ab --a/--b`).
+    pub command: Option<command::CommandLine>,
 }
 
 impl Ctx {
@@ -267,6 +274,7 @@ pub fn all() -> Vec<&'static Spec> {
     v.extend(exec::SPECS);
     v.extend(paging::SPECS);
     v.extend(lebench::SPECS);
+    v.extend(command::SPECS);
     v
 }
 
@@ -505,7 +513,8 @@ mod tests {
     fn every_tests_cpu_charge_is_what_its_appendix_a_program_was_charged() {
         let sources = appendix_a();
         let run_script = &sources.iter().find(|(n, _)| *n == "run").unwrap().1;
-        for s in all().into_iter().filter(|s| s.group != Group::Lebench) {
+        let papers = |s: &&Spec| s.group != Group::Lebench && s.group != Group::Command;
+        for s in all().into_iter().filter(papers) {
             let program = program_of(s.id);
             let (_, src) = sources
                 .iter()
@@ -614,13 +623,17 @@ mod tests {
     fn registry_holds_exactly_the_papers_ids_in_table_order() {
         let ids: Vec<&str> = all()
             .iter()
-            .filter(|s| s.group != Group::Lebench)
+            .filter(|s| s.group != Group::Lebench && s.group != Group::Command)
             .map(|s| s.id)
             .collect();
         assert_eq!(ids, PAPER_IDS);
         assert_eq!(ids.len(), 49);
-        // LEBench's operations follow the papers' tables.
-        assert!(all()[49..].iter().all(|s| s.group == Group::Lebench));
+        // LEBench's operations follow the papers' tables, then the command of `ab --a/--b`.
+        let rest = &all()[49..];
+        assert!(rest[..rest.len() - 1]
+            .iter()
+            .all(|s| s.group == Group::Lebench));
+        assert_eq!(rest[rest.len() - 1].id, "command");
     }
 
     #[test]

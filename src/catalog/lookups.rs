@@ -1,6 +1,8 @@
-//! What the catalog finds beyond runs: the observations of the whole machine (`sysperf
-//! profile --system`) that a name stands for when it names no run, and a comparison as
-//! `compare` (and `ab`) asks for it, of two observations or of runs.
+//! What the catalog finds beyond one run: the runs a name stands for (a label names every run
+//! that carries it, the one rule `rm`, `show`, `export` and `compare` follow), the
+//! observations of the whole machine (`sysperf profile --system`) that a name stands for when
+//! it names no run, and a comparison as `compare` (and `ab`) asks for it, of two observations
+//! or of runs.
 
 use super::{Catalog, CatalogError};
 use crate::compare::{Comparison, Request};
@@ -35,6 +37,25 @@ pub enum Compared {
 }
 
 impl Catalog {
+    /// The stored runs `spec` names, newest first. A label names every run that carries it (a
+    /// group: `run --repeat 3 --label x` makes three, and `compare x` pools them); an id, a
+    /// unique id prefix or `latest` names one run. This is what a name means to every command
+    /// that acts on stored runs, so `rm x` removes what `compare x` compared.
+    pub fn named_runs(&mut self, spec: &str) -> Result<Vec<String>, CatalogError> {
+        let store = self.store().map_err(|e| e.looking_for(spec))?;
+        let id = store.resolve(spec)?;
+        if spec == "latest" {
+            return Ok(vec![id]);
+        }
+        // `resolve` prefers an id or a unique prefix to a label; when it settled on the newest
+        // run of the label, the name was the label.
+        let labelled = store.labelled(spec)?;
+        if labelled.first() == Some(&id) {
+            return Ok(labelled);
+        }
+        Ok(vec![id])
+    }
+
     /// The id of the stored observation `spec` names, when it names no run nor reference run
     /// but one observation. A store that cannot be opened is not this lookup's to report: the
     /// runs' path reports it, with its own advice.
@@ -107,6 +128,14 @@ impl Catalog {
                     before: Box::new(before),
                     after: Box::new(after),
                 });
+            }
+        }
+        // A name that is an observation, beside runs, would otherwise be "no run matches".
+        for spec in req.runs.iter().chain(&req.baseline) {
+            if self.find_observation(spec)?.is_some() {
+                return Err(
+                    crate::error::InputError::ObservationNotRun { name: spec.clone() }.into(),
+                );
             }
         }
         let sel = crate::fleet::Selection::parse(&req.wheres, req.by.as_deref())?;

@@ -1,5 +1,6 @@
-//! `sysperf ab`: a selection measured with a runtime switch off and on, interleaved, stored as
-//! two runs, then printed side by side as `compare` prints them, with its gate.
+//! `sysperf ab`: a selection measured with a runtime switch off and on (or two command lines),
+//! paired round by round or as a duet, stored as two runs, then printed side by side as
+//! `compare` prints them, with its gate.
 
 use super::args::{allowed_cpus, or_noise_default, parse_pct, parse_pct_opt, parse_seconds};
 use super::args::{DbArg, PlaceArgs};
@@ -8,6 +9,7 @@ use super::out::engine;
 use super::progress::Trials;
 use super::Result;
 use clap::Args as ClapArgs;
+use sysperf::engine::ab::{CommandSides, Design};
 use sysperf::engine::{self, switch::Switch, RunPlan, RunRequest};
 use sysperf::{catalog, compare};
 
@@ -15,6 +17,9 @@ pub(crate) const AB_HELP: &str = "\
 Switches (--switch NAME, or --sysctl NAME=VALUE):
   seccomp              an allow-all seccomp filter in every worker (what a filter costs per
                        system call); per task, needs no privilege
+  seccomp-checks=N     a seccomp filter of N argument checks more than the off side's one in
+                       every worker: a planted slowdown of every system call; needs no privilege
+  none                 nothing differs between the sides: an A/A
   speculation          speculative store bypass disabled in every worker (prctl
                        PR_SET_SPECULATION_CTRL); per task, where the CPU and kernel allow it
   thp                  /sys/kernel/mm/transparent_hugepage/enabled: off = its value now, on =
@@ -28,6 +33,13 @@ end and on Ctrl-C/SIGTERM, and the next 'sysperf run' or 'ab' puts back what a k
 saying so. A machine-wide switch this process may not change exits 1 before anything runs
 (as 'trace' and 'profile' do); a bad switch name or value exits 2.
 
+Or two commands (--a CMD --b CMD, with --a-env/--b-env NAME=VALUE): each side runs its command
+line as the 'command' benchmark; the runs are LABEL-a and LABEL-b.
+
+Each round runs every test's two sides back to back, in a random order, at one iteration count
+(--duet: both at once, on two CPUs swapped every round); the interval is on the rounds' paired
+log ratios.
+
 Default selection: syscall csw pipeback4 forks0 execs0null seqpage. Both runs are stored; the
 comparison is the one 'sysperf compare LABEL-off LABEL-on' prints.";
 
@@ -35,24 +47,48 @@ comparison is the one 'sysperf compare LABEL-off LABEL-on' prints.";
 pub(crate) struct Args {
     /// Benchmark ids or globs (default: syscall csw pipeback4 forks0 execs0null seqpage).
     pub(crate) selection: Vec<String>,
-    /// The switch: seccomp, speculation, thp or perf_event_paranoid.
-    #[arg(long, value_name = "NAME", required_unless_present = "sysctl")]
+    /// The switch: seccomp, seccomp-checks=N (a planted slowdown), none (an A/A),
+    /// speculation, thp or perf_event_paranoid.
+    #[arg(long, value_name = "NAME", required_unless_present_any = ["sysctl", "a"])]
     pub(crate) switch: Option<String>,
+    /// Side A as a command line (no shell; quotes as a shell's): A/B of two commands
+    /// instead of a switch, each run and waited for as the `command` benchmark.
+    #[arg(long, value_name = "CMD", requires = "b", conflicts_with_all = ["switch", "sysctl", "selection"])]
+    pub(crate) a: Option<String>,
+    /// Side B as a command line.
+    #[arg(long, value_name = "CMD", requires = "a")]
+    pub(crate) b: Option<String>,
+    /// A variable for side A's command, NAME=VALUE (repeatable; e.g. LD_LIBRARY_PATH=...).
+    #[arg(long, value_name = "NAME=VALUE", requires = "a")]
+    pub(crate) a_env: Vec<String>,
+    /// A variable for side B's command, NAME=VALUE (repeatable).
+    #[arg(long, value_name = "NAME=VALUE", requires = "b")]
+    pub(crate) b_env: Vec<String>,
     /// A sysctl as the switch, with its "on" value (off is its value now).
     #[arg(long, value_name = "NAME=VALUE", conflicts_with = "switch")]
     pub(crate) sysctl: Option<String>,
     /// The "on" value of thp or perf_event_paranoid.
     #[arg(long, value_name = "VALUE")]
     pub(crate) on: Option<String>,
-    /// Counted trials per benchmark and side (1-1000; default 5).
+    /// Counted rounds: one trial of each benchmark and side each (1-1000; default 30).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub(crate) trials: Option<u32>,
-    /// Minimum duration of one trial in seconds (default 0.1).
+    /// Minimum duration of one trial in seconds (default 0.015: many short trials).
     #[arg(long, value_name = "S", allow_negative_numbers = true, value_parser = parse_seconds)]
     pub(crate) min_time: Option<f64>,
     /// One short trial per benchmark and side: a smoke test, too few trials for a verdict.
     #[arg(long)]
     pub(crate) quick: bool,
+    /// Run the two sides at the same time, one on each of two CPUs, swapped every round
+    /// (one CPU a side: one-process tests, or two-process ones under --placement same).
+    #[arg(long)]
+    pub(crate) duet: bool,
+    /// Add full rounds until every test's paired interval is at most +-PCT% (0-100).
+    #[arg(long, value_name = "PCT", allow_negative_numbers = true)]
+    pub(crate) precision: Option<f64>,
+    /// With --precision: add rounds for at most S seconds (default 300).
+    #[arg(long, value_name = "S", allow_negative_numbers = true, value_parser = parse_seconds)]
+    pub(crate) max_time: Option<f64>,
     /// Seed of the shuffled order of the trials (default: random).
     #[arg(long, value_name = "N")]
     pub(crate) seed: Option<u64>,
@@ -68,7 +104,8 @@ pub(crate) struct Args {
     pub(crate) timeout: f64,
     /// Noise band in percent (0-1000): a verdict needs the ratio's whole interval outside +-PCT.
     #[arg(
-        long,
+        long = "threshold",
+        visible_alias = "noise",
         value_name = "PCT",
         default_value = "2",
         allow_negative_numbers = true
@@ -90,10 +127,21 @@ impl Args {
     /// What the user asked for, as the engine takes it; `seed` when --seed was not given.
     fn request(&self, seed: u64) -> Result<RunRequest> {
         Ok(RunRequest {
-            selection: or_noise_default(&self.selection),
-            trials: self.trials,
-            min_time_s: self.min_time,
+            selection: if self.a.is_some() {
+                vec!["command".into()]
+            } else {
+                or_noise_default(&self.selection)
+            },
+            // Many short rounds unless told otherwise (`--quick` is its own budget).
+            trials: self
+                .trials
+                .or((!self.quick).then_some(engine::ab::DEFAULT_ROUNDS)),
+            min_time_s: self
+                .min_time
+                .or((!self.quick).then_some(engine::ab::DEFAULT_TRIAL_S)),
             quick: self.quick,
+            precision_pct: self.precision,
+            max_time_s: self.max_time,
             placement: self.place.placement,
             cpus: self.place.cpus()?,
             label: self.label.clone(),
@@ -107,19 +155,43 @@ impl Args {
 
 pub(crate) fn exec(a: Args) -> Result<i32> {
     // 1. Every option is checked before anything is measured or changed.
-    let noise_pct = parse_pct("--noise", &a.noise)?;
+    let noise_pct = parse_pct("--threshold", &a.noise)?;
     let gate_pct = parse_pct_opt("--fail-on-regression", a.fail_on_regression.as_deref())?;
-    let switch = Switch::parse(a.switch.as_deref(), a.sysctl.as_deref(), a.on.as_deref())?;
+    // Two command lines (--a, --b), or a switch.
+    let mut commands = match (&a.a, &a.b) {
+        (Some(x), Some(y)) => Some(CommandSides::parse(x, y, &a.a_env, &a.b_env)?),
+        _ => None,
+    };
+    let switch = match commands {
+        Some(_) => None,
+        None => Some(Switch::parse(
+            a.switch.as_deref(),
+            a.sysctl.as_deref(),
+            a.on.as_deref(),
+        )?),
+    };
+    let name = switch.as_ref().map_or("cmd", |s| s.name()).to_string();
     let mut req = a.request(engine::fresh_seed()?)?;
     if req.label.is_none() {
-        req.label = Some(engine::ab::default_label(&switch)?);
+        req.label = Some(engine::ab::default_label(&name)?);
     }
     let plan = RunPlan::resolve(&req, &allowed_cpus()?)?;
-    // 2. Both sides, interleaved; the switch is put back whatever happens.
+    let design = if a.duet {
+        engine::ab::check_duet(&plan, switch.as_ref().map_or(Ok(()), |s| s.concurrent()))?;
+        Design::Duet
+    } else {
+        Design::Paired
+    };
+    // 2. Both sides, paired round by round; the switch is put back whatever happens.
     let stop = engine::stop_flag()?;
     let store = catalog::open_store(a.db.db.as_ref())?;
     let bar = &mut Trials::new();
-    let outcomes = engine(&stop)?.execute_ab(&plan, &switch, store.as_ref(), bar);
+    let engine = engine(&stop)?;
+    let outcomes = match (&mut commands, &switch) {
+        (Some(c), _) => engine.execute_sides(&plan, design, c, store.as_ref(), bar),
+        (None, Some(s)) => engine.execute_ab(&plan, design, s, store.as_ref(), bar),
+        (None, None) => return Ok(sysperf::exit::FAILURE),
+    };
     bar.finish();
     let outcomes = outcomes?;
     let Some(last) = outcomes.last() else {
@@ -130,10 +202,7 @@ pub(crate) fn exec(a: Args) -> Result<i32> {
         last.on.label.clone().unwrap_or_default(),
     );
     if last.interrupted {
-        say!(
-            "sysperf: interrupted; the runs {off} and {on} are kept as incomplete; {} is as it was",
-            switch.name()
-        );
+        say!("sysperf: interrupted; the runs {off} and {on} are kept as incomplete; {name} is as it was");
         return Ok(engine::interrupted_code());
     }
     say!("sysperf: stored as runs {off} and {on} (sysperf compare {off} {on})");
@@ -147,5 +216,5 @@ pub(crate) fn exec(a: Args) -> Result<i32> {
         noise_pct,
         gate_pct,
     };
-    show(&req, Format::text_or_json(a.json), a.db.db)
+    show(&req, Format::text_or_json(a.json), false, a.db.db)
 }

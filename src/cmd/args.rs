@@ -18,6 +18,45 @@ pub(crate) struct DbArg {
     pub(crate) db: Option<PathBuf>,
 }
 
+/// Files a run is also written to, as hyperfine's `--export-*` write theirs: `run` and `show`
+/// print the run and write these besides.
+#[derive(Args, Clone, Default)]
+pub(crate) struct ExportArgs {
+    /// Also write the run as CSV to FILE: one line per test, compare --csv's columns
+    /// (hyperfine's --export-csv).
+    #[arg(long, value_name = "FILE")]
+    pub(crate) export_csv: Option<PathBuf>,
+    /// Also write the run as a Markdown table to FILE, as compare --markdown prints it
+    /// (hyperfine's --export-markdown).
+    #[arg(long, value_name = "FILE")]
+    pub(crate) export_markdown: Option<PathBuf>,
+    /// Also write the run as JSON to FILE, as --json prints it (hyperfine's --export-json).
+    #[arg(long, value_name = "FILE")]
+    pub(crate) export_json: Option<PathBuf>,
+}
+
+impl ExportArgs {
+    /// The files asked for, each with its option's name.
+    pub(crate) fn files(&self) -> Vec<(&'static str, &PathBuf)> {
+        [
+            ("--export-csv", &self.export_csv),
+            ("--export-markdown", &self.export_markdown),
+            ("--export-json", &self.export_json),
+        ]
+        .into_iter()
+        .filter_map(|(what, p)| p.as_ref().map(|p| (what, p)))
+        .collect()
+    }
+
+    /// Each file checked before anything is measured: a bad path costs no run.
+    pub(crate) fn check(&self) -> Result<()> {
+        for (what, path) in self.files() {
+            sysperf::output::check(path).context(what)?;
+        }
+        Ok(())
+    }
+}
+
 /// Where a benchmark's processes run, shared by `run`, `trace` and `profile`.
 #[derive(Args)]
 pub(crate) struct PlaceArgs {
@@ -80,11 +119,11 @@ pub(crate) struct AgainstArgs {
     /// The run the others are compared with (default: the first RUN); it becomes column 1.
     #[arg(long, value_name = "RUN")]
     pub(crate) baseline: Option<String>,
-    /// Noise band in percent (0-1000): a verdict needs the ratio's whole interval outside +-PCT
-    /// (also spelled --threshold, criterion's name for it).
+    /// The smallest change that counts, in percent (0-1000): a verdict needs the ratio's whole
+    /// interval outside +-PCT (criterion's name; --noise is its old name).
     #[arg(
-        long,
-        visible_alias = "threshold",
+        long = "threshold",
+        visible_alias = "noise",
         value_name = "PCT",
         default_value = "2",
         allow_negative_numbers = true

@@ -33,6 +33,10 @@ pub(crate) struct Args {
     /// Print CSV: one line per test and run (docs/compare.md lists the columns).
     #[arg(long)]
     pub(crate) csv: bool,
+    /// List every fingerprint fact that differs (text and Markdown), not only those that
+    /// matter to the compared tests with a line counting the rest.
+    #[arg(long)]
+    pub(crate) all_differences: bool,
     #[command(flatten)]
     pub(crate) db: DbArg,
 }
@@ -68,7 +72,7 @@ impl Format {
 pub(crate) fn exec(a: Args) -> Result<i32> {
     // Every option is checked before any run is loaded.
     let req = compare::Request {
-        noise_pct: parse_pct("--noise", &a.against.noise)?,
+        noise_pct: parse_pct("--threshold", &a.against.noise)?,
         gate_pct: parse_pct_opt("--fail-on-regression", a.fail_on_regression.as_deref())?,
         runs: a.runs,
         baseline: a.against.baseline,
@@ -81,13 +85,18 @@ pub(crate) fn exec(a: Args) -> Result<i32> {
         (_, _, true) => Format::Csv,
         _ => Format::Text,
     };
-    show(&req, format, a.db.db)
+    show(&req, format, a.all_differences, a.db.db)
 }
 
 /// The comparison `req` asks for, printed as `format`, and its gate's exit code. One
 /// connection to the store serves it all (a PostgreSQL connection costs more than a
 /// compare's queries).
-pub(crate) fn show(req: &compare::Request, format: Format, db: Option<PathBuf>) -> Result<i32> {
+pub(crate) fn show(
+    req: &compare::Request,
+    format: Format,
+    all_differences: bool,
+    db: Option<PathBuf>,
+) -> Result<i32> {
     let mut catalog = Catalog::new(db);
     let (runs, c) = match catalog.compare(req)? {
         // Two observations of the whole machine compare as profiles, not as runs.
@@ -143,21 +152,31 @@ pub(crate) fn show(req: &compare::Request, format: Format, db: Option<PathBuf>) 
         }
         Compared::Runs { runs, comparison } => (runs, comparison),
     };
+    // Read by people, the text and Markdown lead with the answer: the differences that matter
+    // to the compared tests, the rest counted (#33); JSON and CSV keep every one.
+    let shown = if all_differences || matches!(format, Format::Json | Format::Csv) {
+        None
+    } else {
+        let mut shown = c.clone();
+        shown.fingerprint_diffs = report::compare::differences_that_matter(&c);
+        Some(shown)
+    };
+    let c = shown.as_ref().unwrap_or(&c);
     match format {
-        Format::Json => print_json_text(&report::compare::json(&c)),
-        Format::Markdown => print(&report::compare::markdown(&c)),
-        Format::Csv => print(&report::compare::csv(&c)),
-        Format::Text => print(&report::compare::text(&c)),
+        Format::Json => print_json_text(&report::compare::json(c)),
+        Format::Markdown => print(&report::compare::markdown(c)),
+        Format::Csv => print(&report::compare::csv(c)),
+        Format::Text => print(&report::compare::text(c)),
     }
     .context("writing the comparison")?;
     if format == Format::Text {
-        explain_hint(&mut catalog, &runs, &c)?;
+        explain_hint(&mut catalog, &runs, c)?;
     }
     let Some(pct) = req.gate_pct else {
         return Ok(exit::OK);
     };
-    let (regressions, unjudged) = (compare::regressions(&c, pct), compare::unjudged(&c));
-    for line in report::compare::gate_lines(&c, &regressions, &unjudged, pct) {
+    let (regressions, unjudged) = (compare::regressions(c, pct), compare::unjudged(c));
+    for line in report::compare::gate_lines(c, &regressions, &unjudged, pct) {
         say!("sysperf: {line}");
     }
     Ok(compare::gate_code(&regressions, &unjudged))

@@ -2,8 +2,8 @@
 //! `--help`.
 
 use super::out::print_raw;
-use super::{Cli, Result};
-use clap::{Args as ClapArgs, CommandFactory};
+use super::Result;
+use clap::Args as ClapArgs;
 
 #[derive(ClapArgs)]
 pub(crate) struct Args {
@@ -14,6 +14,6 @@ pub(crate) struct Args {
 
 pub(crate) fn exec(a: Args) -> Result<i32> {
     let mut out = Vec::new();
-    clap_complete::generate(a.shell, &mut Cli::command(), "sysperf", &mut out);
+    clap_complete::generate(a.shell, &mut super::command(), "sysperf", &mut out);
     print_raw(&String::from_utf8_lossy(&out))
 }

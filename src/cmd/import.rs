@@ -1,11 +1,10 @@
 //! `sysperf import`: export files read into the store, all checked before anything is stored.
 
 use super::args::DbArg;
-use super::out::print;
 use super::Result;
 use clap::Args as ClapArgs;
 use std::path::PathBuf;
-use sysperf::exchange;
+use sysperf::{exchange, exit};
 
 #[derive(ClapArgs)]
 pub(crate) struct Args {
@@ -16,6 +15,11 @@ pub(crate) struct Args {
     pub(crate) db: DbArg,
 }
 
+/// What was imported is a report on what the command did, not its output: stderr, as `export`
+/// and `rm` report.
 pub(crate) fn exec(a: Args) -> Result<i32> {
-    print(&exchange::import_files(&a.files, a.db.db.as_ref())?)
+    for line in exchange::import_files(&a.files, a.db.db.as_ref())?.lines() {
+        say!("sysperf: {line}");
+    }
+    Ok(exit::OK)
 }

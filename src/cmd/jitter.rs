@@ -1,4 +1,4 @@
-//! `sysperf jitter`: clock and OS noise, from a spin on the clock on each CPU.
+//! `sysperf jitter`: how a spinning CPU is interrupted, from a spin on the clock on each CPU.
 
 use super::failure::Context;
 use super::out::{print, print_json};
@@ -11,18 +11,20 @@ use sysperf::report;
 pub(crate) const JITTER_HELP: &str = "\
 One thread per CPU, pinned to it, reads the monotonic clock in a loop for --seconds and records
 every gap between two reads longer than --threshold-ns: time taken from it by interrupts,
-softirqs, the timer tick, other tasks or the hypervisor. Per CPU: stolen microseconds per second
-(the sum of the gaps), the number of gaps and the largest, the timer ticks (/proc/interrupts LOC)
-and the hypervisor's steal ticks (/proc/stat) meanwhile, the gap histogram, and every
-interrupt and softirq source that fired on the CPU. It keeps those CPUs busy: do not run it
-beside measurements. Nothing is stored.";
+softirqs, the timer tick, other tasks or the hypervisor. Per CPU: microseconds lost per second
+(the sum of the gaps), the number of gaps and the largest, the timer ticks (/proc/interrupts LOC),
+the times other tasks preempted the spin and its time off the CPU, and the hypervisor's steal
+ticks (/proc/stat) meanwhile, with a line saying who took the time (steal is the hypervisor's
+alone); the gap histogram, and every interrupt and softirq source that fired on the CPU, a
+numbered interrupt with its device. It keeps those CPUs busy: do not run it beside
+measurements. Nothing is stored.";
 
 #[derive(ClapArgs)]
 pub(crate) struct Args {
     /// Seconds to spin on each CPU.
     #[arg(long, value_name = "S", default_value_t = 1.0, allow_negative_numbers = true, value_parser = super::args::parse_seconds)]
     pub(crate) seconds: f64,
-    /// Gaps longer than this many nanoseconds count as noise.
+    /// Gaps longer than this many nanoseconds count as lost time.
     #[arg(long, value_name = "NS", default_value_t = 1000, value_parser = clap::value_parser!(u64).range(1..=1_000_000_000))]
     pub(crate) threshold_ns: u64,
     /// CPUs to spin on (comma-separated; default: every CPU this process may use).

@@ -1,8 +1,8 @@
 //! `sysperf man DIR`: the man pages, from the same definitions as `--help`.
 
 use super::failure::Context;
-use super::{Cli, Result};
-use clap::{Args as ClapArgs, CommandFactory};
+use super::Result;
+use clap::Args as ClapArgs;
 use std::path::PathBuf;
 use sysperf::error::InputError;
 use sysperf::{exit, output};
@@ -49,7 +49,7 @@ fn pages() -> std::io::Result<Vec<(String, Vec<u8>)>> {
         }
         Ok(())
     }
-    let mut cmd = Cli::command().disable_help_subcommand(true);
+    let mut cmd = super::command().disable_help_subcommand(true);
     cmd.build();
     let mut out = Vec::new();
     walk(&cmd, &mut out)?;

@@ -48,6 +48,34 @@ impl<W: Write> Write for TermJson<W> {
     }
 }
 
+/// The files of `--export-csv`, `--export-markdown` and `--export-json`: the run named `spec`
+/// (a label of several runs: their group, as `compare` takes it) as `compare --csv` and
+/// `--markdown` render it, and `json` (the document `--json` prints). Each written is said on
+/// stderr.
+pub(crate) fn write_exports(
+    exports: &super::args::ExportArgs,
+    spec: &str,
+    json: &str,
+    db: Option<std::path::PathBuf>,
+) -> Result<()> {
+    use sysperf::{catalog::Catalog, compare, report};
+    if exports.files().is_empty() {
+        return Ok(());
+    }
+    let (_, c) =
+        Catalog::new(db).comparison(&[spec.to_string()], None, compare::DEFAULT_NOISE_PCT)?;
+    for (what, path) in exports.files() {
+        let text = match what {
+            "--export-csv" => report::compare::csv(&c),
+            "--export-markdown" => report::compare::markdown(&c),
+            _ => json.to_string(),
+        };
+        sysperf::output::write(path, text.as_bytes(), 0o644).context(what)?;
+        say!("sysperf: wrote {} ({what})", path.display());
+    }
+    Ok(())
+}
+
 /// The engine of this process: workers are started from this same executable, and `stop`
 /// (Ctrl-C, termination) ends them.
 pub(crate) fn engine(stop: &AtomicBool) -> Result<Engine<'_>> {

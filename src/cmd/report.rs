@@ -6,6 +6,7 @@ use super::Result;
 use clap::Args as ClapArgs;
 use std::path::PathBuf;
 use sysperf::catalog::Catalog;
+use sysperf::error::InputError;
 use sysperf::{exit, output, report};
 
 #[derive(ClapArgs)]
@@ -26,7 +27,19 @@ pub(crate) struct Args {
 }
 
 pub(crate) fn exec(a: Args) -> Result<i32> {
-    let noise = parse_pct("--noise", &a.against.noise)?;
+    let noise = parse_pct("--threshold", &a.against.noise)?;
+    // The page is HTML whatever the name says: a name that promises another format is a
+    // mistake to stop, not a file to write (a device or a name without one is written).
+    if let Some(ext) = a.output.extension().and_then(|e| e.to_str()) {
+        if !matches!(ext.to_ascii_lowercase().as_str(), "html" | "htm") {
+            return Err(InputError::InvalidValue {
+                what: "--output",
+                value: a.output.display().to_string(),
+                why: format!("the report is an HTML page: name it FILE.html; for text use 'sysperf compare RUN... > FILE.{ext}' (--markdown, --csv and --json print those formats)"),
+            }
+            .into());
+        }
+    }
     output::check(&a.output).context("--output")?;
     let sel = a.fleet.selection()?;
     let mut catalog = Catalog::new(a.db.db);

@@ -1,8 +1,8 @@
 //! `sysperf run`: the whole pipeline. Resolve the plan, open the store, let the engine
 //! execute it with the progress bar as its sink, print the run, exit as the run went.
 
-use super::args::{parse_seconds, DbArg, PlaceArgs};
-use super::out::{engine, print, print_json};
+use super::args::{parse_seconds, DbArg, ExportArgs, PlaceArgs};
+use super::out::{engine, print, print_json, write_exports};
 use super::progress::Trials;
 use super::Result;
 use clap::Args as ClapArgs;
@@ -17,9 +17,15 @@ pub(crate) struct Args {
     #[arg(long, value_name = "NAME", help = suite_help())]
     pub(crate) suite: Vec<String>,
     /// Counted trials per benchmark (1-1000; default 5). With several benchmarks they run in
-    /// rounds: each round runs one trial of every benchmark, in a shuffled order.
-    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    /// rounds: each round runs one trial of every benchmark, in a shuffled order. Also
+    /// spelled --runs, hyperfine's name for it (a stored run of several is --repeat).
+    #[arg(long, visible_alias = "runs", value_name = "N", allow_negative_numbers = true, value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub(crate) trials: Option<u32>,
+    /// Warm-up trials before the counted ones: 1, the default (after calibration, which runs
+    /// the benchmark until a trial lasts --min-time, the benchmark's caches are warm), or 0
+    /// with --quick (hyperfine's --warmup; a longer warm-up is a longer --min-time).
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
+    pub(crate) warmup: Option<i64>,
     /// Minimum duration of one trial in seconds (default 0.1); iterations grow until a trial
     /// lasts this long.
     #[arg(long, value_name = "S", allow_negative_numbers = true, value_parser = parse_seconds)]
@@ -29,7 +35,7 @@ pub(crate) struct Args {
     #[arg(long)]
     pub(crate) quick: bool,
     /// Run each benchmark's trials back to back instead of in shuffled rounds (the order of
-    /// sysperf before 0.2; trials then describe one moment of the machine, not the whole run).
+    /// sysperf's first runs; trials then describe one moment of the machine, not the whole run).
     #[arg(long)]
     pub(crate) sequential: bool,
     /// Seed of the shuffled order of the trials (default: random; the run stores it).
@@ -78,6 +84,8 @@ pub(crate) struct Args {
     #[arg(long, value_name = "S", default_value_t = 1.0, allow_negative_numbers = true, value_parser = parse_seconds)]
     pub(crate) profile_seconds: f64,
     #[command(flatten)]
+    pub(crate) exports: ExportArgs,
+    #[command(flatten)]
     pub(crate) db: DbArg,
     /// Print the whole run as one JSON document instead of the table.
     #[arg(long)]
@@ -118,12 +126,34 @@ impl Args {
     }
 }
 
+/// `--warmup N` as far as sysperf's budget has it: one warm-up trial, none with --quick.
+fn check_warmup(a: &Args) -> Result<()> {
+    let fits = match a.warmup {
+        None => true,
+        Some(n) => n == i64::from(!a.quick),
+    };
+    if fits {
+        return Ok(());
+    }
+    Err(sysperf::error::InputError::InvalidValue {
+        what: "--warmup",
+        value: a.warmup.unwrap_or_default().to_string(),
+        why: format!(
+            "sysperf warms a benchmark up by calibrating it (it runs until a trial lasts --min-time) and then runs {}; a longer warm-up is a longer --min-time (run --min-time 1)",
+            if a.quick { "no warm-up trial with --quick (--warmup 0)" } else { "one warm-up trial (--warmup 1)" }
+        ),
+    }
+    .into())
+}
+
 pub(crate) fn exec(a: Args) -> Result<i32> {
     // 1. Every decision before anything starts: what, where, with which budget and order.
-    let plan = RunPlan::resolve(
+    check_warmup(&a)?;
+    let mut plan = RunPlan::resolve(
         &a.request(engine::fresh_seed()?)?,
         &super::args::allowed_cpus()?,
     )?;
+    a.exports.check()?;
     if a.dry_run {
         return if a.json {
             print_json(&plan.document())
@@ -135,18 +165,22 @@ pub(crate) fn exec(a: Args) -> Result<i32> {
     let stop = engine::stop_flag()?;
     let store = catalog::open_store(a.db.db.as_ref())?;
     store.announce("sysperf run")?;
+    // `--precision` waits for the interval of a comparison, this machine's run-to-run part
+    // included where it is known for runs made like this one.
+    if plan.precision_pct.is_some() {
+        plan.run_cv = catalog::run_cv(store.as_ref(), &plan.params)?;
+    }
     // 3. Measure and store, with a progress bar as the sink of the engine's events.
     let bar = &mut Trials::new();
     let outcomes = engine(&stop)?.execute_repeated(&plan, store.as_ref(), bar)?;
     bar.finish();
+    let variance = record_variance(store.as_ref(), &outcomes);
     // 4. Print: the run, or with --repeat each run (as a JSON array with --json).
     if a.json && outcomes.len() > 1 {
-        print_json(&report::json::repeated_runs_document(
-            outcomes.iter().map(|o| (&o.run, &o.variance[..])),
-        ))?;
+        print_json(&repeated_document(&outcomes, &variance))?;
     } else {
         for o in &outcomes {
-            print_run(&o.run, &o.profiles, Some(&o.variance), a.json)?;
+            print_run(&o.run, &o.profiles, Some(&variance), a.json)?;
         }
     }
     // 5. Say what was stored, and what was left out; the exit code says how the run went.
@@ -172,8 +206,49 @@ pub(crate) fn exec(a: Args) -> Result<i32> {
                 say!("sysperf: left out: {m}");
             }
         }
+        // The files of --export-*: the group with --repeat, else the run.
+        let spec = match (&run.label, outcomes.len() > 1) {
+            (Some(l), true) => l.clone(),
+            _ => run.id.clone(),
+        };
+        let json = if outcomes.len() > 1 {
+            serde_json::to_string_pretty(&repeated_document(&outcomes, &variance))?
+        } else {
+            serde_json::to_string_pretty(&report::json::show_document(
+                run,
+                &outcome.profiles,
+                Some(&variance),
+                RUN_PROFILE_TOP,
+            ))?
+        };
+        write_exports(&a.exports, &spec, &(json + "\n"), a.db.db.clone())?;
     }
     Ok(engine::exit_code(&outcomes))
+}
+
+/// The runs of `--repeat` as one JSON document (an array), each with the machine's variance
+/// as the runs left it.
+fn repeated_document(
+    outcomes: &[engine::RunOutcome],
+    variance: &[VarianceEstimate],
+) -> serde_json::Value {
+    report::json::repeated_runs_document(outcomes.iter().map(|o| (&o.run, variance)))
+}
+
+/// The machine's variance estimates once the runs made are stored (empty when interrupted or
+/// fewer than three runs of a test are known): the engine does not know the catalog. Derived
+/// and rebuilt after every run, so a failure costs a warning, not the run.
+pub(crate) fn record_variance(
+    store: &dyn sysperf::store::Backend,
+    outcomes: &[engine::RunOutcome],
+) -> Vec<VarianceEstimate> {
+    match outcomes.iter().rev().find(|o| !o.interrupted) {
+        Some(o) => catalog::record_variance(store, &o.run).unwrap_or_else(|e| {
+            say!("sysperf: warning: could not update this machine's variance estimates: {e}");
+            Vec::new()
+        }),
+        None => Vec::new(),
+    }
 }
 
 /// Flat-profile lines printed with a run (`sysperf profile` prints as many as --top asks).

@@ -1,25 +1,34 @@
-//! `sysperf ab --switch NAME` (#19): one selection measured with a runtime switch off and on,
-//! interleaved trial by trial, as two stored runs (labels `LABEL-off`, `LABEL-on`) that
-//! `compare` then sets side by side.
+//! `sysperf ab` (#19, #30): one selection measured on two sides (a runtime switch off and on,
+//! or two commands), paired round by round, as two stored runs (labels `LABEL-off` and
+//! `LABEL-on`, or `LABEL-a` and `LABEL-b`) that `compare` then sets side by side with the
+//! paired interval (`crate::paired`).
 //!
-//! Every target is measured twice, once per side, as two targets of one plan: calibrated and
-//! warmed up each with its side's switch, then counted in rounds, each round one trial of
-//! every (target, side) pair in an order shuffled from the seed ([`super::trial_order`]), so
-//! both sides sample the same moments of the machine. A machine-wide setting is written
-//! before each trial whose side differs from the last one; a task switch travels in the
-//! worker's request. The setting is held by a [`switch::Armed`] guard from before its first
-//! change to the end, on every path (see [`super::switch`] for the record that survives a
-//! SIGKILL). Both sides share one overhead measurement and one doctor's look; each side has
-//! its own fingerprint, taken with its switch set, so `compare` names what differs.
+//! Each test is calibrated once, on side A, and both sides run at that count (so a pair of
+//! trials does the same work), each side warmed up. Then rounds: each round takes the tests
+//! in an order shuffled from the seed, and runs each test's A and B trials back to back, A
+//! or B first at random ([`super::schedule::paired_order`]), so that both meet the machine
+//! in the same moment; trials are short (`ab`'s default is 15 ms) and many. With `--duet`
+//! the two trials of a test run at the same time, one on each of two CPUs, their timed
+//! regions started together and the sides swapped between the CPUs every round (Bulej et
+//! al., "Duet Benchmarking", ICPE 2020). With `--precision PCT`, full rounds are added until
+//! every test's paired interval is that narrow.
+//!
+//! A machine-wide setting is written before each trial whose side differs from the last one;
+//! a task switch travels in the worker's request; two commands are two targets. The setting
+//! is held by a [`switch::Armed`] guard from before its first change to the end, on every
+//! path (see [`super::switch`] for the record that survives a SIGKILL). Both sides share one
+//! overhead measurement and one doctor's look; each side has its own fingerprint, taken with
+//! its switch set, so `compare` names what differs. Each run records its side and partner
+//! (`RunParams::ab`), which keeps it out of the machine's run-to-run variance.
 
+use super::session::{Order, Session, Slot, Wide};
 use super::switch::{self, Switch, SwitchError};
-use super::{new_run, now_ns, stored, trial_order, EngineError, Event, Origin, RunPlan, Sink};
-use crate::harness::{self, Measurement, Target};
-use crate::model::{Run, Warning, WarningKind};
+use super::{new_run, EngineError, Origin, RunPlan, Sink};
+use crate::error::InputError;
+use crate::harness::{Measurement, Target};
+use crate::model::{AbSide, Run};
 use crate::observe::doctor;
 use crate::store::Backend;
-use std::cell::RefCell;
-use std::sync::atomic::Ordering;
 
 /// Why an A/B could not be carried out.
 #[derive(Debug, thiserror::Error)]
@@ -39,7 +48,7 @@ impl crate::error::Exit for AbError {
     }
 }
 
-/// One pair of runs.
+/// One pair of runs: side A (`off`) and side B (`on`).
 #[derive(Debug)]
 pub struct AbOutcome {
     pub off: Run,
@@ -47,221 +56,414 @@ pub struct AbOutcome {
     pub interrupted: bool,
 }
 
-/// The label of an A/B's runs when none is given: `ab-SWITCH-` and 6 random hex digits (the
-/// runs are `LABEL-off` and `LABEL-on`).
-pub fn default_label(switch: &Switch) -> Result<String, EngineError> {
+/// How the two sides of a round run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Design {
+    /// Back to back, in a random order per round.
+    Paired,
+    /// At the same time on two CPUs, swapped every round (`--duet`).
+    Duet,
+}
+
+impl Design {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Design::Paired => "paired",
+            Design::Duet => "duet",
+        }
+    }
+}
+
+/// What differs between the two sides of an A/B.
+pub trait Sides {
+    /// Puts the machine in side B's state (`true`) or side A's.
+    fn set(&mut self, b: bool) -> Result<(), SwitchError>;
+    /// Side A's target for one of the plan's targets (as planned, unless the sides are
+    /// commands).
+    fn target_a(&self, planned: &Target) -> Target {
+        planned.clone()
+    }
+    /// Side B's target for one of the plan's targets.
+    fn target_b(&self, planned: &Target) -> Target;
+    /// What a side is, for its run's notes.
+    fn describe(&self, b: bool) -> String;
+    /// The end of a side's label: `off`/`on` for a switch, `a`/`b` for two commands.
+    fn tag(&self, b: bool) -> &'static str;
+    /// Whether the two sides can run at the same time (a machine-wide setting cannot be
+    /// both values at once).
+    fn concurrent(&self) -> Result<(), String>;
+}
+
+/// A switch's two sides.
+pub struct SwitchSides<'s> {
+    pub switch: &'s Switch,
+    pub armed: switch::Armed,
+}
+
+impl Sides for SwitchSides<'_> {
+    fn set(&mut self, b: bool) -> Result<(), SwitchError> {
+        self.armed.set(b)
+    }
+    fn target_a(&self, planned: &Target) -> Target {
+        Target {
+            task: self.switch.off_task(),
+            ..planned.clone()
+        }
+    }
+    fn target_b(&self, a: &Target) -> Target {
+        Target {
+            task: match self.switch {
+                Switch::Task(t) => Some(*t),
+                Switch::Setting(_) => None,
+            },
+            ..a.clone()
+        }
+    }
+    fn describe(&self, b: bool) -> String {
+        self.switch.describe(b)
+    }
+    fn tag(&self, b: bool) -> &'static str {
+        if b {
+            "on"
+        } else {
+            "off"
+        }
+    }
+    fn concurrent(&self) -> Result<(), String> {
+        self.switch.concurrent()
+    }
+}
+
+impl Switch {
+    /// Whether its two sides can run at the same time (`ab --duet`): a task switch can, a
+    /// machine-wide setting cannot be both values at once.
+    pub fn concurrent(&self) -> Result<(), String> {
+        match self {
+            Switch::Task(_) => Ok(()),
+            Switch::Setting(s) => Err(format!(
+                "{} is machine-wide: it cannot be both values while both sides run at once; leave out --duet (the sides then run back to back)",
+                s.name
+            )),
+        }
+    }
+}
+
+/// `ab`'s counted rounds unless `--trials` says otherwise.
+pub const DEFAULT_ROUNDS: u32 = 30;
+/// `ab`'s trial length unless `--min-time` says otherwise, in seconds: many short trials
+/// pair better than a few long ones on a host whose speed changes within a second (#30).
+pub const DEFAULT_TRIAL_S: f64 = 0.015;
+
+/// Two command lines (`sysperf ab --a CMD --b CMD`): the `command` benchmark on each side.
+pub struct CommandSides {
+    pub a: crate::bench::command::CommandLine,
+    pub b: crate::bench::command::CommandLine,
+}
+
+impl CommandSides {
+    /// From what the user typed: each side's command line and `NAME=VALUE` variables.
+    pub fn parse(
+        a: &str,
+        b: &str,
+        a_env: &[String],
+        b_env: &[String],
+    ) -> Result<CommandSides, InputError> {
+        let side = |what: &'static str, line: &str, env: &[String]| {
+            crate::bench::command::CommandLine::parse(line, env).map_err(|why| {
+                InputError::InvalidValue {
+                    what,
+                    value: line.to_string(),
+                    why,
+                }
+            })
+        };
+        Ok(CommandSides {
+            a: side("--a", a, a_env)?,
+            b: side("--b", b, b_env)?,
+        })
+    }
+}
+
+impl Sides for CommandSides {
+    fn set(&mut self, _b: bool) -> Result<(), SwitchError> {
+        Ok(())
+    }
+    fn target_a(&self, planned: &Target) -> Target {
+        Target {
+            command: Some(self.a.clone()),
+            ..planned.clone()
+        }
+    }
+    fn target_b(&self, planned: &Target) -> Target {
+        Target {
+            command: Some(self.b.clone()),
+            ..planned.clone()
+        }
+    }
+    fn describe(&self, b: bool) -> String {
+        let (side, line) = if b { ("b", &self.b) } else { ("a", &self.a) };
+        format!("ab: side {side}: {}", line.describe())
+    }
+    fn tag(&self, b: bool) -> &'static str {
+        if b {
+            "b"
+        } else {
+            "a"
+        }
+    }
+    fn concurrent(&self) -> Result<(), String> {
+        Ok(())
+    }
+}
+
+/// Checks that `plan` can run as a duet with `sides` on the CPUs it may use: two CPUs, one a
+/// side, and every test on one CPU (`--placement same`, or a one-process test). A test whose
+/// processes take two CPUs (`--placement spread`) needs four, two a side; unpinned ones
+/// (`free`) cannot be kept apart.
+pub fn check_duet(plan: &RunPlan, concurrent: Result<(), String>) -> Result<[u32; 2], InputError> {
+    let bad = |value: String, why: String| InputError::InvalidValue {
+        what: "--duet",
+        value,
+        why,
+    };
+    concurrent.map_err(|why| bad("with this switch".into(), why))?;
+    let cpus = &plan.cpus.cpus;
+    let wide: Vec<&str> = plan
+        .targets
+        .iter()
+        .filter(|p| {
+            p.placement.worker.as_ref().is_none_or(|w| w.len() != 1) || p.placement.child.is_some()
+        })
+        .map(|p| p.target.id.as_str())
+        .collect();
+    if !wide.is_empty() {
+        return Err(bad(format!("with --placement {}", plan.mode.as_str()), format!(
+            "a duet runs each side on a CPU of its own; {} would take two CPUs a side (four in all) under --placement {}: use --placement same (both processes of a test on one CPU) or leave out --duet",
+            wide.join(", "),
+            plan.mode.as_str()
+        )));
+    }
+    match cpus[..] {
+        [a, b, ..] => Ok([a, b]),
+        _ => Err(bad(format!("on {} CPU", cpus.len()), format!(
+            "a duet needs two CPUs, one a side, and this process may use {} ({}); leave out --duet, or allow two CPUs (--cpu A,B)",
+            cpus.len(),
+            crate::harness::placement::format_list(cpus)
+        ))),
+    }
+}
+
+/// The label of an A/B's runs when none is given: `ab-NAME-` and 6 random hex digits, NAME
+/// the switch's or `cmd` for two commands (the runs are `LABEL-off` and `LABEL-on`, or
+/// `LABEL-a` and `LABEL-b`).
+pub fn default_label(name: &str) -> Result<String, EngineError> {
     let tag = &super::new_run_id()?[..6];
-    Ok(format!("ab-{}-{tag}", switch.name()))
+    Ok(format!("ab-{name}-{tag}"))
 }
 
 impl super::Engine<'_> {
-    /// Measures `plan`'s core benchmarks with `switch` off and on, `plan.repeat` pairs of
-    /// runs, each side stored as a run labelled `LABEL-off` / `LABEL-on` (replicates of one
-    /// group each when there are several pairs). The switch is put back before returning,
-    /// whatever happened. Stops after an interrupted pair.
+    /// Measures `plan`'s core benchmarks with `switch` off and on in `design`, `plan.repeat`
+    /// pairs of runs, each side stored as a run labelled `LABEL-off` / `LABEL-on`. The switch
+    /// is put back before returning, whatever happened.
     pub fn execute_ab(
         &self,
         plan: &RunPlan,
+        design: Design,
         switch: &Switch,
         store: &dyn Backend,
         sink: &mut dyn Sink,
     ) -> Result<Vec<AbOutcome>, AbError> {
         switch.check()?;
         crate::safedir::check_temp_dir().map_err(EngineError::Unsafe)?;
-        let mut armed = switch.arm()?;
-        let group = (plan.repeat > 1).then(super::new_run_id).transpose()?;
+        let mut sides = SwitchSides {
+            switch,
+            armed: switch.arm()?,
+        };
+        let out = self.execute_sides(plan, design, &mut sides, store, sink)?;
+        sides.armed.release()?;
+        Ok(out)
+    }
+
+    /// Measures `plan`'s core benchmarks on both `sides` in `design`, `plan.repeat` pairs of
+    /// runs (each side's runs one group when there are several pairs); side A's state is
+    /// put back before returning. Stops after an interrupted pair.
+    pub fn execute_sides(
+        &self,
+        plan: &RunPlan,
+        design: Design,
+        sides: &mut dyn Sides,
+        store: &dyn Backend,
+        sink: &mut dyn Sink,
+    ) -> Result<Vec<AbOutcome>, AbError> {
+        // Benchmarks make scratch files there: refused before anything is measured.
+        crate::safedir::check_temp_dir().map_err(EngineError::Unsafe)?;
+        let groups = (plan.repeat > 1)
+            .then(|| Ok::<_, EngineError>([super::new_run_id()?, super::new_run_id()?]))
+            .transpose()?;
         let mut out = Vec::new();
         for k in 0..plan.repeat {
             let mut p = plan.clone();
             p.seed = plan.seed.wrapping_add(u64::from(k));
             p.params.seed = Some(p.seed);
-            if let Some(g) = &group {
-                p.params.group = Some(g.clone());
+            if groups.is_some() {
                 p.params.replicate = Some(k);
                 let what = format!("pair {} of {}", k + 1, plan.repeat);
-                sink.event(Event::Phase { what: &what });
+                sink.event(super::Event::Phase { what: &what });
             }
-            let o = self.ab_pair(&p, switch, &mut armed, store, sink)?;
+            let o = self.ab_pair(&p, design, sides, groups.as_ref(), store, sink);
+            let o = match o {
+                Ok(o) => o,
+                Err(e) => {
+                    let _ = sides.set(false);
+                    return Err(e);
+                }
+            };
             let stop = o.interrupted;
             out.push(o);
             if stop {
                 break;
             }
         }
-        armed.release()?;
         Ok(out)
     }
 
     fn ab_pair(
         &self,
         plan: &RunPlan,
-        switch: &Switch,
-        armed: &mut switch::Armed,
+        design: Design,
+        sides: &mut dyn Sides,
+        groups: Option<&[String; 2]>,
         store: &dyn Backend,
         sink: &mut dyn Sink,
     ) -> Result<AbOutcome, AbError> {
-        // Each side's fingerprint with its switch set; the doctor looks once.
-        let fp_on = {
-            armed.set(true)?;
-            let fp = crate::fingerprint::collect();
-            armed.set(false)?;
-            fp
-        };
-        let fp_off = crate::fingerprint::collect();
-        let findings = doctor::diagnose(&doctor::gather(fp_off.clone(), doctor::SAMPLE));
-        let label = plan.label.clone().unwrap_or_else(|| "ab".into());
-        let mut runs = [
-            new_run(plan, fp_off, findings.clone())?,
-            new_run(plan, fp_on, findings)?,
-        ];
-        for (side, run) in runs.iter_mut().enumerate() {
-            let on = side == 1;
-            run.label = Some(format!("{label}-{}", if on { "on" } else { "off" }));
-            run.notes.push(switch.describe(on));
-            stored(store.begin_run(run), || {
-                "recording the run in the store".into()
-            })?;
-        }
+        let began = std::time::Instant::now();
+        let runs = self.ab_runs(plan, design, sides, groups)?;
         let benches: Vec<&super::Planned> = plan
             .targets
             .iter()
             .filter(|p| matches!(p.origin, Origin::Bench(_)))
             .collect();
         let n = benches.len();
-        sink.event(Event::RunStarted {
-            run_id: &runs[0].id,
-            targets: 2 * n,
-            planned_trials: 2 * plan.planned_trials(),
-            calibrated: 2 * plan.calibrated_targets(),
-        });
-        let opts = plan.budget.options(
-            self.worker_exe.clone(),
-            plan.mode,
-            plan.cpus.clone(),
-            plan.observe,
-        );
-        sink.event(Event::Phase { what: "overhead" });
-        let overhead = harness::measure_overhead(&opts, self.stop);
-        for run in &mut runs {
-            match &overhead {
-                Ok(o) => run.overhead = Some(*o),
-                Err(e) => run.warnings.push(Warning {
-                    bench: None,
-                    kind: WarningKind::Overhead,
-                    message: format!("overhead not measured ({e}); nothing subtracted"),
-                }),
-            }
-        }
-        // Targets 0..n are the off side, n..2n the on side.
-        let task = match switch {
-            Switch::Task(t) => Some(*t),
-            Switch::Setting(_) => None,
-        };
+        let mut s = Session::begin(self, plan, store, sink, runs, began)?;
+        let opts = self.options(plan);
+        s.overhead(&opts);
+        // Measurements 0..n are side A, n..2n side B, at A's counts.
         let targets: Vec<Target> = (0..2 * n)
-            .map(|i| Target {
-                task: if i >= n { task } else { None },
-                ..benches[i % n].target.clone()
+            .map(|i| match i < n {
+                true => sides.target_a(&benches[i].target),
+                false => sides.target_b(&benches[i - n].target),
             })
             .collect();
         let mut ms: Vec<Measurement> = (0..2 * n)
             .map(|i| Measurement::new(&targets[i], &benches[i % n].placement, &opts))
             .collect();
-        let sink = RefCell::new(sink);
-        let progress = |e: harness::Event| {
-            if let harness::Event::Trial { kind } = e {
-                sink.borrow_mut().event(Event::TrialFinished { kind });
-            }
+        let slots: Vec<Slot> = (0..2 * n).map(|i| Some((i / n, i % n))).collect();
+        let order = match design {
+            Design::Paired => Order::Paired { n },
+            Design::Duet => Order::Duet {
+                n,
+                cpus: check_duet(plan, sides.concurrent())
+                    .map_err(|e| EngineError::Input(Box::new(e)))?,
+            },
         };
-        let mut interrupted = false;
-        sink.borrow_mut().event(Event::Phase {
-            what: "calibration",
-        });
-        for (i, m) in ms.iter_mut().enumerate() {
-            armed.set(i >= n)?;
-            sink.borrow_mut().event(Event::TargetStarted {
-                id: m.id(),
-                index: i,
-                total: 2 * n,
-            });
-            if m.prepare(self.stop, &progress).is_err() || self.stop.load(Ordering::Relaxed) {
-                interrupted = true;
-                break;
-            }
+        {
+            let mut side = |i: usize| sides.set(i >= n).map_err(AbError::from);
+            s.calibrate_sides(&mut ms, n, &mut side)?;
+            s.rounds(&mut ms, &slots, plan.budget.trials, order, &mut side)?;
+            let swapped = design == Design::Duet;
+            let wide = |ms: &[Measurement], pct| paired_wide(ms, n, swapped, pct);
+            s.precision(&mut ms, &slots, plan, order, &wide, &mut side)?;
         }
-        let keep = |ms: &[Measurement], runs: &[Run; 2]| {
-            for (i, m) in ms.iter().enumerate().filter(|(_, m)| m.settled()) {
-                let (result, _) = m.finish(runs[i / n].overhead.as_ref());
-                stored(store.put_result(&runs[i / n].id, i % n, &result), || {
-                    format!("storing {}", result.id)
-                })?;
-            }
-            Ok::<(), EngineError>(())
-        };
-        if !interrupted {
-            let mut round = None;
-            for (r, i) in trial_order(2 * n, plan.budget.trials, plan.seed, true) {
-                if round != Some(r) {
-                    if round.is_some() {
-                        keep(&ms, &runs)?;
-                    }
-                    round = Some(r);
-                    let what = format!("round {} of {}", r + 1, plan.budget.trials);
-                    sink.borrow_mut().event(Event::Phase { what: &what });
-                }
-                armed.set(i >= n)?;
-                if ms[i].trial(r, self.stop, &progress).is_err()
-                    || self.stop.load(Ordering::Relaxed)
-                {
-                    interrupted = true;
-                    break;
-                }
-            }
+        sides.set(false)?;
+        if let Some(note) = duet_note(&s.overlaps) {
+            s.runs.iter_mut().for_each(|r| r.notes.push(note.clone()));
         }
-        armed.set(false)?;
-        let sink = sink.into_inner();
-        for (i, m) in ms.iter().enumerate() {
-            if interrupted && !m.settled() {
-                continue;
-            }
-            let run = &mut runs[i / n];
-            let (result, warnings) = m.finish(run.overhead.as_ref());
-            for w in &warnings {
-                sink.event(Event::Warning { warning: w });
-            }
-            sink.event(Event::BenchmarkDone { result: &result });
-            stored(store.put_result(&run.id, i % n, &result), || {
-                format!("storing {}", result.id)
-            })?;
-            run.warnings.extend(warnings);
-            run.results.push(result);
-        }
-        for run in &mut runs {
-            run.derived = crate::derived::compute(&run.results);
-            run.ended_ns = Some(now_ns());
-            run.complete = !interrupted;
-            if interrupted {
-                run.warnings.push(Warning {
-                    bench: None,
-                    kind: WarningKind::Interrupted,
-                    message: format!(
-                        "interrupted after {} of {n} benchmarks; the finished ones are stored",
-                        run.results.len()
-                    ),
-                });
-            }
-            stored(store.finish_run(run), || {
-                "finishing the run in the store".into()
-            })?;
-        }
-        let [off, on] = runs;
-        sink.event(Event::RunFinished {
-            run_id: &on.id,
-            interrupted,
-        });
+        let done = s.summarise(&ms, &slots)?;
+        s.place(done, &slots);
+        let interrupted = s.interrupted;
+        let [off, on]: [Run; 2] = s.finish(n, |_| Vec::new())?.try_into().expect("two sides");
         Ok(AbOutcome {
             off,
             on,
             interrupted,
         })
     }
+
+    /// The two runs of a pair, labelled `LABEL-off`/`LABEL-on` (or `-a`/`-b`), each with its
+    /// side's fingerprint (taken with the machine in that side's state), a note of what it
+    /// is, and its side and partner; the doctor looks once.
+    fn ab_runs(
+        &self,
+        plan: &RunPlan,
+        design: Design,
+        sides: &mut dyn Sides,
+        groups: Option<&[String; 2]>,
+    ) -> Result<Vec<Run>, AbError> {
+        let fp_b = {
+            sides.set(true)?;
+            let fp = crate::fingerprint::collect();
+            sides.set(false)?;
+            fp
+        };
+        let fp_a = crate::fingerprint::collect();
+        let findings = doctor::diagnose(&doctor::gather(fp_a.clone(), doctor::SAMPLE));
+        let label = plan.label.clone().unwrap_or_else(|| "ab".into());
+        let mut runs = vec![
+            new_run(plan, fp_a, findings.clone())?,
+            new_run(plan, fp_b, findings)?,
+        ];
+        let ids = [runs[0].id.clone(), runs[1].id.clone()];
+        for (side, run) in runs.iter_mut().enumerate() {
+            let b = side == 1;
+            run.label = Some(format!("{label}-{}", sides.tag(b)));
+            run.notes.push(sides.describe(b));
+            run.params.group = groups.map(|g| g[side].clone());
+            run.params.ab = Some(AbSide {
+                side: if b { "b" } else { "a" }.into(),
+                partner: ids[1 - side].clone(),
+                design: design.as_str().into(),
+            });
+        }
+        Ok(runs)
+    }
+}
+
+/// The tests whose paired interval (side A's measurement `j`, side B's `n + j`, joined by
+/// round; a duet's rounds two by two) is still wider than `pct`, or has no interval yet.
+fn paired_wide(ms: &[Measurement], n: usize, swapped: bool, pct: f64) -> Vec<Wide> {
+    (0..n)
+        .filter(|&j| ms[j].ready() && ms[n + j].ready())
+        .filter_map(|j| {
+            let b: std::collections::BTreeMap<u32, f64> =
+                ms[n + j].by_round().into_iter().collect();
+            let pairs: Vec<(u32, f64, f64)> = ms[j]
+                .by_round()
+                .into_iter()
+                .filter_map(|(r, a)| b.get(&r).map(|&b| (r, a, b)))
+                .collect();
+            let p = crate::paired::round_log_ratios(&pairs, swapped)
+                .and_then(|d| crate::paired::paired(&d, crate::compare::LEVEL));
+            let h = p.map(|p| p.half_width_pct());
+            (!h.is_some_and(|h| h <= pct)).then(|| Wide {
+                index: j,
+                now: match h {
+                    Some(h) => format!("paired +-{h:.1}% over {} rounds", pairs.len()),
+                    None => format!("no paired interval yet ({} rounds)", pairs.len()),
+                },
+                reachable: true,
+            })
+        })
+        .collect()
+}
+
+/// What a duet's rounds were like, for the runs' notes: how much the two sides' timed
+/// regions overlapped.
+fn duet_note(overlaps: &[f64]) -> Option<String> {
+    let sorted = crate::stats::sorted(overlaps).ok()?;
+    Some(format!(
+        "ab --duet: the two sides' timed regions overlapped {:.0}% on median over {} rounds (lowest {:.0}%)",
+        100.0 * crate::stats::quantile(&sorted, 0.5),
+        sorted.len(),
+        100.0 * sorted[0],
+    ))
 }

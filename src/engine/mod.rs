@@ -3,22 +3,28 @@
 //! runs its warm-up, then runs the counted trials in rounds (one trial of every target per
 //! round, in an order shuffled per round from the plan's seed, so that each benchmark's
 //! trials sample the whole run and not one second of it), summarizes, profiles, derives and
-//! stores. Progress goes to a [`Sink`] as typed [`Event`]s: the CLI's progress bar and the
-//! tests are sinks. Ctrl-C (the stop flag), timeouts and incomplete runs are handled here.
+//! stores. The steps are a [`session::Session`]'s, shared by `run` ([`Engine::execute`]) and
+//! `ab` ([`ab`]); the order of the trials and the checkpoints are [`schedule`]'s. Progress
+//! goes to a [`Sink`] as typed [`Event`]s: the CLI's progress bar and the tests are sinks.
+//! Ctrl-C (the stop flag), timeouts and incomplete runs are handled here.
 //!
 //! It is not the harness (which runs one worker per trial and owns the clock), nor the
-//! command line (which parses arguments and prints): `sysperf run`, `run --suite`, `profile`
-//! and `trace` all take their plan and budget from this module.
+//! command line (which parses arguments and prints), nor the catalog (the caller updates the
+//! machine's variance estimates): `sysperf run`, `run --suite`, `profile` and `trace` all
+//! take their plan and budget from this module.
 
 pub mod ab;
 mod outcome;
 pub mod plan;
+pub mod schedule;
+pub mod session;
 pub mod switch;
 pub mod tidy;
 
 pub use crate::harness::budget::Budget;
 pub use outcome::{exit_code, left_out};
 pub use plan::{Origin, Planned, RunPlan, RunRequest};
+pub use schedule::trial_order;
 pub use tidy::tidy;
 
 use crate::harness::placement::{Mode, Plan};
@@ -27,8 +33,8 @@ use crate::model::{BenchResult, Fingerprint, Run, Series, TrialKind, Warning, Wa
 use crate::observe::doctor;
 use crate::profile::{self, Profile, ProfileError};
 use crate::store::{Backend, StoreError};
-use crate::{derived, fingerprint, suite, sys};
-use std::cell::RefCell;
+use crate::{fingerprint, suite, sys};
+use session::{Done, Order, Session, Slot, Wide};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -103,6 +109,9 @@ pub enum EngineError {
         #[source]
         source: std::io::Error,
     },
+    /// The plan cannot be carried out as asked (checked again where it is used).
+    #[error(transparent)]
+    Input(Box<crate::error::InputError>),
     /// The temporary directory is one someone else controls (a user error).
     #[error("checking where scratch files go")]
     Unsafe(#[source] crate::safedir::Unsafe),
@@ -114,6 +123,7 @@ impl crate::error::Exit for EngineError {
             EngineError::Store { source, .. } => source.exit_code(),
             EngineError::Profile(e) => e.exit_code(),
             EngineError::Io { .. } => crate::exit::FAILURE,
+            EngineError::Input(e) => e.exit_code(),
             EngineError::Unsafe(e) => crate::error::Exit::exit_code(e),
         }
     }
@@ -132,9 +142,6 @@ pub struct RunOutcome {
     pub run: Run,
     pub profiles: Vec<Profile>,
     pub interrupted: bool,
-    /// The machine's variance estimates once this run is stored (empty when interrupted or
-    /// fewer than three runs of a test are known).
-    pub variance: Vec<crate::model::VarianceEstimate>,
 }
 
 /// Carries out plans.
@@ -237,33 +244,10 @@ fn new_run(
     })
 }
 
-/// The seed of round `round`: each round shuffles with its own stream of the run's seed.
-fn round_seed(seed: u64, round: u32) -> u64 {
-    seed ^ u64::from(round).wrapping_mul(0x9E37_79B9_7F4A_7C15)
-}
-
-/// The counted trials' order: `(round, target index)` pairs. Interleaved, every round holds
-/// one trial of each target in an order shuffled from the seed; sequential, each target's
-/// trials come back to back (round = trial number).
-pub fn trial_order(targets: usize, rounds: u32, seed: u64, interleave: bool) -> Vec<(u32, usize)> {
-    let mut order = Vec::with_capacity(targets * rounds as usize);
-    if interleave {
-        for r in 0..rounds {
-            let mut idx: Vec<usize> = (0..targets).collect();
-            crate::stats::shuffle(&mut idx, round_seed(seed, r));
-            order.extend(idx.into_iter().map(|i| (r, i)));
-        }
-    } else {
-        for i in 0..targets {
-            order.extend((0..rounds).map(|r| (r, i)));
-        }
-    }
-    order
-}
-
 impl Engine<'_> {
     /// Measures `plan` into a new run in `store`: begun (marked incomplete) before the first
-    /// trial, finished with everything measured, complete unless stopped.
+    /// trial, finished with everything measured, complete unless stopped. The machine's
+    /// variance estimates are the caller's to update ([`crate::catalog::record_variance`]).
     pub fn execute(
         &self,
         plan: &RunPlan,
@@ -274,37 +258,11 @@ impl Engine<'_> {
         // rather than benchmark by benchmark.
         crate::safedir::check_temp_dir().map_err(EngineError::Unsafe)?;
         let began = std::time::Instant::now();
-        // `--settle`: the machine's state before the first trial, made as alike as it can be
-        // between the runs that will be compared (and before the doctor looks at it).
-        let settled = plan.params.settle_s.map(|s| {
-            sink.event(Event::Phase { what: "settling" });
-            crate::observe::settle::settle(Duration::from_secs_f64(s), self.stop)
-        });
-        // Profiling needs permissions and kernel symbols: found out before measuring anything.
-        // Refused, it is left out like every part of a run this process may not do (the one
-        // rule, README "Privileges"): named in a warning, the rest measured, the run partial.
-        let mut refused = Vec::new();
-        let access = match plan.profile_seconds {
-            Some(_) => match profile::check_access() {
-                Ok(a) => Some(a),
-                Err(e) => {
-                    refused.push(Warning {
-                        bench: None,
-                        kind: WarningKind::Profile,
-                        message: format!("--profile: no profiles made: {e}"),
-                    });
-                    None
-                }
-            },
-            None => None,
-        };
-        // The machine, and what the doctor finds (a 0.2 s look at the CPUs and the settings
-        // that make results noisy or not comparable).
-        let fingerprint: Fingerprint = fingerprint::collect();
-        let findings = doctor::diagnose(&doctor::gather(fingerprint.clone(), doctor::SAMPLE));
-        let mut run = new_run(plan, fingerprint, findings)?;
+        let settled = self.settle(plan, sink);
+        let (access, refused) = profile_access(plan);
+        let mut run = self.new_run_here(plan)?;
         run.warnings = refused;
-        match &settled {
+        match settled {
             Some(s) if s.quiet => run.notes.push(s.describe()),
             Some(s) => run.warnings.push(Warning {
                 bench: None,
@@ -313,343 +271,181 @@ impl Engine<'_> {
             }),
             None => {}
         }
-        stored(store.begin_run(&run), || {
-            "recording the run in the store".into()
-        })?;
-        sink.event(Event::RunStarted {
-            run_id: &run.id,
-            targets: plan.targets.len(),
-            planned_trials: plan.planned_trials(),
-            calibrated: plan.calibrated_targets(),
-        });
-
-        let opts = plan.budget.options(
-            self.worker_exe.clone(),
-            plan.mode,
-            plan.cpus.clone(),
-            plan.observe,
-        );
-        sink.event(Event::Phase { what: "overhead" });
-        match harness::measure_overhead(&opts, self.stop) {
-            Ok(o) => run.overhead = Some(o),
-            Err(e) => run.warnings.push(Warning {
-                bench: None,
-                kind: WarningKind::Overhead,
-                message: format!("overhead not measured ({e}); nothing subtracted"),
-            }),
-        }
-
-        // Suites that cannot run here are skipped (with a warning) before anything is measured.
-        let mut runnable = vec![true; plan.suites.len()];
-        for (i, s) in plan.suites.iter().enumerate() {
-            match (s.preflight)() {
-                Ok(notes) => run
-                    .notes
-                    .extend(notes.into_iter().map(|n| format!("{}: {n}", s.name))),
-                Err(why) => {
-                    runnable[i] = false;
-                    run.warnings.push(Warning {
-                        bench: None,
-                        kind: WarningKind::SuiteSkipped,
-                        message: format!("suite {} skipped: {why}", s.name),
-                    });
-                }
-            }
-        }
-        let chosen: Vec<&Planned> = plan
-            .targets
-            .iter()
-            .filter(|p| match p.origin {
-                Origin::Point { suite, .. } => runnable[suite],
-                Origin::Bench(_) => true,
-            })
-            .collect();
-
-        let sink = RefCell::new(sink);
-        let progress = |e: harness::Event| {
-            if let harness::Event::Trial { kind } = e {
-                sink.borrow_mut().event(Event::TrialFinished { kind });
-            }
-        };
-        let mut interrupted = false;
+        let mut s = Session::begin(self, plan, store, sink, vec![run], began)?;
+        let opts = self.options(plan);
+        s.overhead(&opts);
+        let chosen = preflight(plan, &mut s.runs[0]);
         let mut ms: Vec<Measurement> = chosen
             .iter()
             .map(|p| Measurement::new(&p.target, &p.placement, &opts))
             .collect();
-
-        // Calibration and warm-up, target by target.
-        sink.borrow_mut().event(Event::Phase {
-            what: "calibration",
-        });
-        let total = ms.len();
-        for (index, m) in ms.iter_mut().enumerate() {
-            sink.borrow_mut().event(Event::TargetStarted {
-                id: m.id(),
-                index,
-                total,
-            });
-            if m.prepare(self.stop, &progress).is_err() || self.stop.load(Ordering::Relaxed) {
-                interrupted = true;
-                break;
-            }
-        }
-
-        // The counted trials, in rounds. After each round (or each benchmark, in sequential
-        // order) the benchmarks' results so far are stored, so that a run killed midway keeps
-        // what it finished; each is stored at its place among the run's results.
-        let positions: Vec<Option<usize>> = {
-            let mut next = 0;
-            chosen
-                .iter()
-                .map(|p| match p.origin {
-                    Origin::Bench(_) => {
-                        next += 1;
-                        Some(next - 1)
-                    }
-                    Origin::Point { .. } => None,
-                })
-                .collect()
+        let slots = run_slots(&chosen);
+        let mut plain = |_| Ok::<(), EngineError>(());
+        s.calibrate(&mut ms, (0, chosen.len()), &mut plain)?;
+        let order = if plan.interleave {
+            Order::Interleaved
+        } else {
+            Order::Sequential
         };
-        let snapshot = |ms: &[Measurement], which: &mut dyn Iterator<Item = usize>| {
-            for i in which {
-                if let (Some(pos), true) = (positions[i], ms[i].settled()) {
-                    let (result, _) = ms[i].finish(run.overhead.as_ref());
-                    stored(store.put_result(&run.id, pos, &result), || {
-                        format!("storing {}", result.id)
-                    })?;
-                }
-            }
-            Ok::<(), EngineError>(())
-        };
-        if !interrupted {
-            let order = trial_order(ms.len(), plan.budget.trials, plan.seed, plan.interleave);
-            let mut prev: Option<(u32, usize)> = None;
-            for (r, i) in order {
-                let new_round = prev.map(|p| p.0) != Some(r);
-                if let Some((_, before)) = prev {
-                    if plan.interleave && new_round {
-                        snapshot(&ms, &mut (0..ms.len()))?;
-                    } else if !plan.interleave && before != i {
-                        snapshot(&ms, &mut std::iter::once(before))?;
-                    }
-                }
-                if plan.interleave && new_round {
-                    let what = format!("round {} of {}", r + 1, plan.budget.trials);
-                    sink.borrow_mut().event(Event::Phase { what: &what });
-                }
-                prev = Some((r, i));
-                if ms[i].trial(r, self.stop, &progress).is_err()
-                    || self.stop.load(Ordering::Relaxed)
-                {
-                    interrupted = true;
-                    break;
-                }
-            }
-        }
+        s.rounds(&mut ms, &slots, plan.budget.trials, order, &mut plain)?;
+        let wide = |ms: &[Measurement], pct| run_wide(ms, pct, &plan.run_cv);
+        s.precision(&mut ms, &slots, plan, order, &wide, &mut plain)?;
+        let done = s.summarise(&ms, &slots)?;
+        let (profiles, points) = self.place(&mut s, plan, &chosen, done, access.as_ref())?;
+        let from_suites = self.series(&mut s, plan, points)?;
+        machine_noise(&mut s.runs[0]);
+        let interrupted = s.interrupted;
+        let run = s
+            .finish(plan.benchmarks(), |_| from_suites.clone())?
+            .remove(0);
+        Ok(RunOutcome {
+            run,
+            profiles,
+            interrupted,
+        })
+    }
 
-        // --precision: more rounds, of the targets whose interval is still too wide, until
-        // none is or --max-time has passed since the run began.
-        if let (false, Some(pct)) = (interrupted, plan.precision_pct) {
-            snapshot(&ms, &mut (0..ms.len()))?;
-            let mut r = plan.budget.trials;
-            loop {
-                let mut active: Vec<usize> = (0..ms.len())
-                    .filter(|&i| ms[i].ready() && !precise(&ms[i], pct))
-                    .collect();
-                if active.is_empty() || began.elapsed() >= plan.max_time {
-                    break;
-                }
-                if plan.interleave {
-                    crate::stats::shuffle(&mut active, round_seed(plan.seed, r));
-                }
-                let what = format!("round {} ({} above +-{pct}%)", r + 1, active.len());
-                sink.borrow_mut().event(Event::Phase { what: &what });
-                for &i in &active {
-                    if ms[i].trial(r, self.stop, &progress).is_err()
-                        || self.stop.load(Ordering::Relaxed)
-                    {
-                        interrupted = true;
-                        break;
-                    }
-                }
-                snapshot(&ms, &mut active.iter().copied())?;
-                if interrupted {
-                    break;
-                }
-                r += 1;
-            }
-            for m in ms.iter().filter(|m| m.ready() && !precise(m, pct)) {
-                let hw = half_width_pct(m)
-                    .map(|h| format!("+-{h:.1}%"))
-                    .unwrap_or_else(|| "no 95% interval yet".into());
-                run.warnings.push(Warning {
-                    bench: Some(m.id().to_string()),
-                    kind: WarningKind::Imprecise,
-                    message: format!(
-                        "{}: {hw} after {} trials, not the +-{pct}% asked for{}",
-                        m.id(),
-                        m.measured_trials(),
-                        if interrupted {
-                            " (interrupted)"
-                        } else {
-                            " before --max-time ran out"
-                        }
-                    ),
-                });
-            }
-        }
-
-        // Summaries, in plan order; then profiles, series and derived figures.
-        let sink = sink.into_inner();
-        let mut points: Vec<(usize, SeriesOf, BenchResult)> = Vec::new();
-        let mut profiles = Vec::new();
-        for (i, (p, m)) in chosen.iter().zip(&ms).enumerate() {
-            // A target the stop came before (in its calibration, or before its first counted
-            // trial) has nothing to show and is not stored; one that failed is.
-            if interrupted && !m.settled() {
+    /// The summaries of a run's measurements into the run: a core benchmark's among its
+    /// results, a suite's point kept for its series; each profiled first with `--profile`.
+    fn place(
+        &self,
+        s: &mut Session,
+        plan: &RunPlan,
+        chosen: &[&Planned],
+        done: Vec<Done>,
+        access: Option<&profile::Access>,
+    ) -> Result<(Vec<Profile>, Points), EngineError> {
+        let (mut profiles, mut points) = (Vec::new(), Vec::new());
+        for (p, done) in chosen.iter().zip(done) {
+            let Some((result, warnings)) = done else {
                 continue;
+            };
+            s.runs[0].warnings.extend(warnings);
+            // `--profile`: a profiled trial of every target, core benchmark or suite point
+            // alike, stored with the run; one that cannot be profiled says why in a warning.
+            if let (Some(access), false) = (access, s.interrupted) {
+                profiles.extend(self.profile_into(s, p, &result, plan, access)?);
             }
-            let (result, warnings) = m.finish(run.overhead.as_ref());
-            for w in &warnings {
-                sink.event(Event::Warning { warning: w });
-            }
-            sink.event(Event::BenchmarkDone { result: &result });
             match &p.origin {
-                Origin::Bench(spec) => {
-                    if let Some(pos) = positions[i] {
-                        stored(store.put_result(&run.id, pos, &result), || {
-                            format!("storing {}", spec.id)
-                        })?;
-                    }
-                    run.warnings.extend(warnings);
-                    run.results.push(result.clone());
-                }
+                Origin::Bench(_) => s.runs[0].results.push(result),
                 Origin::Point {
                     suite,
                     series,
                     point,
-                } => {
-                    run.warnings.extend(warnings);
-                    points.push((*suite, SeriesOf::new(series, point), result.clone()));
-                }
-            }
-            // `--profile`: a profiled trial of every target, core benchmark or suite point
-            // alike, stored with the run; one that cannot be profiled says why in a warning.
-            if let (Some(access), Some(seconds), false) =
-                (&access, plan.profile_seconds, interrupted)
-            {
-                let id = &p.target.id;
-                let what = format!("profiling {id}");
-                sink.event(Event::Phase { what: &what });
-                match self.profile_one(&p.target, &p.placement, &result, seconds, plan, access) {
-                    Ok(Some(prof)) => {
-                        stored(store.add_profile(&run.id, &prof), || {
-                            format!("storing the profile of {id}")
-                        })?;
-                        profiles.push(prof);
-                    }
-                    Ok(None) => run.warnings.push(Warning {
-                        bench: Some(id.clone()),
-                        kind: WarningKind::Profile,
-                        message: format!(
-                            "{id}: not profiled: no trial succeeded, so there is no iteration count to profile at"
-                        ),
-                    }),
-                    Err(ProfileError::Interrupted) => interrupted = true,
-                    Err(e) => run.warnings.push(Warning {
-                        bench: Some(id.clone()),
-                        kind: WarningKind::Profile,
-                        message: e.to_string(),
-                    }),
-                }
+                } => points.push((*suite, SeriesOf::new(series, point), result)),
             }
         }
-        // Each series from its measured points, in plan order; each suite's derived figures.
+        Ok((profiles, points))
+    }
+
+    /// `--settle`: the machine's state before the first trial, made as alike as it can be
+    /// between the runs that will be compared (and before the doctor looks at it).
+    fn settle(
+        &self,
+        plan: &RunPlan,
+        sink: &mut dyn Sink,
+    ) -> Option<crate::observe::settle::Settled> {
+        plan.params.settle_s.map(|s| {
+            sink.event(Event::Phase { what: "settling" });
+            crate::observe::settle::settle(Duration::from_secs_f64(s), self.stop)
+        })
+    }
+
+    /// A new run of `plan` on this machine: its fingerprint, and what the doctor finds (a
+    /// 0.2 s look at the CPUs and the settings that make results noisy or not comparable).
+    fn new_run_here(&self, plan: &RunPlan) -> Result<Run, EngineError> {
+        let fingerprint: Fingerprint = fingerprint::collect();
+        let findings = doctor::diagnose(&doctor::gather(fingerprint.clone(), doctor::SAMPLE));
+        new_run(plan, fingerprint, findings)
+    }
+
+    /// The harness's options for `plan`.
+    fn options(&self, plan: &RunPlan) -> harness::Options {
+        plan.budget.options(
+            self.worker_exe.clone(),
+            plan.mode,
+            plan.cpus.clone(),
+            plan.observe,
+        )
+    }
+
+    /// The profile of one measured target (`run --profile`), stored with the run; a failure,
+    /// or a target without a successful trial to profile at, is a warning in the run, a stop
+    /// ends the session.
+    fn profile_into(
+        &self,
+        s: &mut Session,
+        p: &Planned,
+        result: &BenchResult,
+        plan: &RunPlan,
+        access: &profile::Access,
+    ) -> Result<Option<Profile>, EngineError> {
+        let Some(seconds) = plan.profile_seconds else {
+            return Ok(None);
+        };
+        let id = &p.target.id;
+        s.phase(&format!("profiling {id}"));
+        let warning = |message: String| Warning {
+            bench: Some(id.clone()),
+            kind: WarningKind::Profile,
+            message,
+        };
+        match self.profile_one(&p.target, &p.placement, result, seconds, plan, access) {
+            Ok(Some(prof)) => {
+                stored(s.store().add_profile(&s.runs[0].id, &prof), || {
+                    format!("storing the profile of {id}")
+                })?;
+                Ok(Some(prof))
+            }
+            Ok(None) => {
+                s.runs[0].warnings.push(warning(format!(
+                    "{id}: not profiled: no trial succeeded, so there is no iteration count to profile at"
+                )));
+                Ok(None)
+            }
+            Err(ProfileError::Interrupted) => {
+                s.interrupted = true;
+                Ok(None)
+            }
+            Err(e) => {
+                s.runs[0].warnings.push(warning(e.to_string()));
+                Ok(None)
+            }
+        }
+    }
+
+    /// Each series from its measured points, in plan order, stored with the run; returns the
+    /// suites' derived figures.
+    fn series(
+        &self,
+        s: &mut Session,
+        plan: &RunPlan,
+        points: Points,
+    ) -> Result<Vec<crate::model::Derived>, EngineError> {
         let mut by_suite: Vec<Vec<Series>> = vec![Vec::new(); plan.suites.len()];
         let mut i = 0;
         while i < points.len() {
-            let (s, head, _) = &points[i];
-            let (s, spec) = (*s, head.series);
+            let (suite, spec) = (points[i].0, points[i].1.series);
             let mut measured = Vec::new();
             while i < points.len() && std::ptr::eq(points[i].1.series, spec) {
                 measured.push((points[i].1.point.clone(), points[i].2.clone()));
                 i += 1;
             }
+            let run = &s.runs[0];
             let series = suite::series_from(spec, measured, run.overhead.as_ref());
-            stored(store.add_series(&run.id, &series), || {
+            stored(s.store().add_series(&run.id, &series), || {
                 format!("storing the series {}", spec.id)
             })?;
-            by_suite[s].push(series);
+            by_suite[suite].push(series);
         }
         let mut from_suites = Vec::new();
-        for (s, series) in plan.suites.iter().zip(by_suite) {
+        for (suite, series) in plan.suites.iter().zip(by_suite) {
             if !series.is_empty() {
-                from_suites.extend((s.derive)(&series));
+                from_suites.extend((suite.derive)(&series));
             }
-            run.series.extend(series);
+            s.runs[0].series.extend(series);
         }
-
-        // Derive, finish the record.
-        if let Some(e) = run
-            .results
-            .iter()
-            .flat_map(|r| &r.trials)
-            .find_map(|t| t.counters.as_ref().and_then(|c| c.perf_error.clone()))
-        {
-            run.warnings.push(Warning {
-                bench: None,
-                kind: WarningKind::Observe,
-                message: format!("--observe: no perf counters, only system-wide /proc deltas: {e}"),
-            });
-        }
-        run.derived = derived::compute(&run.results);
-        run.derived.extend(from_suites);
-        run.ended_ns = Some(now_ns());
-        run.complete = !interrupted;
-        if interrupted {
-            let benches = plan
-                .targets
-                .iter()
-                .filter(|p| matches!(p.origin, Origin::Bench(_)))
-                .count();
-            run.warnings.push(Warning {
-                bench: None,
-                kind: WarningKind::Interrupted,
-                message: format!(
-                    "interrupted after {} of {} benchmarks; the finished ones are stored",
-                    run.results.len(),
-                    benches
-                ),
-            });
-        }
-        stored(store.finish_run(&run), || {
-            "finishing the run in the store".into()
-        })?;
-        // The machine's variance now includes this run. Derived and rebuilt by every run, so a
-        // failure costs a warning, not the run.
-        let mut variance = Vec::new();
-        if !interrupted {
-            match crate::catalog::record_variance(store, &run) {
-                Ok(v) => variance = v,
-                Err(e) => sink.event(Event::Warning {
-                    warning: &Warning {
-                        bench: None,
-                        kind: WarningKind::Other("variance".into()),
-                        message: format!("could not update this machine's variance estimates: {e}"),
-                    },
-                }),
-            }
-        }
-        sink.event(Event::RunFinished {
-            run_id: &run.id,
-            interrupted,
-        });
-        Ok(RunOutcome {
-            run,
-            profiles,
-            interrupted,
-            variance,
-        })
+        Ok(from_suites)
     }
 
     /// `run --repeat N`: the plan's runs one after the other, each stored as a replicate of
@@ -758,6 +554,139 @@ impl Engine<'_> {
     }
 }
 
+/// Profiling needs permissions and kernel symbols: found out before measuring anything.
+/// Refused, it is left out like every part of a run this process may not do (the one rule,
+/// README "Privileges"): named in a warning, the rest measured, the run partial.
+fn profile_access(plan: &RunPlan) -> (Option<profile::Access>, Vec<Warning>) {
+    if plan.profile_seconds.is_none() {
+        return (None, Vec::new());
+    }
+    match profile::check_access() {
+        Ok(a) => (Some(a), Vec::new()),
+        Err(e) => (
+            None,
+            vec![Warning {
+                bench: None,
+                kind: WarningKind::Profile,
+                message: format!("--profile: no profiles made: {e}"),
+            }],
+        ),
+    }
+}
+
+/// The measurements of a run whose interval is still wider than `--precision` asked: the
+/// interval of a comparison of this run with another made alike, that is the median's
+/// interval from the trials and, where this machine's run-to-run CV of the test is known
+/// (`run_cv`), its level's variation across runs (#30). Rounds cannot narrow the latter:
+/// a test whose run-to-run part alone is wider than asked is named, and not waited for.
+fn run_wide(
+    ms: &[Measurement],
+    pct: f64,
+    run_cv: &std::collections::BTreeMap<String, f64>,
+) -> Vec<Wide> {
+    let z = crate::variance::normal_quantile(0.975);
+    ms.iter()
+        .enumerate()
+        .filter(|(_, m)| m.ready())
+        .filter_map(|(index, m)| {
+            let trials = half_width_pct(m);
+            let runs = run_cv.get(m.id()).map(|cv| 100.0 * z * cv);
+            let total = trials.map(|t| t.hypot(runs.unwrap_or(0.0)));
+            if total.is_some_and(|h| h <= pct) {
+                return None;
+            }
+            let reachable = runs.is_none_or(|r| r < pct);
+            let now = match (total, runs) {
+                (None, _) => "no 95% interval yet".to_string(),
+                (Some(h), None) => format!("+-{h:.1}%"),
+                (Some(h), Some(r)) if reachable => format!(
+                    "+-{h:.1}% (this machine's run-to-run variation +-{r:.1}% included)"
+                ),
+                (Some(h), Some(r)) => format!(
+                    "+-{h:.1}%, of which this machine's run-to-run variation alone is +-{r:.1}%, which more rounds cannot narrow ('run --repeat N' averages runs)"
+                ),
+            };
+            Some(Wide {
+                index,
+                now,
+                reachable,
+            })
+        })
+        .collect()
+}
+
+/// What the run saw of the machine's speed (#30): one line (a warning when the host changed
+/// speed, else a note), and a warning for each test whose own noise stands out.
+fn machine_noise(run: &mut Run) {
+    let Some(m) = crate::speed::machine_noise(run) else {
+        return;
+    };
+    let line = m.line(ab::DEFAULT_TRIAL_S);
+    match m.speeds {
+        Some(s) if s.ratio >= 1.05 => run.warnings.push(Warning {
+            bench: None,
+            kind: WarningKind::MachineNoise,
+            message: line,
+        }),
+        _ => run.notes.push(line),
+    }
+    for (id, sd) in &m.flagged {
+        run.warnings.push(Warning {
+            bench: Some(id.clone()),
+            kind: WarningKind::HighCv,
+            message: format!(
+                "{id}: trials vary by {:.0}% with the machine's speed changes taken out, more than the other tests'; rerun it, or look at what it does that the others do not",
+                100.0 * sd
+            ),
+        });
+    }
+}
+
+/// Where a run's measurements are stored: a core benchmark at its place among the run's
+/// results, a suite's point with its series at the end (no slot).
+fn run_slots(chosen: &[&Planned]) -> Vec<Slot> {
+    let mut next = 0..;
+    chosen
+        .iter()
+        .map(|p| match p.origin {
+            Origin::Bench(_) => next.next().map(|pos| (0, pos)),
+            Origin::Point { .. } => None,
+        })
+        .collect()
+}
+
+/// The suites' preflight: a suite that cannot run here is skipped (with a warning in `run`)
+/// before anything is measured. Returns the targets left to measure, in plan order.
+fn preflight<'p>(plan: &'p RunPlan, run: &mut Run) -> Vec<&'p Planned> {
+    let mut runnable = vec![true; plan.suites.len()];
+    for (i, s) in plan.suites.iter().enumerate() {
+        match (s.preflight)() {
+            Ok(notes) => run
+                .notes
+                .extend(notes.into_iter().map(|n| format!("{}: {n}", s.name))),
+            Err(why) => {
+                runnable[i] = false;
+                run.warnings.push(Warning {
+                    bench: None,
+                    kind: WarningKind::SuiteSkipped,
+                    message: format!("suite {} skipped: {why}", s.name),
+                });
+            }
+        }
+    }
+    plan.targets
+        .iter()
+        .filter(|p| match p.origin {
+            Origin::Point { suite, .. } => runnable[suite],
+            Origin::Bench(_) => true,
+        })
+        .collect()
+}
+
+/// A run's measured suite points: the suite (an index into the plan's), the series and
+/// point, the result.
+type Points = Vec<(usize, SeriesOf, BenchResult)>;
+
 /// A series and one of its points, as a measured target remembers them.
 struct SeriesOf {
     series: &'static suite::SeriesSpec,
@@ -834,10 +763,6 @@ pub fn half_width_pct(m: &Measurement) -> Option<f64> {
     (level >= 0.95 && med > 0.0).then(|| 100.0 * (med - lo).max(hi - med) / med)
 }
 
-fn precise(m: &Measurement, pct: f64) -> bool {
-    half_width_pct(m).is_some_and(|h| h <= pct)
-}
-
 /// Iterations and wall time of a benchmark's last successful measured trial.
 pub fn calibrated(r: &BenchResult) -> Option<(u64, u64)> {
     r.summary.as_ref()?;
@@ -846,44 +771,4 @@ pub fn calibrated(r: &BenchResult) -> Option<(u64, u64)> {
         .rev()
         .find(|t| t.kind == TrialKind::Measured && t.error.is_none() && t.wall_ns > 0)
         .map(|t| (t.iterations, t.wall_ns))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn interleaved_rounds_hold_every_target_once_in_a_seeded_order() {
-        let order = trial_order(4, 3, 9, true);
-        assert_eq!(order.len(), 12);
-        for r in 0..3 {
-            let mut round: Vec<usize> = order
-                .iter()
-                .filter(|(x, _)| *x == r)
-                .map(|(_, i)| *i)
-                .collect();
-            round.sort();
-            assert_eq!(round, vec![0, 1, 2, 3], "round {r}");
-        }
-        assert_eq!(
-            order,
-            trial_order(4, 3, 9, true),
-            "replayable from the seed"
-        );
-        let rounds: Vec<Vec<usize>> = (0..3)
-            .map(|r| {
-                order
-                    .iter()
-                    .filter(|(x, _)| *x == r)
-                    .map(|(_, i)| *i)
-                    .collect()
-            })
-            .collect();
-        assert!(
-            rounds.windows(2).any(|w| w[0] != w[1]),
-            "rounds are shuffled independently"
-        );
-        let seq = trial_order(2, 2, 9, false);
-        assert_eq!(seq, vec![(0, 0), (1, 0), (0, 1), (1, 1)]);
-    }
 }

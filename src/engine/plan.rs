@@ -123,6 +123,10 @@ pub struct RunPlan {
     pub precision_pct: Option<f64>,
     /// How long rounds may go on for `--precision`.
     pub max_time: Duration,
+    /// This machine's run-to-run CV of each test, from its stored runs made with these
+    /// options (the caller's to fill: the engine reads no store for it); `--precision`
+    /// includes it in the interval it waits for. Empty: not known.
+    pub run_cv: std::collections::BTreeMap<String, f64>,
     /// What the run records of how it was asked for.
     pub params: RunParams,
 }
@@ -248,6 +252,7 @@ impl RunPlan {
             replicate: None,
             precision_pct: req.precision_pct,
             settle_s: req.settle_s,
+            ab: None,
         };
         Ok(RunPlan {
             targets,
@@ -263,6 +268,7 @@ impl RunPlan {
             repeat: req.repeat,
             precision_pct: req.precision_pct,
             max_time: Duration::from_secs_f64(req.max_time_s.unwrap_or(DEFAULT_MAX_TIME_S)),
+            run_cv: Default::default(),
             params,
         })
     }
@@ -271,6 +277,14 @@ impl RunPlan {
     /// calibration trials are not known before they run and are not counted here.
     pub fn planned_trials(&self) -> u64 {
         self.targets.len() as u64 * self.budget.trials_per_target()
+    }
+
+    /// The core benchmarks of the plan (the suites' points are not counted).
+    pub fn benchmarks(&self) -> usize {
+        self.targets
+            .iter()
+            .filter(|p| matches!(p.origin, Origin::Bench(_)))
+            .count()
     }
 
     /// Targets whose count is found by calibration (the others have a fixed count).
@@ -302,6 +316,18 @@ impl RunPlan {
             settle_s: self.params.settle_s,
             suites: self.suites.iter().map(|s| s.name).collect(),
             planned_trials: self.planned_trials(),
+            at_least_s: self.calibrated_targets() as f64
+                * self.budget.trials_per_target() as f64
+                * self.budget.min_time.as_secs_f64(),
+            trial_order: super::trial_order(
+                self.targets.len(),
+                self.budget.trials,
+                self.seed,
+                self.interleave,
+            )
+            .into_iter()
+            .map(|(round, i)| (round, self.targets[i].target.id.clone()))
+            .collect(),
             targets: self
                 .targets
                 .iter()
@@ -360,9 +386,17 @@ impl RunPlan {
             s.push_str(&format!("suites: {}\n", d.suites.join(", ")));
         }
         s.push_str(&format!(
-            "{} trials at the calibrated counts (plus calibration)\n\n",
-            d.planned_trials
+            "{} trials at the calibrated counts (plus calibration): at least {} of measuring, plus calibration and start-up{}\n",
+            d.planned_trials,
+            seconds(d.at_least_s),
+            if self.calibrated_targets() < d.targets.len() {
+                ", plus the fixed-count targets' own time"
+            } else {
+                ""
+            }
         ));
+        s.push_str(&order_lines(&d.trial_order, self.interleave));
+        s.push('\n');
         s.push_str(&format!(
             "{:<28} {:<9} {:<7} iterations\n",
             "target", "placement", "cpus"
@@ -403,7 +437,54 @@ pub struct PlanDocument {
     pub settle_s: Option<f64>,
     pub suites: Vec<&'static str>,
     pub planned_trials: u64,
+    /// The least time the run takes, in seconds: every planned trial of a calibrated target
+    /// lasts at least `min_time_s` (calibration, start-up and fixed-count targets add to it).
+    pub at_least_s: f64,
+    /// The counted trials in the order the seed gives them: (round from 0, target id). The
+    /// engine runs this order among the targets that prepare (a target that cannot, such as
+    /// one lacking root, drops out of every round).
+    pub trial_order: Vec<(u32, String)>,
     pub targets: Vec<PlannedDoc>,
+}
+
+/// "0.5 s", "1 min 30 s".
+fn seconds(s: f64) -> String {
+    if s < 1.0 {
+        format!("{s:.2} s")
+    } else if s < 60.0 {
+        format!("{} s", (s * 10.0).round() / 10.0)
+    } else {
+        format!("{} min {} s", (s / 60.0).floor(), (s % 60.0).round())
+    }
+}
+
+/// The trial order as `--dry-run` prints it: interleaved, the first round in full and how the
+/// others follow; sequential, the targets in turn.
+fn order_lines(order: &[(u32, String)], interleave: bool) -> String {
+    let round = |r: u32| -> Vec<&str> {
+        order
+            .iter()
+            .filter(|(x, _)| *x == r)
+            .map(|(_, id)| id.as_str())
+            .collect()
+    };
+    let rounds = order.iter().map(|(r, _)| r + 1).max().unwrap_or(0);
+    if !interleave {
+        let mut ids: Vec<&str> = order.iter().map(|(_, id)| id.as_str()).collect();
+        ids.dedup();
+        return format!(
+            "trial order: each target's trials back to back (--sequential): {}\n",
+            ids.join(", ")
+        );
+    }
+    let mut s = format!("trial order, round 1: {}\n", round(0).join(", "));
+    if rounds > 1 {
+        s += &format!(
+            "  rounds 2-{rounds}: each shuffled anew from the seed (round 2: {}); --json lists every trial\n",
+            round(1).join(", ")
+        );
+    }
+    s
 }
 
 #[derive(Debug, Clone, Serialize)]

@@ -36,7 +36,7 @@ use std::path::{Path, PathBuf};
 pub const THP: &str = "/sys/kernel/mm/transparent_hugepage/enabled";
 const PARANOID: &str = "kernel.perf_event_paranoid";
 /// The names `--switch` takes.
-pub const NAMES: &str = "seccomp, speculation, thp, perf_event_paranoid (or --sysctl NAME=VALUE)";
+pub const NAMES: &str = "seccomp, seccomp-checks=N, none, speculation, thp, perf_event_paranoid (or --sysctl NAME=VALUE)";
 
 /// Why a switch cannot be used (a bad name or value is an [`InputError`] instead).
 #[derive(Debug, thiserror::Error)]
@@ -173,8 +173,21 @@ impl Switch {
                     )),
                     None => Ok(Switch::Task(t)),
                 };
+                if let Some(count) = n.strip_prefix("seccomp-checks=") {
+                    // Both sides run a filter that reads an argument (what entering such a
+                    // filter costs is on both); the on side's has N checks more.
+                    return match count.parse::<u32>() {
+                        Ok(c) if (1..=2046).contains(&c) => task(TaskSwitch::SeccompChecks(c + 1)),
+                        _ => Err(bad(
+                            count,
+                            "give a number of argument checks from 1 to 2046 (seccomp-checks=N)"
+                                .into(),
+                        )),
+                    };
+                }
                 match n {
                     "seccomp" => task(TaskSwitch::Seccomp),
+                    "none" => task(TaskSwitch::Nothing),
                     "speculation" => task(TaskSwitch::Speculation),
                     "thp" | "transparent_hugepage" => {
                         setting("transparent_hugepage", THP.into(), on.unwrap_or("always"))
@@ -194,8 +207,19 @@ impl Switch {
     pub fn name(&self) -> &str {
         match self {
             Switch::Task(TaskSwitch::Seccomp) => "seccomp",
+            Switch::Task(TaskSwitch::SeccompChecks(_)) => "seccomp-checks",
             Switch::Task(TaskSwitch::Speculation) => "speculation",
+            Switch::Task(TaskSwitch::Nothing) => "none",
             Switch::Setting(s) => &s.name,
+        }
+    }
+
+    /// The task switch of the off side, if it has one: `seccomp-checks=N`'s off side runs a
+    /// filter of one check, so that only the N checks more differ.
+    pub fn off_task(&self) -> Option<TaskSwitch> {
+        match self {
+            Switch::Task(TaskSwitch::SeccompChecks(_)) => Some(TaskSwitch::SeccompChecks(1)),
+            _ => None,
         }
     }
 
@@ -207,6 +231,17 @@ impl Switch {
             }
             (Switch::Task(TaskSwitch::Speculation), true) => {
                 "ab: switch on: speculative store bypass disabled (prctl) in every worker".into()
+            }
+            (Switch::Task(TaskSwitch::SeccompChecks(n)), true) => format!(
+                "ab: switch on: a seccomp filter of {n} argument checks ({} BPF instructions) in every worker, {} more than the off side's",
+                2 * n + 1,
+                n - 1
+            ),
+            (Switch::Task(TaskSwitch::SeccompChecks(_)), false) => {
+                "ab: switch seccomp-checks off: a seccomp filter of 1 argument check (3 BPF instructions) in every worker, so that entering a filter costs both sides alike".into()
+            }
+            (Switch::Task(TaskSwitch::Nothing), true) => {
+                "ab: switch none: nothing differs between the sides (an A/A)".into()
             }
             (Switch::Task(_), false) => format!("ab: switch {} off", self.name()),
             (Switch::Setting(s), on) => format!(
@@ -228,7 +263,10 @@ impl Switch {
                     path: s.path.display().to_string(),
                 })
             }
-            Switch::Setting(_) | Switch::Task(TaskSwitch::Seccomp) => Ok(()),
+            Switch::Setting(_)
+            | Switch::Task(
+                TaskSwitch::Seccomp | TaskSwitch::SeccompChecks(_) | TaskSwitch::Nothing,
+            ) => Ok(()),
             Switch::Task(TaskSwitch::Speculation) => {
                 let bits =
                     crate::sys::store_bypass_ctrl().map_err(|e| SwitchError::Unsupported {
@@ -672,6 +710,45 @@ mod tests {
             Switch::parse(Some("seccomp"), None, None).unwrap(),
             Switch::Task(TaskSwitch::Seccomp)
         );
+    }
+
+    #[test]
+    fn a_planted_filter_and_a_switch_of_nothing_are_task_switches() {
+        // #30 item 8: a seccomp filter of N argument checks, and `none` for an A/A.
+        let checks = Switch::parse(Some("seccomp-checks=64"), None, None).unwrap();
+        assert_eq!(checks, Switch::Task(TaskSwitch::SeccompChecks(65)));
+        assert_eq!(checks.off_task(), Some(TaskSwitch::SeccompChecks(1)));
+        assert!(checks.describe(true).contains("131 BPF instructions"));
+        assert!(checks
+            .describe(true)
+            .contains("64 more than the off side's"));
+        assert!(checks.describe(false).contains("1 argument check"));
+        assert_eq!(checks.name(), "seccomp-checks");
+        assert_eq!(
+            Switch::parse(Some("none"), None, None).unwrap(),
+            Switch::Task(TaskSwitch::Nothing)
+        );
+        for bad in [
+            "seccomp-checks=0",
+            "seccomp-checks=2047",
+            "seccomp-checks=x",
+        ] {
+            let e = Switch::parse(Some(bad), None, None)
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains("from 1 to 2046"), "{bad}: {e}");
+        }
+        let status = || std::fs::read_to_string("/proc/thread-self/status").unwrap();
+        std::thread::spawn(move || {
+            TaskSwitch::Nothing.apply().unwrap();
+            assert!(status().contains("Seccomp:\t0"), "{}", status());
+            TaskSwitch::SeccompChecks(300).apply().unwrap();
+            assert!(status().contains("Seccomp:\t2"), "{}", status());
+            // Every system call still allowed.
+            assert!(crate::sys::getpid_syscall() > 0);
+        })
+        .join()
+        .unwrap();
     }
 
     fn setting_in(dir: &Path) -> Setting {

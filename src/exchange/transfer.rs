@@ -68,21 +68,25 @@ pub struct ExportList {
 }
 
 impl ExportList {
-    /// Resolves `specs` (ids, id prefixes, labels, `latest`, reference runs' names).
+    /// Resolves `specs` (ids, id prefixes, labels of one run or of a group, `latest`, reference
+    /// runs' names).
     pub fn resolve(catalog: &mut Catalog, specs: &[String]) -> Result<ExportList, CatalogError> {
         let mut named = Vec::with_capacity(specs.len());
         let mut seen = HashSet::new();
         for spec in specs {
-            let one = match reference::find(spec)? {
-                Some(r) => (r.id.clone(), Named::Reference(Box::new(r.clone()))),
-                None => {
-                    let store = catalog.store().map_err(|e| e.looking_for(spec))?;
-                    let id = store.resolve(spec)?;
-                    (id.clone(), Named::Stored(id))
-                }
+            // A label names every run that carries it (`Catalog::named_runs`).
+            let found = match reference::find(spec)? {
+                Some(r) => vec![(r.id.clone(), Named::Reference(Box::new(r.clone())))],
+                None => catalog
+                    .named_runs(spec)?
+                    .into_iter()
+                    .map(|id| (id.clone(), Named::Stored(id)))
+                    .collect(),
             };
-            if seen.insert(one.0) {
-                named.push(one.1);
+            for (id, one) in found {
+                if seen.insert(id) {
+                    named.push(one);
+                }
             }
         }
         Ok(ExportList { named })

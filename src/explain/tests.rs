@@ -54,7 +54,7 @@ fn stored(p: Profile, run: &Run) -> SideProfile {
 
 fn explain(a: &Run, b: &Run, pa: &[SideProfile], pb: &[SideProfile]) -> Explanation {
     let runs = [a.clone(), b.clone()];
-    let cmp = crate::compare::build(&runs, 0, 2.0);
+    let cmp = crate::report::fixture_compare(&runs, 0, 2.0);
     let tests = tests_to_explain(&cmp, 1, &[]).unwrap();
     build(&Input {
         runs: [a, b],
@@ -163,7 +163,7 @@ fn a_side_without_a_profile_is_said_and_never_invented() {
 fn tests_are_those_slower_or_faster_or_the_ones_named() {
     let (a, b) = runs();
     let runs = [a, b];
-    let cmp = crate::compare::build(&runs, 0, 2.0);
+    let cmp = crate::report::fixture_compare(&runs, 0, 2.0);
     let t = tests_to_explain(&cmp, 1, &[]).unwrap();
     assert_eq!(t, vec![("syscall".to_string(), Listed::Slower)]);
     let t = tests_to_explain(&cmp, 1, &["pipe*".into(), "csw".into(), "csw".into()]).unwrap();
@@ -237,7 +237,7 @@ fn a_stored_trace_stands_for_the_side_whose_machine_it_was_made_on() {
     );
     assert!(sides[1].is_empty());
     let runs = [a.clone(), b.clone()];
-    let cmp = crate::compare::build(&runs, 0, 2.0);
+    let cmp = crate::report::fixture_compare(&runs, 0, 2.0);
     let tests = vec![(report.bench.clone(), Listed::Named)];
     let e = build(&Input {
         runs: [&a, &b],

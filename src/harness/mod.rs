@@ -30,8 +30,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 use worker::{Report, Request};
 
-/// A coefficient of variation above this earns a noise warning.
-pub const CV_WARN: f64 = 0.05;
 /// Other work above this share of the benchmark's CPUs earns a noise warning.
 pub const BUSY_WARN: f64 = 0.10;
 /// Iteration counts never grow past this, whatever calibration says.
@@ -75,6 +73,8 @@ pub struct Target {
     pub swap_bytes: Option<u64>,
     /// A switch every worker of this target turns on for itself (`sysperf ab`).
     pub task: Option<worker::TaskSwitch>,
+    /// The `command` benchmark's command line (`sysperf ab --a/--b`).
+    pub command: Option<crate::bench::command::CommandLine>,
 }
 
 impl Target {
@@ -92,6 +92,7 @@ impl Target {
             memory_limit_bytes: None,
             swap_bytes: None,
             task: None,
+            command: None,
         }
     }
 }
@@ -149,37 +150,11 @@ fn run_worker_observed(
 ) -> Outcome {
     let mut req = req.clone();
     req.hold = observer.is_some();
-    let req = &req;
-    let json = match serde_json::to_string(req) {
-        Ok(j) => j,
-        Err(e) => return Outcome::Failed(format!("encoding the request: {e}"), Usage::default()),
-    };
-    let mut cmd = match crate::programs::at(exe) {
+    let mut child = match spawn(exe, &req) {
         Ok(c) => c,
-        Err(e) => return Outcome::Failed(format!("starting worker: {e}"), Usage::default()),
-    };
-    cmd.arg("__worker")
-        .arg(json)
-        .arg0(format!("sysperf:{}", req.id))
-        .process_group(0)
-        .stdin(if req.hold {
-            Stdio::piped()
-        } else {
-            Stdio::null()
-        })
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let mut child = match cmd.spawn() {
-        Ok(c) => c,
-        Err(e) => {
-            return Outcome::Failed(
-                format!("starting worker {}: {e}", exe.display()),
-                Usage::default(),
-            )
-        }
+        Err(failed) => return failed,
     };
     let pid = child.id() as sys::Pid;
-    let pidfd = sys::pidfd_open(pid).ok();
     let deadline = Instant::now() + timeout;
     let mut verdict: Option<Outcome> = None;
     if let Some(obs) = observer.as_deref_mut() {
@@ -195,6 +170,50 @@ fn run_worker_observed(
             verdict = Some(Outcome::Failed(e, Usage::default()));
         }
     }
+    let (status, total, verdict) = wait_for(pid, deadline, timeout, stop, verdict, observer);
+    let out = collect(child, status, total, verdict);
+    sys::reap_zombies();
+    out
+}
+
+/// Starts a worker for `req` in a process group of its own, its stdout and stderr piped (its
+/// stdin too when it is held).
+fn spawn(exe: &Path, req: &Request) -> Result<std::process::Child, Outcome> {
+    let json = serde_json::to_string(req)
+        .map_err(|e| Outcome::Failed(format!("encoding the request: {e}"), Usage::default()))?;
+    let mut cmd = crate::programs::at(exe)
+        .map_err(|e| Outcome::Failed(format!("starting worker: {e}"), Usage::default()))?;
+    cmd.arg("__worker")
+        .arg(json)
+        .arg0(format!("sysperf:{}", req.id))
+        .process_group(0)
+        .stdin(if req.hold {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    cmd.spawn().map_err(|e| {
+        Outcome::Failed(
+            format!("starting worker {}: {e}", exe.display()),
+            Usage::default(),
+        )
+    })
+}
+
+/// Waits for the worker `pid` to end, killing its process group when `verdict` is already
+/// set (its observer could not attach), at the deadline, or when `stop` is raised. Returns
+/// its wait status, its resource usage and the verdict, if any.
+fn wait_for(
+    pid: sys::Pid,
+    deadline: Instant,
+    timeout: Duration,
+    stop: &AtomicBool,
+    mut verdict: Option<Outcome>,
+    mut observer: Option<&mut dyn Observer>,
+) -> (libc::c_int, Usage, Option<Outcome>) {
+    let pidfd = sys::pidfd_open(pid).ok();
     // The observer (the profiler's sampler) wants to be polled every 10 ms; otherwise the
     // wait sleeps on the pidfd until the worker ends, the deadline comes, or 100 ms pass (so
     // that Ctrl-C is seen promptly).
@@ -252,11 +271,22 @@ fn run_worker_observed(
     if let Some(obs) = observer {
         obs.poll();
     }
-    // Whatever the worker left in its group dies now; orphans came to us as subreaper, and
-    // we wait for each of them so that nothing is still dying when this returns.
+    (status, total, verdict)
+}
+
+/// What an ended worker gave: everything left in its process group is killed and waited for
+/// (orphans come to us as subreaper), what a killed or failed worker left in /tmp and the
+/// kernel is removed, and its report is read. The caller reaps stray zombies after the last
+/// of its workers (earlier, it would take another live worker's exit status).
+fn collect(
+    mut child: std::process::Child,
+    status: libc::c_int,
+    total: Usage,
+    verdict: Option<Outcome>,
+) -> Outcome {
+    let pid = child.id() as sys::Pid;
     let _ = sys::kill(-pid, libc::SIGKILL);
     sys::reap_group(pid);
-    sys::reap_zombies();
     // A worker killed mid-trial (timeout, Ctrl-C, a crash) could not remove its scratch
     // directories; one that exited 0 removed them itself, and /tmp is not read for it.
     if verdict.is_some() || sys::exit_code(status) != 0 {
@@ -303,6 +333,40 @@ fn run_worker_observed(
             )
         }
     }
+}
+
+/// Two workers at once (`ab --duet`): both started, then waited for one after the other
+/// (they run about as long); a stop or a timeout of either kills both. Nothing either
+/// started survives this function.
+fn run_pair(exe: &Path, reqs: [&Request; 2], timeout: Duration, stop: &AtomicBool) -> [Outcome; 2] {
+    let children = reqs.map(|r| spawn(exe, r));
+    let deadline = Instant::now() + timeout;
+    let mut kill_rest = false;
+    let mut done = Vec::with_capacity(2);
+    for child in children {
+        let child = match child {
+            Ok(c) => c,
+            Err(failed) => {
+                kill_rest = true;
+                done.push(failed);
+                continue;
+            }
+        };
+        let pid = child.id() as sys::Pid;
+        let verdict = kill_rest.then(|| {
+            Outcome::Failed(
+                "the other side's worker failed or was stopped".into(),
+                Usage::default(),
+            )
+        });
+        let (status, total, verdict) = wait_for(pid, deadline, timeout, stop, verdict, None);
+        kill_rest |= verdict.is_some();
+        done.push(collect(child, status, total, verdict));
+    }
+    sys::reap_zombies();
+    let second = done.pop().expect("two workers");
+    let first = done.pop().expect("two workers");
+    [first, second]
 }
 
 /// The wait rule: a worker that ended at `ended`, with `deadline` set `limit` after its start,
@@ -453,6 +517,8 @@ pub fn measure_overhead(opts: &Options, stop: &AtomicBool) -> Result<Overhead, S
         param: None,
         cgroup: None,
         task: None,
+        start_at_ns: None,
+        command: None,
     };
     match run_worker(&opts.worker_exe, &req, opts.timeout, stop) {
         Outcome::Done(r, _) => Ok(Overhead {
@@ -516,6 +582,8 @@ pub struct Measurement<'a> {
     warnings: Vec<Warning>,
     /// The calibrated count; None until prepared, or when calibration failed.
     iterations: Option<u64>,
+    /// A count given instead of calibration ([`Measurement::fix_iterations`]).
+    fixed: Option<u64>,
     window: Window,
 }
 
@@ -539,8 +607,33 @@ impl<'a> Measurement<'a> {
             },
             warnings: Vec::new(),
             iterations: None,
+            fixed: None,
             window: Window::default(),
         }
+    }
+
+    /// The calibrated (or fixed) iteration count; None until prepared, or when calibration
+    /// failed.
+    pub fn iterations(&self) -> Option<u64> {
+        self.iterations
+    }
+
+    /// Runs at `n` iterations instead of calibrating: [`Self::prepare`] then runs the warm-up
+    /// only (`ab`: both sides of a test at the count calibrated for one).
+    pub fn fix_iterations(&mut self, n: u64) {
+        self.fixed = Some(n);
+    }
+
+    /// Per-operation wall time (overhead not subtracted) of each successful counted trial,
+    /// with its round: what a paired comparison between rounds watches.
+    pub fn by_round(&self) -> Vec<(u32, f64)> {
+        let ops = self.target.ops_per_iteration.max(1) as f64;
+        self.result
+            .trials
+            .iter()
+            .filter(|t| t.kind == TrialKind::Measured && t.error.is_none() && t.iterations > 0)
+            .filter_map(|t| Some((t.round?, t.wall_ns as f64 / (t.iterations as f64 * ops))))
+            .collect()
     }
 
     pub fn id(&self) -> &str {
@@ -668,7 +761,7 @@ impl<'a> Measurement<'a> {
 
     fn prepare_inner(&mut self, stop: &AtomicBool, progress: &dyn Fn(Event)) -> Result<(), Stop> {
         let target_ns = self.opts.min_time.as_nanos().min(u64::MAX as u128) as u64;
-        let iterations = if let Some(fixed) = self.target.iterations {
+        let iterations = if let Some(fixed) = self.fixed.or(self.target.iterations) {
             fixed.max(1)
         } else {
             let mut n = 1;
@@ -768,18 +861,10 @@ impl<'a> Measurement<'a> {
             };
             warnings.push(w);
         }
+        // How much the trials vary is judged for the whole run, against the machine's speed
+        // changes (`crate::speed`), not test by test.
         match summarize(target.ops_per_iteration, &mut result.trials, overhead) {
-            Some(summary) => {
-                let cv = summary.wall_ns_per_op.cv;
-                if cv > CV_WARN {
-                    warnings.push(Warning {
-                        bench: Some(id.clone()),
-                        kind: WarningKind::HighCv,
-                        message: format!("{id}: trials vary by {:.1}% (CV above {:.0}%); rerun with more --trials or on a quieter machine", cv * 100.0, CV_WARN * 100.0),
-                    });
-                }
-                result.summary = Some(summary);
-            }
+            Some(summary) => result.summary = Some(summary),
             None => {
                 // Say why, as calibration failures do: with a fixed count there was no
                 // calibration trial to fail first.
@@ -823,6 +908,90 @@ impl<'a> Measurement<'a> {
         }
         (result, warnings)
     }
+}
+
+/// How a duet round went ([`duet`]).
+#[derive(Debug, Clone, Copy)]
+pub struct DuetRound {
+    /// From starting the two workers to the later one's end of setup: the least wait the
+    /// next round's start should allow.
+    pub ready: Duration,
+    /// The share of the longer timed region that the two overlapped (1: fully), when both
+    /// succeeded.
+    pub overlap: Option<f64>,
+}
+
+/// One counted trial of `a` and one of `b` at the same time (`ab --duet`, #30): `a`'s worker
+/// pinned to `cpus[0]`, `b`'s to `cpus[1]` (their children too: they inherit it), both timed
+/// regions started together `start_in` after the workers are started (each waits after its
+/// setup). Both must be prepared single-CPU measurements; busy-CPU accounting is left out,
+/// the other side being the other work by design.
+pub fn duet<'m>(
+    a: &mut Measurement<'m>,
+    b: &mut Measurement<'m>,
+    round: u32,
+    cpus: [u32; 2],
+    start_in: Duration,
+    stop: &AtomicBool,
+    progress: &dyn Fn(Event),
+) -> Result<DuetRound, Stop> {
+    let (Some(na), Some(nb)) = (a.iterations, b.iterations) else {
+        return Ok(DuetRound {
+            ready: start_in,
+            overlap: None,
+        });
+    };
+    let spawned = sys::monotonic_ns();
+    let start_at = spawned + start_in.as_nanos().min(u64::MAX as u128) as u64;
+    let request = |m: &Measurement, n: u64, cpu: u32| Request {
+        pin: Some(vec![cpu]),
+        child_cpu: None,
+        start_at_ns: Some(start_at),
+        ..Request::target(m.target, m.plan, n)
+    };
+    let (ra, rb) = (request(a, na, cpus[0]), request(b, nb, cpus[1]));
+    let started_ns = unix_ns();
+    let outcomes = run_pair(&a.opts.worker_exe, [&ra, &rb], a.opts.timeout, stop);
+    if outcomes.iter().any(|o| matches!(o, Outcome::Interrupted)) {
+        return Err(Stop::Interrupted);
+    }
+    let report = |o: &Outcome| match o {
+        Outcome::Done(r, _) => Some((r.ready_ns, r.region_ns)),
+        _ => None,
+    };
+    let (ga, gb) = (report(&outcomes[0]), report(&outcomes[1]));
+    let ready = [ga, gb]
+        .iter()
+        .flatten()
+        .filter_map(|(r, _)| *r)
+        .max()
+        .map_or(start_in, |r| {
+            Duration::from_nanos(r.saturating_sub(spawned))
+        });
+    let overlap = match (ga.and_then(|g| g.1), gb.and_then(|g| g.1)) {
+        (Some([a0, a1]), Some([b0, b1])) => {
+            let both = a1.min(b1).saturating_sub(a0.max(b0)) as f64;
+            let longer = (a1 - a0).max(b1 - b0).max(1) as f64;
+            Some(both / longer)
+        }
+        _ => None,
+    };
+    for (m, (n, outcome)) in [a, b]
+        .into_iter()
+        .zip([(na, &outcomes[0]), (nb, &outcomes[1])])
+    {
+        m.result.placement = "duet".into();
+        m.result.cpus = vec![cpus[0].min(cpus[1]), cpus[0].max(cpus[1])];
+        m.result.trials.push(Trial {
+            round: Some(round),
+            started_ns: Some(started_ns),
+            ..trial_from(TrialKind::Measured, n, outcome)
+        });
+        progress(Event::Trial {
+            kind: TrialKind::Measured,
+        });
+    }
+    Ok(DuetRound { ready, overlap })
 }
 
 /// Measures one target placed by `plan` (see [`placement::plan`]) on its own: calibration,
@@ -1066,6 +1235,8 @@ mod tests {
             param: None,
             cgroup: None,
             task: None,
+            start_at_ns: None,
+            command: None,
         };
         let stop = AtomicBool::new(false);
         let t0 = Instant::now();

@@ -43,6 +43,14 @@ pub struct Request {
     /// A per-task switch the worker turns on before setup (`sysperf ab`'s "on" side).
     #[serde(default)]
     pub task: Option<TaskSwitch>,
+    /// `ab --duet`: the CLOCK_MONOTONIC time at which the timed region starts, so that the
+    /// two sides' workers, started together, run it at the same time (a worker whose setup
+    /// ends later starts at once and says so with `ready_ns`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_at_ns: Option<u64>,
+    /// The `command` benchmark's command line.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<bench::command::CommandLine>,
 }
 
 /// A switch a worker turns on for itself and the children it forks (`sysperf ab --switch`).
@@ -51,8 +59,13 @@ pub struct Request {
 pub enum TaskSwitch {
     /// An allow-all seccomp filter: what a filter costs per system call.
     Seccomp,
+    /// A seccomp filter of this many argument checks: a planted slowdown of every system
+    /// call, of a size set by the count (`ab --switch seccomp-checks=N`).
+    SeccompChecks(u32),
     /// Speculative store bypass disabled (prctl PR_SET_SPECULATION_CTRL).
     Speculation,
+    /// Nothing at all: both sides alike (`ab --switch none`, an A/A).
+    Nothing,
 }
 
 impl TaskSwitch {
@@ -60,7 +73,9 @@ impl TaskSwitch {
     pub fn apply(self) -> std::io::Result<()> {
         match self {
             TaskSwitch::Seccomp => sys::seccomp_allow_all(),
+            TaskSwitch::SeccompChecks(n) => sys::seccomp_arg_checks(n),
             TaskSwitch::Speculation => sys::disable_store_bypass(),
+            TaskSwitch::Nothing => Ok(()),
         }
     }
 }
@@ -84,6 +99,8 @@ impl Request {
             param: t.param,
             cgroup: None,
             task: t.task,
+            start_at_ns: None,
+            command: t.command.clone(),
         }
     }
 }
@@ -122,6 +139,9 @@ pub struct Report {
     /// can keep only the samples taken inside it.
     #[serde(default)]
     pub region_ns: Option<[u64; 2]>,
+    /// With `start_at_ns`: CLOCK_MONOTONIC when setup was done and the wait began.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ready_ns: Option<u64>,
 }
 
 pub const OVERHEAD_ID: &str = "__overhead";
@@ -190,10 +210,19 @@ fn execute(req: &Request, make: Make) -> Result<Report, String> {
             .child_cpu
             .map(Placement::ChildOn)
             .unwrap_or(Placement::Inherit),
+        command: req.command.clone(),
     };
     b.setup(&ctx, req.iterations)
         .map_err(|e| format!("setup: {e}"))?;
     let (rss_bytes, rss_anon_bytes, maps) = sys::process_size("self");
+    // `ab --duet`: wait for the other side, outside everything that is measured.
+    let ready_ns = req.start_at_ns.map(|at| {
+        let now = sys::monotonic_ns();
+        if at > now {
+            std::thread::sleep(std::time::Duration::from_nanos(at - now));
+        }
+        now
+    });
     let mig0 = migrations();
     let cpu_start = sys::current_cpu();
     let observe = req.observe || b.counted();
@@ -262,6 +291,7 @@ fn execute(req: &Request, make: Make) -> Result<Report, String> {
         error: None,
         counters,
         region_ns: Some([t0, t1]),
+        ready_ns,
     })
 }
 

@@ -1054,6 +1054,7 @@ mod tests {
             runs: 6,
             trials: 30,
             updated_ns: 0,
+            ..Default::default()
         };
         let mut f = quiet();
         f.variance = Some(vec![est("syscall", 0.01), est("forks0", 0.012)]);

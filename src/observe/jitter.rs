@@ -60,6 +60,12 @@ pub struct CpuNoise {
     pub softirqs: BTreeMap<String, u64>,
     /// Hypervisor steal on this CPU (/proc/stat), in clock ticks (USER_HZ).
     pub steal_ticks: u64,
+    /// Times another task took the CPU from the spinning thread (its involuntary context
+    /// switches, getrusage RUSAGE_THREAD).
+    pub preemptions: u64,
+    /// Nanoseconds of the spin the thread was not on the CPU at all (the spin's length less
+    /// its own user and system time): other tasks ran, or the hypervisor did.
+    pub off_cpu_ns: u64,
 }
 
 /// The whole measurement.
@@ -68,6 +74,46 @@ pub struct NoiseReport {
     pub seconds: f64,
     pub threshold_ns: u64,
     pub cpus: Vec<CpuNoise>,
+    /// What each numbered interrupt that fired is (/proc/interrupts' last columns: the
+    /// device or driver, e.g. "virtio1-req.0"), by its number.
+    pub irq_names: BTreeMap<String, String>,
+}
+
+/// The device or driver behind each numbered interrupt line of /proc/interrupts: the fields
+/// after the per-CPU counts are the chip, the hardware IRQ and its trigger, then the names.
+pub fn irq_names(text: &str) -> BTreeMap<String, String> {
+    let mut lines = text.lines();
+    let ncpus = lines
+        .next()
+        .unwrap_or("")
+        .split_ascii_whitespace()
+        .filter(|c| c.starts_with("CPU"))
+        .count();
+    let mut out = BTreeMap::new();
+    for line in lines {
+        let Some((irq, rest)) = line.split_once(':') else {
+            continue;
+        };
+        let irq = irq.trim();
+        if irq.is_empty() || !irq.bytes().all(|b| b.is_ascii_digit()) {
+            continue;
+        }
+        let tail: Vec<&str> = rest.split_ascii_whitespace().skip(ncpus).collect();
+        // The names follow the trigger field ("1-edge", "16-fasteoi"; older kernels:
+        // "IO-APIC-edge"), and may be several, comma-separated.
+        const TRIGGERS: [&str; 6] = ["edge", "level", "fasteoi", "eoi", "simple", "percpu"];
+        let trigger = tail.iter().position(|f| {
+            f.rsplit_once('-')
+                .is_some_and(|(_, t)| TRIGGERS.contains(&t))
+        });
+        let name = match (trigger, tail.last()) {
+            (_, None) => continue,
+            (Some(i), _) if i + 1 < tail.len() => tail[i + 1..].join(" "),
+            (_, Some(last)) => last.to_string(),
+        };
+        out.insert(irq.to_string(), name);
+    }
+    out
 }
 
 /// The histogram of `gaps` over [`BUCKETS_NS`].
@@ -109,11 +155,21 @@ pub fn cpu_deltas(
         .collect()
 }
 
-/// The spin of one CPU: (spin ns, reads, gaps above the threshold).
-fn spin(cpu: u32, seconds: f64, threshold_ns: u64) -> std::io::Result<(u64, u64, Vec<u64>)> {
+/// What one CPU's spin measured: its length, reads, gaps above the threshold, and the
+/// thread's own usage meanwhile.
+struct Spun {
+    spin_ns: u64,
+    reads: u64,
+    gaps: Vec<u64>,
+    usage: crate::model::Usage,
+}
+
+/// The spin of one CPU.
+fn spin(cpu: u32, seconds: f64, threshold_ns: u64) -> std::io::Result<Spun> {
     sys::set_affinity(&[cpu])?;
     let length = (seconds * 1e9) as u64;
     let mut gaps = Vec::with_capacity(4096);
+    let used = sys::usage_thread();
     let start = sys::monotonic_ns();
     let mut last = start;
     let mut reads = 0u64;
@@ -126,7 +182,12 @@ fn spin(cpu: u32, seconds: f64, threshold_ns: u64) -> std::io::Result<(u64, u64,
         }
         last = now;
         if now - start >= length {
-            return Ok((now - start, reads, gaps));
+            return Ok(Spun {
+                spin_ns: now - start,
+                reads,
+                gaps,
+                usage: sys::usage_thread().since(&used),
+            });
         }
     }
 }
@@ -141,7 +202,7 @@ pub fn measure(cpus: &[u32], seconds: f64, threshold_ns: u64) -> std::io::Result
         )
     };
     let before = read_irqs();
-    let spins: Vec<std::io::Result<(u64, u64, Vec<u64>)>> = std::thread::scope(|s| {
+    let spins: Vec<std::io::Result<Spun>> = std::thread::scope(|s| {
         let handles: Vec<_> = cpus
             .iter()
             .map(|&cpu| s.spawn(move || spin(cpu, seconds, threshold_ns)))
@@ -157,7 +218,12 @@ pub fn measure(cpus: &[u32], seconds: f64, threshold_ns: u64) -> std::io::Result
     let after = read_irqs();
     let mut out = Vec::new();
     for (&cpu, spun) in cpus.iter().zip(spins) {
-        let (spin_ns, reads, gaps) = spun?;
+        let Spun {
+            spin_ns,
+            reads,
+            gaps,
+            usage,
+        } = spun?;
         let stolen_ns: u64 = gaps.iter().sum();
         let interrupts = cpu_deltas(&before.0, &after.0, cpu);
         let steal = procfs::cpus_since(&before.2, &after.2, &[cpu]).steal;
@@ -174,11 +240,20 @@ pub fn measure(cpus: &[u32], seconds: f64, threshold_ns: u64) -> std::io::Result
             interrupts,
             softirqs: cpu_deltas(&before.1, &after.1, cpu),
             steal_ticks: steal,
+            preemptions: usage.nivcsw,
+            off_cpu_ns: spin_ns.saturating_sub(usage.user_ns + usage.sys_ns),
         });
     }
+    let names = irq_names(&procfs::read_interrupts().unwrap_or_default());
+    let fired: std::collections::BTreeSet<&String> =
+        out.iter().flat_map(|c| c.interrupts.keys()).collect();
     Ok(NoiseReport {
         seconds,
         threshold_ns,
+        irq_names: names
+            .into_iter()
+            .filter(|(irq, _)| fired.contains(irq))
+            .collect(),
         cpus: out,
     })
 }
@@ -194,22 +269,29 @@ fn fmt_ns(ns: u64) -> String {
 /// The report as text: a line per CPU, the histogram, then the interrupt and softirq deltas.
 pub fn render(r: &NoiseReport, hz: Option<u32>) -> String {
     let mut s = format!(
-        "Clock noise: {} s spin per CPU, gaps over {} ns{}\n",
+        "Jitter: {} s spin per CPU, gaps over {} ns{}\n",
         r.seconds,
         r.threshold_ns,
         hz.map(|h| format!(" (CONFIG_HZ {h})")).unwrap_or_default()
     );
-    s += "  cpu   stolen us/s    gaps   max gap   ticks   steal ticks\n";
+    s += "  cpu   lost us/s    gaps   max gap   ticks   preempted   off-CPU us/s   steal ticks\n";
     for c in &r.cpus {
         s += &format!(
-            "  {:>3}   {:>11.1}   {:>5}   {:>7}   {:>5}   {:>11}\n",
+            "  {:>3}   {:>9.1}   {:>5}   {:>7}   {:>5}   {:>9}   {:>12.1}   {:>11}\n",
             c.cpu,
             c.stolen_us_per_s,
             c.gaps,
             fmt_ns(c.max_gap_ns),
             c.ticks,
+            c.preemptions,
+            c.off_cpu_ns as f64 / 1e3 / (c.spin_ns.max(1) as f64 / 1e9),
             c.steal_ticks
         );
+    }
+    for c in &r.cpus {
+        if let Some(line) = who_took_it(c) {
+            s += &format!("  cpu {}: {line}\n", c.cpu);
+        }
     }
     s += "Gap histogram (gaps per bucket, by CPU)\n";
     for (i, b) in BUCKETS_NS.iter().enumerate() {
@@ -231,7 +313,10 @@ pub fn render(r: &NoiseReport, hz: Option<u32>) -> String {
             let mut v: Vec<(&String, &u64)> = m.iter().collect();
             v.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
             v.iter()
-                .map(|(k, n)| format!("{k} {n}"))
+                .map(|(k, n)| match r.irq_names.get(*k) {
+                    Some(name) => format!("{k} ({name}) {n}"),
+                    None => format!("{k} {n}"),
+                })
                 .collect::<Vec<_>>()
                 .join(", ")
         };
@@ -242,8 +327,41 @@ pub fn render(r: &NoiseReport, hz: Option<u32>) -> String {
             or_none(list(&c.softirqs))
         );
     }
-    s += "Stolen time is the sum of the gaps; set their count against the interrupts, softirqs and ticks on the CPU (LOC is the timer tick), and against the hypervisor's steal.\n";
+    s += "Lost time is the sum of the gaps; set their count against the interrupts, softirqs and ticks on the CPU (LOC is the timer tick), the times other tasks preempted the spin (off-CPU: the spin's time it did not run at all), and the hypervisor's steal.\n";
     s
+}
+
+/// Who took a CPU's lost time, when most of it is one cause: other tasks (the spin was off
+/// the CPU and the hypervisor reported no steal) or the hypervisor (steal ticks). The
+/// hypervisor's steal is all that "steal" means; time other tasks ran is not steal.
+fn who_took_it(c: &CpuNoise) -> Option<String> {
+    let spin = c.spin_ns.max(1) as f64;
+    let lost = c.stolen_ns as f64 / spin;
+    let off = c.off_cpu_ns as f64 / spin;
+    if lost < 0.01 {
+        return None;
+    }
+    let pct = |x: f64| format!("{:.0}%", 100.0 * x);
+    Some(if c.steal_ticks == 0 && off >= lost / 2.0 {
+        format!(
+            "{} of the spin lost; the spin was off the CPU {} of the time, preempted {} times: other tasks ran on this CPU, not the hypervisor (its steal ticks are 0)",
+            pct(lost),
+            pct(off),
+            c.preemptions
+        )
+    } else if c.steal_ticks > 0 {
+        format!(
+            "{} of the spin lost; the hypervisor reports {} steal ticks on this CPU, and other tasks preempted the spin {} times",
+            pct(lost),
+            c.steal_ticks,
+            c.preemptions
+        )
+    } else {
+        format!(
+            "{} of the spin lost while it kept the CPU: interrupts and softirqs (below), not other tasks nor the hypervisor",
+            pct(lost)
+        )
+    })
 }
 
 fn or_none(s: String) -> String {
@@ -290,8 +408,62 @@ mod tests {
         assert!(c.max_gap_ns <= c.stolen_ns);
         let text = render(&r, Some(250));
         assert!(
-            text.contains("CONFIG_HZ 250") && text.contains("stolen us/s"),
+            text.contains("CONFIG_HZ 250") && text.contains("lost us/s"),
             "{text}"
+        );
+    }
+
+    #[test]
+    fn numbered_interrupts_are_named_by_their_device() {
+        let text = "           CPU0       CPU1\n 24:          1          0  IO-APIC   5-edge      ACPI:Ged\n 36:          0    1270229 PCI-MSIX-0000:00:02.0   1-edge      virtio1-req.0\n 16:   3 4  IO-APIC  16-fasteoi   ehci_hcd:usb1, ahci[0000:00:1f.2]\nLOC:    5  6   Local timer interrupts\n";
+        let names = irq_names(text);
+        assert_eq!(names["36"], "virtio1-req.0");
+        assert_eq!(names["24"], "ACPI:Ged");
+        assert_eq!(names["16"], "ehci_hcd:usb1, ahci[0000:00:1f.2]");
+        assert!(
+            !names.contains_key("LOC"),
+            "named interrupts keep their name"
+        );
+    }
+
+    fn cpu(lost: u64, off: u64, steal: u64) -> CpuNoise {
+        CpuNoise {
+            cpu: 0,
+            spin_ns: 1_000_000_000,
+            reads: 1,
+            gaps: 1,
+            stolen_ns: lost,
+            stolen_us_per_s: lost as f64 / 1e3,
+            max_gap_ns: lost,
+            histogram: histogram(&[lost]),
+            ticks: 0,
+            interrupts: BTreeMap::new(),
+            softirqs: BTreeMap::new(),
+            steal_ticks: steal,
+            preemptions: 40,
+            off_cpu_ns: off,
+        }
+    }
+
+    #[test]
+    fn time_other_tasks_took_is_not_called_the_hypervisors() {
+        let tasks = who_took_it(&cpu(750_000_000, 740_000_000, 0)).unwrap();
+        assert!(
+            tasks.contains("other tasks ran on this CPU, not the hypervisor"),
+            "{tasks}"
+        );
+        assert!(tasks.starts_with("75% of the spin lost"), "{tasks}");
+        let hyper = who_took_it(&cpu(750_000_000, 740_000_000, 30)).unwrap();
+        assert!(
+            hyper.contains("the hypervisor reports 30 steal ticks"),
+            "{hyper}"
+        );
+        let irqs = who_took_it(&cpu(100_000_000, 0, 0)).unwrap();
+        assert!(irqs.contains("interrupts and softirqs"), "{irqs}");
+        assert_eq!(
+            who_took_it(&cpu(1_000, 0, 0)),
+            None,
+            "a quiet CPU needs no line"
         );
     }
 }

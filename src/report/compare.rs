@@ -17,7 +17,7 @@ use std::fmt::Write;
 pub const FORMAT_VERSION: u32 = 1;
 
 /// The CSV header: one line per test and run follows it.
-pub const CSV_COLUMNS: [&str; 15] = [
+pub const CSV_COLUMNS: [&str; 16] = [
     "id",
     "label",
     "run",
@@ -33,6 +33,7 @@ pub const CSV_COLUMNS: [&str; 15] = [
     "verdict",
     "ci_level",
     "covers",
+    "significant",
 ];
 
 /// A number with three significant digits whatever its size: a VAX against today's machine
@@ -63,19 +64,51 @@ pub fn gate_lines(
     unjudged: &[crate::compare::Unjudged],
     pct: f64,
 ) -> Vec<String> {
+    // The tests the gate cannot judge for one reason in one run are one line (#33): 49 quick
+    // tests are "cannot judge 49 tests", not 49 lines alike.
+    let mut groups: Vec<(&str, &str, Vec<&str>)> = Vec::new();
+    for u in unjudged {
+        match groups
+            .iter_mut()
+            .find(|(run, why, _)| *run == u.run && *why == u.why)
+        {
+            Some((_, _, tests)) => tests.push(&u.test),
+            None => groups.push((&u.run, &u.why, vec![&u.test])),
+        }
+    }
     regressions
         .iter()
         .map(|r| format!("regression: {}", regression_line(c, r, pct)))
-        .chain(unjudged.iter().map(|u| {
-            format!(
-                "cannot judge: run {}, {}: {}; the gate needs both sides measured, with at least {} trials",
-                u.run,
-                u.test,
-                u.why,
-                crate::compare::MIN_TRIALS
-            )
+        .chain(groups.into_iter().map(|(run, why, tests)| {
+            let which = match tests.len() {
+                1 => tests[0].to_string(),
+                n => format!("{n} tests ({})", named_few(&tests)),
+            };
+            let needs = if why == crate::compare::NOISE_UNKNOWN || why == crate::compare::DISTURBED
+            {
+                "the gate needs an interval that covers what two runs differ by".to_string()
+            } else {
+                format!(
+                    "the gate needs both sides measured, with at least {} trials",
+                    crate::compare::MIN_TRIALS
+                )
+            };
+            format!("cannot judge: run {run}, {which}: {why}; {needs}")
         }))
         .collect()
+}
+
+/// "syscall, csw, signocsw and 46 more": the first few names, the rest counted.
+fn named_few(names: &[&str]) -> String {
+    const SHOWN: usize = 5;
+    if names.len() <= SHOWN + 1 {
+        return names.join(", ");
+    }
+    format!(
+        "{} and {} more",
+        names[..SHOWN].join(", "),
+        names.len() - SHOWN
+    )
 }
 
 pub fn sig3(v: f64) -> String {
@@ -218,7 +251,7 @@ const TABLE7_FIGURES: [Figure; 4] = [
 ];
 
 fn verdict_word(r: &Ratio) -> String {
-    match r.verdict {
+    let word = match r.verdict {
         Verdict::Faster => format!("faster ({}x)", sig3(1.0 / r.ratio)),
         // Regressions must stand out in a terminal full of numbers.
         Verdict::Slower => format!("SLOWER ({}x) !", sig3(r.ratio)),
@@ -227,6 +260,40 @@ fn verdict_word(r: &Ratio) -> String {
         Verdict::Published => "no CI".into(),
         Verdict::TooFewTrials => "<3 trials".into(),
         Verdict::NoVerdict => "no CI".into(),
+        Verdict::NoiseUnknown => crate::compare::NOISE_UNKNOWN.into(),
+        Verdict::Disturbed => crate::compare::DISTURBED.into(),
+    };
+    format!("{word}{}", significance_note(r))
+}
+
+/// The significance of a change the verdict does not call (one inside the noise band, or
+/// not shown beyond it), as a second statement: "; significantly slower (1.02x), not beyond
+/// the band". Empty when the verdict says it all.
+pub fn significance_note(r: &Ratio) -> String {
+    use crate::compare::Significance;
+    let (word, x) = match r.significant {
+        Some(Significance::Slower) => ("slower", r.ratio),
+        Some(Significance::Faster) => ("faster", 1.0 / r.ratio),
+        _ => return String::new(),
+    };
+    match r.verdict {
+        Verdict::NoChange => format!(" (significantly {word}, {}x: inside the band)", sig3(x)),
+        Verdict::Inconclusive => {
+            format!(
+                " (significantly {word}, {}x: not shown beyond the band)",
+                sig3(x)
+            )
+        }
+        _ => String::new(),
+    }
+}
+
+/// What a ratio's interval covers, for a table cell.
+fn covers_cell(r: &Ratio) -> String {
+    if r.ci.is_some() {
+        r.covers.as_str().to_string()
+    } else {
+        String::new()
     }
 }
 
@@ -238,8 +305,13 @@ fn ci_text(ci: Option<[f64; 2]>) -> String {
 /// The ratio columns of one run for a row: ratio, interval, verdict; "-" without a ratio.
 fn ratio_cells(r: Option<&Ratio>) -> Vec<String> {
     match r {
-        Some(r) => vec![sig3(r.ratio), ci_text(r.ci), verdict_word(r)],
-        None => vec!["-".into(), String::new(), String::new()],
+        Some(r) => vec![
+            sig3(r.ratio),
+            ci_text(r.ci),
+            covers_cell(r),
+            verdict_word(r),
+        ],
+        None => vec!["-".into(), String::new(), String::new(), String::new()],
     }
 }
 
@@ -422,7 +494,13 @@ fn series_markdown(c: &Comparison) -> String {
                 cells.push(format!("{v} {ci}").trim_end().to_string());
             }
             cells.extend(others(c).map(|i| match p.ratios[i].as_ref() {
-                Some(r) => format!("{} {} {}", sig3(r.ratio), ci_text(r.ci), md_verdict(r)),
+                Some(r) => format!(
+                    "{} {} {} {}",
+                    sig3(r.ratio),
+                    ci_text(r.ci),
+                    covers_cell(r),
+                    md_verdict(r)
+                ),
                 None => "-".into(),
             }));
             s += &md_row(&cells);
@@ -447,7 +525,12 @@ fn text_table(c: &Comparison, rows: &[&Row], figures: &[Figure]) -> String {
         head.push((0..n).map(tag).collect());
     }
     for _ in others(c) {
-        head.push(vec!["ratio".into(), "95% CI".into(), "verdict".into()]);
+        head.push(vec![
+            "ratio".into(),
+            "95% CI".into(),
+            "covers".into(),
+            "verdict".into(),
+        ]);
     }
     let mut lines = vec![head];
     for row in rows {
@@ -461,7 +544,7 @@ fn text_table(c: &Comparison, rows: &[&Row], figures: &[Figure]) -> String {
         lines.push(line);
     }
     let figure_blocks = figures.len();
-    Grid { titles, lines }.render(|b, k| b == 0 || (b > figure_blocks && k == 2))
+    Grid { titles, lines }.render(|b, k| b == 0 || (b > figure_blocks && k >= 2))
 }
 
 fn failures(c: &Comparison) -> Vec<String> {
@@ -506,45 +589,11 @@ pub fn text(c: &Comparison) -> String {
     for i in 0..c.runs.len() {
         let _ = writeln!(s, "  {} {}", tag(i), run_line(c, i));
     }
+    if let Some(line) = smoke_line(c) {
+        let _ = writeln!(s, "{line}");
+    }
     let _ = writeln!(s, "method: {}", c.method);
     let _ = writeln!(s, "intervals: {}", c.covers);
-
-    if c.fingerprint_diffs.is_empty() {
-        let _ = writeln!(
-            s,
-            "\nFingerprints: nothing differs (kernel, command line, mitigations, governor, virtualization, CPU, memory, cgroup limits)"
-        );
-    } else {
-        let _ = writeln!(s, "\nWhat differs between the runs' fingerprints");
-        for d in &c.fingerprint_diffs {
-            if d.values.iter().all(Option::is_none) {
-                // A count of what is not listed ("... and 12 more config options").
-                let _ = writeln!(s, "  {}", d.field);
-                continue;
-            }
-            for (i, v) in d.values.iter().enumerate() {
-                let _ = writeln!(
-                    s,
-                    "  {:<20} {} {}",
-                    if i == 0 { d.field.as_str() } else { "" },
-                    tag(i),
-                    v.as_deref().unwrap_or("unknown")
-                );
-            }
-            if let Some(r) = &d.related {
-                let _ = writeln!(s, "  {:<20} tied to: {r}", "");
-            }
-        }
-    }
-    if c.warnings.is_empty() {
-        let _ = writeln!(s, "\nWarnings: none");
-    } else {
-        let _ = writeln!(s, "\nWarnings ({})", c.warnings.len());
-        for w in &c.warnings {
-            let i = c.runs.iter().position(|r| r.id == w.run).unwrap_or(0);
-            let _ = writeln!(s, "  ! {} {}", tag(i), w.warning.message);
-        }
-    }
 
     let kernel: Vec<&Row> = kernel_rows(c).collect();
     if !kernel.is_empty() {
@@ -564,7 +613,7 @@ pub fn text(c: &Comparison) -> String {
     }
     let counters = counter_rows(c);
     if !counters.is_empty() {
-        let _ = writeln!(s, "\nCounters (run --observe: perf counters per operation from the warm-up trial; interrupts per trial, system-wide)");
+        let _ = writeln!(s, "\nCounters (run --observe: perf counters per operation from the warm-up trial, or every trial of a --quick run; interrupts per trial, system-wide)");
         let _ = writeln!(
             s,
             "{:<21} {:>4} {:>10} {:>10} {:>10} {:>11} {:>10}",
@@ -610,10 +659,7 @@ pub fn text(c: &Comparison) -> String {
         for d in &c.derived {
             let mut line = vec![
                 vec![d.name.clone()],
-                d.values
-                    .iter()
-                    .map(|v| v.map(num).unwrap_or_else(|| "-".into()))
-                    .collect(),
+                derived_values(d),
                 vec![d.unit.clone()],
             ];
             line.extend(others(c).map(|i| vec![derived_ratio(d, c.baseline, i)]));
@@ -622,6 +668,9 @@ pub fn text(c: &Comparison) -> String {
         }
         let last = lines[0].len() - 1;
         s += &Grid { titles, lines }.render(|b, _| b == 0 || b == 2 || b == last);
+        for line in derived_na(c) {
+            let _ = writeln!(s, "  {line}");
+        }
     }
     // After the tables: what the doctor found, each finding once with the runs it concerns.
     let doctor = doctor_findings(c);
@@ -640,6 +689,45 @@ pub fn text(c: &Comparison) -> String {
                 x.title,
                 x.fix
             );
+        }
+    }
+    // Then the runs' warnings and what differs between the machines: the tables lead, as
+    // the answer does (#33).
+    if c.warnings.is_empty() {
+        let _ = writeln!(s, "\nWarnings: none");
+    } else {
+        let _ = writeln!(s, "\nWarnings ({})", c.warnings.len());
+        for w in &c.warnings {
+            let i = c.runs.iter().position(|r| r.id == w.run).unwrap_or(0);
+            let _ = writeln!(s, "  ! {} {}", tag(i), w.warning.message);
+        }
+    }
+
+    if c.fingerprint_diffs.is_empty() {
+        let _ = writeln!(
+            s,
+            "\nFingerprints: nothing differs (kernel, command line, mitigations, governor, virtualization, CPU, memory, cgroup limits)"
+        );
+    } else {
+        let _ = writeln!(s, "\nWhat differs between the runs' fingerprints");
+        for d in &c.fingerprint_diffs {
+            if d.values.iter().all(Option::is_none) {
+                // A count of what is not listed ("... and 12 more config options").
+                let _ = writeln!(s, "  {}", d.field);
+                continue;
+            }
+            for (i, v) in d.values.iter().enumerate() {
+                let _ = writeln!(
+                    s,
+                    "  {:<20} {} {}",
+                    if i == 0 { d.field.as_str() } else { "" },
+                    tag(i),
+                    v.as_deref().unwrap_or("unknown")
+                );
+            }
+            if let Some(r) = &d.related {
+                let _ = writeln!(s, "  {:<20} tied to: {r}", "");
+            }
         }
     }
     s
@@ -701,7 +789,7 @@ fn md_rule(aligns: &[bool]) -> String {
 }
 
 fn md_verdict(r: &Ratio) -> String {
-    match r.verdict {
+    let word = match r.verdict {
         Verdict::Faster => format!("faster ({}x)", sig3(1.0 / r.ratio)),
         Verdict::Slower => format!("**SLOWER** ({}x)", sig3(r.ratio)),
         Verdict::NoChange => "no change".into(),
@@ -709,7 +797,10 @@ fn md_verdict(r: &Ratio) -> String {
         Verdict::Published => "no CI".into(),
         Verdict::TooFewTrials => "<3 trials".into(),
         Verdict::NoVerdict => "no CI".into(),
-    }
+        Verdict::NoiseUnknown => md(crate::compare::NOISE_UNKNOWN),
+        Verdict::Disturbed => md(crate::compare::DISTURBED),
+    };
+    format!("{word}{}", md(&significance_note(r)))
 }
 
 fn md_table(c: &Comparison, rows: &[&Row], figures: &[Figure]) -> String {
@@ -720,12 +811,17 @@ fn md_table(c: &Comparison, rows: &[&Row], figures: &[Figure]) -> String {
     }
     for i in others(c) {
         let t = format!("{} / {}", tag(i), tag(c.baseline));
-        head.extend([t.clone(), format!("{t} 95% CI"), format!("{t} verdict")]);
+        head.extend([
+            t.clone(),
+            format!("{t} 95% CI"),
+            format!("{t} covers"),
+            format!("{t} verdict"),
+        ]);
     }
     let mut aligns = vec![false];
     aligns.extend(std::iter::repeat_n(true, figures.len() * n));
     for _ in others(c) {
-        aligns.extend([true, true, false]);
+        aligns.extend([true, true, false, false]);
     }
     let mut s = md_row(&head) + &md_rule(&aligns);
     for row in rows {
@@ -735,8 +831,10 @@ fn md_table(c: &Comparison, rows: &[&Row], figures: &[Figure]) -> String {
         }
         for i in others(c) {
             match row.ratios[i].as_ref() {
-                Some(r) => cells.extend([sig3(r.ratio), ci_text(r.ci), md_verdict(r)]),
-                None => cells.extend(["-".into(), String::new(), String::new()]),
+                Some(r) => {
+                    cells.extend([sig3(r.ratio), ci_text(r.ci), covers_cell(r), md_verdict(r)])
+                }
+                None => cells.extend(["-".into(), String::new(), String::new(), String::new()]),
             }
         }
         s += &md_row(&cells);
@@ -782,6 +880,9 @@ pub fn markdown(c: &Comparison) -> String {
         if let Some(cite) = &r.citation {
             let _ = writeln!(s, "\n{} published in: {}", tag(i), md(cite));
         }
+    }
+    if let Some(line) = smoke_line(c) {
+        let _ = writeln!(s, "\n**{}**", md(&line));
     }
     let _ = writeln!(s, "\nMethod: {}", md(&c.method));
     let _ = writeln!(s, "\nIntervals: {}", md(&c.covers));
@@ -843,7 +944,7 @@ pub fn markdown(c: &Comparison) -> String {
     }
     let counters = counter_rows(c);
     if !counters.is_empty() {
-        s += "\n**Counters** (run --observe: perf counters per operation from the warm-up trial; interrupts per trial, system-wide)\n\n";
+        s += "\n**Counters** (run --observe: perf counters per operation from the warm-up trial, or every trial of a --quick run; interrupts per trial, system-wide)\n\n";
         let mut head = vec!["Test".to_string(), "run".to_string()];
         head.extend(COUNTER_HEADS.iter().map(|h| h.to_string()));
         s += &md_row(&head);
@@ -880,18 +981,114 @@ pub fn markdown(c: &Comparison) -> String {
         s += &md_rule(&aligns);
         for d in &c.derived {
             let mut cells = vec![md(&d.name)];
-            cells.extend(
-                d.values
-                    .iter()
-                    .map(|v| v.map(num).unwrap_or_else(|| "-".into())),
-            );
+            cells.extend(derived_values(d));
             cells.push(md(&d.unit));
             cells.extend(others(c).map(|i| derived_ratio(d, c.baseline, i)));
             cells.push(md(formula(d)));
             s += &md_row(&cells);
         }
+        let na = derived_na(c);
+        if !na.is_empty() {
+            s += "\n";
+            for line in na {
+                let _ = writeln!(s, "- {}", md(&line));
+            }
+        }
     }
     s
+}
+
+/// The facts a comparison shows whenever they differ: which machine, system and kernel.
+const CORE_FACTS: &[&str] = &[
+    "hostname",
+    "kernel",
+    "os",
+    "cpu",
+    "cores/threads",
+    "memory",
+    "virtualization",
+];
+
+/// The fingerprint differences that matter to the compared tests, then one line counting the
+/// rest (what `compare` prints unless `--all-differences`): the machine's core facts; and
+/// every other fact that each run records, unless `data/kernel-ties.tsv` ties it only to
+/// tests not compared. A fact one run does not record (a published run's sysctls) is no
+/// difference to act on.
+pub fn differences_that_matter(c: &Comparison) -> Vec<crate::compare::FingerprintDiff> {
+    let tests: Vec<&str> = c.rows.iter().map(|r| r.id.as_str()).collect();
+    let bears_on_tests = |related: &str| {
+        let patterns = related.split(" (").next().unwrap_or("");
+        patterns
+            .split(',')
+            .map(str::trim)
+            .any(|p| tests.iter().any(|t| crate::bench::glob_match(p, t)))
+    };
+    let (mut keep, mut unknown, mut untied) = (Vec::new(), 0usize, 0usize);
+    for d in &c.fingerprint_diffs {
+        let known = d.values.iter().all(Option::is_some);
+        if CORE_FACTS.contains(&d.field.as_str())
+            || (known && d.related.as_deref().is_none_or(bears_on_tests))
+        {
+            keep.push(d.clone());
+        } else if known {
+            untied += 1;
+        } else {
+            unknown += 1;
+        }
+    }
+    if unknown + untied > 0 {
+        keep.push(crate::compare::FingerprintDiff {
+            field: format!(
+                "... and {} more: {unknown} a run does not record, {untied} tied to tests not compared ('sysperf compare --all-differences' lists them)",
+                unknown + untied
+            ),
+            values: vec![None; c.runs.len()],
+            related: None,
+        });
+    }
+    keep
+}
+
+/// What a comparison of `--quick` runs says under its runs: they are smoke tests.
+pub fn smoke_line(c: &Comparison) -> Option<String> {
+    let quick: Vec<String> = (0..c.runs.len())
+        .filter(|&i| c.runs[i].quick)
+        .map(tag)
+        .collect();
+    (!quick.is_empty()).then(|| {
+        format!(
+            "SMOKE TEST: {} {} --quick (one trial per test, no warm-up): the figures check that the tests run and do not measure the machine; run without --quick to measure",
+            quick.join(" "),
+            if quick.len() == 1 { "is" } else { "are" }
+        )
+    })
+}
+
+/// A derived figure's cells, one per run: its value, "n/a" where its inputs cannot support it
+/// (the reason follows the table), "-" where the run lacks it.
+fn derived_values(d: &DerivedRow) -> Vec<String> {
+    d.values
+        .iter()
+        .zip(&d.na)
+        .map(|(v, na)| match (v, na) {
+            (_, Some(_)) => "n/a".to_string(),
+            (Some(v), None) => num(*v),
+            (None, None) => "-".to_string(),
+        })
+        .collect()
+}
+
+/// Why each "n/a" of the derived figures is one: "n/a [2] context switch: one trial ...".
+fn derived_na(c: &Comparison) -> Vec<String> {
+    c.derived
+        .iter()
+        .flat_map(|d| {
+            d.na.iter().enumerate().filter_map(move |(i, why)| {
+                why.as_ref()
+                    .map(|why| format!("n/a {} {}: {why}", tag(i), d.name))
+            })
+        })
+        .collect()
 }
 
 /// A CSV text field (ids, labels: never a number), quoted as RFC 4180 says: when it holds a
@@ -925,14 +1122,16 @@ fn verdict_code(v: Verdict) -> &'static str {
         Verdict::Published => "published",
         Verdict::TooFewTrials => "too_few_trials",
         Verdict::NoVerdict => "no_verdict",
+        Verdict::NoiseUnknown => "noise_unknown",
+        Verdict::Disturbed => "disturbed",
     }
 }
 
 /// The comparison as CSV: a header, then one line per test and run (tests in the paper's
 /// order, runs in column order). `verdict` is `faster`, `slower`, `no_change`, `inconclusive`,
 /// `published` (published against published), `too_few_trials` (a side has fewer than 3),
-/// `no_verdict` (no finite interval), `baseline`, `missing`, `failed`, or `no_baseline` (the
-/// baseline lacks the test). Derived figures and the suites' series are not included (see
+/// `no_verdict` (no finite interval), `noise_unknown` (single runs, no run-to-run variance
+/// known), `baseline`, `missing`, `failed`, or `no_baseline` (the baseline lacks the test). Derived figures and the suites' series are not included (see
 /// the JSON, text or Markdown).
 pub fn csv(c: &Comparison) -> String {
     let mut s = CSV_COLUMNS.join(",") + "\n";
@@ -963,7 +1162,11 @@ pub fn csv(c: &Comparison) -> String {
                 verdict.to_string(),
                 csv_num(x.and_then(|x| x.ci_level)),
                 ratio
-                    .and_then(|r| serde_json::to_value(r.covers).ok())
+                    .map(|r| r.covers.as_str().to_string())
+                    .unwrap_or_default(),
+                ratio
+                    .and_then(|r| r.significant)
+                    .and_then(|v| serde_json::to_value(v).ok())
                     .and_then(|v| v.as_str().map(str::to_string))
                     .unwrap_or_default(),
             ];
@@ -1072,7 +1275,7 @@ mod tests {
     fn series_compare_point_by_point_and_a_fallen_throughput_is_a_regression() {
         let base = crate::report::fixture_suites_run();
         let slow = slower_series(&base);
-        let c = crate::compare::build(&[base, slow], 0, 2.0);
+        let c = crate::report::fixture_compare(&[base, slow], 0, 2.0);
         assert_eq!(c.series.len(), 3);
         let pipe = &c.series[0];
         let at = |x: f64| pipe.points.iter().find(|p| p.x == x).unwrap();
@@ -1136,7 +1339,6 @@ mod tests {
         let page = crate::report::html::html(std::slice::from_ref(&run), &c, &[Vec::new()]);
         assert!(page.contains("id=\"counters\"") && page.contains("<td>131.0</td>"));
     }
-    use crate::compare::build;
     use crate::model::{Run, Trial, TrialKind};
 
     /// Gives every result five measured trials within +-1% of its median (the fixture's one
@@ -1204,22 +1406,26 @@ mod tests {
 
     #[test]
     fn text_snapshot() {
-        insta::assert_snapshot!(text(&build(&runs(true), 0, 2.0)));
+        insta::assert_snapshot!(text(&crate::report::fixture_compare(&runs(true), 0, 2.0)));
     }
 
     #[test]
     fn markdown_snapshot() {
-        insta::assert_snapshot!(markdown(&build(&runs(true), 0, 2.0)));
+        insta::assert_snapshot!(markdown(&crate::report::fixture_compare(
+            &runs(true),
+            0,
+            2.0
+        )));
     }
 
     #[test]
     fn json_snapshot() {
-        insta::assert_snapshot!(json(&build(&runs(false), 0, 2.0)));
+        insta::assert_snapshot!(json(&crate::report::fixture_compare(&runs(false), 0, 2.0)));
     }
 
     #[test]
     fn csv_has_a_line_per_test_and_run_with_every_column() {
-        let c = build(&runs(true), 0, 2.0);
+        let c = crate::report::fixture_compare(&runs(true), 0, 2.0);
         let out = csv(&c);
         let lines: Vec<&str> = out.lines().collect();
         assert_eq!(lines[0], CSV_COLUMNS.join(","));
@@ -1241,7 +1447,11 @@ mod tests {
         assert_eq!(verdict(syscall[0]), "baseline", "{}", syscall[0]);
         assert_eq!(verdict(syscall[1]), "slower", "{}", syscall[1]);
         assert_eq!(verdict(syscall[2]), "slower", "{}", syscall[2]);
-        assert!(syscall[1].ends_with(",trials"), "{}", syscall[1]);
+        assert!(
+            syscall[1].ends_with(",trials+runs,slower"),
+            "{}",
+            syscall[1]
+        );
         assert!(lines
             .iter()
             .any(|l| l.starts_with("csw,csw,7a3e0c9d1f20,,") && verdict(l) == "missing"));
@@ -1260,7 +1470,7 @@ mod tests {
         assert_eq!(csv_field("a,b"), "\"a,b\"");
         assert_eq!(csv_field("say \"hi\""), "\"say \"\"hi\"\"\"");
         assert_eq!(csv_field("two\nlines"), "\"two\nlines\"");
-        let mut c = build(&runs(false), 0, 2.0);
+        let mut c = crate::report::fixture_compare(&runs(false), 0, 2.0);
         c.rows[0].label = "sys,call \"x\"".into();
         let out = csv(&c);
         assert!(out.contains(",\"sys,call \"\"x\"\"\","), "{out}");
@@ -1285,7 +1495,7 @@ mod tests {
         }
         // Numbers are numbers, negative ones too.
         assert_eq!(csv_num(Some(-1.5)), "-1.5");
-        let mut c = build(&runs(false), 0, 2.0);
+        let mut c = crate::report::fixture_compare(&runs(false), 0, 2.0);
         c.rows[0].label = "=cmd|' /C calc'!A0".into();
         let out = csv(&c);
         assert!(out.contains(",\"'=cmd|' /C calc'!A0\","), "{out}");
@@ -1294,7 +1504,7 @@ mod tests {
 
     #[test]
     fn regressions_stand_out_and_missing_tests_show() {
-        let c = build(&runs(false), 0, 2.0);
+        let c = crate::report::fixture_compare(&runs(false), 0, 2.0);
         let t = text(&c);
         let syscall = t.lines().find(|l| l.starts_with("syscall ")).unwrap();
         assert!(syscall.contains("SLOWER (1.20x) !"), "{syscall}");
@@ -1309,7 +1519,7 @@ mod tests {
 
     #[test]
     fn markdown_tables_have_as_many_cells_as_headers() {
-        let mut c = build(&runs(true), 0, 2.0);
+        let mut c = crate::report::fixture_compare(&runs(true), 0, 2.0);
         c.runs[1].label = Some("a | b".into());
         let md = markdown(&c);
         // Unescaped pipes delimit cells: every line of a table has as many as its header.
@@ -1332,7 +1542,7 @@ mod tests {
     #[test]
     fn published_against_published_prints_the_papers_figures_and_no_verdict() {
         let refs = crate::reference::all().unwrap().to_vec();
-        let c = build(&refs, 0, 2.0);
+        let c = crate::report::fixture_compare(&refs, 0, 2.0);
         let t = text(&c);
         let row = t.lines().find(|l| l.starts_with("forks100k ")).unwrap();
         for fig in ["217.5", "223.0", "176.0", "0.7", "214.3", "175.2", "no CI"] {
@@ -1350,7 +1560,7 @@ mod tests {
 
     #[test]
     fn json_is_the_comparison_with_its_format() {
-        let c = build(&runs(false), 0, 2.0);
+        let c = crate::report::fixture_compare(&runs(false), 0, 2.0);
         let v: Value = serde_json::from_str(&json(&c)).unwrap();
         assert_eq!(v["format"], "sysperf-compare");
         assert_eq!(v["format_version"], 1);

@@ -244,6 +244,8 @@ mod tests {
         run.results = base.results.clone();
         run.findings = base.findings.clone();
         run.derived = base.derived.clone();
+        // A figure its inputs cannot support carries why (#33).
+        run.derived[0].na = Some("one trial (--quick)".into());
         run.warnings = base.warnings.clone();
         assert!(!run.series.is_empty() && !run.notes.is_empty() && !run.findings.is_empty());
         run.params.order = Some("interleaved".into());
@@ -253,6 +255,11 @@ mod tests {
         run.params.precision_pct = Some(1.0);
         run.params.settle_s = Some(60.0);
         run.params.cpus = Some(vec![1]);
+        run.params.ab = Some(crate::model::AbSide {
+            side: "a".into(),
+            partner: "0123456789ab".into(),
+            design: "paired".into(),
+        });
         // The fingerprint's facts written only when known (#19).
         run.fingerprint.hz = Some(250);
         run.fingerprint.nohz = Some("idle".into());
@@ -310,6 +317,9 @@ mod tests {
             runs: 3,
             trials: 15,
             updated_ns: 1,
+            median_sd: Some(0.01),
+            median_range_ns: Some([100.0, 102.0]),
+            clipped: true,
         }];
         let profiles = [crate::report::profile::tests::fixture()];
         let v = crate::report::json::show_document(&run, &profiles, Some(&variance), 5);
@@ -372,7 +382,7 @@ mod tests {
         let base = rich_run();
         let mut other = crate::report::fixture_slower(&base);
         other.series = base.series.clone();
-        let c = crate::compare::build(&[base, other], 0, 2.0);
+        let c = crate::report::fixture_compare(&[base, other], 0, 2.0);
         assert!(!c.findings.is_empty() && !c.series.is_empty());
         let v = crate::report::compare::json_value(&c);
         let written: BTreeSet<String> = v.as_object().expect("object").keys().cloned().collect();

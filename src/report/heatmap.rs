@@ -170,12 +170,12 @@ mod tests {
                 s.wall_ns_per_op.median *= 2.0;
             }
         }
-        let cmp = crate::compare::build(&[a.clone(), b], 0, 2.0);
+        let cmp = crate::report::fixture_compare(&[a.clone(), b], 0, 2.0);
         let svg = chart(&cmp).expect("two columns").document();
         assert_eq!(svg.matches("</rect>").count(), cmp.rows.len() * 2);
         assert!(svg.contains("kernel=6.12"), "{svg}");
         assert!(svg.contains("1.00"), "{svg}");
         assert!(svg.contains("2.00"), "{svg}");
-        assert!(chart(&crate::compare::build(&[a], 0, 2.0)).is_none());
+        assert!(chart(&crate::report::fixture_compare(&[a], 0, 2.0)).is_none());
     }
 }

@@ -26,8 +26,11 @@ header p{margin:0;color:#475467}
 section{background:#fff;border:1px solid #E4E7EC;border-radius:10px;padding:18px 22px;margin:18px 0}
 h2{font-size:19px;margin:0 0 12px}
 h3{font-size:15px;margin:18px 0 8px}
-nav{margin:14px 0 0;font-size:13px}
-nav a{color:#175CD3;text-decoration:none;margin-right:14px}
+nav.toc{position:sticky;top:0;z-index:5;margin:14px -28px 0;padding:8px 28px;font-size:13px;background:#F2F4F7;border-bottom:1px solid #E4E7EC}
+nav.toc a{color:#175CD3;text-decoration:none;margin-right:14px;white-space:nowrap}
+section{scroll-margin-top:48px}
+details.fold{margin:10px 0 0}
+details.fold summary{cursor:pointer;color:#175CD3;font-weight:600}
 .banner{display:grid;grid-template-columns:repeat(auto-fit,minmax(320px,1fr));gap:14px;margin:0 0 14px}
 .box{border-radius:8px;padding:14px 18px;border:1px solid}
 .box h2{margin:0 0 6px;font-size:21px}
@@ -39,6 +42,9 @@ nav a{color:#175CD3;text-decoration:none;margin-right:14px}
 .good{background:#ECFDF3;border-color:#75E0A7;color:#054F31}
 .good h2{color:#067647}
 .calm{background:#F9FAFB;border-color:#D0D5DD;color:#344054}
+.smoke{background:#FEF0C7;border:3px solid #DC6803;color:#7A2E0E;margin:0 0 14px}
+.smoke h2{color:#B54708;font-size:24px}
+td.na{color:#B54708;font-weight:600}
 .counts{margin:4px 0 0;color:#475467}
 .alert{margin:8px 0 0;color:#B54708;font-weight:600}
 table{border-collapse:collapse;width:100%;font-variant-numeric:tabular-nums}
@@ -75,7 +81,7 @@ ul.warn{margin:0;padding-left:18px}
 ul.warn li{margin:3px 0}
 .formula{font-family:"DejaVu Sans Mono",ui-monospace,Menlo,Consolas,monospace;font-size:12px;color:#344054;text-align:left}
 footer{color:#667085;font-size:12px;text-align:center}
-@media print{body{background:#fff}section{border:none;padding:0}}
+@media print{body{background:#fff}section{border:none;padding:0}nav.toc{position:static}}
 "#;
 
 /// The verdict in words with its class; colour is never the only signal.
@@ -85,7 +91,11 @@ fn verdict_badge(v: Verdict) -> String {
         Verdict::Faster => ("faster", "\u{25bc} "),
         Verdict::NoChange => ("same", "\u{2248} "),
         Verdict::Inconclusive => ("none", "? "),
-        Verdict::Published | Verdict::TooFewTrials | Verdict::NoVerdict => ("none", ""),
+        Verdict::Published
+        | Verdict::TooFewTrials
+        | Verdict::NoVerdict
+        | Verdict::NoiseUnknown
+        | Verdict::Disturbed => ("none", ""),
     };
     format!(
         "<span class=\"verdict {class}\">{mark}{}</span>",
@@ -94,11 +104,14 @@ fn verdict_badge(v: Verdict) -> String {
 }
 
 fn ratio_text(r: &Ratio) -> String {
+    // Every interval says what it covers (#30).
     let ci = match r.ci {
         Some([lo, hi]) => format!(
-            "<span class=\"ci\">[{}, {}]</span>",
+            "<span class=\"ci\">[{}, {}] {}{}</span>",
             esc(&num(lo)),
-            esc(&num(hi))
+            esc(&num(hi)),
+            esc(r.covers.as_str()),
+            esc(&crate::report::compare::significance_note(r))
         ),
         None => String::new(),
     };
@@ -176,7 +189,27 @@ fn change_list(s: &mut String, cmp: &Comparison, list: &[Change], word: &str) {
     s.push_str("</ul>");
 }
 
+/// The banner over everything of a report with `--quick` runs: a smoke test must not pass
+/// for results at a glance.
+fn smoke_banner(s: &mut String, runs: &[Run]) {
+    let quick: Vec<String> = runs
+        .iter()
+        .filter(|r| r.params.quick)
+        .map(|r| r.label.clone().unwrap_or_else(|| r.id.clone()))
+        .collect();
+    if quick.is_empty() {
+        return;
+    }
+    let _ = write!(
+        s,
+        "<div class=\"box smoke\" id=\"smoke-test\"><h2>Smoke test, not a measurement</h2><p>{} {} made with <code>--quick</code>: one 0.01 s trial per test, no warm-up. It shows that the tests run; its figures do not measure the machine, and those that need an interval are n/a. Run without <code>--quick</code> to measure.</p></div>",
+        esc(&quick.join(", ")),
+        if quick.len() == 1 { "was" } else { "were" }
+    );
+}
+
 fn summary(s: &mut String, runs: &[Run], cmp: &Comparison) {
+    smoke_banner(s, runs);
     s.push_str("<div class=\"banner\">");
     if cmp.runs.len() < 2 {
         s.push_str("<div class=\"box calm\"><h2>One run</h2><p>Nothing to compare it with: the table and charts show its figures. Give two or more runs to see ratios and verdicts.</p></div>");
@@ -248,7 +281,12 @@ fn summary(s: &mut String, runs: &[Run], cmp: &Comparison) {
         count(Verdict::Faster),
         count(Verdict::NoChange),
         count(Verdict::Inconclusive),
-        count(Verdict::Published) + count(Verdict::TooFewTrials) + count(Verdict::NoVerdict),
+        count(Verdict::Published)
+            + count(Verdict::TooFewTrials)
+            + count(Verdict::NoVerdict)
+            + count(Verdict::NoiseUnknown)
+            + count(Verdict::Disturbed)
+            + count(Verdict::Disturbed),
         failed,
         missing
     );
@@ -519,7 +557,39 @@ fn parameter_rows(runs: &[Run]) -> Vec<(String, Vec<Option<String>>)> {
         .collect()
 }
 
+/// Rows past which a list or table that says the same in every run is folded (`<details>`,
+/// no script): a fingerprint has some 70 facts, most alike, and the page is read for what
+/// differs.
+pub const FOLD_ROWS: usize = 12;
+
+/// A table of facts, one column per run: the facts that differ in the open, those the same
+/// in every run (or, for one run, all of them) folded under a summary when there are more
+/// than [`FOLD_ROWS`].
 fn side_by_side(s: &mut String, cmp: &Comparison, rows: &[(String, Vec<Option<String>>)]) {
+    let differs =
+        |values: &Vec<Option<String>>| values.len() > 1 && values.windows(2).any(|w| w[0] != w[1]);
+    let (open, same): (Vec<_>, Vec<_>) = rows.iter().cloned().partition(|(_, v)| differs(v));
+    if same.len() <= FOLD_ROWS {
+        return fact_table(s, cmp, rows);
+    }
+    if !open.is_empty() {
+        fact_table(s, cmp, &open);
+    }
+    let _ = write!(
+        s,
+        "<details class=\"fold\"><summary>{} {} the same in every run</summary>",
+        same.len(),
+        if cmp.runs.len() > 1 {
+            "facts,"
+        } else {
+            "facts of the machine,"
+        }
+    );
+    fact_table(s, cmp, &same);
+    s.push_str("</details>");
+}
+
+fn fact_table(s: &mut String, cmp: &Comparison, rows: &[(String, Vec<Option<String>>)]) {
     s.push_str("<table><thead><tr><th class=\"fp\">Fact</th>");
     for (i, h) in cmp.runs.iter().enumerate() {
         let _ = write!(
@@ -669,6 +739,14 @@ fn findings(s: &mut String, cmp: &Comparison) {
         s.push_str("<p>No findings recorded for these runs.</p>");
         return;
     }
+    let folded = cmp.findings.len() > FOLD_ROWS;
+    if folded {
+        let _ = write!(
+            s,
+            "<details class=\"fold\"><summary>{} findings</summary>",
+            cmp.findings.len()
+        );
+    }
     s.push_str("<ul class=\"warn\">");
     for f in &cmp.findings {
         let i = cmp.runs.iter().position(|h| h.id == f.run).unwrap_or(0);
@@ -686,6 +764,9 @@ fn findings(s: &mut String, cmp: &Comparison) {
         );
     }
     s.push_str("</ul>");
+    if folded {
+        s.push_str("</details>");
+    }
 }
 
 fn warnings(s: &mut String, cmp: &Comparison) {
@@ -731,8 +812,20 @@ fn derived(s: &mut String, runs: &[Run], cmp: &Comparison) {
             esc(&d.name),
             esc(&d.unit)
         );
-        for v in &d.values {
-            let _ = write!(s, "<td>{}</td>", opt(v.map(num)));
+        for (v, na) in d.values.iter().zip(&d.na) {
+            match na {
+                // A figure its inputs cannot support says so, and why, not a number.
+                Some(why) => {
+                    let _ = write!(
+                        s,
+                        "<td class=\"na\">n/a<span class=\"ci\">{}</span></td>",
+                        esc(why)
+                    );
+                }
+                None => {
+                    let _ = write!(s, "<td>{}</td>", opt(v.map(num)));
+                }
+            }
         }
         s.push_str("<td class=\"formula\">");
         for (i, run) in runs.iter().enumerate() {
@@ -893,7 +986,7 @@ pub fn html_by(
     let _ = write!(
         s,
         "<header><h1>sysperf report</h1><p>{} run{} compared{}, by the method of Leffler, Karels and McKusick's 4.2BSD measurements (1984).</p>\n\
-         <nav><a href=\"#comparison\">Comparison</a>{evolution_link}<a href=\"#charts\">Charts</a><a href=\"#paging\">Paging</a>{suites_link}<a href=\"#fingerprints\">Fingerprints</a><a href=\"#warnings\">Warnings</a><a href=\"#doctor\">Doctor</a>{counters_link}{explain_link}{profiles_link}<a href=\"#derived\">Derived figures</a><a href=\"#method\">Method</a></nav></header>\n",
+         </header>\n<nav class=\"toc\"><a href=\"#comparison\">Comparison</a>{evolution_link}<a href=\"#charts\">Charts</a><a href=\"#paging\">Paging</a>{suites_link}<a href=\"#fingerprints\">Fingerprints</a><a href=\"#warnings\">Warnings</a><a href=\"#doctor\">Doctor</a>{counters_link}{explain_link}{profiles_link}<a href=\"#derived\">Derived figures</a><a href=\"#method\">Method</a></nav>\n",
         cmp.runs.len(),
         if cmp.runs.len() == 1 { "" } else { "s" },
         cmp.runs
@@ -1009,7 +1102,7 @@ pub fn html_by(
     s.push_str("\n</section>\n");
 
     if !counter_rows.is_empty() {
-        s.push_str("<section id=\"counters\">\n<h2>Counters</h2>\n<p>What <code>sysperf run --observe</code> counted: context switches, migrations and page faults per operation from perf counters on the worker and its children (taken in the warm-up trial, since they slow the work they count), interrupts per trial system-wide.</p>\n");
+        s.push_str("<section id=\"counters\">\n<h2>Counters</h2>\n<p>What <code>sysperf run --observe</code> counted: context switches, migrations and page faults per operation from perf counters on the worker and its children (taken in the warm-up trial, since they slow the work they count, or in every trial of a <code>--quick</code> run, which has none), interrupts per trial system-wide.</p>\n");
         counters(&mut s, cmp, counter_rows);
         s.push_str("\n</section>\n");
     }
@@ -1056,7 +1149,6 @@ pub fn html_by(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::compare;
 
     fn hostile_pair() -> (Vec<Run>, Comparison) {
         let mut base = crate::report::fixture_run();
@@ -1073,7 +1165,7 @@ mod tests {
             message: "<img src=x onerror=alert(2)> used the CPU".into(),
         });
         let runs = vec![base, slow];
-        let cmp = compare::build(&runs, 0, 2.0);
+        let cmp = crate::report::fixture_compare(&runs, 0, 2.0);
         (runs, cmp)
     }
 
@@ -1115,7 +1207,7 @@ mod tests {
                 disk_ios_per_trial: 0.0,
             });
         }
-        let cmp = compare::build(&observed, 0, 2.0);
+        let cmp = crate::report::fixture_compare(&observed, 0, 2.0);
         let profiles = vec![vec![crate::report::profile::tests::fixture()], vec![]];
         let page = html(&observed, &cmp, &profiles);
         for id in ["counters", "profiles"] {
@@ -1137,7 +1229,7 @@ mod tests {
     fn a_test_profiled_on_both_sides_is_explained_with_a_differential_flame_graph() {
         let (a, b, pa, pb) = crate::explain::tests::fixture_profiled();
         let runs = vec![a, b];
-        let cmp = compare::build(&runs, 0, 2.0);
+        let cmp = crate::report::fixture_compare(&runs, 0, 2.0);
         let page = html(&runs, &cmp, &[vec![pa.clone()], vec![pb.clone()]]);
         assert!(
             page.contains("<section id=\"explain\">"),
@@ -1204,7 +1296,7 @@ mod tests {
     fn suites_draw_each_figure_with_its_table_and_notes() {
         let plain = crate::report::fixture_run();
         let runs = vec![plain.clone(), crate::report::fixture_series_run()];
-        let cmp = compare::build(&runs, 0, 2.0);
+        let cmp = crate::report::fixture_compare(&runs, 0, 2.0);
         let page = html(&runs, &cmp, &[]);
         let at = page
             .find("<section id=\"suites\">")
@@ -1236,7 +1328,7 @@ mod tests {
         assert!(section.contains("&lt;cooked&gt; is OPOST|ONLCR"));
         assert!(section.contains("suites &lt;fixture&gt;") && !section.contains("<fixture>"));
         // A report of runs without series has no Suites section at all.
-        let one = compare::build(std::slice::from_ref(&plain), 0, 2.0);
+        let one = crate::report::fixture_compare(std::slice::from_ref(&plain), 0, 2.0);
         let page = html(std::slice::from_ref(&plain), &one, &[]);
         assert!(!page.contains("id=\"suites\"") && !page.contains("#suites"));
     }
@@ -1244,7 +1336,7 @@ mod tests {
     #[test]
     fn a_single_run_reports_without_verdicts() {
         let run = crate::report::fixture_run();
-        let cmp = compare::build(std::slice::from_ref(&run), 0, 2.0);
+        let cmp = crate::report::fixture_compare(std::slice::from_ref(&run), 0, 2.0);
         let page = html(std::slice::from_ref(&run), &cmp, &[]);
         assert!(page.contains("One run"));
         assert!(!page.contains("vs baseline"));

@@ -26,6 +26,16 @@ pub fn run_document(run: &Run) -> Value {
                 add_script_figures(entry, r);
             }
         }
+        // A figure its inputs cannot support says why, in stored runs too (#33).
+        if let Some(Value::Array(derived)) = map.get_mut("derived") {
+            for (entry, d) in derived.iter_mut().zip(&run.derived) {
+                if let (Value::Object(e), Some(why)) =
+                    (entry, crate::derived::na_of(d, &run.results))
+                {
+                    e.insert("na".into(), json!(why));
+                }
+            }
+        }
         // A suite's point is a benchmark result like any other: the same figures.
         if let Some(Value::Array(series)) = map.get_mut("series") {
             for (sv, s) in series.iter_mut().zip(&run.series) {

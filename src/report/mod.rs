@@ -137,6 +137,38 @@ fn fixture_estimate(m: f64, lo: f64, hi: f64) -> crate::model::Estimate {
 }
 
 /// A fixed, fully populated run for snapshot tests of every renderer.
+/// `compare::build` of fixture runs on a machine whose run-to-run variance is known for
+/// every test and point (0.3%, from 10 stored runs), as `compare` finds it in a store with a
+/// history: the verdicts the renderings show.
+#[cfg(test)]
+pub(crate) fn fixture_compare(
+    runs: &[crate::model::Run],
+    baseline: usize,
+    noise_pct: f64,
+) -> crate::compare::Comparison {
+    let var = crate::variance::RunVar {
+        var: 0.003f64.powi(2),
+        median_var: 0.0,
+        runs: 10,
+    };
+    let between_var = runs
+        .iter()
+        .flat_map(|r| {
+            let points = r
+                .series
+                .iter()
+                .flat_map(|s| s.points.iter().map(|p| &p.result));
+            r.results.iter().chain(points).map(|x| (x.id.clone(), var))
+        })
+        .collect();
+    let known = crate::compare::Known {
+        between_var,
+        runs: 10,
+    };
+    let columns: Vec<Vec<&crate::model::Run>> = runs.iter().map(|r| vec![r]).collect();
+    crate::compare::build_grouped(&columns, baseline, noise_pct, &known)
+}
+
 #[cfg(test)]
 pub(crate) fn fixture_run() -> crate::model::Run {
     use crate::model::*;

@@ -193,15 +193,21 @@ fn table(s: &Series) -> String {
     out
 }
 
-/// Every series of a run, then the suites' notes; empty for a run without suites.
+/// Every series of a run, then the run's notes (but the machine noise line, which Table 2's
+/// page prints on its own); empty for a run without either.
 pub fn render(run: &Run) -> String {
     let mut out = String::new();
     for s in &run.series {
         out.push_str(&table(s));
     }
-    if !run.notes.is_empty() {
+    let notes: Vec<&String> = run
+        .notes
+        .iter()
+        .filter(|n| !crate::speed::is_line(n))
+        .collect();
+    if !notes.is_empty() {
         let _ = writeln!(out, "\nNotes");
-        for n in &run.notes {
+        for n in notes {
             let _ = writeln!(out, "  {n}");
         }
     }

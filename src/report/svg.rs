@@ -188,8 +188,13 @@ pub struct BarChart {
     pub cells: Vec<Vec<BarCell>>,
 }
 
+/// How far apart the largest and smallest values of a bar chart may be on a linear axis:
+/// past 30x the smallest bar is under 3% of the plot's width, invisible beside the largest
+/// (syscall's 0.2 us beside csw's 7.5 us), so the axis goes logarithmic.
+pub const LOG_PAST: f64 = 30.0;
+
 /// A value axis: linear from zero, or logarithmic by decades when the values span more than
-/// two of them (a linear axis would flatten the small ones to nothing).
+/// [`LOG_PAST`] (a linear axis would flatten the small ones to nothing).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) enum Scale {
     Linear { top: f64, step: f64 },
@@ -216,8 +221,9 @@ fn nice_step(raw: f64) -> f64 {
 }
 
 impl Scale {
+    /// Logarithmic past [`LOG_PAST`], when `allow_log`.
     fn for_values(values: &[f64], allow_log: bool) -> Scale {
-        Scale::log_past(values, if allow_log { 100.0 } else { f64::INFINITY })
+        Scale::log_past(values, if allow_log { LOG_PAST } else { f64::INFINITY })
     }
 
     /// Logarithmic by decades when the largest positive value is more than `ratio` times
@@ -970,7 +976,6 @@ pub fn paging_figure(cmp: &Comparison) -> Option<Svg> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::compare;
 
     fn with_gauss(mut run: crate::model::Run, factor: f64) -> crate::model::Run {
         let template = run
@@ -1009,11 +1014,16 @@ mod tests {
     }
 
     #[test]
-    fn scales_are_nice_and_go_log_past_two_decades() {
+    fn scales_are_nice_and_go_log_past_30x() {
         assert_eq!(
-            Scale::for_values(&[0.1, 5.0], true),
-            Scale::linear(5.0),
-            "50x stays linear"
+            Scale::for_values(&[0.1, 2.5], true),
+            Scale::linear(2.5),
+            "25x stays linear"
+        );
+        assert_eq!(
+            Scale::for_values(&[0.2, 7.5], true),
+            Scale::Log { lo: -1, hi: 1 },
+            "syscall's 0.2 us beside csw's 7.5 us: 37.5x goes log"
         );
         assert_eq!(
             Scale::for_values(&[0.1, 300.0], true),
@@ -1051,7 +1061,7 @@ mod tests {
     #[test]
     fn bar_chart_snapshot() {
         let base = crate::report::fixture_run();
-        let c = compare::build(
+        let c = crate::report::fixture_compare(
             &[base.clone(), crate::report::fixture_slower(&base)],
             0,
             2.0,
@@ -1077,7 +1087,7 @@ mod tests {
                 s.wall_ns_per_op.n = 0;
             }
         }
-        let c = compare::build(&[base, other], 0, 2.0);
+        let c = crate::report::fixture_compare(&[base, other], 0, 2.0);
         let svg = paging_figure(&c).unwrap();
         let doc = svg.document();
         // The published series has markers but no whiskers: 8 whiskers, all the baseline's.
@@ -1107,7 +1117,7 @@ mod tests {
                 s.wall_ns_per_op.median = f64::NAN;
             }
         }
-        let c = compare::build(&[base, odd], 0, 2.0);
+        let c = crate::report::fixture_compare(&[base, odd], 0, 2.0);
         let mut all = String::new();
         for g in groups() {
             if let Some(svg) = group_chart(&c, g) {
@@ -1123,7 +1133,7 @@ mod tests {
 
     #[test]
     fn a_chart_of_nothing_is_none_and_stacks_add_heights() {
-        let c = compare::build(&[crate::report::fixture_run()], 0, 2.0);
+        let c = crate::report::fixture_compare(&[crate::report::fixture_run()], 0, 2.0);
         assert!(paging_figure(&c).is_none());
         assert!(test_chart(&c, "nosuch").is_none());
         let a = test_chart(&c, "syscall").unwrap();

@@ -57,12 +57,28 @@ fn ci(w: &crate::model::Estimate, width: usize) -> String {
 }
 
 /// The header lines: what was run, where, and how it was measured.
+/// The line a `--quick` run opens with, in its header, over its tables and in the report.
+pub const SMOKE_TEST: &str = "SMOKE TEST (--quick): one 0.01 s trial per test, no warm-up: this checks that the tests run, it does not measure this machine; figures that need an interval print n/a. Run without --quick to measure.";
+
+/// What a table's title says of a `--quick` run.
+fn smoke(run: &Run) -> &'static str {
+    if run.params.quick {
+        " [SMOKE TEST: one trial each, not a measurement]"
+    } else {
+        ""
+    }
+}
+
 pub fn header(run: &Run) -> String {
     if run.source == "published" {
         return published_header(run);
     }
     let mut s = String::new();
     let f = &run.fingerprint;
+    // A smoke test must not pass for results: it says so before anything else.
+    if run.params.quick {
+        let _ = writeln!(s, "{SMOKE_TEST}");
+    }
     let _ = writeln!(
         s,
         "sysperf run {}{}  {}  measured by sysperf {}{}",
@@ -108,7 +124,8 @@ pub fn header(run: &Run) -> String {
         p.cpus.as_ref().map(|c| format!(" on CPUs {}", crate::harness::placement::format_list(c))).unwrap_or_default(),
         p.precision_pct.map(|x| format!("; rounds added until each interval is within +-{x}% of its median (--precision)")).unwrap_or_default(),
         match (&p.group, p.replicate) {
-            (Some(g), Some(r)) => format!("; replicate {} of group {g} (--repeat)", r + 1),
+            // Numbered from 0, as `params.replicate` is in the JSON.
+            (Some(g), Some(r)) => format!("; replicate {r} (from 0) of group {g} (--repeat)"),
             _ => String::new(),
         },
         // What the wait found is a note (quiet) or a warning (not), printed below.
@@ -229,7 +246,8 @@ pub fn render(run: &Run) -> String {
             "\nTable 2. Kernel benchmarks (seconds for the paper's Count; User and System are what time \
              charged the paper's program: the process and, for the fork and exec tests, the children it \
              waited for, not the children of csw and the pipe and udg tests, which it never reaped; All \
-             CPU counts every child)"
+             CPU counts every child){}",
+            smoke(run)
         );
         let _ = writeln!(
             s,
@@ -260,7 +278,8 @@ pub fn render(run: &Run) -> String {
     if !paging.is_empty() {
         let _ = writeln!(
             s,
-            "\nTable 7. Paging benchmarks (seconds and faults for one run of the paper's program)"
+            "\nTable 7. Paging benchmarks (seconds and faults for one run of the paper's program){}",
+            smoke(run)
         );
         let _ = writeln!(
             s,
@@ -292,14 +311,25 @@ pub fn render(run: &Run) -> String {
     if !run.derived.is_empty() {
         let _ = writeln!(s, "\nDerived figures");
         for d in &run.derived {
-            let _ = writeln!(
-                s,
-                "  {:<44} {:>10} {:<10} = {}",
-                d.name,
-                num(d.value),
-                d.unit,
-                d.formula
-            );
+            match &crate::derived::na_of(d, &run.results) {
+                Some(why) => {
+                    let _ = writeln!(
+                        s,
+                        "  {:<44} {:>10} {:<10} ({why}) = {}",
+                        d.name, "n/a", d.unit, d.formula
+                    );
+                }
+                None => {
+                    let _ = writeln!(
+                        s,
+                        "  {:<44} {:>10} {:<10} = {}",
+                        d.name,
+                        num(d.value),
+                        d.unit,
+                        d.formula
+                    );
+                }
+            }
         }
     }
     // The forking process's size when the timed region began: the paper's forks program for
@@ -327,6 +357,11 @@ pub fn render(run: &Run) -> String {
         for line in rss {
             let _ = writeln!(s, "{line}");
         }
+    }
+    // The machine's speed through the run (`crate::speed`): a note when it kept one speed
+    // (a warning, below, when it changed speed).
+    for note in run.notes.iter().filter(|n| crate::speed::is_line(n)) {
+        let _ = writeln!(s, "\n{note}");
     }
     if !run.warnings.is_empty() {
         let _ = writeln!(s, "\nWarnings ({})", run.warnings.len());
@@ -367,50 +402,106 @@ pub fn variance(run: &Run, estimates: &[crate::model::VarianceEstimate]) -> Stri
     if run.source != "measured" {
         return s;
     }
-    let pct = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{:.1}%", v * 100.0));
-    let runs = estimates.iter().map(|e| e.runs).max().unwrap_or(0);
-    let _ = writeln!(
-        s,
-        "Variance (CV: one trial within this run; this machine's within-run and run-to-run CV{})",
-        if runs > 0 {
-            format!(", from its last {runs} stored runs")
-        } else {
-            String::new()
-        }
-    );
-    let w = run
+    if let Some(side) = &run.params.ab {
+        let _ = writeln!(
+            s,
+            "A side of 'sysperf ab' ({}): compared with its partner {} round by round; the machine's run-to-run variance does not apply to it, nor is it estimated from it",
+            side.design, side.partner
+        );
+        return s;
+    }
+    let known: Vec<(&crate::model::BenchResult, &crate::model::VarianceEstimate)> = run
         .results
         .iter()
-        .map(|r| r.id.len())
+        .filter_map(|r| Some((r, estimates.iter().find(|e| e.test == r.id)?)))
+        .collect();
+    // A table of dashes says nothing (#30): without estimates, one line.
+    if known.is_empty() {
+        let _ = writeln!(
+            s,
+            "Run-to-run variance of this machine: not known yet for these options (it needs {} stored runs made alike: the same selection, trials, order and placement; 'sysperf noise' or 'sysperf run --repeat {}' makes them); until then a comparison of two single runs gives no verdict, 'sysperf ab' does",
+            crate::compare::VARIANCE_RUNS,
+            crate::compare::VARIANCE_RUNS
+        );
+        return s;
+    }
+    let pct = |v: f64| format!("{:.1}%", v * 100.0);
+    let runs = known.iter().map(|(_, e)| e.runs).max().unwrap_or(0);
+    let _ = writeln!(
+        s,
+        "Variance (CV: one trial within this run; this machine's within-run and run-to-run CV, from its last {runs} stored runs made with these options, beside the spread of those runs' medians)"
+    );
+    let w = known
+        .iter()
+        .map(|(r, _)| r.id.len())
         .max()
         .unwrap_or(4)
         .max(4);
     let _ = writeln!(
         s,
-        "  {:<w$}  {:>9}  {:>14}  {:>10}  {:>4}",
-        "test", "this run", "machine within", "run-to-run", "runs"
+        "  {:<w$}  {:>9}  {:>14}  {:>19}  {:>14}  {:>21}  {:>4}",
+        "test",
+        "this run",
+        "machine within",
+        "run-to-run",
+        "medians' spread",
+        "medians (us/op)",
+        "runs"
     );
-    for r in &run.results {
-        let e = estimates.iter().find(|e| e.test == r.id);
+    for (r, e) in &known {
+        let between = if e.is_clipped() {
+            "0 (clipped)".to_string()
+        } else {
+            pct(e.between_cv())
+        };
+        let range = e.median_range_ns.map_or("-".to_string(), |[lo, hi]| {
+            format!("{}-{}", sig(lo / 1000.0), sig(hi / 1000.0))
+        });
         let _ = writeln!(
             s,
-            "  {:<w$}  {:>9}  {:>14}  {:>10}  {:>4}",
+            "  {:<w$}  {:>9}  {:>14}  {:>19}  {:>14}  {:>21}  {:>4}",
             r.id,
-            pct(crate::compare::trial_cv(run, r)),
-            pct(e.map(|e| e.within_cv())),
-            pct(e.map(|e| e.between_cv())),
-            e.map_or("-".into(), |e| e.runs.to_string()),
+            crate::compare::trial_cv(run, r).map_or("-".to_string(), pct),
+            pct(e.within_cv()),
+            between,
+            e.median_sd.map_or("-".to_string(), pct),
+            range,
+            e.runs,
         );
     }
-    if estimates.is_empty() {
+    // What two single runs made like this one resolve, from each test's components.
+    let mut resolves: Vec<f64> = known
+        .iter()
+        .map(|(r, e)| {
+            let c = crate::variance::Components {
+                within_var: e.within_var,
+                between_var: e.between_var,
+                median_var: e.median_sd.unwrap_or(0.0).powi(2),
+                clipped: e.is_clipped(),
+                runs: e.runs,
+                trials: e.trials,
+            };
+            let trials = r.summary.as_ref().map_or(1, |x| x.wall_ns_per_op.n.max(1));
+            100.0 * crate::variance::detectable_change(&c, trials, 1, 0.95, 0.8)
+        })
+        .filter(|v| v.is_finite())
+        .collect();
+    if !resolves.is_empty() {
+        resolves.sort_by(f64::total_cmp);
         let _ = writeln!(
             s,
-            "  run-to-run variance of this machine: not known yet (it needs {} stored runs of a test \
-             on this host, kernel and CPU; 'sysperf noise' makes them)",
-            crate::compare::VARIANCE_RUNS
+            "  two single runs made like this one resolve about {:.0}% (median over these tests; {:.0}-{:.0}%; 95%, power 80%); 'sysperf ab' pairs its sides round by round",
+            resolves[resolves.len() / 2],
+            resolves[0],
+            resolves[resolves.len() - 1]
         );
     }
     s
+}
+
+/// Three significant digits, as the tables print figures.
+fn sig(v: f64) -> String {
+    crate::report::compare::sig3(v)
 }
 
 pub fn counters_table(run: &Run) -> String {
@@ -433,9 +524,15 @@ pub fn counters_table(run: &Run) -> String {
         .any(|(_, c)| c.cycles_per_op.is_some() || c.instructions_per_op.is_some());
     let opt = |v: Option<f64>| v.map(num).unwrap_or_else(|| "-".into());
     let mut s = String::new();
+    // A quick run has no warm-up trial: its one trial carries the counters.
     let _ = writeln!(
         s,
-        "\nCounters (--observe): per operation from perf_event_open on the worker and its children, in the warm-up trial; interrupts, softirqs and disk I/Os system-wide, per measured trial (medians)"
+        "\nCounters (--observe): per operation from perf_event_open on the worker and its children, {}; interrupts, softirqs and disk I/Os system-wide, per measured trial (medians)",
+        if run.params.quick {
+            "in every trial (--quick has no warm-up trial)"
+        } else {
+            "in the warm-up trial"
+        }
     );
     let mut head = format!(
         "{:<18}| {:>10} | {:>8} | {:>8} | {:>9} |",
@@ -615,6 +712,18 @@ mod tests {
             .unwrap()
             .cycles_per_op = Some(420.0);
         assert!(counters_table(&run).contains("cycles/op"));
+    }
+
+    #[test]
+    fn the_machine_noise_note_is_printed_once_and_the_other_notes_under_notes() {
+        // #30: a host that kept one speed makes the machine noise line a note, which the
+        // Notes section printed a second time.
+        let mut run = crate::report::fixture_run();
+        let line = format!("{} this host kept one speed", crate::speed::LINE_PREFIX);
+        run.notes = vec![line.clone(), "another note".into()];
+        let t = render(&run);
+        assert_eq!(t.matches(&line).count(), 1, "{t}");
+        assert!(t.contains("Notes\n  another note"), "{t}");
     }
 
     #[test]

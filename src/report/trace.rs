@@ -61,11 +61,23 @@ pub fn plural(unit: &str) -> String {
 
 const LABEL: usize = 44;
 
+/// A count per operation below zero: the longer run counted fewer events than the shorter,
+/// which the operations cannot do; other activity differed between the runs.
+const BELOW_ZERO: &str = "~0*";
+
+/// The note that explains [`BELOW_ZERO`], printed under the summary when a row shows it.
+const BELOW_ZERO_NOTE: &str = "* run 2 counted fewer of these than run 1, which the operations cannot cause: other activity differed between the runs, so read it as about 0 per operation (its counts are in --json)";
+
 fn row(out: &mut String, label: &str, c: Count) {
+    let per = if c.per_op < 0.0 {
+        BELOW_ZERO.to_string()
+    } else {
+        per_op(c.per_op)
+    };
     let _ = writeln!(
         out,
         "  {label:<LABEL$} {:>12} {:>12}",
-        per_op(c.per_op),
+        per,
         thousands(c.run_total)
     );
 }
@@ -250,6 +262,9 @@ pub fn render(r: &TraceReport) -> String {
                 },
             );
         }
+    }
+    if out.contains(BELOW_ZERO) {
+        let _ = writeln!(out, "\n{BELOW_ZERO_NOTE}");
     }
     if !r.warnings.is_empty() {
         let _ = writeln!(out, "\nwarnings:");
@@ -730,6 +745,20 @@ pub(crate) mod tests {
     #[test]
     fn json_snapshot() {
         insta::assert_json_snapshot!(fixture());
+    }
+
+    #[test]
+    fn a_count_below_zero_per_operation_is_about_zero_with_a_note() {
+        let mut r = fixture();
+        assert!(!render(&r).contains(BELOW_ZERO_NOTE));
+        r.events_per_op[0].per_op = -2.0e-4;
+        let text = render(&r);
+        let line = text
+            .lines()
+            .find(|l| l.contains("sched:sched_switch"))
+            .unwrap();
+        assert!(line.contains("~0*") && !line.contains("-2.00e-4"), "{line}");
+        assert!(text.contains(BELOW_ZERO_NOTE), "{text}");
     }
 
     #[test]

@@ -1494,6 +1494,7 @@ fn load_derived(conn: &Connection, run_id: &str) -> Result<Vec<Derived>> {
     while let Some(row) = rows.next()? {
         let r = Reader::new(row, "derived");
         out.push(Derived {
+            na: None,
             name: r.text("name")?,
             value: r.f64("value")?,
             unit: r.text("unit")?,

@@ -582,6 +582,7 @@ pub(super) fn variance(
             runs: r.usize("runs")?,
             trials: r.usize("trials")?,
             updated_ns: r.i64("updated_ns")?,
+            ..Default::default()
         })
     })
 }

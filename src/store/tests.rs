@@ -146,6 +146,11 @@ pub(super) fn full_run(id: &str) -> Run {
             replicate: Some(2),
             precision_pct: Some(2.5),
             settle_s: Some(60.0),
+            ab: Some(crate::model::AbSide {
+                side: "b".into(),
+                partner: "0123456789ab".into(),
+                design: "duet".into(),
+            }),
         },
         fingerprint: Fingerprint {
             hostname: Some("box".to_string()),
@@ -187,12 +192,14 @@ pub(super) fn full_run(id: &str) -> Run {
         results: vec![result("pipeback4", 1234.5678), result("syscall", 98.765)],
         derived: vec![
             Derived {
+                na: None,
                 name: "context_switch".to_string(),
                 value: 0.1 + 0.7,
                 unit: "ns".to_string(),
                 formula: "(pipeback2 - pipeself2) / 2".to_string(),
             },
             Derived {
+                na: None,
                 name: "exec_overhead".to_string(),
                 value: -0.0,
                 unit: "ns".to_string(),

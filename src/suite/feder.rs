@@ -922,6 +922,7 @@ fn difference(name: &str, a: (&str, &Estimate), b: (&str, &Estimate), div: f64) 
         format!(" / {div}")
     };
     Derived {
+        na: None,
         name: name.into(),
         value: (a.median - b.median) / div,
         unit: "ns".into(),

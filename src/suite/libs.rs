@@ -799,6 +799,7 @@ fn ratio(
     let (bn, b) = b;
     let (a, b) = (a?, b?);
     (b > 0.0).then(|| Derived {
+        na: None,
         name: name.into(),
         value: a / b,
         unit: "x".into(),
@@ -888,6 +889,7 @@ fn derive(series: &[Series]) -> Vec<Derived> {
             }
         }) {
             out.push(Derived {
+                na: None,
                 name: "passwd crossover: the smallest table the db answers faster (§4.2.1)".into(),
                 value: p.x,
                 unit: "entries".into(),

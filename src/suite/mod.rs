@@ -453,6 +453,7 @@ pub fn target(series: &SeriesSpec, p: &Point) -> Target {
         memory_limit_bytes: p.memory_limit_bytes,
         swap_bytes: p.swap_bytes,
         task: None,
+        command: None,
     }
 }
 

@@ -1532,6 +1532,7 @@ pub fn derive(series: &[Series]) -> Vec<Derived> {
                 .collect();
             if let Ok(e) = crate::stats::estimate(&per_byte) {
                 out.push(Derived {
+                    na: None,
                     name: format!("{}.sys-per-byte@{}", s.id, super::fmt_x(p.x)),
                     value: e.median,
                     unit: "ns per byte".into(),
@@ -1547,6 +1548,7 @@ pub fn derive(series: &[Series]) -> Vec<Derived> {
             .collect();
         for (x, drop) in anomalies(&ys) {
             out.push(Derived {
+                na: None,
                 name: format!("{}.anomaly@{}", s.id, super::fmt_x(x)),
                 value: drop * 100.0,
                 unit: "% below the lower neighbour".into(),
@@ -1595,6 +1597,7 @@ pub fn protocol_time(s: &Series) -> Vec<Derived> {
         let x = super::fmt_x(p.x);
         let mut put = |name: &str, value: f64, unit: &str, formula: &str| {
             out.push(Derived {
+                na: None,
                 name: format!("{}.{name}@{x}", s.id),
                 value,
                 unit: unit.into(),

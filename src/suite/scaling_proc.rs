@@ -480,6 +480,7 @@ pub fn derive(series: &[Series]) -> Vec<Derived> {
             continue;
         }
         out.push(Derived {
+            na: None,
             name: format!("{}.slope", s.id),
             value: (hi.1 - lo.1) / (hi.0 - lo.0),
             unit: if s.x_name == X_CHILDREN.name {

@@ -186,6 +186,7 @@ fn derive(series: &[Series]) -> Vec<Derived> {
             let id = &p.result.id;
             let (majflt, minflt) = (sum.majflt_per_op, sum.minflt_per_op);
             out.push(Derived {
+                na: None,
                 name: format!("major faults per touch ({id})"),
                 value: majflt,
                 unit: "faults/touch".into(),
@@ -197,6 +198,7 @@ fn derive(series: &[Series]) -> Vec<Derived> {
             if majflt > 0.0 {
                 let sys_ns = sum.sys_ns_per_op.median;
                 out.push(Derived {
+                    na: None,
                     name: format!("page-fault service time ({id})"),
                     value: sys_ns / majflt / 1000.0,
                     unit: "us/fault".into(),

@@ -567,6 +567,7 @@ fn derive(all: &[Series]) -> Vec<Derived> {
             continue;
         };
         out.push(Derived {
+            na: None,
             name: format!("tty output processing CPU ({x}-byte writes)"),
             value: (c - r) / x,
             unit: "ns/byte".into(),
@@ -584,6 +585,7 @@ fn derive(all: &[Series]) -> Vec<Derived> {
         if x == 256.0 {
             for (mode, ns) in [("cooked", c), ("raw", r)] {
                 out.push(Derived {
+                    na: None,
                     name: format!("tty output at 100% CPU, {mode} (Fig. 7 measure)"),
                     value: x * 1e9 / ns,
                     unit: "bytes/CPU-s".into(),
@@ -597,6 +599,7 @@ fn derive(all: &[Series]) -> Vec<Derived> {
     if let (Some(canon), Some(c64)) = (find(IN_CANON.id), cpu_ns_per_op(cooked, 64.0)) {
         if let Some(inp) = cpu_ns_per_op(canon, 64.0) {
             out.push(Derived {
+                na: None,
                 name: "tty input/output CPU per byte (64 bytes)".into(),
                 value: inp / c64,
                 unit: "ratio".into(),

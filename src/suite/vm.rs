@@ -428,6 +428,7 @@ fn derive(series: &[Series]) -> Vec<Derived> {
             let sys_ns = sum.sys_ns_per_op.median;
             let wall_ns = sum.wall_ns_per_op.median;
             out.push(Derived {
+                na: None,
                 name: format!("page-fault service time ({id})"),
                 value: sys_ns / majflt / 1000.0,
                 unit: "us/fault".into(),
@@ -438,6 +439,7 @@ fn derive(series: &[Series]) -> Vec<Derived> {
                 ),
             });
             out.push(Derived {
+                na: None,
                 name: format!("wall time per major fault ({id})"),
                 value: wall_ns / majflt / 1000.0,
                 unit: "us/fault".into(),

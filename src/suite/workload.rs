@@ -268,6 +268,7 @@ fn derive(series: &[Series]) -> Vec<Derived> {
         beside("feder.table4.users")
     );
     let mut out = vec![Derived {
+        na: None,
         name: format!(
             "workload peak throughput, processes/hour, at {} scripts",
             super::fmt_x(peak_x)
@@ -283,6 +284,7 @@ fn derive(series: &[Series]) -> Vec<Derived> {
     if let Some(&(last_x, last_y)) = measured.iter().max_by(|a, b| a.0.total_cmp(&b.0)) {
         if last_x > peak_x {
             out.push(Derived {
+                na: None,
                 name: format!(
                     "workload throughput at {} scripts, % of peak",
                     super::fmt_x(last_x)

@@ -272,8 +272,8 @@ pub const SECCOMP_FILTER: &str =
     "entry_SYSCALL_64_after_hwframe;do_syscall_64;syscall_trace_enter;__secure_computing;__seccomp_filter";
 
 /// An export document (`sysperf export RUN`) of one run with a profile of `bench` made into
-/// side B of a planted cause: id `id`, label `label`, each trial and the median `slower` times
-/// as slow as A's slowest, half as many samples again below the seccomp filter in the profile,
+/// side B of a planted cause: id `id`, label `label`, each measured trial and the median
+/// `slower` times as slow, half as many samples again below the seccomp filter in the profile,
 /// and the note an `ab` with the seccomp switch on leaves. Returns the planted samples.
 pub fn plant_seccomp(doc: &mut Value, bench: &str, id: &str, label: &str, slower: f64) -> u64 {
     let old = doc["runs"][0]["id"].as_str().unwrap().to_string();
@@ -286,23 +286,14 @@ pub fn plant_seccomp(doc: &mut Value, bench: &str, id: &str, label: &str, slower
         if r["id"] != bench {
             continue;
         }
-        // Every trial as slow as `slower` times A's slowest (per iteration): a ratio whose
-        // interval clears 1 however much A's trials varied on a busy machine.
-        let trials = r["trials"].as_array_mut().unwrap();
-        let per_iteration = |t: &Value| {
-            t["wall_ns"].as_u64().unwrap() as f64 / t["iterations"].as_u64().unwrap().max(1) as f64
-        };
-        let slowest = trials.iter().map(per_iteration).fold(0.0, f64::max);
-        for t in trials.iter_mut() {
-            let iterations = t["iterations"].as_u64().unwrap().max(1) as f64;
-            t["wall_ns"] = ((slowest * slower * iterations).round() as u64).into();
+        for t in r["trials"].as_array_mut().unwrap() {
+            let w = t["wall_ns"].as_u64().unwrap() as f64;
+            t["wall_ns"] = ((w * slower).round() as u64).into();
         }
         let w = &mut r["summary"]["wall_ns_per_op"];
-        let v = w["max"].as_f64().unwrap() * slower;
         for k in ["median", "ci_low", "ci_high", "min", "max", "mean"] {
-            w[k] = v.into();
+            w[k] = (w[k].as_f64().unwrap() * slower).into();
         }
-        w["cv"] = 0.0.into();
     }
     let mut profiles = doc["profiles"][&old].clone();
     let p = profiles
@@ -353,4 +344,20 @@ pub fn ok(db: &Path, args: &[&str], code: i32) -> String {
         String::from_utf8_lossy(&out.stderr)
     );
     String::from_utf8(out.stdout).unwrap()
+}
+
+/// Three runs of `args` (`run ARGS --repeat 3`) labelled "history": the machine's run-to-run
+/// variance, without which two single runs get no verdict.
+pub fn history(db: &Path, args: &[&str]) {
+    let out = sysperf(db)
+        .arg("run")
+        .args(args)
+        .args(["--repeat", "3", "--label", "history"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }

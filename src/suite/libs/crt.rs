@@ -171,6 +171,7 @@ mod tests {
     fn copies_land_half_a_page_from_the_source_and_are_checked() {
         let ctx = crate::bench::Ctx {
             placement: crate::bench::Placement::Inherit,
+            ..Default::default()
         };
         for op in [StrOp::Memcpy, StrOp::Strcpy, StrOp::Strlen] {
             for size in [1, 100, 4096, 65536] {
