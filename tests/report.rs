@@ -741,9 +741,13 @@ fn the_explain_section_renders_in_a_real_browser_with_a_differential_flame_graph
     let (dom, err) = headless(&bin, &page, &["--dump-dom".into()], dir.path());
     let errors = console_errors(&err);
     assert!(errors.is_empty(), "console errors:\n{}", errors.join("\n"));
-    let at = dom
-        .find("<section id=\"explain\">")
-        .expect("no explain section");
+    let Some(at) = dom.find("<section id=\"explain\">") else {
+        let out = sysperf(&db).args(["compare", "ea", "eb"]).output().unwrap();
+        panic!(
+            "no explain section; compare says:\n{}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+    };
     let section = &dom[at..at + dom[at..].find("</section>").unwrap()];
     assert!(section.contains("syscall 10.0x slower"), "{section}");
     let at = section
