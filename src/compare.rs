@@ -1117,8 +1117,9 @@ fn fingerprint_diffs(runs: &[Run]) -> Vec<FingerprintDiff> {
     diffs
 }
 
-/// The fingerprint facts that make runs incomparable, where they differ.
-fn machine_diffs(fps: Vec<&Fingerprint>) -> Vec<FingerprintDiff> {
+/// The fingerprint facts that make runs incomparable, where they differ (also between a run
+/// and this machine now: `explain` asks whether a profile made here stands for a run).
+pub fn machine_diffs(fps: Vec<&Fingerprint>) -> Vec<FingerprintDiff> {
     type Getter = fn(&Fingerprint) -> Option<String>;
     let fields: Vec<(&str, Getter)> = vec![
         ("hostname", |f| f.hostname.clone()),

@@ -52,6 +52,7 @@ pub mod derived;
 pub mod engine;
 pub mod error;
 pub mod exchange;
+pub mod explain;
 pub mod fingerprint;
 pub mod fleet;
 pub mod harness;

@@ -73,6 +73,7 @@ fn dispatch(command: Cmd) -> cmd::Result<i32> {
         Cmd::Runs(a) => cmd::runs::exec(a),
         Cmd::Gc(a) => cmd::gc::exec(a),
         Cmd::Compare(a) => cmd::compare::exec(a),
+        Cmd::Explain(a) => cmd::explain::exec(a),
         Cmd::Show(a) => cmd::show::exec(a),
         Cmd::Rm(a) => cmd::rm::exec(a),
         Cmd::Export(a) => cmd::export::exec(a),

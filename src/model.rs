@@ -13,8 +13,10 @@ use std::collections::BTreeMap;
 
 mod listing;
 mod profile;
+mod trace;
 pub use listing::{ObservationInfo, RunInfo, Stopped, ABANDONED_AFTER};
 pub use profile::{FunctionCalls, ProcessRow, Profile, SystemProfile};
+pub use trace::{StoredTrace, TRACE_KIND};
 
 /// Which role a single worker execution played in a benchmark's measurement.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -369,6 +369,34 @@ pub fn bootstrap_ratio_ci(
     Ok((quantile(&ratios, tail), quantile(&ratios, 1.0 - tail)))
 }
 
+/// The Wilson score interval of a binomial proportion: `k` successes in `n` trials, at the
+/// normal quantile `z` (1.96 for 95%). Unlike `k/n +- z*se` it stays inside [0, 1] and has
+/// a width at `k = 0` and `k = n`, where the plain interval collapses to a point; its coverage
+/// stays near the nominal level down to a handful of successes (Brown, Cai and DasGupta 2001).
+/// With no trials it is the whole of [0, 1]: nothing is known.
+pub fn wilson_ci(k: u64, n: u64, z: f64) -> (f64, f64) {
+    if n == 0 {
+        return (0.0, 1.0);
+    }
+    let (k, n) = (k.min(n) as f64, n as f64);
+    let z2 = z * z;
+    let center = (k + z2 / 2.0) / (n + z2);
+    let half = z / (n + z2) * (k * (n - k) / n + z2 / 4.0).sqrt();
+    ((center - half).max(0.0), (center + half).min(1.0))
+}
+
+/// The interval of `b - a` from the intervals of two independent estimates, each given as
+/// (point, low, high): Zou and Donner's MOVER (method of variance estimates recovery, 2008),
+/// which recovers each side's variance from the distance of its own bound to its point, one
+/// side's lower bound with the other's upper. With Wilson intervals of two proportions it is
+/// Newcombe's interval of their difference (1998), asymmetric where a side is near 0.
+pub fn mover_difference(b: (f64, f64, f64), a: (f64, f64, f64)) -> (f64, f64) {
+    let d = b.0 - a.0;
+    let low = d - ((b.0 - b.1).powi(2) + (a.2 - a.0).powi(2)).sqrt();
+    let high = d + ((b.2 - b.0).powi(2) + (a.0 - a.1).powi(2)).sqrt();
+    (low, high)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -389,6 +417,40 @@ mod tests {
         let mut one = [1];
         shuffle(&mut one, 1);
         shuffle(&mut [] as &mut [u8], 1);
+    }
+
+    #[test]
+    fn wilson_stays_in_the_unit_interval_and_has_width_at_the_edges() {
+        // Newcombe (1998), Table I: 0/10 -> [0, 0.2775]; 1/29 -> [0.0061, 0.1718].
+        let (lo, hi) = wilson_ci(0, 10, 1.959964);
+        assert!(lo == 0.0 && (hi - 0.2775).abs() < 1e-4, "{lo} {hi}");
+        let (lo, hi) = wilson_ci(1, 29, 1.959964);
+        assert!(
+            (lo - 0.0061).abs() < 1e-4 && (hi - 0.1718).abs() < 1e-4,
+            "{lo} {hi}"
+        );
+        let (lo, hi) = wilson_ci(10, 10, 1.959964);
+        assert!(hi == 1.0 && lo < 1.0);
+        assert_eq!(wilson_ci(3, 0, 1.96), (0.0, 1.0));
+    }
+
+    #[test]
+    fn mover_is_newcombes_difference_of_proportions() {
+        // Newcombe (1998), Table II, example (d): 56/70 - 48/80 -> [0.0524, 0.3339]
+        // (method 10, the Wilson score intervals combined).
+        let z = 1.959964;
+        let side = |k: u64, n: u64| {
+            let (l, h) = wilson_ci(k, n, z);
+            (k as f64 / n as f64, l, h)
+        };
+        let (lo, hi) = mover_difference(side(56, 70), side(48, 80));
+        assert!(
+            (lo - 0.0524).abs() < 1e-4 && (hi - 0.3339).abs() < 1e-4,
+            "{lo} {hi}"
+        );
+        // Equal sides: an interval around 0.
+        let (lo, hi) = mover_difference(side(5, 50), side(5, 50));
+        assert!(lo < 0.0 && hi > 0.0 && (lo + hi).abs() < 1e-12);
     }
     use proptest::prelude::*;
 

@@ -1,19 +1,41 @@
 //! What ties a kernel build option, a sysctl or another fingerprint fact (the tick rate, the
-//! microcode) to the benchmarks whose cost it changes: `data/kernel-ties.tsv`, from LEBench's
-//! root causes and the kernel's documentation, each row with its source. `compare` names
-//! these benchmarks beside every such fact that differs between runs (issue #19).
+//! microcode, the mitigations, transparent huge pages, an `ab` task switch) to the benchmarks
+//! whose cost it changes and to the kernel functions that do its work: `data/kernel-ties.tsv`,
+//! from LEBench's root causes and the kernel's documentation, each row with its source.
+//! `compare` names the benchmarks beside every such fact that differs between runs (issue
+//! #19); `explain` names the fact beside the functions a differential profile finds (#34).
 
 use crate::bench::glob_match;
 
 const TABLE: &str = include_str!("../data/kernel-ties.tsv");
 
-/// One row: a fact (an option, a glob of options, a sysctl, `hz`, `nohz`, `microcode`), the
-/// benchmark ids or globs it bears on, and where that comes from.
+/// One row: a fact (an option, a glob of options, a sysctl, `hz`, `nohz`, `microcode`,
+/// `mitigations`, `transparent_hugepage`, `seccomp`, `speculation`), the benchmark ids or globs
+/// it bears on, the kernel functions (names or globs) that do its work, and where the tie to
+/// the benchmarks comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Tie {
     pub fact: &'static str,
     pub benchmarks: Vec<&'static str>,
+    /// Empty when no function of its own shows the fact in a profile (`-` in the file).
+    pub functions: Vec<&'static str>,
     pub source: &'static str,
+}
+
+impl Tie {
+    /// Whether the row bears on test `id` (a benchmark, or a suite's point `series@x`).
+    pub fn ties_test(&self, id: &str) -> bool {
+        self.benchmarks.iter().any(|b| glob_match(b, id))
+    }
+
+    /// Whether kernel function `name` does the fact's work. A compiler's clone of a function
+    /// (`name.isra.0`, `name.cold`) is the function.
+    pub fn ties_function(&self, name: &str) -> bool {
+        let base = name.split('.').next().unwrap_or(name);
+        self.functions
+            .iter()
+            .any(|f| glob_match(f, name) || glob_match(f, base))
+    }
 }
 
 /// Every row, in the file's order (comments and the header left out).
@@ -25,10 +47,15 @@ pub fn all() -> Vec<Tie> {
             let mut cols = l.split('\t');
             let fact = cols.next()?;
             let benchmarks = cols.next()?.split(',').map(str::trim).collect();
+            let functions = match cols.next()?.trim() {
+                "-" => Vec::new(),
+                list => list.split(',').map(str::trim).collect(),
+            };
             let source = cols.next()?;
             Some(Tie {
                 fact,
                 benchmarks,
+                functions,
                 source,
             })
         })
@@ -71,7 +98,40 @@ mod tests {
             .lines()
             .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
             .count();
-        assert_eq!(lines, rows.len() + 1, "a row without three columns");
+        assert_eq!(lines, rows.len() + 1, "a row without four columns");
+    }
+
+    #[test]
+    fn functions_tie_facts_to_what_a_profile_shows() {
+        let seccomp = of("seccomp").unwrap();
+        assert!(seccomp.ties_function("__seccomp_filter"));
+        assert!(seccomp.ties_function("bpf_prog_6deef7357e7b4530_F"));
+        // A compiler's clone is the function it was cloned from.
+        assert!(of("vm.overcommit_memory")
+            .unwrap()
+            .ties_function("__vm_enough_memory.cold"));
+        assert!(!seccomp.ties_function("do_syscall_64"));
+        assert!(seccomp.ties_test("syscall") && !seccomp.ties_test("forks0"));
+        // '-' is no function: nothing a profile could name.
+        assert!(of("vm.max_map_count").unwrap().functions.is_empty());
+        // Every fact of an ab switch and of the fingerprint's own fields has a row.
+        for fact in [
+            "seccomp",
+            "speculation",
+            "transparent_hugepage",
+            "mitigations",
+        ] {
+            assert!(of(fact).is_some_and(|t| !t.functions.is_empty()), "{fact}");
+        }
+        for t in all() {
+            for f in &t.functions {
+                assert!(
+                    !f.is_empty() && f.bytes().all(|b| b.is_ascii_graphic() && b != b','),
+                    "{}: {f:?}",
+                    t.fact
+                );
+            }
+        }
     }
 
     #[test]

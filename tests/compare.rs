@@ -16,18 +16,6 @@ use common::*;
 
 const LIVE: [&str; 4] = ["syscall", "pipeself4", "pipeback4", "seqpage"];
 
-/// Runs `args`, expects exit code `code`, returns stdout.
-fn ok(db: &Path, args: &[&str], code: i32) -> String {
-    let out = sysperf(db).args(args).output().unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(code),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
-
 /// A quick live run of the four LIVE tests into `db`, with `extra` options; returns the run.
 fn live_run(db: &Path, extra: &[&str]) -> Value {
     let mut args = vec!["run", "--json"];

@@ -12,27 +12,6 @@ use std::time::Duration;
 mod common;
 use common::*;
 
-fn proc_value(path: &str) -> Option<i64> {
-    std::fs::read_to_string(path).ok()?.trim().parse().ok()
-}
-
-/// Whether this machine lets us profile the kernel; prints why not and, on CI, fails.
-fn profiling_allowed() -> bool {
-    let paranoid = proc_value("/proc/sys/kernel/perf_event_paranoid").unwrap_or(3);
-    let kptr = proc_value("/proc/sys/kernel/kptr_restrict").unwrap_or(2);
-    let ok = sysperf::sys::is_root() && kptr < 2 || paranoid <= 1 && kptr == 0;
-    if !ok {
-        assert!(
-            std::env::var("CI").is_err(),
-            "CI runs as root and must be able to profile (perf_event_paranoid {paranoid}, kptr_restrict {kptr})"
-        );
-        eprintln!(
-            "skipping: profiling the kernel needs root, or kernel.perf_event_paranoid <= 1 and kernel.kptr_restrict = 0 (they are {paranoid} and {kptr})"
-        );
-    }
-    ok
-}
-
 /// Function names of a profile's call graph and the top of its flat profile.
 fn top_symbols(profile: &Value, flat_lines: usize) -> Vec<String> {
     let mut names: Vec<String> = profile["call_graph"]

@@ -54,7 +54,10 @@ fn test_only(all: &[(PathBuf, String)]) -> BTreeSet<PathBuf> {
         let lines: Vec<&str> = text.lines().map(str::trim).collect();
         for w in lines.windows(2) {
             if w[0] == "#[cfg(test)]" {
-                if let Some(name) = w[1].strip_prefix("mod ").and_then(|r| r.strip_suffix(';')) {
+                // Whatever its visibility: a test module another module's tests share
+                // (`#[cfg(test)] pub(crate) mod tests;`) is compiled only for tests too.
+                let decl = w[1].strip_prefix("pub(crate) ").unwrap_or(w[1]);
+                if let Some(name) = decl.strip_prefix("mod ").and_then(|r| r.strip_suffix(';')) {
                     out.insert(children_dir(rel).join(format!("{name}.rs")));
                 }
             }

@@ -700,6 +700,71 @@ fn report_renders_in_a_real_browser() {
     eprintln!("screenshot: {}", keep.display());
 }
 
+/// The Explain section (#34): a run and its planted copy (each syscall trial 10 times as slow,
+/// a seccomp filter's stacks added to its profile), reported side by side, render in headless
+/// Chromium with the differential flame graph red at the filter.
+#[test]
+fn the_explain_section_renders_in_a_real_browser_with_a_differential_flame_graph() {
+    let Some(bin) = chromium() else {
+        assert!(!in_ci(), "chromium is not installed, and CI is set");
+        eprintln!("skipped: chromium not found (Debian: apt-get install chromium)");
+        return;
+    };
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let db = dir.path().join("explain.db");
+    history(&db, &["syscall", "--trials", "3", "--min-time", "0.01"]);
+    let out = sysperf(&db)
+        .args(["run", "syscall", "--trials", "3", "--min-time", "0.01"])
+        .args(["--profile", "--profile-seconds", "0.3", "--label", "ea"])
+        .output()
+        .unwrap();
+    if !out.status.success() {
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!in_ci(), "run --profile must work on CI (root): {err}");
+        eprintln!("skipped: no profiled run (profiling not permitted here): {err}");
+        return;
+    }
+    let out = sysperf(&db).args(["export", "ea"]).output().unwrap();
+    assert!(out.status.success());
+    let mut doc = json_of(&out.stdout);
+    plant_seccomp(&mut doc, "syscall", "eb0000000001", "eb", 10.0);
+    let file = dir.path().join("eb.json");
+    std::fs::write(&file, serde_json::to_vec(&doc).unwrap()).unwrap();
+    sysperf(&db).arg("import").arg(&file).assert().success();
+    let page = dir.path().join("explain.html");
+    sysperf(&db)
+        .args(["report", "ea", "eb", "-o"])
+        .arg(&page)
+        .assert()
+        .success();
+
+    let (dom, err) = headless(&bin, &page, &["--dump-dom".into()], dir.path());
+    let errors = console_errors(&err);
+    assert!(errors.is_empty(), "console errors:\n{}", errors.join("\n"));
+    let Some(at) = dom.find("<section id=\"explain\">") else {
+        let out = sysperf(&db).args(["compare", "ea", "eb"]).output().unwrap();
+        panic!(
+            "no explain section; compare says:\n{}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+    };
+    let section = &dom[at..at + dom[at..].find("</section>").unwrap()];
+    assert!(section.contains("syscall 10.0x slower"), "{section}");
+    let at = section
+        .find("id=\"figure-diff-flame-1-0\"")
+        .expect("no differential flame graph");
+    let fig = &section[at..at + section[at..].find("</figure>").unwrap()];
+    assert!(fig.contains("<svg id=\"diff-flame-1-0\""));
+    assert!(fig.matches("<rect").count() > 5, "no frames drawn");
+    // The planted function is drawn, red (more time per call in B).
+    let g = fig
+        .find("<title>__seccomp_filter (")
+        .expect("the planted function is not drawn");
+    let fill = &fig[g..][fig[g..].find("fill=\"").unwrap() + 6..];
+    assert!(fill.starts_with("rgb(255,"), "{}", &fill[..20]);
+    assert!(section.contains("<code>__seccomp_filter</code>"));
+}
+
 /// The pixels of a PNG screenshot (RGB or RGBA, 8 bits), as (width, rows of RGB).
 fn decode_rgb(bytes: &[u8]) -> (usize, Vec<Vec<[u8; 3]>>) {
     let mut reader = png::Decoder::new(std::io::Cursor::new(bytes))

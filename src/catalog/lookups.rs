@@ -6,7 +6,8 @@
 
 use super::{Catalog, CatalogError};
 use crate::compare::{Comparison, Request};
-use crate::model::{Run, SystemProfile};
+use crate::error::InputError;
+use crate::model::{Run, StoredTrace, SystemProfile};
 use crate::profile::isolate;
 use crate::reference;
 
@@ -22,6 +23,11 @@ pub enum Compared {
         comparison: isolate::Comparison,
         before: Box<SystemProfile>,
         after: Box<SystemProfile>,
+    },
+    /// Two stored traces of one benchmark (`trace --store`), compared per operation.
+    Traces {
+        before: Box<StoredTrace>,
+        after: Box<StoredTrace>,
     },
     /// Runs, in their columns (the first is the baseline).
     Runs {
@@ -88,6 +94,34 @@ impl Catalog {
         if let [before, after] = &req.runs[..] {
             if let Some((x, y)) = self.observation_pair(before, after)? {
                 let store = self.store()?;
+                let traces = store.traces(None)?;
+                let trace = |id: &str| traces.iter().find(|t| t.id == id).cloned();
+                match (trace(&x), trace(&y)) {
+                    (Some(b), Some(a)) if a.bench == b.bench => {
+                        return Ok(Compared::Traces {
+                            before: Box::new(b),
+                            after: Box::new(a),
+                        });
+                    }
+                    (None, None) => {}
+                    (b, a) => {
+                        let what = |t: &Option<StoredTrace>| {
+                            t.as_ref().map_or("a system profile".to_string(), |t| {
+                                format!("a trace of {}", t.bench)
+                            })
+                        };
+                        return Err(InputError::InvalidValue {
+                            what: "compare",
+                            value: format!("{before} {after}"),
+                            why: format!(
+                                "{before} is {} and {after} is {}: traces compare with traces of the same benchmark, system profiles with system profiles",
+                                what(&b),
+                                what(&a)
+                            ),
+                        }
+                        .into());
+                    }
+                }
                 let (before, after) = (store.load_observation(&x)?, store.load_observation(&y)?);
                 return Ok(Compared::Observations {
                     comparison: isolate::compare(&before, &after, OBSERVATION_THRESHOLD_POINTS),

@@ -121,6 +121,18 @@ pub(crate) struct Args {
     /// Print the comparison as JSON (the format of 'compare --json').
     #[arg(long)]
     pub(crate) json: bool,
+    /// After the rounds, profile the kernel during one extra trial of each benchmark on each
+    /// side, in that side's state, and store the profiles with the side's run: 'sysperf
+    /// explain LABEL-off LABEL-on' then needs nothing else.
+    #[arg(long)]
+    pub(crate) profile: bool,
+    /// How long each --profile trial runs, in seconds.
+    #[arg(long, value_name = "S", default_value_t = 1.0, allow_negative_numbers = true, value_parser = parse_seconds)]
+    pub(crate) profile_seconds: f64,
+    /// Profile both sides (as --profile) and print 'sysperf explain' of the two runs after
+    /// the comparison.
+    #[arg(long, conflicts_with = "json")]
+    pub(crate) explain: bool,
 }
 
 impl Args {
@@ -148,6 +160,7 @@ impl Args {
             timeout_s: self.timeout,
             seed: self.seed.unwrap_or(seed),
             repeat: self.repeat,
+            profile_seconds: (self.profile || self.explain).then_some(self.profile_seconds),
             ..RunRequest::default()
         })
     }
@@ -223,7 +236,7 @@ pub(crate) fn exec(a: Args) -> Result<i32> {
         }
         None => {
             say!("sysperf: stored as runs {off} and {on} (sysperf compare {off} {on})");
-            a.db.db
+            a.db.db.clone()
         }
     };
     let req = compare::Request {
@@ -234,6 +247,21 @@ pub(crate) fn exec(a: Args) -> Result<i32> {
         noise_pct,
         gate_pct,
     };
-    let code = show(&req, Format::text_or_json(a.json), false, db)?;
+    let code = show(&req, Format::text_or_json(a.json), false, db.clone())?;
+    if a.explain {
+        super::out::print("\n")?;
+        super::explain::exec(super::explain::Args {
+            a: req.runs[0].clone(),
+            b: req.runs[1].clone(),
+            tests: Vec::new(),
+            noise: a.noise.clone(),
+            top: sysperf::report::explain::DEFAULT_TOP as u32,
+            json: false,
+            markdown: false,
+            measure: false,
+            profile_seconds: 1.0,
+            db: super::args::DbArg { db },
+        })?;
+    }
     Ok(super::run::with_spool(code, spool.is_some()))
 }

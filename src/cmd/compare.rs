@@ -97,7 +97,8 @@ pub(crate) fn show(
     all_differences: bool,
     db: Option<PathBuf>,
 ) -> Result<i32> {
-    let c = match Catalog::new(db).compare(req)? {
+    let mut catalog = Catalog::new(db);
+    let (runs, c) = match catalog.compare(req)? {
         // Two observations of the whole machine compare as profiles, not as runs.
         Compared::Observations {
             comparison,
@@ -120,7 +121,36 @@ pub(crate) fn show(
             }
             return Ok(exit::OK);
         }
-        Compared::Runs { comparison, .. } => comparison,
+        Compared::Traces { before, after } => {
+            if format == Format::Json {
+                print_json(&serde_json::json!({
+                    "format": "sysperf-trace-comparison",
+                    "format_version": 1,
+                    "before": before,
+                    "after": after,
+                    "per_op": sysperf::explain::trace_rows([
+                        Some(&sysperf::trace::TraceReport::of(&before)?),
+                        Some(&sysperf::trace::TraceReport::of(&after)?),
+                    ]),
+                }))?;
+            } else {
+                let reports = [
+                    sysperf::trace::TraceReport::of(&before)?,
+                    sysperf::trace::TraceReport::of(&after)?,
+                ];
+                print(&report::trace::comparison_text(
+                    &before,
+                    &after,
+                    [&reports[0], &reports[1]],
+                ))?;
+            }
+            if req.gate_pct.is_some() {
+                say!("sysperf: --fail-on-regression judges benchmark runs; traces have no intervals to judge");
+                return Ok(exit::UNJUDGED);
+            }
+            return Ok(exit::OK);
+        }
+        Compared::Runs { runs, comparison } => (runs, comparison),
     };
     // Read by people, the text and Markdown lead with the answer: the differences that matter
     // to the compared tests, the rest counted (#33); JSON and CSV keep every one.
@@ -139,6 +169,9 @@ pub(crate) fn show(
         Format::Text => print(&report::compare::text(c)),
     }
     .context("writing the comparison")?;
+    if format == Format::Text {
+        explain_hint(&mut catalog, &runs, c)?;
+    }
     let Some(pct) = req.gate_pct else {
         return Ok(exit::OK);
     };
@@ -147,4 +180,47 @@ pub(crate) fn show(
         say!("sysperf: {line}");
     }
     Ok(compare::gate_code(&regressions, &unjudged))
+}
+
+/// Tests that moved and have a kernel profile stored on both sides: `sysperf explain` says
+/// where their time per operation went, so the comparison says so (it does not read the
+/// profiles itself). Only runs with profiles cost a look in the store.
+fn explain_hint(
+    catalog: &mut Catalog,
+    runs: &[sysperf::model::Run],
+    c: &compare::Comparison,
+) -> Result<()> {
+    if runs.len() < 2 || runs.iter().all(|r| r.source == "published") {
+        return Ok(());
+    }
+    let moved = (0..runs.len()).any(|i| {
+        i != c.baseline
+            && !sysperf::explain::tests_to_explain(c, i, &[])
+                .unwrap_or_default()
+                .is_empty()
+    });
+    if !moved {
+        return Ok(());
+    }
+    let profiles = catalog.profiles(runs)?;
+    let none = Vec::new();
+    let base = profiles.get(c.baseline).unwrap_or(&none);
+    for (i, run) in runs.iter().enumerate() {
+        if i == c.baseline {
+            continue;
+        }
+        let tests = sysperf::explain::explainable(c, i, base, profiles.get(i).unwrap_or(&none));
+        if tests.is_empty() {
+            continue;
+        }
+        let names: Vec<&str> = tests.iter().map(|(t, _)| t.as_str()).collect();
+        say!(
+            "sysperf: {} moved and both runs have kernel profiles of {}: 'sysperf explain {} {}' says where the time per operation went",
+            names.join(", "),
+            if names.len() == 1 { "it" } else { "them" },
+            runs[c.baseline].id,
+            run.id
+        );
+    }
+    Ok(())
 }

@@ -14,6 +14,7 @@ pub(crate) mod ab;
 pub(crate) mod compare;
 pub(crate) mod completions;
 pub(crate) mod doctor;
+pub(crate) mod explain;
 pub(crate) mod export;
 pub(crate) mod gc;
 pub(crate) mod import;
@@ -105,6 +106,15 @@ pub(crate) enum Cmd {
     /// a baseline, its 95% interval and a verdict.
     #[command(after_help = compare::compare_help())]
     Compare(compare::Args),
+    /// Explain why tests moved between two runs: where the time per operation went.
+    ///
+    /// Explain why tests moved between two runs: for each test compare calls slower or faster
+    /// (or each TEST named), the kernel functions and call paths where the time per operation
+    /// went, with sampling intervals and shares of the change; events per operation on both
+    /// sides; the recorded differences (kernel, config, sysctls, mitigations, ab switches) tied
+    /// to the test or its functions; and one sentence to act on.
+    #[command(after_help = explain::EXPLAIN_HELP)]
+    Explain(explain::Args),
     /// Show a stored run (or a group's newest) or a built-in reference run.
     ///
     /// Show a run: stored (an id, a unique id prefix, a label, or 'latest') or a built-in
@@ -199,7 +209,7 @@ const TASKS: &[(&str, &[&str])] = &[
         "Observe the machine",
         &["watch", "trace", "profile", "jitter", "doctor"],
     ),
-    ("Compare", &["compare", "report", "plot"]),
+    ("Compare", &["compare", "explain", "report", "plot"]),
     (
         "Keep runs",
         &["runs", "show", "rm", "export", "import", "sync"],
@@ -252,10 +262,11 @@ impl Cmd {
     /// The commands that measure or examine the machine: before them, what killed sysperf
     /// processes left is removed (`engine::tidy`).
     pub(crate) fn examines_the_machine(&self) -> bool {
-        matches!(
-            self,
-            Cmd::Run(_) | Cmd::Ab(_) | Cmd::Profile(_) | Cmd::Doctor(_) | Cmd::Trace(_)
-        )
+        match self {
+            Cmd::Run(_) | Cmd::Ab(_) | Cmd::Profile(_) | Cmd::Doctor(_) | Cmd::Trace(_) => true,
+            Cmd::Explain(a) => a.measure,
+            _ => false,
+        }
     }
 }
 

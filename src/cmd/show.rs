@@ -1,5 +1,5 @@
 //! `sysperf show`: one run (stored or built in) with the machine's variance and its profiles,
-//! or one observation of the whole machine.
+//! one observation of the whole machine, or one stored trace.
 
 use super::args::{DbArg, ExportArgs};
 use super::out::write_exports;
@@ -28,6 +28,22 @@ pub(crate) fn exec(a: Args) -> Result<i32> {
     let mut catalog = Catalog::new(a.db.db.clone());
     if let Some(id) = catalog.find_observation(&a.run)? {
         let store = catalog.store()?;
+        // A stored trace (`trace --store`) is printed as `trace` printed it.
+        if let Some(t) = store.traces(None)?.into_iter().find(|t| t.id == id) {
+            let report = sysperf::trace::TraceReport::of(&t)?;
+            return if a.json {
+                super::out::print_json(&t)
+            } else {
+                super::out::print(&format!(
+                    "trace {} of {} made {} on {}\n{}",
+                    t.id,
+                    t.bench,
+                    sysperf::report::utc(t.started_ns),
+                    t.fingerprint.hostname.as_deref().unwrap_or("?"),
+                    sysperf::report::trace::render(&report)
+                ))
+            };
+        }
         let p = store.load_observation(&id)?;
         return print_system_profile(store, &p, RUN_PROFILE_TOP, a.json);
     }

@@ -1,7 +1,7 @@
 //! `sysperf trace`: one benchmark seen through the kernel's trace points, per operation; or,
 //! with `--system`, the whole machine for a while.
 
-use super::args::{parse_seconds, parse_span, PlaceArgs};
+use super::args::{parse_seconds, parse_span, DbArg, PlaceArgs};
 use super::failure::Context;
 use super::out::{print, print_json, worker_exe};
 use super::progress;
@@ -66,6 +66,16 @@ pub(crate) struct Args {
     /// Print the summary as JSON.
     #[arg(long)]
     pub(crate) json: bool,
+    /// Store the trace with the machine's fingerprint, among the observations ('sysperf runs'
+    /// lists it, 'show ID' prints it, 'rm ID' removes it): 'sysperf explain' gives its counts
+    /// per operation beside the side whose machine it was made on.
+    #[arg(long, conflicts_with = "system")]
+    pub(crate) store: bool,
+    /// With --store: a label to find the trace by.
+    #[arg(long, requires = "store")]
+    pub(crate) label: Option<String>,
+    #[command(flatten)]
+    pub(crate) db: DbArg,
 }
 
 pub(crate) fn exec(a: Args) -> Result<i32> {
@@ -92,6 +102,12 @@ pub(crate) fn exec(a: Args) -> Result<i32> {
         budget: Budget::trace(Duration::from_secs_f64(a.timeout)),
         keep_raw: a.raw.is_some(),
     };
+    // The store is opened first, so a store that cannot be written costs no tracing.
+    let store = match a.store {
+        true => Some(sysperf::catalog::open_store(a.db.db.as_ref())?),
+        false => None,
+    };
+    let started_ns = sysperf::harness::unix_ns();
     // Ctrl-C and termination stop the trace; the worker is killed, the instance removed.
     let stop = engine::stop_flag()?;
     let traced = match trace::trace(&opts, &stop, &|m| say!("sysperf: {m}")) {
@@ -112,10 +128,21 @@ pub(crate) fn exec(a: Args) -> Result<i32> {
     } else {
         print(&report::trace::render(&traced.report))?;
     }
-    // Counts from an overwritten ring buffer are not the kernel's: shown, but not a success.
+    // Counts from an overwritten ring buffer are not the kernel's: shown, but not a success,
+    // and not stored.
     if traced.report.runs.iter().any(|r| r.lost_events > 0) {
         say!("sysperf: events were lost, so the counts are incomplete; raise --buffer-kb or lower --iterations");
         return Ok(exit::FAILURE);
+    }
+    if let Some(store) = store {
+        let t = traced.report.stored(
+            engine::new_run_id()?,
+            a.label.clone(),
+            started_ns,
+            sysperf::fingerprint::collect(),
+        )?;
+        store.save_trace(&t)?;
+        say!("sysperf: stored as trace {} (sysperf show {})", t.id, t.id);
     }
     Ok(exit::OK)
 }

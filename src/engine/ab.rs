@@ -26,8 +26,9 @@ use super::switch::{self, Switch, SwitchError};
 use super::{new_run, EngineError, Origin, RunPlan, Sink};
 use crate::error::InputError;
 use crate::harness::{Measurement, Target};
-use crate::model::{AbSide, Run};
+use crate::model::{AbSide, Run, Warning, WarningKind};
 use crate::observe::doctor;
+use crate::profile::ProfileError;
 use crate::store::Backend;
 
 /// Why an A/B could not be carried out.
@@ -380,6 +381,11 @@ impl super::Engine<'_> {
         }
         let done = s.summarise(&ms, &slots)?;
         s.place(done, &slots);
+        // `--profile`: each side profiled in its own state after the rounds, at the iteration
+        // count its measured trials ran at, stored with its run (`sysperf explain` of the two).
+        if plan.profile_seconds.is_some() && !s.interrupted {
+            self.profile_sides(&mut s, plan, &benches, &targets, sides)?;
+        }
         let interrupted = s.interrupted;
         let [off, on]: [Run; 2] = s.finish(n, |_| Vec::new())?.try_into().expect("two sides");
         Ok(AbOutcome {
@@ -387,6 +393,72 @@ impl super::Engine<'_> {
             on,
             interrupted,
         })
+    }
+
+    /// One profiled trial of every benchmark on each side (`ab --profile`), with the machine in
+    /// that side's state, stored with the side's run; what cannot be profiled is a warning in
+    /// the run, as with `run --profile`. The machine is put back in side A's state after.
+    fn profile_sides(
+        &self,
+        s: &mut Session,
+        plan: &RunPlan,
+        benches: &[&super::Planned],
+        targets: &[Target],
+        sides: &mut dyn Sides,
+    ) -> Result<(), AbError> {
+        let Some(seconds) = plan.profile_seconds else {
+            return Ok(());
+        };
+        let (access, warnings) = super::profile_access(plan);
+        let Some(access) = access else {
+            s.runs
+                .iter_mut()
+                .for_each(|r| r.warnings.extend(warnings.clone()));
+            return Ok(());
+        };
+        let n = benches.len();
+        'sides: for side in 0..2 {
+            sides.set(side == 1)?;
+            for (j, p) in benches.iter().enumerate() {
+                let id = &p.target.id;
+                let warning = |message: String| Warning {
+                    bench: Some(id.clone()),
+                    kind: WarningKind::Profile,
+                    message,
+                };
+                let Some(result) = s.runs[side].results.iter().find(|r| r.id == *id).cloned()
+                else {
+                    continue;
+                };
+                s.phase(&format!("profiling {id}, side {}", sides.tag(side == 1)));
+                let made = self.profile_one(
+                    &targets[side * n + j],
+                    &p.placement,
+                    &result,
+                    seconds,
+                    plan,
+                    &access,
+                );
+                match made {
+                    Ok(Some(prof)) => {
+                        let run = s.runs[side].id.clone();
+                        super::stored(s.store().add_profile(&run, &prof), || {
+                            format!("storing the profile of {id}")
+                        })?;
+                    }
+                    Ok(None) => s.runs[side].warnings.push(warning(format!(
+                        "{id}: not profiled: no trial succeeded, so there is no iteration count to profile at"
+                    ))),
+                    Err(ProfileError::Interrupted) => {
+                        s.interrupted = true;
+                        break 'sides;
+                    }
+                    Err(e) => s.runs[side].warnings.push(warning(e.to_string())),
+                }
+            }
+        }
+        sides.set(false)?;
+        Ok(())
     }
 
     /// The two runs of a pair, labelled `LABEL-off`/`LABEL-on` (or `-a`/`-b`), each with its

@@ -51,9 +51,22 @@ pub fn svg(profiles: &[&Profile], title: &str, id: &str) -> Result<String, Flame
     if lines.is_empty() {
         return Err(FlameError::Empty);
     }
+    draw(title, None, "samples", &lines, id)
+}
+
+/// Folded `lines` drawn by inferno as a static graph scoped to `id`, with `count_name` as the
+/// unit of its counts.
+fn draw(
+    title: &str,
+    subtitle: Option<&str>,
+    count_name: &str,
+    lines: &[String],
+    id: &str,
+) -> Result<String, FlameError> {
     let mut opt = inferno::flamegraph::Options::default();
     opt.title = crate::term::visible(title).into_owned();
-    opt.count_name = "samples".into();
+    opt.subtitle = subtitle.map(str::to_string);
+    opt.count_name = count_name.into();
     opt.name_type = "Kernel function:".into();
     opt.no_javascript = true;
     // The same stacks always give the same picture (colours from the names, not random).
@@ -64,6 +77,44 @@ pub fn svg(profiles: &[&Profile], title: &str, id: &str) -> Result<String, Flame
         .map_err(|e| FlameError::Draw(e.to_string()))?;
     let raw = String::from_utf8(out).map_err(|e| FlameError::Draw(e.to_string()))?;
     Ok(make_static(&raw, id))
+}
+
+/// Picoseconds of CPU per operation that `samples` samples of `p` stand for: the unit of a
+/// differential flame graph, so that its widths and colours are time per operation, never
+/// shares (inferno's differential mode takes integer counts).
+fn ps_per_op(p: &Profile, samples: u64) -> u64 {
+    (samples as f64 * p.sample_period_ns as f64 * 1000.0 / p.operations.max(1) as f64).round()
+        as u64
+}
+
+/// The differential flame graph of `b` against `a` (Gregg's, 2014, as inferno draws it): B's
+/// stacks, each box as wide as B's CPU time per operation in the function and what it called,
+/// red where B spends more time per operation than A and blue where less. Both sides are put
+/// in picoseconds per operation first: inferno's own `normalize` would scale A's samples to
+/// B's total, which compares shares (the trap of the 4.2BSD paper's Tables 9 and 10), and raw
+/// samples would compare trials of different lengths. Static and scoped to `id` as [`svg`].
+pub fn differential(a: &Profile, b: &Profile, title: &str, id: &str) -> Result<String, FlameError> {
+    let mut stacks: std::collections::BTreeMap<&str, [u64; 2]> = Default::default();
+    for (side, p) in [a, b].into_iter().enumerate() {
+        for (s, &n) in &p.stacks {
+            stacks.entry(s.as_str()).or_default()[side] += ps_per_op(p, n);
+        }
+    }
+    let lines: Vec<String> = stacks
+        .iter()
+        .filter(|(_, c)| c[0] > 0 || c[1] > 0)
+        .map(|(s, c)| format!("{} {} {}", crate::term::visible(s), c[0], c[1]))
+        .collect();
+    if stacks.values().all(|c| c[1] == 0) {
+        return Err(FlameError::Empty);
+    }
+    draw(
+        title,
+        Some("red: more time per operation in B than in A; blue: less"),
+        "ps per op",
+        &lines,
+        id,
+    )
 }
 
 /// Removes the element that starts with `open` (up to `close`, inclusive), if present.
@@ -175,6 +226,62 @@ mod tests {
             "{svg}"
         );
         assert!(svg.contains("<title>pipeback4 (5,000 samples, 50.00%)</title>"));
+    }
+
+    #[test]
+    fn a_differential_flame_graph_is_red_where_b_spends_more_per_operation() {
+        let a = fixture();
+        let mut b = fixture();
+        // B runs twice the operations with the same samples, plus a new stack: per operation,
+        // everything A had halved (blue) and the new stack grew (red).
+        b.operations *= 2;
+        b.stacks.insert(
+            "entry_SYSCALL_64_after_hwframe;do_syscall_64;__seccomp_filter".into(),
+            3000,
+        );
+        b.samples += 3000;
+        let svg = differential(&a, &b, "syscall: B against A", "diff-0").unwrap();
+        for banned in ["<script", "onload", "url(", "Search"] {
+            assert!(!svg.contains(banned), "{banned}");
+        }
+        assert!(svg.contains("<svg id=\"diff-0\""));
+        assert!(svg.contains("ps per op"), "the unit is time per operation");
+        // __seccomp_filter: 3000 samples x 200,033 ns / 18,000,000 operations = 33,339 ps.
+        let at = svg
+            .find("<title>__seccomp_filter (")
+            .expect("the new function drawn");
+        assert!(
+            svg[at..].starts_with("<title>__seccomp_filter (33,339 ps per op"),
+            "{}",
+            &svg[at..at + 80]
+        );
+        // inferno colours a grown frame rgb(255,c,c) and a shrunk one rgb(c,c,255).
+        let fill = |name: &str| {
+            let g = svg.find(&format!("<title>{name} (")).unwrap();
+            let f = g + svg[g..].find("fill=\"").unwrap() + 6;
+            svg[f..f + svg[f..].find('"').unwrap()].to_string()
+        };
+        assert!(
+            fill("__seccomp_filter").starts_with("rgb(255,"),
+            "{}",
+            fill("__seccomp_filter")
+        );
+        assert!(
+            fill("__task_pid_nr_ns").ends_with(",255)"),
+            "{}",
+            fill("__task_pid_nr_ns")
+        );
+        // The same profiles give the same bytes.
+        assert_eq!(
+            svg,
+            differential(&a, &b, "syscall: B against A", "diff-0").unwrap()
+        );
+        let mut empty = fixture();
+        empty.stacks.clear();
+        assert!(matches!(
+            differential(&a, &empty, "t", "f"),
+            Err(FlameError::Empty)
+        ));
     }
 
     #[test]

@@ -673,6 +673,66 @@ fn profiles_section(s: &mut String, cmp: &Comparison, profiles: &[Vec<Profile>])
     }
 }
 
+/// The Explain section: for each run against the baseline, the tests compared slower or
+/// faster explained from the profiles stored with both (`crate::explain`), each with its
+/// differential flame graph. Empty (and not shown) when no such test has a profile on both
+/// sides.
+fn explain_section(runs: &[Run], cmp: &Comparison, profiles: &[Vec<Profile>]) -> String {
+    use crate::explain::{self, Input, SideProfile, Source};
+    let mut s = String::new();
+    let Some(base) = runs.get(cmp.baseline) else {
+        return s;
+    };
+    let side = |i: usize| -> Vec<SideProfile> {
+        profiles
+            .get(i)
+            .into_iter()
+            .flatten()
+            .map(|p| SideProfile {
+                profile: p.clone(),
+                source: Source::Run {
+                    run: runs[i].id.clone(),
+                },
+            })
+            .collect()
+    };
+    let a = side(cmp.baseline);
+    for (i, run) in runs.iter().enumerate() {
+        if i == cmp.baseline {
+            continue;
+        }
+        let none = Vec::new();
+        let tests = explain::explainable(
+            cmp,
+            i,
+            profiles.get(cmp.baseline).unwrap_or(&none),
+            profiles.get(i).unwrap_or(&none),
+        );
+        let b = side(i);
+        if tests.is_empty() {
+            continue;
+        }
+        let e = explain::build(&Input {
+            runs: [base, run],
+            comparison: cmp,
+            column: i,
+            profiles: [&a, &b],
+            traces: [&[], &[]],
+            unmeasured: [None, None],
+            tests: &tests,
+        });
+        fn find<'p>(ps: &'p [SideProfile], t: &str) -> Option<&'p Profile> {
+            ps.iter().find(|p| p.profile.bench == t).map(|p| &p.profile)
+        }
+        let pairs: Vec<(String, &Profile, &Profile)> = tests
+            .iter()
+            .filter_map(|(t, _)| Some((t.clone(), find(&a, t)?, find(&b, t)?)))
+            .collect();
+        s.push_str(&crate::report::explain::html_section(&e, &pairs, i));
+    }
+    s
+}
+
 /// The doctor's findings on each run's machine, warnings first, each with its fix.
 fn findings(s: &mut String, cmp: &Comparison) {
     if cmp.findings.is_empty() {
@@ -909,6 +969,11 @@ pub fn html_by(
     // neither observed nor profiled, and an empty section says nothing.
     let counter_rows = crate::report::compare::counter_rows(cmp);
     let has_profiles = profiles.iter().any(|p| !p.is_empty());
+    let explained = if has_profiles {
+        explain_section(runs, cmp, profiles)
+    } else {
+        String::new()
+    };
     let mut s = String::with_capacity(64 * 1024);
     let _ = write!(
         s,
@@ -921,7 +986,7 @@ pub fn html_by(
     let _ = write!(
         s,
         "<header><h1>sysperf report</h1><p>{} run{} compared{}, by the method of Leffler, Karels and McKusick's 4.2BSD measurements (1984).</p>\n\
-         </header>\n<nav class=\"toc\"><a href=\"#comparison\">Comparison</a>{evolution_link}<a href=\"#charts\">Charts</a><a href=\"#paging\">Paging</a>{suites_link}<a href=\"#fingerprints\">Fingerprints</a><a href=\"#warnings\">Warnings</a><a href=\"#doctor\">Doctor</a>{counters_link}{profiles_link}<a href=\"#derived\">Derived figures</a><a href=\"#method\">Method</a></nav>\n",
+         </header>\n<nav class=\"toc\"><a href=\"#comparison\">Comparison</a>{evolution_link}<a href=\"#charts\">Charts</a><a href=\"#paging\">Paging</a>{suites_link}<a href=\"#fingerprints\">Fingerprints</a><a href=\"#warnings\">Warnings</a><a href=\"#doctor\">Doctor</a>{counters_link}{explain_link}{profiles_link}<a href=\"#derived\">Derived figures</a><a href=\"#method\">Method</a></nav>\n",
         cmp.runs.len(),
         if cmp.runs.len() == 1 { "" } else { "s" },
         cmp.runs
@@ -943,6 +1008,11 @@ pub fn html_by(
             ""
         } else {
             "<a href=\"#counters\">Counters</a>"
+        },
+        explain_link = if explained.is_empty() {
+            ""
+        } else {
+            "<a href=\"#explain\">Explain</a>"
         },
         profiles_link = if has_profiles {
             "<a href=\"#profiles\">Profiles</a>"
@@ -1035,6 +1105,13 @@ pub fn html_by(
         s.push_str("<section id=\"counters\">\n<h2>Counters</h2>\n<p>What <code>sysperf run --observe</code> counted: context switches, migrations and page faults per operation from perf counters on the worker and its children (taken in the warm-up trial, since they slow the work they count, or in every trial of a <code>--quick</code> run, which has none), interrupts per trial system-wide.</p>\n");
         counters(&mut s, cmp, counter_rows);
         s.push_str("\n</section>\n");
+    }
+
+    if !explained.is_empty() {
+        let _ = write!(
+            s,
+            "<section id=\"explain\">\n<h2>Explain</h2>\n<p>Why the tests compared slower or faster moved, from the kernel profiles stored with both runs (<code>sysperf explain</code>): time per operation per call path and function, B against the baseline A, each difference with its 95% sampling interval; the method and its limits are in docs/explain.md.</p>\n{explained}\n</section>\n"
+        );
     }
 
     if has_profiles {
@@ -1146,6 +1223,31 @@ mod tests {
         assert!(!page.contains("figure-flame-1"));
         assert!(!page.contains("<script") && !page.contains("url("));
         assert!(!page.contains("<?xml"));
+    }
+
+    #[test]
+    fn a_test_profiled_on_both_sides_is_explained_with_a_differential_flame_graph() {
+        let (a, b, pa, pb) = crate::explain::tests::fixture_profiled();
+        let runs = vec![a, b];
+        let cmp = crate::report::fixture_compare(&runs, 0, 2.0);
+        let page = html(&runs, &cmp, &[vec![pa.clone()], vec![pb.clone()]]);
+        assert!(
+            page.contains("<section id=\"explain\">"),
+            "no explain section"
+        );
+        assert!(page.contains("href=\"#explain\""));
+        // The syscall test, slower, explained against the baseline (column 1).
+        assert!(
+            page.contains("<figure id=\"figure-diff-flame-1-0\""),
+            "no differential flame graph"
+        );
+        assert!(page.contains("<svg id=\"diff-flame-1-0\""));
+        assert!(page.contains("<code>__seccomp_filter</code>"));
+        assert!(page.contains("syscall 1.20x slower"));
+        assert!(!page.contains("<script"));
+        // A profile on one side only explains nothing here: no section, no link.
+        let page = html(&runs, &cmp, &[vec![pa], vec![]]);
+        assert!(!page.contains("id=\"explain\"") && !page.contains("href=\"#explain\""));
     }
 
     #[test]

@@ -8,6 +8,7 @@
 pub mod compare;
 #[cfg(test)]
 mod docs;
+pub mod explain;
 pub mod flame;
 pub mod heatmap;
 pub mod html;

@@ -252,7 +252,7 @@ pub fn isolation_text(iso: &[Isolation]) -> String {
     }
     let _ = writeln!(
         s,
-        "\nTo isolate the hottest kernel functions (benchmarks whose stored profiles spend the most in each, with what it calls)"
+        "\nTo isolate the hottest kernel functions (benchmarks whose stored profiles spend the most in each, reached through the same callers, with what it calls)"
     );
     let mut all: Vec<&str> = Vec::new();
     for i in iso {
@@ -270,6 +270,17 @@ pub fn isolation_text(iso: &[Isolation]) -> String {
             "  {:<32} {:>6.2}% of kernel time: {named}",
             i.function, i.pct_kernel
         );
+        // The callers the match was made by: a function called from everywhere (a lock, an
+        // allocator) names only the benchmarks that reach it the way the machine did.
+        let via: Vec<String> = i
+            .paths
+            .iter()
+            .filter(|p| p.len() > 1)
+            .map(|p| p[..p.len() - 1].join(" > "))
+            .collect();
+        if !via.is_empty() {
+            let _ = writeln!(s, "  {:<32} via {}", "", via.join("; "));
+        }
         for (b, _) in &i.benchmarks {
             if !all.contains(&b.as_str()) {
                 all.push(b);
@@ -287,6 +298,16 @@ pub fn isolation_text(iso: &[Isolation]) -> String {
     s
 }
 
+/// A signed figure with its interval, "~" when the interval holds 0.
+fn change_with_ci(v: f64, ci: [f64; 2], significant: bool, decimals: usize) -> String {
+    format!(
+        "{v:+.decimals$} [{:+.decimals$}, {:+.decimals$}]{}",
+        ci[0],
+        ci[1],
+        if significant { "" } else { " ~" }
+    )
+}
+
 fn moved_rows(s: &mut String, title: &str, rows: &[Moved]) {
     if rows.is_empty() {
         return;
@@ -294,20 +315,41 @@ fn moved_rows(s: &mut String, title: &str, rows: &[Moved]) {
     let _ = writeln!(s, "\n{title}");
     let _ = writeln!(
         s,
-        "{:<36} {:>9} {:>9} {:>8}",
-        "name", "before%", "after%", "ratio"
+        "{:<36} {:>9} {:>9} {:>8}  {:>10} {:>10}  change [95%] (us of CPU per s)",
+        "name", "before%", "after%", "ratio", "before", "after"
     );
     for m in rows.iter().take(TOP_ROWS + 5) {
         let _ = writeln!(
             s,
-            "{:<36} {:>9.2} {:>9.2} {:>8}",
+            "{:<36} {:>9.2} {:>9.2} {:>8}  {:>10.0} {:>10.0}  {}",
             m.name,
             m.before_pct,
             m.after_pct,
             m.ratio
                 .map(|r| format!("{r:.2}x"))
-                .unwrap_or_else(|| "new".into())
+                .unwrap_or_else(|| "new".into()),
+            m.before_us_per_s,
+            m.after_us_per_s,
+            change_with_ci(
+                m.after_us_per_s - m.before_us_per_s,
+                m.change_ci_us_per_s,
+                m.significant(),
+                0
+            )
         );
+        if let Some(pc) = &m.per_call {
+            let significant = pc.change_ci_us[0] > 0.0 || pc.change_ci_us[1] < 0.0;
+            let _ = writeln!(
+                s,
+                "{:<36} per call: {:.3} us ({} calls) -> {:.3} us ({} calls): {} us",
+                "",
+                pc.before_us,
+                pc.calls[0],
+                pc.after_us,
+                pc.calls[1],
+                change_with_ci(pc.after_us - pc.before_us, pc.change_ci_us, significant, 3)
+            );
+        }
     }
     if rows.len() > TOP_ROWS + 5 {
         let _ = writeln!(s, "  ... {} more", rows.len() - TOP_ROWS - 5);
@@ -339,7 +381,7 @@ pub fn comparison_text(c: &Comparison, before: &SystemProfile, after: &SystemPro
     }
     let _ = writeln!(
         s,
-        "(shares that moved by at least {} percentage points, largest move first)",
+        "(shares that moved by at least {} percentage points, largest move first, and the functions whose calls both counted; each also as CPU time per second of the observation, with the 95% interval of its change from the sample counts (Wilson, MOVER; ~ holds 0); a share moves whenever anything else does, a time per call does not)",
         c.threshold_points
     );
     moved_rows(&mut s, "Subsystems (share of all samples)", &c.subsystems);
@@ -440,6 +482,41 @@ mod tests {
         p.wall_ns = 1_000_000_000;
         p.sample_period_ns = 1_000_000;
         p
+    }
+
+    #[test]
+    fn a_comparison_of_observations_gives_time_per_second_and_per_call_with_intervals() {
+        let calls = |n: u64, samples: u64| FunctionCalls {
+            name: "link_path_walk".into(),
+            calls: Some(n),
+            calls_per_s: Some(n as f64),
+            self_samples: samples,
+            child_samples: 0,
+            self_us_per_call: None,
+            child_us_per_call: None,
+            self_pct_kernel: 0.0,
+            total_pct_kernel: 0.0,
+            note: String::new(),
+        };
+        let mut a = observation();
+        a.functions = vec![calls(10_000, 100)];
+        let mut b = observation();
+        b.functions = vec![calls(40_000, 100)];
+        let c = crate::profile::isolate::compare(&a, &b, 0.5);
+        let text = comparison_text(&c, &a, &b);
+        // 100 samples of 1 ms over 1 s: 100,000 us of CPU per second on both sides.
+        assert!(text.contains("change [95%] (us of CPU per s)"), "{text}");
+        let row = text
+            .lines()
+            .find(|l| l.starts_with("link_path_walk"))
+            .expect(&text);
+        assert!(row.contains("100000     100000  +0 ["), "{row}");
+        assert!(row.contains(" ~"), "not significant: {row}");
+        // Per call: 10 us, then 2.5 us.
+        assert!(
+            text.contains("per call: 10.000 us (10000 calls) -> 2.500 us (40000 calls): -7.500 ["),
+            "{text}"
+        );
     }
 
     #[test]

@@ -494,8 +494,88 @@ pub fn papers_text(papers: &[crate::trace::system::BesidePaper]) -> String {
     out
 }
 
+/// Two stored traces of one benchmark side by side, per operation: each count before, after,
+/// and after / before. Counts are the difference of two traced runs (no interval); a count
+/// that moved says the kernel did more or less of it per operation.
+pub fn comparison_text(
+    before: &crate::model::StoredTrace,
+    after: &crate::model::StoredTrace,
+    reports: [&TraceReport; 2],
+) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "sysperf compare: 2 traces of {} per {}; ratios are after / before (the baseline)",
+        after.bench, reports[1].unit
+    );
+    for (tag, t) in [("before", before), ("after", after)] {
+        let _ = writeln!(
+            s,
+            "  {tag:<6} {} {}{}  host {}, kernel {}",
+            t.id,
+            super::utc(t.started_ns),
+            t.label
+                .as_deref()
+                .map(|l| format!(" \"{l}\""))
+                .unwrap_or_default(),
+            t.fingerprint.hostname.as_deref().unwrap_or("?"),
+            t.fingerprint.kernel_release.as_deref().unwrap_or("?"),
+        );
+    }
+    let diffs = crate::compare::machine_diffs(vec![&before.fingerprint, &after.fingerprint]);
+    if diffs.is_empty() {
+        let _ = writeln!(s, "  the machines' recorded facts are the same");
+    }
+    for d in &diffs {
+        let v = |x: Option<&Option<String>>| x.cloned().flatten().unwrap_or_else(|| "?".into());
+        let _ = writeln!(
+            s,
+            "  differs: {}: before {}, after {}",
+            d.field,
+            v(d.values.first()),
+            v(d.values.get(1))
+        );
+    }
+    let _ = writeln!(
+        s,
+        "\n{:<34} {:>14} {:>14} {:>9}",
+        format!("per {}", reports[1].unit),
+        "before",
+        "after",
+        "ratio"
+    );
+    let rows = crate::explain::trace_rows([Some(reports[0]), Some(reports[1])]);
+    for r in &rows {
+        let cell = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.4}"));
+        let ratio = match (r.a, r.b) {
+            (Some(a), Some(b)) if a > 0.0 && b >= 0.0 => format!("{:.2}x", b / a),
+            (Some(a), Some(b)) if a == 0.0 && b > 0.0 => "new".into(),
+            _ => "-".into(),
+        };
+        let _ = writeln!(
+            s,
+            "{:<34} {:>14} {:>14} {:>9}",
+            r.what,
+            cell(r.a),
+            cell(r.b),
+            ratio
+        );
+    }
+    if rows.is_empty() {
+        let _ = writeln!(
+            s,
+            "(neither trace has system calls, switches or page-cache faults)"
+        );
+    }
+    let _ = writeln!(
+        s,
+        "\nEach count is the difference of the trace's two traced runs per operation, which cancels start-up; it has no interval, and events of other work on the same CPUs can still land in it (a small negative count is that). Tracing slows the work, so no time is compared."
+    );
+    s
+}
+
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::trace::*;
 
@@ -503,11 +583,45 @@ mod tests {
         Count { per_op, run_total }
     }
 
+    #[test]
+    fn two_stored_traces_compare_per_operation() {
+        let before = fixture();
+        let mut after = fixture();
+        if let Some(sys) = &mut after.syscalls {
+            sys.total.per_op *= 2.0;
+            for c in &mut sys.by_name {
+                c.per_op *= 2.0;
+            }
+        }
+        let fp = crate::model::Fingerprint {
+            hostname: Some("h".into()),
+            kernel_release: Some("6.1".into()),
+            ..Default::default()
+        };
+        let mut fp2 = fp.clone();
+        fp2.kernel_release = Some("6.2".into());
+        let tb = before.stored("a0".into(), None, 0, fp).unwrap();
+        let ta = after
+            .stored("b0".into(), Some("new".into()), 0, fp2)
+            .unwrap();
+        let s = comparison_text(&tb, &ta, [&before, &after]);
+        assert!(
+            s.starts_with("sysperf compare: 2 traces of pipeback4 per round trip"),
+            "{s}"
+        );
+        assert!(s.contains("differs: kernel: before 6.1, after 6.2"), "{s}");
+        let row = s
+            .lines()
+            .find(|l| l.starts_with("system calls (trace)"))
+            .expect(&s);
+        assert!(row.ends_with("2.00x"), "{row}");
+    }
+
     pub(crate) fn fixture() -> TraceReport {
         TraceReport {
-            format: "sysperf-trace",
+            format: "sysperf-trace".into(),
             format_version: 1,
-            sysperf_version: "0.1.0",
+            sysperf_version: "0.1.0".into(),
             bench: "pipeback4".into(),
             paper: "exchange 10,000 4-byte messages with child".into(),
             unit: "round trip".into(),

@@ -15,7 +15,9 @@
 use super::query::{self, Db, Kind};
 use super::write::{self, RunSink, RunWrite, Sink};
 use super::{GcReport, GroupBy, GroupCount, ObservationInfo, RunInfo, RunQuery, StoreError};
-use crate::model::{BenchResult, Profile, Run, Series, SystemProfile, VarianceEstimate, Warning};
+use crate::model::{
+    BenchResult, Profile, Run, Series, StoredTrace, SystemProfile, VarianceEstimate, Warning,
+};
 use std::path::{Path, PathBuf};
 
 type Result<T, E = StoreError> = std::result::Result<T, E>;
@@ -279,6 +281,16 @@ pub trait Backend {
     /// Stores an observation of the whole machine (`profile --system`) under `p.id`.
     fn save_observation(&self, p: &SystemProfile) -> Result<()> {
         self.write(&mut |db, _| query::save_observation(db, p))
+    }
+
+    /// Stores a trace of one benchmark (`trace --store`) under `t.id`, among the observations.
+    fn save_trace(&self, t: &StoredTrace) -> Result<()> {
+        self.write(&mut |db, _| query::save_trace(db, t))
+    }
+
+    /// The stored traces, newest first: of `bench` when given, else all.
+    fn traces(&self, bench: Option<&str>) -> Result<Vec<StoredTrace>> {
+        reading(self, |db| query::traces(db, bench))
     }
 
     /// Every stored observation, newest first.

@@ -14,7 +14,9 @@ use super::{
     int_usize, real, to_json, Cond, GroupBy, GroupCount, Reader, Result, RunQuery, StoreError,
     MIN_PREFIX,
 };
-use crate::model::{ObservationInfo, Profile, RunInfo, SystemProfile, VarianceEstimate};
+use crate::model::{
+    ObservationInfo, Profile, RunInfo, StoredTrace, SystemProfile, VarianceEstimate, TRACE_KIND,
+};
 use rusqlite::types::{ToSqlOutput, Value};
 
 /// The SQL dialects of the two backends.
@@ -767,6 +769,43 @@ pub(super) fn save_observation(db: &mut dyn Db, p: &SystemProfile) -> Result<()>
     Ok(())
 }
 
+/// Stores a trace of one benchmark under `t.id`, among the observations (kind `trace`).
+pub(super) fn save_trace(db: &mut dyn Db, t: &StoredTrace) -> Result<()> {
+    let mut b = Sql::new(db.dialect());
+    let sql = format!(
+        "INSERT INTO observations (id, kind, label, started_ns, wall_ns, hostname,
+             kernel_release, sysperf_version, observation_json)
+         VALUES ({}, {}, {}, {}, {}, {}, {}, {}, {})",
+        b.bind(t.id.as_str()),
+        b.bind(TRACE_KIND),
+        b.bind(t.label.as_deref()),
+        b.bind(t.started_ns),
+        b.bind(super::int(t.wall_ns, "a trace's duration")?),
+        b.bind(t.fingerprint.hostname.as_deref()),
+        b.bind(t.fingerprint.kernel_release.as_deref()),
+        b.bind(t.sysperf_version.as_str()),
+        b.bind(to_json(t, "a trace")?)
+    );
+    db.execute(&b.on("observations", sql))?;
+    Ok(())
+}
+
+/// The stored traces, newest first: of `bench` when given, else all.
+pub(super) fn traces(db: &mut dyn Db, bench: Option<&str>) -> Result<Vec<StoredTrace>> {
+    let mut b = Sql::new(db.dialect());
+    let sql = format!(
+        "SELECT observation_json FROM observations WHERE kind = {} {NEWEST}",
+        b.bind(TRACE_KIND)
+    );
+    let all: Vec<StoredTrace> = rows(db, b.on("observations", sql), |r| {
+        r.json("observation_json")
+    })?;
+    Ok(all
+        .into_iter()
+        .filter(|t| bench.is_none_or(|b| t.bench == b))
+        .collect())
+}
+
 /// Every stored observation, newest first.
 pub(super) fn list_observations(db: &mut dyn Db) -> Result<Vec<ObservationInfo>> {
     let sql = format!(
@@ -791,8 +830,9 @@ pub(super) fn list_observations(db: &mut dyn Db) -> Result<Vec<ObservationInfo>>
 pub(super) fn load_observation(db: &mut dyn Db, id: &str) -> Result<SystemProfile> {
     let mut b = Sql::new(db.dialect());
     let sql = format!(
-        "SELECT observation_json FROM observations WHERE id = {}",
-        b.bind(id)
+        "SELECT observation_json FROM observations WHERE id = {} AND kind = {}",
+        b.bind(id),
+        b.bind(SYSTEM_PROFILE)
     );
     rows(db, b.on("observations", sql), |r| {
         r.json("observation_json")

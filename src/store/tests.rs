@@ -381,6 +381,7 @@ on_both_backends!(
     loads_and_writes_in_turn_on_one_store,
     load_runs_reads_runs_together_in_the_order_asked,
     observations_are_stored_listed_found_and_removed,
+    traces_are_stored_found_by_benchmark_and_never_loaded_as_system_profiles,
 );
 
 /// `runs --where/--since/--limit`, the count behind "N more", and a machine's history, alike
@@ -1642,4 +1643,51 @@ fn observations_are_stored_listed_found_and_removed(b: Backing) {
         store.load_observation("aaaa00000001"),
         Err(StoreError::NoSuchRun { .. })
     ));
+}
+
+/// A trace (`trace --store`) is an observation of kind "trace": listed and removed as one,
+/// found by its benchmark, read back whole, never taken for a system profile.
+fn traces_are_stored_found_by_benchmark_and_never_loaded_as_system_profiles(b: Backing) {
+    let store = &*b.store;
+    let trace = |id: &str, bench: &str, started_ns: i64| crate::model::StoredTrace {
+        id: id.into(),
+        label: Some(format!("t-{id}")),
+        bench: bench.into(),
+        started_ns,
+        wall_ns: 20_000_000,
+        sysperf_version: "0.1.0".into(),
+        fingerprint: crate::model::Fingerprint {
+            hostname: Some("tracer".into()),
+            kernel_release: Some("6.18.0".into()),
+            ..Default::default()
+        },
+        report: serde_json::json!({"bench": bench, "syscalls": {"total": {"per_op": 1.0}}}),
+    };
+    let (a, b2, c) = (
+        trace("cccc00000001", "syscall", 10),
+        trace("cccc00000002", "pipeback4", 20),
+        trace("cccc00000003", "syscall", 30),
+    );
+    for t in [&a, &b2, &c] {
+        store.save_trace(t).unwrap();
+    }
+    store
+        .save_observation(&observation("aaaa00000001", None, 5))
+        .unwrap();
+    assert_eq!(
+        store.traces(Some("syscall")).unwrap(),
+        vec![c.clone(), a.clone()]
+    );
+    assert_eq!(store.traces(None).unwrap().len(), 3);
+    let list = store.list_observations().unwrap();
+    assert_eq!(list.len(), 4);
+    assert_eq!(list[0].kind, "trace");
+    assert_eq!(list[0].hostname, c.fingerprint.hostname);
+    assert!(matches!(
+        store.load_observation("cccc00000001"),
+        Err(StoreError::NoSuchRun { .. })
+    ));
+    assert!(store.load_observation("aaaa00000001").is_ok());
+    assert!(store.remove_observation("cccc00000003").unwrap());
+    assert_eq!(store.traces(Some("syscall")).unwrap(), vec![a]);
 }

@@ -28,7 +28,7 @@ use crate::bench::Spec;
 use crate::error::InputError;
 use crate::harness::{self, budget::Budget, placement::Plan, TrialError};
 use crate::{stats, sys};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
@@ -347,13 +347,13 @@ fn io_err(e: std::io::Error) -> TraceError {
 }
 
 /// A count per operation (from the two runs' difference) and its total in the longer run.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Count {
     pub per_op: f64,
     pub run_total: u64,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct NamedCount {
     pub name: String,
     pub per_op: f64,
@@ -361,7 +361,7 @@ pub struct NamedCount {
 }
 
 /// A distribution of latencies in microseconds (from the longer run).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Dist {
     pub n: usize,
     pub median: f64,
@@ -369,14 +369,14 @@ pub struct Dist {
     pub max: f64,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Syscalls {
     pub total: Count,
     /// By name, most frequent per operation first.
     pub by_name: Vec<SyscallCount>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SyscallCount {
     pub name: String,
     pub nr: i64,
@@ -384,7 +384,7 @@ pub struct SyscallCount {
     pub run_total: u64,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Sched {
     /// A traced process switched out, as rusage counts context switches.
     pub switches: Count,
@@ -398,7 +398,7 @@ pub struct Sched {
     pub wakeup_latency_us: Option<Dist>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PageCache {
     pub requested_pages: Count,
     pub missed_pages: Count,
@@ -420,7 +420,7 @@ pub struct PageCache {
     pub readahead_used_share_run: Option<f64>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Block {
     /// Requests issued from a traced process's context.
     pub requests: Count,
@@ -436,7 +436,7 @@ pub struct Block {
     pub system_latency_us: Option<Dist>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunInfo {
     pub iterations: u64,
     pub ops: u64,
@@ -449,11 +449,11 @@ pub struct RunInfo {
 }
 
 /// Everything `sysperf trace` reports; `--json` prints it as is.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TraceReport {
-    pub format: &'static str,
+    pub format: String,
     pub format_version: u32,
-    pub sysperf_version: &'static str,
+    pub sysperf_version: String,
     pub bench: String,
     /// The paper's description of the benchmark.
     pub paper: String,
@@ -484,6 +484,38 @@ pub struct TraceReport {
 pub struct Traced {
     pub report: TraceReport,
     pub raw: Option<String>,
+}
+
+impl TraceReport {
+    /// The report as the store keeps it (`trace --store`), made at `started_ns` on the machine
+    /// `fingerprint` describes, under the new id `id`.
+    pub fn stored(
+        &self,
+        id: String,
+        label: Option<String>,
+        started_ns: i64,
+        fingerprint: crate::model::Fingerprint,
+    ) -> Result<crate::model::StoredTrace, serde_json::Error> {
+        Ok(crate::model::StoredTrace {
+            id,
+            label,
+            bench: self.bench.clone(),
+            started_ns,
+            wall_ns: self.runs.iter().map(|r| r.wall_ns).sum(),
+            sysperf_version: self.sysperf_version.clone(),
+            // The kernel's options are kept by their hash, as a run's fingerprint keeps them.
+            fingerprint: crate::model::Fingerprint {
+                kernel_config: Default::default(),
+                ..fingerprint
+            },
+            report: serde_json::to_value(self)?,
+        })
+    }
+
+    /// A stored trace's report.
+    pub fn of(t: &crate::model::StoredTrace) -> Result<TraceReport, serde_json::Error> {
+        serde_json::from_value(t.report.clone())
+    }
 }
 
 /// One traced run's result.
@@ -647,9 +679,9 @@ pub fn trace(opts: &Options, stop: &AtomicBool, note: &dyn Fn(&str)) -> Result<T
     let mut events = resolved.main.clone();
     events.extend(resolved.block.iter().cloned());
     let report = TraceReport {
-        format: "sysperf-trace",
+        format: "sysperf-trace".into(),
         format_version: 1,
-        sysperf_version: crate::VERSION,
+        sysperf_version: crate::VERSION.into(),
         bench: opts.spec.id.to_string(),
         paper: opts.spec.paper.to_string(),
         unit: opts.spec.unit.to_string(),
@@ -999,9 +1031,9 @@ mod tests {
         let (lo, li) = run(100);
         let (hi, hinfo) = run(200);
         let base = TraceReport {
-            format: "sysperf-trace",
+            format: "sysperf-trace".into(),
             format_version: 1,
-            sysperf_version: "0",
+            sysperf_version: "0".into(),
             bench: "syscall".into(),
             paper: "perform 100,000 getpid system calls".into(),
             unit: "call".into(),

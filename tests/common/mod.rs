@@ -265,3 +265,99 @@ pub fn syscall_counts(
         .collect()
 }
 pub mod pg;
+
+/// The seccomp filter's frames below the system call entry, as the kernel's call chains have
+/// them.
+pub const SECCOMP_FILTER: &str =
+    "entry_SYSCALL_64_after_hwframe;do_syscall_64;syscall_trace_enter;__secure_computing;__seccomp_filter";
+
+/// An export document (`sysperf export RUN`) of one run with a profile of `bench` made into
+/// side B of a planted cause: id `id`, label `label`, each measured trial and the median
+/// `slower` times as slow, half as many samples again below the seccomp filter in the profile,
+/// and the note an `ab` with the seccomp switch on leaves. Returns the planted samples.
+pub fn plant_seccomp(doc: &mut Value, bench: &str, id: &str, label: &str, slower: f64) -> u64 {
+    let old = doc["runs"][0]["id"].as_str().unwrap().to_string();
+    let run = &mut doc["runs"][0];
+    run["id"] = id.into();
+    run["label"] = label.into();
+    run["notes"] =
+        serde_json::json!(["ab: switch on: an allow-all seccomp filter in every worker"]);
+    for r in run["results"].as_array_mut().unwrap() {
+        if r["id"] != bench {
+            continue;
+        }
+        for t in r["trials"].as_array_mut().unwrap() {
+            let w = t["wall_ns"].as_u64().unwrap() as f64;
+            t["wall_ns"] = ((w * slower).round() as u64).into();
+        }
+        let w = &mut r["summary"]["wall_ns_per_op"];
+        for k in ["median", "ci_low", "ci_high", "min", "max", "mean"] {
+            w[k] = (w[k].as_f64().unwrap() * slower).into();
+        }
+    }
+    let mut profiles = doc["profiles"][&old].clone();
+    let p = profiles
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .find(|p| p["bench"] == bench)
+        .expect("a profile of the bench");
+    let samples = p["samples"].as_u64().unwrap();
+    assert!(samples >= 200, "too few samples to plant into: {samples}");
+    let planted = samples / 2;
+    p["stacks"][SECCOMP_FILTER] = (planted * 6 / 10).into();
+    p["stacks"][format!("{SECCOMP_FILTER};seccomp_run_filters")] =
+        (planted - planted * 6 / 10).into();
+    p["samples"] = (samples + planted).into();
+    doc["profiles"] = serde_json::json!({ id: profiles });
+    planted
+}
+
+fn proc_value(path: &str) -> Option<i64> {
+    std::fs::read_to_string(path).ok()?.trim().parse().ok()
+}
+
+/// Whether this machine lets us profile the kernel; prints why not and, on CI, fails.
+pub fn profiling_allowed() -> bool {
+    let paranoid = proc_value("/proc/sys/kernel/perf_event_paranoid").unwrap_or(3);
+    let kptr = proc_value("/proc/sys/kernel/kptr_restrict").unwrap_or(2);
+    let ok = sysperf::sys::is_root() && kptr < 2 || paranoid <= 1 && kptr == 0;
+    if !ok {
+        assert!(
+            std::env::var("CI").is_err(),
+            "CI runs as root and must be able to profile (perf_event_paranoid {paranoid}, kptr_restrict {kptr})"
+        );
+        eprintln!(
+            "skipping: profiling the kernel needs root, or kernel.perf_event_paranoid <= 1 and kernel.kptr_restrict = 0 (they are {paranoid} and {kptr})"
+        );
+    }
+    ok
+}
+
+/// Runs `args` against the store `db`, expects exit code `code`, returns stdout.
+pub fn ok(db: &Path, args: &[&str], code: i32) -> String {
+    let out = sysperf(db).args(args).output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(code),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// Three runs of `args` (`run ARGS --repeat 3`) labelled "history": the machine's run-to-run
+/// variance, without which two single runs get no verdict.
+pub fn history(db: &Path, args: &[&str]) {
+    let out = sysperf(db)
+        .arg("run")
+        .args(args)
+        .args(["--repeat", "3", "--label", "history"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

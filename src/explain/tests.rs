@@ -1,0 +1,260 @@
+//! `explain` of fixture runs: a planted cause is named, ranked first and accounts for the
+//! change; a missing side is said, never made up.
+
+use super::*;
+use crate::model::Run;
+
+const ENTRY: &str = "entry_SYSCALL_64_after_hwframe;do_syscall_64";
+
+/// A syscall profile of 1,000,000 operations sampled every 1000 ns: 10,000 samples for 10
+/// ns per operation, plus `extra`.
+fn profile(extra: &[(&str, u64)]) -> Profile {
+    let mut stacks = vec![
+        (
+            format!("{ENTRY};__x64_sys_getpid;__task_pid_nr_ns"),
+            40_000u64,
+        ),
+        (ENTRY.to_string(), 30_000),
+        ("[user] sysperf:syscall".to_string(), 30_000),
+    ];
+    stacks.extend(extra.iter().map(|(s, n)| (s.to_string(), *n)));
+    let refs: Vec<(&str, u64)> = stacks.iter().map(|(s, n)| (s.as_str(), *n)).collect();
+    let mut p = crate::profile::tests::profile(&refs);
+    p.operations = 1_000_000;
+    p.sample_period_ns = 1000;
+    p
+}
+
+/// The fixture's syscall is 20% slower in B; B ran with the seccomp switch on.
+fn runs() -> (Run, Run) {
+    let mut a = crate::report::fixture_run();
+    let mut b = crate::report::fixture_slower(&a);
+    a.notes.push("ab: switch seccomp off".into());
+    b.notes
+        .push("ab: switch on: an allow-all seccomp filter in every worker".into());
+    (a, b)
+}
+
+fn seccomp_profile(b_samples: u64) -> Profile {
+    let filter = format!("{ENTRY};syscall_trace_enter;__secure_computing;__seccomp_filter");
+    profile(&[
+        (&filter, b_samples * 6 / 10),
+        (&format!("{filter};seccomp_run_filters"), b_samples * 4 / 10),
+    ])
+}
+
+fn stored(p: Profile, run: &Run) -> SideProfile {
+    SideProfile {
+        profile: p,
+        source: Source::Run {
+            run: run.id.clone(),
+        },
+    }
+}
+
+fn explain(a: &Run, b: &Run, pa: &[SideProfile], pb: &[SideProfile]) -> Explanation {
+    let runs = [a.clone(), b.clone()];
+    let cmp = crate::report::fixture_compare(&runs, 0, 2.0);
+    let tests = tests_to_explain(&cmp, 1, &[]).unwrap();
+    build(&Input {
+        runs: [a, b],
+        comparison: &cmp,
+        column: 1,
+        profiles: [pa, pb],
+        traces: [&[], &[]],
+        unmeasured: [None, None],
+        tests: &tests,
+    })
+}
+
+/// The fixture's runs (syscall 20% slower in B, which ran with the seccomp switch on) and
+/// their profiles of syscall, a seccomp filter planted in B's (for the renderers' tests).
+pub(crate) fn fixture_profiled() -> (Run, Run, Profile, Profile) {
+    let (a, b) = runs();
+    (a, b, profile(&[]), seccomp_profile(19_000))
+}
+
+/// [`fixture_profiled`] explained, and the two profiles.
+pub(crate) fn fixture() -> (Explanation, Profile, Profile) {
+    let (a, b, pa, pb) = fixture_profiled();
+    let e = explain(&a, &b, &[stored(pa.clone(), &a)], &[stored(pb.clone(), &b)]);
+    (e, pa, pb)
+}
+
+#[test]
+fn a_planted_seccomp_filter_is_named_first_and_accounts_for_the_change() {
+    let (a, b) = runs();
+    let measured = {
+        let m = |r: &Run| {
+            find_result(r, "syscall")
+                .unwrap()
+                .summary
+                .as_ref()
+                .unwrap()
+                .wall_ns_per_op
+                .median
+        };
+        m(&b) - m(&a)
+    };
+    // The profiles' B side spends 90% of the measured change in the filter.
+    let samples = (0.9 * measured * 1_000_000.0 / 1000.0).round() as u64;
+    let e = explain(
+        &a,
+        &b,
+        &[stored(profile(&[]), &a)],
+        &[stored(seccomp_profile(samples), &b)],
+    );
+    assert_eq!(e.tests.len(), 1, "only syscall is slower");
+    let t = &e.tests[0];
+    assert_eq!((t.test.as_str(), t.listed), ("syscall", Listed::Slower));
+    let d = t.profile.as_ref().unwrap();
+    assert_eq!(d.paths[0].function(), "__seccomp_filter");
+    assert!(d.functions[0].function.contains("seccomp"));
+    let share = d.paths[0].share_pct.unwrap();
+    assert!((share - 90.0).abs() < 0.5, "{share}");
+    let acc = t.accounting.as_ref().unwrap();
+    assert!((acc.paths_pct - 90.0).abs() < 0.5);
+    // The switch is the difference, tied to the filter's functions and to the test.
+    assert_eq!(t.tied[0].difference.fact.as_deref(), Some("seccomp"));
+    assert!(t.tied[0].by_test);
+    assert_eq!(t.tied[0].functions[0].0, "__seccomp_filter");
+    for needle in [
+        "syscall 1.20x slower",
+        "in __seccomp_filter and what it calls (90% of the +",
+        "called from __secure_computing",
+        "B ran with an allow-all seccomp filter in every worker (the ab switch on)",
+        "which does its work in __seccomp_filter",
+    ] {
+        assert!(t.sentence.contains(needle), "{needle}: {}", t.sentence);
+    }
+    // Counts from the trials, both sides.
+    let faults = t.counts.iter().find(|c| c.what == "page faults").unwrap();
+    assert!(faults.a.is_some() && faults.b.is_some());
+    assert_eq!(t.profiles[1], Source::Run { run: b.id.clone() });
+}
+
+#[test]
+fn a_side_without_a_profile_is_said_and_never_invented() {
+    let (a, b) = runs();
+    let e = explain(&a, &b, &[stored(profile(&[]), &a)], &[]);
+    let t = &e.tests[0];
+    assert!(t.profile.is_none());
+    let one = t.one_side.as_ref().unwrap();
+    assert_eq!(one.side, "A");
+    assert!((one.cpu_ns_per_op - 100.0).abs() < 1e-9);
+    let Source::Missing { why } = &t.profiles[1] else {
+        panic!("{:?}", t.profiles[1]);
+    };
+    assert!(why.contains("has no profile of syscall"), "{why}");
+    assert!(
+        t.sentence.contains("no differential profile (side B:"),
+        "{}",
+        t.sentence
+    );
+    // The seccomp switch still ties to the test by the table.
+    assert!(
+        t.sentence.contains("tied to syscall: B ran with"),
+        "{}",
+        t.sentence
+    );
+}
+
+#[test]
+fn tests_are_those_slower_or_faster_or_the_ones_named() {
+    let (a, b) = runs();
+    let runs = [a, b];
+    let cmp = crate::report::fixture_compare(&runs, 0, 2.0);
+    let t = tests_to_explain(&cmp, 1, &[]).unwrap();
+    assert_eq!(t, vec![("syscall".to_string(), Listed::Slower)]);
+    let t = tests_to_explain(&cmp, 1, &["pipe*".into(), "csw".into(), "csw".into()]).unwrap();
+    assert!(t.iter().all(|(_, l)| *l == Listed::Named));
+    assert!(t.iter().any(|(id, _)| id == "csw"));
+    assert_eq!(t.iter().filter(|(id, _)| id == "csw").count(), 1);
+    assert!(tests_to_explain(&cmp, 1, &["nosuch".into()]).is_err());
+}
+
+#[test]
+fn no_significant_path_says_where_the_time_may_have_gone() {
+    let (a, b) = runs();
+    let e = explain(
+        &a,
+        &b,
+        &[stored(profile(&[]), &a)],
+        &[stored(profile(&[]), &b)],
+    );
+    let t = &e.tests[0];
+    assert!(t.profile.as_ref().unwrap().paths.is_empty());
+    assert!(
+        t.sentence
+            .contains("no significant change in any call path"),
+        "{}",
+        t.sentence
+    );
+    let acc = t.accounting.as_ref().unwrap();
+    assert_eq!(acc.paths_pct, 0.0);
+}
+
+#[test]
+fn a_faster_test_is_explained_the_other_way() {
+    let (a, b) = runs();
+    // Swapped: B is A's run, faster.
+    let e = explain(
+        &b,
+        &a,
+        &[stored(seccomp_profile(2000), &b)],
+        &[stored(profile(&[]), &a)],
+    );
+    let t = &e.tests[0];
+    assert_eq!(t.listed, Listed::Faster);
+    assert!(
+        t.sentence.starts_with("syscall 1.20x faster"),
+        "{}",
+        t.sentence
+    );
+    let p = &t.profile.as_ref().unwrap().paths[0];
+    assert_eq!(p.function(), "__seccomp_filter");
+    assert!(p.total.change_ns_per_op < 0.0 && p.share_pct.unwrap() > 0.0);
+}
+
+#[test]
+fn a_stored_trace_stands_for_the_side_whose_machine_it_was_made_on() {
+    let (a, b) = runs();
+    let report = crate::report::trace::tests::fixture();
+    let here = report
+        .stored("7ace00000001".into(), None, 1, a.fingerprint.clone())
+        .unwrap();
+    let mut elsewhere = here.clone();
+    elsewhere.id = "7ace00000002".into();
+    elsewhere.fingerprint.hostname = Some("another".into());
+    let traces = [elsewhere, here];
+    // A ran with the ab switch off: the machine as it is, which the trace was made on; B ran
+    // with the seccomp filter on, which no trace of the machine as it is stands for.
+    let sides = [0, 1].map(|s| side_traces(s, [&a, &b], &traces));
+    assert_eq!(sides[0].len(), 1);
+    assert_eq!(
+        sides[0][0].id, "7ace00000001",
+        "the other machine's is passed over"
+    );
+    assert!(sides[1].is_empty());
+    let runs = [a.clone(), b.clone()];
+    let cmp = crate::report::fixture_compare(&runs, 0, 2.0);
+    let tests = vec![(report.bench.clone(), Listed::Named)];
+    let e = build(&Input {
+        runs: [&a, &b],
+        comparison: &cmp,
+        column: 1,
+        profiles: [&[], &[]],
+        traces: [&sides[0], &sides[1]],
+        unmeasured: [None, None],
+        tests: &tests,
+    });
+    let t = &e.tests[0];
+    assert_eq!(t.traces, [Some("7ace00000001".to_string()), None]);
+    let row = t
+        .counts
+        .iter()
+        .find(|c| c.what == "system calls (trace)")
+        .expect("the trace's rows");
+    assert!(row.a.is_some() && row.b.is_none(), "{row:?}");
+    assert!(row.source.contains("trace --store"));
+}

@@ -1,0 +1,584 @@
+//! `sysperf explain` rendered: text, Markdown, the JSON document, and the HTML report's
+//! section with a differential flame graph per test (`report::flame::differential`). Pure:
+//! an [`Explanation`] (and, for the flame graphs, the two profiles of each test) in, text out.
+
+use crate::explain::diff::{Delta, PathDelta};
+use crate::explain::{
+    ns, signed_ns, CountRow, Explanation, Listed, SideHeader, Source, TestExplanation,
+};
+use crate::model::Profile;
+use serde_json::Value;
+use std::fmt::Write;
+
+/// Functions listed per test unless asked otherwise.
+pub const DEFAULT_TOP: usize = 12;
+
+fn side(h: &SideHeader) -> String {
+    let mut s = h.id.clone();
+    if let Some(l) = &h.label {
+        s = format!("{l} ({s})");
+    }
+    let machine: Vec<&str> = [h.hostname.as_deref(), h.kernel_release.as_deref()]
+        .into_iter()
+        .flatten()
+        .collect();
+    if !machine.is_empty() {
+        s.push_str(&format!(", {}", machine.join(" ")));
+    }
+    format!("{s}, {}", super::utc(h.started_ns))
+}
+
+fn source(s: &Source, samples: Option<u64>) -> String {
+    let n = samples
+        .map(|n| format!(" ({n} samples)"))
+        .unwrap_or_default();
+    match s {
+        Source::Run { run } => format!("stored with run {run}{n}"),
+        Source::Measured { run, at_ns } => format!(
+            "measured on this machine for this side by explain at {} (stored as run {run}){n}",
+            super::utc(*at_ns)
+        ),
+        Source::Missing { why } => format!("none: {why}"),
+    }
+}
+
+/// A difference with its interval: "+80.3 [+75.1, +85.9]".
+fn change(d: &Delta) -> String {
+    format!(
+        "{} [{}, {}]{}",
+        signed_ns(d.change_ns_per_op),
+        signed_ns(d.change_ci_ns_per_op[0]),
+        signed_ns(d.change_ci_ns_per_op[1]),
+        if d.significant() { "" } else { " ~" }
+    )
+}
+
+fn pct(p: Option<f64>) -> String {
+    p.map(|p| format!("{:.0}%", p))
+        .unwrap_or_else(|| "-".into())
+}
+
+fn headline(t: &TestExplanation) -> String {
+    let listed = match t.listed {
+        Listed::Slower => "slower",
+        Listed::Faster => "faster",
+        Listed::Named => "named",
+    };
+    let ratio = match (t.ratio, t.ratio_ci) {
+        (Some(r), Some([lo, hi])) => format!("ratio {r:.3} [{lo:.3}, {hi:.3}]"),
+        (Some(r), None) => format!("ratio {r:.3}, no interval"),
+        _ => "no ratio".into(),
+    };
+    let times = match (t.a_ns_per_op, t.b_ns_per_op, t.change_ns_per_op) {
+        (Some(a), Some(b), Some(c)) => {
+            format!("{} -> {} per {} ({})", ns(a), ns(b), t.unit, signed_ns(c))
+        }
+        _ => format!("a side lacks {}", t.test),
+    };
+    format!(
+        "{} ({listed}): {times}, {ratio}, {}",
+        t.test,
+        t.verdict.map_or("no verdict", |v| v.as_str())
+    )
+}
+
+fn path_line(p: &PathDelta) -> String {
+    p.path[..p.path.len().saturating_sub(1)].join(" > ")
+}
+
+fn count_value(v: Option<f64>, ci: Option<[f64; 2]>) -> String {
+    match (v, ci) {
+        (Some(v), Some([lo, hi])) => format!("{} [{}, {}]", num4(v), num4(lo), num4(hi)),
+        (Some(v), None) => num4(v),
+        (None, _) => "-".into(),
+    }
+}
+
+/// Four significant figures; small counts per operation stay readable.
+fn num4(v: f64) -> String {
+    if v == 0.0 {
+        "0".into()
+    } else if v.abs() >= 1000.0 {
+        format!("{v:.0}")
+    } else {
+        let digits = (3 - v.abs().log10().floor() as i32).clamp(0, 8) as usize;
+        format!("{v:.digits$}")
+    }
+}
+
+/// The explanation as text; `top` functions per test.
+pub fn text(e: &Explanation, top: usize) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "sysperf explain: B against A (the baseline)");
+    let _ = writeln!(s, "  A: {}", side(&e.a));
+    let _ = writeln!(s, "  B: {}", side(&e.b));
+    if e.tests.is_empty() {
+        let _ = writeln!(
+            s,
+            "\nNo test is significantly slower or faster in B; name tests (sysperf explain A B TEST...) to explain them anyway."
+        );
+    }
+    for t in &e.tests {
+        test_text(&mut s, t, top);
+    }
+    let _ = writeln!(s, "\nRecorded differences between A and B");
+    if e.differences.is_empty() {
+        let _ = writeln!(s, "  none: the fingerprints (and ab switches) are the same");
+    }
+    for d in &e.differences {
+        let _ = writeln!(
+            s,
+            "  {}: A {}, B {}{}",
+            d.field,
+            d.a.as_deref().unwrap_or("unknown"),
+            d.b.as_deref().unwrap_or("unknown"),
+            d.fact
+                .as_deref()
+                .map(|f| format!(" (ties table: {f})"))
+                .unwrap_or_default()
+        );
+    }
+    let _ = writeln!(s, "\nMethod: {}.", e.method);
+    s
+}
+
+fn test_text(s: &mut String, t: &TestExplanation, top: usize) {
+    let _ = writeln!(s, "\n{}", headline(t));
+    let _ = writeln!(s, "  => {}", t.sentence);
+    let samples = |i: usize| t.profile.as_ref().map(|d| d.all.samples[i]);
+    let _ = writeln!(s, "  Profiles: A {}", source(&t.profiles[0], samples(0)));
+    let _ = writeln!(s, "            B {}", source(&t.profiles[1], samples(1)));
+    if let Some(d) = &t.profile {
+        let _ = writeln!(
+            s,
+            "  CPU time per {} in the profiles: A {}, B {}: {}{}",
+            t.unit,
+            ns(d.all.a_ns_per_op),
+            ns(d.all.b_ns_per_op),
+            change(&d.all),
+            match &t.accounting {
+                Some(a) => format!(
+                    "; {:.0}% of the measured {}, the paths below {:.0}%",
+                    a.profile_pct,
+                    signed_ns(a.measured_ns_per_op),
+                    a.paths_pct
+                ),
+                None => String::new(),
+            }
+        );
+        if d.paths.is_empty() {
+            let _ = writeln!(
+                s,
+                "  Where the change is: no call path changed significantly"
+            );
+        } else {
+            let _ = writeln!(
+                s,
+                "\n  Where the change is (call paths, with what they call): {:>10} {:>10}  {:<28} {:>6}",
+                "A", "B", "B-A [95%]", "share"
+            );
+            for p in &d.paths {
+                let _ = writeln!(
+                    s,
+                    "    {:<52} {:>10} {:>10}  {:<28} {:>6}",
+                    p.function(),
+                    ns(p.total.a_ns_per_op),
+                    ns(p.total.b_ns_per_op),
+                    change(&p.total),
+                    pct(p.share_pct)
+                );
+                let _ = writeln!(s, "      self {}; from {}", change(&p.self_), path_line(p));
+                if !p.callees.is_empty() {
+                    let _ = writeln!(
+                        s,
+                        "      calls {}",
+                        p.callees
+                            .iter()
+                            .map(|c| format!(
+                                "{} {}",
+                                c.function,
+                                signed_ns(c.total.change_ns_per_op)
+                            ))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    );
+                }
+            }
+        }
+        let _ = writeln!(
+            s,
+            "\n  Functions (self: in it; total: with what it called; ns per {}, B-A with its 95% interval, ~ not significant)",
+            t.unit
+        );
+        let _ = writeln!(
+            s,
+            "    {:<40} {:>9} {:>9}  {:<28} {:>6}  {:>9} {:>9}  total B-A [95%]",
+            "function", "self A", "self B", "self B-A [95%]", "share", "total A", "total B",
+        );
+        for f in d.functions.iter().take(top) {
+            let _ = writeln!(
+                s,
+                "    {:<40} {:>9} {:>9}  {:<28} {:>6}  {:>9} {:>9}  {}",
+                f.function,
+                ns(f.self_.a_ns_per_op),
+                ns(f.self_.b_ns_per_op),
+                change(&f.self_),
+                pct(f.share_pct),
+                ns(f.total.a_ns_per_op),
+                ns(f.total.b_ns_per_op),
+                change(&f.total)
+            );
+        }
+    }
+    if let Some(o) = &t.one_side {
+        let _ = writeln!(
+            s,
+            "  Only {} has a profile: {} of CPU per {}; its functions (self, total):",
+            o.side,
+            ns(o.cpu_ns_per_op),
+            t.unit
+        );
+        for (f, sf, tot) in &o.functions {
+            let _ = writeln!(s, "    {:<48} {:>10} {:>10}", f, ns(*sf), ns(*tot));
+        }
+    }
+    if t.traces.iter().any(Option::is_some) {
+        let shown = |x: &Option<String>| {
+            x.as_ref()
+                .map_or("none".to_string(), |id| format!("stored trace {id}"))
+        };
+        let _ = writeln!(
+            s,
+            "  Traces: A {}, B {}",
+            shown(&t.traces[0]),
+            shown(&t.traces[1])
+        );
+    }
+    if !t.counts.is_empty() {
+        let _ = writeln!(
+            s,
+            "\n  Events per {}{:>24} {:>24}  source",
+            t.unit, "A", "B"
+        );
+        for c in &t.counts {
+            count_line(s, c);
+        }
+    }
+    if t.tied.is_empty() {
+        let _ = writeln!(
+            s,
+            "\n  No recorded difference between A and B is tied to {}.",
+            t.test
+        );
+    } else {
+        let _ = writeln!(s, "\n  Recorded differences tied to {}:", t.test);
+        for x in &t.tied {
+            let by = match (x.by_test, x.functions.is_empty()) {
+                (true, true) => format!("the table ties {} to it", t.test),
+                (true, false) => format!("the table ties {} and these functions to it", t.test),
+                (false, _) => "the table ties these functions to it".into(),
+            };
+            let _ = writeln!(
+                s,
+                "    {} ({by}{}){}",
+                crate::explain::difference_words(&x.difference),
+                x.difference
+                    .source
+                    .as_deref()
+                    .map(|src| format!("; {src}"))
+                    .unwrap_or_default(),
+                if x.functions.is_empty() {
+                    String::new()
+                } else {
+                    format!(
+                        ": {}",
+                        x.functions
+                            .iter()
+                            .map(|(f, c)| format!("{f} {}", signed_ns(*c)))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )
+                }
+            );
+        }
+    }
+}
+
+fn count_line(s: &mut String, c: &CountRow) {
+    let _ = writeln!(
+        s,
+        "    {:<30} {:>24} {:>24}  {}",
+        c.what,
+        count_value(c.a, c.a_ci),
+        count_value(c.b, c.b_ci),
+        c.source
+    );
+}
+
+/// A Markdown cell: pipes and newlines would break the table.
+fn md(s: &str) -> String {
+    s.replace('|', "\\|").replace('\n', " ")
+}
+
+/// The explanation as GitHub-flavoured Markdown; `top` functions per test.
+pub fn markdown(e: &Explanation, top: usize) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "## sysperf explain: B against A\n");
+    let _ = writeln!(s, "- **A** (baseline): {}", md(&side(&e.a)));
+    let _ = writeln!(s, "- **B**: {}", md(&side(&e.b)));
+    if e.tests.is_empty() {
+        let _ = writeln!(
+            s,
+            "\nNo test is significantly slower or faster in B; name tests to explain them anyway."
+        );
+    }
+    for t in &e.tests {
+        let _ = writeln!(s, "\n### {}\n", md(&headline(t)));
+        let _ = writeln!(s, "**{}**\n", md(&t.sentence));
+        let samples = |i: usize| t.profile.as_ref().map(|d| d.all.samples[i]);
+        let _ = writeln!(
+            s,
+            "- A's profile: {}",
+            md(&source(&t.profiles[0], samples(0)))
+        );
+        let _ = writeln!(
+            s,
+            "- B's profile: {}",
+            md(&source(&t.profiles[1], samples(1)))
+        );
+        if let Some(d) = &t.profile {
+            let _ = writeln!(
+                s,
+                "- CPU time per {} in the profiles: A {}, B {}: {}{}",
+                t.unit,
+                ns(d.all.a_ns_per_op),
+                ns(d.all.b_ns_per_op),
+                md(&change(&d.all)),
+                t.accounting
+                    .as_ref()
+                    .map(|a| format!(
+                        "; {:.0}% of the measured {}, the paths {:.0}%",
+                        a.profile_pct,
+                        signed_ns(a.measured_ns_per_op),
+                        a.paths_pct
+                    ))
+                    .unwrap_or_default()
+            );
+            if !d.paths.is_empty() {
+                let _ = writeln!(
+                    s,
+                    "\n| where the change is | from | A | B | B-A [95%] | share |\n|---|---|---:|---:|---|---:|"
+                );
+                for p in &d.paths {
+                    let _ = writeln!(
+                        s,
+                        "| `{}` | {} | {} | {} | {} | {} |",
+                        md(p.function()),
+                        md(&path_line(p)),
+                        ns(p.total.a_ns_per_op),
+                        ns(p.total.b_ns_per_op),
+                        md(&change(&p.total)),
+                        pct(p.share_pct)
+                    );
+                }
+            }
+            let _ = writeln!(
+                s,
+                "\n| function | self A | self B | self B-A [95%] | share | total A | total B | total B-A [95%] |\n|---|---:|---:|---|---:|---:|---:|---|"
+            );
+            for f in d.functions.iter().take(top) {
+                let _ = writeln!(
+                    s,
+                    "| `{}` | {} | {} | {} | {} | {} | {} | {} |",
+                    md(&f.function),
+                    ns(f.self_.a_ns_per_op),
+                    ns(f.self_.b_ns_per_op),
+                    md(&change(&f.self_)),
+                    pct(f.share_pct),
+                    ns(f.total.a_ns_per_op),
+                    ns(f.total.b_ns_per_op),
+                    md(&change(&f.total))
+                );
+            }
+        }
+        if !t.counts.is_empty() {
+            let _ = writeln!(
+                s,
+                "\n| per {} | A | B | source |\n|---|---:|---:|---|",
+                md(&t.unit)
+            );
+            for c in &t.counts {
+                let _ = writeln!(
+                    s,
+                    "| {} | {} | {} | {} |",
+                    md(c.what.trim()),
+                    count_value(c.a, c.a_ci),
+                    count_value(c.b, c.b_ci),
+                    md(&c.source)
+                );
+            }
+        }
+        for x in &t.tied {
+            let _ = writeln!(
+                s,
+                "- tied: {}{}",
+                md(&crate::explain::difference_words(&x.difference)),
+                if x.functions.is_empty() {
+                    String::new()
+                } else {
+                    format!(
+                        " (functions: {})",
+                        md(&x
+                            .functions
+                            .iter()
+                            .map(|(f, c)| format!("`{f}` {}", signed_ns(*c)))
+                            .collect::<Vec<_>>()
+                            .join(", "))
+                    )
+                }
+            );
+        }
+    }
+    let _ = writeln!(s, "\n_Method: {}._", md(&e.method));
+    s
+}
+
+/// The JSON document (`explain --json`).
+pub fn json(e: &Explanation) -> Value {
+    serde_json::to_value(e).unwrap_or(Value::Null)
+}
+
+/// The HTML report's section: each test's sentence, its paths and functions, and a
+/// differential flame graph where both sides have a profile (`profiles` holds them, by test:
+/// (test, A's, B's)). `index` keeps element ids unique when a page has several sections.
+pub fn html_section(
+    e: &Explanation,
+    profiles: &[(String, &Profile, &Profile)],
+    index: usize,
+) -> String {
+    use super::escape as esc;
+    let mut s = String::new();
+    let _ = write!(
+        s,
+        "<h3>{} against {}</h3>",
+        esc(&side(&e.b)),
+        esc(&side(&e.a))
+    );
+    if e.tests.is_empty() {
+        s.push_str("<p>No test is significantly slower or faster.</p>");
+    }
+    for (j, t) in e.tests.iter().enumerate() {
+        let _ = write!(
+            s,
+            "<h4>{}</h4><p class=\"alert\">{}</p>",
+            esc(&headline(t)),
+            esc(&t.sentence)
+        );
+        if let Some((_, a, b)) = profiles.iter().find(|(id, _, _)| *id == t.test) {
+            let id = format!("diff-flame-{index}-{j}");
+            let title = format!("{}: B against A, time per {}", t.test, t.unit);
+            if let Ok(svg) = super::flame::differential(a, b, &title, &id) {
+                let _ = write!(
+                    s,
+                    "<figure id=\"figure-{id}\" class=\"flame\">{}<figcaption>Differential flame graph (Gregg's): each box is a function on B's call stacks, its width B's CPU time per {} in it and what it called; red where B spends more time per {} than A, blue where less, the deeper the colour the larger the change; hover a box for its picoseconds per {} in B and the change as a share of B's total. Code that only A ran has no width here: the table lists it.</figcaption></figure>",
+                    super::flame::inline(&svg),
+                    esc(&t.unit),
+                    esc(&t.unit),
+                    esc(&t.unit)
+                );
+            }
+        }
+        if let Some(d) = &t.profile {
+            if !d.paths.is_empty() {
+                s.push_str("<table><thead><tr><th>where the change is</th><th>from</th><th>A</th><th>B</th><th>B-A [95%]</th><th>share</th></tr></thead><tbody>");
+                for p in &d.paths {
+                    let _ = write!(
+                        s,
+                        "<tr><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                        esc(p.function()),
+                        esc(&path_line(p)),
+                        ns(p.total.a_ns_per_op),
+                        ns(p.total.b_ns_per_op),
+                        esc(&change(&p.total)),
+                        pct(p.share_pct)
+                    );
+                }
+                s.push_str("</tbody></table>");
+            }
+        }
+        if !t.counts.is_empty() {
+            let _ = write!(
+                s,
+                "<table><thead><tr><th>per {}</th><th>A</th><th>B</th><th>source</th></tr></thead><tbody>",
+                esc(&t.unit)
+            );
+            for c in &t.counts {
+                let _ = write!(
+                    s,
+                    "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                    esc(c.what.trim()),
+                    count_value(c.a, c.a_ci),
+                    count_value(c.b, c.b_ci),
+                    esc(&c.source)
+                );
+            }
+            s.push_str("</tbody></table>");
+        }
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_gives_the_sentence_the_paths_the_functions_and_the_ties() {
+        let (e, _, _) = crate::explain::tests::fixture();
+        let s = text(&e, 5);
+        for needle in [
+            "syscall (slower): 107 ns -> 128 ns per call (+21.4 ns), ratio 1.200",
+            "  => syscall 1.20x slower",
+            "Profiles: A stored with run 5f2c9a1b3d7e (100000 samples)",
+            "Where the change is (call paths, with what they call)",
+            "__seccomp_filter",
+            "from entry_SYSCALL_64_after_hwframe > do_syscall_64 > syscall_trace_enter > __secure_computing",
+            "calls seccomp_run_filters +7.60 ns",
+            "Functions (self: in it",
+            "Events per call",
+            "page faults",
+            "Recorded differences tied to syscall:",
+            "B ran with an allow-all seccomp filter in every worker (the ab switch on)",
+            "ab switch: A switch seccomp off, B switch on: an allow-all",
+            "Method: each side's kernel profile",
+        ] {
+            assert!(s.contains(needle), "{needle}:\n{s}");
+        }
+        // Not significant figures are marked.
+        assert!(s.contains(" ~"), "{s}");
+        let m = markdown(&e, 5);
+        assert!(m.contains("| `__seccomp_filter` |"), "{m}");
+        assert!(m.contains("**syscall 1.20x slower"));
+        let j = json(&e);
+        assert_eq!(j["format"], "sysperf-explain");
+        assert_eq!(
+            j["tests"][0]["profile"]["paths"][0]["path"][4],
+            "__seccomp_filter"
+        );
+        assert!(j["tests"][0]["profile"]["functions"][0]["self"]["change_ci_ns_per_op"].is_array());
+    }
+
+    #[test]
+    fn the_html_section_draws_a_differential_flame_graph_per_test() {
+        let (e, a, b) = crate::explain::tests::fixture();
+        let h = html_section(&e, &[("syscall".into(), &a, &b)], 0);
+        assert!(h.contains("<figure id=\"figure-diff-flame-0-0\""), "{h}");
+        assert!(h.contains("<svg id=\"diff-flame-0-0\""));
+        assert!(h.contains("Differential flame graph"));
+        assert!(h.contains("<code>__seccomp_filter</code>"));
+        assert!(!h.contains("<script"));
+        // Without the profiles: the sentence and tables, no graph.
+        let h = html_section(&e, &[], 0);
+        assert!(!h.contains("<svg") && h.contains("syscall 1.20x slower"));
+    }
+}
