@@ -322,7 +322,7 @@ perf_calls = per_op("perf", 200, 400, 200_000)
 if perf_calls is not None:
     main = {k: round(v, 2) for k, v in perf_calls.items() if v >= 0.5 and k != "total"}
     print(f"  perf bench syscall basic makes {main} per op: getppid, which also looks up the parent")
-    print(f"  under RCU; sysperf's syscall is the paper's getpid (1 getpid per op, tests/work.rs).")
+    print(f"  under RCU; sysperf's syscall is the paper's getpid (1 getpid per op, tests/it/work.rs).")
 hf = per_op("hf", 200, 400, 200)
 if hf is not None:
     extra = {k: round(v, 1) for k, v in sorted(hf.items()) if v >= 0.5 and k not in ("total", "clone", "clone3", "execve", "wait4", "exit_group")}

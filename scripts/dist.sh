@@ -10,7 +10,7 @@
 #
 # crt-static goes to the target only (--target): build scripts and proc macros stay dynamic,
 # which they must be. The binary must stay under 20 MiB (15 until #29 brought TLS: rustls and ring, ~1.3 MiB) and must not be dynamic; both are
-# checked here, and tests/install.rs runs it in an empty root.
+# checked here, and tests/it/install.rs runs it in an empty root.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

@@ -48,7 +48,7 @@ trap on_exit EXIT
 if [[ -n ${KEEP:-} ]]; then work=$KEEP; mkdir -p "$work"; else
   work=$(mktemp -d); cleanup+=("rm -rf '$work'"); fi
 
-# The private cluster: as the tests start it (tests/common/pg.rs), as postgres when root.
+# The private cluster: as the tests start it (tests/it/support/pg.rs), as postgres when root.
 start_cluster() {
   local bin=${SYSPERF_PG_BIN:-}
   if [[ -z $bin ]]; then

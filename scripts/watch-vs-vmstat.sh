@@ -2,7 +2,7 @@
 # sysperf watch beside procps vmstat, for a human: starts both at the same instant on the same
 # INTERVAL and COUNT and prints, line by line, each tool's in, cs, us, sy, id, wa and st.
 # Interval lines should agree to within a few percent (the two tools read the counters a few
-# milliseconds apart); tests/watch_vs_peers.rs checks the same with stated tolerances.
+# milliseconds apart); tests/it/watch_vs_peers.rs checks the same with stated tolerances.
 #
 # The first line (since boot) differs on purpose for in and cs: procps divides the counts since
 # boot by the CPU time of all CPUs (uptime x CPUs), sysperf by the uptime.

@@ -4,7 +4,7 @@
 //! binary (`main.rs`, and `cmd/` with one file per subcommand). It never prints: what it has to
 //! tell the user while it works goes through [`notice`]. `unsafe` is denied but in [`sys`] and
 //! [`clib`], the syscall and C library boundaries. Layout follows the architecture
-//! (ARCHITECTURE.md, whose order of layers `tests/layers.rs` holds the code to):
+//! (ARCHITECTURE.md, whose order of layers `tests/it/layers.rs` holds the code to):
 //! - [`bench`]: the registry of benchmarks, one file per family (metadata, parameters, hot loop);
 //! - [`harness`]: owns time (worker processes, calibration, trials, overhead, placement,
 //!   per-trial counters);
@@ -40,7 +40,7 @@
 //!   SVG, HTML).
 
 #![deny(unsafe_code)]
-// Test-only helpers (fixtures, the PostgreSQL cluster of tests/common) stay `pub` for the tests.
+// Test-only helpers (fixtures, the PostgreSQL cluster of tests/it/support) stay `pub` for the tests.
 #![cfg_attr(not(test), warn(unreachable_pub))]
 
 pub mod bench;

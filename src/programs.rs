@@ -2,7 +2,7 @@
 //! `tc` (the net suite's long haul, the janitor), `nscd` and `makedb` (the libs suite's name
 //! service), `sh` and `cat` (the workload's scripts, inetd's echo service), the interactive
 //! shells of the libs suite, the workload's commands, `sleep` in tests. Nothing else in
-//! `src/` builds a `std::process::Command` (`tests/programs.rs` scans for one).
+//! `src/` builds a `std::process::Command` (`tests/it/programs.rs` scans for one).
 //!
 //! The rule: a program is looked for in the directories of PATH that are absolute, exist, and
 //! that only root or this user can write (owner root or this user, no group or other write
@@ -221,7 +221,7 @@ mod tests {
             format!("\"\" (empty: the current directory), \"{rel}\" (relative)")
         );
         // (That a relative entry that does resolve from the current directory is not
-        // searched either is tests/programs.rs's planted ./ip.)
+        // searched either is tests/it/programs.rs's planted ./ip.)
     }
 
     #[test]

@@ -435,7 +435,7 @@ mod tests {
         // when the writer exited. So run() (timed) ends with the writer's loop and leaves the
         // child to reap_unwaited() (untimed), whose usage is the child's.
         // (csw's signals go to the process, which in a test binary has other threads: its
-        // reaping is the same `reap`, checked through workers in tests/work.rs.)
+        // reaping is the same `reap`, checked through workers in tests/it/work.rs.)
         for id in [
             "pipediscard512",
             "pipediscard4.4k",

@@ -285,7 +285,7 @@ fn temp_store() -> (TempDir, Store) {
     (dir, store)
 }
 
-#[path = "../../tests/common/pg.rs"]
+#[path = "../../tests/it/support/pg.rs"]
 mod pg_cluster;
 
 /// A store of either backend for a test written once for both, and a way to count its rows.

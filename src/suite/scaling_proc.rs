@@ -562,7 +562,7 @@ mod tests {
             assert_eq!(ours.len(), 40, "{op:?}: {ours:?}");
             assert!(ours.iter().all(|c| c.1 == 'S'), "{op:?}: {ours:?}");
             // wait4(-1) would reap other tests' children in this multi-threaded process: its
-            // loop is counted from the outside (tests/suite_scaling_proc.rs) instead.
+            // loop is counted from the outside (tests/it/suite_scaling_proc.rs) instead.
             if op != ProcOp::ForkWaitAny {
                 b.run(5).unwrap();
             }

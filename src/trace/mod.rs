@@ -9,7 +9,7 @@
 //! - the benchmark runs twice in its usual worker, at N and at 2N iterations, traced from
 //!   before the worker starts to after it is reaped. Start-up, setup and teardown are the same
 //!   in both runs, so each count's difference divided by the difference in operations is that
-//!   count per operation of the timed loop alone (as tests/work.rs does with strace);
+//!   count per operation of the timed loop alone (as tests/it/work.rs does with strace);
 //! - block I/O completes in interrupt context, on behalf of no particular process, so block
 //!   events go to a second instance (`sysperf-<pid>-block`) that is not filtered by process.
 //!

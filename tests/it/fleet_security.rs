@@ -1,0 +1,572 @@
+//! The PostgreSQL store's credentials and TLS (#29 item 7, #35 item 10): a password is never
+//! shown, whatever the URL; TLS by libpq's sslmode against a private cluster with a
+//! certificate made here; a server that asks for a cleartext password or an MD5 hash gets
+//! nothing (a fake server on a local port reads what it was sent); a server that never
+//! answers is given up at the connect timeout; `.pgpass` and `PGPASSWORD` are used; a
+//! failed login or a missing database exits 2; no "db error: db error".
+//!
+//! Needs PostgreSQL (tests/common/pg.rs) and the openssl command; skipped without them,
+//! except under CI.
+
+use crate::support as common;
+
+use common::pg::{self, PgCluster, Setup};
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+/// `sysperf ARGS` in `cwd` with `env` set, and no password or TLS settings from the
+/// environment this test runs in.
+fn sysperf_cmd(cwd: &Path, env: &[(&str, &str)], args: &[&str]) -> Command {
+    let mut c = Command::new(assert_cmd::cargo::cargo_bin("sysperf"));
+    for k in [
+        "PGPASSWORD",
+        "PGPASSFILE",
+        "PGSSLMODE",
+        "PGSSLROOTCERT",
+        "PGREQUIREAUTH",
+        "SYSPERF_DB",
+    ] {
+        c.env_remove(k);
+    }
+    c.env("NO_COLOR", "1")
+        .env("HOME", cwd)
+        .env("XDG_STATE_HOME", cwd.join("state"))
+        .env("SYSPERF_PG_RETRY_S", "1")
+        .current_dir(cwd);
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    c.args(args);
+    c
+}
+
+fn sysperf(cwd: &Path, env: &[(&str, &str)], args: &[&str]) -> Output {
+    sysperf_cmd(cwd, env, args).output().unwrap()
+}
+
+fn text(out: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+fn under_ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| v == "true" || v == "1")
+}
+
+/// The files in `dir` but the ones this test put there.
+fn made_in(dir: &Path) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| !["pgpass", ".pgpass", "state"].contains(&n.as_str()))
+        .collect()
+}
+
+#[test]
+fn a_password_is_never_shown_and_a_bad_url_is_no_file_path() {
+    let cwd = tempfile::tempdir().unwrap();
+    let d = cwd.path();
+    // Port 1: nothing listens there, so connecting fails at once.
+    for (url, code) in [
+        ("postgres://bench:s3cret@127.0.0.1:notaport/runs", 2),
+        ("postgres://bench:s3/cret@127.0.0.1:1/runs", 1),
+        ("postgres://bench:s3?cret@127.0.0.1:1/runs", 1),
+        ("postgres://bench:s3@cret@127.0.0.1:1/runs", 1),
+        ("postgres://bench:s3%2F%3F%40cret@127.0.0.1:1/runs", 1),
+        ("postgres://bench@127.0.0.1:1/runs?password=s3cret", 1),
+        ("postgres://bench:s3cret/runs", 2),
+        ("postgres://bench:s3cret@127.0.0.1:1/runs?sslmode=bogus", 2),
+    ] {
+        for (args, env) in [
+            (vec!["runs", "--db", url], vec![]),
+            (vec!["show", "latest"], vec![("SYSPERF_DB", url)]),
+            (vec!["sync", url, "copy.db"], vec![]),
+            (vec!["sync", "copy.db", url], vec![]),
+        ] {
+            let out = sysperf(d, &env, &args);
+            let all = text(&out);
+            assert!(!all.contains("cret"), "{args:?} {env:?}: {all}");
+            if args[0] != "sync" {
+                assert_eq!(out.status.code(), Some(code), "{args:?} {env:?}: {all}");
+                assert!(all.contains("bench"), "{args:?} {env:?}: {all}");
+            }
+        }
+        // Not taken for an SQLite file: nothing was made in the working directory.
+        assert_eq!(made_in(d), Vec::<String>::new(), "{url}");
+    }
+}
+
+/// What a fake server does once a client connected.
+#[derive(Clone, Copy)]
+enum Fake {
+    /// Answers the SSLRequest with N, then asks for this authentication (3 cleartext,
+    /// 5 MD5) after the startup message.
+    Ask(u32),
+    /// Never says anything.
+    Silent,
+    /// Answers the SSLRequest with S (TLS), then says nothing.
+    SilentTls,
+}
+
+/// A fake PostgreSQL server on a free local port; its thread returns every byte the client
+/// sent after its startup message, once the client closed the connection (or after 60 s).
+fn fake_server(fake: Fake) -> (u16, std::thread::JoinHandle<Vec<u8>>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let serve = std::thread::spawn(move || {
+        listener.set_nonblocking(true).unwrap();
+        let deadline = Instant::now() + Duration::from_secs(60);
+        let mut s = loop {
+            match listener.accept() {
+                Ok((s, _)) => break s,
+                Err(_) if Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(20))
+                }
+                Err(e) => panic!("no client came: {e}"),
+            }
+        };
+        s.set_nonblocking(false).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+        let packet = |s: &mut TcpStream| -> Vec<u8> {
+            let mut len = [0u8; 4];
+            if s.read_exact(&mut len).is_err() {
+                return Vec::new();
+            }
+            let mut body = vec![0u8; u32::from_be_bytes(len) as usize - 4];
+            s.read_exact(&mut body).unwrap();
+            body
+        };
+        let mut startup = packet(&mut s);
+        if startup.starts_with(&80877103u32.to_be_bytes()) {
+            match fake {
+                Fake::Ask(_) => s.write_all(b"N").unwrap(),
+                Fake::SilentTls => s.write_all(b"S").unwrap(),
+                Fake::Silent => {}
+            }
+            if let Fake::Ask(_) = fake {
+                startup = packet(&mut s);
+            }
+        }
+        assert!(!startup.is_empty() || !matches!(fake, Fake::Ask(_)));
+        if let Fake::Ask(code) = fake {
+            let mut m = vec![b'R'];
+            let body: &[u8] = if code == 5 { b"salt" } else { b"" };
+            m.extend_from_slice(&(8 + body.len() as u32).to_be_bytes());
+            m.extend_from_slice(&code.to_be_bytes());
+            m.extend_from_slice(body);
+            s.write_all(&m).unwrap();
+        }
+        let mut got = Vec::new();
+        let _ = s.read_to_end(&mut got);
+        got
+    });
+    (port, serve)
+}
+
+#[test]
+fn a_server_asking_for_a_cleartext_password_or_an_md5_hash_gets_nothing() {
+    let cwd = tempfile::tempdir().unwrap();
+    for (code, asked) in [(3, "a cleartext password"), (5, "an MD5 hash")] {
+        let (port, serve) = fake_server(Fake::Ask(code));
+        let url = format!("postgres://bench:s3cret@127.0.0.1:{port}/runs");
+        let out = sysperf(cwd.path(), &[], &["runs", "--db", &url]);
+        let sent = serve.join().unwrap();
+        assert!(
+            !sent.windows(6).any(|w| w == b"s3cret") && !sent.contains(&b'p'),
+            "the fake server received {:?}\n{}",
+            String::from_utf8_lossy(&sent),
+            text(&out)
+        );
+        assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+        assert!(text(&out).contains(asked), "{}", text(&out));
+        assert!(text(&out).contains("require_auth="), "{}", text(&out));
+    }
+    // What the URL allows is answered: the fake server does read what it was sent.
+    let (port, serve) = fake_server(Fake::Ask(3));
+    let url = format!(
+        "postgres://bench:s3cret@127.0.0.1:{port}/runs?require_auth=password&connect_timeout=2"
+    );
+    let out = sysperf(cwd.path(), &[], &["runs", "--db", &url]);
+    let sent = serve.join().unwrap();
+    assert!(sent.windows(6).any(|w| w == b"s3cret"), "{}", text(&out));
+    assert!(!text(&out).contains("s3cret"), "{}", text(&out));
+}
+
+#[test]
+fn a_server_that_never_answers_is_given_up_at_the_connect_timeout() {
+    let cwd = tempfile::tempdir().unwrap();
+    for fake in [Fake::Silent, Fake::SilentTls] {
+        let (port, serve) = fake_server(fake);
+        let url = format!("postgres://bench@127.0.0.1:{port}/runs?connect_timeout=2");
+        let mut child = sysperf_cmd(cwd.path(), &[], &["runs", "--db", &url])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // A guard against hanging the test, far above the bound: the run must end by itself.
+        let guard = Instant::now() + Duration::from_secs(30);
+        while child.try_wait().unwrap().is_none() && Instant::now() < guard {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let ended = child.try_wait().unwrap().is_some();
+        if !ended {
+            child.kill().unwrap();
+        }
+        let out = child.wait_with_output().unwrap();
+        serve.join().unwrap();
+        assert!(
+            ended,
+            "still connecting after 30 s with connect_timeout=2: {}",
+            text(&out)
+        );
+        assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+        assert!(
+            text(&out).contains("no answer within 2 s"),
+            "{}",
+            text(&out)
+        );
+    }
+}
+
+/// The certificates of a test: a CA, the server's (signed by it, for the name localhost
+/// only) and its key, and another CA that signed nothing.
+struct Certs {
+    dir: tempfile::TempDir,
+}
+
+impl Certs {
+    fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+}
+
+fn make_certs() -> Option<Certs> {
+    let dir = tempfile::tempdir().unwrap();
+    let openssl = |args: &[&str]| {
+        Command::new("openssl")
+            .args(args)
+            .current_dir(dir.path())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .output()
+    };
+    if openssl(&["version"]).is_err() {
+        assert!(
+            !under_ci(),
+            "the openssl command is missing; under CI the TLS tests must run"
+        );
+        eprintln!("skipped: no openssl command");
+        return None;
+    }
+    let ec = [
+        "-newkey",
+        "ec",
+        "-pkeyopt",
+        "ec_paramgen_curve:prime256v1",
+        "-nodes",
+    ];
+    for ca in ["ca", "other-ca"] {
+        let (key, crt, subj) = (
+            format!("{ca}.key"),
+            format!("{ca}.crt"),
+            format!("/CN=sysperf test {ca}"),
+        );
+        let mut args = vec!["req", "-x509"];
+        args.extend(ec);
+        args.extend([
+            "-keyout",
+            &key,
+            "-out",
+            &crt,
+            "-days",
+            "2",
+            "-subj",
+            &subj,
+            "-addext",
+            "basicConstraints=critical,CA:TRUE",
+            "-addext",
+            "keyUsage=critical,keyCertSign,cRLSign",
+        ]);
+        let out = openssl(&args).unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    std::fs::write(
+        dir.path().join("ext.cnf"),
+        "subjectAltName=DNS:localhost\nbasicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=serverAuth\n",
+    )
+    .unwrap();
+    let mut args = vec!["req"];
+    args.extend(ec);
+    args.extend([
+        "-keyout",
+        "server.key",
+        "-out",
+        "server.csr",
+        "-subj",
+        "/CN=localhost",
+    ]);
+    for step in [
+        args,
+        vec![
+            "x509",
+            "-req",
+            "-in",
+            "server.csr",
+            "-CA",
+            "ca.crt",
+            "-CAkey",
+            "ca.key",
+            "-set_serial",
+            "2",
+            "-days",
+            "2",
+            "-extfile",
+            "ext.cnf",
+            "-out",
+            "server.crt",
+        ],
+    ] {
+        let out = openssl(&step).unwrap();
+        assert!(
+            out.status.success(),
+            "{step:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    Some(Certs { dir })
+}
+
+/// A cluster with TLS on and these users (made here): `tlsonly` (trust, TLS only),
+/// `scram` (SCRAM-SHA-256, password `s3:cret`), `clear` (cleartext password over TLS,
+/// `s3cret`); the superuser `sysperf` trusted as usual.
+fn secure_cluster(certs: &Certs) -> Option<PgCluster> {
+    let hba = "\
+local all all trust
+hostnossl all tlsonly 127.0.0.1/32 reject
+hostssl all clear 127.0.0.1/32 password
+host all scram 127.0.0.1/32 scram-sha-256
+host all all 127.0.0.1/32 trust
+";
+    let cluster = PgCluster::start_with(Setup {
+        tls: Some((certs.path("server.crt"), certs.path("server.key"))),
+        hba: Some(hba.into()),
+    })?;
+    for sql in [
+        "CREATE ROLE tlsonly LOGIN",
+        "CREATE ROLE scram LOGIN PASSWORD 's3:cret'",
+        "CREATE ROLE clear LOGIN PASSWORD 's3cret'",
+        "CREATE DATABASE store OWNER tlsonly",
+        "CREATE DATABASE scramdb OWNER scram",
+        "CREATE DATABASE cleardb OWNER clear",
+    ] {
+        cluster.query("postgres", sql);
+    }
+    Some(cluster)
+}
+
+#[test]
+fn tls_is_used_and_the_certificate_checked_as_sslmode_says() {
+    let Some(certs) = make_certs() else {
+        return;
+    };
+    let Some(cluster) = secure_cluster(&certs) else {
+        return;
+    };
+    let cwd = tempfile::tempdir().unwrap();
+    let (ca, other) = (certs.path("ca.crt"), certs.path("other-ca.crt"));
+    let (ca, other) = (ca.to_str().unwrap(), other.to_str().unwrap());
+    let port = cluster.port;
+    // tlsonly may connect over TLS only: a connection that works used it.
+    for (host, query, works) in [
+        ("127.0.0.1", "sslmode=disable".to_string(), false),
+        ("127.0.0.1", "sslmode=prefer".to_string(), true),
+        ("127.0.0.1", "sslmode=require".to_string(), true),
+        (
+            "localhost",
+            format!("sslmode=verify-full&sslrootcert={ca}"),
+            true,
+        ),
+        (
+            "127.0.0.1",
+            format!("sslmode=verify-ca&sslrootcert={ca}"),
+            true,
+        ),
+        // The certificate names localhost, not 127.0.0.1.
+        (
+            "127.0.0.1",
+            format!("sslmode=verify-full&sslrootcert={ca}"),
+            false,
+        ),
+        (
+            "localhost",
+            format!("sslmode=verify-full&sslrootcert={other}"),
+            false,
+        ),
+        (
+            "127.0.0.1",
+            format!("sslmode=verify-ca&sslrootcert={other}"),
+            false,
+        ),
+        // As libpq: require checks the chain when root certificates are given.
+        (
+            "127.0.0.1",
+            format!("sslmode=require&sslrootcert={other}"),
+            false,
+        ),
+        (
+            "localhost",
+            "sslmode=verify-full&sslrootcert=missing.crt".to_string(),
+            false,
+        ),
+    ] {
+        let url = format!("postgres://tlsonly@{host}:{port}/store?{query}");
+        let out = sysperf(cwd.path(), &[], &["runs", "--db", &url]);
+        assert_eq!(out.status.success(), works, "{url}: {}", text(&out));
+        if !works && query.contains("sslrootcert") {
+            assert!(text(&out).contains("sslrootcert"), "{url}: {}", text(&out));
+        }
+    }
+    // PGSSLMODE and PGSSLROOTCERT, as in libpq.
+    let url = format!("postgres://tlsonly@localhost:{port}/store");
+    let out = sysperf(
+        cwd.path(),
+        &[("PGSSLMODE", "verify-full"), ("PGSSLROOTCERT", other)],
+        &["runs", "--db", &url],
+    );
+    assert!(!out.status.success(), "{}", text(&out));
+    let out = sysperf(
+        cwd.path(),
+        &[("PGSSLMODE", "verify-full"), ("PGSSLROOTCERT", ca)],
+        &["runs", "--db", &url],
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    // A server without TLS, under require.
+    if let Some(plain) = pg::shared() {
+        let url = format!(
+            "postgres://sysperf@127.0.0.1:{}/postgres?sslmode=require",
+            plain.port
+        );
+        let out = sysperf(cwd.path(), &[], &["runs", "--db", &url]);
+        assert!(text(&out).contains("does not offer TLS"), "{}", text(&out));
+    }
+    // A cleartext password is refused inside TLS too, unless the URL allows it.
+    let pgpass = cwd.path().join("pgpass");
+    std::fs::write(&pgpass, format!("*:{port}:*:clear:s3cret\n")).unwrap();
+    std::fs::set_permissions(&pgpass, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let pgpass = pgpass.to_str().unwrap();
+    let url = format!("postgres://clear@127.0.0.1:{port}/cleardb?sslmode=require");
+    let out = sysperf(
+        cwd.path(),
+        &[("PGPASSFILE", pgpass)],
+        &["runs", "--db", &url],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        text(&out).contains("a cleartext password"),
+        "{}",
+        text(&out)
+    );
+    let url = format!("{url}&require_auth=password");
+    let out = sysperf(
+        cwd.path(),
+        &[("PGPASSFILE", pgpass)],
+        &["runs", "--db", &url],
+    );
+    assert!(out.status.success(), "{}", text(&out));
+}
+
+#[test]
+fn pgpass_and_pgpassword_are_used_and_logins_that_fail_exit_2() {
+    let Some(certs) = make_certs() else {
+        return;
+    };
+    let Some(cluster) = secure_cluster(&certs) else {
+        return;
+    };
+    let cwd = tempfile::tempdir().unwrap();
+    let d = cwd.path();
+    let port = cluster.port;
+    let url = format!("postgres://scram@127.0.0.1:{port}/scramdb");
+    let runs = ["runs", "--db", url.as_str()];
+    // No password anywhere.
+    let out = sysperf(d, &[], &runs);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(text(&out).contains("~/.pgpass"), "{}", text(&out));
+    // ~/.pgpass: the first matching line, escapes read.
+    let pgpass = d.join(".pgpass");
+    std::fs::write(
+        &pgpass,
+        format!("# comment\nother:{port}:*:scram:wrong\n127.0.0.1:{port}:scramdb:scram:s3\\:cret\n*:*:*:*:wrong\n"),
+    )
+    .unwrap();
+    std::fs::set_permissions(&pgpass, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let out = sysperf(d, &[], &runs);
+    assert!(out.status.success(), "{}", text(&out));
+    // PGPASSFILE names another; a file others may read is ignored, with a warning.
+    let other = d.join("pgpass");
+    std::fs::rename(&pgpass, &other).unwrap();
+    let other = other.to_str().unwrap();
+    let out = sysperf(d, &[("PGPASSFILE", other)], &runs);
+    assert!(out.status.success(), "{}", text(&out));
+    std::fs::set_permissions(other, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let out = sysperf(d, &[("PGPASSFILE", other)], &runs);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        text(&out).contains("has group or world access"),
+        "{}",
+        text(&out)
+    );
+    // PGPASSWORD, before the file; a wrong one is a failed login: exit 2, said once.
+    let out = sysperf(d, &[("PGPASSWORD", "s3:cret")], &runs);
+    assert!(out.status.success(), "{}", text(&out));
+    // SCRAM bound to the TLS channel (the server checks the certificate's hash sysperf sends).
+    let bound = format!(
+        "postgres://scram@localhost:{port}/scramdb?sslmode=verify-full&sslrootcert={}&channel_binding=require",
+        certs.path("ca.crt").display()
+    );
+    let out = sysperf(d, &[("PGPASSWORD", "s3:cret")], &["runs", "--db", &bound]);
+    assert!(out.status.success(), "{}", text(&out));
+    let out = sysperf(d, &[("PGPASSWORD", "wrong")], &runs);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    let all = text(&out);
+    assert!(
+        all.contains("password authentication failed for user \"scram\""),
+        "{all}"
+    );
+    assert!(!all.contains("db error") && !all.contains("wrong"), "{all}");
+    // A database that does not exist: exit 2.
+    let url = format!("postgres://scram@127.0.0.1:{port}/no_such_db");
+    let out = sysperf(d, &[("PGPASSWORD", "s3:cret")], &["runs", "--db", &url]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    let all = text(&out);
+    assert!(
+        all.contains("database \"no_such_db\" does not exist"),
+        "{all}"
+    );
+    assert!(!all.contains("db error"), "{all}");
+    // The server's error after connecting is said once, whole: scram may not create tables
+    // in the database tlsonly owns.
+    let url = format!("postgres://scram@127.0.0.1:{port}/store");
+    let out = sysperf(
+        d,
+        &[("PGPASSWORD", "s3:cret")],
+        &["run", "syscall", "--quick", "--db", &url],
+    );
+    let all = text(&out);
+    assert!(
+        all.contains("PostgreSQL error: ERROR: permission denied for schema public"),
+        "{all}"
+    );
+    assert!(!all.contains("db error"), "{all}");
+}
