@@ -3,7 +3,7 @@
 //! panic) with a hostname of its own (a UTS namespace per task, `unshare --uts` + `hostname`).
 //! Ansible reaches each through its local connection, with a Python interpreter that enters
 //! the host's namespaces, so every task (the copy's module, the run) executes inside them. The
-//! store is a private PostgreSQL cluster (tests/common/pg.rs), reached from the namespaces by
+//! store is a private PostgreSQL cluster (tests/it/support/pg.rs), reached from the namespaces by
 //! its unix socket, since they share the file system. Needs root, `ip` and `unshare`, and
 //! ansible-playbook: skipped without, except that under CI (`CI=true`) a missing
 //! ansible-playbook fails.

@@ -1,5 +1,5 @@
 //! The fleet (#21): sysperf against a PostgreSQL store (`--db postgres://...`), started as a
-//! private cluster per test binary (tests/common/pg.rs): every command on it, many writers at
+//! private cluster shared by the integration tests (tests/it/support/pg.rs): every command on it, many writers at
 //! once, a writer killed midway, the server restarted during a run, and `sysperf sync`
 //! between SQLite, PostgreSQL and export files. Skipped without PostgreSQL, except under CI.
 

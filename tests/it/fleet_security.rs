@@ -5,7 +5,7 @@
 //! answers is given up at the connect timeout; `.pgpass` and `PGPASSWORD` are used; a
 //! failed login or a missing database exits 2; no "db error: db error".
 //!
-//! Needs PostgreSQL (tests/common/pg.rs) and the openssl command; skipped without them,
+//! Needs PostgreSQL (tests/it/support/pg.rs) and the openssl command; skipped without them,
 //! except under CI.
 
 use crate::support as common;
