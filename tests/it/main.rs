@@ -17,6 +17,7 @@ mod deploy;
 mod docs_behaviour;
 mod docs_examples;
 mod exchange;
+mod explain;
 mod fleet;
 mod fleet_queries;
 mod fleet_security;

@@ -10,7 +10,7 @@
 
 use serde_json::Value;
 
-mod common;
+use crate::support as common;
 use common::*;
 
 #[test]
