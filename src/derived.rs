@@ -259,17 +259,7 @@ mod tests {
     use crate::model::Estimate;
 
     fn est(v: f64) -> Estimate {
-        Estimate {
-            median: v,
-            ci_low: v,
-            ci_high: v,
-            ci_level: 0.95,
-            min: v,
-            max: v,
-            mean: v,
-            cv: 0.0,
-            n: 5,
-        }
+        Estimate::single(v, 0.95, 5)
     }
 
     fn result(id: &str, wall_ns: f64, sys_ns: f64, minflt: f64) -> BenchResult {

@@ -262,6 +262,24 @@ pub struct Estimate {
     pub n: usize,
 }
 
+impl Estimate {
+    /// One value everywhere (median, bounds, extremes, mean), no spread: a published figure
+    /// (`n` 0, `ci_level` 0) or a fixture's; `ci_level` and `n` say what it stands for.
+    pub fn single(v: f64, ci_level: f64, n: usize) -> Estimate {
+        Estimate {
+            median: v,
+            ci_low: v,
+            ci_high: v,
+            ci_level,
+            min: v,
+            max: v,
+            mean: v,
+            cv: 0.0,
+            n,
+        }
+    }
+}
+
 /// CPU time per operation of the benchmark's process and every child it reaped together.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct WholeCpu {

@@ -188,17 +188,7 @@ fn spec_of(file: &'static str, line: &Line) -> Result<&'static crate::bench::Spe
 /// A published figure as an estimate: the single value everywhere, no interval (level 0), no
 /// trials (n 0).
 fn single(v: f64) -> Estimate {
-    Estimate {
-        median: v,
-        ci_low: v,
-        ci_high: v,
-        ci_level: 0.0,
-        min: v,
-        max: v,
-        mean: v,
-        cv: 0.0,
-        n: 0,
-    }
+    Estimate::single(v, 0.0, 0)
 }
 
 /// A result from the paper's seconds for its count of operations and, for the paging tests,

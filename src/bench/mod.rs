@@ -570,17 +570,7 @@ mod tests {
     #[test]
     fn charged_cpu_is_the_whole_tree_only_for_the_tests_that_waited() {
         use crate::model::{BenchResult, Estimate, Summary, WholeCpu};
-        let e = |v: f64| Estimate {
-            median: v,
-            ci_low: v,
-            ci_high: v,
-            ci_level: 0.95,
-            min: v,
-            max: v,
-            mean: v,
-            cv: 0.0,
-            n: 5,
-        };
+        let e = |v: f64| Estimate::single(v, 0.95, 5);
         let result = |id: &str, whole: bool| BenchResult {
             id: id.into(),
             group: "kernel".into(),

@@ -265,17 +265,7 @@ mod tests {
 
     #[test]
     fn derive_puts_majflt_per_touch_beside_table_7_and_pfst_beside_table_8() {
-        let est = |v: f64| Estimate {
-            median: v,
-            ci_low: v,
-            ci_high: v,
-            ci_level: 1.0,
-            min: v,
-            max: v,
-            mean: v,
-            cv: 0.0,
-            n: 1,
-        };
+        let est = |v: f64| Estimate::single(v, 1.0, 1);
         let summary = Summary {
             wall_ns_per_op: est(5_000.0),
             user_ns_per_op: est(100.0),

@@ -539,17 +539,7 @@ mod tests {
     #[test]
     fn derive_gives_table_8s_service_time_per_point() {
         use crate::model::{BenchResult, Estimate, SeriesPoint, Summary};
-        let est = |v: f64| Estimate {
-            median: v,
-            ci_low: v,
-            ci_high: v,
-            ci_level: 1.0,
-            min: v,
-            max: v,
-            mean: v,
-            cv: 0.0,
-            n: 1,
-        };
+        let est = |v: f64| Estimate::single(v, 1.0, 1);
         let summary = Summary {
             wall_ns_per_op: est(50_000.0),
             user_ns_per_op: est(100.0),
