@@ -269,8 +269,10 @@ fn ab_profile_then_explain_names_the_planted_seccomp_filter() {
         "seccomp",
         "syscall",
         "--profile",
+        // 2 s a side, not 0.5: with half a second's samples the top path of the difference was
+        // once another one in a full run of the tests (other tests' work on the machine).
         "--profile-seconds",
-        "0.5",
+        "2",
         "--label",
         "pc",
     ];
@@ -303,9 +305,23 @@ fn ab_profile_then_explain_names_the_planted_seccomp_filter() {
         .iter()
         .map(|c| c["function"].as_str().unwrap())
         .collect();
+    // Or the path stops one caller higher (do_syscall_64: under load, x64_sys_call moved too,
+    // so the path holding the change is their common caller), and the callee that moved most
+    // is the seccomp hook: the same function named first, one level down.
+    let biggest = top["callees"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .max_by(|a, b| {
+            let d = |c: &serde_json::Value| c["total"]["change_ns_per_op"].as_f64().unwrap();
+            d(a).total_cmp(&d(b))
+        })
+        .and_then(|c| c["function"].as_str());
     assert!(
-        seccomp(f) && (f != "syscall_trace_enter" || callees.contains(&"__seccomp_filter")),
-        "{top}"
+        (seccomp(f) && (f != "syscall_trace_enter" || callees.contains(&"__seccomp_filter")))
+            || biggest.is_some_and(seccomp),
+        "{top}\nall paths: {}",
+        t["profile"]["paths"]
     );
     assert_eq!(t["tied"][0]["fact"], "seccomp");
     assert_eq!(
