@@ -231,6 +231,7 @@ fn can(db: &Path, args: &[&str]) -> bool {
 
 #[test]
 fn a_closed_stdout_ends_every_command_quietly() {
+    let _tracing = crate::support::tracing();
     let tmp = tempfile::tempdir().unwrap();
     let db = tmp.path().join("s.db");
     ok(&db, &["run", "--quick", "syscall", "--label", "a"]);
@@ -486,6 +487,7 @@ fn runs_with_fewer_than_three_trials_compare_without_a_verdict_as_documented() {
 
 #[test]
 fn forks0_faults_on_its_text_as_docs_trace_says() {
+    let _tracing = crate::support::tracing();
     let tmp = tempfile::tempdir().unwrap();
     let db = tmp.path().join("s.db");
     let (code, out, err) = run(&db, &["trace", "forks0", "--events", "pagecache", "--json"]);

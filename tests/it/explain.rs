@@ -135,6 +135,7 @@ fn a_kernel_path_planted_in_b_is_named_first_and_tied_to_the_switch() {
 
 #[test]
 fn measure_profiles_only_the_side_this_machine_stands_for_and_says_so() {
+    let _tracing = crate::support::tracing();
     if !profiling_allowed() {
         return;
     }

@@ -92,6 +92,7 @@ fn calls_per_op(v: &Value, name: &str) -> f64 {
 
 #[test]
 fn syscall_makes_exactly_one_system_call_per_operation() {
+    let _tracing = crate::support::tracing();
     if !permitted() {
         return;
     }
@@ -105,6 +106,7 @@ fn syscall_makes_exactly_one_system_call_per_operation() {
 
 #[test]
 fn pipeself4_makes_a_write_and_a_read_per_message() {
+    let _tracing = crate::support::tracing();
     if !permitted() {
         return;
     }
@@ -117,6 +119,7 @@ fn pipeself4_makes_a_write_and_a_read_per_message() {
 
 #[test]
 fn pipeback4_switches_context_about_twice_per_round_trip_on_one_cpu() {
+    let _tracing = crate::support::tracing();
     if !permitted() {
         return;
     }
@@ -133,6 +136,7 @@ fn pipeback4_switches_context_about_twice_per_round_trip_on_one_cpu() {
 
 #[test]
 fn every_set_and_a_raw_trace() {
+    let _tracing = crate::support::tracing();
     if !permitted() {
         return;
     }
@@ -248,6 +252,7 @@ fn long_trace(dir: &std::path::Path, tag: &str) -> (std::process::Child, String)
 
 #[test]
 fn ctrl_c_midway_leaves_no_instance_worker_or_child() {
+    let _tracing = crate::support::tracing();
     if !permitted() {
         return;
     }
@@ -281,6 +286,7 @@ fn ctrl_c_midway_leaves_no_instance_worker_or_child() {
 
 #[test]
 fn a_run_that_times_out_fails_and_leaves_nothing() {
+    let _tracing = crate::support::tracing();
     if !permitted() {
         return;
     }
@@ -312,6 +318,7 @@ fn a_run_that_times_out_fails_and_leaves_nothing() {
 
 #[test]
 fn unknown_events_are_bad_input_with_suggestions() {
+    let _tracing = crate::support::tracing();
     if !permitted() {
         return;
     }
@@ -326,6 +333,7 @@ fn unknown_events_are_bad_input_with_suggestions() {
 
 #[test]
 fn without_privilege_one_line_says_what_is_missing() {
+    let _tracing = crate::support::tracing();
     // Runs sysperf as nobody, which only root can arrange.
     if !std::fs::read_to_string("/proc/self/status")
         .unwrap()
@@ -356,6 +364,7 @@ fn without_privilege_one_line_says_what_is_missing() {
 
 #[test]
 fn bad_usage_is_exit_2_before_anything_is_traced() {
+    let _tracing = crate::support::tracing();
     let cases: &[(&[&str], &str)] = &[
         (
             &["trace", "syscall", "--events", "schedd"],
@@ -387,6 +396,7 @@ fn bad_usage_is_exit_2_before_anything_is_traced() {
 
 #[test]
 fn an_instance_left_by_a_killed_sysperf_is_removed_by_the_next_trace() {
+    let _tracing = crate::support::tracing();
     if !permitted() {
         return;
     }
@@ -416,6 +426,7 @@ fn an_instance_left_by_a_killed_sysperf_is_removed_by_the_next_trace() {
 
 #[test]
 fn lost_events_are_reported_and_fail_the_command() {
+    let _tracing = crate::support::tracing();
     if !permitted() {
         return;
     }

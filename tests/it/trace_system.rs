@@ -148,6 +148,7 @@ fn find_usr() {
 
 #[test]
 fn the_dentry_hit_rate_is_lower_with_the_cache_dropped_than_on_a_second_pass() {
+    let _tracing = crate::support::tracing();
     if !root() {
         return;
     }
@@ -196,6 +197,7 @@ const PAGES: &str = "pagecache,softirq";
 
 #[test]
 fn the_page_cache_hit_rate_is_lower_reading_a_file_cold_than_warm_either_way_round() {
+    let _tracing = crate::support::tracing();
     if !root() {
         return;
     }
@@ -249,6 +251,7 @@ fn the_page_cache_hit_rate_is_lower_reading_a_file_cold_than_warm_either_way_rou
 
 #[test]
 fn a_trace_that_runs_its_course_reports_in_text_and_leaves_nothing() {
+    let _tracing = crate::support::tracing();
     if !root() {
         return;
     }
@@ -277,6 +280,7 @@ fn a_trace_that_runs_its_course_reports_in_text_and_leaves_nothing() {
 
 #[test]
 fn an_instance_left_by_sigkill_goes_with_the_next_sysperf() {
+    let _tracing = crate::support::tracing();
     if !root() {
         return;
     }
@@ -300,6 +304,7 @@ fn an_instance_left_by_sigkill_goes_with_the_next_sysperf() {
 
 #[test]
 fn bad_durations_and_mixed_modes_are_usage_errors() {
+    let _tracing = crate::support::tracing();
     for args in [
         vec!["trace", "--system", "0"],
         vec!["trace", "--system", "5x"],

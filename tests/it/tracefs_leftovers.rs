@@ -44,6 +44,7 @@ fn root() -> bool {
 
 #[test]
 fn a_killed_traces_instance_is_removed_even_where_tracefs_is_not_mounted() {
+    let _tracing = crate::support::tracing();
     if !root() {
         return;
     }
@@ -84,6 +85,7 @@ fn a_killed_traces_instance_is_removed_even_where_tracefs_is_not_mounted() {
 
 #[test]
 fn someone_elses_tracing_is_a_doctor_warning() {
+    let _tracing = crate::support::tracing();
     if !root() {
         return;
     }

@@ -358,3 +358,12 @@ pub fn history(db: &Path, args: &[&str]) {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// Held by every test that traces (`sysperf trace`, tracefs instances): those tests count
+/// kernel events, and another trace running at the same moment (`trace --system` above all)
+/// changes what they count. In one test binary they would otherwise overlap; other tests still
+/// run beside them.
+pub fn tracing() -> std::sync::MutexGuard<'static, ()> {
+    static TRACING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    TRACING.lock().unwrap_or_else(|e| e.into_inner())
+}
