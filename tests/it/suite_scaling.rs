@@ -65,17 +65,11 @@ fn quick_suite_stores_every_fs_curve_with_its_points() {
     assert!(orphan_dirs().is_empty(), "left behind: {:?}", orphan_dirs());
 }
 
-/// The strace -f trace of one worker run of `id` at `param` and `iterations`.
+/// The strace trace of one worker run of `id` at `param` and `iterations`, every process's
+/// (-ff: one file each, so that no call is split into "<unfinished ...>" and "resumed" halves
+/// by another process's line and counted by its first half).
 fn trace(id: &str, param: u64, iterations: u64, calls: &str) -> String {
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("strace.txt");
-    strace_worker(
-        &["-f", "-e", &format!("trace={calls}")],
-        &out,
-        &point_request(id, param, iterations),
-        &[],
-    );
-    std::fs::read_to_string(&out).unwrap()
+    strace_point(&["-e", &format!("trace={calls}")], id, param, iterations).concat()
 }
 
 /// Lines of the traces at `lo` and `hi` iterations matching `pred`, per iteration.
