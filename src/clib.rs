@@ -327,16 +327,23 @@ pub fn on_own_terminal(cmd: &mut std::process::Command) {
 }
 
 /// Makes `cmd`'s program get SIGKILL when the thread that started it dies (prctl
-/// PR_SET_PDEATHSIG), so that a daemon a worker starts (the libs suite's private nscd) cannot
-/// outlive a worker killed outright, whoever kills it.
+/// PR_SET_PDEATHSIG), so that a worker of a killed sysperf, or a daemon a worker starts (the
+/// libs suite's private nscd), cannot outlive it, whoever kills it. Set between fork and exec:
+/// asked for later (in the program), a parent killed in between would leave it running for
+/// good (a killed `trace csw --iterations 100000000` left its pair spinning). A parent that
+/// died before the request is seen by the parent pid having changed: the program is not run.
 pub fn dies_with_parent(cmd: &mut std::process::Command) {
     use std::os::unix::process::CommandExt;
-    // SAFETY: the hook runs in the child between fork and exec and calls only prctl, which is
-    // async-signal-safe; it touches no memory of the parent.
+    let parent = std::process::id() as libc::pid_t;
+    // SAFETY: the hook runs in the child between fork and exec and calls only prctl and
+    // getppid, which are async-signal-safe; it touches no memory of the parent.
     unsafe {
-        cmd.pre_exec(|| {
+        cmd.pre_exec(move || {
             if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) < 0 {
                 return Err(io::Error::last_os_error());
+            }
+            if libc::getppid() != parent {
+                return Err(io::Error::from_raw_os_error(libc::ESRCH));
             }
             Ok(())
         });

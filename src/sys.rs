@@ -174,11 +174,21 @@ pub fn set_process_name(name: &str) {
     unsafe { libc::prctl(libc::PR_SET_NAME, buf.as_ptr() as libc::c_ulong, 0, 0, 0) };
 }
 
+/// The process that made this one with [`fork`] (0: none, this process was exec'd): the
+/// child's copy of the parent's memory holds the parent's pid.
+static FORKED_BY: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
+
 /// Asks the kernel to send `sig` to this process when its parent dies, so no benchmark
-/// process outlives a killed sysperf.
+/// process outlives a killed sysperf. A child of [`fork`] whose parent died before the
+/// request (no signal will come for it) exits at once.
 pub fn set_parent_death_signal(sig: libc::c_int) {
     // SAFETY: PR_SET_PDEATHSIG takes a signal number.
     unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, sig as libc::c_ulong, 0, 0, 0) };
+    let by = FORKED_BY.load(std::sync::atomic::Ordering::Relaxed);
+    // SAFETY: getppid has no arguments and cannot fail.
+    if by != 0 && unsafe { libc::getppid() } != by {
+        exit_now(1);
+    }
 }
 
 /// Makes this process the reaper of orphaned descendants, so grandchildren of a killed
@@ -238,6 +248,10 @@ pub enum Fork {
 /// fork(2). Only for worker processes, which are single-threaded; the child must restrict
 /// itself to async-signal-safe calls (the benchmarks' children only make system calls).
 pub fn fork() -> io::Result<Fork> {
+    FORKED_BY.store(
+        std::process::id() as i32,
+        std::sync::atomic::Ordering::Relaxed,
+    );
     // SAFETY: the worker is single-threaded, so the child's copy of memory is consistent.
     let pid = cvt(unsafe { libc::fork() })?;
     Ok(if pid == 0 {
@@ -2037,6 +2051,35 @@ pub fn fs_block_size(path: &std::path::Path) -> io::Result<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_forked_child_whose_parent_died_before_it_asked_for_the_signal_exits() {
+        use std::os::fd::AsRawFd;
+        let (rx, tx) = pipe().unwrap();
+        match fork().unwrap() {
+            // A: makes B and exits at once, before B asks for its parent-death signal.
+            Fork::Child => {
+                if let Ok(Fork::Child) = fork() {
+                    // B: waits until A is gone, then asks; it must not get past the request.
+                    let a = FORKED_BY.load(std::sync::atomic::Ordering::Relaxed);
+                    // SAFETY: getppid and usleep are async-signal-safe and take no pointers.
+                    while unsafe { libc::getppid() } == a {
+                        unsafe { libc::usleep(1000) };
+                    }
+                    set_parent_death_signal(libc::SIGKILL);
+                    let _ = write(tx.as_raw_fd(), b"!");
+                }
+                exit_now(0);
+            }
+            Fork::Parent(a) => {
+                drop(tx);
+                wait4(a, false).unwrap();
+                // End of file once B has exited: it wrote nothing.
+                let mut b = [0u8; 1];
+                assert_eq!(read(rx.as_raw_fd(), &mut b).unwrap(), 0);
+            }
+        }
+    }
 
     #[test]
     fn parses_anonymous_rss_and_measures_this_process() {

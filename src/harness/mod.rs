@@ -194,6 +194,7 @@ fn spawn(exe: &Path, req: &Request) -> Result<std::process::Child, Outcome> {
         })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
+    crate::clib::dies_with_parent(&mut cmd);
     cmd.spawn().map_err(|e| {
         Outcome::Failed(
             format!("starting worker {}: {e}", exe.display()),
