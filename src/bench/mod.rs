@@ -33,6 +33,10 @@ pub enum Group {
     /// A program given on the command line (`sysperf ab --a CMD --b CMD`): never in a
     /// default selection.
     Command,
+    /// A papers' test changed where today's machines differ in a way the papers' could not
+    /// (`seqpage-thp`: the region left to the machine's transparent huge pages): chosen by id,
+    /// never in a default selection, so that the default run stays the papers' tables.
+    Variant,
 }
 
 impl Group {
@@ -42,6 +46,7 @@ impl Group {
             Group::Paging => "paging",
             Group::Lebench => "lebench",
             Group::Command => "command",
+            Group::Variant => "variant",
         }
     }
 
@@ -49,7 +54,7 @@ impl Group {
     /// LEBench's operations are chosen by id or glob (`sysperf run 'le-*'`), which keeps the
     /// default run as long as it was.
     pub fn in_default_run(self) -> bool {
-        !matches!(self, Group::Lebench | Group::Command)
+        !matches!(self, Group::Lebench | Group::Command | Group::Variant)
     }
 }
 
@@ -264,7 +269,8 @@ pub struct Helper {
 }
 
 /// Every benchmark, in the order of the paper's Table 2 (udg tests after the pipe tests),
-/// then Table 7, then LEBench's operations.
+/// then Table 7, then LEBench's operations, the variants of the papers' tests, and the
+/// command of `ab --a/--b`.
 pub fn all() -> Vec<&'static Spec> {
     let mut v: Vec<&'static Spec> = Vec::new();
     v.extend(syscall::SPECS);
@@ -274,6 +280,7 @@ pub fn all() -> Vec<&'static Spec> {
     v.extend(exec::SPECS);
     v.extend(paging::SPECS);
     v.extend(lebench::SPECS);
+    v.extend(paging::VARIANTS);
     v.extend(command::SPECS);
     v
 }
@@ -613,16 +620,19 @@ mod tests {
     fn registry_holds_exactly_the_papers_ids_in_table_order() {
         let ids: Vec<&str> = all()
             .iter()
-            .filter(|s| s.group != Group::Lebench && s.group != Group::Command)
+            .filter(|s| s.group.in_default_run())
             .map(|s| s.id)
             .collect();
         assert_eq!(ids, PAPER_IDS);
         assert_eq!(ids.len(), 49);
-        // LEBench's operations follow the papers' tables, then the command of `ab --a/--b`.
+        // LEBench's operations follow the papers' tables, then the variants, then the command
+        // of `ab --a/--b`.
         let rest = &all()[49..];
-        assert!(rest[..rest.len() - 1]
+        assert!(rest[..rest.len() - 2]
             .iter()
             .all(|s| s.group == Group::Lebench));
+        assert_eq!(rest[rest.len() - 2].id, "seqpage-thp");
+        assert_eq!(rest[rest.len() - 2].group, Group::Variant);
         assert_eq!(rest[rest.len() - 1].id, "command");
     }
 

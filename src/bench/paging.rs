@@ -10,6 +10,12 @@
 //! the kernel first, with madvise(MADV_SEQUENTIAL) and madvise(MADV_RANDOM) standing in for
 //! vadvise(VA_SEQL) and vadvise(VA_ANOM).
 //!
+//! `seqpage-thp` (group `variant`, not in a default run) is seqpage with the region left to
+//! the machine's transparent-huge-page policy: with `always`, a first touch of each 2 MiB
+//! aligned range maps and clears a huge page at once, so its faults and their kernel paths
+//! change with the policy, which the paper's tests are kept from seeing. It is the paging test
+//! on which `ab --switch thp` and `explain` show what the policy costs or saves.
+//!
 //! These run without memory pressure: the region fits in memory, so nothing is evicted and no
 //! fault reads a disk, where the paper's 7.3 MB array was paged against about 3.5 MB. The `swap`
 //! suite runs all twelve walks under pressure as the paper did, anonymous memory paged to swap
@@ -77,6 +83,7 @@ macro_rules! page_spec {
                     pattern: $pat,
                     advice: $advice,
                     npages: NPAGES,
+                    machine_thp: false,
                 })
             },
         }
@@ -91,6 +98,30 @@ const fn gauss_walk(sd: f32) -> Pattern {
         sd,
     }
 }
+
+/// seqpage over a region left to the machine's transparent huge pages (see the module doc).
+const SEQPAGE_THP: Spec = Spec {
+    id: "seqpage-thp",
+    label: "seqpage-thp",
+    group: Group::Variant,
+    chart: &CHART,
+    paper: "sequentially touch pages, 10 iterations",
+    today: "10 passes over 7500 fresh anonymous pages left to the machine's transparent huge \
+            pages (no MADV_NOHUGEPAGE): with 'always', one fault maps 2 MiB",
+    paper_count: 75_000,
+    unit: "touch",
+    ops_per_iteration: 75_000,
+    shape: Shape::Single,
+    charge: Charge::Own,
+    make: || {
+        Box::new(Paging {
+            pattern: SEQ,
+            advice: None,
+            npages: NPAGES,
+            machine_thp: true,
+        })
+    },
+};
 
 pub static SPECS: &[Spec] = &[
     page_spec!(
@@ -190,6 +221,9 @@ pub static SPECS: &[Spec] = &[
         30_000
     ),
 ];
+
+/// Registered after LEBench's operations (group `variant`, chosen by id).
+pub static VARIANTS: &[Spec] = &[SEQPAGE_THP];
 
 /// 4.2BSD's rand(): a 31-bit linear congruential generator, seed 1.
 pub struct BsdRand {
@@ -305,6 +339,9 @@ struct Paging {
     pattern: Pattern,
     advice: Option<libc::c_int>,
     npages: usize,
+    /// The region is left to the machine's transparent-huge-page policy (`seqpage-thp`);
+    /// otherwise huge pages are turned off for it, so that a fault maps one page.
+    machine_thp: bool,
 }
 
 /// One run of a Table 6 program per iteration over `npages` fresh anonymous pages, as the
@@ -318,6 +355,7 @@ pub(crate) fn anonymous_walk(
         pattern,
         advice,
         npages,
+        machine_thp: false,
     })
 }
 
@@ -330,8 +368,10 @@ impl Benchmark for Paging {
         let ps = sys::page_size();
         for _ in 0..iterations {
             let map = Mapping::anonymous(self.npages * ps).map_err(BenchError::sys("mmap"))?;
-            map.advise(libc::MADV_NOHUGEPAGE)
-                .map_err(BenchError::sys("madvise(MADV_NOHUGEPAGE)"))?;
+            if !self.machine_thp {
+                map.advise(libc::MADV_NOHUGEPAGE)
+                    .map_err(BenchError::sys("madvise(MADV_NOHUGEPAGE)"))?;
+            }
             if let Some(advice) = self.advice {
                 map.advise(advice).map_err(BenchError::sys("madvise"))?;
             }

@@ -478,7 +478,7 @@ fn check_thp(f: &Facts, out: &mut Vec<Finding>) {
             "thp",
             Severity::Warn,
             "transparent huge pages are 'always'".into(),
-            "the kernel may back anonymous memory with 2 MiB pages, so the paging tests fault once per huge page instead of once per page and vary with memory fragmentation",
+            "the kernel may back anonymous memory with 2 MiB pages: the paper's paging tests turn them off for their regions, but seqpage-thp and LEBench's big forks (le-fork-N) fault or copy once per huge page instead of once per page and vary with memory fragmentation",
             "echo madvise | sudo tee /sys/kernel/mm/transparent_hugepage/enabled".into(),
         ));
     }

@@ -30,8 +30,12 @@ fn list_json_has_the_papers_49_ids_in_table_order_then_lebenchs() {
     // Then LEBench's operations (#19): read, write, mmap, munmap, page faults, fork, thread
     // creation, send/recv, select/poll/epoll, futex and sched_yield, group "lebench".
     let all = v.as_array().unwrap();
-    let le: Vec<&serde_json::Value> = all[49..all.len() - 1].iter().collect();
+    let le: Vec<&serde_json::Value> = all[49..all.len() - 2].iter().collect();
     assert!(le.iter().all(|e| e["group"] == "lebench"), "{le:?}");
+    // Then the variants of the papers' tests (seqpage-thp: the region left to the machine's
+    // transparent huge pages), chosen by id like LEBench's.
+    assert_eq!(all[all.len() - 2]["id"], "seqpage-thp");
+    assert_eq!(all[all.len() - 2]["group"], "variant");
     // Last, the command benchmark of `ab --a/--b` (#30).
     assert_eq!(all[all.len() - 1]["id"], "command");
     assert_eq!(all[all.len() - 1]["group"], "command");

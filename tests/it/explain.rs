@@ -345,3 +345,96 @@ fn ab_profile_then_explain_names_the_planted_seccomp_filter() {
     );
     assert!(out.contains("sysperf explain: B against A"), "{out}");
 }
+
+/// The planted cause on a paging test (#34): `ab --switch thp seqpage-thp --profile`
+/// flips the machine's transparent-huge-page policy for one side; `explain` of the two runs
+/// finds the change on the page-fault path and ties it to the policy through the functions
+/// that take the small-page or the huge-page fault. The paper's paging tests turn huge pages
+/// off for their regions, so they cannot show it (their faults are the Table 8 figure).
+#[test]
+fn ab_profile_then_explain_finds_the_planted_huge_page_policy_on_the_fault_path() {
+    if !profiling_allowed() || !sysperf::sys::is_root() {
+        return;
+    }
+    let path = "/sys/kernel/mm/transparent_hugepage/enabled";
+    let Ok(policy) = std::fs::read_to_string(path) else {
+        eprintln!("no transparent huge pages here ({path}): skipped");
+        return;
+    };
+    let _thp = crate::support::thp_policy();
+    // The other side of what the machine has: huge pages for one side, none for the other.
+    let on = if policy.contains("[always]") {
+        "never"
+    } else {
+        "always"
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("s.db");
+    let args = [
+        "ab",
+        "--switch",
+        "thp",
+        "--on",
+        on,
+        "seqpage-thp",
+        "--profile",
+        "--profile-seconds",
+        "2",
+        "--label",
+        "th",
+    ];
+    ok(&db, &args, 0);
+    // The machine's policy is back.
+    assert_eq!(std::fs::read_to_string(path).unwrap(), policy);
+    let v = json_of(
+        ok(
+            &db,
+            &["explain", "th-off", "th-on", "seqpage-thp", "--json"],
+            0,
+        )
+        .as_bytes(),
+    );
+    let t = &v["tests"][0];
+    let fault_path = |f: &str| {
+        [
+            "asm_exc_page_fault",
+            "exc_page_fault",
+            "do_user_addr_fault",
+            "handle_mm_fault",
+            "__handle_mm_fault",
+            "do_anonymous_page",
+            "do_huge_pmd_anonymous_page",
+            "__do_huge_pmd_anonymous_page",
+        ]
+        .contains(&f)
+    };
+    let top = &t["profile"]["paths"][0];
+    let path_fns: Vec<&str> = top["path"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|f| f.as_str())
+        .collect();
+    assert!(
+        path_fns.last().is_some_and(|f| fault_path(f)),
+        "{top}\nall paths: {}",
+        t["profile"]["paths"]
+    );
+    // Tied to the policy by the test and by the functions of the fault it chooses.
+    let tied = &t["tied"][0];
+    assert_eq!(tied["fact"], "transparent_hugepage", "{}", t["tied"]);
+    let tied_fns: Vec<&str> = tied["functions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|f| f[0].as_str())
+        .collect();
+    assert!(
+        tied_fns
+            .iter()
+            .any(|f| ["__handle_mm_fault", "do_anonymous_page"].contains(f)
+                || f.starts_with("do_huge_pmd")),
+        "{}",
+        t["tied"]
+    );
+}

@@ -328,6 +328,31 @@ fn page_tests_fault_in_every_page_they_touch_first() {
     }
 }
 
+#[test]
+fn seqpage_thp_faults_as_the_machines_huge_page_policy_says() {
+    // seqpage's walk over a region left to the machine's policy: with 'always', a fault maps a
+    // whole 2 MiB range, so far fewer faults than pages; otherwise (madvise, never: the region
+    // is not advised) one per page, as seqpage. Root runs of both are in the explain tests.
+    let _thp = crate::support::thp_policy();
+    let policy =
+        std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled").unwrap_or_default();
+    let runs = 2;
+    let v = worker("seqpage-thp", runs, None);
+    let per_run = (usage(&v, "minflt") + usage(&v, "majflt")) / runs as f64;
+    let pages = paging::NPAGES as f64;
+    if policy.contains("[always]") {
+        assert!(
+            per_run < pages / 2.0,
+            "{per_run} faults per run, THP always"
+        );
+    } else {
+        assert!(
+            per_run >= pages && per_run <= pages * 1.05 + 64.0,
+            "{per_run} faults per run of {pages} pages ({policy})"
+        );
+    }
+}
+
 fn paging_pattern(id: &str) -> paging::Pattern {
     match id {
         "seqpage" | "seqpage-v" => paging::Pattern::Seq { passes: 10 },

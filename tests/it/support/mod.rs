@@ -359,6 +359,14 @@ pub fn history(db: &Path, args: &[&str]) {
     );
 }
 
+/// Held by every test that changes the machine's transparent-huge-page policy (`ab --switch
+/// thp`) or whose counts depend on it (seqpage-thp's faults): in one test binary they would
+/// otherwise overlap.
+pub fn thp_policy() -> std::sync::MutexGuard<'static, ()> {
+    static THP: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    THP.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// Held by every test that traces (`sysperf trace`, tracefs instances): those tests count
 /// kernel events, and another trace running at the same moment (`trace --system` above all)
 /// changes what they count. In one test binary they would otherwise overlap; other tests still
