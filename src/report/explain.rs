@@ -151,7 +151,7 @@ fn test_text(s: &mut String, t: &TestExplanation, top: usize) {
     if let Some(d) = &t.profile {
         let _ = writeln!(
             s,
-            "  CPU time per {} in the profiles: A {}, B {}: {}{}",
+            "  CPU time per {} in the profiles: A {}, B {}: {} (its interval: the sampling of one profiled trial a side, not trial-to-trial noise){}",
             t.unit,
             ns(d.all.a_ns_per_op),
             ns(d.all.b_ns_per_op),
@@ -349,7 +349,7 @@ pub fn markdown(e: &Explanation, top: usize) -> String {
         if let Some(d) = &t.profile {
             let _ = writeln!(
                 s,
-                "- CPU time per {} in the profiles: A {}, B {}: {}{}",
+                "- CPU time per {} in the profiles: A {}, B {}: {} (sampling of one profiled trial a side){}",
                 t.unit,
                 ns(d.all.a_ns_per_op),
                 ns(d.all.b_ns_per_op),
