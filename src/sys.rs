@@ -174,8 +174,8 @@ pub fn set_process_name(name: &str) {
     unsafe { libc::prctl(libc::PR_SET_NAME, buf.as_ptr() as libc::c_ulong, 0, 0, 0) };
 }
 
-/// The process that made this one with [`fork`] (0: none, this process was exec'd): the
-/// child's copy of the parent's memory holds the parent's pid.
+/// The process that made this one with [`fork`] (0: none, this process was exec'd), set in
+/// the child only.
 static FORKED_BY: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
 
 /// Asks the kernel to send `sig` to this process when its parent dies, so no benchmark
@@ -248,13 +248,13 @@ pub enum Fork {
 /// fork(2). Only for worker processes, which are single-threaded; the child must restrict
 /// itself to async-signal-safe calls (the benchmarks' children only make system calls).
 pub fn fork() -> io::Result<Fork> {
-    FORKED_BY.store(
-        std::process::id() as i32,
-        std::sync::atomic::Ordering::Relaxed,
-    );
+    let parent = std::process::id() as i32;
     // SAFETY: the worker is single-threaded, so the child's copy of memory is consistent.
     let pid = cvt(unsafe { libc::fork() })?;
     Ok(if pid == 0 {
+        // Only in the child: the parent, which may call set_parent_death_signal itself
+        // later (a test process running a worker in place), is no child of its own.
+        FORKED_BY.store(parent, std::sync::atomic::Ordering::Relaxed);
         Fork::Child
     } else {
         Fork::Parent(pid)
