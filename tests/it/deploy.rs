@@ -1,24 +1,23 @@
-//! The Ansible deployment (#21): deploy/sysperf.yml run for real against 3 "hosts", each a
-//! network namespace of its own (`ip netns`, named sysperf-PID-N, removed on drop, also on
-//! panic) with a hostname of its own (a UTS namespace per task, `unshare --uts` + `hostname`).
-//! Ansible reaches each through its local connection, with a Python interpreter that enters
-//! the host's namespaces, so every task (the copy's module, the run) executes inside them. The
-//! store is a private PostgreSQL cluster (tests/it/support/pg.rs), reached from the namespaces by
-//! its unix socket, since they share the file system. Needs root, `ip` and `unshare`, and
-//! ansible-playbook: skipped without, except that under CI (`CI=true`) a missing
-//! ansible-playbook fails.
+//! The Ansible deployment (#21, #35 item 7): deploy/sysperf.yml run for real against 3 "hosts"
+//! the way a fleet is reached. Each host is a network namespace of its own (`ip netns`, named
+//! sysperf-PID-N, removed on drop, also on panic) joined to this one by a veth pair, where an
+//! sshd (Debian's openssh-server) listens on the host's address with a hostname and a /run of
+//! its own (`unshare --uts --mount`); Ansible reaches it over ssh with a key made here, so the
+//! binary and Ansible's modules travel over ssh. The store is a private PostgreSQL cluster
+//! (tests/it/support/pg.rs) that the hosts reach over TCP with TLS (its certificate made here
+//! for its address, checked with sslmode=verify-full) as a user with a SCRAM password kept in
+//! an Ansible Vault file. Needs root, `ip`, `unshare`, sshd, ssh-keygen, openssl and
+//! ansible-playbook: skipped without, except under CI (`CI=true`), where a missing tool fails.
 
 use crate::support as common;
 
 use common::json_of;
-use common::pg;
+use common::pg::{self, under_ci};
+use std::net::Ipv4Addr;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::process::Command;
-
-fn under_ci() -> bool {
-    std::env::var("CI").is_ok_and(|v| v == "true" || v == "1")
-}
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
 
 fn have(program: &str) -> bool {
     Command::new("sh")
@@ -27,20 +26,24 @@ fn have(program: &str) -> bool {
         .is_ok_and(|o| o.status.success())
 }
 
-/// A network namespace, deleted when dropped (also when the test panics).
+/// Runs `program ARGS`, which must succeed.
+fn must(program: &str, args: &[&str]) {
+    let out = Command::new(program).args(args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{program} {}: {}",
+        args.join(" "),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// A network namespace, deleted when dropped (also when the test panics), and with it the
+/// veth pair that joins it to this one.
 struct Netns(String);
 
 impl Netns {
     fn new(name: String) -> Netns {
-        let out = Command::new("ip")
-            .args(["netns", "add", &name])
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "ip netns add {name}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        must("ip", &["netns", "add", &name]);
         Netns(name)
     }
 }
@@ -49,6 +52,145 @@ impl Drop for Netns {
     fn drop(&mut self) {
         let _ = Command::new("ip").args(["netns", "del", &self.0]).status();
     }
+}
+
+/// The two ends of host `n`'s link (this side, the host's side): a /30 of this test
+/// process's own in 172.16.0.0/12, so that concurrent test processes, and the net suite's
+/// links in 10.0.0.0/8, never share a subnet. The database's address is the last of the
+/// process's block of 64.
+fn link(n: u32) -> (Ipv4Addr, Ipv4Addr) {
+    let base = u32::from(Ipv4Addr::new(172, 16, 0, 0)) | ((std::process::id() & 0x3fff) << 6);
+    let net = base | (n << 2);
+    (Ipv4Addr::from(net + 1), Ipv4Addr::from(net + 2))
+}
+
+fn db_address() -> Ipv4Addr {
+    let base = u32::from(Ipv4Addr::new(172, 16, 0, 0)) | ((std::process::id() & 0x3fff) << 6);
+    Ipv4Addr::from(base | 62)
+}
+
+/// A host of the fleet: its namespace and the sshd listening in it (killed when dropped,
+/// before the namespace goes; it also dies with this thread: PR_SET_PDEATHSIG).
+struct Host {
+    sshd: Child,
+    _ns: Netns,
+}
+
+impl Drop for Host {
+    fn drop(&mut self) {
+        let _ = self.sshd.kill();
+        let _ = self.sshd.wait();
+    }
+}
+
+impl Host {
+    /// Host `n` named `name`: the namespace, its link (and, on host 0's link, the database's
+    /// address), and an sshd on the host's address that lets in the key `key` as root, with
+    /// `env` set in every session.
+    fn start(n: u32, name: &str, w: &Path, key: &Path, env: &str) -> Host {
+        let pid = std::process::id();
+        let ns = Netns::new(format!("sysperf-{pid}-{n}"));
+        let (here, there) = link(n);
+        let (a, b) = (format!("sd{pid}h{n}a"), format!("sd{pid}h{n}b"));
+        must(
+            "ip",
+            &[
+                "link", "add", &a, "type", "veth", "peer", "name", &b, "netns", &ns.0,
+            ],
+        );
+        must("ip", &["addr", "add", &format!("{here}/30"), "dev", &a]);
+        if n == 0 {
+            must(
+                "ip",
+                &["addr", "add", &format!("{}/32", db_address()), "dev", &a],
+            );
+        }
+        must("ip", &["link", "set", &a, "up"]);
+        let inside = |args: &[&str]| {
+            let mut all = vec!["-n", ns.0.as_str()];
+            all.extend(args);
+            must("ip", &all);
+        };
+        inside(&["addr", "add", &format!("{there}/30"), "dev", &b]);
+        inside(&["link", "set", &b, "up"]);
+        inside(&["link", "set", "lo", "up"]);
+        inside(&[
+            "route",
+            "add",
+            &format!("{}/32", db_address()),
+            "via",
+            &here.to_string(),
+        ]);
+        let dir = w.join(name);
+        std::fs::create_dir_all(&dir).unwrap();
+        let host_key = dir.join("ssh_host_key");
+        must(
+            "ssh-keygen",
+            &[
+                "-q",
+                "-t",
+                "ed25519",
+                "-N",
+                "",
+                "-f",
+                host_key.to_str().unwrap(),
+            ],
+        );
+        let conf = dir.join("sshd_config");
+        std::fs::write(
+            &conf,
+            format!(
+                "ListenAddress {there}:22\nHostKey {}\nPidFile {}\nPermitRootLogin prohibit-password\n\
+                 AuthorizedKeysFile {}\nPasswordAuthentication no\nKbdInteractiveAuthentication no\n\
+                 UsePAM no\nStrictModes no\nSubsystem sftp internal-sftp\nSetEnv {env}\n",
+                host_key.display(),
+                dir.join("sshd.pid").display(),
+                key.with_extension("pub").display(),
+            ),
+        )
+        .unwrap();
+        // In the namespace: a hostname and a /run of its own (sshd wants /run/sshd, which a
+        // machine without the ssh service lacks; the machine's /run is left alone).
+        let mut cmd = Command::new("ip");
+        cmd.args([
+            "netns", "exec", &ns.0, "unshare", "--uts", "--mount", "sh", "-c",
+        ])
+        .arg(
+            "mount -t tmpfs -o mode=0755 sysperf-run /run && mkdir -m 0755 /run/sshd \
+                 && hostname \"$1\" && exec \"$2\" -D -e -f \"$3\"",
+        )
+        .args(["sh", &format!("{name}-{pid}")])
+        .arg(sshd_path())
+        .arg(&conf)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(dir.join("sshd.log")).unwrap());
+        sysperf::clib::dies_with_parent(&mut cmd);
+        let mut sshd = cmd.spawn().unwrap();
+        // Listening when a connection is accepted (from this side of the link).
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while std::net::TcpStream::connect_timeout(&(there, 22).into(), Duration::from_secs(1))
+            .is_err()
+        {
+            if let Ok(Some(st)) = sshd.try_wait() {
+                panic!(
+                    "sshd of {name} exited ({st}): {}",
+                    std::fs::read_to_string(dir.join("sshd.log")).unwrap_or_default()
+                );
+            }
+            assert!(Instant::now() < deadline, "sshd of {name} does not listen");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        Host { sshd, _ns: ns }
+    }
+}
+
+fn sshd_path() -> PathBuf {
+    ["/usr/sbin/sshd", "/usr/bin/sshd"]
+        .iter()
+        .map(PathBuf::from)
+        .find(|p| p.exists())
+        .unwrap_or_else(|| PathBuf::from("sshd"))
 }
 
 /// `sysperf ARGS` on the store `db`, which must succeed: its stdout.
@@ -64,13 +206,25 @@ fn sysperf(db: &str, args: &[&str]) -> String {
 }
 
 #[test]
-fn the_playbook_deploys_to_3_namespace_hosts_and_their_runs_compare() {
-    if !have("ansible-playbook") {
+fn the_playbook_deploys_over_ssh_to_3_namespace_hosts_and_their_runs_compare() {
+    let tools = [
+        "ansible-playbook",
+        "ansible-vault",
+        "ssh",
+        "ssh-keygen",
+        "openssl",
+    ];
+    if let Some(missing) = tools.iter().find(|t| !have(t)) {
         assert!(
             !under_ci(),
-            "ansible-playbook is not installed: under CI the deployment test must run; install ansible-core"
+            "{missing} is not installed: under CI the deployment test must run; install ansible-core, openssh-client, openssh-server and openssl"
         );
-        eprintln!("skipped: ansible-playbook is not installed (apt-get install ansible-core)");
+        eprintln!("skipped: {missing} is not installed");
+        return;
+    }
+    if !sshd_path().exists() {
+        assert!(!under_ci(), "sshd is not installed: install openssh-server");
+        eprintln!("skipped: sshd is not installed (apt-get install openssh-server)");
         return;
     }
     if pg::unsafe_free_euid() != 0 || !have("ip") || !have("unshare") {
@@ -79,61 +233,100 @@ fn the_playbook_deploys_to_3_namespace_hosts_and_their_runs_compare() {
         );
         return;
     }
-    // A cluster of its own: the play is run once with the server stopped (#35).
-    let Some(cluster) = pg::PgCluster::start() else {
-        return;
-    };
-    let url = cluster.create_db("deploy_fleet");
-    // The same database by the unix socket, which every namespace reaches.
-    let socket_url = format!(
-        "postgres://sysperf@localhost:{}/deploy_fleet?host={}",
-        cluster.port,
-        cluster.socket_dir().display()
-    );
-
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let work = tempfile::Builder::new()
         .prefix("sysperf-deploy-")
         .tempdir()
         .unwrap();
     let w = work.path();
-    let hosts = ["host1", "host2", "host3"];
     let pid = std::process::id();
-    let mut namespaces = Vec::new();
+    let state = w.join("state");
+    // Controller's key, let in as root by every host's sshd.
+    let key = w.join("id_ed25519");
+    must(
+        "ssh-keygen",
+        &["-q", "-t", "ed25519", "-N", "", "-f", key.to_str().unwrap()],
+    );
+    // The hosts, before the server: it listens on host 0's link.
+    let hosts = ["host1", "host2", "host3"];
+    // What every session on a host has: its spool files in a directory of the test (the
+    // hosts share the file system), and a short outage.
+    let env = format!("XDG_STATE_HOME={} SYSPERF_PG_RETRY_S=1", state.display());
+    let fleet: Vec<Host> = hosts
+        .iter()
+        .enumerate()
+        .map(|(n, h)| Host::start(n as u32, h, w, &key, &env))
+        .collect();
+
+    // The shared store: TLS with a certificate for its address, and the hosts' user `bench`
+    // with a SCRAM password; this side (the test's own checks) by 127.0.0.1 as before.
+    let db = db_address();
+    let Some(certs) = common::certs::make(&format!("IP:{db}")) else {
+        return;
+    };
+    let hba = "local all all trust\n\
+               host all sysperf 127.0.0.1/32 trust\n\
+               hostssl deploy_fleet bench 172.16.0.0/12 scram-sha-256\n";
+    // A cluster of its own: the play is run once with the server stopped (#35).
+    let Some(cluster) = pg::PgCluster::start_with(pg::Setup {
+        tls: Some((certs.path("server.crt"), certs.path("server.key"))),
+        hba: Some(hba.into()),
+        listen: vec![db.to_string()],
+    }) else {
+        return;
+    };
+    let password = format!("fleet-{pid}-s3cret");
+    cluster.query(
+        "postgres",
+        &format!("CREATE ROLE bench LOGIN PASSWORD '{password}'"),
+    );
+    cluster.query("postgres", "CREATE DATABASE deploy_fleet OWNER bench");
+    let url = cluster.url("deploy_fleet");
+    // What the hosts are given: no password in it.
+    let db_url = format!(
+        "postgres://bench@{db}:{}/deploy_fleet?sslmode=verify-full&sslrootcert={}",
+        cluster.port,
+        certs.path("ca.crt").display()
+    );
+    // The password, kept encrypted with Ansible Vault as a fleet keeps it.
+    let vault_pass = w.join("vault-pass");
+    std::fs::write(&vault_pass, format!("vault-{pid}\n")).unwrap();
+    let vaulted = Command::new("ansible-vault")
+        .args(["encrypt_string", "--vault-password-file"])
+        .arg(&vault_pass)
+        .args([&password, "--name", "sysperf_db_password"])
+        .env("ANSIBLE_LOCAL_TEMP", w.join("ansible-local"))
+        .output()
+        .unwrap();
+    assert!(
+        vaulted.status.success(),
+        "{}",
+        String::from_utf8_lossy(&vaulted.stderr)
+    );
+    let vault = w.join("vault.yml");
+    std::fs::write(&vault, &vaulted.stdout).unwrap();
+    assert!(!String::from_utf8_lossy(&vaulted.stdout).contains(&password));
+
     let mut inventory = String::from("[fleet]\n");
     for (n, host) in hosts.iter().enumerate() {
-        let ns = Netns::new(format!("sysperf-{pid}-{n}"));
-        // The "host": its python runs every task in its network namespace, under its hostname.
-        let python = w.join(format!("{host}-python"));
-        std::fs::write(
-            &python,
-            format!(
-                "#!/bin/sh\nexec ip netns exec {ns} unshare --uts sh -c 'hostname \"$0\" && exec python3 \"$@\"' {host}-{pid} \"$@\"\n",
-                ns = ns.0
-            ),
-        )
-        .unwrap();
-        std::fs::set_permissions(&python, std::os::unix::fs::PermissionsExt::from_mode(0o755))
-            .unwrap();
-        // Namespaces share the file system: each host installs into a directory of its own.
+        // Namespaces share the file system: each host installs into a directory of its own,
+        // with its systemd unit directory (as /etc/systemd/system is there on a host).
         let bin_dir: PathBuf = w.join(host).join("bin");
         std::fs::create_dir_all(&bin_dir).unwrap();
-        // Its systemd unit directory (as /etc/systemd/system is there on a host).
         std::fs::create_dir_all(w.join(host).join("units")).unwrap();
         inventory.push_str(&format!(
-            "{host} ansible_connection=local ansible_python_interpreter={} sysperf_bin_dir={} sysperf_unit_dir={} sysperf_etc_dir={}\n",
-            python.display(),
+            "{host} ansible_host={} ansible_user=root ansible_ssh_private_key_file={} ansible_python_interpreter=/usr/bin/python3 sysperf_bin_dir={} sysperf_unit_dir={} sysperf_etc_dir={}\n",
+            link(n as u32).1,
+            key.display(),
             bin_dir.display(),
             w.join(host).join("units").display(),
             w.join(host).join("etc").display(),
         ));
-        namespaces.push(ns);
     }
     let inventory_path = w.join("inventory.ini");
     std::fs::write(&inventory_path, inventory).unwrap();
 
     let label = format!("deploy{pid}");
-    let state = w.join("state");
     let play = |extra: &[&str]| {
         let out = Command::new("ansible-playbook")
             .current_dir(w)
@@ -141,14 +334,22 @@ fn the_playbook_deploys_to_3_namespace_hosts_and_their_runs_compare() {
             .env("ANSIBLE_LOCAL_TEMP", w.join("ansible-local"))
             .env("ANSIBLE_REMOTE_TEMP", w.join("ansible-remote"))
             .env("ANSIBLE_RETRY_FILES_ENABLED", "0")
-            // Spool files of the hosts (they share the file system), and a short outage.
-            .env("XDG_STATE_HOME", &state)
-            .env("SYSPERF_PG_RETRY_S", "1")
+            .env("ANSIBLE_HOST_KEY_CHECKING", "False")
+            // No connection outlives the play (a persistent master would, for a minute), and
+            // no host key is kept in the machine's known_hosts.
+            .env(
+                "ANSIBLE_SSH_ARGS",
+                "-o ControlMaster=no -o UserKnownHostsFile=/dev/null -o StrictHostKeyChecking=no -o IdentitiesOnly=yes",
+            )
             .arg("-i")
             .arg(&inventory_path)
             .arg(root.join("deploy/sysperf.yml"))
             .args(["-e", &format!("label={label}")])
-            .args(["-e", &format!("sysperf_db={socket_url}")])
+            .args(["-e", &format!("sysperf_db={db_url}")])
+            .arg("-e")
+            .arg(format!("@{}", vault.display()))
+            .arg("--vault-password-file")
+            .arg(&vault_pass)
             .args([
                 "-e",
                 &format!(
@@ -165,6 +366,8 @@ fn the_playbook_deploys_to_3_namespace_hosts_and_their_runs_compare() {
             String::from_utf8_lossy(&out.stdout),
             String::from_utf8_lossy(&out.stderr)
         );
+        // The password is in no output of the play.
+        assert!(!log.contains(&password), "the password was shown:\n{log}");
         (out, log)
     };
     let (out, log) = play(&[]);
@@ -286,7 +489,10 @@ fn the_playbook_deploys_to_3_namespace_hosts_and_their_runs_compare() {
         assert_eq!(mode, 0o600, "{}", env.display());
         assert!(std::fs::read_to_string(&env)
             .unwrap()
-            .contains(&format!("SYSPERF_DB={socket_url}")));
+            .contains(&format!("SYSPERF_DB={db_url}")));
+        assert!(std::fs::read_to_string(&env)
+            .unwrap()
+            .contains(&format!("PGPASSWORD={password}")));
         if have("systemd-analyze") {
             let v = Command::new("systemd-analyze")
                 .arg("verify")
@@ -333,5 +539,5 @@ fn the_playbook_deploys_to_3_namespace_hosts_and_their_runs_compare() {
         format!("{label}-host1-").len() + 13,
         "{labels:?}"
     );
-    drop(namespaces);
+    drop(fleet);
 }

@@ -10,11 +10,12 @@
 
 use crate::support as common;
 
+use common::certs;
 use common::pg::{self, PgCluster, Setup};
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::os::unix::fs::PermissionsExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
@@ -54,10 +55,6 @@ fn text(out: &Output) -> String {
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     )
-}
-
-fn under_ci() -> bool {
-    std::env::var("CI").is_ok_and(|v| v == "true" || v == "1")
 }
 
 /// The files in `dir` but the ones this test put there.
@@ -235,122 +232,10 @@ fn a_server_that_never_answers_is_given_up_at_the_connect_timeout() {
     }
 }
 
-/// The certificates of a test: a CA, the server's (signed by it, for the name localhost
-/// only) and its key, and another CA that signed nothing.
-struct Certs {
-    dir: tempfile::TempDir,
-}
-
-impl Certs {
-    fn path(&self, name: &str) -> PathBuf {
-        self.dir.path().join(name)
-    }
-}
-
-fn make_certs() -> Option<Certs> {
-    let dir = tempfile::tempdir().unwrap();
-    let openssl = |args: &[&str]| {
-        Command::new("openssl")
-            .args(args)
-            .current_dir(dir.path())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .output()
-    };
-    if openssl(&["version"]).is_err() {
-        assert!(
-            !under_ci(),
-            "the openssl command is missing; under CI the TLS tests must run"
-        );
-        eprintln!("skipped: no openssl command");
-        return None;
-    }
-    let ec = [
-        "-newkey",
-        "ec",
-        "-pkeyopt",
-        "ec_paramgen_curve:prime256v1",
-        "-nodes",
-    ];
-    for ca in ["ca", "other-ca"] {
-        let (key, crt, subj) = (
-            format!("{ca}.key"),
-            format!("{ca}.crt"),
-            format!("/CN=sysperf test {ca}"),
-        );
-        let mut args = vec!["req", "-x509"];
-        args.extend(ec);
-        args.extend([
-            "-keyout",
-            &key,
-            "-out",
-            &crt,
-            "-days",
-            "2",
-            "-subj",
-            &subj,
-            "-addext",
-            "basicConstraints=critical,CA:TRUE",
-            "-addext",
-            "keyUsage=critical,keyCertSign,cRLSign",
-        ]);
-        let out = openssl(&args).unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
-    std::fs::write(
-        dir.path().join("ext.cnf"),
-        "subjectAltName=DNS:localhost\nbasicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=serverAuth\n",
-    )
-    .unwrap();
-    let mut args = vec!["req"];
-    args.extend(ec);
-    args.extend([
-        "-keyout",
-        "server.key",
-        "-out",
-        "server.csr",
-        "-subj",
-        "/CN=localhost",
-    ]);
-    for step in [
-        args,
-        vec![
-            "x509",
-            "-req",
-            "-in",
-            "server.csr",
-            "-CA",
-            "ca.crt",
-            "-CAkey",
-            "ca.key",
-            "-set_serial",
-            "2",
-            "-days",
-            "2",
-            "-extfile",
-            "ext.cnf",
-            "-out",
-            "server.crt",
-        ],
-    ] {
-        let out = openssl(&step).unwrap();
-        assert!(
-            out.status.success(),
-            "{step:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
-    Some(Certs { dir })
-}
-
 /// A cluster with TLS on and these users (made here): `tlsonly` (trust, TLS only),
 /// `scram` (SCRAM-SHA-256, password `s3:cret`), `clear` (cleartext password over TLS,
 /// `s3cret`); the superuser `sysperf` trusted as usual.
-fn secure_cluster(certs: &Certs) -> Option<PgCluster> {
+fn secure_cluster(certs: &certs::Certs) -> Option<PgCluster> {
     let hba = "\
 local all all trust
 hostnossl all tlsonly 127.0.0.1/32 reject
@@ -361,6 +246,7 @@ host all all 127.0.0.1/32 trust
     let cluster = PgCluster::start_with(Setup {
         tls: Some((certs.path("server.crt"), certs.path("server.key"))),
         hba: Some(hba.into()),
+        ..Setup::default()
     })?;
     for sql in [
         "CREATE ROLE tlsonly LOGIN",
@@ -377,7 +263,7 @@ host all all 127.0.0.1/32 trust
 
 #[test]
 fn tls_is_used_and_the_certificate_checked_as_sslmode_says() {
-    let Some(certs) = make_certs() else {
+    let Some(certs) = certs::make("DNS:localhost") else {
         return;
     };
     let Some(cluster) = secure_cluster(&certs) else {
@@ -488,7 +374,7 @@ fn tls_is_used_and_the_certificate_checked_as_sslmode_says() {
 
 #[test]
 fn pgpass_and_pgpassword_are_used_and_logins_that_fail_exit_2() {
-    let Some(certs) = make_certs() else {
+    let Some(certs) = certs::make("DNS:localhost") else {
         return;
     };
     let Some(cluster) = secure_cluster(&certs) else {

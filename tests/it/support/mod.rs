@@ -261,6 +261,7 @@ pub fn syscall_counts(
         })
         .collect()
 }
+pub mod certs;
 pub mod pg;
 
 /// The seccomp filter's frames below the system call entry, as the kernel's call chains have

@@ -25,6 +25,8 @@ pub struct PgCluster {
     watchdog: Option<Child>,
     /// Server options beyond the defaults (`-c ssl=on`).
     extra: String,
+    /// The addresses it listens on (`listen_addresses`).
+    listen: String,
 }
 
 /// What a cluster starts with beyond the defaults.
@@ -34,6 +36,8 @@ pub struct Setup {
     pub tls: Option<(PathBuf, PathBuf)>,
     /// pg_hba.conf, replacing initdb's (trust for everyone).
     pub hba: Option<String>,
+    /// Addresses to listen on besides 127.0.0.1 (the deployment test's links to its hosts).
+    pub listen: Vec<String>,
 }
 
 /// The directory holding initdb and pg_ctl: `$SYSPERF_PG_BIN`, else the newest
@@ -61,7 +65,8 @@ fn bin_dir() -> Option<PathBuf> {
     bin.join("initdb").exists().then_some(bin)
 }
 
-fn under_ci() -> bool {
+/// Whether this is CI (`CI=true`), where a missing tool fails a test instead of skipping it.
+pub fn under_ci() -> bool {
     std::env::var("CI").is_ok_and(|v| v == "true" || v == "1")
 }
 
@@ -123,6 +128,10 @@ impl PgCluster {
             user,
             watchdog: None,
             extra: String::new(),
+            listen: std::iter::once("127.0.0.1".to_string())
+                .chain(setup.listen.iter().cloned())
+                .collect::<Vec<_>>()
+                .join(","),
         };
         let data = cluster.data();
         let out = cluster
@@ -200,9 +209,10 @@ impl PgCluster {
 
     fn try_start(&self) -> Result<(), String> {
         let opts = format!(
-            "-p {} -k {} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200{}",
+            "-p {} -k {} -c listen_addresses={} -c fsync=off -c max_connections=200{}",
             self.port,
             self.dir.path().display(),
+            self.listen,
             self.extra
         );
         let out = self
