@@ -890,3 +890,39 @@ fn traces_of_two_machines_compare_after_export_and_import() {
         format!("already present: trace {ta}\n")
     );
 }
+
+/// The same on a PostgreSQL store (#34): an export of a run and a system profile imported
+/// into it, both said; imported again, both already present; exported back, the same bytes.
+/// Skipped without PostgreSQL, except under CI.
+#[test]
+fn stored_observations_travel_through_a_postgres_store() {
+    let Some(url) = crate::support::pg::fresh_db("observations_export") else {
+        return;
+    };
+    let pg = Path::new(&url);
+    let tmp = tempfile::tempdir().unwrap();
+    let a = tmp.path().join("a.db");
+    let (file, _) = system_profile_export(tmp.path());
+    imported(&a, &["import", file.to_str().unwrap()]);
+    imported(
+        &a,
+        &["import", data("minimal-export.json").to_str().unwrap()],
+    );
+    let both = tmp.path().join("both.json");
+    let bf = both.to_str().unwrap();
+    ok(&a, &["export", "minimal", "busy-a", "-o", bf]);
+    assert_eq!(
+        text(&imported(pg, &["import", bf])),
+        format!(
+            "imported 0a1b2c3d4e5f (minimal) from {bf}\nimported system profile aaaa00000001 (busy-a) from {bf}\n"
+        )
+    );
+    assert_eq!(
+        text(&imported(pg, &["import", bf])),
+        "already present: 0a1b2c3d4e5f\nalready present: system profile aaaa00000001\n"
+    );
+    assert_eq!(
+        ok(pg, &["export", "minimal", "busy-a"]),
+        std::fs::read(&both).unwrap()
+    );
+}
