@@ -1,5 +1,7 @@
 //! Export and import of runs: the `sysperf-export` JSON document that moves runs between
-//! machines (`sysperf export`, `sysperf import`), documented in docs/export-format.md.
+//! machines (`sysperf export`, `sysperf import`), documented in docs/export-format.md. Stored
+//! observations (traces, system profiles: [`Observation`]) travel in it too, after the runs,
+//! read, checked and handed over one at a time as runs are.
 //!
 //! What it is: two pure functions over bytes, and [`import_file`], the same reading of a file.
 //! [`export`] writes runs as one document, each run exactly as the model serializes it, so
@@ -317,8 +319,8 @@ impl<'de> serde::de::Visitor<'de> for HeaderSeed<'_> {
 /// serde error carries only text, so the typed error waits here for [`import`] to take.
 #[derive(Default)]
 struct Walk {
-    /// The estimate starts again at each run (and each run's profiles): a streamed read holds
-    /// one at a time.
+    /// The estimate starts again at each run (and each run's profiles) and each observation: a
+    /// streamed read holds one at a time.
     per_run: bool,
     path: std::cell::RefCell<String>,
     estimate: std::cell::Cell<u64>,
