@@ -99,6 +99,27 @@ pub fn check_importable_run(i: usize, r: &Run) -> Result<(), CatalogError> {
     Ok(())
 }
 
+/// Refuses an imported observation that would be shadowed by a built-in reference run: an id
+/// or label that is a reference run's name or id (names resolve to the built-in run first, so
+/// it could not be found by it).
+pub fn check_importable_observation(o: &crate::model::Observation) -> Result<(), CatalogError> {
+    let clash = std::iter::once(o.id())
+        .chain(o.label())
+        .find(|n| reference::is_name(n));
+    if let Some(name) = clash {
+        return Err(InputError::InvalidValue {
+            what: "import",
+            value: format!("{} {}", o.kind_words(), o.id()),
+            why: format!(
+                "'{name}' is a built-in reference run's name or id; it could not be found by \
+                 it (import it from a file with another label)"
+            ),
+        }
+        .into());
+    }
+    Ok(())
+}
+
 /// Stored runs of the baseline's machine that its run-to-run variance is estimated from.
 pub const HISTORY_RUNS: usize = 30;
 

@@ -1,5 +1,7 @@
 //! Export and import of runs: the `sysperf-export` JSON document that moves runs between
-//! machines (`sysperf export`, `sysperf import`), documented in docs/export-format.md.
+//! machines (`sysperf export`, `sysperf import`), documented in docs/export-format.md. Stored
+//! observations (traces, system profiles: [`Observation`]) travel in it too, after the runs,
+//! read, checked and handed over one at a time as runs are.
 //!
 //! What it is: two pure functions over bytes, and [`import_file`], the same reading of a file.
 //! [`export`] writes runs as one document, each run exactly as the model serializes it, so
@@ -27,11 +29,11 @@
 mod transfer;
 pub use transfer::{export_to, import_files, ExportList, TransferError};
 
-use crate::model::Profile;
 use crate::model::{
     BenchResult, CounterSummary, Counters, Estimate, Fingerprint, Run, RunParams, Series, Summary,
     Trial, Usage,
 };
+use crate::model::{Observation, Profile};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
@@ -130,7 +132,7 @@ pub enum ExchangeError {
         "{path}: {detail}; the file does not follow the export format (docs/export-format.md)"
     )]
     Shape { path: String, detail: String },
-    #[error("the file holds no runs ('runs' is empty); export at least one run")]
+    #[error("the file holds no runs ('runs' is empty) and no observations; export at least one run or observation")]
     NoRuns,
     #[error("runs[{second}] has the id {id} of runs[{first}]; an export holds each run once")]
     DuplicateRun {
@@ -210,6 +212,20 @@ pub enum ExchangeError {
     ProfileOfNoRun { path: String, id: String },
     #[error("{path}: {why}; the file is damaged or was not written by sysperf")]
     BadProfile { path: String, why: String },
+    #[error("observations[{second}] has the id {id} of observations[{first}]; an export holds each observation once")]
+    DuplicateObservation {
+        id: String,
+        first: usize,
+        second: usize,
+    },
+    #[error("{path} {value} is not an observation id (12 lowercase hex digits)")]
+    BadObservationId { path: String, value: String },
+    /// A stored observation that cannot be written as an export.
+    #[error("observation {id} cannot be exported: {reason}")]
+    ObservationNotExportable {
+        id: String,
+        reason: Box<ExchangeError>,
+    },
     #[error("cannot write the export: {0}")]
     Serialize(#[source] serde_json::Error),
     /// Writing a streamed export ([`ExportWriter`]) failed.
@@ -242,6 +258,9 @@ struct Document<'a> {
     /// The kernel profiles stored with runs (`run --profile`), by run id; absent when none.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     profiles: BTreeMap<&'a str, &'a [Profile]>,
+    /// Stored observations (`trace --store`, `profile --system`); absent when none.
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    observations: &'a [Observation],
 }
 
 /// The first pass of [`import`]: the format and its version, read before the runs so that a
@@ -280,9 +299,9 @@ impl<'de> serde::de::Visitor<'de> for HeaderSeed<'_> {
             match key.as_str() {
                 "format" => h.format = Some(map.next_value()?),
                 "format_version" => h.format_version = Some(map.next_value()?),
-                // Everything that will be built is walked and counted first: the runs, and
-                // the profiles stored with them.
-                "runs" | "profiles" => {
+                // Everything that will be built is walked and counted first: the runs, the
+                // profiles stored with them, and the observations.
+                "runs" | "profiles" | "observations" => {
                     self.0.path.replace(key.clone());
                     map.next_value_seed(Node(self.0))?;
                 }
@@ -300,8 +319,8 @@ impl<'de> serde::de::Visitor<'de> for HeaderSeed<'_> {
 /// serde error carries only text, so the typed error waits here for [`import`] to take.
 #[derive(Default)]
 struct Walk {
-    /// The estimate starts again at each run (and each run's profiles): a streamed read holds
-    /// one at a time.
+    /// The estimate starts again at each run (and each run's profiles) and each observation: a
+    /// streamed read holds one at a time.
     per_run: bool,
     path: std::cell::RefCell<String>,
     estimate: std::cell::Cell<u64>,
@@ -346,7 +365,7 @@ impl Walk {
         self.path.borrow_mut().truncate(base);
     }
 
-    /// At an entry of the top level's `runs` or `profiles`: a streamed read's estimate
+    /// At an entry of the top level's `runs`, `profiles` or `observations`: a streamed read's estimate
     /// starts again there.
     fn next_run(&self) {
         if self.per_run && self.depth.get() == 1 {
@@ -474,11 +493,13 @@ impl<'de> serde::de::Visitor<'de> for Key<'_> {
     }
 }
 
-/// The runs of an export and, for each (same order), the kernel profiles stored with it.
+/// The runs of an export and, for each (same order), the kernel profiles stored with it; and
+/// the observations, in file order.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Imported {
     pub runs: Vec<Run>,
     pub profiles: Vec<Vec<Profile>>,
+    pub observations: Vec<Observation>,
 }
 
 /// Writes `runs` as one export document (pretty JSON, ending in a newline). The runs are
@@ -491,6 +512,42 @@ pub fn export(runs: &[Run]) -> Result<Vec<u8>> {
 /// [`export`], with the kernel profiles stored with each run: `profiles[i]` are those of
 /// `runs[i]` (missing entries and empty lists: none). They are checked as [`import`] checks them.
 pub fn export_with_profiles(runs: &[Run], profiles: &[Vec<Profile>]) -> Result<Vec<u8>> {
+    export_all(runs, profiles, &[])
+}
+
+/// [`export_with_profiles`], with stored observations after the runs (in that order, each
+/// once). A document may hold observations and no runs; it may not hold nothing.
+pub fn export_all(
+    runs: &[Run],
+    profiles: &[Vec<Profile>],
+    observations: &[Observation],
+) -> Result<Vec<u8>> {
+    // Runs are checked (and none refused) unless the document holds observations alone.
+    if !runs.is_empty() || observations.is_empty() {
+        check_runs(runs)?;
+    }
+    check_observations(observations)?;
+    let doc = Document {
+        format: FORMAT,
+        format_version: FORMAT_VERSION,
+        runs,
+        profiles: checked_profiles(runs, profiles)?,
+        observations,
+    };
+    let mut bytes = serde_json::to_vec_pretty(&doc).map_err(ExchangeError::Serialize)?;
+    bytes.push(b'\n');
+    let size = bytes.len() as u64;
+    if size > MAX_FILE_BYTES {
+        return Err(ExchangeError::TooLarge {
+            size,
+            limit: MAX_FILE_BYTES,
+        });
+    }
+    Ok(bytes)
+}
+
+/// The runs of [`export_all`] checked, the first problem named with its run.
+fn check_runs(runs: &[Run]) -> Result<()> {
     validate(runs).map_err(|reason| match reason {
         ExchangeError::DuplicateRun { .. } | ExchangeError::NoRuns => reason,
         _ => {
@@ -500,7 +557,38 @@ pub fn export_with_profiles(runs: &[Run], profiles: &[Vec<Profile>]) -> Result<V
                 reason: Box::new(reason),
             }
         }
-    })?;
+    })
+}
+
+/// The observations of [`export_all`] checked (no id twice), the first problem named with
+/// its observation.
+fn check_observations(observations: &[Observation]) -> Result<()> {
+    let list = JsonPath::Root.field("observations");
+    let mut seen: HashMap<&str, usize> = HashMap::new();
+    for (i, o) in observations.iter().enumerate() {
+        if let Some(&first) = seen.get(o.id()) {
+            return Err(ExchangeError::DuplicateObservation {
+                id: shown(o.id()),
+                first,
+                second: i,
+            });
+        }
+        check_observation(o, &list.index(i)).map_err(|reason| {
+            ExchangeError::ObservationNotExportable {
+                id: shown(o.id()),
+                reason: Box::new(reason),
+            }
+        })?;
+        seen.insert(o.id(), i);
+    }
+    Ok(())
+}
+
+/// The profiles of [`export_all`] by run id, each run's checked.
+fn checked_profiles<'a>(
+    runs: &'a [Run],
+    profiles: &'a [Vec<Profile>],
+) -> Result<BTreeMap<&'a str, &'a [Profile]>> {
     let by_run: BTreeMap<&str, &[Profile]> = runs
         .iter()
         .zip(profiles)
@@ -515,22 +603,7 @@ pub fn export_with_profiles(runs: &[Run], profiles: &[Vec<Profile>]) -> Result<V
             }
         })?;
     }
-    let doc = Document {
-        format: FORMAT,
-        format_version: FORMAT_VERSION,
-        runs,
-        profiles: by_run,
-    };
-    let mut bytes = serde_json::to_vec_pretty(&doc).map_err(ExchangeError::Serialize)?;
-    bytes.push(b'\n');
-    let size = bytes.len() as u64;
-    if size > MAX_FILE_BYTES {
-        return Err(ExchangeError::TooLarge {
-            size,
-            limit: MAX_FILE_BYTES,
-        });
-    }
-    Ok(bytes)
+    Ok(by_run)
 }
 
 /// An export document written one run at a time (`sysperf export` of many runs), in memory
@@ -538,8 +611,9 @@ pub fn export_with_profiles(runs: &[Run], profiles: &[Vec<Profile>]) -> Result<V
 /// of the same runs and profiles, each run checked as it is written, and no limit on the
 /// file's size (#35: 1,000 realistic runs, 336 MB, failed at the 256 MiB that a whole document
 /// in memory may take). Write every run with [`ExportWriter::run`], then the
-/// profiles with [`ExportWriter::profiles`] in increasing run-id order, then
-/// [`ExportWriter::finish`]. Every piece reaches `out` in one `write_all` of whole UTF-8 text.
+/// profiles with [`ExportWriter::profiles`] in increasing run-id order, then the observations
+/// with [`ExportWriter::observation`], then [`ExportWriter::finish`] (the same bytes as
+/// [`export_all`]). Every piece reaches `out` in one `write_all` of whole UTF-8 text.
 pub struct ExportWriter<W: std::io::Write> {
     out: W,
     written: u64,
@@ -550,6 +624,9 @@ pub struct ExportWriter<W: std::io::Write> {
     /// Profiles written so far (the map is open once this is above zero).
     profiled: usize,
     last_profiled: Option<String>,
+    /// The ids of the observations written so far, by their index (the list is open once
+    /// there is one).
+    observed: HashMap<String, usize>,
 }
 
 /// `text` (serde_json's pretty output of a value two levels deep in the document) with every
@@ -570,6 +647,7 @@ impl<W: std::io::Write> ExportWriter<W> {
             runs: 0,
             profiled: 0,
             last_profiled: None,
+            observed: HashMap::new(),
         };
         w.put(&format!(
             "{{\n  \"format\": \"{FORMAT}\",\n  \"format_version\": {FORMAT_VERSION},\n  \"runs\": ["
@@ -626,7 +704,11 @@ impl<W: std::io::Write> ExportWriter<W> {
             id: shown(id),
             reason: Box::new(reason),
         };
-        if !self.ids.contains_key(id) || self.last_profiled.as_deref().is_some_and(|l| l >= id) {
+        let late = !self.observed.is_empty();
+        if late
+            || !self.ids.contains_key(id)
+            || self.last_profiled.as_deref().is_some_and(|l| l >= id)
+        {
             return Err(not(ExchangeError::ProfileOfNoRun {
                 path: JsonPath::Root.field("profiles").key(id).to_string(),
                 id: shown(id),
@@ -636,9 +718,9 @@ impl<W: std::io::Write> ExportWriter<W> {
         let text = serde_json::to_string_pretty(profiles).map_err(ExchangeError::Serialize)?;
         let key = serde_json::to_string(id).map_err(ExchangeError::Serialize)?;
         let head = if self.profiled == 0 {
-            "\n  ],\n  \"profiles\": {\n    "
+            format!("{},\n  \"profiles\": {{\n    ", self.closing())
         } else {
-            ",\n    "
+            ",\n    ".to_string()
         };
         self.put(&format!("{head}{key}: {}", nested(&text)))?;
         self.profiled += 1;
@@ -646,17 +728,55 @@ impl<W: std::io::Write> ExportWriter<W> {
         Ok(())
     }
 
-    /// Ends the document; returns the writer and the bytes written.
+    /// Checks and writes a stored observation, after every run and profile; each once.
+    pub fn observation(&mut self, o: &Observation) -> Result<()> {
+        let i = self.observed.len();
+        if let Some(&first) = self.observed.get(o.id()) {
+            return Err(ExchangeError::DuplicateObservation {
+                id: shown(o.id()),
+                first,
+                second: i,
+            });
+        }
+        check_observation(o, &JsonPath::Root.field("observations").index(i)).map_err(|reason| {
+            ExchangeError::ObservationNotExportable {
+                id: shown(o.id()),
+                reason: Box::new(reason),
+            }
+        })?;
+        let text = serde_json::to_string_pretty(o).map_err(ExchangeError::Serialize)?;
+        let head = if i == 0 {
+            format!("{},\n  \"observations\": [\n    ", self.closing())
+        } else {
+            ",\n    ".to_string()
+        };
+        self.put(&format!("{head}{}", nested(&text)))?;
+        self.observed.insert(o.id().to_string(), i);
+        Ok(())
+    }
+
+    /// What closes the list or map written last, as serde_json's pretty printer closes it
+    /// (an empty list on one line).
+    fn closing(&self) -> &'static str {
+        if !self.observed.is_empty() {
+            "\n  ]"
+        } else if self.profiled > 0 {
+            "\n  }"
+        } else if self.runs > 0 {
+            "\n  ]"
+        } else {
+            "]"
+        }
+    }
+
+    /// Ends the document; returns the writer and the bytes written. A document without runs
+    /// or observations is refused.
     pub fn finish(mut self) -> Result<(W, u64)> {
-        if self.runs == 0 {
+        if self.runs == 0 && self.observed.is_empty() {
             return Err(ExchangeError::NoRuns);
         }
-        let tail = if self.profiled == 0 {
-            "\n  ]\n}\n"
-        } else {
-            "\n  }\n}\n"
-        };
-        self.put(tail)?;
+        let tail = format!("{}\n}}\n", self.closing());
+        self.put(&tail)?;
         self.out.flush().map_err(ExchangeError::Write)?;
         Ok((self.out, self.written))
     }
@@ -696,12 +816,14 @@ fn collect(
 ) -> Result<Imported> {
     let mut runs = Vec::new();
     let mut by_run: HashMap<String, Vec<Profile>> = HashMap::new();
+    let mut observations = Vec::new();
     read(&mut |item| {
         match item {
             Streamed::Run(run) => runs.push(*run),
             Streamed::Profiles { id, profiles } => {
                 by_run.insert(id, profiles);
             }
+            Streamed::Observation(o) => observations.push(*o),
         }
         Ok(())
     })?;
@@ -709,16 +831,22 @@ fn collect(
         .iter()
         .map(|r| by_run.remove(&r.id).unwrap_or_default())
         .collect();
-    Ok(Imported { runs, profiles })
+    Ok(Imported {
+        runs,
+        profiles,
+        observations,
+    })
 }
 
 /// What a streamed read of an export ([`stream`], [`stream_file`]) hands over, in the file's
 /// order: each run once it is built and checked, and the kernel profiles of a run (after the
-/// run, whatever the order in the file) once they are checked.
+/// run, whatever the order in the file) once they are checked, and each stored observation
+/// once it is built and checked.
 #[derive(Debug)]
 pub enum Streamed {
     Run(Box<Run>),
     Profiles { id: String, profiles: Vec<Profile> },
+    Observation(Box<Observation>),
 }
 
 /// Reads an export document from memory, handing each run to `each` as soon as it is built
@@ -899,6 +1027,8 @@ fn streaming_pass<'de, R: serde_json::de::Read<'de>, E>(
         profiles_read: false,
         profiled: std::collections::HashSet::new(),
         early: Vec::new(),
+        observations: HashMap::new(),
+        observations_read: false,
         path: String::new(),
         problem: None,
     };
@@ -938,6 +1068,9 @@ struct Streaming<'a, E> {
     profiled: std::collections::HashSet<String>,
     /// Profiles met before the runs (not as sysperf writes them): handed over after them.
     early: Vec<(String, Vec<Profile>)>,
+    /// The ids of the observations read so far (their index in the file).
+    observations: HashMap<String, usize>,
+    observations_read: bool,
     path: String,
     problem: Option<Stop<E>>,
 }
@@ -1023,6 +1156,15 @@ impl<'de, E> serde::de::Visitor<'de> for DocSeed<'_, '_, E> {
                     st.profiles_read = true;
                     st.path.clear();
                 }
+                "observations" => {
+                    if st.observations_read {
+                        return Err(A::Error::duplicate_field("observations"));
+                    }
+                    st.path = "observations".into();
+                    map.next_value_seed(ObservationsSeed(&mut *st))?;
+                    st.observations_read = true;
+                    st.path.clear();
+                }
                 _ => {
                     map.next_value::<serde::de::IgnoredAny>()?;
                 }
@@ -1030,6 +1172,10 @@ impl<'de, E> serde::de::Visitor<'de> for DocSeed<'_, '_, E> {
         }
         if !st.runs_read {
             return Err(A::Error::missing_field("runs"));
+        }
+        // A document of observations alone is one; a document of nothing is not.
+        if st.ids.is_empty() && st.observations.is_empty() {
+            return Err(st.fail(Stop::Exchange(ExchangeError::NoRuns)));
         }
         Ok(())
     }
@@ -1072,8 +1218,48 @@ impl<'de, E> serde::de::Visitor<'de> for RunsSeed<'_, '_, E> {
             st.ids.insert(run.id.clone(), i);
             st.hand(Streamed::Run(Box::new(run)))?;
         }
-        if st.ids.is_empty() {
-            return Err(st.fail(Stop::Exchange(ExchangeError::NoRuns)));
+        Ok(())
+    }
+}
+
+/// The `observations` list, read one observation at a time: each built, checked (and no id
+/// twice) and handed over.
+struct ObservationsSeed<'s, 'a, E>(&'s mut Streaming<'a, E>);
+
+impl<'de, E> serde::de::DeserializeSeed<'de> for ObservationsSeed<'_, '_, E> {
+    type Value = ();
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_seq(self)
+    }
+}
+
+impl<'de, E> serde::de::Visitor<'de> for ObservationsSeed<'_, '_, E> {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a sequence")
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        let st = self.0;
+        let list = JsonPath::Root.field("observations");
+        loop {
+            let i = st.observations.len();
+            st.path = format!("observations[{i}]");
+            let Some(o) =
+                seq.next_element_seed(Built::<Observation, E>(&mut *st, Default::default()))?
+            else {
+                break;
+            };
+            st.check(check_observation(&o, &list.index(i)))?;
+            if let Some(&first) = st.observations.get(o.id()) {
+                let id = shown(o.id());
+                return Err(st.fail(Stop::Exchange(ExchangeError::DuplicateObservation {
+                    id,
+                    first,
+                    second: i,
+                })));
+            }
+            st.observations.insert(o.id().to_string(), i);
+            st.hand(Streamed::Observation(Box::new(o)))?;
         }
         Ok(())
     }
@@ -1212,6 +1398,9 @@ enum JsonPath<'a> {
     Field(&'a JsonPath<'a>, &'static str),
     Index(&'a JsonPath<'a>, usize),
     Key(&'a JsonPath<'a>, &'a str),
+    /// A member of an object read as any JSON: `.name` when it is a plain name, as
+    /// [`push_key`] writes it, else `["name"]`.
+    Member(&'a JsonPath<'a>, &'a str),
 }
 
 impl<'a> JsonPath<'a> {
@@ -1234,6 +1423,11 @@ impl fmt::Display for JsonPath<'_> {
             JsonPath::Field(parent, name) => write!(f, "{parent}.{name}"),
             JsonPath::Index(parent, i) => write!(f, "{parent}[{i}]"),
             JsonPath::Key(parent, k) => write!(f, "{parent}[{}]", shown(k)),
+            JsonPath::Member(parent, k) => {
+                let mut out = parent.to_string();
+                push_key(&mut out, k);
+                f.write_str(&out)
+            }
         }
     }
 }
@@ -1547,6 +1741,79 @@ fn check_profiles(id: &str, profiles: &[Profile], list: &JsonPath) -> Result<()>
         check_profile(p, &at.index(i))?;
     }
     Ok(())
+}
+
+/// One stored observation, at `p` (its entry in `observations`): its id as a run's (12
+/// lowercase hex digits), its label as `run --label` allows, the figures the store keeps as
+/// `i64` within them, every string (and map key) printable and within the limits; a trace's
+/// benchmark id and fingerprint as a run's, and its report one `sysperf trace` wrote (what
+/// `show` and `compare` read); a system profile's hostname as a run's.
+fn check_observation(o: &Observation, p: &JsonPath) -> Result<()> {
+    let p = p.field("observation");
+    let id = p.field("id");
+    let ok = o.id().len() == 12
+        && o.id()
+            .bytes()
+            .all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'));
+    if !ok {
+        return Err(ExchangeError::BadObservationId {
+            path: id.to_string(),
+            value: shown(o.id()),
+        });
+    }
+    if let Some(l) = o.label() {
+        label(l, &p.field("label"))?;
+    }
+    match o {
+        Observation::Trace(t) => {
+            bench_id(&t.bench, &p.field("bench"))?;
+            int(t.wall_ns, &p.field("wall_ns"))?;
+            text(&t.sysperf_version, Text::Line, &p.field("sysperf_version"))?;
+            check_fingerprint(&t.fingerprint, &p.field("fingerprint"))?;
+            let report = p.field("report");
+            check_value(&t.report, &report)?;
+            crate::trace::TraceReport::of(t).map_err(|e| ExchangeError::Shape {
+                path: report.to_string(),
+                detail: format!("not a report of 'sysperf trace': {}", detail(&e)),
+            })?;
+        }
+        Observation::SystemProfile(sp) => {
+            int(sp.wall_ns, &p.field("wall_ns"))?;
+            int(sp.requested_ns, &p.field("requested_ns"))?;
+            text(&sp.sysperf_version, Text::Line, &p.field("sysperf_version"))?;
+            if let Some(h) = &sp.hostname {
+                hostname(h, &p.field("hostname"))?;
+            }
+            opt_text(&sp.kernel_release, Text::Line, &p.field("kernel_release"))?;
+            let whole = serde_json::to_value(sp).map_err(ExchangeError::Serialize)?;
+            check_value(&whole, &p)?;
+        }
+    }
+    Ok(())
+}
+
+/// Every string in `v` within [`MAX_STRING_BYTES`] and printable (newlines and tabs allowed
+/// in values, not in keys), every list and map within [`MAX_ENTRIES`].
+fn check_value(v: &serde_json::Value, p: &JsonPath) -> Result<()> {
+    use serde_json::Value;
+    match v {
+        Value::String(s) => text(s, Text::Free, p),
+        Value::Array(items) => {
+            count(items.len(), MAX_ENTRIES, p)?;
+            items
+                .iter()
+                .enumerate()
+                .try_for_each(|(i, x)| check_value(x, &p.index(i)))
+        }
+        Value::Object(map) => {
+            count(map.len(), MAX_ENTRIES, p)?;
+            map.iter().try_for_each(|(k, x)| {
+                text(k, Text::Line, p)?;
+                check_value(x, &JsonPath::Member(p, k))
+            })
+        }
+        Value::Null | Value::Bool(_) | Value::Number(_) => Ok(()),
+    }
 }
 
 /// One kernel profile: its names printable, its counts integers the store keeps, its stacks
@@ -1927,31 +2194,63 @@ fn check_estimate(e: &Estimate, p: &JsonPath) -> Result<()> {
 /// "already present: ID", where `batches` says how many of `runs` (in order) each file held
 /// and `saved` which runs `Backend::save_runs` stored.
 pub fn import_summary(batches: &[(&PathBuf, usize)], runs: &[Run], saved: &[bool]) -> String {
-    import_lines(
-        batches,
-        runs.iter().map(|r| (r.id.as_str(), r.label.as_deref())),
-        saved,
-    )
+    let heads: Vec<Head> = runs.iter().map(Head::of_run).collect();
+    import_lines(batches, heads.iter(), saved)
 }
 
-/// [`import_summary`] from each run's id and label alone (an import that streams its runs
-/// keeps no more of them).
+/// What an import keeps of each run or observation it reads, to say what became of it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Head {
+    /// None for a run; an observation's kind in words ("trace", "system profile").
+    pub kind: Option<&'static str>,
+    pub id: String,
+    pub label: Option<String>,
+}
+
+impl Head {
+    pub fn of_run(run: &Run) -> Head {
+        Head {
+            kind: None,
+            id: run.id.clone(),
+            label: run.label.clone(),
+        }
+    }
+
+    pub fn of_observation(o: &Observation) -> Head {
+        Head {
+            kind: Some(o.kind_words()),
+            id: o.id().to_string(),
+            label: o.label().map(str::to_string),
+        }
+    }
+}
+
+/// [`import_summary`] from what was kept of each run and observation ([`Head`]: an import
+/// that streams them keeps no more), in the order they were read: "imported ID (LABEL) from
+/// FILE", "imported trace ID (LABEL) from FILE", "already present: ID", "already present:
+/// trace ID".
 pub fn import_lines<'a>(
     batches: &[(&PathBuf, usize)],
-    mut heads: impl Iterator<Item = (&'a str, Option<&'a str>)>,
+    mut heads: impl Iterator<Item = &'a Head>,
     saved: &[bool],
 ) -> String {
     let mut saved = saved.iter();
     let mut text = String::new();
     for (path, n) in batches {
-        for (id, label) in heads.by_ref().take(*n) {
-            text.push_str(&match (saved.next().copied().unwrap_or(false), label) {
-                (true, Some(label)) => {
-                    format!("imported {id} ({label}) from {}\n", path.display())
-                }
-                (true, None) => format!("imported {id} from {}\n", path.display()),
-                (false, _) => format!("already present: {id}\n"),
-            });
+        for head in heads.by_ref().take(*n) {
+            let what = match head.kind {
+                Some(kind) => format!("{kind} {}", head.id),
+                None => head.id.clone(),
+            };
+            text.push_str(
+                &match (saved.next().copied().unwrap_or(false), &head.label) {
+                    (true, Some(label)) => {
+                        format!("imported {what} ({label}) from {}\n", path.display())
+                    }
+                    (true, None) => format!("imported {what} from {}\n", path.display()),
+                    (false, _) => format!("already present: {what}\n"),
+                },
+            );
         }
     }
     text
@@ -2091,6 +2390,292 @@ mod tests {
         assert_eq!(old.profiles, vec![Vec::<Profile>::new(), Vec::new()]);
     }
 
+    /// A stored trace (`trace --store`) of a real report, and a system profile.
+    fn observations() -> Vec<Observation> {
+        let fp = Fingerprint {
+            hostname: Some("tracer".into()),
+            ..Fingerprint::default()
+        };
+        let trace = crate::report::trace::tests::fixture()
+            .stored("cccc00000001".into(), Some("t".into()), 10, fp)
+            .unwrap();
+        let mut sys = crate::profile::system::Aggregator::new(10).finish();
+        sys.id = "aaaa00000002".into();
+        sys.started_ns = 20;
+        sys.wall_ns = 3_000_000_000;
+        sys.stacks.insert("a;b".into(), 7);
+        sys.samples = 7;
+        sys.sample_period_ns = 1_000_003;
+        vec![
+            Observation::Trace(Box::new(trace)),
+            Observation::SystemProfile(Box::new(sys)),
+        ]
+    }
+
+    /// Runs, profiles and observations as an export document.
+    fn doc_with_observations() -> Value {
+        let profiles = vec![vec![profile("syscall")], vec![]];
+        let bytes = export_all(&two_runs(), &profiles, &observations()).unwrap();
+        serde_json::from_slice(&bytes).unwrap()
+    }
+
+    /// The same bytes from the streaming writer as from the whole document.
+    fn written(runs: &[Run], profiles: &[Vec<Profile>], obs: &[Observation]) -> Vec<u8> {
+        let mut w = ExportWriter::new(Vec::new()).unwrap();
+        for r in runs {
+            w.run(r).unwrap();
+        }
+        let mut order: Vec<(&str, &[Profile])> = runs
+            .iter()
+            .zip(profiles)
+            .map(|(r, p)| (r.id.as_str(), p.as_slice()))
+            .collect();
+        order.sort_by_key(|(id, _)| *id);
+        for (id, p) in order {
+            w.profiles(id, p).unwrap();
+        }
+        for o in obs {
+            w.observation(o).unwrap();
+        }
+        w.finish().unwrap().0
+    }
+
+    /// Observations travel after the runs, each as `{"kind", "observation"}` with the stored
+    /// serde form, and an export, imported and exported again, is the same bytes; with or
+    /// without runs and profiles, and from the streaming writer as from the whole document.
+    #[test]
+    fn observations_travel_and_come_back_byte_identical() {
+        let runs = two_runs();
+        let obs = observations();
+        let with = vec![vec![profile("syscall")], vec![]];
+        let none: Vec<Vec<Profile>> = vec![vec![], vec![]];
+        for (runs, profiles) in [(&runs[..], &with), (&runs[..], &none), (&[][..], &none)] {
+            let profiles = &profiles[..runs.len()];
+            let bytes = export_all(runs, profiles, &obs).unwrap();
+            assert_eq!(
+                String::from_utf8(written(runs, profiles, &obs)).unwrap(),
+                String::from_utf8(bytes.clone()).unwrap()
+            );
+            let back = import_with_profiles(&bytes).unwrap();
+            assert_eq!(back.runs, runs);
+            assert_eq!(back.observations, obs);
+            assert_eq!(
+                export_all(&back.runs, &back.profiles, &back.observations).unwrap(),
+                bytes
+            );
+        }
+        let text = String::from_utf8(export_all(&runs, &with, &obs).unwrap()).unwrap();
+        let at = |key: &str| text.find(&format!("\n  \"{key}\": ")).expect(key);
+        assert!(at("runs") < at("profiles") && at("profiles") < at("observations"));
+        let v = doc_with_observations();
+        assert_eq!(v["format_version"], 1);
+        assert_eq!(v["observations"][0]["kind"], crate::model::TRACE_KIND);
+        assert_eq!(
+            v["observations"][1]["kind"],
+            crate::model::SYSTEM_PROFILE_KIND
+        );
+        let Observation::Trace(t) = &obs[0] else {
+            unreachable!()
+        };
+        assert_eq!(
+            v["observations"][0]["observation"],
+            serde_json::to_value(t).unwrap()
+        );
+        // Without observations, no "observations" field.
+        assert!(
+            serde_json::from_slice::<Value>(&export(&runs).unwrap()).unwrap()["observations"]
+                .is_null()
+        );
+        // Files read whole by path (sync) carry them too.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.json");
+        std::fs::write(&path, export_all(&runs, &[], &obs).unwrap()).unwrap();
+        assert_eq!(import_file(&path).unwrap().observations, obs);
+    }
+
+    /// A document of observations alone is read and written; one of nothing at all is refused,
+    /// as a document of no runs was.
+    #[test]
+    fn an_export_of_observations_alone_is_one_and_of_nothing_is_not() {
+        let obs = observations();
+        let bytes = export_all(&[], &[], &obs[..1]).unwrap();
+        let v: Value = serde_json::from_slice(&bytes).unwrap();
+        assert_eq!(v["runs"], json!([]));
+        let back = import_with_profiles(&bytes).unwrap();
+        assert!(back.runs.is_empty() && back.profiles.is_empty());
+        assert_eq!(back.observations, obs[..1]);
+        assert!(matches!(
+            export_all(&[], &[], &[]),
+            Err(ExchangeError::NoRuns)
+        ));
+        assert!(matches!(
+            ExportWriter::new(Vec::new()).unwrap().finish(),
+            Err(ExchangeError::NoRuns)
+        ));
+        for empty in [json!([]), Value::Null] {
+            let mut v = v.clone();
+            if empty.is_null() {
+                v.as_object_mut().unwrap().remove("observations");
+            } else {
+                v["observations"] = empty;
+            }
+            let e = import_value(&v).unwrap_err();
+            assert!(matches!(e, ExchangeError::NoRuns), "{e}");
+            assert!(e.to_string().contains("no runs"), "{e}");
+        }
+    }
+
+    /// Every observation is checked on reading, and the first problem named with its path:
+    /// its id, kind, type, figures the store keeps as i64, strings, a trace's report; an id
+    /// twice is refused as a run's is. The writer refuses what the reader would.
+    #[test]
+    fn a_bad_observation_is_refused_with_its_path() {
+        let cases: Vec<(&str, Value, &str)> = vec![
+            (
+                "/observations/0/observation/id",
+                json!("CCCC00000001"),
+                "observations[0].observation.id \"CCCC00000001\" is not an observation id",
+            ),
+            (
+                "/observations/1/kind",
+                json!("flame"),
+                "unknown variant `flame`",
+            ),
+            (
+                "/observations/0/observation/wall_ns",
+                json!(u64::MAX),
+                "observations[0].observation.wall_ns is 18446744073709551615, larger than 2^63 - 1",
+            ),
+            (
+                "/observations/0/observation/wall_ns",
+                json!("soon"),
+                "observations[0].observation.wall_ns: invalid type: string",
+            ),
+            (
+                "/observations/0/observation/report/runs",
+                json!("none"),
+                "observations[0].observation.report: not a report of 'sysperf trace'",
+            ),
+            (
+                "/observations/0/observation/label",
+                json!("a\u{1b}[31m"),
+                "observations[0].observation.label contains the control character U+001B",
+            ),
+            (
+                "/observations/1/observation/stacks",
+                json!({"a\u{7}": 7}),
+                "observations[1].observation.stacks contains the control character U+0007",
+            ),
+            (
+                "/observations/1/observation/hostname",
+                json!("a b"),
+                "observations[1].observation.hostname \"a b\" is not a hostname",
+            ),
+            (
+                "/observations/0/observation/bench",
+                json!(""),
+                "observations[0].observation.bench \"\" is not a benchmark id",
+            ),
+        ];
+        for (at, value, expected) in cases {
+            let mut v = doc_with_observations();
+            *v.pointer_mut(at).unwrap() = value;
+            let e = import_value(&v).unwrap_err();
+            assert_one_line(&e);
+            assert!(e.to_string().contains(expected), "{at}: {e}");
+        }
+        // No kind, no observation.
+        for key in ["kind", "observation"] {
+            let mut v = doc_with_observations();
+            v["observations"][0].as_object_mut().unwrap().remove(key);
+            let e = import_value(&v).unwrap_err().to_string();
+            assert!(
+                e.contains("observations[0]") && e.contains(&format!("missing field `{key}`")),
+                "{e}"
+            );
+        }
+        // The same observation twice.
+        let mut v = doc_with_observations();
+        v["observations"][1] = v["observations"][0].clone();
+        let e = import_value(&v).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                ExchangeError::DuplicateObservation {
+                    first: 0,
+                    second: 1,
+                    ..
+                }
+            ),
+            "{e}"
+        );
+        assert!(e
+            .to_string()
+            .contains("an export holds each observation once"));
+        let obs = observations();
+        let twice = [obs[0].clone(), obs[0].clone()];
+        assert!(matches!(
+            export_all(&[], &[], &twice),
+            Err(ExchangeError::DuplicateObservation { .. })
+        ));
+        let mut w = ExportWriter::new(Vec::new()).unwrap();
+        w.observation(&obs[0]).unwrap();
+        assert!(w.observation(&obs[0]).is_err());
+        // What the reader refuses, the writers refuse, naming the observation.
+        let mut bad = obs[1].clone();
+        if let Observation::SystemProfile(p) = &mut bad {
+            p.id = "xyz".into();
+        }
+        let e = export_all(&[], &[], &[bad.clone()])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("observation \"xyz\" cannot be exported: observations[0].observation.id"),
+            "{e}"
+        );
+        let e = ExportWriter::new(Vec::new())
+            .unwrap()
+            .observation(&bad)
+            .unwrap_err();
+        assert!(
+            matches!(e, ExchangeError::ObservationNotExportable { .. }),
+            "{e}"
+        );
+        // A profile after the observations would be out of the document's order.
+        let mut w = ExportWriter::new(Vec::new()).unwrap();
+        w.run(&two_runs()[0]).unwrap();
+        w.observation(&obs[0]).unwrap();
+        assert!(w
+            .profiles(&two_runs()[0].id, &[profile("syscall")])
+            .is_err());
+    }
+
+    /// The first pass walks and counts the observations as it does the runs, before anything
+    /// is built: a list too long or too deep in one is refused with its path.
+    #[test]
+    fn the_first_pass_counts_observations() {
+        let mut v = doc_with_observations();
+        v["observations"][0]["observation"]["report"]["warnings"] =
+            json!(vec![""; MAX_ANY_LIST + 1]);
+        let e = import_value(&v).unwrap_err();
+        assert!(matches!(e, ExchangeError::TooManyEntries { .. }), "{e}");
+        assert!(
+            e.to_string().contains(
+                "observations[0].observation.report.warnings has more than 100000 entries"
+            ),
+            "{e}"
+        );
+        let mut v = doc_with_observations();
+        v["observations"][1]["observation"]["note"] =
+            serde_json::from_str(&format!("{}1{}", "[".repeat(40), "]".repeat(40))).unwrap();
+        let e = import_value(&v).unwrap_err().to_string();
+        assert!(
+            e.contains("observations[1].observation.note[0]")
+                && e.contains("nests lists and objects more than 32 deep"),
+            "{e}"
+        );
+    }
+
     /// The streaming pass of an export of many runs: each run is handed over before the next is
     /// read (a bad run late in the file comes after the good ones before it were handed over,
     /// which a pass that builds every run first cannot do), profiles come after their run
@@ -2112,6 +2697,7 @@ mod tests {
             seen.push(match item {
                 Streamed::Run(r) => r.id,
                 Streamed::Profiles { id, .. } => format!("profiles of {id}"),
+                Streamed::Observation(o) => format!("observation {}", o.id()),
             });
             Ok(())
         })
@@ -2123,7 +2709,8 @@ mod tests {
             import_with_profiles(&bytes).unwrap(),
             Imported {
                 runs: runs.clone(),
-                profiles: profiles.clone()
+                profiles: profiles.clone(),
+                observations: Vec::new(),
             }
         );
 

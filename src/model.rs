@@ -12,9 +12,11 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 mod listing;
+mod observation;
 mod profile;
 mod trace;
 pub use listing::{ObservationInfo, RunInfo, Stopped, ABANDONED_AFTER};
+pub use observation::{Observation, SYSTEM_PROFILE_KIND};
 pub use profile::{FunctionCalls, ProcessRow, Profile, SystemProfile};
 pub use trace::{StoredTrace, TRACE_KIND};
 

@@ -1,5 +1,5 @@
-//! `sysperf export`: stored (or reference) runs written as one export file, or to standard
-//! output made inert for a terminal.
+//! `sysperf export`: stored (or reference) runs, and stored observations (traces, system
+//! profiles), written as one export file, or to standard output made inert for a terminal.
 
 use super::args::DbArg;
 use super::failure::{Context, Failure};
@@ -13,7 +13,8 @@ use sysperf::{exit, output};
 
 #[derive(ClapArgs)]
 pub(crate) struct Args {
-    /// Runs to export: ids, unique id prefixes, labels or 'latest'.
+    /// Runs to export: ids, unique id prefixes, labels or 'latest'; or stored observations
+    /// ('trace --store', 'profile --system') by id, unique id prefix or label.
     #[arg(required = true, value_name = "RUN")]
     pub(crate) runs: Vec<String>,
     /// Where to write the export (default: standard output).
@@ -43,11 +44,13 @@ pub(crate) fn exec(a: Args) -> Result<i32> {
         })
     })
     .or_else(|e| failed.take().map_or(Err(e.into()), Err))?;
-    let count = list.len();
-    let plural = if count == 1 { "" } else { "s" };
-    say!(
-        "sysperf: exported {count} run{plural} to {}",
-        path.display()
-    );
+    let plural = |n: usize, what: &str| format!("{n} {what}{}", if n == 1 { "" } else { "s" });
+    let runs = list.len();
+    let what = match list.observations() {
+        0 => plural(runs, "run"),
+        n if runs == 0 => plural(n, "observation"),
+        n => format!("{} and {}", plural(runs, "run"), plural(n, "observation")),
+    };
+    say!("sysperf: exported {what} to {}", path.display());
     Ok(exit::OK)
 }

@@ -1,11 +1,11 @@
-//! `sysperf export` and `sysperf import` as whole operations: the runs named by the user
-//! written as one export, streamed (a few runs in memory at a time, however many there are);
-//! export files read into the store, all checked before anything is stored, then stored in
+//! `sysperf export` and `sysperf import` as whole operations: the runs (and stored
+//! observations) named by the user written as one export, streamed (a few runs in memory at
+//! a time, however many there are); export files read into the store, all checked before anything is stored, then stored in
 //! one transaction. The format, its checks and the streaming reader and writer are the rest of
 //! `exchange`; where the bytes go (a file written without following links, or standard output
 //! made inert for a terminal) is the caller's.
 
-use super::{stream_file, ExchangeError, ExportWriter, Streamed};
+use super::{stream_file, ExchangeError, ExportWriter, Head, Streamed};
 use crate::catalog::{self, Catalog, CatalogError};
 use crate::model::Run;
 use crate::reference;
@@ -60,20 +60,31 @@ enum Named {
     Stored(String),
 }
 
-/// The runs an export holds, every name resolved before anything is loaded or written (a
-/// typo costs nothing), each run once however often it was named ('latest' and its own id).
+/// The runs and observations an export holds, every name resolved before anything is loaded
+/// or written (a typo costs nothing), each once however often it was named ('latest' and its
+/// own id).
 #[derive(Debug)]
 pub struct ExportList {
     named: Vec<Named>,
+    /// Stored observations (traces, system profiles), by id, in the order named.
+    observations: Vec<String>,
 }
 
 impl ExportList {
     /// Resolves `specs` (ids, id prefixes, labels of one run or of a group, `latest`, reference
-    /// runs' names).
+    /// runs' names; a name that is no run's but a stored observation's, as `show` and `rm`
+    /// take it, names the observation).
     pub fn resolve(catalog: &mut Catalog, specs: &[String]) -> Result<ExportList, CatalogError> {
         let mut named = Vec::with_capacity(specs.len());
+        let mut observations = Vec::new();
         let mut seen = HashSet::new();
         for spec in specs {
+            if let Some(id) = catalog.find_observation(spec)? {
+                if !observations.contains(&id) {
+                    observations.push(id);
+                }
+                continue;
+            }
             // A label names every run that carries it (`Catalog::named_runs`).
             let found = match reference::find(spec)? {
                 Some(r) => vec![(r.id.clone(), Named::Reference(Box::new(r.clone())))],
@@ -89,7 +100,10 @@ impl ExportList {
                 }
             }
         }
-        Ok(ExportList { named })
+        Ok(ExportList {
+            named,
+            observations,
+        })
     }
 
     /// How many runs the export holds.
@@ -97,14 +111,21 @@ impl ExportList {
         self.named.len()
     }
 
+    /// How many stored observations the export holds.
+    pub fn observations(&self) -> usize {
+        self.observations.len()
+    }
+
+    /// Whether it holds neither runs nor observations.
     pub fn is_empty(&self) -> bool {
-        self.named.is_empty()
+        self.named.is_empty() && self.observations.is_empty()
     }
 }
 
 /// Writes the runs of `list` to `out` as one export, loading them a few at a time from the
 /// catalog's store (which resolved them) and checking each as it is written; then the kernel
-/// profiles stored with each measured run (`run --profile`): everything a run has goes with it.
+/// profiles stored with each measured run (`run --profile`): everything a run has goes with it;
+/// then the stored observations named, one at a time, as stored.
 pub fn export_to(
     list: &ExportList,
     catalog: &mut Catalog,
@@ -145,27 +166,40 @@ pub fn export_to(
             w.profiles(id, &profiles)?;
         }
     }
+    for id in &list.observations {
+        let o = catalog.store()?.load_any_observation(id)?;
+        w.observation(&o)?;
+    }
     w.finish()?;
     Ok(())
 }
 
 /// Reads export `files` into the store `db` names (created if needed) and says, one line per
-/// run, what became of it (`imported ID (LABEL) from FILE`, `already present: ID`).
+/// run or observation, what became of it (`imported ID (LABEL) from FILE`, `imported trace ID
+/// (LABEL) from FILE`, `already present: ID`, `already present: trace ID`).
 ///
 /// Every file is read and checked before the store is opened, so a bad file leaves the store
 /// as it was (not even created), keeping only each run's id and label; then the files are read
 /// again, run by run, and the runs saved in one transaction. One run is held in memory at a
 /// time, however many the files hold. A run already stored is skipped, and so are the
-/// profiles that came with it.
+/// profiles that came with it; so is an observation whose id is stored. The observations are
+/// stored in the same transaction as the runs.
 pub fn import_files(files: &[PathBuf], db: Option<&PathBuf>) -> Result<String, TransferError> {
-    let mut heads: Vec<(String, Option<String>)> = Vec::new();
+    let mut heads: Vec<Head> = Vec::new();
     let mut batches = Vec::with_capacity(files.len());
     for path in files {
         let before = heads.len();
         stream_file(path, &mut |item| -> Result<(), TransferError> {
-            if let Streamed::Run(run) = item {
-                catalog::check_importable_run(heads.len(), &run)?;
-                heads.push((run.id, run.label));
+            match item {
+                Streamed::Run(run) => {
+                    catalog::check_importable_run(heads.len(), &run)?;
+                    heads.push(Head::of_run(&run));
+                }
+                Streamed::Observation(o) => {
+                    catalog::check_importable_observation(&o)?;
+                    heads.push(Head::of_observation(&o));
+                }
+                Streamed::Profiles { .. } => {}
             }
             Ok(())
         })
@@ -204,6 +238,7 @@ pub fn import_files(files: &[PathBuf], db: Option<&PathBuf>) -> Result<String, T
                                 sink.profiles(&id, &profiles)?;
                             }
                         }
+                        Streamed::Observation(o) => saved.push(sink.observation(&o)?),
                     }
                     Ok(())
                 })
@@ -217,10 +252,7 @@ pub fn import_files(files: &[PathBuf], db: Option<&PathBuf>) -> Result<String, T
             Ok(())
         })
         .map_err(TransferError::Saving)?;
-    let heads = heads
-        .iter()
-        .map(|(id, label)| (id.as_str(), label.as_deref()));
-    Ok(super::import_lines(&batches, heads, &saved))
+    Ok(super::import_lines(&batches, heads.iter(), &saved))
 }
 
 /// Why [`import_files`]' second reading of a file stopped: the store, or the file itself

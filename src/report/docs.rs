@@ -20,6 +20,11 @@ const MAPS: &[&str] = &[
     "fingerprint.sysctls",
     "results[].trials[].counters.interrupts_by_source",
     "profiles[].stacks",
+    "observations[].observation.stacks",
+    "observations[].observation.subsystems",
+    "observations[].observation.syscalls",
+    // A stored trace's report is `sysperf trace --json`'s document, described as a whole.
+    "observations[].observation.report",
 ];
 
 /// Objects keyed by data (run ids) whose values are objects or arrays the docs describe.
@@ -37,6 +42,7 @@ fn canonical(path: &str) -> String {
         (".worker_total", "usage"),
         (".callers[]", "arc"),
         (".callees[]", "arc"),
+        ("observations[].observation.fingerprint", "fingerprint"),
     ] {
         if path.ends_with(suffix) {
             return name.into();
@@ -332,9 +338,42 @@ mod tests {
 
     #[test]
     fn the_export_file_is_documented_field_for_field() {
+        use crate::model::{FunctionCalls, Observation, ProcessRow};
         let profiles = vec![vec![crate::report::profile::tests::fixture()]];
+        let mut fp = rich_run().fingerprint;
+        fp.hostname = Some("tracer".into());
+        let trace = crate::report::trace::tests::fixture()
+            .stored("cccc00000001".into(), Some("t".into()), 1, fp)
+            .expect("a stored trace");
+        let mut sys = crate::profile::system::Aggregator::new(10).finish();
+        sys.id = "aaaa00000001".into();
+        sys.stacks.insert("a;b".into(), 2);
+        sys.subsystems.insert("fs".into(), 2);
+        sys.syscalls.insert("read".into(), 2);
+        sys.processes.push(ProcessRow {
+            comm: "sh".into(),
+            pid: 7,
+            kernel_samples: 2,
+            user_samples: 0,
+        });
+        sys.functions.push(FunctionCalls {
+            name: "b".into(),
+            calls: Some(10),
+            calls_per_s: Some(10.0),
+            self_samples: 2,
+            child_samples: 0,
+            self_us_per_call: Some(1.0),
+            child_us_per_call: Some(0.0),
+            self_pct_kernel: 100.0,
+            total_pct_kernel: 100.0,
+            note: String::new(),
+        });
+        let observations = [
+            Observation::Trace(Box::new(trace)),
+            Observation::SystemProfile(Box::new(sys)),
+        ];
         let bytes =
-            crate::exchange::export_with_profiles(&[rich_run()], &profiles).expect("exports");
+            crate::exchange::export_all(&[rich_run()], &profiles, &observations).expect("exports");
         let v: Value = serde_json::from_slice(&bytes).expect("JSON");
         // The docs describe a run's objects from the run (`params`, not `runs[].params`).
         let keys: Keys = written(&v)

@@ -16,7 +16,8 @@ use super::query::{self, Db, Kind};
 use super::write::{self, RunSink, RunWrite, Sink};
 use super::{GcReport, GroupBy, GroupCount, ObservationInfo, RunInfo, RunQuery, StoreError};
 use crate::model::{
-    BenchResult, Profile, Run, Series, StoredTrace, SystemProfile, VarianceEstimate, Warning,
+    BenchResult, Observation, Profile, Run, Series, StoredTrace, SystemProfile, VarianceEstimate,
+    Warning,
 };
 use std::path::{Path, PathBuf};
 
@@ -301,6 +302,11 @@ pub trait Backend {
     /// The stored observation `id`.
     fn load_observation(&self, id: &str) -> Result<SystemProfile> {
         reading(self, |db| query::load_observation(db, id))
+    }
+
+    /// The stored observation `id` of either kind (a trace or a system profile), as stored.
+    fn load_any_observation(&self, id: &str) -> Result<Observation> {
+        reading(self, |db| query::load_any_observation(db, id))
     }
 
     /// Deletes an observation; false when there was none with that id.

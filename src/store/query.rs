@@ -15,7 +15,8 @@ use super::{
     MIN_PREFIX,
 };
 use crate::model::{
-    ObservationInfo, Profile, RunInfo, StoredTrace, SystemProfile, VarianceEstimate, TRACE_KIND,
+    Observation, ObservationInfo, Profile, RunInfo, StoredTrace, SystemProfile, VarianceEstimate,
+    SYSTEM_PROFILE_KIND, TRACE_KIND,
 };
 use rusqlite::types::{ToSqlOutput, Value};
 
@@ -745,9 +746,6 @@ pub(super) fn benchmark_profiles(db: &mut dyn Db) -> Result<Vec<Profile>> {
     rows(db, q, |r| r.json("profile_json"))
 }
 
-/// The kind of a system profile in the observations' `kind` column.
-const SYSTEM_PROFILE: &str = "system-profile";
-
 /// Stores a system profile under `p.id` (the caller makes the id, as for runs).
 pub(super) fn save_observation(db: &mut dyn Db, p: &SystemProfile) -> Result<()> {
     let mut b = Sql::new(db.dialect());
@@ -756,7 +754,7 @@ pub(super) fn save_observation(db: &mut dyn Db, p: &SystemProfile) -> Result<()>
              kernel_release, sysperf_version, observation_json)
          VALUES ({}, {}, {}, {}, {}, {}, {}, {}, {})",
         b.bind(p.id.as_str()),
-        b.bind(SYSTEM_PROFILE),
+        b.bind(SYSTEM_PROFILE_KIND),
         b.bind(p.label.as_deref()),
         b.bind(p.started_ns),
         b.bind(super::int(p.wall_ns, "an observation's duration")?),
@@ -832,7 +830,7 @@ pub(super) fn load_observation(db: &mut dyn Db, id: &str) -> Result<SystemProfil
     let sql = format!(
         "SELECT observation_json FROM observations WHERE id = {} AND kind = {}",
         b.bind(id),
-        b.bind(SYSTEM_PROFILE)
+        b.bind(SYSTEM_PROFILE_KIND)
     );
     rows(db, b.on("observations", sql), |r| {
         r.json("observation_json")
@@ -841,6 +839,48 @@ pub(super) fn load_observation(db: &mut dyn Db, id: &str) -> Result<SystemProfil
     .ok_or_else(|| StoreError::NoSuchRun {
         spec: id.to_string(),
     })
+}
+
+/// The stored observation `id` of either kind, as the store keeps it.
+pub(super) fn load_any_observation(db: &mut dyn Db, id: &str) -> Result<Observation> {
+    let mut b = Sql::new(db.dialect());
+    let sql = format!(
+        "SELECT kind, observation_json FROM observations WHERE id = {}",
+        b.bind(id)
+    );
+    rows(db, b.on("observations", sql), |r| {
+        let kind = r.text("kind")?;
+        Ok(match kind.as_str() {
+            TRACE_KIND => Observation::Trace(Box::new(r.json("observation_json")?)),
+            SYSTEM_PROFILE_KIND => {
+                Observation::SystemProfile(Box::new(r.json("observation_json")?))
+            }
+            other => {
+                return Err(StoreError::Corrupt(format!(
+                    "observation {id} is of an unknown kind '{other}'"
+                )))
+            }
+        })
+    })?
+    .pop()
+    .ok_or_else(|| StoreError::NoSuchRun {
+        spec: id.to_string(),
+    })
+}
+
+/// Whether an observation `id` (of either kind) is stored.
+pub(super) fn observation_exists(db: &mut dyn Db, id: &str) -> Result<bool> {
+    let mut b = Sql::new(db.dialect());
+    let sql = format!("SELECT id FROM observations WHERE id = {}", b.bind(id));
+    Ok(!ids(db, b.on("observations", sql))?.is_empty())
+}
+
+/// Stores `o` under its id, as `trace --store` or `profile --system` would have.
+pub(super) fn save_any_observation(db: &mut dyn Db, o: &Observation) -> Result<()> {
+    match o {
+        Observation::Trace(t) => save_trace(db, t),
+        Observation::SystemProfile(p) => save_observation(db, p),
+    }
 }
 
 /// Deletes an observation; false when there was none with that id.

@@ -382,6 +382,7 @@ on_both_backends!(
     load_runs_reads_runs_together_in_the_order_asked,
     observations_are_stored_listed_found_and_removed,
     traces_are_stored_found_by_benchmark_and_never_loaded_as_system_profiles,
+    observations_are_imported_in_the_import_transaction,
 );
 
 /// `runs --where/--since/--limit`, the count behind "N more", and a machine's history, alike
@@ -1690,4 +1691,73 @@ fn traces_are_stored_found_by_benchmark_and_never_loaded_as_system_profiles(b: B
     assert!(store.load_observation("aaaa00000001").is_ok());
     assert!(store.remove_observation("cccc00000003").unwrap());
     assert_eq!(store.traces(Some("syscall")).unwrap(), vec![a]);
+}
+
+/// `import_runs` stores observations of both kinds beside runs, in its one transaction: each
+/// once (an id stored before, or earlier in the same import, is skipped), read back as they
+/// were handed over and as `show` and `compare` read them; a feed that fails stores none.
+fn observations_are_imported_in_the_import_transaction(backing: Backing) {
+    use crate::model::Observation;
+    let store = &*backing.store;
+    let present = observation("aaaa00000001", Some("busy"), 10);
+    store.save_observation(&present).unwrap();
+    let trace = crate::model::StoredTrace {
+        id: "cccc00000001".into(),
+        label: Some("t".into()),
+        bench: "syscall".into(),
+        started_ns: 30,
+        wall_ns: 20_000_000,
+        sysperf_version: "0.1.0".into(),
+        fingerprint: crate::model::Fingerprint {
+            hostname: Some("tracer".into()),
+            ..Default::default()
+        },
+        report: serde_json::json!({"bench": "syscall", "per_op": 0.1}),
+    };
+    let fed = [
+        Observation::SystemProfile(Box::new(present.clone())),
+        Observation::Trace(Box::new(trace.clone())),
+        Observation::SystemProfile(Box::new(observation("aaaa00000002", None, 20))),
+        Observation::Trace(Box::new(trace.clone())),
+    ];
+    let run = full_run("0123456789ab");
+    let mut saved = Vec::new();
+    store
+        .import_runs(&mut |sink| {
+            saved.clear();
+            saved.push(sink.run(&run)?);
+            for o in &fed {
+                saved.push(sink.observation(o)?);
+            }
+            Ok(())
+        })
+        .unwrap();
+    assert_eq!(saved, [true, false, true, true, false]);
+    assert_eq!(store.list_observations().unwrap().len(), 3);
+    assert_eq!(store.traces(None).unwrap(), vec![trace.clone()]);
+    assert_eq!(store.load_any_observation("cccc00000001").unwrap(), fed[1]);
+    assert_eq!(store.load_any_observation("aaaa00000002").unwrap(), fed[2]);
+    assert_eq!(store.load_observation("aaaa00000002").unwrap(), {
+        let Observation::SystemProfile(p) = &fed[2] else {
+            unreachable!()
+        };
+        (**p).clone()
+    });
+    assert!(matches!(
+        store.load_any_observation("dddd00000001"),
+        Err(StoreError::NoSuchRun { .. })
+    ));
+    // A feed that fails after handing an observation over stores nothing.
+    let mut late = trace.clone();
+    late.id = "cccc00000002".into();
+    let e = store.import_runs(&mut |sink| {
+        sink.observation(&Observation::Trace(Box::new(late.clone())))?;
+        Err(StoreError::Feed("the file changed".into()))
+    });
+    assert!(e.is_err());
+    assert_eq!(store.list_observations().unwrap().len(), 3);
+    assert_eq!(
+        backing.count("SELECT COUNT(*) FROM observations WHERE id = 'cccc00000002'"),
+        0
+    );
 }

@@ -13,7 +13,7 @@
 use super::query::{self, Db};
 use super::{insert_derived, insert_profile, insert_result, insert_run, insert_series};
 use super::{insert_warnings, int_usize, Result, StoreError};
-use crate::model::{BenchResult, Profile, Run, Series, Warning};
+use crate::model::{BenchResult, Observation, Profile, Run, Series, Warning};
 use rusqlite::Connection;
 use std::collections::HashSet;
 
@@ -177,6 +177,9 @@ pub trait RunSink {
     fn run(&mut self, run: &Run) -> Result<bool>;
     /// Stores kernel profiles of a run this sink stored, after those it has.
     fn profiles(&mut self, run_id: &str, profiles: &[Profile]) -> Result<()>;
+    /// Stores an observation (a trace, a system profile) under its id, unless an observation
+    /// of that id is already stored (also by this transaction); whether it was stored.
+    fn observation(&mut self, o: &Observation) -> Result<bool>;
 }
 
 /// Runs a [`Sink`] builds before it moves them into the store: a few at a time in
@@ -233,6 +236,16 @@ impl RunSink for Sink<'_> {
             insert_profile(self.lite, run_id, position, p)?;
         }
         Ok(())
+    }
+
+    fn observation(&mut self, o: &Observation) -> Result<bool> {
+        // Observations are rows of their own, written straight to the transaction: they
+        // refer to no run, so the runs built in `lite` need not be moved first.
+        if query::observation_exists(self.db, o.id())? {
+            return Ok(false);
+        }
+        query::save_any_observation(self.db, o)?;
+        Ok(true)
     }
 }
 
