@@ -15,6 +15,7 @@
 //! - [`variance`]: within-run and run-to-run variance, and ratio intervals that include both;
 //! - [`paired`]: the interval of a paired A/B from its rounds' log ratios (`sysperf ab`);
 //! - [`speed`]: the machine's speed through a run, from its trials (change points, episodes);
+//! - [`changepoint`]: change points in a test's history of runs (`sysperf changes`);
 //! - [`fingerprint`]: what machine a run was made on;
 //! - [`store`]: the embedded SQLite store of runs;
 //! - [`derived`]: figures computed from several results (context switch, exec overhead, ...);
@@ -45,6 +46,7 @@
 
 pub mod bench;
 pub mod catalog;
+pub mod changepoint;
 #[allow(unsafe_code)]
 pub mod clib;
 pub mod compare;

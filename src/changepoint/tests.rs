@@ -1,0 +1,473 @@
+//! Tests of change-point detection: exact cases, properties, and the rates on simulated
+//! histories fitted to this VM's run-to-run noise (quoted in docs/changes.md).
+
+use super::*;
+use crate::stats::Rng;
+use proptest::prelude::*;
+
+fn uniform(rng: &mut Rng) -> f64 {
+    rng.below(1 << 53) as f64 / (1u64 << 53) as f64
+}
+
+/// A standard normal variate (Box-Muller).
+fn normal(rng: &mut Rng) -> f64 {
+    let u = 1.0 - uniform(rng); // (0, 1]
+    let v = uniform(rng);
+    (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
+}
+
+/// Run-to-run noise of one test's run medians on one host.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Noise {
+    pub(super) name: &'static str,
+    /// Log-sd of a run's median around its level.
+    pub(super) sigma: f64,
+    /// The share of runs that land in the host's slow mode (1.2-1.6x, #30's two speeds).
+    pub(super) slow_share: f64,
+    /// The share of histories with an episode: 3-5 consecutive runs all in the slow mode.
+    pub(super) episode_share: f64,
+}
+
+/// The noise profiles of this VM (#30, #35): quiet tests near 5% run-to-run, busy ones
+/// 10-15%, and the two-speed host (1.2-1.6x apart, #30), whose run medians are bimodal: with
+/// 10% of the runs in the slow mode the overall log-sd is about 11%, with 25% about 15% (what
+/// #30 measured for pipeback4's stored runs). Its episodes last 0.4-10 s, far shorter than the
+/// time between two scheduled runs, so slow runs come independently; the last profile is a
+/// stress test beyond that: a slow stretch of 3-5 consecutive runs in 30% of the histories
+/// (a noisy neighbour for a day).
+pub(super) const PROFILES: [Noise; 6] = [
+    Noise {
+        name: "gaussian 5%",
+        sigma: 0.05,
+        slow_share: 0.0,
+        episode_share: 0.0,
+    },
+    Noise {
+        name: "gaussian 10%",
+        sigma: 0.10,
+        slow_share: 0.0,
+        episode_share: 0.0,
+    },
+    Noise {
+        name: "gaussian 15%",
+        sigma: 0.15,
+        slow_share: 0.0,
+        episode_share: 0.0,
+    },
+    Noise {
+        name: "two-speed 10%",
+        sigma: 0.05,
+        slow_share: 0.10,
+        episode_share: 0.0,
+    },
+    Noise {
+        name: "two-speed 25%",
+        sigma: 0.05,
+        slow_share: 0.25,
+        episode_share: 0.0,
+    },
+    Noise {
+        name: "+ slow stretch",
+        sigma: 0.05,
+        slow_share: 0.10,
+        episode_share: 0.30,
+    },
+];
+
+/// A history of `n` run medians around 1000 with `noise`, and from run `step.0` on slower
+/// by the fraction `step.1`.
+pub(super) fn history(
+    rng: &mut Rng,
+    n: usize,
+    noise: Noise,
+    step: Option<(usize, f64)>,
+) -> Vec<f64> {
+    let slow_factor = 1.2 + 0.4 * uniform(rng);
+    let mut slow: Vec<bool> = (0..n).map(|_| uniform(rng) < noise.slow_share).collect();
+    if uniform(rng) < noise.episode_share {
+        let len = 3 + rng.below(3);
+        let start = rng.below(n - len + 1);
+        slow[start..start + len].iter_mut().for_each(|s| *s = true);
+    }
+    (0..n)
+        .map(|i| {
+            let mut v = 1000.0 * (noise.sigma * normal(rng)).exp();
+            if slow[i] {
+                v *= slow_factor;
+            }
+            if let Some((at, frac)) = step {
+                if i >= at {
+                    v *= 1.0 + frac;
+                }
+            }
+            v
+        })
+        .collect()
+}
+
+/// Of `histories` A/A histories of `n` runs: how many had a change reported.
+fn false_alarms(noise: Noise, n: usize, histories: usize, seed: u64) -> usize {
+    let mut rng = Rng::new(seed);
+    (0..histories)
+        .filter(|_| {
+            !detect(&history(&mut rng, n, noise, None), &Settings::default())
+                .unwrap()
+                .is_empty()
+        })
+        .count()
+}
+
+/// Of `histories` histories of `n` runs with a step of `frac` planted at a run drawn from
+/// [n/5, 4n/5]: how many had a change of the right sign reported within 5 runs of it (a 10%
+/// step in 5% noise is placed within 3 runs only 90% of the time).
+fn detections(noise: Noise, n: usize, frac: f64, histories: usize, seed: u64) -> usize {
+    let mut rng = Rng::new(seed);
+    (0..histories)
+        .filter(|_| {
+            let at = n / 5 + rng.below(3 * n / 5 + 1);
+            let h = history(&mut rng, n, noise, Some((at, frac)));
+            detect(&h, &Settings::default())
+                .unwrap()
+                .iter()
+                .any(|c| c.index.abs_diff(at) <= 5 && (c.ratio() > 1.0) == (frac > 0.0))
+        })
+        .count()
+}
+
+/// The overall log-sd of a profile's A/A histories (the figure the issue quotes, 5-15%).
+fn overall_log_sd(noise: Noise) -> f64 {
+    let mut rng = Rng::new(7);
+    let mut sd = 0.0;
+    for _ in 0..200 {
+        let z: Vec<f64> = history(&mut rng, 50, noise, None)
+            .iter()
+            .map(|v| v.ln())
+            .collect();
+        let mean = z.iter().sum::<f64>() / z.len() as f64;
+        sd += (z.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (z.len() - 1) as f64).sqrt();
+    }
+    sd / 200.0
+}
+
+#[test]
+fn a_clear_step_is_found_where_it_is() {
+    let mut v = vec![100.0; 20];
+    v.extend(vec![130.0; 20]);
+    // Some jitter, so that the values are not all tied.
+    for (i, x) in v.iter_mut().enumerate() {
+        *x *= 1.0 + 0.001 * (i % 7) as f64;
+    }
+    let c = detect(&v, &Settings::default()).unwrap();
+    assert_eq!(c.len(), 1, "{c:?}");
+    assert_eq!(c[0].index, 20);
+    assert!((c[0].ratio() - 1.3).abs() < 0.01, "{c:?}");
+    assert!(c[0].p_value <= 0.005);
+    // The interval holds the ratio and says the change is real.
+    let [lo, hi] = c[0].ratio_ci;
+    assert!(
+        lo <= c[0].ratio() && c[0].ratio() <= hi && lo > 1.25 && hi < 1.35,
+        "{c:?}"
+    );
+}
+
+/// The case that kept the 30% property ignored while the split was placed on ranks: a -30%
+/// step at run 13 of 50 in 5% noise was placed at 18.
+#[test]
+fn a_30pct_step_is_placed_where_it_is_not_where_ranks_put_it() {
+    let mut rng = Rng::new(1153166989897196533);
+    let h = history(&mut rng, 50, PROFILES[0], Some((13, -0.3)));
+    let c = detect(&h, &Settings::default()).unwrap();
+    assert!(
+        c.iter()
+            .any(|c| c.index.abs_diff(13) <= 2 && c.ratio() < 0.8),
+        "{c:?}"
+    );
+    // On ranks alone the best split is elsewhere: the reason the split is placed on logs.
+    let (on_ranks, _) = best_split(&ranks(&h), 1.0, 5).unwrap();
+    let logs: Vec<f64> = h.iter().map(|v| v.ln()).collect();
+    let (on_logs, _) = best_split(&logs, 1.0, 5).unwrap();
+    assert!(on_logs.abs_diff(13) <= 2, "{on_logs}");
+    assert!(on_ranks.abs_diff(13) > 2, "{on_ranks}");
+}
+
+#[test]
+fn two_steps_are_both_found_in_order() {
+    let v: Vec<f64> = (0..60)
+        .map(|i| {
+            let level = if i < 20 {
+                100.0
+            } else if i < 40 {
+                120.0
+            } else {
+                90.0
+            };
+            level * (1.0 + 0.002 * ((i * 7) % 5) as f64)
+        })
+        .collect();
+    let c = detect(&v, &Settings::default()).unwrap();
+    let at: Vec<usize> = c.iter().map(|c| c.index).collect();
+    assert_eq!(at, [20, 40], "{c:?}");
+    assert!(c[0].ratio() > 1.15 && c[1].ratio() < 0.8, "{c:?}");
+}
+
+#[test]
+fn short_or_flat_histories_have_no_change() {
+    assert!(detect(&[], &Settings::default()).unwrap().is_empty());
+    assert!(detect(&[5.0; 9], &Settings::default()).unwrap().is_empty());
+    assert!(detect(&[5.0; 200], &Settings::default())
+        .unwrap()
+        .is_empty());
+}
+
+#[test]
+fn a_step_under_min_step_is_not_reported() {
+    // A 1% step with no noise is significant, and below the 2% a change must reach.
+    let v: Vec<f64> = (0..40)
+        .map(|i| if i < 20 { 100.0 } else { 101.0 } + 0.0001 * (i % 3) as f64)
+        .collect();
+    assert!(detect(&v, &Settings::default()).unwrap().is_empty());
+    let s = Settings {
+        min_step: 0.005,
+        ..Settings::default()
+    };
+    assert_eq!(detect(&v, &s).unwrap().len(), 1);
+}
+
+#[test]
+fn bad_values_and_settings_are_errors_not_panics() {
+    assert_eq!(
+        detect(&[1.0, 0.0, 2.0], &Settings::default()),
+        Err(ChangeError::NotPositive {
+            index: 1,
+            value: 0.0
+        })
+    );
+    assert!(matches!(
+        detect(&[1.0, f64::NAN], &Settings::default()),
+        Err(ChangeError::NotPositive { index: 1, .. })
+    ));
+    for s in [
+        Settings {
+            alpha: 2.0,
+            ..Settings::default()
+        },
+        Settings {
+            min_size: 1,
+            ..Settings::default()
+        },
+        Settings {
+            significance: 0.0,
+            ..Settings::default()
+        },
+        Settings {
+            permutations: 0,
+            ..Settings::default()
+        },
+        Settings {
+            min_step: f64::NAN,
+            ..Settings::default()
+        },
+    ] {
+        assert!(
+            matches!(detect(&[1.0; 30], &s), Err(ChangeError::Settings(_))),
+            "{s:?}"
+        );
+    }
+}
+
+#[test]
+fn the_energy_statistic_matches_its_definition() {
+    // best_split's O(n^2) sums against the formula written out, at every split.
+    let x = [0.3, -1.2, 0.8, 2.5, 2.1, 1.9, -0.4, 3.3, 2.8];
+    for alpha in [0.5, 1.0, 1.5] {
+        let d = |a: f64, b: f64| (a - b).abs().powf(alpha);
+        let q_at = |t: usize| {
+            let (l, r) = x.split_at(t);
+            let (nx, ny) = (l.len() as f64, r.len() as f64);
+            let cross: f64 = l
+                .iter()
+                .flat_map(|a| r.iter().map(move |b| d(*a, *b)))
+                .sum();
+            let pairs = |s: &[f64]| -> f64 {
+                (0..s.len())
+                    .flat_map(|i| (i + 1..s.len()).map(move |k| (i, k)))
+                    .map(|(i, k)| d(s[i], s[k]))
+                    .sum()
+            };
+            let e = 2.0 * cross / (nx * ny)
+                - pairs(l) / (nx * (nx - 1.0) / 2.0)
+                - pairs(r) / (ny * (ny - 1.0) / 2.0);
+            nx * ny / (nx + ny) * e
+        };
+        let (at, q) = best_split(&x, alpha, 2).unwrap();
+        let want = (2..=x.len() - 2)
+            .map(|t| (t, q_at(t)))
+            .max_by(|a, b| a.1.total_cmp(&b.1))
+            .unwrap();
+        assert_eq!(at, want.0, "alpha {alpha}");
+        assert!(
+            (q - want.1).abs() < 1e-9,
+            "alpha {alpha}: {q} vs {}",
+            want.1
+        );
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    /// Change points are in order, at least min_size apart and from the ends, each reported
+    /// step at least min_step, and the same history always gives the same answer.
+    #[test]
+    fn change_points_are_well_formed_and_reproducible(
+        v in prop::collection::vec(1.0f64..1e6, 0..60),
+    ) {
+        let s = Settings::default();
+        let c = detect(&v, &s).unwrap();
+        prop_assert_eq!(&c, &detect(&v, &s).unwrap());
+        for w in c.windows(2) {
+            prop_assert!(w[1].index >= w[0].index + s.min_size);
+        }
+        for p in &c {
+            prop_assert!(p.index >= s.min_size && p.index + s.min_size <= v.len());
+            prop_assert!((p.ratio() - 1.0).abs() >= s.min_step);
+            prop_assert!(p.p_value > 0.0 && p.p_value <= s.significance);
+        }
+    }
+
+    /// Times are ratios: scaling a history changes no change point's place or step, and
+    /// each point's levels scale with it.
+    #[test]
+    fn scaling_a_history_moves_no_change_point(
+        seed in any::<u64>(),
+        scale in prop::sample::select(vec![0.001, 2.0, 1e6]),
+        frac in prop::sample::select(vec![0.0, 0.1, 0.3, -0.25]),
+    ) {
+        let mut rng = Rng::new(seed);
+        let h = history(&mut rng, 40, PROFILES[0], Some((20, frac)));
+        let scaled: Vec<f64> = h.iter().map(|x| x * scale).collect();
+        let a = detect(&h, &Settings::default()).unwrap();
+        let b = detect(&scaled, &Settings::default()).unwrap();
+        prop_assert_eq!(a.len(), b.len());
+        for (x, y) in a.iter().zip(&b) {
+            prop_assert_eq!(x.index, y.index);
+            prop_assert!((x.ratio() - y.ratio()).abs() < 1e-6);
+        }
+    }
+
+    /// A step of 30% in quiet noise is always found, within 2 runs of where it is, with an
+    /// interval of its ratio that holds the estimate and not 1. It failed while the split was
+    /// placed on ranks (seed 1153166989897196533: a -30% step at run 13 of 50 in 5% noise
+    /// placed at 18, Q 6.39 there against 6.29 at 13 on ranks).
+    #[test]
+    fn a_30pct_step_in_quiet_noise_is_found(seed in any::<u64>(), at in 8usize..42, up in any::<bool>()) {
+        let mut rng = Rng::new(seed);
+        let frac = if up { 0.3 } else { -0.3 };
+        let h = history(&mut rng, 50, PROFILES[0], Some((at, frac)));
+        let c = detect(&h, &Settings::default()).unwrap();
+        prop_assert!(
+            c.iter().any(|c| c.index.abs_diff(at) <= 2
+                && (c.ratio() > 1.0) == up
+                && c.ratio_ci[0] <= c.ratio()
+                && c.ratio() <= c.ratio_ci[1]
+                && !(c.ratio_ci[0]..=c.ratio_ci[1]).contains(&1.0)),
+            "step at {} not found: {:?}", at, c
+        );
+    }
+}
+
+/// The issue's bar: a 10% step found in >= 9 of 10 histories of 50 runs, with <= 1 false
+/// alarm per 100 A/A histories. The false alarms hold on every profile whose runs are
+/// exchangeable (the permutation test's level does not depend on the noise's shape; the slow
+/// stretches break exchangeability, and are quoted, not held); the detection rate reaches the bar on the
+/// quiet profile (5%), and on the others is what the noise allows, measured and quoted by
+/// `rates_on_simulated_histories` (a 10% step in Gaussian 15% noise is 0.7 sd).
+#[test]
+fn the_issue_bar_holds_where_the_noise_allows() {
+    for noise in &PROFILES[..5] {
+        let fa = false_alarms(*noise, 50, 1000, 11);
+        assert!(
+            fa <= 10,
+            "{}: {fa} false alarms in 1000 A/A histories",
+            noise.name
+        );
+    }
+    let found = detections(PROFILES[0], 50, 0.10, 100, 12);
+    assert!(
+        found >= 90,
+        "a 10% step in 5% noise found in {found} of 100 histories"
+    );
+    // Ranks keep the slow runs of the two-speed host from hiding a step that log times lose.
+    let found = detections(PROFILES[3], 50, 0.10, 100, 12);
+    assert!(
+        found >= 55,
+        "a 10% step on the two-speed host found in {found} of 100 histories"
+    );
+}
+
+/// Prints the rates quoted in docs/changes.md (scripts/changes-sim.sh runs it, in release):
+/// per profile, false alarms in 1,000 A/A histories of 50 runs and detections of planted
+/// 3%, 10% and 30% steps in 200 histories each.
+#[test]
+#[ignore]
+fn rates_on_simulated_histories() {
+    println!("profile         log-sd  A/A false alarms  3% found  10% found  30% found");
+    for noise in PROFILES {
+        let fa = false_alarms(noise, 50, 1000, 101);
+        let d: Vec<usize> = [0.03, 0.10, 0.30]
+            .iter()
+            .enumerate()
+            .map(|(i, f)| detections(noise, 50, *f, 200, 200 + i as u64))
+            .collect();
+        println!(
+            "{:<15} {:>5.1}%  {:>4} / 1000       {:>3} / 200 {:>3} / 200  {:>3} / 200",
+            noise.name,
+            100.0 * overall_log_sd(noise),
+            fa,
+            d[0],
+            d[1],
+            d[2]
+        );
+    }
+}
+
+/// Why ranks: the first split's test (p <= 1/200, found within 5 runs of the step) on the
+/// log times against on the ranks, for a 10% step and for none, per profile. Printed by
+/// scripts/changes-sim.sh; docs/changes.md quotes it.
+#[test]
+#[ignore]
+fn ranks_against_log_times() {
+    for (name, on_ranks) in [("log times", false), ("ranks", true)] {
+        let mut line = format!("{name:<10}");
+        for noise in PROFILES {
+            let mut cell = String::new();
+            for (frac, reps) in [(0.0, 1000), (0.10, 200)] {
+                let mut rng = Rng::new(12);
+                let hits = (0..reps)
+                    .filter(|_| {
+                        let at = 10 + rng.below(31);
+                        let h = history(&mut rng, 50, noise, Some((at, frac)));
+                        let z: Vec<f64> = if on_ranks {
+                            ranks(&h)
+                        } else {
+                            h.iter().map(|v| v.ln()).collect()
+                        };
+                        let (t, q) = best_split(&z, 1.0, 5).unwrap();
+                        let mut shuffled = z.clone();
+                        let mut prng = Rng::new(99);
+                        let beaten = (0..199).any(|_| {
+                            for i in (1..shuffled.len()).rev() {
+                                shuffled.swap(i, prng.below(i + 1));
+                            }
+                            best_split(&shuffled, 1.0, 5).unwrap().1 >= q
+                        });
+                        !beaten && (frac == 0.0 || t.abs_diff(at) <= 5)
+                    })
+                    .count();
+                cell += &format!(" {hits}/{reps}");
+            }
+            line += &format!(" | {}:{cell}", noise.name);
+        }
+        println!("{line}");
+    }
+}
