@@ -79,6 +79,20 @@ impl Default for Settings {
     }
 }
 
+/// The method in words, for the output of `sysperf changes`.
+pub fn method(s: &Settings) -> String {
+    format!(
+        "E-Divisive means (Matteson & James 2014) by binary segmentation: a level is split when \
+         its best split on ranks (alpha {}) beats {} seeded permutations at p <= {}, at the best \
+         split of its log times, at least {} runs from either end; steps under {}% not reported",
+        s.alpha,
+        s.permutations,
+        s.significance,
+        s.min_size,
+        100.0 * s.min_step
+    )
+}
+
 /// A change found: the runs from `index` on sit at a new level.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct ChangePoint {

@@ -19,6 +19,7 @@
 //! - [`fingerprint`]: what machine a run was made on;
 //! - [`store`]: the embedded SQLite store of runs;
 //! - [`derived`]: figures computed from several results (context switch, exec overhead, ...);
+//! - [`changes`]: when and where performance changed in the store (`sysperf changes`);
 //! - [`compare`]: runs side by side, ratios with bootstrap intervals and verdicts;
 //! - [`reference`]: the papers' published figures as read-only reference runs;
 //! - [`published`]: the papers' other printed figures for the suites' curves (BBN Tables 1-8,
@@ -47,6 +48,7 @@
 pub mod bench;
 pub mod catalog;
 pub mod changepoint;
+pub mod changes;
 #[allow(unsafe_code)]
 pub mod clib;
 pub mod compare;
@@ -106,6 +108,10 @@ pub mod exit {
     /// into a spool file on this host instead (#35): the fleet's database does not hold it
     /// yet. A failure (1) or a signal's code takes precedence.
     pub const SPOOLED: i32 = 5;
+    /// `sysperf changes` found a change point in a test's history of runs (#35), for
+    /// alerting: a change either way (a step up or down), unlike 3 (a regression against a
+    /// baseline).
+    pub const CHANGED: i32 = 6;
     /// The run was interrupted (Ctrl-C, SIGINT); what finished was kept.
     pub const INTERRUPTED: i32 = 130;
     /// The run was ended by SIGTERM (as a service manager or `kill` ends it); what finished

@@ -74,6 +74,7 @@ fn dispatch(command: Cmd) -> cmd::Result<i32> {
         Cmd::Gc(a) => cmd::gc::exec(a),
         Cmd::Compare(a) => cmd::compare::exec(a),
         Cmd::Explain(a) => cmd::explain::exec(a),
+        Cmd::Changes(a) => cmd::changes::exec(a),
         Cmd::Show(a) => cmd::show::exec(a),
         Cmd::Rm(a) => cmd::rm::exec(a),
         Cmd::Export(a) => cmd::export::exec(a),

@@ -11,6 +11,7 @@ mod out;
 mod progress;
 
 pub(crate) mod ab;
+pub(crate) mod changes;
 pub(crate) mod compare;
 pub(crate) mod completions;
 pub(crate) mod doctor;
@@ -43,7 +44,8 @@ Exit codes: 0 ok; 1 failure; 2 bad usage or input (unknown benchmark, bad number
 database, bad import file); 3 a comparison found a significant regression; 4 the regression
 gate could not judge a test (missing, failed, interrupted or too few trials); 5 the run was
 measured but the shared PostgreSQL store stayed unreachable, so it is kept in a spool file on
-this host ('sysperf sync SPOOL URL' uploads it); 130 interrupted by Ctrl-C, 143 by SIGTERM, 129
+this host ('sysperf sync SPOOL URL' uploads it); 6 'sysperf changes' found a change point in a
+test's history; 130 interrupted by Ctrl-C, 143 by SIGTERM, 129
 by SIGHUP (finished benchmarks are kept, the run is marked incomplete).
 
 The store is an SQLite file: --db PATH, else $SYSPERF_DB, else
@@ -106,6 +108,13 @@ pub(crate) enum Cmd {
     /// a baseline, its 95% interval and a verdict.
     #[command(after_help = compare::compare_help())]
     Compare(compare::Args),
+    /// When and where performance changed: change points in each (host, test) history.
+    ///
+    /// Find change points in each (host, test) history of the stored runs: where a test's
+    /// time moved to a new level and stayed, with the runs either side, the step's size and
+    /// the nearest fingerprint difference (kernel, config, sysctl, microcode) around it.
+    #[command(after_help = changes::CHANGES_HELP)]
+    Changes(changes::Args),
     /// Explain why tests moved between two runs: where the time per operation went.
     ///
     /// Explain why tests moved between two runs: for each test compare calls slower or faster
@@ -209,7 +218,10 @@ const TASKS: &[(&str, &[&str])] = &[
         "Observe the machine",
         &["watch", "trace", "profile", "jitter", "doctor"],
     ),
-    ("Compare", &["compare", "explain", "report", "plot"]),
+    (
+        "Compare",
+        &["compare", "explain", "changes", "report", "plot"],
+    ),
     (
         "Keep runs",
         &["runs", "show", "rm", "export", "import", "sync"],

@@ -87,6 +87,21 @@ pub fn repeated_runs_document<'a>(
     )
 }
 
+/// What `changes --json` prints: the method, what each ratio's interval covers, and the
+/// changes found, each with the nearest fingerprint difference.
+pub fn changes_document(c: &crate::changes::Changes, method: &str) -> Value {
+    json!({
+        "format": "sysperf-changes",
+        "format_version": 1,
+        "method": method,
+        "ratio_ci_covers": crate::changepoint::RATIO_CI_COVERS,
+        "histories": c.histories,
+        "too_short": c.too_short,
+        "newest": c.newest,
+        "changes": c.changes,
+    })
+}
+
 /// What `runs --by KEY --json` prints: one entry per group of stored runs.
 pub fn run_groups_document(key: &str, groups: &[(String, crate::store::GroupCount)]) -> Value {
     Value::Array(

@@ -5,6 +5,7 @@
 //! these return, which keeps every layout snapshot-testable. The one exception is `png`, which
 //! rasterizes an SVG with fonts the caller loads from the system.
 
+pub mod changes;
 pub mod compare;
 #[cfg(test)]
 mod docs;

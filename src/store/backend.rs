@@ -14,7 +14,10 @@
 
 use super::query::{self, Db, Kind};
 use super::write::{self, RunSink, RunWrite, Sink};
-use super::{GcReport, GroupBy, GroupCount, ObservationInfo, RunInfo, RunQuery, StoreError};
+use super::{
+    GcReport, GroupBy, GroupCount, ObservationInfo, RunInfo, RunMachine, RunQuery, StoreError,
+    TestHistory,
+};
 use crate::model::{
     BenchResult, Observation, Profile, Run, Series, StoredTrace, SystemProfile, VarianceEstimate,
     Warning,
@@ -153,6 +156,17 @@ pub trait Backend {
         per_group: usize,
     ) -> Result<Vec<String>> {
         reading(self, |db| query::newest_per_group(db, query, by, per_group))
+    }
+
+    /// The history of each (host, test, placement) among the complete measured runs `query`
+    /// matches, oldest first, the newest `newest` runs of each (`sysperf changes`, #35).
+    fn test_histories(&self, query: &RunQuery, newest: usize) -> Result<Vec<TestHistory>> {
+        reading(self, |db| query::test_histories(db, query, newest))
+    }
+
+    /// What the stored runs among `ids` were measured on and by, without their results.
+    fn run_machines(&self, ids: &[&str]) -> Result<Vec<RunMachine>> {
+        reading(self, |db| query::run_machines(db, ids))
     }
 
     /// Stores `run` with its profiles in place of the stored copy of it that is unfinished

@@ -413,6 +413,37 @@ pub struct GroupCount {
     pub newest_ns: i64,
 }
 
+/// One test's history on one host (`sysperf changes`, #35): the median time per operation
+/// of each complete measured run that has it, oldest first.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TestHistory {
+    /// The host name of the runs (None: runs that do not know it).
+    pub host: Option<String>,
+    pub test: String,
+    /// "same", "spread", "free" or "single": a test measured with two placements has two
+    /// histories.
+    pub placement: String,
+    pub points: Vec<HistoryPoint>,
+}
+
+/// One run in a [`TestHistory`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct HistoryPoint {
+    pub run_id: String,
+    pub started_ns: i64,
+    /// The run's median wall time per operation, ns.
+    pub wall_median_ns: f64,
+}
+
+/// What a run was measured on and by, read without its results (`sysperf changes` names
+/// the differences between the runs around a change).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunMachine {
+    pub id: String,
+    pub sysperf_version: String,
+    pub fingerprint: Fingerprint,
+}
+
 /// One condition on a run's stored facts.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Cond {

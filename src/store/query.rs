@@ -11,8 +11,8 @@
 //! backend hands it).
 
 use super::{
-    int_usize, real, to_json, Cond, GroupBy, GroupCount, Reader, Result, RunQuery, StoreError,
-    MIN_PREFIX,
+    int_usize, real, to_json, Cond, GroupBy, GroupCount, HistoryPoint, Reader, Result, RunMachine,
+    RunQuery, StoreError, TestHistory, MIN_PREFIX,
 };
 use crate::model::{
     Observation, ObservationInfo, Profile, RunInfo, StoredTrace, SystemProfile, VarianceEstimate,
@@ -554,6 +554,131 @@ pub(super) fn newest_per_group(
          WHERE nth <= {per} {NEWEST}"
     );
     ids(db, b.on("runs", sql))
+}
+
+/// The history of each (host, test, placement) among the complete measured runs `query`
+/// matches: each run's median wall time per operation, oldest first, the newest `newest` of
+/// each history kept. The rows stream through in history order and only the kept ones are
+/// held, so memory follows the histories, not the store.
+pub(super) fn test_histories(
+    db: &mut dyn Db,
+    query: &RunQuery,
+    newest: usize,
+) -> Result<Vec<TestHistory>> {
+    let mut b = Sql::new(db.dialect());
+    let q = RunQuery {
+        complete_only: true,
+        limit: None,
+        ..query.clone()
+    };
+    let clause = clause(&mut b, &q);
+    let measured = if clause.is_empty() {
+        " WHERE source = 'measured'".to_string()
+    } else {
+        format!("{clause} AND source = 'measured'")
+    };
+    let sql = format!(
+        "SELECT runs.id AS run_id, runs.started_ns AS started_ns, runs.hostname AS hostname,
+                results.bench AS bench, results.placement AS placement,
+                results.wall_median AS wall_median
+         FROM (SELECT id, seq, started_ns, hostname FROM runs{measured}) AS runs
+         JOIN results ON results.run_id = runs.id
+         WHERE results.has_summary = 1 AND results.error IS NULL
+         ORDER BY runs.hostname, results.bench, results.placement, runs.started_ns, runs.seq"
+    );
+    let mut out: Vec<TestHistory> = Vec::new();
+    db.rows(&b.on("results", sql), &mut |r| {
+        let Some(v) = r
+            .opt_f64("wall_median")?
+            .filter(|v| v.is_finite() && *v > 0.0)
+        else {
+            return Ok(());
+        };
+        let (host, test, placement) = (
+            r.opt_text("hostname")?,
+            r.text("bench")?,
+            r.text("placement")?,
+        );
+        let same = out
+            .last()
+            .is_some_and(|h| h.host == host && h.test == test && h.placement == placement);
+        if !same {
+            out.push(TestHistory {
+                host,
+                test,
+                placement,
+                points: Vec::new(),
+            });
+        }
+        if let Some(h) = out.last_mut() {
+            h.points.push(HistoryPoint {
+                run_id: r.text("run_id")?,
+                started_ns: r.i64("started_ns")?,
+                wall_median_ns: v,
+            });
+            // Older points beyond `newest` go in batches, not one by one.
+            if h.points.len() >= 2 * newest.max(1) {
+                h.points.drain(..h.points.len() - newest);
+            }
+        }
+        Ok(())
+    })?;
+    for h in &mut out {
+        let extra = h.points.len().saturating_sub(newest);
+        h.points.drain(..extra);
+    }
+    out.retain(|h| !h.points.is_empty());
+    Ok(out)
+}
+
+/// The fingerprints (kernel configuration included, where the store has it) and sysperf
+/// versions of the runs `ids` that are stored, without their results.
+pub(super) fn run_machines(db: &mut dyn Db, ids: &[&str]) -> Result<Vec<RunMachine>> {
+    let mut out = Vec::new();
+    for chunk in ids.chunks(500) {
+        let mut b = Sql::new(db.dialect());
+        let list: Vec<String> = chunk.iter().map(|id| b.bind(*id)).collect();
+        let sql = format!(
+            "SELECT id, sysperf_version, fingerprint_json FROM runs WHERE id IN ({})",
+            list.join(", ")
+        );
+        out.extend(rows(db, b.on("runs", sql), |r| {
+            Ok(RunMachine {
+                id: r.text("id")?,
+                sysperf_version: r.text("sysperf_version")?,
+                fingerprint: r.json("fingerprint_json")?,
+            })
+        })?);
+    }
+    let mut hashes: Vec<String> = out
+        .iter()
+        .filter_map(|m| m.fingerprint.kernel_config_hash.clone())
+        .collect();
+    hashes.sort();
+    hashes.dedup();
+    for chunk in hashes.chunks(500) {
+        let mut b = Sql::new(db.dialect());
+        let list: Vec<String> = chunk.iter().map(|h| b.bind(h.as_str())).collect();
+        let sql = format!(
+            "SELECT hash, config_json FROM kernel_configs WHERE hash IN ({})",
+            list.join(", ")
+        );
+        let configs = rows(db, b.on("kernel_configs", sql), |r| {
+            Ok((
+                r.text("hash")?,
+                r.json::<std::collections::BTreeMap<String, String>>("config_json")?,
+            ))
+        })?;
+        for (hash, config) in configs {
+            for m in out
+                .iter_mut()
+                .filter(|m| m.fingerprint.kernel_config_hash.as_ref() == Some(&hash))
+            {
+                m.fingerprint.kernel_config = config.clone();
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// How many stored runs `query` matches, its limit aside.

@@ -9,6 +9,7 @@
 mod support;
 
 mod ab;
+mod changes;
 mod cli;
 mod compare;
 mod concurrent;

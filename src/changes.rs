@@ -1,0 +1,242 @@
+//! When and where performance changed in the store (`sysperf changes`, #35): each (host,
+//! test) history of complete measured runs, oldest first, searched for change points
+//! (`changepoint`), and each change paired with the nearest difference between the
+//! fingerprints of the runs around it (kernel, its configuration, sysctls, microcode, ...:
+//! the facts `compare` names, `compare::machine_diffs`).
+//!
+//! It is not the statistics (`changepoint`), nor the SQL (`store`), nor the rendering
+//! (`report::changes`).
+
+use crate::changepoint::{self, ChangePoint, Settings};
+use crate::compare::{machine_diffs, FingerprintDiff};
+use crate::store::{Backend, RunMachine, RunQuery, StoreError, TestHistory};
+use serde::Serialize;
+
+/// How far from a change the fingerprint difference is looked for, in runs either way: a
+/// change is placed within a few runs of where it happened (within 3 runs for 9 in 10 of
+/// the 10% steps in 5% noise the tests plant).
+pub const NEAREST_WITHIN: usize = 5;
+
+/// A run on one side of a change.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RunAt {
+    pub id: String,
+    pub started_ns: i64,
+    /// Its median wall time per operation of the test, ns.
+    pub wall_median_ns: f64,
+}
+
+/// The nearest pair of consecutive runs of a history whose fingerprints differ.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Nearest {
+    pub before: String,
+    pub after: String,
+    /// Where the pair is against the change: 0 is the pair around it, 2 two runs later,
+    /// -1 one run earlier.
+    pub runs_from_change: i64,
+    /// Each fact that differs, `values` as [before, after].
+    pub differences: Vec<FingerprintDiff>,
+}
+
+/// One change found.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Change {
+    pub host: Option<String>,
+    pub test: String,
+    pub placement: String,
+    /// The last run of the old level and the first of the new.
+    pub before: RunAt,
+    pub after: RunAt,
+    /// Runs of the history on each side, up to the neighbouring change or the end.
+    pub runs_before: usize,
+    pub runs_after: usize,
+    /// The medians of the two levels, ns per operation, and their ratio (after / before).
+    pub level_before_ns: f64,
+    pub level_after_ns: f64,
+    pub ratio: f64,
+    /// See [`changepoint::RATIO_CI_COVERS`].
+    pub ratio_ci: [f64; 2],
+    pub p_value: f64,
+    /// None: no fingerprint differs between consecutive runs within [`NEAREST_WITHIN`] runs.
+    pub nearest_difference: Option<Nearest>,
+}
+
+/// What `sysperf changes` found.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Changes {
+    /// Histories searched, and those too short to hold a change ([`min_runs`]).
+    pub histories: usize,
+    pub too_short: usize,
+    /// The newest runs of each history searched.
+    pub newest: usize,
+    pub changes: Vec<Change>,
+}
+
+/// Why the changes could not be found.
+#[derive(Debug, thiserror::Error)]
+pub enum ChangesError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Change(#[from] changepoint::ChangeError),
+}
+
+impl crate::error::Exit for ChangesError {
+    fn exit_code(&self) -> i32 {
+        match self {
+            ChangesError::Store(e) => e.exit_code(),
+            ChangesError::Change(e) => e.exit_code(),
+        }
+    }
+}
+
+/// The fewest runs a history needs to hold a change: a level on each side.
+pub fn min_runs(s: &Settings) -> usize {
+    2 * s.min_size
+}
+
+/// The changes in the histories of the runs `query` matches (its limit aside), the newest
+/// `newest` runs of each history searched, oldest first.
+pub fn find(
+    store: &dyn Backend,
+    query: &RunQuery,
+    newest: usize,
+    s: &Settings,
+) -> Result<Changes, ChangesError> {
+    let mut histories = store.test_histories(query, newest)?;
+    histories
+        .sort_by(|a, b| (&a.host, &a.test, &a.placement).cmp(&(&b.host, &b.test, &b.placement)));
+    let mut found: Vec<(&TestHistory, ChangePoint)> = Vec::new();
+    let mut too_short = 0;
+    for h in &histories {
+        if h.points.len() < min_runs(s) {
+            too_short += 1;
+            continue;
+        }
+        let values: Vec<f64> = h.points.iter().map(|p| p.wall_median_ns).collect();
+        found.extend(changepoint::detect(&values, s)?.into_iter().map(|c| (h, c)));
+    }
+    // The fingerprints of the runs near each change, read once each.
+    let mut ids: Vec<&str> = found
+        .iter()
+        .flat_map(|(h, c)| window(h, c.index).map(|i| h.points[i].run_id.as_str()))
+        .collect();
+    ids.sort_unstable();
+    ids.dedup();
+    let machines = store.run_machines(&ids)?;
+    let changes = found
+        .iter()
+        .map(|(h, c)| {
+            let (before, after) = (&h.points[c.index - 1], &h.points[c.index]);
+            let at = |p: &crate::store::HistoryPoint| RunAt {
+                id: p.run_id.clone(),
+                started_ns: p.started_ns,
+                wall_median_ns: p.wall_median_ns,
+            };
+            let (from, to) = level_bounds(&found, h, c.index);
+            Change {
+                host: h.host.clone(),
+                test: h.test.clone(),
+                placement: h.placement.clone(),
+                before: at(before),
+                after: at(after),
+                runs_before: c.index - from,
+                runs_after: to - c.index,
+                level_before_ns: c.before,
+                level_after_ns: c.after,
+                ratio: c.ratio(),
+                ratio_ci: c.ratio_ci,
+                p_value: c.p_value,
+                nearest_difference: nearest(h, c.index, &machines),
+            }
+        })
+        .collect();
+    Ok(Changes {
+        histories: histories.len(),
+        too_short,
+        newest,
+        changes,
+    })
+}
+
+/// The indices of the runs whose fingerprints may be compared for the change at `index`.
+fn window(h: &TestHistory, index: usize) -> std::ops::Range<usize> {
+    index.saturating_sub(NEAREST_WITHIN + 1)..(index + NEAREST_WITHIN + 1).min(h.points.len())
+}
+
+/// The runs of the levels either side of the change at `index`: from the previous change
+/// found in the same history (or the start) to the next (or the end).
+fn level_bounds(
+    found: &[(&TestHistory, ChangePoint)],
+    h: &TestHistory,
+    index: usize,
+) -> (usize, usize) {
+    let same: Vec<usize> = found
+        .iter()
+        .filter(|(g, _)| std::ptr::eq(*g, h))
+        .map(|(_, c)| c.index)
+        .collect();
+    let from = same
+        .iter()
+        .copied()
+        .filter(|i| *i < index)
+        .max()
+        .unwrap_or(0);
+    let to = same
+        .iter()
+        .copied()
+        .filter(|i| *i > index)
+        .min()
+        .unwrap_or(h.points.len());
+    (from, to)
+}
+
+/// The nearest pair of consecutive runs around the change at `index` whose fingerprints (or
+/// sysperf versions) differ: the pair around it first, then one run later, one run earlier,
+/// two later, ... up to [`NEAREST_WITHIN`] runs away.
+fn nearest(h: &TestHistory, index: usize, machines: &[RunMachine]) -> Option<Nearest> {
+    let machine = |i: usize| {
+        let id = &h.points[i].run_id;
+        machines.iter().find(|m| &m.id == id)
+    };
+    let offsets =
+        (0..=NEAREST_WITHIN as i64).flat_map(|d| if d == 0 { vec![0] } else { vec![d, -d] });
+    for d in offsets {
+        let Some(j) = usize::try_from(index as i64 + d)
+            .ok()
+            .filter(|j| *j >= 1 && *j < h.points.len())
+        else {
+            continue;
+        };
+        let (Some(a), Some(b)) = (machine(j - 1), machine(j)) else {
+            continue;
+        };
+        let differences = differences(a, b);
+        if !differences.is_empty() {
+            return Some(Nearest {
+                before: a.id.clone(),
+                after: b.id.clone(),
+                runs_from_change: d,
+                differences,
+            });
+        }
+    }
+    None
+}
+
+/// The facts that differ between two runs of one host, as `compare` names them, and the
+/// sysperf that measured them (a benchmark's definition may have changed).
+fn differences(a: &RunMachine, b: &RunMachine) -> Vec<FingerprintDiff> {
+    let mut out = machine_diffs(vec![&a.fingerprint, &b.fingerprint]);
+    if a.sysperf_version != b.sysperf_version {
+        out.push(FingerprintDiff {
+            field: "sysperf version".into(),
+            values: vec![
+                Some(a.sysperf_version.clone()),
+                Some(b.sysperf_version.clone()),
+            ],
+            related: None,
+        });
+    }
+    out
+}
