@@ -240,3 +240,79 @@ fn differences(a: &RunMachine, b: &RunMachine) -> Vec<FingerprintDiff> {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Fingerprint;
+    use crate::store::HistoryPoint;
+
+    /// A history of `n` runs r0, r1, ... and their machines: the kernel is "6.1" before run
+    /// `kernel_at` and "6.12" from it on; the sysctl is "1" before `sysctl_at`, "2" after.
+    fn history(n: usize, kernel_at: usize, sysctl_at: usize) -> (TestHistory, Vec<RunMachine>) {
+        let h = TestHistory {
+            host: Some("h".into()),
+            test: "syscall".into(),
+            placement: "single".into(),
+            points: (0..n)
+                .map(|i| HistoryPoint {
+                    run_id: format!("r{i}"),
+                    started_ns: i as i64,
+                    wall_median_ns: 100.0,
+                })
+                .collect(),
+        };
+        let machines = (0..n)
+            .map(|i| {
+                let mut f = Fingerprint {
+                    hostname: Some("h".into()),
+                    kernel_release: Some(if i < kernel_at { "6.1" } else { "6.12" }.into()),
+                    ..Fingerprint::default()
+                };
+                let v = if i < sysctl_at { "1" } else { "2" };
+                f.sysctls.insert("vm.swappiness".into(), v.into());
+                RunMachine {
+                    id: format!("r{i}"),
+                    sysperf_version: "0.1.0".into(),
+                    fingerprint: f,
+                }
+            })
+            .collect();
+        (h, machines)
+    }
+
+    #[test]
+    fn the_pair_around_the_change_comes_first_then_later_then_earlier() {
+        // The kernel changed 2 runs before the change, the sysctl 2 runs after: later first.
+        let (h, m) = history(30, 13, 17);
+        let n = nearest(&h, 15, &m).unwrap();
+        assert_eq!((n.before.as_str(), n.after.as_str()), ("r16", "r17"));
+        assert_eq!(n.runs_from_change, 2);
+        assert_eq!(n.differences[0].field, "sysctl vm.swappiness");
+        assert_eq!(
+            n.differences[0].values,
+            vec![Some("1".to_string()), Some("2".to_string())]
+        );
+        // At the change itself: that pair, whatever else changed nearby.
+        let (h, m) = history(30, 15, 16);
+        let n = nearest(&h, 15, &m).unwrap();
+        assert_eq!(n.runs_from_change, 0);
+        assert_eq!(n.differences[0].field, "kernel");
+        // Only earlier: found there, with a negative distance.
+        let (h, m) = history(30, 12, 99);
+        assert_eq!(nearest(&h, 15, &m).unwrap().runs_from_change, -3);
+    }
+
+    #[test]
+    fn nothing_within_reach_is_none_and_the_ends_are_safe() {
+        let (h, m) = history(30, 2, 28);
+        assert_eq!(nearest(&h, 15, &m), None);
+        // A change near either end looks only at pairs inside the history.
+        let (h, m) = history(12, 99, 99);
+        assert_eq!(nearest(&h, 1, &m), None);
+        assert_eq!(nearest(&h, 11, &m), None);
+        // Runs whose machines were not read are skipped, not a panic.
+        let (h, _) = history(30, 15, 15);
+        assert_eq!(nearest(&h, 15, &[]), None);
+    }
+}
