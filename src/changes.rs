@@ -17,6 +17,9 @@ use serde::Serialize;
 /// the 10% steps in 5% noise the tests plant).
 pub const NEAREST_WITHIN: usize = 5;
 
+/// The newest runs of each history searched unless told otherwise (`changes --last`).
+pub const DEFAULT_NEWEST: usize = 100;
+
 /// A run on one side of a change.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RunAt {

@@ -22,7 +22,7 @@ pub(crate) struct Args {
     #[arg(long, value_name = "DATE")]
     pub(crate) since: Option<String>,
     /// Search the newest N runs of each (host, test) history.
-    #[arg(long, value_name = "N", default_value_t = 100,
+    #[arg(long, value_name = "N", default_value_t = changes::DEFAULT_NEWEST as u64,
           value_parser = clap::value_parser!(u64).range(10..=2000))]
     pub(crate) last: u64,
     /// Print the changes as JSON instead of text.

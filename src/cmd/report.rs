@@ -5,9 +5,9 @@ use super::failure::Context;
 use super::Result;
 use clap::Args as ClapArgs;
 use std::path::PathBuf;
-use sysperf::catalog::Catalog;
+use sysperf::catalog::{self, Catalog};
 use sysperf::error::InputError;
-use sysperf::{exit, output, report};
+use sysperf::{changes, exit, output, report};
 
 #[derive(ClapArgs)]
 pub(crate) struct Args {
@@ -42,13 +42,29 @@ pub(crate) fn exec(a: Args) -> Result<i32> {
     }
     output::check(&a.output).context("--output")?;
     let sel = a.fleet.selection()?;
-    let mut catalog = Catalog::new(a.db.db);
+    let db = a.db.db;
+    let mut catalog = Catalog::new(db.clone());
     let (runs, cmp) =
         catalog.fleet_comparison(&a.runs, a.against.baseline.as_deref(), &sel, noise)?;
     // Profiles stored with a run (`run --profile`) are shown too; reference runs have none.
     let profiles = catalog.profiles(&runs)?;
     let by = sel.by.map(|k| k.name());
-    let page = report::html::html_by(&runs, &cmp, &profiles, by);
+    // A fleet's report says when and where its runs changed, as `sysperf changes` would (#35).
+    let changes = match sel.by {
+        Some(_) => {
+            let store = catalog::open_existing_store(db.as_ref())?;
+            let settings = sysperf::changepoint::Settings::default();
+            let newest = changes::DEFAULT_NEWEST;
+            Some(changes::find(
+                store.as_ref(),
+                &sel.query,
+                newest,
+                &settings,
+            )?)
+        }
+        None => None,
+    };
+    let page = report::html::html_fleet(&runs, &cmp, &profiles, by, changes.as_ref());
     output::write(&a.output, page.as_bytes(), 0o644)?;
     say!("sysperf: wrote {}", a.output.display());
     Ok(exit::OK)

@@ -948,6 +948,72 @@ fn suites(s: &mut String, runs: &[Run]) {
     }
 }
 
+/// The Changes section: each change point of the fleet's (host, test) histories, as
+/// `sysperf changes` prints it.
+fn changes_section(s: &mut String, c: &crate::changes::Changes) {
+    let _ = write!(
+        s,
+        "<section id=\"changes\">\n<h2>Changes</h2>\n<p>Change points in the {} (host, test) histories of the matching complete runs (the newest {} of each; {} too short to search), as <code>sysperf changes</code> finds them (docs/changes.md). Ratio: the new level over the old; interval: {}.</p>\n",
+        c.histories,
+        c.newest,
+        c.too_short,
+        esc(crate::changepoint::RATIO_CI_COVERS)
+    );
+    if c.changes.is_empty() {
+        s.push_str("<p>No change found.</p>\n</section>\n");
+        return;
+    }
+    s.push_str("<table><thead><tr><th>test</th><th>host</th><th>last run before</th><th>first run after</th><th>ratio [95%]</th><th>nearest fingerprint change</th></tr></thead><tbody>\n");
+    for ch in &c.changes {
+        let near = match &ch.nearest_difference {
+            None => format!("none within {} runs", crate::changes::NEAREST_WITHIN),
+            Some(n) => {
+                let facts: Vec<String> = n
+                    .differences
+                    .iter()
+                    .map(|d| {
+                        let v = |i: usize| {
+                            d.values
+                                .get(i)
+                                .cloned()
+                                .flatten()
+                                .unwrap_or_else(|| "?".into())
+                        };
+                        format!("{}: {} \u{2192} {}", esc(&d.field), esc(&v(0)), esc(&v(1)))
+                    })
+                    .collect();
+                format!(
+                    "{} ({} run{} from the change)",
+                    facts.join("; "),
+                    n.runs_from_change,
+                    if n.runs_from_change.abs() == 1 {
+                        ""
+                    } else {
+                        "s"
+                    }
+                )
+            }
+        };
+        let _ = writeln!(
+            s,
+            "<tr class=\"{}\"><td>{}</td><td>{}</td><td>{} ({})</td><td>{} ({})</td><td>{} {} [{}, {}]</td><td>{}</td></tr>",
+            if ch.ratio > 1.0 { "slower" } else { "faster" },
+            esc(&crate::report::changes::test_name(ch)),
+            esc(ch.host.as_deref().unwrap_or("?")),
+            esc(&ch.before.id),
+            utc(ch.before.started_ns),
+            esc(&ch.after.id),
+            utc(ch.after.started_ns),
+            if ch.ratio > 1.0 { "\u{25b2} slower" } else { "\u{25bc} faster" },
+            num(ch.ratio),
+            num(ch.ratio_ci[0]),
+            num(ch.ratio_ci[1]),
+            near
+        );
+    }
+    s.push_str("</tbody></table>\n</section>\n");
+}
+
 /// The whole report as one HTML document. `cmp` must be `compare::build` of `runs`;
 /// `profiles[i]` holds the kernel profiles stored with `runs[i]` (`run --profile`), if any.
 pub fn html(runs: &[Run], cmp: &Comparison, profiles: &[Vec<Profile>]) -> String {
@@ -961,6 +1027,18 @@ pub fn html_by(
     cmp: &Comparison,
     profiles: &[Vec<Profile>],
     by: Option<&str>,
+) -> String {
+    html_fleet(runs, cmp, profiles, by, None)
+}
+
+/// [`html_by`] with a Changes section after the Evolution one: the change points of the
+/// histories of the fleet's runs (`sysperf changes` of the same `--where`), when given.
+pub fn html_fleet(
+    runs: &[Run],
+    cmp: &Comparison,
+    profiles: &[Vec<Profile>],
+    by: Option<&str>,
+    changes: Option<&crate::changes::Changes>,
 ) -> String {
     let names: Vec<String> = cmp.runs.iter().map(run_name).collect();
     // The Suites section and its link appear only for runs of `run --suite`.
@@ -994,10 +1072,14 @@ pub fn html_by(
             .filter(|_| cmp.runs.len() > 1)
             .map(|h| format!(" against the baseline {}", esc(&run_name(h))))
             .unwrap_or_default(),
-        evolution_link = if by.is_some() && crate::report::heatmap::chart(cmp).is_some() {
-            "<a href=\"#evolution\">Evolution</a>"
-        } else {
-            ""
+        evolution_link = match (
+            by.is_some() && crate::report::heatmap::chart(cmp).is_some(),
+            changes.is_some()
+        ) {
+            (true, true) => "<a href=\"#evolution\">Evolution</a><a href=\"#changes\">Changes</a>",
+            (true, false) => "<a href=\"#evolution\">Evolution</a>",
+            (false, true) => "<a href=\"#changes\">Changes</a>",
+            (false, false) => "",
         },
         suites_link = if has_series {
             "<a href=\"#suites\">Suites</a>"
@@ -1040,6 +1122,9 @@ pub fn html_by(
             crate::report::heatmap::FIGURE_ID,
             map.element()
         );
+    }
+    if let Some(c) = changes {
+        changes_section(&mut s, c);
     }
     s.push_str("<section id=\"charts\">\n<h2>Charts</h2>\n");
     let mut any = false;

@@ -211,6 +211,40 @@ fn a_planted_step_is_found_and_the_sysctl_switched_at_it_named() {
 }
 
 #[test]
+fn a_report_by_host_has_the_changes() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("s.db");
+    let db = db.to_str().unwrap();
+    store(dir.path(), db, &stepped(), 35);
+    let page = dir.path().join("r.html");
+    let out = sysperf(Path::new(db))
+        .args(["report", "--by", "host", "--db", db, "-o"])
+        .arg(&page)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let html = std::fs::read_to_string(&page).unwrap();
+    let at = html
+        .find("<section id=\"changes\">")
+        .expect("a Changes section");
+    let section = &html[at..at + html[at..].find("</section>").unwrap()];
+    assert!(
+        section.contains("<td>syscall</td><td>node-a</td>"),
+        "{section}"
+    );
+    assert!(section.contains(&run_id(0, 24)), "{section}");
+    assert!(
+        section.contains(&format!("sysctl {SYSCTL}: 500000 \u{2192} 5000000")),
+        "{section}"
+    );
+    assert!(html.contains("<a href=\"#changes\">Changes</a>"));
+}
+
+#[test]
 fn a_planted_step_is_found_on_postgres() {
     let Some(url) = pg::fresh_db("changes_step") else {
         return;
