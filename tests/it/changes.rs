@@ -199,6 +199,23 @@ fn a_planted_step_is_found_with_the_sysctl_switched_at_it(db: &str) {
         text.contains("no change found in 2 (host, test) histories"),
         "{text}"
     );
+    // The newest 12 runs of each history only (28 to 39): the same.
+    let (code, json) = changes(db, &["--last", "12", "--json"]);
+    assert_eq!(code, 0, "{json}");
+    let doc = json_of(json.as_bytes());
+    assert_eq!(
+        (doc["newest"].as_u64(), doc["too_short"].as_u64()),
+        (Some(12), Some(0))
+    );
+    // The newest 16 (24 to 39) start at the step: nothing before it to change from.
+    let (code, _) = changes(db, &["--last", "16"]);
+    assert_eq!(code, 0);
+    // The newest 30 (10 to 39): found, at the same run.
+    let (code, json) = changes(db, &["--last", "30", "--json"]);
+    assert_eq!(code, 6, "{json}");
+    let doc = json_of(json.as_bytes());
+    assert_eq!(doc["changes"][0]["after"]["id"], run_id(0, 24), "{doc:#}");
+    assert_eq!(doc["changes"][0]["runs_before"], 14, "{doc:#}");
 }
 
 #[test]
