@@ -162,6 +162,44 @@ pub fn find(
     })
 }
 
+/// The cells of an evolution heat map grouped by `key` (its columns the groups whose first
+/// runs are `columns`) where a change began: (test, column) for each change whose first run
+/// after it belongs to that column's group.
+pub fn marks(
+    store: &dyn Backend,
+    c: &Changes,
+    key: crate::fleet::Key,
+    columns: &[crate::model::Run],
+) -> Result<Vec<(String, usize)>, ChangesError> {
+    use crate::fleet::Facts;
+    let values: Vec<String> = columns
+        .iter()
+        .map(|r| key.value_of(Facts::from(r)))
+        .collect();
+    let ids: Vec<&str> = c.changes.iter().map(|ch| ch.after.id.as_str()).collect();
+    let machines = store.run_machines(&ids)?;
+    let mut out = Vec::new();
+    for ch in &c.changes {
+        let Some(m) = machines.iter().find(|m| m.id == ch.after.id) else {
+            continue;
+        };
+        let facts = Facts {
+            host: m.fingerprint.hostname.as_deref(),
+            kernel: m.fingerprint.kernel_release.as_deref(),
+            cpu: m.fingerprint.cpu_model.as_deref(),
+            label: m.label.as_deref(),
+            started_ns: m.started_ns,
+        };
+        let value = key.value_of(facts);
+        if let Some(j) = values.iter().position(|v| *v == value) {
+            if !out.contains(&(ch.test.clone(), j)) {
+                out.push((ch.test.clone(), j));
+            }
+        }
+    }
+    Ok(out)
+}
+
 /// The indices of the runs whose fingerprints may be compared for the change at `index`.
 fn window(h: &TestHistory, index: usize) -> std::ops::Range<usize> {
     index.saturating_sub(NEAREST_WITHIN + 1)..(index + NEAREST_WITHIN + 1).min(h.points.len())
@@ -276,6 +314,8 @@ mod tests {
                 f.sysctls.insert("vm.swappiness".into(), v.into());
                 RunMachine {
                     id: format!("r{i}"),
+                    label: None,
+                    started_ns: i as i64,
                     sysperf_version: "0.1.0".into(),
                     fingerprint: f,
                 }

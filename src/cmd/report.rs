@@ -50,21 +50,18 @@ pub(crate) fn exec(a: Args) -> Result<i32> {
     let profiles = catalog.profiles(&runs)?;
     let by = sel.by.map(|k| k.name());
     // A fleet's report says when and where its runs changed, as `sysperf changes` would (#35).
-    let changes = match sel.by {
-        Some(_) => {
+    let (changes, marked) = match sel.by {
+        Some(key) => {
             let store = catalog::open_existing_store(db.as_ref())?;
             let settings = sysperf::changepoint::Settings::default();
             let newest = changes::DEFAULT_NEWEST;
-            Some(changes::find(
-                store.as_ref(),
-                &sel.query,
-                newest,
-                &settings,
-            )?)
+            let found = changes::find(store.as_ref(), &sel.query, newest, &settings)?;
+            let marked = changes::marks(store.as_ref(), &found, key, &runs)?;
+            (Some(found), marked)
         }
-        None => None,
+        None => (None, Vec::new()),
     };
-    let page = report::html::html_fleet(&runs, &cmp, &profiles, by, changes.as_ref());
+    let page = report::html::html_fleet(&runs, &cmp, &profiles, by, changes.as_ref(), &marked);
     output::write(&a.output, page.as_bytes(), 0o644)?;
     say!("sysperf: wrote {}", a.output.display());
     Ok(exit::OK)

@@ -40,6 +40,12 @@ fn paint(ratio: f64) -> String {
 /// The heat map of `cmp`'s tests across its columns against its baseline column; None when
 /// there are fewer than two columns or no test.
 pub fn chart(cmp: &Comparison) -> Option<Svg> {
+    chart_marked(cmp, &[])
+}
+
+/// [`chart`] with the cells where a change point began (`changed`: test id and column, from
+/// `changes::marks`) outlined and marked with a diamond.
+pub fn chart_marked(cmp: &Comparison, changed: &[(String, usize)]) -> Option<Svg> {
     if cmp.runs.len() < 2 || cmp.rows.is_empty() {
         return None;
     }
@@ -118,6 +124,15 @@ pub fn chart(cmp: &Comparison) -> Option<Svg> {
                     ),
                 }
             };
+            let marked = changed.iter().any(|(t, c)| *t == row.id && *c == j);
+            let (text, tip) = if marked {
+                (
+                    format!("\u{25c6}{text}"),
+                    format!("{tip}; a change point began in these runs (sysperf changes)"),
+                )
+            } else {
+                (text, tip)
+            };
             let _ = writeln!(
                 b,
                 "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{fill}\" stroke=\"{GRID}\"><title>{}: {}</title></rect>\
@@ -132,12 +147,27 @@ pub fn chart(cmp: &Comparison) -> Option<Svg> {
                 f(y + 14.0),
                 esc(&text)
             );
+            if marked {
+                let _ = writeln!(
+                    b,
+                    "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"#101828\" stroke-width=\"2\"/>",
+                    f(x + 1.0),
+                    f(y + 1.0),
+                    f(cell_w - 2.0),
+                    f(ROW_H - 2.0)
+                );
+            }
         }
     }
     let _ = writeln!(
         b,
-        "<text x=\"10\" y=\"{}\" font-size=\"11\" fill=\"{MUTED}\">Red: slower, blue: faster, full colour at 2x; \u{25b2}/\u{25bc}: significantly slower/faster; \u{2013}: no ratio.</text>",
-        f(height - 14.0)
+        "<text x=\"10\" y=\"{}\" font-size=\"11\" fill=\"{MUTED}\">Red: slower, blue: faster, full colour at 2x; \u{25b2}/\u{25bc}: significantly slower/faster; \u{2013}: no ratio{}.</text>",
+        f(height - 14.0),
+        if changed.is_empty() {
+            ""
+        } else {
+            "; \u{25c6} outlined: a change point began in the column's runs (sysperf changes)"
+        }
     );
     Some(Svg::new(width, height, title, b))
 }
@@ -177,5 +207,31 @@ mod tests {
         assert!(svg.contains("1.00"), "{svg}");
         assert!(svg.contains("2.00"), "{svg}");
         assert!(chart(&crate::report::fixture_compare(&[a], 0, 2.0)).is_none());
+    }
+
+    #[test]
+    fn a_cell_where_a_change_began_is_outlined_and_marked() {
+        let a = fixture_run();
+        let mut b = fixture_run();
+        b.id = "bbbbbbbbbbbb".into();
+        let cmp = crate::report::fixture_compare(&[a, b], 0, 2.0);
+        let test = cmp.rows[0].id.clone();
+        let plain = chart(&cmp).unwrap().document();
+        assert!(!plain.contains('\u{25c6}') && !plain.contains("fill=\"none\""));
+        let svg = chart_marked(&cmp, &[(test.clone(), 1)]).unwrap().document();
+        assert_eq!(
+            svg.matches("fill=\"none\" stroke=\"#101828\"").count(),
+            1,
+            "{svg}"
+        );
+        assert_eq!(
+            svg.matches('\u{25c6}').count(),
+            2,
+            "the cell and the legend: {svg}"
+        );
+        assert!(svg.contains("a change point began in these runs"), "{svg}");
+        // A mark for a test or column the map does not have draws nothing.
+        let none = chart_marked(&cmp, &[("no-such-test".into(), 1), (test, 9)]).unwrap();
+        assert!(!none.document().contains("fill=\"none\""));
     }
 }

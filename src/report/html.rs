@@ -1028,17 +1028,19 @@ pub fn html_by(
     profiles: &[Vec<Profile>],
     by: Option<&str>,
 ) -> String {
-    html_fleet(runs, cmp, profiles, by, None)
+    html_fleet(runs, cmp, profiles, by, None, &[])
 }
 
 /// [`html_by`] with a Changes section after the Evolution one: the change points of the
-/// histories of the fleet's runs (`sysperf changes` of the same `--where`), when given.
+/// histories of the fleet's runs (`sysperf changes` of the same `--where`), when given, and
+/// the heat map's cells where one began (`marked`: test and column, `changes::marks`).
 pub fn html_fleet(
     runs: &[Run],
     cmp: &Comparison,
     profiles: &[Vec<Profile>],
     by: Option<&str>,
     changes: Option<&crate::changes::Changes>,
+    marked: &[(String, usize)],
 ) -> String {
     let names: Vec<String> = cmp.runs.iter().map(run_name).collect();
     // The Suites section and its link appear only for runs of `run --suite`.
@@ -1113,14 +1115,19 @@ pub fn html_fleet(
     comparison_table(&mut s, cmp);
     s.push_str("\n</section>\n");
 
-    if let (Some(key), Some(map)) = (by, crate::report::heatmap::chart(cmp)) {
+    if let (Some(key), Some(map)) = (by, crate::report::heatmap::chart_marked(cmp, marked)) {
         let _ = write!(
             s,
-            "<section id=\"evolution\">\n<h2>Evolution</h2>\n<p>One column per {}, {}; each cell is the test's time per operation against the first column, as LEBench's figure of Linux's core operations across kernels.</p>\n<figure id=\"figure-{}\">\n{}<figcaption>Red: slower, blue: faster than the first column (full colour at 2x); \u{25b2}/\u{25bc}: a significant verdict.</figcaption></figure>\n</section>\n",
+            "<section id=\"evolution\">\n<h2>Evolution</h2>\n<p>One column per {}, {}; each cell is the test's time per operation against the first column, as LEBench's figure of Linux's core operations across kernels.</p>\n<figure id=\"figure-{}\">\n{}<figcaption>Red: slower, blue: faster than the first column (full colour at 2x); \u{25b2}/\u{25bc}: a significant verdict{}.</figcaption></figure>\n</section>\n",
             esc(key),
             if key == "kernel" { "ordered by version" } else { "in order" },
             crate::report::heatmap::FIGURE_ID,
-            map.element()
+            map.element(),
+            if marked.is_empty() {
+                ""
+            } else {
+                "; \u{25c6} outlined: a change point (see Changes) began in the column's runs"
+            }
         );
     }
     if let Some(c) = changes {

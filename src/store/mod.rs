@@ -440,6 +440,8 @@ pub struct HistoryPoint {
 #[derive(Debug, Clone, PartialEq)]
 pub struct RunMachine {
     pub id: String,
+    pub label: Option<String>,
+    pub started_ns: i64,
     pub sysperf_version: String,
     pub fingerprint: Fingerprint,
 }

@@ -639,12 +639,15 @@ pub(super) fn run_machines(db: &mut dyn Db, ids: &[&str]) -> Result<Vec<RunMachi
         let mut b = Sql::new(db.dialect());
         let list: Vec<String> = chunk.iter().map(|id| b.bind(*id)).collect();
         let sql = format!(
-            "SELECT id, sysperf_version, fingerprint_json FROM runs WHERE id IN ({})",
+            "SELECT id, label, started_ns, sysperf_version, fingerprint_json FROM runs
+             WHERE id IN ({})",
             list.join(", ")
         );
         out.extend(rows(db, b.on("runs", sql), |r| {
             Ok(RunMachine {
                 id: r.text("id")?,
+                label: r.opt_text("label")?,
+                started_ns: r.i64("started_ns")?,
                 sysperf_version: r.text("sysperf_version")?,
                 fingerprint: r.json("fingerprint_json")?,
             })

@@ -259,6 +259,22 @@ fn a_report_by_host_has_the_changes() {
         "{section}"
     );
     assert!(html.contains("<a href=\"#changes\">Changes</a>"));
+    // The heat map marks the cell where it began: syscall in node-a's column, the first.
+    let at = html
+        .find("<section id=\"evolution\">")
+        .expect("an Evolution section");
+    let evolution = &html[at..at + html[at..].find("</section>").unwrap()];
+    assert_eq!(
+        evolution
+            .matches("fill=\"none\" stroke=\"#101828\"")
+            .count(),
+        1,
+        "{evolution}"
+    );
+    assert!(
+        evolution.contains("<title>syscall in host=node-a: baseline; a change point began"),
+        "{evolution}"
+    );
 }
 
 #[test]
