@@ -260,6 +260,8 @@ pub(crate) fn exec(a: Args) -> Result<i32> {
             markdown: false,
             measure: false,
             profile_seconds: 1.0,
+            try_switches: false,
+            try_seconds: 2.0,
             db: super::args::DbArg { db },
         })?;
     }

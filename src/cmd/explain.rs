@@ -1,7 +1,10 @@
 //! `sysperf explain A B [TEST...]`: why tests moved between two runs, from the kernel profiles
 //! stored with them (`run --profile`), their trials and counters, and the recorded differences
-//! the ties table links to the tests or their functions. The work is `sysperf::explain`; the
-//! renderings are `report::explain`.
+//! the ties table links to the tests or their functions; with `--try-switches`, the
+//! differences this machine can switch, each measured in paired rounds ([`switches`]). The
+//! work is `sysperf::explain`; the renderings are `report::explain`.
+
+mod switches;
 
 use super::args::{parse_pct, parse_seconds, DbArg};
 use super::failure::Context;
@@ -28,8 +31,11 @@ interval of its count; B - A has the MOVER (Newcombe) interval of two independen
 '~' marks a difference whose interval holds 0. 'share' is of the measured change (the median
 wall time per operation, B - A). A side without a stored profile of a test is said, never made
 up: 'sysperf run --profile TEST' stores one where the side is measured, and --measure profiles
-it now when this machine stands for that side (and for it only). docs/explain.md has the
-method and its limits.";
+it now when this machine stands for that side (and for it only). --try-switches sets each
+recorded difference this machine can switch at runtime (a sysctl, THP, an ab's seccomp or
+speculation switch) to A's value and to B's in paired rounds and says how much of the change
+each accounts for ('cannot tell' when its interval holds no change); the others are listed
+with why not, and every setting is put back. docs/explain.md has the method and its limits.";
 
 #[derive(ClapArgs)]
 pub(crate) struct Args {
@@ -70,6 +76,16 @@ pub(crate) struct Args {
     /// With --measure: how long each profiled trial runs, in seconds.
     #[arg(long, value_name = "S", default_value_t = 1.0, allow_negative_numbers = true, value_parser = parse_seconds, requires = "measure")]
     pub(crate) profile_seconds: f64,
+    /// For each recorded difference this machine can switch at runtime (a sysctl, transparent
+    /// huge pages, an ab's seccomp or speculation switch), measure the tests with it set to
+    /// A's value and to B's in paired rounds, as 'sysperf ab' does, and say how much of the
+    /// change it accounts for; the others are listed with why not. Every setting is put back.
+    #[arg(long)]
+    pub(crate) try_switches: bool,
+    /// With --try-switches: about how many seconds of paired rounds each switch gets (at
+    /// least 10 rounds).
+    #[arg(long, value_name = "S", default_value_t = 2.0, allow_negative_numbers = true, value_parser = parse_seconds, requires = "try_switches")]
+    pub(crate) try_seconds: f64,
     #[command(flatten)]
     pub(crate) db: DbArg,
 }
@@ -153,7 +169,7 @@ pub(crate) fn exec(a: Args) -> Result<i32> {
     if hint {
         say!("sysperf: a side has no profile of a test; 'sysperf explain --measure' profiles it now where this machine stands for that side");
     }
-    let e = explain::build(&Input {
+    let mut e = explain::build(&Input {
         runs: [ra, rb],
         comparison: &cmp,
         column: 1,
@@ -162,6 +178,12 @@ pub(crate) fn exec(a: Args) -> Result<i32> {
         unmeasured,
         tests: &tests,
     });
+    let mut interrupted = false;
+    if a.try_switches {
+        let (b, stopped) = switches::try_switches(&a, [ra, rb], &e, noise)?;
+        e.try_switches = Some(b);
+        interrupted = stopped;
+    }
     let top = a.top as usize;
     if a.json {
         print_json_text(&format!(
@@ -174,6 +196,9 @@ pub(crate) fn exec(a: Args) -> Result<i32> {
         print(&report::explain::text(&e, top))
     }
     .context("writing the explanation")?;
+    if interrupted {
+        return Ok(run_engine::interrupted_code());
+    }
     Ok(exit::OK)
 }
 

@@ -276,7 +276,7 @@ impl Cmd {
     pub(crate) fn examines_the_machine(&self) -> bool {
         match self {
             Cmd::Run(_) | Cmd::Ab(_) | Cmd::Profile(_) | Cmd::Doctor(_) | Cmd::Trace(_) => true,
-            Cmd::Explain(a) => a.measure,
+            Cmd::Explain(a) => a.measure || a.try_switches,
             _ => false,
         }
     }

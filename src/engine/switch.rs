@@ -93,10 +93,22 @@ pub struct Setting {
     /// What the user calls it: `vm.overcommit_memory`, `transparent_hugepage`.
     pub name: String,
     pub path: PathBuf,
-    /// The value found before anything changed (the "off" side, put back at the end).
+    /// The value found before anything changed (put back at the end; the "off" side unless
+    /// `off` names another).
     pub old: String,
     /// The value of the "on" side.
     pub on: String,
+    /// The value of the "off" side when it is not the one found: `explain --try-switches`
+    /// sets the two sides to two runs' values, whatever the machine has now.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub off: Option<String>,
+}
+
+impl Setting {
+    /// The value of the "off" side.
+    pub fn off_value(&self) -> &str {
+        self.off.as_deref().unwrap_or(&self.old)
+    }
 }
 
 /// What `ab` switches.
@@ -142,6 +154,7 @@ impl Switch {
                 path,
                 old,
                 on: on.to_string(),
+                off: None,
             }))
         };
         match (name, sysctl) {
@@ -203,6 +216,55 @@ impl Switch {
         }
     }
 
+    /// A machine-wide setting switched between two given values whatever it has now: `off`
+    /// on side A, `on` on side B (`explain --try-switches`: two runs' recorded values).
+    /// `name` is a sysctl, or `transparent_hugepage`. The value found is put back at the end,
+    /// as with every setting.
+    pub fn between(name: &str, off: &str, on: &str) -> Result<Switch, InputError> {
+        let bad = |value: &str, why: String| InputError::InvalidValue {
+            what: "switch",
+            value: value.to_string(),
+            why,
+        };
+        let path = match name {
+            "transparent_hugepage" | "thp" => {
+                let p = PathBuf::from(THP);
+                if !p.is_file() {
+                    return Err(bad(
+                        name,
+                        format!("this kernel has no transparent huge pages ({THP} does not exist)"),
+                    ));
+                }
+                p
+            }
+            _ => sysctl_path(name).map_err(|why| bad(name, why))?,
+        };
+        for v in [off, on] {
+            if v.is_empty() || v.contains(['\n', '\0']) {
+                return Err(bad(v, "a value must be one line".into()));
+            }
+        }
+        if off == on {
+            return Err(bad(on, "the two sides' values are the same".into()));
+        }
+        let old = match live_record_old(&path) {
+            Some(old) => old,
+            None => read_setting(&path)
+                .map_err(|e| bad(name, format!("cannot read {}: {e}", path.display())))?,
+        };
+        Ok(Switch::Setting(Setting {
+            name: if name == "thp" {
+                "transparent_hugepage".into()
+            } else {
+                name.to_string()
+            },
+            path,
+            old,
+            on: on.to_string(),
+            off: Some(off.to_string()),
+        }))
+    }
+
     /// The switch's name in labels and messages.
     pub fn name(&self) -> &str {
         match self {
@@ -249,7 +311,7 @@ impl Switch {
                 if on { "on" } else { "off" },
                 s.name,
                 s.name,
-                if on { &s.on } else { &s.old }
+                if on { &s.on } else { s.off_value() }
             ),
         }
     }
@@ -296,7 +358,7 @@ impl Switch {
             return Ok(Armed {
                 setting: None,
                 record: None,
-                now_on: false,
+                now_on: Some(false),
                 _lock: None,
             });
         };
@@ -311,7 +373,7 @@ impl Switch {
             old: read_setting(&s.path).map_err(io(format!("reading {}", s.path.display())))?,
             ..s.clone()
         };
-        if s.old == s.on {
+        if s.off_value() == s.on {
             return Err(SwitchError::Same {
                 name: s.name.clone(),
                 on: s.on.clone(),
@@ -347,7 +409,8 @@ impl Switch {
         Ok(Armed {
             setting: Some(s.clone()),
             record: Some((dir, record)),
-            now_on: false,
+            // Found at the "off" value, unless the "off" side has a value of its own.
+            now_on: s.off.is_none().then_some(false),
             _lock: Some(lock),
         })
     }
@@ -402,7 +465,8 @@ pub struct Armed {
     setting: Option<Setting>,
     /// The state directory, open, and the record's name there.
     record: Option<(Dir, OsString)>,
-    now_on: bool,
+    /// Which side's value the setting has now; None: the one found, which is neither.
+    now_on: Option<bool>,
     /// The switches' lock (see [`lock_switches`]), released after the value is put back.
     _lock: Option<std::fs::File>,
 }
@@ -414,12 +478,12 @@ impl Armed {
         let Some(s) = &self.setting else {
             return Ok(());
         };
-        if on == self.now_on {
+        if Some(on) == self.now_on {
             return Ok(());
         }
-        let v = if on { &s.on } else { &s.old };
+        let v = if on { &s.on } else { s.off_value() };
         write_setting(&s.path, v).map_err(io(format!("setting {} to {v}", s.name)))?;
-        self.now_on = on;
+        self.now_on = Some(on);
         Ok(())
     }
 
@@ -760,6 +824,7 @@ mod tests {
             path,
             old: "old".into(),
             on: "new".into(),
+            off: None,
         }
     }
 
@@ -798,6 +863,55 @@ mod tests {
     }
 
     #[test]
+    fn a_setting_between_two_values_sets_both_and_puts_the_one_found_back() {
+        // explain --try-switches: A's value off, B's on, neither the value the machine has.
+        let tmp = tempfile::tempdir().unwrap();
+        let state = tmp.path().join("state");
+        std::fs::create_dir(&state).unwrap();
+        let s = Setting {
+            off: Some("aaa".into()),
+            on: "bbb".into(),
+            ..setting_in(tmp.path())
+        };
+        let read = || std::fs::read_to_string(&s.path).unwrap();
+        let switch = Switch::Setting(s.clone());
+        assert!(switch.describe(false).ends_with("test.setting = aaa"));
+        let mut armed = switch.arm_in(&state).unwrap();
+        armed.set(false).unwrap();
+        assert_eq!(
+            read(),
+            "aaa",
+            "the off side is A's value, not the one found"
+        );
+        armed.set(true).unwrap();
+        assert_eq!(read(), "bbb");
+        armed.set(false).unwrap();
+        assert_eq!(read(), "aaa");
+        drop(armed);
+        assert_eq!(read(), "old", "the value found is put back");
+        assert!(files(&state).is_empty(), "the record is removed");
+        // Off and on the same, or a setting that is not there: refused before anything.
+        let e = Switch::between("kernel.msgmax", "1", "1").unwrap_err();
+        assert!(e.to_string().contains("the same"), "{e}");
+        assert!(Switch::between("vm.no_such_thing", "1", "2").is_err());
+        let cur = read_setting(Path::new("/proc/sys/kernel/msgmax")).unwrap();
+        let Switch::Setting(b) = Switch::between("kernel.msgmax", &cur, "1").unwrap() else {
+            panic!("a setting");
+        };
+        assert_eq!(
+            (b.old.as_str(), b.off_value(), b.on.as_str()),
+            (cur.as_str(), cur.as_str(), "1")
+        );
+    }
+
+    fn files(dir: &Path) -> Vec<String> {
+        std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect()
+    }
+
+    #[test]
     fn a_state_directory_someone_else_controls_is_refused() {
         let tmp = tempfile::tempdir().unwrap();
         let open = tmp.path().join("open");
@@ -829,6 +943,7 @@ mod tests {
                     path: msgmax.into(),
                     old: now.clone(),
                     on: "1".into(),
+                    off: None,
                 },
                 owner_start_ticks: start,
             };

@@ -16,6 +16,7 @@
 //! side has no profile is decided by the command (with [`facts::stands_for`]), and rendering is
 //! `report::explain`.
 
+pub mod bisect;
 pub mod diff;
 pub mod facts;
 
@@ -220,6 +221,9 @@ pub struct Explanation {
     /// Everything recorded that differs between the sides, tied or not.
     pub differences: Vec<Difference>,
     pub tests: Vec<TestExplanation>,
+    /// The differences flipped on this machine (`--try-switches`), when asked for.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub try_switches: Option<bisect::Bisection>,
 }
 
 /// Every test of the comparison: the rows, then the suites' points, with column `column`'s
@@ -343,6 +347,7 @@ pub fn build(input: &Input<'_>) -> Explanation {
         method: method(),
         differences,
         tests,
+        try_switches: None,
     }
 }
 

@@ -2,6 +2,7 @@
 //! section with a differential flame graph per test (`report::flame::differential`). Pure:
 //! an [`Explanation`] (and, for the flame graphs, the two profiles of each test) in, text out.
 
+use crate::explain::bisect::{Bisection, Effect, Tried};
 use crate::explain::diff::{Delta, PathDelta};
 use crate::explain::{
     ns, signed_ns, CountRow, Explanation, Listed, SideHeader, Source, TestExplanation,
@@ -120,6 +121,9 @@ pub fn text(e: &Explanation, top: usize) -> String {
     }
     for t in &e.tests {
         test_text(&mut s, t, top);
+    }
+    if let Some(b) = &e.try_switches {
+        switches_text(&mut s, b);
     }
     let _ = writeln!(s, "\nRecorded differences between A and B");
     if e.differences.is_empty() {
@@ -304,6 +308,70 @@ fn test_text(s: &mut String, t: &TestExplanation, top: usize) {
     }
 }
 
+/// "A x, B y" of a difference's values.
+fn values(a: &Option<String>, b: &Option<String>) -> String {
+    format!(
+        "A {}, B {}",
+        a.as_deref().unwrap_or("unknown"),
+        b.as_deref().unwrap_or("unknown")
+    )
+}
+
+/// The runs a flip's two sides were stored as.
+fn flip_runs(t: &Tried) -> String {
+    match (&t.runs, &t.labels) {
+        (Some([a, b]), Some([la, lb])) => {
+            format!("runs {la} ({a}, A's setting) and {lb} ({b}, B's)")
+        }
+        _ => "no runs stored".into(),
+    }
+}
+
+fn rounds(e: &Effect) -> String {
+    e.rounds
+        .map(|r| format!(" ({r} rounds)"))
+        .unwrap_or_default()
+}
+
+/// `--try-switches`: each difference flipped here, with its account per test; the others and
+/// why not.
+fn switches_text(s: &mut String, b: &Bisection) {
+    let _ = writeln!(
+        s,
+        "\nDifferences switched on this machine (--try-switches: B's setting against A's, paired rounds, about {} s each)",
+        b.seconds_per_switch
+    );
+    if b.tried.is_empty() {
+        let _ = writeln!(s, "  none could be switched here");
+    }
+    for t in &b.tried {
+        let _ = writeln!(
+            s,
+            "  {} ({}): {}; {}",
+            t.field,
+            values(&t.a, &t.b),
+            t.flip.describe(),
+            flip_runs(t)
+        );
+        for e in &t.effects {
+            let _ = writeln!(s, "    {}: {}{}", e.test, e.words, rounds(e));
+        }
+        if let Some(err) = &t.error {
+            let _ = writeln!(s, "    not finished: {err}");
+        }
+    }
+    for (test, why) in &b.not_measured {
+        let _ = writeln!(s, "  {test} not measured: {why}");
+    }
+    if !b.not_switchable.is_empty() {
+        let _ = writeln!(s, "  Not switched here:");
+        for n in &b.not_switchable {
+            let _ = writeln!(s, "    {} ({}): {}", n.field, values(&n.a, &n.b), n.why);
+        }
+    }
+    let _ = writeln!(s, "  Method: {}.", b.method);
+}
+
 fn count_line(s: &mut String, c: &CountRow) {
     let _ = writeln!(
         s,
@@ -439,8 +507,74 @@ pub fn markdown(e: &Explanation, top: usize) -> String {
             );
         }
     }
+    if let Some(b) = &e.try_switches {
+        switches_markdown(&mut s, b);
+    }
     let _ = writeln!(s, "\n_Method: {}._", md(&e.method));
     s
+}
+
+fn switches_markdown(s: &mut String, b: &Bisection) {
+    let _ = writeln!(
+        s,
+        "\n### Differences switched on this machine\n\nEach set to A's setting and to B's in paired rounds, about {} s each (`--try-switches`).\n",
+        b.seconds_per_switch
+    );
+    if !b.tried.is_empty() {
+        let _ = writeln!(
+            s,
+            "| difference | A | B | test | B's setting / A's [95%] | share of A->B | account |\n|---|---|---|---|---|---|---|"
+        );
+    }
+    for t in &b.tried {
+        let cell = |v: &Option<String>| md(v.as_deref().unwrap_or("unknown"));
+        if t.effects.is_empty() {
+            let _ = writeln!(
+                s,
+                "| {} | {} | {} | - | - | - | {} |",
+                md(&t.field),
+                cell(&t.a),
+                cell(&t.b),
+                md(t.error.as_deref().unwrap_or("not measured"))
+            );
+        }
+        for e in &t.effects {
+            let ratio = match (e.ratio, e.ratio_ci) {
+                (Some(r), Some([lo, hi])) => format!("{r:.3} [{lo:.3}, {hi:.3}]"),
+                (Some(r), None) => format!("{r:.3}"),
+                _ => "-".into(),
+            };
+            let share = match (e.share_pct, e.share_bounds_pct) {
+                (Some(p), Some([lo, hi])) => format!("{p:.0}% [{lo:.0}%, {hi:.0}%]"),
+                (Some(p), None) => format!("{p:.0}%"),
+                _ => "-".into(),
+            };
+            let _ = writeln!(
+                s,
+                "| {} | {} | {} | {} | {} | {} | {} |",
+                md(&t.field),
+                cell(&t.a),
+                cell(&t.b),
+                md(&e.test),
+                ratio,
+                share,
+                md(&e.words)
+            );
+        }
+    }
+    for n in &b.not_switchable {
+        let _ = writeln!(
+            s,
+            "- not switched here: {} ({}): {}",
+            md(&n.field),
+            md(&values(&n.a, &n.b)),
+            md(&n.why)
+        );
+    }
+    for (test, why) in &b.not_measured {
+        let _ = writeln!(s, "- {} not measured: {}", md(test), md(why));
+    }
+    let _ = writeln!(s, "\n_Switching: {}._", md(&b.method));
 }
 
 /// The JSON document (`explain --json`).
@@ -566,6 +700,81 @@ mod tests {
             "__seccomp_filter"
         );
         assert!(j["tests"][0]["profile"]["functions"][0]["self"]["change_ci_ns_per_op"].is_array());
+    }
+
+    #[test]
+    fn switched_differences_are_rendered_with_their_account_and_the_rest_with_why_not() {
+        use crate::compare::{Covers, Ratio, Verdict};
+        use crate::explain::bisect::{self, Flip, NotSwitched};
+        let (mut e, _, _) = crate::explain::tests::fixture();
+        let paired = Ratio {
+            ratio: 1.1,
+            ci: Some([1.08, 1.12]),
+            verdict: Verdict::Slower,
+            covers: Covers::Paired,
+            significant: None,
+            rounds: Some(40),
+            effective_rounds: None,
+        };
+        let effect = bisect::effect(&e.tests[0], Some(&paired), false);
+        e.try_switches = Some(Bisection {
+            method: bisect::method(2.0, 10, 1.0),
+            seconds_per_switch: 2.0,
+            tests: vec!["syscall".into()],
+            not_measured: vec![("scaling.path-depth@8".into(), "a suite's point".into())],
+            tried: vec![Tried {
+                field: "sysctl vm.stat_interval".into(),
+                a: Some("1".into()),
+                b: Some("2".into()),
+                flip: Flip::Setting {
+                    name: "vm.stat_interval".into(),
+                    a: "1".into(),
+                    b: "2".into(),
+                },
+                runs: Some(["0a".into(), "0b".into()]),
+                labels: Some([
+                    "try-vm.stat_interval-abcdef-off".into(),
+                    "try-vm.stat_interval-abcdef-on".into(),
+                ]),
+                effects: vec![effect],
+                error: None,
+            }],
+            not_switchable: vec![NotSwitched {
+                field: "kernel".into(),
+                a: Some("6.1".into()),
+                b: Some("6.8".into()),
+                why: "the kernel's build: only booting that kernel changes it".into(),
+            }],
+            interrupted: false,
+        });
+        let s = text(&e, 5);
+        for needle in [
+            "Differences switched on this machine (--try-switches",
+            "  sysctl vm.stat_interval (A 1, B 2): vm.stat_interval between A's 1 and B's 2; runs try-vm.stat_interval-abcdef-off (0a, A's setting) and try-vm.stat_interval-abcdef-on (0b, B's)",
+            "    syscall: accounts for ",
+            "(40 rounds)",
+            "  Not switched here:\n    kernel (A 6.1, B 6.8): the kernel's build",
+            "  scaling.path-depth@8 not measured: a suite's point",
+        ] {
+            assert!(s.contains(needle), "{needle}:\n{s}");
+        }
+        let m = markdown(&e, 5);
+        assert!(
+            m.contains("| sysctl vm.stat_interval | 1 | 2 | syscall | 1.100 [1.080, 1.120] | "),
+            "{m}"
+        );
+        assert!(
+            m.contains("- not switched here: kernel (A 6.1, B 6.8)"),
+            "{m}"
+        );
+        let j = json(&e);
+        let t = &j["try_switches"]["tried"][0];
+        assert_eq!(t["flip"]["kind"], "setting");
+        assert_eq!(t["effects"][0]["account"], "accounts");
+        assert!(t["effects"][0]["share_bounds_pct"].is_array());
+        // Without --try-switches the document is as it was.
+        e.try_switches = None;
+        assert!(json(&e).get("try_switches").is_none());
     }
 
     #[test]

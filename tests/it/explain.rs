@@ -438,3 +438,176 @@ fn ab_profile_then_explain_finds_the_planted_huge_page_policy_on_the_fault_path(
         t["tied"]
     );
 }
+
+/// A sysctl's value as the fingerprint records it (multiple values joined by one space).
+fn sysctl(name: &str) -> String {
+    let path = format!("/proc/sys/{}", name.replace('.', "/"));
+    let text = std::fs::read_to_string(path).unwrap();
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Runs `ta` and `tb` in the store `db`: a run of syscall made here, exported and imported
+/// twice, each recording `name` (a harmless IPC limit, one per test so that they may run at
+/// once; not one sysperf records itself, so no other test's fingerprints see it change): A
+/// with its value now, B with its last number one higher and another microcode. Returns the
+/// value now and B's.
+fn runs_differing_in_a_sysctl(
+    db: &std::path::Path,
+    dir: &std::path::Path,
+    name: &str,
+) -> (String, String) {
+    ok(db, &["run", "syscall", "--quick", "--label", "t0"], 0);
+    let doc = json_of(ok(db, &["export", "t0"], 0).as_bytes());
+    let old = sysctl(name);
+    let (head, last) = old.rsplit_once(' ').unwrap_or(("", &old));
+    let last = (last.parse::<u64>().unwrap() + 1).to_string();
+    let b = if head.is_empty() {
+        last
+    } else {
+        format!("{head} {last}")
+    };
+    for (id, label, value) in [("aa0000000034", "ta", &old), ("bb0000000034", "tb", &b)] {
+        let mut doc = doc.clone();
+        let run = &mut doc["runs"][0];
+        run["id"] = id.into();
+        run["label"] = label.into();
+        run["fingerprint"]["sysctls"][name] = value.clone().into();
+        if label == "tb" {
+            run["fingerprint"]["microcode"] = "0xdead".into();
+        }
+        let file = dir.join(format!("{label}.json"));
+        std::fs::write(&file, serde_json::to_vec(&doc).unwrap()).unwrap();
+        ok(db, &["import", file.to_str().unwrap()], 0);
+    }
+    (old, b)
+}
+
+/// #34 item 3: `explain --try-switches` sets a recorded sysctl difference to A's value and to
+/// B's in paired rounds, reports the paired ratio per test with its account, stores the two
+/// sides as runs, and leaves the sysctl as found; a difference no runtime switch changes (the
+/// microcode) is listed with why. As non-root the sysctl is listed as needing root. No figure
+/// of timing is judged.
+#[test]
+fn try_switches_flips_a_recorded_sysctl_and_puts_it_back() {
+    const NAME: &str = "kernel.shmmni";
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("s.db");
+    let state = tmp.path().join("st");
+    let (old, b) = runs_differing_in_a_sysctl(&db, tmp.path(), NAME);
+    let out = sysperf(&db)
+        .env("SYSPERF_STATE_DIR", &state)
+        .args(["explain", "ta", "tb", "syscall", "--try-switches"])
+        .args(["--try-seconds", "0.3", "--json"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert_eq!(sysctl(NAME), old, "the sysctl is as it was found");
+    let v = json_of(&out.stdout);
+    let t = &v["try_switches"];
+    let field = format!("sysctl {NAME}");
+    let microcode = t["not_switchable"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|n| n["field"] == "microcode")
+        .unwrap_or_else(|| panic!("{t}"));
+    assert!(
+        microcode["why"].as_str().unwrap().contains("firmware"),
+        "{microcode}"
+    );
+    if !sysperf::sys::is_root() {
+        let n = t["not_switchable"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|n| n["field"] == field.as_str())
+            .unwrap_or_else(|| panic!("{t}"));
+        assert!(n["why"].as_str().unwrap().contains("needs root"), "{n}");
+        assert!(t["tried"].as_array().unwrap().is_empty(), "{t}");
+        return;
+    }
+    let tried = &t["tried"][0];
+    assert_eq!(tried["field"], field.as_str(), "{t}");
+    assert_eq!(tried["flip"]["a"], old.as_str());
+    assert_eq!(tried["flip"]["b"], b.as_str());
+    assert!(tried["error"].is_null(), "{tried}");
+    let e = &tried["effects"][0];
+    assert_eq!(e["test"], "syscall", "{tried}");
+    assert!(e["ratio"].as_f64().is_some_and(|r| r > 0.0), "{e}");
+    assert!(e["rounds"].as_u64().is_some_and(|r| r >= 10), "{e}");
+    // Two single runs of A and B have no verdict: nothing to share, whatever the flip did.
+    assert_eq!(e["account"], "nothing_to_share", "{e}");
+    for needle in [
+        format!("--try-switches: 1 difference(s) this machine can switch (sysctl {NAME})"),
+        format!("{NAME} is {old} again (found at {old})"),
+    ] {
+        assert!(err.contains(&needle), "{needle}: {err}");
+    }
+    // Each side stored as a run, at the value it stands for.
+    let labels = &tried["labels"];
+    for (side, value) in [(0, &old), (1, &b)] {
+        let label = labels[side].as_str().unwrap();
+        assert!(label.ends_with(["-off", "-on"][side]), "{labels}");
+        let run = json_of(ok(&db, &["show", label, "--json"], 0).as_bytes());
+        let notes = run["notes"].to_string();
+        assert!(
+            notes.contains(&format!("{NAME} = {value}")),
+            "{side}: {notes}"
+        );
+    }
+    assert!(
+        std::fs::read_dir(&state).unwrap().next().is_none(),
+        "the switch's record is removed"
+    );
+    // Only when asked.
+    let text = ok(&db, &["explain", "ta", "tb", "syscall"], 0);
+    assert!(!text.contains("Differences switched"), "{text}");
+}
+
+/// Ctrl-C while --try-switches has B's value set: the value found comes back, the record
+/// goes, the explanation so far is printed and the exit code is 130. B's value of a sysctl of
+/// several numbers is written as recorded.
+#[test]
+fn ctrl_c_during_try_switches_puts_the_sysctl_back() {
+    if !sysperf::sys::is_root() {
+        eprintln!("skipped: changing a sysctl needs root");
+        return;
+    }
+    const NAME: &str = "kernel.sem";
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("s.db");
+    let state = tmp.path().join("st");
+    let (old, b) = runs_differing_in_a_sysctl(&db, tmp.path(), NAME);
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("sysperf"))
+        .env("SYSPERF_DB", &db)
+        .env("SYSPERF_STATE_DIR", &state)
+        .args(["explain", "ta", "tb", "syscall", "--try-switches"])
+        .args(["--try-seconds", "120"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let began = std::time::Instant::now();
+    while sysctl(NAME) != b {
+        assert!(
+            began.elapsed() < std::time::Duration::from_secs(120),
+            "B's value was never set"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    interrupt(&child);
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{err}");
+    assert_eq!(sysctl(NAME), old, "the value found is back");
+    assert!(
+        std::fs::read_dir(&state).unwrap().next().is_none(),
+        "the switch's record is removed"
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("not finished: stopped (Ctrl-C) while measuring"),
+        "{text}"
+    );
+}
