@@ -348,9 +348,17 @@ fn no_text_names_a_version_newer_than_this_one() {
         .map(|x| x.parse().unwrap())
         .collect();
     let mut files = vec![root.join("README.md")];
-    for dir in ["docs", "src/cmd"] {
-        for e in std::fs::read_dir(root.join(dir)).unwrap() {
-            files.push(e.unwrap().path());
+    // Every file below docs/ and src/cmd/ (a command's own modules are in a folder of its
+    // name: src/cmd/explain/).
+    let mut dirs = vec![root.join("docs"), root.join("src/cmd")];
+    while let Some(dir) = dirs.pop() {
+        for e in std::fs::read_dir(dir).unwrap() {
+            let path = e.unwrap().path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else {
+                files.push(path);
+            }
         }
     }
     let mut bad = Vec::new();
