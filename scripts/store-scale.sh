@@ -9,7 +9,8 @@
 # over 10 hosts, 4 kernel releases and 20,000 labels (5 runs each, as `run --repeat 5` makes),
 # one minute apart. Then each command below runs twice (cold after the copy, then warm) and one
 # line is printed per command: backend, command, wall ms cold and warm, peak RSS in kB (GNU
-# time). The export/import lines move EXPORT_RUNS runs (default 10,000 or N, the smaller), once.
+# time). The fleet's grouped views (--by kernel, the heat map, changes) and the upload of one
+# run by sync are timed too. The export/import lines move EXPORT_RUNS runs (default 10,000 or N, the smaller), once.
 #
 # Usage: [N=100000] [SEED=FILE] [SYSPERF=path/to/sysperf] [EXPORT_RUNS=10000] [KEEP=DIR] \
 #        [BACKEND=sqlite|pg] [DB=postgres://USER@HOST:PORT/DATABASE [IMPORT_DB=postgres://...]] \
@@ -187,6 +188,18 @@ t "show ID" "$SP" show --db "$store" "$id"
 t "compare LABEL LABEL" "$SP" compare --db "$store" "$label" scale-8
 t "runs --limit 20" "$SP" runs --db "$store" --limit 20
 t "runs" "$SP" runs --db "$store"
+# The fleet's views, grouped in the database (#35 item 5: they read every run before).
+t "runs --by kernel" "$SP" runs --db "$store" --by kernel
+t "compare --by kernel" "$SP" compare --db "$store" --by kernel
+t "report --by kernel" "$SP" report --db "$store" --by kernel -o "$work/by.html"
+t "plot --heatmap --by kernel" "$SP" plot --db "$store" --heatmap --by kernel -o "$work/heat.svg"
+t "changes" "$SP" changes --db "$store"
+# One run uploaded into the big store, as a spool file is: a one-run SQLite store synced in
+# (a fresh id for the seed run, so that it is copied).
+fresh=$(printf '%012x' $((0xfeed00000000 + N)))
+sed "s/$seed/$fresh/g" "$SEED" >"$work/one.json"
+"$SP" import --db "$work/one.db" "$work/one.json" 2>/dev/null
+t1 "sync 1 run in" "$SP" sync "$work/one.db" "$store"
 ids=$(q "SELECT id FROM runs ORDER BY seq LIMIT $EXPORT_RUNS")
 # shellcheck disable=SC2086
 t1 "export $EXPORT_RUNS runs" "$SP" export --db "$store" -o "$work/many.json" $ids
