@@ -381,6 +381,13 @@ pub struct FingerprintDiff {
     pub related: Option<String>,
 }
 
+impl FingerprintDiff {
+    /// Column `i`'s value as printed, "?" where that run did not record it.
+    pub fn shown(&self, i: usize) -> &str {
+        self.values.get(i).and_then(|v| v.as_deref()).unwrap_or("?")
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RunHeader {
     pub id: String,

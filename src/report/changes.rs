@@ -94,14 +94,7 @@ fn change(s: &mut String, ch: &Change) {
                 n.before, n.after
             );
             for d in &n.differences {
-                let v = |i: usize| {
-                    d.values
-                        .get(i)
-                        .cloned()
-                        .flatten()
-                        .unwrap_or_else(|| "?".into())
-                };
-                let _ = write!(s, "    {}: {} -> {}", d.field, v(0), v(1));
+                let _ = write!(s, "    {}: {} -> {}", d.field, d.shown(0), d.shown(1));
                 if let Some(r) = &d.related {
                     let _ = write!(s, " (bears on {r})");
                 }

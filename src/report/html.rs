@@ -972,14 +972,12 @@ fn changes_section(s: &mut String, c: &crate::changes::Changes) {
                     .differences
                     .iter()
                     .map(|d| {
-                        let v = |i: usize| {
-                            d.values
-                                .get(i)
-                                .cloned()
-                                .flatten()
-                                .unwrap_or_else(|| "?".into())
-                        };
-                        format!("{}: {} \u{2192} {}", esc(&d.field), esc(&v(0)), esc(&v(1)))
+                        format!(
+                            "{}: {} \u{2192} {}",
+                            esc(&d.field),
+                            esc(d.shown(0)),
+                            esc(d.shown(1))
+                        )
                     })
                     .collect();
                 format!(

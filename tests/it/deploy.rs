@@ -59,14 +59,17 @@ impl Drop for Netns {
 /// links in 10.0.0.0/8, never share a subnet. The database's address is the last of the
 /// process's block of 64.
 fn link(n: u32) -> (Ipv4Addr, Ipv4Addr) {
-    let base = u32::from(Ipv4Addr::new(172, 16, 0, 0)) | ((std::process::id() & 0x3fff) << 6);
-    let net = base | (n << 2);
+    let net = block() | (n << 2);
     (Ipv4Addr::from(net + 1), Ipv4Addr::from(net + 2))
 }
 
 fn db_address() -> Ipv4Addr {
-    let base = u32::from(Ipv4Addr::new(172, 16, 0, 0)) | ((std::process::id() & 0x3fff) << 6);
-    Ipv4Addr::from(base | 62)
+    Ipv4Addr::from(block() | 62)
+}
+
+/// This test process's block of 64 addresses in 172.16.0.0/12.
+fn block() -> u32 {
+    u32::from(Ipv4Addr::new(172, 16, 0, 0)) | ((std::process::id() & 0x3fff) << 6)
 }
 
 /// A host of the fleet: its namespace and the sshd listening in it (killed when dropped,
