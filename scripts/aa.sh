@@ -6,7 +6,9 @@
 #     other, then ALL K(K-1)/2 pairs compared as `sysperf compare Ri Rj --json` does it (one
 #     run a side; the machine's run-to-run variance then comes from the other K-2 stored runs
 #     made alike, so K >= 5 for a verdict at all). HOG=1 starts and stops a CPU hog
-#     (`stress-ng --cpu 1`, else a shell loop) at random times, between and during the runs.
+#     (`stress-ng --cpu 1`, else a shell loop) at random times, between and during the runs;
+#     HOG=constant keeps one CPU hog running for the whole script (a neighbour that never
+#     stops: every run is measured beside it).
 #   MODE=ab: TRIES paired `sysperf ab SEL --switch none` (both sides alike), each compared
 #     round by round.
 #
@@ -15,8 +17,9 @@
 # rows without a verdict, the median interval half-width, what the intervals cover, and the
 # machine time taken.
 #
-# Usage: [MODE=runs|ab] [K=6] [TRIES=20] [SEL="..."] [TRIALS=5] [SETTLE=0] [HOG=0]
-#        [DESIGN=paired|duet] [SP=path/to/sysperf] scripts/aa.sh
+# Usage: [MODE=runs|ab] [K=6] [TRIES=20] [SEL="..."] [TRIALS=5] [SETTLE=0] [HOG=0|1|constant]
+#        [DESIGN=paired|duet] [SP=path/to/sysperf] [KEEP=DIR] scripts/aa.sh
+# KEEP=DIR keeps the store (DIR/aa.db) and the comparisons' JSON for a closer look.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 MODE=${MODE:-runs}
@@ -36,6 +39,7 @@ work=$(mktemp -d)
 hog_pid=
 cleanup() {
   if [ -n "$hog_pid" ]; then kill "$hog_pid" 2>/dev/null || true; wait "$hog_pid" 2>/dev/null || true; fi
+  if [ -n "${KEEP:-}" ]; then mkdir -p "$KEEP" && cp -r "$work"/. "$KEEP"/; fi
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -57,6 +61,12 @@ if [ "$HOG" = 1 ]; then
       wait $h || true
     done
   ) & hog_pid=$!
+elif [ "$HOG" = constant ]; then
+  if command -v stress-ng >/dev/null; then
+    stress-ng --cpu 1 --quiet & hog_pid=$!
+  else
+    (while :; do :; done) & hog_pid=$!
+  fi
 fi
 
 start=$SECONDS
@@ -103,7 +113,7 @@ def clopper_pearson(x, n):
     high = 1.0 if x == n else solve(lambda p: binom_cdf(x, n, p) > 0.025)
     return low, high
 
-calls = judged = unknown = other = 0
+calls = judged = unknown = disturbed = other = 0
 widths, covers, false = [], set(), []
 for i in range(1, n + 1):
     c = json.load(open(f"{work}/c{i}.json"))
@@ -116,6 +126,9 @@ for i in range(1, n + 1):
             continue
         if r["verdict"] == "noise_unknown":
             unknown += 1
+            continue
+        if r["verdict"] == "disturbed":
+            disturbed += 1
             continue
         if r["ci"] is None:
             other += 1
@@ -131,9 +144,9 @@ for f in false:
     print(f"  false verdict: {f}")
 lo, hi = clopper_pearson(calls, judged) if judged else (0.0, 1.0)
 what = (f"{k} runs, all {n} pairs" if mode == "runs" else f"{n} paired ab tries ({design}, --switch none)")
-print(f"aa.sh: {mode}{' with a CPU hog' if hog == '1' else ''}: {what} of {' '.join(sel)}: "
+print(f"aa.sh: {mode}{' with a CPU hog' if hog == '1' else ' with a constant CPU hog' if hog == 'constant' else ''}: {what} of {' '.join(sel)}: "
       f"{calls} of {judged} comparisons faster/slower = {100 * calls / max(judged, 1):.1f}% "
-      f"[95% CI {100 * lo:.1f}-{100 * hi:.1f}%, Clopper-Pearson]; {unknown} without a verdict (noise unknown), {other} without an interval; "
+      f"[95% CI {100 * lo:.1f}-{100 * hi:.1f}%, Clopper-Pearson]; {unknown} without a verdict (noise unknown), {disturbed} without a verdict (other work on the test's CPUs), {other} without an interval; "
       f"median half-width {statistics.median(widths) if widths else float('nan'):.1f}%; covers: {', '.join(sorted(covers)) or '-'}; "
       f"machine time {elapsed} s")
 PY
