@@ -749,11 +749,14 @@ fn paired_rounds(base: &[&Run], new: &[&Run], id: &str) -> Option<PairedRounds> 
     Some((d, xs, ys))
 }
 
-/// Whether other work used test `id`'s CPUs while it ran in `run` (its `busy_cpu` warning).
+/// Whether other work used test `id`'s CPUs while it ran in `run`: other processes (its
+/// `busy_cpu` warning) or the hypervisor (its `steal` warning, over 2% of the CPU taken).
 fn busy(run: &Run, id: &str) -> bool {
-    run.warnings
-        .iter()
-        .any(|w| w.kind == crate::model::WarningKind::BusyCpu && w.bench.as_deref() == Some(id))
+    use crate::model::WarningKind;
+    run.warnings.iter().any(|w| {
+        matches!(w.kind, WarningKind::BusyCpu | WarningKind::Steal)
+            && w.bench.as_deref() == Some(id)
+    })
 }
 
 /// A verdict between single measured runs stands only when neither was measured beside other
@@ -1685,6 +1688,15 @@ mod tests {
         assert_eq!(syscall(&c).verdict, Verdict::Disturbed);
         // The other direction: the baseline alone busy.
         let c = crate::report::fixture_compare(&[slow.clone(), base.clone()], 0, 2.0);
+        assert_eq!(syscall(&c).verdict, Verdict::Disturbed);
+        // The hypervisor's steal is other work too.
+        let mut stolen = base.clone();
+        stolen.warnings.push(Warning {
+            bench: Some("syscall".into()),
+            kind: crate::model::WarningKind::Steal,
+            message: "syscall: the hypervisor took 5% of the CPU (steal time) while it ran".into(),
+        });
+        let c = crate::report::fixture_compare(&[stolen, base.clone()], 0, 2.0);
         assert_eq!(syscall(&c).verdict, Verdict::Disturbed);
         // A warning for another test leaves this one judged.
         for w in slow
