@@ -521,6 +521,35 @@ fn ab_profile_then_explain_finds_a_small_tcp_receive_buffer_on_the_window_update
     );
 }
 
+/// `--try-switches` measures a suite point as `ab` does (#34): the seccomp switch of an `ab`
+/// of `net.stream-unix@64` is flipped and the point measured in the paired rounds, not left
+/// out as "not measured".
+#[test]
+fn try_switches_measures_a_suite_point() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("s.db");
+    let point = "net.stream-unix@64";
+    let ab = [
+        "ab", "--switch", "seccomp", point, "--quick", "--label", "sp",
+    ];
+    ok(&db, &ab, 0);
+    let out = sysperf(&db)
+        .env("SYSPERF_STATE_DIR", tmp.path().join("st"))
+        .args(["explain", "sp-off", "sp-on", point, "--try-switches"])
+        .args(["--try-seconds", "0.3", "--json"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let t = &json_of(&out.stdout)["try_switches"];
+    assert_eq!(t["not_measured"], serde_json::json!([]), "{t}");
+    let tried = &t["tried"][0];
+    assert!(tried["error"].is_null(), "{tried}");
+    let e = &tried["effects"][0];
+    assert_eq!(e["test"], point, "{tried}");
+    assert!(e["rounds"].as_u64().is_some_and(|r| r >= 10), "{e}");
+}
+
 /// A sysctl's value as the fingerprint records it (multiple values joined by one space).
 fn sysctl(name: &str) -> String {
     let path = format!("/proc/sys/{}", name.replace('.', "/"));
