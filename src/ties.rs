@@ -80,10 +80,17 @@ mod tests {
     use super::*;
 
     #[test]
-    fn every_row_is_complete_and_names_registered_benchmarks() {
+    fn every_row_is_complete_and_names_registered_benchmarks_or_series() {
         let rows = all();
         assert!(rows.len() > 40, "{}", rows.len());
-        let ids: Vec<&str> = crate::bench::all().iter().map(|s| s.id).collect();
+        // Core benchmarks, and suites' series (a point is tied through its series).
+        let mut ids: Vec<&str> = crate::bench::all().iter().map(|s| s.id).collect();
+        ids.extend(
+            crate::suite::suites()
+                .into_iter()
+                .flat_map(|s| (s.series)())
+                .map(|s| s.id),
+        );
         for t in &rows {
             assert!(!t.source.is_empty() && !t.benchmarks.is_empty(), "{t:?}");
             assert!(

@@ -40,12 +40,15 @@ Each round runs every test's two sides back to back, in a random order, at one i
 (--duet: both at once, on two CPUs swapped every round); the interval is on the rounds' paired
 log ratios.
 
-Default selection: syscall csw pipeback4 forks0 execs0null seqpage. Both runs are stored; the
-comparison is the one 'sysperf compare LABEL-off LABEL-on' prints.";
+Default selection: syscall csw pipeback4 forks0 execs0null seqpage. A suite's points
+(net.stream-tcp@65536, 'bbn.pipe@*', a series, a suite) are measured as benchmarks are, each
+stored among its side's results. Both runs are stored; the comparison is the one 'sysperf
+compare LABEL-off LABEL-on' prints.";
 
 #[derive(ClapArgs)]
 pub(crate) struct Args {
-    /// Benchmark ids or globs (default: syscall csw pipeback4 forks0 execs0null seqpage).
+    /// Benchmark ids or globs, or suite points (net.stream-tcp@65536, bbn.pipe@*) (default:
+    /// syscall csw pipeback4 forks0 execs0null seqpage).
     pub(crate) selection: Vec<String>,
     /// The switch: seccomp, seccomp-checks=N (a planted slowdown), none (an A/A),
     /// speculation, thp or perf_event_paranoid.
@@ -138,12 +141,15 @@ pub(crate) struct Args {
 impl Args {
     /// What the user asked for, as the engine takes it; `seed` when --seed was not given.
     fn request(&self, seed: u64) -> Result<RunRequest> {
+        // Core benchmarks and suite points (`net.stream-tcp@65536`), measured alike.
+        let (selection, suites) = if self.a.is_some() {
+            (vec!["command".into()], Vec::new())
+        } else {
+            engine::ab::selection(&or_noise_default(&self.selection), self.quick)?
+        };
         Ok(RunRequest {
-            selection: if self.a.is_some() {
-                vec!["command".into()]
-            } else {
-                or_noise_default(&self.selection)
-            },
+            selection,
+            suites,
             // Many short rounds unless told otherwise (`--quick` is its own budget).
             trials: self
                 .trials

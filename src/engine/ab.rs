@@ -23,7 +23,7 @@
 
 use super::session::{Order, Session, Slot, Wide};
 use super::switch::{self, Switch, SwitchError};
-use super::{new_run, EngineError, Origin, RunPlan, Sink};
+use super::{new_run, EngineError, RunPlan, Sink};
 use crate::error::InputError;
 use crate::harness::{Measurement, Target};
 use crate::model::{AbSide, Run, Warning, WarningKind};
@@ -254,6 +254,24 @@ pub fn check_duet(plan: &RunPlan, concurrent: Result<(), String>) -> Result<[u32
     }
 }
 
+/// `ab`'s selection as a [`super::RunRequest`] takes it: the patterns naming core benchmarks
+/// (its `selection`) and those naming suite points (its `suites`: `net.stream-tcp@65536`,
+/// `bbn.pipe@*`), each as [`super::Picked`] reads it; a pattern that names neither is an
+/// error. Both kinds are measured alike, paired, each point stored among its side's results.
+pub fn selection(
+    patterns: &[String],
+    quick: bool,
+) -> Result<(Vec<String>, Vec<String>), InputError> {
+    let (mut benches, mut points) = (Vec::new(), Vec::new());
+    for p in patterns {
+        match super::Picked::of(p, quick)? {
+            super::Picked::Benches(_) => benches.push(p.clone()),
+            super::Picked::Points(_) => points.push(p.clone()),
+        }
+    }
+    Ok((benches, points))
+}
+
 /// The label of an A/B's runs when none is given: `ab-NAME-` and 6 random hex digits, NAME
 /// the switch's or `cmd` for two commands (the runs are `LABEL-off` and `LABEL-on`, or
 /// `LABEL-a` and `LABEL-b`).
@@ -263,7 +281,7 @@ pub fn default_label(name: &str) -> Result<String, EngineError> {
 }
 
 impl super::Engine<'_> {
-    /// Measures `plan`'s core benchmarks with `switch` off and on in `design`, `plan.repeat`
+    /// Measures `plan`'s core benchmarks and suite points with `switch` off and on in `design`, `plan.repeat`
     /// pairs of runs, each side stored as a run labelled `LABEL-off` / `LABEL-on`. The switch
     /// is put back before returning, whatever happened.
     pub fn execute_ab(
@@ -285,7 +303,7 @@ impl super::Engine<'_> {
         Ok(out)
     }
 
-    /// Measures `plan`'s core benchmarks on both `sides` in `design`, `plan.repeat` pairs of
+    /// Measures `plan`'s core benchmarks and suite points on both `sides` in `design`, `plan.repeat` pairs of
     /// runs (each side's runs one group when there are several pairs); side A's state is
     /// put back before returning. Stops after an interrupted pair.
     pub fn execute_sides(
@@ -339,13 +357,20 @@ impl super::Engine<'_> {
     ) -> Result<AbOutcome, AbError> {
         let began = std::time::Instant::now();
         let runs = self.ab_runs(plan, design, sides, groups)?;
-        let benches: Vec<&super::Planned> = plan
-            .targets
-            .iter()
-            .filter(|p| matches!(p.origin, Origin::Bench(_)))
-            .collect();
-        let n = benches.len();
         let mut s = Session::begin(self, plan, store, sink, runs, began)?;
+        // Core benchmarks and suite points alike (a point is stored among its side's results,
+        // by its id); a suite that cannot run here is left out, said in both runs.
+        let benches = {
+            let (a, b) = s.runs.split_at_mut(1);
+            let (w, notes) = (a[0].warnings.len(), a[0].notes.len());
+            let chosen = super::preflight(plan, &mut a[0]);
+            for run in b {
+                run.warnings.extend_from_slice(&a[0].warnings[w..]);
+                run.notes.extend_from_slice(&a[0].notes[notes..]);
+            }
+            chosen
+        };
+        let n = benches.len();
         let opts = self.options(plan);
         s.overhead(&opts);
         // Measurements 0..n are side A, n..2n side B, at A's counts.
@@ -538,4 +563,39 @@ fn duet_note(overlaps: &[f64]) -> Option<String> {
         sorted.len(),
         100.0 * sorted[0],
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn strings(v: &[&str]) -> Vec<String> {
+        v.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn a_selection_splits_into_core_benchmarks_and_suite_points() {
+        let (benches, points) = selection(
+            &strings(&["syscall", "net.stream-tcp@65536", "pipe*", "bbn.pipe@*"]),
+            false,
+        )
+        .unwrap();
+        assert_eq!(benches, strings(&["syscall", "pipe*"]));
+        assert_eq!(points, strings(&["net.stream-tcp@65536", "bbn.pipe@*"]));
+        // The plan measures both: the points after the core benchmarks.
+        let req = super::super::RunRequest {
+            selection: benches,
+            suites: points,
+            ..Default::default()
+        };
+        let plan = RunPlan::resolve(&req, &[0, 1]).unwrap();
+        assert!(plan
+            .targets
+            .iter()
+            .any(|p| p.target.id == "net.stream-tcp@65536"));
+        assert_eq!(plan.targets[0].target.id, "syscall");
+        // Neither a benchmark nor a point: the registry's error, which suggests neighbours.
+        let err = selection(&strings(&["net.stream-tcp@x"]), false).unwrap_err();
+        assert!(err.to_string().contains("unknown benchmark"), "{err}");
+    }
 }

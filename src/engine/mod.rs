@@ -702,35 +702,52 @@ impl SeriesOf {
     }
 }
 
-/// What `sysperf profile` profiles: each pattern's core benchmarks (ids and globs, as `run`
-/// takes them), or else its suite points (`scaling.path-depth@8`, a series, a suite, a glob,
-/// as `run --suite` takes them), with each one's process shape for placement. A pattern that
-/// names neither is the benchmark registry's error (which suggests neighbours).
+/// What one selection pattern names: core benchmarks (ids and globs, as `run` takes them),
+/// or else suite points (`scaling.path-depth@8`, a series, a suite, a glob, as `run --suite`
+/// takes them; `quick`: among `--quick`'s points). A pattern that names neither is the
+/// benchmark registry's error (which suggests neighbours).
+pub enum Picked {
+    Benches(Vec<&'static crate::bench::Spec>),
+    Points(Vec<suite::Chosen>),
+}
+
+impl Picked {
+    pub fn of(pattern: &str, quick: bool) -> Result<Picked, crate::error::InputError> {
+        let p = [pattern.to_string()];
+        match crate::bench::select(&p) {
+            Ok(specs) => Ok(Picked::Benches(specs)),
+            Err(bench_err) => match suite::choose(&p, quick) {
+                Ok(chosen) if !chosen.is_empty() => Ok(Picked::Points(chosen)),
+                _ => Err(bench_err),
+            },
+        }
+    }
+}
+
+/// What `sysperf profile` profiles: each pattern's core benchmarks or suite points
+/// ([`Picked`]), with each one's process shape for placement.
 pub fn profile_targets(
     patterns: &[String],
 ) -> Result<Vec<(harness::Target, crate::bench::Shape)>, crate::error::InputError> {
     let mut out = Vec::new();
     for p in patterns {
-        match crate::bench::select(std::slice::from_ref(p)) {
-            Ok(specs) => out.extend(
+        match Picked::of(p, false)? {
+            Picked::Benches(specs) => out.extend(
                 specs
                     .into_iter()
                     .map(|s| (harness::Target::bench(s), s.shape)),
             ),
-            Err(bench_err) => match suite::choose(std::slice::from_ref(p), false) {
-                Ok(chosen) if !chosen.is_empty() => {
-                    for c in chosen {
-                        for (series, points) in c.series {
-                            out.extend(
-                                points
-                                    .iter()
-                                    .map(|pt| (suite::target(series, pt), series.shape)),
-                            );
-                        }
+            Picked::Points(chosen) => {
+                for c in chosen {
+                    for (series, points) in c.series {
+                        out.extend(
+                            points
+                                .iter()
+                                .map(|pt| (suite::target(series, pt), series.shape)),
+                        );
                     }
                 }
-                _ => return Err(bench_err),
-            },
+            }
         }
     }
     let mut seen = std::collections::HashSet::new();

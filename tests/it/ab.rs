@@ -86,6 +86,52 @@ fn a_task_switch_gives_two_stored_runs_and_a_verdict() {
     );
 }
 
+/// Suite points are measured as core benchmarks are (#34): paired round by round, each
+/// stored among its side's results by its id, so that `compare`, `explain` and `ab --profile`
+/// take them alike; a pattern that names neither a benchmark nor a point is a usage error.
+#[test]
+fn suite_points_are_paired_and_stored_as_core_benchmarks_are() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("s.db");
+    let out = sysperf(&db)
+        .args(["ab", "--switch", "seccomp", "syscall", "net.stream-unix@64"])
+        .args(["bbn.pipe@65536", "--trials", "6", "--min-time", "0.01"])
+        .args(["--label", "pts", "--json"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let c = json_of(&out.stdout);
+    let ids: Vec<&str> = c["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|r| r["id"].as_str())
+        .collect();
+    // Core benchmarks first, then the points in the suites' order, as `run --suite` has them.
+    assert_eq!(ids, ["syscall", "bbn.pipe@65536", "net.stream-unix@64"]);
+    for row in c["rows"].as_array().unwrap() {
+        let r = &row["ratios"][1];
+        assert!(r["ci"].is_array() && r["covers"] == "paired", "{row}");
+    }
+    for label in ["pts-off", "pts-on"] {
+        let run = show(&db, label);
+        let trials = trials_of(&run, "net.stream-unix@64");
+        assert_eq!(trials.len(), 6, "{label}: six rounds of the point");
+        // The suite's preflight spoke for both sides.
+        assert!(
+            run["notes"].to_string().contains("net: st_blksize"),
+            "{label}: {}",
+            run["notes"]
+        );
+    }
+    let err = usage_error(sysperf(&db).args(["ab", "--switch", "none", "net.stream-tcp@x"]));
+    assert!(
+        err.contains("unknown benchmark 'net.stream-tcp@x'"),
+        "{err}"
+    );
+}
+
 #[test]
 fn bad_switches_are_usage_errors() {
     let dir = tempfile::tempdir().unwrap();

@@ -444,6 +444,117 @@ fn ab_profile_then_explain_finds_the_planted_huge_page_policy_on_the_fault_path(
     );
 }
 
+/// The planted cause for a sysctl (#34): `ab --sysctl net.ipv4.tcp_rmem=... --profile`
+/// on a suite point, `net.stream-tcp@65536`, gives the reader of side B a 16 KiB receive
+/// buffer (the machine's is 128 KiB and grows), so the writer's 64 KiB writes go out in small
+/// segments, each let out by a window update that the reader's recvmsg sends: explain finds
+/// the change on that path (tcp_recvmsg sending the update, then, in the softirq it runs, the
+/// writer's tcp_write_xmit sending the next segments) and ties it to the sysctl through those
+/// functions. The slowdown is several times, far outside any noise.
+#[test]
+fn ab_profile_then_explain_finds_a_small_tcp_receive_buffer_on_the_window_update_path() {
+    if !profiling_allowed() || !sysperf::sys::is_root() {
+        return;
+    }
+    let path = "/proc/sys/net/ipv4/tcp_rmem";
+    let Ok(before) = std::fs::read_to_string(path) else {
+        eprintln!("no {path} here: skipped");
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("s.db");
+    let state = tmp.path().join("state");
+    let out = sysperf(&db)
+        .env("SYSPERF_STATE_DIR", &state)
+        .args(["ab", "--sysctl", "net.ipv4.tcp_rmem=4096 16384 16384"])
+        .args(["net.stream-tcp@65536", "--profile", "--label", "rm"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    // The machine's setting is back.
+    assert_eq!(std::fs::read_to_string(path).unwrap(), before);
+    let v = json_of(
+        ok(
+            &db,
+            &[
+                "explain",
+                "rm-off",
+                "rm-on",
+                "net.stream-tcp@65536",
+                "--json",
+            ],
+            0,
+        )
+        .as_bytes(),
+    );
+    let t = &v["tests"][0];
+    assert_eq!(t["verdict"], "slower", "{}", t["sentence"]);
+    let top = &t["profile"]["paths"][0];
+    let path_fns: Vec<&str> = top["path"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|f| f.as_str())
+        .collect();
+    // The reader's system call sends the window update, and the segments it lets out are
+    // sent from within it.
+    assert!(
+        path_fns.contains(&"tcp_recvmsg")
+            && ["__tcp_transmit_skb", "tcp_write_xmit"]
+                .iter()
+                .any(|f| path_fns.contains(f)),
+        "{top}\nall paths: {}",
+        t["profile"]["paths"]
+    );
+    // Tied to the sysctl (an ab switch) by the test and by the functions of that path.
+    let tied = &t["tied"][0];
+    assert_eq!(tied["fact"], "net.ipv4.tcp_rmem", "{}", t["tied"]);
+    assert_eq!(tied["by_test"], true, "{tied}");
+    let tied_fns: Vec<&str> = tied["functions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|f| f[0].as_str())
+        .collect();
+    assert!(
+        tied_fns
+            .iter()
+            .any(|f| ["tcp_write_xmit", "__tcp_push_pending_frames"].contains(f)),
+        "{}",
+        t["tied"]
+    );
+}
+
+/// `--try-switches` measures a suite point as `ab` does (#34): the seccomp switch of an `ab`
+/// of `net.stream-unix@64` is flipped and the point measured in the paired rounds, not left
+/// out as "not measured".
+#[test]
+fn try_switches_measures_a_suite_point() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("s.db");
+    let point = "net.stream-unix@64";
+    let ab = [
+        "ab", "--switch", "seccomp", point, "--quick", "--label", "sp",
+    ];
+    ok(&db, &ab, 0);
+    let out = sysperf(&db)
+        .env("SYSPERF_STATE_DIR", tmp.path().join("st"))
+        .args(["explain", "sp-off", "sp-on", point, "--try-switches"])
+        .args(["--try-seconds", "0.3", "--json"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let t = &json_of(&out.stdout)["try_switches"];
+    assert_eq!(t["not_measured"], serde_json::json!([]), "{t}");
+    let tried = &t["tried"][0];
+    assert!(tried["error"].is_null(), "{tried}");
+    let e = &tried["effects"][0];
+    assert_eq!(e["test"], point, "{tried}");
+    assert!(e["rounds"].as_u64().is_some_and(|r| r >= 10), "{e}");
+}
+
 /// A sysctl's value as the fingerprint records it (multiple values joined by one space).
 fn sysctl(name: &str) -> String {
     let path = format!("/proc/sys/{}", name.replace('.', "/"));

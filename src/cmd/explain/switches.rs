@@ -73,21 +73,23 @@ pub(crate) fn try_switches(
     e: &Explanation,
     noise: f64,
 ) -> Result<(Bisection, bool)> {
-    let (points, benches): (Vec<&str>, Vec<&str>) = e
+    // Core benchmarks and suite points alike, as `ab` measures them; a test this build's
+    // registries no longer have is left out, with why.
+    let (benches, gone): (Vec<&str>, Vec<&str>) = e
         .tests
         .iter()
         .map(|t| t.test.as_str())
-        .partition(|t| t.contains('@'));
+        .partition(|t| run_engine::Picked::of(t, false).is_ok());
     let mut b = Bisection {
         method: bisect::method(a.try_seconds, MIN_ROUNDS, PRECISION_PCT),
         seconds_per_switch: a.try_seconds,
         tests: benches.iter().map(|t| t.to_string()).collect(),
-        not_measured: points
+        not_measured: gone
             .iter()
             .map(|p| {
                 (
                     p.to_string(),
-                    "a suite's point: the paired rounds of 'ab' measure core benchmarks only"
+                    "not a benchmark or suite point of this sysperf, which cannot measure it"
                         .to_string(),
                 )
             })
@@ -108,7 +110,7 @@ pub(crate) fn try_switches(
             Ok((flip, switch)) if !benches.is_empty() => todo.push((d, flip, switch)),
             Ok(_) => b.not_switchable.push(not(
                 d,
-                "switchable here, but no test explained is a core benchmark the paired rounds can measure".into(),
+                "switchable here, but no test explained is one this sysperf can measure".into(),
             )),
             Err(why) => b.not_switchable.push(not(d, why)),
         }
@@ -152,8 +154,11 @@ pub(crate) fn try_switches(
         );
         let tag = &run_engine::new_run_id()?[..6];
         let label = format!("try-{}-{tag}", slug(&flip));
+        let tests: Vec<String> = benches.iter().map(|t| t.to_string()).collect();
+        let (selection, suites) = run_engine::ab::selection(&tests, false)?;
         let req = RunRequest {
-            selection: benches.iter().map(|t| t.to_string()).collect(),
+            selection,
+            suites,
             trials: Some(MIN_ROUNDS),
             min_time_s: Some(TRIAL_S),
             precision_pct: Some(PRECISION_PCT),
