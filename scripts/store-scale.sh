@@ -50,35 +50,14 @@ if [[ -n ${KEEP:-} ]]; then work=$KEEP; mkdir -p "$work"; else
   work=$(mktemp -d); cleanup+=("rm -rf '$work'"); fi
 
 # The private cluster: as the tests start it (tests/it/support/pg.rs), as postgres when root.
+# shellcheck source=scripts/pg-cluster.sh
+. scripts/pg-cluster.sh
 start_cluster() {
-  local bin=${SYSPERF_PG_BIN:-}
-  if [[ -z $bin ]]; then
-    bin=$(find /usr/lib/postgresql -mindepth 2 -maxdepth 2 -name bin 2>/dev/null | sort -V | tail -1)
-    [[ -n $bin ]] || bin=$(pg_config --bindir 2>/dev/null) || true
-  fi
-  [[ -x $bin/initdb ]] || die "PostgreSQL is not installed (no initdb; apt-get install postgresql, or SYSPERF_PG_BIN=DIR)"
-  local as=() pgdir=$work/pg
-  mkdir -p "$pgdir"
-  if ((EUID == 0)); then
-    id postgres >/dev/null 2>&1 || die "running as root, but there is no postgres user to run PostgreSQL as"
-    as=(runuser -u postgres --)
-    chmod 755 "$work"; chown postgres: "$pgdir"
-  fi
-  "${as[@]}" "$bin/initdb" -D "$pgdir/data" -U sysperf --auth=trust -E UTF8 --locale=C -N >"$work/initdb.log" 2>&1 ||
-    die "initdb failed: $(tail -3 "$work/initdb.log")"
-  cleanup=("${as[*]} '$bin/pg_ctl' -D '$pgdir/data' -m immediate -w stop >/dev/null 2>&1" "${cleanup[@]}")
-  local try
-  for try in 1 2 3 4 5; do
-    port=$((20000 + RANDOM % 40000))
-    if "${as[@]}" "$bin/pg_ctl" -D "$pgdir/data" -l "$pgdir/log" -w -t 60 \
-      -o "-p $port -k $pgdir -c listen_addresses=127.0.0.1 -c max_connections=50" start >/dev/null 2>&1; then
-      psql -Xq "postgres://sysperf@127.0.0.1:$port/postgres" -c "CREATE DATABASE scale" -c "CREATE DATABASE imported"
-      DB=postgres://sysperf@127.0.0.1:$port/scale
-      IMPORT_DB=postgres://sysperf@127.0.0.1:$port/imported
-      return
-    fi
-  done
-  die "the private PostgreSQL cluster did not start: $(tail -3 "$pgdir/log" 2>/dev/null)"
+  pg_cluster_start "$work/pg" || die "could not start the private PostgreSQL cluster"
+  cleanup=("pg_cluster_stop immediate" "${cleanup[@]}")
+  psql -Xq "$PG_URL/postgres" -c "CREATE DATABASE scale" -c "CREATE DATABASE imported"
+  DB=$PG_URL/scale
+  IMPORT_DB=$PG_URL/imported
 }
 
 if [[ $BACKEND == sqlite ]]; then

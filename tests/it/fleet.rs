@@ -567,6 +567,110 @@ fn a_postgres_away_at_the_start_gets_the_run_through_a_spool_file() {
     assert_eq!(shown["results"].as_array().unwrap().len(), 1);
 }
 
+/// A TCP proxy to the PostgreSQL server on `port` that lets one connection through its
+/// handshake and cuts it at its first query (Parse or Query), then refuses every connection:
+/// a server stopped just after a client connected, every time.
+fn cut_after_handshake(port: u16) -> u16 {
+    use std::io::{Read, Write};
+    use std::net::{Shutdown, TcpListener, TcpStream};
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let at = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        let (mut client, _) = listener.accept().unwrap();
+        drop(listener);
+        let mut server = TcpStream::connect(("127.0.0.1", port)).unwrap();
+        let (mut from, mut to) = (server.try_clone().unwrap(), client.try_clone().unwrap());
+        let cut = client.try_clone().unwrap();
+        std::thread::spawn(move || std::io::copy(&mut from, &mut to));
+        let mut read = |n: usize| -> Option<Vec<u8>> {
+            let mut b = vec![0; n];
+            client.read_exact(&mut b).ok().map(|_| b)
+        };
+        let len = |b: &[u8]| u32::from_be_bytes(b.try_into().unwrap()) as usize;
+        // Untyped messages first: SSL or GSS encryption requests, then the startup message.
+        loop {
+            let Some(head) = read(4) else { return };
+            let Some(body) = read(len(&head) - 4) else {
+                return;
+            };
+            server.write_all(&head).unwrap();
+            server.write_all(&body).unwrap();
+            if !matches!(len(&body[..4]), 80877103 | 80877104) {
+                break;
+            }
+        }
+        loop {
+            let Some(head) = read(5) else { return };
+            if matches!(head[0], b'P' | b'Q') {
+                let _ = server.shutdown(Shutdown::Both);
+                break;
+            }
+            let Some(body) = read(len(&head[1..]) - 4) else {
+                return;
+            };
+            server.write_all(&head).unwrap();
+            server.write_all(&body).unwrap();
+        }
+        let _ = cut.shutdown(Shutdown::Both);
+    });
+    at
+}
+
+#[test]
+fn a_postgres_lost_right_after_the_connection_gets_the_run_through_a_spool_file() {
+    // #35, found by scripts/fleet-audit.sh: a server stopped between a run's connection and
+    // its first query (the schema check) and not back within SYSPERF_PG_RETRY_S made the run
+    // exit 1 ("opening the store ...: lost the connection") with nothing measured.
+    let Some(url) = pg::fresh_db("lost_after_connect") else {
+        return;
+    };
+    let cluster = pg::shared().unwrap();
+    let proxy = cut_after_handshake(cluster.port);
+    let via = url.replace(&format!(":{}/", cluster.port), &format!(":{proxy}/"));
+    let cwd = tempfile::tempdir().unwrap();
+    let state = tempfile::tempdir().unwrap();
+    let out = Command::new(assert_cmd::cargo::cargo_bin("sysperf"))
+        .env("SYSPERF_DB", &via)
+        .env("SYSPERF_PG_RETRY_S", "1")
+        .env("XDG_STATE_HOME", state.path())
+        .env("NO_COLOR", "1")
+        .current_dir(cwd.path())
+        .args(["run", "syscall", "--quick", "--label", "cut"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        out.status.code(),
+        Some(sysperf::exit::SPOOLED),
+        "a run whose server went away just after it connected is measured into a spool file: {err}"
+    );
+    assert!(err.contains("is NOT in the shared store"), "{err}");
+    assert!(!err.contains("run the command again"), "{err}");
+    let spool_dir = state.path().join("sysperf/spool");
+    let spool = files_in(&spool_dir)
+        .into_iter()
+        .find(|f| f.ends_with(".db"))
+        .unwrap_or_else(|| panic!("no spool file: {err}"));
+    let spool = spool_dir.join(spool);
+    let local = json_of(
+        ok(
+            cwd.path(),
+            spool.to_str().unwrap(),
+            &["show", "cut", "--json"],
+        )
+        .as_bytes(),
+    );
+    assert_eq!(local["complete"], true);
+    assert_eq!(local["results"].as_array().unwrap().len(), 1);
+    // The server was there all along: `sync SPOOL URL` puts the run in it.
+    ok(cwd.path(), &url, &["sync", spool.to_str().unwrap(), &url]);
+    assert_eq!(
+        cluster.query(db_name(&url), "SELECT label || ' ' || complete FROM runs"),
+        ["cut 1"]
+    );
+    assert_eq!(files_in(cwd.path()), Vec::<String>::new());
+}
+
 #[test]
 fn syncs_into_one_store_at_once_copy_each_run_once() {
     // #35 item 4: two syncs at once both tried to insert the runs DST lacked, and the
