@@ -682,8 +682,8 @@ pub(super) fn test_histories(
     if wanted.is_empty() {
         return Ok(Vec::new());
     }
-    // 2. The runs newest first, a page at a time. The first page holds, per host, as many
-    // runs as its longest history keeps: all that is read when every run measured every test.
+    // 2. The newest runs, one page of them along the index: per host as many as its longest
+    // history keeps, all that is needed when every run measured every test.
     let mut per_host: HashMap<&Option<String>, (usize, usize)> = HashMap::new();
     for ((host, ..), n) in &wanted {
         let e = per_host.entry(host).or_default();
@@ -693,72 +693,112 @@ pub(super) fn test_histories(
     let tests = per_host.values().map(|e| e.1).max().unwrap_or(1);
     // A page's rows (runs times their tests) stay under this many, whatever the store.
     const PAGE_ROWS: usize = 50_000;
-    let cap = (PAGE_ROWS / tests).max(64);
-    let mut page = per_host.values().map(|e| e.0).sum::<usize>().clamp(1, cap);
-    let mut missing: usize = wanted.values().sum();
+    let page =
+        (per_host.values().map(|e| e.0).sum::<usize>()).clamp(1, (PAGE_ROWS / tests).max(64));
     let mut kept: HashMap<Key, (usize, Vec<HistoryPoint>)> = HashMap::new();
-    let mut after: Option<(i64, i64)> = None;
-    while missing > 0 {
+    // The oldest run read and how many runs were read (set by `take`).
+    let last: std::cell::Cell<Option<(i64, i64)>> = std::cell::Cell::new(None);
+    let page_runs = std::cell::Cell::new(0usize);
+    // Each row, newest first: a point of its history while that has fewer than it keeps.
+    let take = |r: &Reader<'_>, kept: &mut HashMap<Key, (usize, Vec<HistoryPoint>)>| {
+        let at = (r.i64("started_ns")?, r.i64("seq")?);
+        if last.get() != Some(at) {
+            last.set(Some(at));
+            page_runs.set(page_runs.get() + 1);
+        }
+        let Some(bench) = r.opt_text("bench")? else {
+            return Ok(());
+        };
+        let key = (r.opt_text("hostname")?, bench, r.text("placement")?);
+        let Some(&want) = wanted.get(&key) else {
+            // Stored since the histories were counted: not one of them.
+            return Ok(());
+        };
+        let (taken, points) = kept.entry(key).or_default();
+        if *taken >= want {
+            return Ok(());
+        }
+        *taken += 1;
+        // A value the store holds but that is no time (NaN) takes its place among the
+        // newest, as it did in the count above, and is not a point.
+        if let Some(v) = r
+            .opt_f64("wall_median")?
+            .filter(|v| v.is_finite() && *v > 0.0)
+        {
+            points.push(HistoryPoint {
+                run_id: r.text("run_id")?,
+                started_ns: at.0,
+                wall_median_ns: v,
+            });
+        }
+        Ok(())
+    };
+    const COLUMNS: &str = "runs.id AS run_id, runs.started_ns AS started_ns, runs.seq AS seq,
+                    runs.hostname AS hostname, results.bench AS bench,
+                    results.placement AS placement, results.wall_median AS wall_median";
+    let mut b = Sql::new(db.dialect());
+    let runs = measured(&mut b);
+    let limit = b.bind(int_usize(page, "a page of runs")?);
+    // Runs without a point still come back (one row, bench NULL): the page's end is known.
+    let sql = format!(
+        "SELECT {COLUMNS}
+         FROM (SELECT id, seq, started_ns, hostname FROM runs{runs} {NEWEST} LIMIT {limit}) AS runs
+         LEFT JOIN results ON results.run_id = runs.id AND {KEPT}
+         ORDER BY runs.started_ns DESC, runs.seq DESC"
+    );
+    db.rows(&b.on("results", sql), &mut |r| take(r, &mut kept))?;
+    // 3. The rest, where histories are still short and older runs remain (tests that come
+    // and go, a host retired long ago): the window over the older runs of those hosts only.
+    let short: Vec<&Option<String>> = {
+        let mut hosts: Vec<&Option<String>> = wanted
+            .iter()
+            .filter(|(k, want)| kept.get(*k).map_or(0, |(taken, _)| *taken) < **want)
+            .map(|((host, ..), _)| host)
+            .collect();
+        hosts.sort();
+        hosts.dedup();
+        hosts
+    };
+    if let (false, Some((started, seq)), true) =
+        (short.is_empty(), last.get(), page_runs.get() >= page)
+    {
         let mut b = Sql::new(db.dialect());
         let mut runs = measured(&mut b);
-        if let Some((started, seq)) = after {
-            runs.push_str(&format!(
-                " AND (started_ns < {s} OR (started_ns = {s} AND seq < {q}))",
-                s = b.bind(started),
-                q = b.bind(seq)
-            ));
+        runs.push_str(&format!(
+            " AND (started_ns < {s} OR (started_ns = {s} AND seq < {q}))",
+            s = b.bind(started),
+            q = b.bind(seq)
+        ));
+        // Hosts by name (a few, or every one when there are too many to list).
+        if short.len() <= 500 {
+            let mut any: Vec<String> = Vec::new();
+            let named: Vec<String> = short
+                .iter()
+                .filter_map(|h| h.as_deref())
+                .map(|h| b.bind(h))
+                .collect();
+            if !named.is_empty() {
+                any.push(format!("hostname IN ({})", named.join(", ")));
+            }
+            if short.iter().any(|h| h.is_none()) {
+                any.push("hostname IS NULL".into());
+            }
+            runs.push_str(&format!(" AND ({})", any.join(" OR ")));
         }
-        let limit = b.bind(int_usize(page, "a page of runs")?);
-        // Runs without a point still come back (one row, bench NULL): the page's end is
-        // where the next one starts.
+        let keep = b.bind(int_usize(newest, "runs per history")?);
         let sql = format!(
-            "SELECT runs.id AS run_id, runs.started_ns AS started_ns, runs.seq AS seq,
-                    runs.hostname AS hostname, results.bench AS bench,
-                    results.placement AS placement, results.wall_median AS wall_median
-             FROM (SELECT id, seq, started_ns, hostname FROM runs{runs}
-                   {NEWEST} LIMIT {limit}) AS runs
-             LEFT JOIN results ON results.run_id = runs.id AND {KEPT}
-             ORDER BY runs.started_ns DESC, runs.seq DESC"
+            "SELECT run_id, started_ns, seq, hostname, bench, placement, wall_median FROM (
+                 SELECT {COLUMNS},
+                        ROW_NUMBER() OVER (PARTITION BY runs.hostname, results.bench,
+                                                        results.placement
+                                           ORDER BY runs.started_ns DESC, runs.seq DESC) AS nth
+                 FROM (SELECT id, seq, started_ns, hostname FROM runs{runs}) AS runs
+                 JOIN results ON results.run_id = runs.id
+                 WHERE {KEPT}) AS ranked
+             WHERE nth <= {keep}
+             {NEWEST}"
         );
-        let mut seen_runs = 0;
-        db.rows(&b.on("results", sql), &mut |r| {
-            let at = (r.i64("started_ns")?, r.i64("seq")?);
-            if after != Some(at) {
-                after = Some(at);
-                seen_runs += 1;
-            }
-            let Some(bench) = r.opt_text("bench")? else {
-                return Ok(());
-            };
-            let key = (r.opt_text("hostname")?, bench, r.text("placement")?);
-            let Some(&want) = wanted.get(&key) else {
-                // Stored since the histories were counted: not one of them.
-                return Ok(());
-            };
-            let (taken, points) = kept.entry(key).or_default();
-            if *taken >= want {
-                return Ok(());
-            }
-            *taken += 1;
-            // A value the store holds but that is no time (NaN) takes its place among the
-            // newest, as it did in the count above, and is not a point.
-            if let Some(v) = r
-                .opt_f64("wall_median")?
-                .filter(|v| v.is_finite() && *v > 0.0)
-            {
-                points.push(HistoryPoint {
-                    run_id: r.text("run_id")?,
-                    started_ns: at.0,
-                    wall_median_ns: v,
-                });
-            }
-            missing -= 1;
-            Ok(())
-        })?;
-        if seen_runs < page {
-            break;
-        }
-        page = (page * 2).min(cap);
+        db.rows(&b.on("results", sql), &mut |r| take(r, &mut kept))?;
     }
     let mut out: Vec<TestHistory> = kept
         .into_iter()
