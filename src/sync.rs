@@ -8,6 +8,10 @@
 //! one transaction of DST, so an interrupted sync leaves whole runs only; the runs go oldest
 //! first, so DST lists them in the order SRC does.
 //!
+//! Stored observations (traces, system profiles: `trace --store`, `profile --system`) go too,
+//! from a store or an export file's `observations`, each once (#34): one DST holds already
+//! is left as it is, so a second sync copies none.
+//!
 //! It is not a merge of derived data: DST's variance estimates are its own.
 //!
 //! Spool files (#35): a run that went into a local spool file when the shared PostgreSQL
@@ -17,8 +21,8 @@
 
 use crate::catalog::{self, CatalogError};
 use crate::exchange::{self, ExchangeError};
-use crate::model::Profile;
 use crate::model::Run;
+use crate::model::{Observation, Profile};
 use crate::store::{self, Backend, Location, StoreError};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -43,6 +47,12 @@ pub enum SyncError {
         #[source]
         source: StoreError,
     },
+    #[error("copying observation {id}")]
+    Observation {
+        id: String,
+        #[source]
+        source: StoreError,
+    },
 }
 
 impl SyncError {
@@ -52,7 +62,9 @@ impl SyncError {
             SyncError::NoSource(_) | SyncError::Same(_) => true,
             SyncError::Exchange { source, .. } => source.is_user_error(),
             SyncError::Catalog(e) => e.is_user_error(),
-            SyncError::Store { source, .. } => source.is_user_error(),
+            SyncError::Store { source, .. } | SyncError::Observation { source, .. } => {
+                source.is_user_error()
+            }
         }
     }
 }
@@ -72,20 +84,32 @@ pub struct Synced {
     pub completed: usize,
     /// Runs DST had already.
     pub present: usize,
+    /// Stored observations (traces, system profiles) copied into DST, and those it had.
+    pub observations_copied: usize,
+    pub observations_present: usize,
 }
 
 impl Synced {
     /// The one line `sysperf sync` prints.
     pub fn summary(&self, src: &str, dst: &str) -> String {
         let total = self.copied + self.completed + self.present;
-        if self.copied + self.completed == 0 {
+        let observations = self.observations_copied + self.observations_present;
+        if self.copied + self.completed + self.observations_copied == 0 {
+            let and = match observations {
+                0 => String::new(),
+                n => format!(" and {n} observation{}", plural(n)),
+            };
             return format!(
-                "nothing to copy: all {total} run{} of {src} are already in {dst}\n",
+                "nothing to copy: all {total} run{}{and} of {src} are already in {dst}\n",
                 plural(total)
             );
         }
+        let and = match self.observations_copied {
+            0 => String::new(),
+            n => format!(" and {n} observation{}", plural(n)),
+        };
         let mut line = format!(
-            "copied {} run{} from {src} to {dst}",
+            "copied {} run{}{and} from {src} to {dst}",
             self.copied,
             plural(self.copied)
         );
@@ -98,6 +122,13 @@ impl Synced {
         }
         if self.present > 0 {
             line.push_str(&format!("; {} already there", self.present));
+        }
+        if self.observations_present > 0 {
+            line.push_str(&format!(
+                "; {} observation{} already there",
+                self.observations_present,
+                plural(self.observations_present)
+            ));
         }
         line + "\n"
     }
@@ -136,6 +167,33 @@ impl Source {
                 .map(|r| (r.id.clone(), (r.complete, r.results.len() as u64)))
                 .collect(),
         })
+    }
+
+    /// The ids of the stored observations, oldest first.
+    fn observations(&self) -> Result<Vec<String>, StoreError> {
+        Ok(match self {
+            Source::Store(s) => s
+                .list_observations()?
+                .into_iter()
+                .rev()
+                .map(|o| o.id)
+                .collect(),
+            Source::File(f) => f.observations.iter().map(|o| o.id().to_string()).collect(),
+        })
+    }
+
+    fn load_observation(&self, id: &str) -> Result<Observation, StoreError> {
+        match self {
+            Source::Store(s) => s.load_any_observation(id),
+            Source::File(f) => f
+                .observations
+                .iter()
+                .find(|o| o.id() == id)
+                .cloned()
+                .ok_or_else(|| StoreError::NoSuchRun {
+                    spec: id.to_string(),
+                }),
+        }
     }
 
     fn load(&self, id: &str) -> Result<(Run, Vec<Profile>), StoreError> {
@@ -236,6 +294,8 @@ fn copy(source: &Source, to: &dyn Backend) -> Result<Synced, SyncError> {
         copied: 0,
         completed: 0,
         present: 0,
+        observations_copied: 0,
+        observations_present: 0,
     };
     for (id, (complete, results)) in runs {
         // A run DST holds unfinished is replaced by a complete one, or by one with more
@@ -262,6 +322,31 @@ fn copy(source: &Source, to: &dyn Backend) -> Result<Synced, SyncError> {
             Ok(true) => done.copied += 1,
             Ok(false) => done.present += 1,
             Err(e) if e.is_duplicate() => done.present += 1,
+            Err(e) => return Err(wrap(&id)(e)),
+        }
+    }
+    // The observations after the runs, each in its own transaction as a run is: one DST
+    // holds (its id stored, by an earlier sync or import) is not read from SRC again.
+    let wrap = |id: &str| {
+        let id = id.to_string();
+        move |source| SyncError::Observation { id, source }
+    };
+    for id in source.observations().map_err(wrap("list"))? {
+        if to.has_observation(&id).map_err(wrap(&id))? {
+            done.observations_present += 1;
+            continue;
+        }
+        let o = source.load_observation(&id).map_err(wrap(&id))?;
+        let mut stored = false;
+        let saved = to.import_runs(&mut |sink| {
+            stored = sink.observation(&o)?;
+            Ok(())
+        });
+        // Another sync may store it first: the same observation, "already there".
+        match saved {
+            Ok(()) if stored => done.observations_copied += 1,
+            Ok(()) => done.observations_present += 1,
+            Err(e) if e.is_duplicate() => done.observations_present += 1,
             Err(e) => return Err(wrap(&id)(e)),
         }
     }

@@ -134,6 +134,75 @@ fn detections(noise: Noise, n: usize, frac: f64, histories: usize, seed: u64) ->
         .count()
 }
 
+/// The permutation test as published: every permutation drawn, p over all of them; and how
+/// many the earlier stop (after 10 scoring as high) drew.
+fn full_permutation_p(x: &[f64], q: f64, s: &Settings, rng: &mut Rng) -> (f64, usize) {
+    let mut shuffled = x.to_vec();
+    let (mut as_high, mut tenth) = (0, s.permutations);
+    for done in 1..=s.permutations {
+        for i in (1..shuffled.len()).rev() {
+            shuffled.swap(i, rng.below(i + 1));
+        }
+        if best_split(&shuffled, s.alpha, s.min_size).is_some_and(|(_, qp)| qp >= q) {
+            as_high += 1;
+            if as_high == 10 {
+                tenth = tenth.min(done);
+            }
+        }
+    }
+    ((as_high + 1) as f64 / (s.permutations + 1) as f64, tenth)
+}
+
+/// #35 item 5: the sequential test stops once its verdict is decided, and decides as the
+/// full test does: the same verdict on every history, the same p-value where the split is
+/// kept, and the random stream left where the full test leaves it then (so the levels split
+/// after it draw the same shuffles). On histories without a change, most of a store's, it
+/// draws a fraction of the shuffles the earlier stop (after 10 scoring as high) drew.
+#[test]
+fn the_sequential_permutation_test_decides_as_the_full_one_in_fewer_shuffles() {
+    let s = Settings::default();
+    let mut rng = Rng::new(35);
+    let (mut kept, mut refused) = (0, 0);
+    let (mut now, mut before) = (0, 0);
+    for i in 0..600 {
+        let noise = PROFILES[i % PROFILES.len()];
+        let step = (i % 3 == 0).then_some((25, [0.03, 0.1, 0.3][(i / 3) % 3]));
+        let h = history(&mut rng, 50, noise, step);
+        let r = ranks(&h);
+        let (_, q) = best_split(&r, s.alpha, s.min_size).unwrap();
+        let seed = seed_of(&h);
+        let (mut a, mut b) = (Rng::new(seed), Rng::new(seed));
+        let (p, done) = permutation_test(&r, q, &s, &mut a);
+        let (full, tenth) = full_permutation_p(&r, q, &s, &mut b);
+        assert_eq!(
+            p <= s.significance,
+            full <= s.significance,
+            "history {i}: {p} vs {full}"
+        );
+        if full <= s.significance {
+            kept += 1;
+            assert_eq!(p, full, "history {i}");
+            assert_eq!(done, s.permutations);
+            assert_eq!(
+                a.below(1 << 40),
+                b.below(1 << 40),
+                "history {i}: the stream moved"
+            );
+        } else {
+            refused += 1;
+        }
+        if step.is_none() {
+            now += done;
+            before += tenth;
+        }
+    }
+    assert!(kept > 50 && refused > 300, "{kept} kept, {refused} refused");
+    assert!(
+        now * 3 < before,
+        "{now} shuffles on the A/A histories, {before} with the earlier stop"
+    );
+}
+
 /// The overall log-sd of a profile's A/A histories (the figure the issue quotes, 5-15%).
 fn overall_log_sd(noise: Noise) -> f64 {
     let mut rng = Rng::new(7);

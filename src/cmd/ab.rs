@@ -268,6 +268,7 @@ pub(crate) fn exec(a: Args) -> Result<i32> {
             profile_seconds: 1.0,
             try_switches: false,
             try_seconds: 2.0,
+            html: None,
             db: super::args::DbArg { db },
         })?;
     }

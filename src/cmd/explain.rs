@@ -86,12 +86,21 @@ pub(crate) struct Args {
     /// least 10 rounds).
     #[arg(long, value_name = "S", default_value_t = 2.0, allow_negative_numbers = true, value_parser = parse_seconds, requires = "try_switches")]
     pub(crate) try_seconds: f64,
+    /// Also write the explanation as a self-contained HTML page: each test's sentence and
+    /// tables, its differential flame graph where both sides have a profile, and what
+    /// --try-switches found.
+    #[arg(long, value_name = "FILE.html")]
+    pub(crate) html: Option<std::path::PathBuf>,
     #[command(flatten)]
     pub(crate) db: DbArg,
 }
 
 pub(crate) fn exec(a: Args) -> Result<i32> {
     let noise = parse_pct("--noise", &a.noise)?;
+    // Before anything is measured: a page that cannot be written is said now.
+    if let Some(path) = &a.html {
+        sysperf::output::check(path).context("--html")?;
+    }
     let mut catalog = Catalog::new(a.db.db.clone());
     // Observations of the whole machine have no tests to explain: compare says how they differ.
     if catalog.observation_pair(&a.a, &a.b)?.is_some() {
@@ -185,6 +194,27 @@ pub(crate) fn exec(a: Args) -> Result<i32> {
         interrupted = stopped;
     }
     let top = a.top as usize;
+    if let Some(path) = &a.html {
+        fn find<'p>(side: &'p [SideProfile], t: &str) -> Option<&'p Profile> {
+            side.iter()
+                .find(|p| p.profile.bench == t)
+                .map(|p| &p.profile)
+        }
+        let pairs: Vec<(String, &Profile, &Profile)> = e
+            .tests
+            .iter()
+            .filter_map(|t| {
+                Some((
+                    t.test.clone(),
+                    find(&sides[0], &t.test)?,
+                    find(&sides[1], &t.test)?,
+                ))
+            })
+            .collect();
+        let page = report::html::explain_page(&e, &pairs);
+        sysperf::output::write(path, page.as_bytes(), 0o644).context("--html")?;
+        say!("sysperf: wrote {}", path.display());
+    }
     if a.json {
         print_json_text(&format!(
             "{}\n",

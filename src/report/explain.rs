@@ -659,7 +659,91 @@ pub fn html_section(
             s.push_str("</tbody></table>");
         }
     }
+    if let Some(b) = &e.try_switches {
+        switches_html(&mut s, b);
+    }
     s
+}
+
+/// `--try-switches` in the HTML section: per difference switched and test, B's setting
+/// against A's with its paired interval and the share of A->B's change it accounts for; the
+/// differences not switched here, each with why.
+fn switches_html(s: &mut String, b: &Bisection) {
+    use super::escape as esc;
+    let _ = write!(
+        s,
+        "<h4>Differences switched on this machine</h4><p>Each recorded difference this machine can switch at runtime, set to A's setting and to B's in paired rounds, about {} s each (<code>--try-switches</code>): how much of each test's change from A to B it accounts for.</p>",
+        b.seconds_per_switch
+    );
+    if b.tried.is_empty() {
+        s.push_str("<p>None could be switched here.</p>");
+    } else {
+        s.push_str("<table><thead><tr><th>difference</th><th>A</th><th>B</th><th>test</th><th>B's setting / A's [95%]</th><th>rounds</th><th>share of A-&gt;B</th><th>account</th></tr></thead><tbody>");
+    }
+    for t in &b.tried {
+        let cell = |v: &Option<String>| esc(v.as_deref().unwrap_or("unknown"));
+        let head = format!(
+            "<td title=\"{}; {}\">{}</td><td>{}</td><td>{}</td>",
+            esc(&t.flip.describe()),
+            esc(&flip_runs(t)),
+            esc(&t.field),
+            cell(&t.a),
+            cell(&t.b)
+        );
+        if t.effects.is_empty() {
+            let _ = write!(
+                s,
+                "<tr>{head}<td>-</td><td>-</td><td>-</td><td>-</td><td>{}</td></tr>",
+                esc(t.error.as_deref().unwrap_or("not measured"))
+            );
+        }
+        for e in &t.effects {
+            let ratio = match (e.ratio, e.ratio_ci) {
+                (Some(r), Some([lo, hi])) => format!("{r:.3} [{lo:.3}, {hi:.3}]"),
+                (Some(r), None) => format!("{r:.3}"),
+                _ => "-".into(),
+            };
+            let share = match (e.share_pct, e.share_bounds_pct) {
+                (Some(p), Some([lo, hi])) => format!("{p:.0}% [{lo:.0}%, {hi:.0}%]"),
+                (Some(p), None) => format!("{p:.0}%"),
+                _ => "-".into(),
+            };
+            let rounds = e.rounds.map_or("-".into(), |r| r.to_string());
+            let _ = write!(
+                s,
+                "<tr>{head}<td>{}</td><td>{ratio}</td><td>{rounds}</td><td>{share}</td><td>{}</td></tr>",
+                esc(&e.test),
+                esc(&e.words)
+            );
+        }
+        if let (false, Some(err)) = (t.effects.is_empty(), &t.error) {
+            let _ = write!(
+                s,
+                "<tr>{head}<td colspan=\"5\">not finished: {}</td></tr>",
+                esc(err)
+            );
+        }
+    }
+    if !b.tried.is_empty() {
+        s.push_str("</tbody></table>");
+    }
+    if !b.not_switchable.is_empty() || !b.not_measured.is_empty() {
+        s.push_str("<ul>");
+        for n in &b.not_switchable {
+            let _ = write!(
+                s,
+                "<li>Not switched here: {} ({}): {}</li>",
+                esc(&n.field),
+                esc(&values(&n.a, &n.b)),
+                esc(&n.why)
+            );
+        }
+        for (test, why) in &b.not_measured {
+            let _ = write!(s, "<li>{} not measured: {}</li>", esc(test), esc(why));
+        }
+        s.push_str("</ul>");
+    }
+    let _ = write!(s, "<p>Switching: {}.</p>", esc(&b.method));
 }
 
 #[cfg(test)]
@@ -702,8 +786,9 @@ mod tests {
         assert!(j["tests"][0]["profile"]["functions"][0]["self"]["change_ci_ns_per_op"].is_array());
     }
 
-    #[test]
-    fn switched_differences_are_rendered_with_their_account_and_the_rest_with_why_not() {
+    /// The fixture with `--try-switches` results: one sysctl switched (syscall measured in
+    /// 40 paired rounds, 1.10x), the kernel not switchable, a suite point not measured.
+    fn switched() -> Explanation {
         use crate::compare::{Covers, Ratio, Verdict};
         use crate::explain::bisect::{self, Flip, NotSwitched};
         let (mut e, _, _) = crate::explain::tests::fixture();
@@ -747,6 +832,12 @@ mod tests {
             }],
             interrupted: false,
         });
+        e
+    }
+
+    #[test]
+    fn switched_differences_are_rendered_with_their_account_and_the_rest_with_why_not() {
+        let mut e = switched();
         let s = text(&e, 5);
         for needle in [
             "Differences switched on this machine (--try-switches",
@@ -789,5 +880,32 @@ mod tests {
         // Without the profiles: the sentence and tables, no graph.
         let h = html_section(&e, &[], 0);
         assert!(!h.contains("<svg") && h.contains("syscall 1.20x slower"));
+        assert!(!h.contains("switched on this machine"), "{h}");
+    }
+
+    /// #34: the HTML section says what `--try-switches` found, as the text and Markdown do
+    /// (it said nothing of it).
+    #[test]
+    fn the_html_section_gives_the_switched_differences_account() {
+        let (_, a, b) = crate::explain::tests::fixture();
+        let e = switched();
+        let h = html_section(&e, &[("syscall".into(), &a, &b)], 0);
+        for needle in [
+            "<h4>Differences switched on this machine</h4>",
+            ">sysctl vm.stat_interval</td><td>1</td><td>2</td><td>syscall</td><td>1.100 [1.080, 1.120]</td><td>40</td>",
+            "vm.stat_interval between A&#39;s 1 and B&#39;s 2; runs try-vm.stat_interval-abcdef-off (0a, A&#39;s setting)",
+            "<li>Not switched here: kernel (A 6.1, B 6.8): the kernel&#39;s build",
+            "<li>scaling.path-depth@8 not measured: a suite&#39;s point</li>",
+            "Switching: ",
+        ] {
+            assert!(h.contains(needle), "{needle}:\n{h}");
+        }
+        let account = &e.try_switches.as_ref().unwrap().tried[0].effects[0].words;
+        assert!(
+            h.contains(&super::super::escape(account)),
+            "{account}:\n{h}"
+        );
+        // The differential flame graph is still drawn before it.
+        assert!(h.find("diff-flame-0-0") < h.find("switched on this machine"));
     }
 }

@@ -733,6 +733,36 @@ fn explain_section(runs: &[Run], cmp: &Comparison, profiles: &[Vec<Profile>]) ->
     s
 }
 
+/// `sysperf explain --html`: a page of one explanation, B against A: each test's sentence,
+/// tables and differential flame graph (`profiles`: (test, A's, B's) where both sides have
+/// one), and what `--try-switches` found when it ran (#34; the report's Explain section is
+/// made from stored profiles and has no switches to show).
+pub fn explain_page(
+    e: &crate::explain::Explanation,
+    profiles: &[(String, &Profile, &Profile)],
+) -> String {
+    let mut s = String::with_capacity(64 * 1024);
+    let _ = write!(
+        s,
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+         <meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">\n\
+         <title>sysperf explain: {} against {}</title>\n<style>{CSS}</style>\n</head>\n<body>\n<main>\n\
+         <header><h1>sysperf explain</h1></header>\n\
+         <section id=\"explain\">\n<h2>Explain</h2>\n<p>Where the time per operation went, B against the baseline A: per call path and function, each difference with its 95% sampling interval; the method and its limits are in docs/explain.md.</p>\n{}\n<p>Method: {}.</p>\n</section>\n",
+        esc(&e.b.id),
+        esc(&e.a.id),
+        crate::report::explain::html_section(e, profiles, 1),
+        esc(&e.method)
+    );
+    let _ = write!(
+        s,
+        "<footer>Made by sysperf {}. Self-contained: this page loads nothing from anywhere.</footer>\n</main>\n</body>\n</html>\n",
+        env!("CARGO_PKG_VERSION")
+    );
+    s
+}
+
 /// The doctor's findings on each run's machine, warnings first, each with its fix.
 fn findings(s: &mut String, cmp: &Comparison) {
     if cmp.findings.is_empty() {

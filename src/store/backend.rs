@@ -323,6 +323,11 @@ pub trait Backend {
         reading(self, |db| query::load_any_observation(db, id))
     }
 
+    /// Whether an observation of exactly this id is stored.
+    fn has_observation(&self, id: &str) -> Result<bool> {
+        reading(self, |db| query::observation_exists(db, id))
+    }
+
     /// Deletes an observation; false when there was none with that id.
     fn remove_observation(&self, id: &str) -> Result<bool> {
         writing(self, |db, _| query::remove_observation(db, id))

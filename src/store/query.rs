@@ -19,6 +19,7 @@ use crate::model::{
     SYSTEM_PROFILE_KIND, TRACE_KIND,
 };
 use rusqlite::types::{ToSqlOutput, Value};
+use std::collections::HashMap;
 
 /// The SQL dialects of the two backends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -542,6 +543,9 @@ pub(super) fn newest_per_group(
     by: GroupBy,
     per_group: usize,
 ) -> Result<Vec<String>> {
+    if let Some(ids) = newest_per_value(db, query, by, per_group)? {
+        return Ok(ids);
+    }
     let mut b = Sql::new(db.dialect());
     let from = matching(&mut b, query)?;
     let expr = group_sql(by);
@@ -556,87 +560,260 @@ pub(super) fn newest_per_group(
     ids(db, b.on("runs", sql))
 }
 
+/// Groups [`newest_per_value`] walks one by one; with more, one window over the runs is
+/// cheaper than their queries.
+const WALKED_GROUPS: i64 = 64;
+
+/// [`newest_per_group`] by an index: when `by` is a column an index leads with (host,
+/// kernel, label) and `query` has no limit, its values are read from the index (a loose
+/// scan: one probe per value) and each value's newest runs along it, so that the database
+/// reads a few runs per group rather than sorting every run (#35 item 5: that window took
+/// 250 ms at 100,000 runs on PostgreSQL, these queries 5). None when this does not apply:
+/// another key, a limit, or more than [`WALKED_GROUPS`] values.
+fn newest_per_value(
+    db: &mut dyn Db,
+    query: &RunQuery,
+    by: GroupBy,
+    per_group: usize,
+) -> Result<Option<Vec<String>>> {
+    let col = match by {
+        GroupBy::Host => "hostname",
+        GroupBy::Kernel => "kernel_release",
+        GroupBy::Label => "label",
+        GroupBy::Cpu | GroupBy::Day => return Ok(None),
+    };
+    if query.limit.is_some() {
+        return Ok(None);
+    }
+    let mut b = Sql::new(db.dialect());
+    let most = b.bind(WALKED_GROUPS + 1);
+    let sql = format!(
+        "WITH RECURSIVE v(x, n) AS (
+             SELECT (SELECT {col} FROM runs WHERE {col} IS NOT NULL ORDER BY {col} LIMIT 1), 1
+             UNION ALL
+             SELECT (SELECT {col} FROM runs WHERE {col} > v.x ORDER BY {col} LIMIT 1), v.n + 1
+             FROM v WHERE v.x IS NOT NULL AND v.n < {most})
+         SELECT x FROM v WHERE x IS NOT NULL"
+    );
+    let mut values: Vec<Option<String>> = rows(db, b.on("runs", sql), |r| r.opt_text("x"))?;
+    if values.len() as i64 > WALKED_GROUPS {
+        return Ok(None);
+    }
+    values.push(None);
+    let mut b = Sql::new(db.dialect());
+    let per = int_usize(per_group, "runs per group")?;
+    let mut parts = Vec::with_capacity(values.len());
+    for (i, v) in values.into_iter().enumerate() {
+        let clause = clause(&mut b, query);
+        let this = match v {
+            Some(v) => format!("{col} = {}", b.bind(v)),
+            None => format!("{col} IS NULL"),
+        };
+        let wher = if clause.is_empty() {
+            format!(" WHERE {this}")
+        } else {
+            format!("{clause} AND {this}")
+        };
+        let limit = b.bind(per);
+        parts.push(format!(
+            "SELECT id, started_ns, seq FROM (SELECT id, started_ns, seq FROM runs{wher} {NEWEST} LIMIT {limit}) AS g{i}"
+        ));
+    }
+    let sql = format!("{} {NEWEST}", parts.join(" UNION ALL "));
+    Ok(Some(ids(db, b.on("runs", sql))?))
+}
+
 /// The history of each (host, test, placement) among the complete measured runs `query`
 /// matches: each run's median wall time per operation, oldest first, the newest `newest` of
-/// each history kept. The rows stream through in history order and only the kept ones are
-/// held, so memory follows the histories, not the store.
+/// each history kept.
+///
+/// So that the database does not sort every point (#35 item 5: one window over every run's
+/// results, partitioned by history and sorted, was all but a few ms of `changes`' 230 ms at
+/// 100,000 runs on PostgreSQL), three steps: the histories and their lengths are counted
+/// (a hash aggregate, no sort); the newest runs are read along the `runs_by_start` index, one
+/// page of them with their results, as many per host as its longest history keeps (all that
+/// is read when every run of a host measured the same tests); and only where a history is
+/// still short and older runs remain (tests that come and go, a host retired long ago) the
+/// window runs, over the older runs of those hosts only. Memory holds a page (at most
+/// `PAGE_ROWS` rows) and the points kept, not the store.
 pub(super) fn test_histories(
     db: &mut dyn Db,
     query: &RunQuery,
     newest: usize,
 ) -> Result<Vec<TestHistory>> {
-    let mut b = Sql::new(db.dialect());
+    type Key = (Option<String>, String, String);
+    let newest = newest.max(1);
     let q = RunQuery {
         complete_only: true,
         limit: None,
         ..query.clone()
     };
-    let clause = clause(&mut b, &q);
-    let measured = if clause.is_empty() {
-        " WHERE source = 'measured'".to_string()
-    } else {
-        format!("{clause} AND source = 'measured'")
+    let measured = |b: &mut Sql| {
+        let clause = clause(b, &q);
+        if clause.is_empty() {
+            " WHERE source = 'measured'".to_string()
+        } else {
+            format!("{clause} AND source = 'measured'")
+        }
     };
-    // Only the newest `newest` points of each history leave the database (a window over the
-    // histories): at 100,000 runs, sending every point took 350 ms and 40 MB.
-    let keep = b.bind(int_usize(newest.max(1), "runs per history")?);
+    const KEPT: &str =
+        "results.has_summary = 1 AND results.error IS NULL AND results.wall_median > 0";
+    // 1. The histories, and how many points each will keep.
+    let mut b = Sql::new(db.dialect());
     let sql = format!(
-        "SELECT run_id, started_ns, hostname, bench, placement, wall_median FROM (
-             SELECT runs.id AS run_id, runs.started_ns AS started_ns, runs.seq AS seq,
-                    runs.hostname AS hostname, results.bench AS bench,
-                    results.placement AS placement, results.wall_median AS wall_median,
-                    ROW_NUMBER() OVER (PARTITION BY runs.hostname, results.bench,
-                                                    results.placement
-                                       ORDER BY runs.started_ns DESC, runs.seq DESC) AS nth
-             FROM (SELECT id, seq, started_ns, hostname FROM runs{measured}) AS runs
-             JOIN results ON results.run_id = runs.id
-             WHERE results.has_summary = 1 AND results.error IS NULL
-               AND results.wall_median > 0) AS ranked
-         WHERE nth <= {keep}
-         ORDER BY hostname, bench, placement, started_ns, seq"
+        "SELECT runs.hostname AS hostname, results.bench AS bench,
+                results.placement AS placement, count(*) AS n
+         FROM (SELECT id, hostname FROM runs{}) AS runs
+         JOIN results ON results.run_id = runs.id
+         WHERE {KEPT}
+         GROUP BY runs.hostname, results.bench, results.placement",
+        measured(&mut b)
     );
-    let mut out: Vec<TestHistory> = Vec::new();
+    let mut wanted: HashMap<Key, usize> = HashMap::new();
     db.rows(&b.on("results", sql), &mut |r| {
-        let Some(v) = r
-            .opt_f64("wall_median")?
-            .filter(|v| v.is_finite() && *v > 0.0)
-        else {
-            return Ok(());
-        };
-        let (host, test, placement) = (
+        let key = (
             r.opt_text("hostname")?,
             r.text("bench")?,
             r.text("placement")?,
         );
-        let same = out
-            .last()
-            .is_some_and(|h| h.host == host && h.test == test && h.placement == placement);
-        if !same {
-            out.push(TestHistory {
+        wanted.insert(key, (r.u64("n")? as usize).min(newest));
+        Ok(())
+    })?;
+    if wanted.is_empty() {
+        return Ok(Vec::new());
+    }
+    // 2. The newest runs, one page of them along the index: per host as many as its longest
+    // history keeps, all that is needed when every run measured every test.
+    let mut per_host: HashMap<&Option<String>, (usize, usize)> = HashMap::new();
+    for ((host, ..), n) in &wanted {
+        let e = per_host.entry(host).or_default();
+        e.0 = e.0.max(*n);
+        e.1 += 1;
+    }
+    let tests = per_host.values().map(|e| e.1).max().unwrap_or(1);
+    // A page's rows (runs times their tests) stay under this many, whatever the store.
+    const PAGE_ROWS: usize = 50_000;
+    let page =
+        (per_host.values().map(|e| e.0).sum::<usize>()).clamp(1, (PAGE_ROWS / tests).max(64));
+    let mut kept: HashMap<Key, (usize, Vec<HistoryPoint>)> = HashMap::new();
+    // The oldest run read and how many runs were read (set by `take`).
+    let last: std::cell::Cell<Option<(i64, i64)>> = std::cell::Cell::new(None);
+    let page_runs = std::cell::Cell::new(0usize);
+    // Each row, newest first: a point of its history while that has fewer than it keeps.
+    let take = |r: &Reader<'_>, kept: &mut HashMap<Key, (usize, Vec<HistoryPoint>)>| {
+        let at = (r.i64("started_ns")?, r.i64("seq")?);
+        if last.get() != Some(at) {
+            last.set(Some(at));
+            page_runs.set(page_runs.get() + 1);
+        }
+        let Some(bench) = r.opt_text("bench")? else {
+            return Ok(());
+        };
+        let key = (r.opt_text("hostname")?, bench, r.text("placement")?);
+        let Some(&want) = wanted.get(&key) else {
+            // Stored since the histories were counted: not one of them.
+            return Ok(());
+        };
+        let (taken, points) = kept.entry(key).or_default();
+        if *taken >= want {
+            return Ok(());
+        }
+        *taken += 1;
+        // A value the store holds but that is no time (NaN) takes its place among the
+        // newest, as it did in the count above, and is not a point.
+        if let Some(v) = r
+            .opt_f64("wall_median")?
+            .filter(|v| v.is_finite() && *v > 0.0)
+        {
+            points.push(HistoryPoint {
+                run_id: r.text("run_id")?,
+                started_ns: at.0,
+                wall_median_ns: v,
+            });
+        }
+        Ok(())
+    };
+    const COLUMNS: &str = "runs.id AS run_id, runs.started_ns AS started_ns, runs.seq AS seq,
+                    runs.hostname AS hostname, results.bench AS bench,
+                    results.placement AS placement, results.wall_median AS wall_median";
+    let mut b = Sql::new(db.dialect());
+    let runs = measured(&mut b);
+    let limit = b.bind(int_usize(page, "a page of runs")?);
+    // Runs without a point still come back (one row, bench NULL): the page's end is known.
+    let sql = format!(
+        "SELECT {COLUMNS}
+         FROM (SELECT id, seq, started_ns, hostname FROM runs{runs} {NEWEST} LIMIT {limit}) AS runs
+         LEFT JOIN results ON results.run_id = runs.id AND {KEPT}
+         ORDER BY runs.started_ns DESC, runs.seq DESC"
+    );
+    db.rows(&b.on("results", sql), &mut |r| take(r, &mut kept))?;
+    // 3. The rest, where histories are still short and older runs remain (tests that come
+    // and go, a host retired long ago): the window over the older runs of those hosts only.
+    let short: Vec<&Option<String>> = {
+        let mut hosts: Vec<&Option<String>> = wanted
+            .iter()
+            .filter(|(k, want)| kept.get(*k).map_or(0, |(taken, _)| *taken) < **want)
+            .map(|((host, ..), _)| host)
+            .collect();
+        hosts.sort();
+        hosts.dedup();
+        hosts
+    };
+    if let (false, Some((started, seq)), true) =
+        (short.is_empty(), last.get(), page_runs.get() >= page)
+    {
+        let mut b = Sql::new(db.dialect());
+        let mut runs = measured(&mut b);
+        runs.push_str(&format!(
+            " AND (started_ns < {s} OR (started_ns = {s} AND seq < {q}))",
+            s = b.bind(started),
+            q = b.bind(seq)
+        ));
+        // Hosts by name (a few, or every one when there are too many to list).
+        if short.len() <= 500 {
+            let mut any: Vec<String> = Vec::new();
+            let named: Vec<String> = short
+                .iter()
+                .filter_map(|h| h.as_deref())
+                .map(|h| b.bind(h))
+                .collect();
+            if !named.is_empty() {
+                any.push(format!("hostname IN ({})", named.join(", ")));
+            }
+            if short.iter().any(|h| h.is_none()) {
+                any.push("hostname IS NULL".into());
+            }
+            runs.push_str(&format!(" AND ({})", any.join(" OR ")));
+        }
+        let keep = b.bind(int_usize(newest, "runs per history")?);
+        let sql = format!(
+            "SELECT run_id, started_ns, seq, hostname, bench, placement, wall_median FROM (
+                 SELECT {COLUMNS},
+                        ROW_NUMBER() OVER (PARTITION BY runs.hostname, results.bench,
+                                                        results.placement
+                                           ORDER BY runs.started_ns DESC, runs.seq DESC) AS nth
+                 FROM (SELECT id, seq, started_ns, hostname FROM runs{runs}) AS runs
+                 JOIN results ON results.run_id = runs.id
+                 WHERE {KEPT}) AS ranked
+             WHERE nth <= {keep}
+             {NEWEST}"
+        );
+        db.rows(&b.on("results", sql), &mut |r| take(r, &mut kept))?;
+    }
+    let mut out: Vec<TestHistory> = kept
+        .into_iter()
+        .map(|((host, test, placement), (_, mut points))| {
+            points.reverse();
+            TestHistory {
                 host,
                 test,
                 placement,
-                points: Vec::new(),
-            });
-        }
-        if let Some(h) = out.last_mut() {
-            h.points.push(HistoryPoint {
-                run_id: r.text("run_id")?,
-                started_ns: r.i64("started_ns")?,
-                wall_median_ns: v,
-            });
-            // Older points beyond `newest` go in batches, not one by one.
-            if h.points.len() >= 2 * newest.max(1) {
-                h.points.drain(..h.points.len() - newest);
+                points,
             }
-        }
-        Ok(())
-    })?;
-    for h in &mut out {
-        let extra = h.points.len().saturating_sub(newest);
-        h.points.drain(..extra);
-    }
-    out.retain(|h| !h.points.is_empty());
+        })
+        .filter(|h| !h.points.is_empty())
+        .collect();
+    out.sort_by(|a, b| (&a.host, &a.test, &a.placement).cmp(&(&b.host, &b.test, &b.placement)));
     Ok(out)
 }
 

@@ -377,6 +377,7 @@ on_both_backends!(
     profiles_round_trip_in_order_and_go_with_their_run,
     fleet_queries_filter_count_and_find_a_machines_runs,
     groups_are_counted_and_chosen_by_the_database_as_listing_them_would,
+    test_histories_keep_each_historys_newest_points,
     import_runs_stores_a_stream_in_one_transaction,
     loads_and_writes_in_turn_on_one_store,
     load_runs_reads_runs_together_in_the_order_asked,
@@ -515,6 +516,96 @@ fn groups_are_counted_and_chosen_by_the_database_as_listing_them_would(b: Backin
                 assert_eq!(chosen, newest, "{} {limit:?}", key.name());
             }
         }
+    }
+}
+
+/// #35 item 5: `test_histories` (counted, then read newest first a page at a time) keeps
+/// the newest points of each (host, test, placement), oldest first, as a listing of the runs
+/// would: with tests that come and go (one measured only by the oldest runs, so that the
+/// newest pages hold none of it), runs without a host, runs that are incomplete, published
+/// or hold only failed results, ties in start time, a --where filter, and every `newest`.
+fn test_histories_keep_each_historys_newest_points(b: Backing) {
+    use super::{Cond, HistoryPoint, RunQuery, TestHistory};
+    let store = &*b.store;
+    let mut runs = Vec::new();
+    for i in 0..60i64 {
+        let mut run = full_run(&format!("{i:012x}"));
+        run.fingerprint.hostname = [Some("a"), Some("b"), None][i as usize % 3].map(Into::into);
+        // Every fifth pair of runs starts at the same time: the later stored is the newer.
+        run.started_ns = 1_000 + i - i64::from(i % 5 == 1);
+        run.complete = i % 11 != 4;
+        run.source = if i == 7 { "published" } else { "measured" }.into();
+        let ok = |name: &str, x: f64| BenchResult {
+            error: None,
+            ..result(name, x)
+        };
+        run.results = vec![ok("syscall", 100.0 + i as f64)];
+        if i < 12 {
+            run.results.push(ok("pipeback4", 2_000.0 + i as f64));
+        }
+        if i % 4 == 0 {
+            let mut single = ok("syscall", 50.0 + i as f64);
+            single.placement = "single".into();
+            run.results.push(single);
+        }
+        if i % 9 == 0 {
+            // Failed: no point.
+            run.results.push(result("fork", 1.0));
+        }
+        assert!(store.save_run(&run).unwrap());
+        runs.push(run);
+    }
+    // What a listing gives: per history, the complete measured runs' points in start order.
+    let want = |newest: usize, host: Option<&str>| -> Vec<TestHistory> {
+        let mut order: Vec<&Run> = runs
+            .iter()
+            .filter(|r| r.complete && r.source == "measured")
+            .filter(|r| host.is_none() || r.fingerprint.hostname.as_deref() == host)
+            .collect();
+        order.sort_by_key(|r| r.started_ns); // stable: stored order breaks ties
+        let mut out: Vec<TestHistory> = Vec::new();
+        for r in order {
+            for res in r.results.iter().filter(|x| x.error.is_none()) {
+                let key = (
+                    r.fingerprint.hostname.clone(),
+                    res.id.clone(),
+                    res.placement.clone(),
+                );
+                let point = HistoryPoint {
+                    run_id: r.id.clone(),
+                    started_ns: r.started_ns,
+                    wall_median_ns: res.summary.as_ref().unwrap().wall_ns_per_op.median,
+                };
+                match out
+                    .iter_mut()
+                    .find(|h| (&h.host, &h.test, &h.placement) == (&key.0, &key.1, &key.2))
+                {
+                    Some(h) => h.points.push(point),
+                    None => out.push(TestHistory {
+                        host: key.0,
+                        test: key.1,
+                        placement: key.2,
+                        points: vec![point],
+                    }),
+                }
+            }
+        }
+        for h in &mut out {
+            let extra = h.points.len().saturating_sub(newest);
+            h.points.drain(..extra);
+        }
+        out.sort_by(|a, b| (&a.host, &a.test, &a.placement).cmp(&(&b.host, &b.test, &b.placement)));
+        out
+    };
+    for newest in [1, 2, 3, 5, 7, 100] {
+        let got = store.test_histories(&RunQuery::default(), newest).unwrap();
+        assert_eq!(got, want(newest, None), "newest {newest}");
+        let q = RunQuery {
+            conds: vec![Cond::Host("b".into())],
+            ..RunQuery::default()
+        };
+        let got = store.test_histories(&q, newest).unwrap();
+        assert_eq!(got, want(newest, Some("b")), "newest {newest}, host b");
     }
 }
 

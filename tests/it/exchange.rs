@@ -926,3 +926,66 @@ fn stored_observations_travel_through_a_postgres_store() {
         std::fs::read(&both).unwrap()
     );
 }
+
+/// `sync` from an export file carries its stored observations as `import` does (#34; it
+/// copied the runs and dropped the `observations` list without a word): the run and the
+/// system profile reach the store, the profile as it was exported, and a second sync copies
+/// nothing and says both are there. A store as SRC carries them too, into SQLite and into
+/// PostgreSQL (when there is one), and the observation exports back byte-identical.
+#[test]
+fn sync_carries_stored_observations_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (a, b, c) = (
+        tmp.path().join("a.db"),
+        tmp.path().join("b.db"),
+        tmp.path().join("c.db"),
+    );
+    let (file, p) = system_profile_export(tmp.path());
+    imported(&a, &["import", file.to_str().unwrap()]);
+    imported(
+        &a,
+        &["import", data("minimal-export.json").to_str().unwrap()],
+    );
+    let both = tmp.path().join("both.json");
+    let bf = both.to_str().unwrap();
+    ok(&a, &["export", "minimal", "busy-a", "-o", bf]);
+    let sync = |src: &str, dst: &Path| {
+        let out = sysperf().args(["sync", src]).arg(dst).output().unwrap();
+        assert!(out.status.success(), "sync: {}", text(&out.stderr));
+        text(&out.stdout)
+    };
+    let (bs, cs) = (b.to_str().unwrap(), c.to_str().unwrap());
+    assert_eq!(
+        sync(bf, &b),
+        format!("copied 1 run and 1 observation from {bf} to {bs}\n")
+    );
+    let shown = json_of(&ok(&b, &["show", "aaaa00000001", "--json"]));
+    assert_eq!(shown["observation"], serde_json::to_value(&p).unwrap());
+    assert_eq!(
+        sync(bf, &b),
+        format!("nothing to copy: all 1 run and 1 observation of {bf} are already in {bs}\n")
+    );
+    // From a store: what it holds goes, each once.
+    assert_eq!(
+        sync(bs, &c),
+        format!("copied 1 run and 1 observation from {bs} to {cs}\n")
+    );
+    assert_eq!(
+        sync(bs, &c),
+        format!("nothing to copy: all 1 run and 1 observation of {bs} are already in {cs}\n")
+    );
+    assert_eq!(
+        ok(&c, &["export", "minimal", "busy-a"]),
+        std::fs::read(&both).unwrap()
+    );
+    let Some(url) = crate::support::pg::fresh_db("sync_observations") else {
+        return;
+    };
+    let pg = Path::new(&url);
+    assert!(sync(bf, pg).starts_with("copied 1 run and 1 observation from"));
+    assert!(sync(cs, pg).starts_with("nothing to copy: all 1 run and 1 observation"));
+    assert_eq!(
+        ok(pg, &["export", "minimal", "busy-a"]),
+        std::fs::read(&both).unwrap()
+    );
+}

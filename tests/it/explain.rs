@@ -610,10 +610,12 @@ fn try_switches_flips_a_recorded_sysctl_and_puts_it_back() {
     let db = tmp.path().join("s.db");
     let state = tmp.path().join("st");
     let (old, b) = runs_differing_in_a_sysctl(&db, tmp.path(), NAME);
+    let page = tmp.path().join("explain.html");
     let out = sysperf(&db)
         .env("SYSPERF_STATE_DIR", &state)
         .args(["explain", "ta", "tb", "syscall", "--try-switches"])
-        .args(["--try-seconds", "0.3", "--json"])
+        .args(["--try-seconds", "0.3", "--json", "--html"])
+        .arg(&page)
         .output()
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
@@ -622,6 +624,19 @@ fn try_switches_flips_a_recorded_sysctl_and_puts_it_back() {
     let v = json_of(&out.stdout);
     let t = &v["try_switches"];
     let field = format!("sysctl {NAME}");
+    // The HTML page (--html) says what the switching found, as the JSON does (#34).
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(
+        html.contains("<h4>Differences switched on this machine</h4>"),
+        "{html}"
+    );
+    let in_page = if sysperf::sys::is_root() {
+        format!(">{field}</td><td>{old}</td><td>{b}</td><td>syscall</td>")
+    } else {
+        format!("<li>Not switched here: {field} (A {old}, B {b}): changing it needs root")
+    };
+    assert!(html.contains(&in_page), "{in_page}:\n{html}");
+    assert!(!html.contains("<script"));
     let microcode = t["not_switchable"]
         .as_array()
         .unwrap()
