@@ -212,6 +212,26 @@ pub struct Effect {
     pub words: String,
 }
 
+impl Effect {
+    /// The ratio with its interval as the tables print it ("1.343 [1.230, 1.476]"), or "-".
+    pub fn ratio_text(&self) -> String {
+        match (self.ratio, self.ratio_ci) {
+            (Some(r), Some([lo, hi])) => format!("{r:.3} [{lo:.3}, {hi:.3}]"),
+            (Some(r), None) => format!("{r:.3}"),
+            _ => "-".into(),
+        }
+    }
+
+    /// The share with its bounds as the tables print it ("103% [53%, 212%]"), or "-".
+    pub fn share_text(&self) -> String {
+        match (self.share_pct, self.share_bounds_pct) {
+            (Some(p), Some([lo, hi])) => format!("{p:.0}% [{lo:.0}%, {hi:.0}%]"),
+            (Some(p), None) => format!("{p:.0}%"),
+            _ => "-".into(),
+        }
+    }
+}
+
 /// A difference flipped on this machine.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Tried {

@@ -539,16 +539,7 @@ fn switches_markdown(s: &mut String, b: &Bisection) {
             );
         }
         for e in &t.effects {
-            let ratio = match (e.ratio, e.ratio_ci) {
-                (Some(r), Some([lo, hi])) => format!("{r:.3} [{lo:.3}, {hi:.3}]"),
-                (Some(r), None) => format!("{r:.3}"),
-                _ => "-".into(),
-            };
-            let share = match (e.share_pct, e.share_bounds_pct) {
-                (Some(p), Some([lo, hi])) => format!("{p:.0}% [{lo:.0}%, {hi:.0}%]"),
-                (Some(p), None) => format!("{p:.0}%"),
-                _ => "-".into(),
-            };
+            let (ratio, share) = (e.ratio_text(), e.share_text());
             let _ = writeln!(
                 s,
                 "| {} | {} | {} | {} | {} | {} | {} |",
@@ -698,16 +689,7 @@ fn switches_html(s: &mut String, b: &Bisection) {
             );
         }
         for e in &t.effects {
-            let ratio = match (e.ratio, e.ratio_ci) {
-                (Some(r), Some([lo, hi])) => format!("{r:.3} [{lo:.3}, {hi:.3}]"),
-                (Some(r), None) => format!("{r:.3}"),
-                _ => "-".into(),
-            };
-            let share = match (e.share_pct, e.share_bounds_pct) {
-                (Some(p), Some([lo, hi])) => format!("{p:.0}% [{lo:.0}%, {hi:.0}%]"),
-                (Some(p), None) => format!("{p:.0}%"),
-                _ => "-".into(),
-            };
+            let (ratio, share) = (e.ratio_text(), e.share_text());
             let rounds = e.rounds.map_or("-".into(), |r| r.to_string());
             let _ = write!(
                 s,
