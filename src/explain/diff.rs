@@ -139,6 +139,12 @@ pub struct ProfileDiff {
     /// Where the change is: call paths whose subtrees hold it, largest change (in the
     /// direction of `all`) first; disjoint, so their changes add up.
     pub paths: Vec<PathDelta>,
+    /// The change's trunk: the deepest call path (root first) that all of it goes through
+    /// before it spreads, when the walk that finds `paths` follows one chain of callees from
+    /// the root to a function whose callees then split it two or more ways (its `callees` the
+    /// largest of them). None when the change is in one path (then that path, `paths`'s first,
+    /// is all there is to say) or splits from the root (unrelated subtrees).
+    pub trunk: Option<PathDelta>,
     /// Every function with a sample on either side, largest self change first (ties by
     /// name): self changes add up to `all`'s.
     pub functions: Vec<FunctionDelta>,
@@ -231,14 +237,43 @@ pub fn diff(a: &Profile, b: &Profile) -> ProfileDiff {
             .then_with(|| x.path.cmp(&y.path))
     });
     paths.truncate(MAX_PATHS);
+    let trunk = if whole > 0.0 {
+        trunk(&root, sa, sb, sign, whole)
+    } else {
+        None
+    };
     ProfileDiff {
         all,
         sample_period_ns: [a.sample_period_ns, b.sample_period_ns],
         operations: [a.operations, b.operations],
         lost_samples: [a.lost_samples, b.lost_samples],
         paths,
+        trunk,
         functions,
     }
+}
+
+/// The children of `node` the change is followed into: each significant, with at least
+/// [`MIN_PATH_SHARE`] of the whole change (in its direction, `sign`), and their change.
+fn followed<'n, 'a>(
+    node: &'n Node<'a>,
+    sa: Scale,
+    sb: Scale,
+    sign: f64,
+    whole: f64,
+) -> Vec<(&'a str, &'n Node<'a>, Delta)> {
+    node.children
+        .iter()
+        .map(|(name, k)| (*name, k, delta(sa, k.counts[0], sb, k.counts[1])))
+        .filter(|(_, _, d)| d.significant() && d.change_ns_per_op * sign >= MIN_PATH_SHARE * whole)
+        .collect()
+}
+
+/// Whether the change of `node` (reached by `path`) is followed into `kids`: they hold
+/// [`SPLIT_SHARE`] of it; the root, which stands for no frame, always is.
+fn splits(path: &[&str], total: &Delta, kids: &[(&str, &Node, Delta)], sign: f64) -> bool {
+    let held: f64 = kids.iter().map(|(_, _, d)| d.change_ns_per_op * sign).sum();
+    path.is_empty() || held >= SPLIT_SHARE * total.change_ns_per_op * sign
 }
 
 /// Follows the change down the merged call tree from `node` (reached by `path`): into its
@@ -254,15 +289,8 @@ fn split<'a>(
     out: &mut Vec<PathDelta>,
 ) {
     let total = delta(sa, node.counts[0], sb, node.counts[1]);
-    let kids: Vec<(&&str, &Node, Delta)> = node
-        .children
-        .iter()
-        .map(|(name, k)| (name, k, delta(sa, k.counts[0], sb, k.counts[1])))
-        .filter(|(_, _, d)| d.significant() && d.change_ns_per_op * sign >= MIN_PATH_SHARE * whole)
-        .collect();
-    let held: f64 = kids.iter().map(|(_, _, d)| d.change_ns_per_op * sign).sum();
-    // The root stands for no frame: it always splits into its children.
-    if path.is_empty() || held >= SPLIT_SHARE * total.change_ns_per_op * sign {
+    let kids = followed(node, sa, sb, sign, whole);
+    if splits(path, &total, &kids, sign) {
         for (name, k, _) in kids {
             path.push(name);
             split(k, path, sa, sb, sign, whole, out);
@@ -270,9 +298,46 @@ fn split<'a>(
         }
         return;
     }
-    if !total.significant() {
-        return;
+    if total.significant() {
+        out.push(path_delta(node, path, total, sa, sb, sign));
     }
+}
+
+/// The trunk of the change ([`ProfileDiff::trunk`]): the walk of [`split`] from the root
+/// while it follows a single child; the node it then splits two or more ways, if it is a
+/// frame (not the root) and its change is significant.
+fn trunk(root: &Node, sa: Scale, sb: Scale, sign: f64, whole: f64) -> Option<PathDelta> {
+    let (mut node, mut path) = (root, Vec::new());
+    loop {
+        let total = delta(sa, node.counts[0], sb, node.counts[1]);
+        let kids = followed(node, sa, sb, sign, whole);
+        if !splits(&path, &total, &kids, sign) {
+            // The walk stops here: this node is a listed path, not a trunk above others.
+            return None;
+        }
+        match kids.as_slice() {
+            [(name, k, _)] => {
+                path.push(*name);
+                node = k;
+            }
+            [_, _, ..] if !path.is_empty() && total.significant() => {
+                return Some(path_delta(node, &path, total, sa, sb, sign));
+            }
+            _ => return None,
+        }
+    }
+}
+
+/// A path's figures: its total change (`total`), its own, and its callees that changed most
+/// the way of `sign`.
+fn path_delta(
+    node: &Node,
+    path: &[&str],
+    total: Delta,
+    sa: Scale,
+    sb: Scale,
+    sign: f64,
+) -> PathDelta {
     let s = node.self_counts();
     let mut callees: Vec<Callee> = node
         .children
@@ -289,13 +354,13 @@ fn split<'a>(
             .then_with(|| x.function.cmp(&y.function))
     });
     callees.truncate(MAX_CALLEES);
-    out.push(PathDelta {
+    PathDelta {
         path: path.iter().map(|f| f.to_string()).collect(),
         total,
         self_: delta(sa, s[0], sb, s[1]),
         callees,
         share_pct: None,
-    });
+    }
 }
 
 #[cfg(test)]

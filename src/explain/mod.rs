@@ -48,7 +48,8 @@ pub fn method() -> String {
          Shares are of the measured change: the median wall time per operation B - A from the runs' trials. Where the change is: the \
          merged call tree followed from its root into callees that hold {:.0}% of a path's change (each significant and at least {:.0}% \
          of the whole); where that stops, the path holds the change in itself or spread over its callees; paths are disjoint, so their \
-         changes add up, as the functions' self changes do",
+         changes add up, as the functions' self changes do; the trunk, when there is one, is the path followed alone from the root down to \
+         where it splits two or more ways",
         diff::SPLIT_SHARE * 100.0,
         diff::MIN_PATH_SHARE * 100.0
     )
@@ -412,7 +413,7 @@ fn explain_test(
             for f in &mut d.functions {
                 f.share_pct = share(f.self_.change_ns_per_op);
             }
-            for p in &mut d.paths {
+            for p in d.paths.iter_mut().chain(&mut d.trunk) {
                 p.share_pct = share(p.total.change_ns_per_op);
             }
             accounting = denominator.map(|m| Accounting {
@@ -724,7 +725,7 @@ pub fn sentence(t: &TestExplanation) -> String {
             signed_ns(d.all.change_ci_ns_per_op[1]),
         );
     };
-    let of = match (top.share_pct, t.change_ns_per_op) {
+    let of = |p: &diff::PathDelta| match (p.share_pct, t.change_ns_per_op) {
         (Some(p), Some(c)) => format!(" ({}% of the {})", p.round(), signed_ns(c)),
         _ => String::new(),
     };
@@ -739,12 +740,28 @@ pub fn sentence(t: &TestExplanation) -> String {
     } else {
         " and what it calls"
     };
-    let mut s = format!(
-        "{head}: {} per {} in {}{below}{of}{caller}",
-        signed_ns(top.total.change_ns_per_op),
-        t.unit,
-        top.function()
-    );
+    let mut s = match &d.trunk {
+        // The change goes one way before it spreads: that way first, then where most of it is.
+        Some(trunk) => format!(
+            "{head}: {} per {} under {}{}, most in {}{below} ({}{}){caller}",
+            signed_ns(trunk.total.change_ns_per_op),
+            t.unit,
+            trunk_words(&trunk.path),
+            of(trunk),
+            top.function(),
+            signed_ns(top.total.change_ns_per_op),
+            top.share_pct
+                .map(|p| format!(", {}%", p.round()))
+                .unwrap_or_default(),
+        ),
+        None => format!(
+            "{head}: {} per {} in {}{below}{}{caller}",
+            signed_ns(top.total.change_ns_per_op),
+            t.unit,
+            top.function(),
+            of(top)
+        ),
+    };
     // The difference tied to the functions first, else one tied to the test.
     match t.tied.first() {
         Some(x) if !x.functions.is_empty() => s.push_str(&format!(
@@ -766,6 +783,22 @@ pub fn sentence(t: &TestExplanation) -> String {
         None => s.push_str("; no recorded difference between the runs is tied to it"),
     }
     s
+}
+
+/// A call path in a few words: from the system call's entry (the first frame such as
+/// `__x64_sys_recvfrom`, past the generic entry code), else from its first frame; a long one
+/// as its first frame, "...", and its last two.
+pub fn trunk_words(path: &[String]) -> String {
+    let from = path
+        .iter()
+        .position(|f| f.starts_with("__") && f.contains("_sys_"))
+        .unwrap_or(0);
+    match &path[from..] {
+        [first, .., last2, last] if path.len() - from > 4 => {
+            format!("{first} > ... > {last2} > {last}")
+        }
+        frames => frames.join(" > "),
+    }
 }
 
 /// "B runs with ... (A: ...)" for a difference.

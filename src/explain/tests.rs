@@ -84,20 +84,8 @@ pub(crate) fn fixture() -> (Explanation, Profile, Profile) {
 #[test]
 fn a_planted_seccomp_filter_is_named_first_and_accounts_for_the_change() {
     let (a, b) = runs();
-    let measured = {
-        let m = |r: &Run| {
-            find_result(r, "syscall")
-                .unwrap()
-                .summary
-                .as_ref()
-                .unwrap()
-                .wall_ns_per_op
-                .median
-        };
-        m(&b) - m(&a)
-    };
     // The profiles' B side spends 90% of the measured change in the filter.
-    let samples = (0.9 * measured * 1_000_000.0 / 1000.0).round() as u64;
+    let samples = samples_of(&a, &b, 0.9);
     let e = explain(
         &a,
         &b,
@@ -257,4 +245,136 @@ fn a_stored_trace_stands_for_the_side_whose_machine_it_was_made_on() {
         .expect("the trace's rows");
     assert!(row.a.is_some() && row.b.is_none(), "{row:?}");
     assert!(row.source.contains("trace --store"));
+}
+
+/// The fixture's syscall change (its measured B - A) in samples of [`profile`], times `share`.
+fn samples_of(a: &Run, b: &Run, share: f64) -> u64 {
+    let m = |r: &Run| {
+        find_result(r, "syscall")
+            .unwrap()
+            .summary
+            .as_ref()
+            .unwrap()
+            .wall_ns_per_op
+            .median
+    };
+    (share * (m(b) - m(a)) * 1_000_000.0 / 1000.0).round() as u64
+}
+
+const TRUNK: &str = "__x64_sys_recvfrom;tcp_recvmsg;__tcp_transmit_skb";
+
+/// B's profile, `samples` the measured change: 90% of it goes down one chain (recvfrom,
+/// tcp_recvmsg, the window update's __tcp_transmit_skb), which keeps 10% itself and spreads
+/// the rest over three callees (40%, 30% and 10%).
+fn spreading(samples: u64) -> Profile {
+    let end = format!("{ENTRY};{TRUNK}");
+    profile(&[
+        (&end, samples / 10),
+        (&format!("{end};ip_output"), samples * 4 / 10),
+        (&format!("{end};tcp_v4_rcv"), samples * 3 / 10),
+        (&format!("{end};tcp_write_xmit"), samples / 10),
+    ])
+}
+
+/// #34: a change that enters one way and spreads into three callees is reported with that
+/// way, its trunk, at the chain's end with the share it holds; the paths are as they were.
+#[test]
+fn a_change_through_one_chain_that_spreads_has_its_trunk() {
+    let (a, b) = runs();
+    let samples = samples_of(&a, &b, 1.0);
+    let e = explain(
+        &a,
+        &b,
+        &[stored(profile(&[]), &a)],
+        &[stored(spreading(samples), &b)],
+    );
+    let t = &e.tests[0];
+    let d = t.profile.as_ref().unwrap();
+    let trunk = d.trunk.as_ref().expect("a trunk");
+    let end: Vec<String> = format!("{ENTRY};{TRUNK}")
+        .split(';')
+        .map(String::from)
+        .collect();
+    assert_eq!(trunk.path, end);
+    let share = trunk.share_pct.unwrap();
+    assert!((share - 90.0).abs() < 0.5, "{share}");
+    assert!(trunk.total.significant());
+    assert_eq!(trunk.callees[0].function, "ip_output");
+    assert_eq!(trunk.callees.len(), 3);
+    // The paths are the three callees, largest first; the trunk holds them.
+    let last: Vec<&str> = d.paths.iter().map(|p| p.function()).collect();
+    assert_eq!(last, ["ip_output", "tcp_v4_rcv", "tcp_write_xmit"]);
+    let first = d.paths[0].share_pct.unwrap();
+    assert!((first - 40.0).abs() < 0.5, "{first}");
+    assert!(d
+        .paths
+        .iter()
+        .all(|p| p.path.starts_with(&trunk.path) && p.path.len() == trunk.path.len() + 1));
+    for needle in [
+        "per call under __x64_sys_recvfrom > tcp_recvmsg > __tcp_transmit_skb (90% of the +",
+        ", most in ip_output (+",
+        ", 40%), called from __tcp_transmit_skb;",
+    ] {
+        assert!(t.sentence.contains(needle), "{needle}: {}", t.sentence);
+    }
+}
+
+/// #34: a change in one leaf path (the chain ends in it) has no separate trunk: that path is
+/// all there is to say, and the sentence is as it was.
+#[test]
+fn a_change_in_one_leaf_path_has_no_separate_trunk() {
+    let (a, b) = runs();
+    let samples = samples_of(&a, &b, 0.9);
+    let leaf = format!("{ENTRY};{TRUNK};copy_user_enhanced_fast_string");
+    let e = explain(
+        &a,
+        &b,
+        &[stored(profile(&[]), &a)],
+        &[stored(profile(&[(&leaf, samples)]), &b)],
+    );
+    let t = &e.tests[0];
+    let d = t.profile.as_ref().unwrap();
+    assert!(d.trunk.is_none(), "{:?}", d.trunk);
+    assert_eq!(d.paths.len(), 1);
+    assert_eq!(d.paths[0].function(), "copy_user_enhanced_fast_string");
+    assert!(!t.sentence.contains(" under "), "{}", t.sentence);
+    // Nor has the seccomp filter, whose path keeps 60% itself.
+    let (e, _, _) = fixture();
+    assert!(e.tests[0].profile.as_ref().unwrap().trunk.is_none());
+}
+
+/// #34: a change in two unrelated subtrees, split from the root (which is no frame), has no
+/// trunk.
+#[test]
+fn a_change_in_two_subtrees_from_the_root_has_no_trunk() {
+    let (a, b) = runs();
+    let samples = samples_of(&a, &b, 0.9);
+    let fault = "asm_exc_page_fault;exc_page_fault;handle_mm_fault";
+    let e = explain(
+        &a,
+        &b,
+        &[stored(profile(&[]), &a)],
+        &[stored(
+            profile(&[
+                (&format!("{ENTRY};{TRUNK}"), samples / 2),
+                (fault, samples / 2),
+            ]),
+            &b,
+        )],
+    );
+    let d = e.tests[0].profile.as_ref().unwrap();
+    assert!(d.trunk.is_none(), "{:?}", d.trunk);
+    assert_eq!(d.paths.len(), 2, "{:?}", d.paths);
+}
+
+/// [`fixture`] with B's change spreading from a trunk (for the renderers' tests).
+pub(crate) fn fixture_spreading() -> Explanation {
+    let (a, b) = runs();
+    let samples = samples_of(&a, &b, 1.0);
+    explain(
+        &a,
+        &b,
+        &[stored(profile(&[]), &a)],
+        &[stored(spreading(samples), &b)],
+    )
 }

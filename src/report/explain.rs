@@ -87,6 +87,38 @@ fn path_line(p: &PathDelta) -> String {
     p.path[..p.path.len().saturating_sub(1)].join(" > ")
 }
 
+/// A path's row in the text: its function, both sides, the change and its share.
+fn path_row(s: &mut String, p: &PathDelta) {
+    let _ = writeln!(
+        s,
+        "    {:<52} {:>10} {:>10}  {:<28} {:>6}",
+        p.function(),
+        ns(p.total.a_ns_per_op),
+        ns(p.total.b_ns_per_op),
+        change(&p.total),
+        pct(p.share_pct)
+    );
+}
+
+/// A path's callees with their changes: "f +1.20 ns, g +0.800 ns".
+fn callees(p: &PathDelta) -> String {
+    p.callees
+        .iter()
+        .map(|c| format!("{} {}", c.function, signed_ns(c.total.change_ns_per_op)))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The trunk in a line, after "The change's trunk": "(...): a > b: B-A [95%], share".
+fn trunk_line(p: &PathDelta) -> String {
+    format!(
+        " (the call path it goes through, then spreads from): {}: B-A {}, {} of the measured change",
+        p.path.join(" > "),
+        change(&p.total),
+        pct(p.share_pct)
+    )
+}
+
 fn count_value(v: Option<f64>, ci: Option<[f64; 2]>) -> String {
     match (v, ci) {
         (Some(v), Some([lo, hi])) => format!("{} [{}, {}]", num4(v), num4(lo), num4(hi)),
@@ -170,6 +202,20 @@ fn test_text(s: &mut String, t: &TestExplanation, top: usize) {
                 None => String::new(),
             }
         );
+        if let Some(p) = &d.trunk {
+            let _ = writeln!(
+                s,
+                "\n  The change's trunk (the call path it goes through, then spreads from): {}",
+                p.path.join(" > ")
+            );
+            path_row(s, p);
+            let _ = writeln!(
+                s,
+                "      self {}; spreads into {}",
+                change(&p.self_),
+                callees(p)
+            );
+        }
         if d.paths.is_empty() {
             let _ = writeln!(
                 s,
@@ -182,30 +228,10 @@ fn test_text(s: &mut String, t: &TestExplanation, top: usize) {
                 "A", "B", "B-A [95%]", "share"
             );
             for p in &d.paths {
-                let _ = writeln!(
-                    s,
-                    "    {:<52} {:>10} {:>10}  {:<28} {:>6}",
-                    p.function(),
-                    ns(p.total.a_ns_per_op),
-                    ns(p.total.b_ns_per_op),
-                    change(&p.total),
-                    pct(p.share_pct)
-                );
+                path_row(s, p);
                 let _ = writeln!(s, "      self {}; from {}", change(&p.self_), path_line(p));
                 if !p.callees.is_empty() {
-                    let _ = writeln!(
-                        s,
-                        "      calls {}",
-                        p.callees
-                            .iter()
-                            .map(|c| format!(
-                                "{} {}",
-                                c.function,
-                                signed_ns(c.total.change_ns_per_op)
-                            ))
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    );
+                    let _ = writeln!(s, "      calls {}", callees(p));
                 }
             }
         }
@@ -432,6 +458,9 @@ pub fn markdown(e: &Explanation, top: usize) -> String {
                     ))
                     .unwrap_or_default()
             );
+            if let Some(p) = &d.trunk {
+                let _ = writeln!(s, "- The change's trunk{}", md(&trunk_line(p)));
+            }
             if !d.paths.is_empty() {
                 let _ = writeln!(
                     s,
@@ -614,6 +643,9 @@ pub fn html_section(
             }
         }
         if let Some(d) = &t.profile {
+            if let Some(p) = &d.trunk {
+                let _ = write!(s, "<p>The change's trunk{}</p>", esc(&trunk_line(p)));
+            }
             if !d.paths.is_empty() {
                 s.push_str("<table><thead><tr><th>where the change is</th><th>from</th><th>A</th><th>B</th><th>B-A [95%]</th><th>share</th></tr></thead><tbody>");
                 for p in &d.paths {
@@ -766,6 +798,40 @@ mod tests {
             "__seccomp_filter"
         );
         assert!(j["tests"][0]["profile"]["functions"][0]["self"]["change_ci_ns_per_op"].is_array());
+    }
+
+    /// #34: the trunk a change goes through before it spreads is shown in every rendering,
+    /// and only where there is one.
+    #[test]
+    fn the_trunk_of_a_spreading_change_is_rendered() {
+        let e = crate::explain::tests::fixture_spreading();
+        let s = text(&e, 5);
+        for needle in [
+            "The change's trunk (the call path it goes through, then spreads from): entry_SYSCALL_64_after_hwframe > do_syscall_64 > __x64_sys_recvfrom > tcp_recvmsg > __tcp_transmit_skb\n    __tcp_transmit_skb",
+            "; spreads into ip_output +",
+            "  => syscall 1.20x slower (107 ns -> 128 ns per call): +",
+        ] {
+            assert!(s.contains(needle), "{needle}:\n{s}");
+        }
+        assert!(s.find("The change's trunk") < s.find("Where the change is"));
+        let m = markdown(&e, 5);
+        assert!(
+            m.contains("- The change's trunk (the call path it goes through, then spreads from): entry_SYSCALL_64_after_hwframe > do_syscall_64 > __x64_sys_recvfrom > tcp_recvmsg > __tcp_transmit_skb: B-A +"),
+            "{m}"
+        );
+        assert!(m.contains(", 90% of the measured change"), "{m}");
+        let h = html_section(&e, &[], 0);
+        assert!(h.contains("<p>The change's trunk (the call path"), "{h}");
+        let j = json(&e);
+        let trunk = &j["tests"][0]["profile"]["trunk"];
+        assert_eq!(trunk["path"][4], "__tcp_transmit_skb");
+        assert!((trunk["share_pct"].as_f64().unwrap() - 90.0).abs() < 0.5);
+        assert!(trunk["total"]["change_ci_ns_per_op"].is_array());
+        // The seccomp filter's change is in one path: no trunk, said nowhere.
+        let (e, _, _) = crate::explain::tests::fixture();
+        assert!(!text(&e, 5).contains("The change's trunk"));
+        assert!(!markdown(&e, 5).contains("The change's trunk"));
+        assert!(json(&e)["tests"][0]["profile"]["trunk"].is_null());
     }
 
     /// The fixture with `--try-switches` results: one sysctl switched (syscall measured in
