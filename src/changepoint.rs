@@ -40,9 +40,11 @@
 //! it covers the run-to-run noise of the two levels given where the split is, not the
 //! uncertainty of the split's place (a run or two either way for a 10% step in 5% noise).
 //!
-//! The false-alarm and detection rates of the defaults on simulated histories fitted to this
-//! VM are measured by this module's tests (`rates_on_simulated_histories`, which
-//! scripts/changes-sim.sh prints) and quoted in docs/changes.md.
+//! The false-alarm and detection rates of the defaults are measured by this module's tests,
+//! on simulated noise profiles (`rates_on_simulated_histories`) and on histories drawn from
+//! this VM's real A/A runs (`real_noise::rates_in_real_noise`, tests/data/vm-noise.tsv); both
+//! are printed by scripts/changes-sim.sh and quoted in docs/changes.md. In the real noise,
+//! measured on a busy machine, the bar does not hold (docs/changes.md says why).
 
 use crate::stats::Rng;
 
@@ -351,7 +353,12 @@ fn permutation_test(x: &[f64], q: f64, s: &Settings, rng: &mut Rng) -> (f64, usi
             shuffled.swap(i, rng.below(i + 1));
         }
         done += 1;
-        if best_split(&shuffled, s.alpha, s.min_size).is_some_and(|(_, qp)| qp >= q) {
+        // As high within rounding: a shuffle that splits exactly as the history does (a
+        // clean step in a short history) sums its distances in another order, and its Q may
+        // come out an ulp lower; counting it as lower made such steps look twice as rare.
+        if best_split(&shuffled, s.alpha, s.min_size)
+            .is_some_and(|(_, qp)| qp >= q - 1e-9 * q.abs())
+        {
             as_high += 1;
         }
     }
