@@ -146,7 +146,7 @@ lo, hi = clopper_pearson(calls, judged) if judged else (0.0, 1.0)
 what = (f"{k} runs, all {n} pairs" if mode == "runs" else f"{n} paired ab tries ({design}, --switch none)")
 print(f"aa.sh: {mode}{' with a CPU hog' if hog == '1' else ' with a constant CPU hog' if hog == 'constant' else ''}: {what} of {' '.join(sel)}: "
       f"{calls} of {judged} comparisons faster/slower = {100 * calls / max(judged, 1):.1f}% "
-      f"[95% CI {100 * lo:.1f}-{100 * hi:.1f}%, Clopper-Pearson]; {unknown} without a verdict (noise unknown), {disturbed} without a verdict (other work on the test's CPUs), {other} without an interval; "
+      f"[95% CI {100 * lo:.1f}-{100 * hi:.1f}%, Clopper-Pearson]; {unknown} without a verdict (noise unknown), {disturbed} without a verdict (other work beside the test), {other} without an interval; "
       f"median half-width {statistics.median(widths) if widths else float('nan'):.1f}%; covers: {', '.join(sorted(covers)) or '-'}; "
       f"machine time {elapsed} s")
 PY

@@ -90,7 +90,8 @@ pub enum Verdict {
     /// One run a side and no run-to-run variance known for this machine: the trials'
     /// interval is shown, but two runs of an unchanged machine differ by more than it (#30).
     NoiseUnknown,
-    /// One run a side, and other work used the test's CPUs in either of them (`busy_cpu`):
+    /// One run a side, and other work ran beside the test in either of them (`busy_cpu`,
+    /// `busy_machine`, `steal`):
     /// the difference may be that work, whose toll varies from run to run (#30).
     Disturbed,
 }
@@ -118,7 +119,7 @@ impl Verdict {
 
 /// What a row measured with other work on its CPUs says instead of a verdict.
 pub const DISTURBED: &str =
-    "no verdict: other work used the test's CPUs while it ran (its busy_cpu warning); \
+    "no verdict: other work ran beside the test (its busy_cpu, busy_machine or steal warning); \
      compare runs made on a quiet machine, or pair the sides with `sysperf ab`";
 
 /// What a row without a valid run-to-run estimate says instead of a verdict.
@@ -749,13 +750,16 @@ fn paired_rounds(base: &[&Run], new: &[&Run], id: &str) -> Option<PairedRounds> 
     Some((d, xs, ys))
 }
 
-/// Whether other work used test `id`'s CPUs while it ran in `run`: other processes (its
-/// `busy_cpu` warning) or the hypervisor (its `steal` warning, over 2% of the CPU taken).
+/// Whether other work ran beside test `id` while it ran in `run`: other processes on its
+/// CPUs (its `busy_cpu` warning) or on the machine's other CPUs (`busy_machine`: a hog on
+/// CPU 0 made csw on CPU 1 5% slower on this VM), or the hypervisor (`steal`, over 2%).
 fn busy(run: &Run, id: &str) -> bool {
     use crate::model::WarningKind;
     run.warnings.iter().any(|w| {
-        matches!(w.kind, WarningKind::BusyCpu | WarningKind::Steal)
-            && w.bench.as_deref() == Some(id)
+        matches!(
+            w.kind,
+            WarningKind::BusyCpu | WarningKind::BusyMachine | WarningKind::Steal
+        ) && w.bench.as_deref() == Some(id)
     })
 }
 
@@ -1688,6 +1692,15 @@ mod tests {
         assert_eq!(syscall(&c).verdict, Verdict::Disturbed);
         // The other direction: the baseline alone busy.
         let c = crate::report::fixture_compare(&[slow.clone(), base.clone()], 0, 2.0);
+        assert_eq!(syscall(&c).verdict, Verdict::Disturbed);
+        // Other work on the machine's other CPUs too.
+        let mut beside = base.clone();
+        beside.warnings.push(Warning {
+            bench: Some("syscall".into()),
+            kind: crate::model::WarningKind::BusyMachine,
+            message: "syscall: other work used 100% of CPU 0 (not the test's) while it ran".into(),
+        });
+        let c = crate::report::fixture_compare(&[base.clone(), beside], 0, 2.0);
         assert_eq!(syscall(&c).verdict, Verdict::Disturbed);
         // The hypervisor's steal is other work too.
         let mut stolen = base.clone();

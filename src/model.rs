@@ -374,6 +374,9 @@ pub enum WarningKind {
     HighCv,
     /// Other work used the benchmark's CPUs.
     BusyCpu,
+    /// Other work used the machine's other CPUs (those the benchmark was not placed on),
+    /// which share caches, memory and, on a VM, perhaps host cores with its own.
+    BusyMachine,
     /// The hypervisor took CPU time (steal).
     Steal,
     /// A profile could not be made.
@@ -395,12 +398,13 @@ pub enum WarningKind {
 }
 
 impl WarningKind {
-    pub(crate) const KNOWN: [(WarningKind, &'static str); 13] = [
+    pub(crate) const KNOWN: [(WarningKind, &'static str); 14] = [
         (WarningKind::Overhead, "overhead"),
         (WarningKind::Failed, "failed"),
         (WarningKind::TrialFailed, "trial_failed"),
         (WarningKind::HighCv, "high_cv"),
         (WarningKind::BusyCpu, "busy_cpu"),
+        (WarningKind::BusyMachine, "busy_machine"),
         (WarningKind::Steal, "steal"),
         (WarningKind::Profile, "profile"),
         (WarningKind::SuiteSkipped, "suite_skipped"),

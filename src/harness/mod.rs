@@ -557,6 +557,10 @@ struct Window {
     /// down to a clock tick at either end, so the sum is off by at most one tick per CPU per
     /// window.
     windows: u32,
+    /// Busy ticks of every CPU, and how many CPUs the test was not placed on (0 when it
+    /// may run on all of them).
+    all_busy_ticks: u64,
+    rest_ncpu: usize,
 }
 
 impl Window {
@@ -566,14 +570,41 @@ impl Window {
     /// over the bar even with the most rounding can add (a tick per CPU per window) taken off:
     /// a CPU hog beside a short run then still shows (#30).
     fn busy(&self, tick_s: f64) -> bool {
+        let other = (self.busy_ticks as f64 * tick_s - self.ours_s).max(0.0);
+        self.over_bar(other, self.ncpu, tick_s)
+    }
+
+    /// Whether other work took more than [`BUSY_WARN`] of the machine's other CPUs (those the
+    /// test was not placed on), judged as [`Window::busy`] judges the test's own: what the
+    /// whole machine was busy with, less sysperf's own processes and the other work on the
+    /// test's CPUs. Never when the test's CPUs are all of them.
+    fn rest_busy(&self, tick_s: f64) -> bool {
+        if self.rest_ncpu == 0 {
+            return false;
+        }
+        let own = (self.busy_ticks as f64 * tick_s - self.ours_s).max(0.0);
+        let all = (self.all_busy_ticks as f64 * tick_s - self.ours_s).max(0.0);
+        self.over_bar((all - own).max(0.0), self.rest_ncpu, tick_s)
+    }
+
+    /// The other work's share of `ncpu` CPUs for the window, over the bar; below half a
+    /// second only with the most the ticks' rounding can add taken off.
+    fn over_bar(&self, other_s: f64, ncpu: usize, tick_s: f64) -> bool {
         if self.wall_s <= 0.0 {
             return false;
         }
-        let ncpu = self.ncpu.max(1) as f64;
-        let other = (self.busy_ticks as f64 * tick_s - self.ours_s).max(0.0);
+        let ncpu = ncpu.max(1) as f64;
         let rounding_s = f64::from(self.windows) * ncpu * tick_s;
         let share = |s: f64| s / (self.wall_s * ncpu);
-        (self.wall_s >= 0.5 && share(other) > BUSY_WARN) || share(other - rounding_s) > BUSY_WARN
+        (self.wall_s >= 0.5 && share(other_s) > BUSY_WARN)
+            || share(other_s - rounding_s) > BUSY_WARN
+    }
+
+    /// The other work's share of the machine's other CPUs, in percent (for the warning).
+    fn rest_busy_pct(&self, tick_s: f64) -> f64 {
+        let own = (self.busy_ticks as f64 * tick_s - self.ours_s).max(0.0);
+        let all = (self.all_busy_ticks as f64 * tick_s - self.ours_s).max(0.0);
+        100.0 * (all - own).max(0.0) / (self.wall_s * self.rest_ncpu.max(1) as f64)
     }
 }
 
@@ -706,9 +737,16 @@ impl<'a> Measurement<'a> {
         let own1 = sys::usage_self_and_children();
         let watched = self.watched();
         let d = procfs::cpus_since(&stat0, &stat1, &watched);
+        let all = procfs::cpus_since(&stat0, &stat1, &[]);
         let w = &mut self.window;
         w.wall_s += wall;
         w.busy_ticks += d.busy();
+        w.all_busy_ticks += all.busy();
+        w.rest_ncpu = if watched.is_empty() {
+            0
+        } else {
+            stat1.cpus.keys().filter(|n| !watched.contains(n)).count()
+        };
         w.steal_ticks += d.steal;
         w.ours_s += own1.since(&own0).cpu_ns() as f64 / 1e9;
         w.windows += 1;
@@ -914,6 +952,25 @@ impl<'a> Measurement<'a> {
                     "{id}: other work used {:.0}% of CPU {} while it ran; results may be inflated (see what else runs with top)",
                     100.0 * other / (w.wall_s * ncpu),
                     if watched.is_empty() { "all".to_string() } else { placement::format_list(&watched) }
+                ),
+            });
+        }
+        if w.rest_busy(tick_s) {
+            let rest: Vec<u32> = procfs::read_stat()
+                .map(|s| {
+                    s.cpus
+                        .into_keys()
+                        .filter(|n| !watched.contains(n))
+                        .collect()
+                })
+                .unwrap_or_default();
+            warnings.push(Warning {
+                bench: Some(id.clone()),
+                kind: WarningKind::BusyMachine,
+                message: format!(
+                    "{id}: other work used {:.0}% of CPU {} (not the test's) while it ran; CPUs that share caches, memory or, on a VM, host cores slow the test too (see what else runs with top)",
+                    w.rest_busy_pct(tick_s),
+                    placement::format_list(&rest)
                 ),
             });
         }
@@ -1214,6 +1271,8 @@ mod tests {
             ours_s,
             ncpu: 1,
             windows,
+            all_busy_ticks: busy_ticks,
+            rest_ncpu: 0,
         };
         // Half a second or more: judged as before, 10% of the CPU.
         assert!(w(1.0, 100, 0.85, 5).busy(tick));
@@ -1226,6 +1285,39 @@ mod tests {
         // Windows so short that rounding covers everything: never busy.
         assert!(!w(0.03, 3, 0.0, 3).busy(tick));
         assert!(!w(0.0, 0, 0.0, 0).busy(tick));
+    }
+
+    #[test]
+    fn other_work_on_the_machines_other_cpus_is_judged_apart_from_the_tests_own() {
+        let tick = 0.01;
+        // The test on CPU 1 for a second, 0.95 s of its own work there; CPU 0 as busy as
+        // `rest_ticks` says, of which sysperf's own processes did nothing.
+        let w = |rest_ticks: u64, rest_ncpu: usize| Window {
+            wall_s: 1.0,
+            busy_ticks: 100,
+            steal_ticks: 0,
+            ours_s: 0.95,
+            ncpu: 1,
+            windows: 5,
+            all_busy_ticks: 100 + rest_ticks,
+            rest_ncpu,
+        };
+        // A hog on CPU 0: the machine is busy, the test's CPU is not.
+        assert!(w(100, 1).rest_busy(tick));
+        assert!(!w(100, 1).busy(tick));
+        assert!((w(100, 1).rest_busy_pct(tick) - 100.0).abs() < 1e-9);
+        // A few percent of background on CPU 0: quiet.
+        assert!(!w(3, 1).rest_busy(tick));
+        // The test placed on every CPU: no other CPU to judge.
+        assert!(!w(100, 0).rest_busy(tick));
+        // sysperf's own parent busy on CPU 0 (its CPU time beyond the test's CPU) is not other
+        // work: 1.0 s of ours, 0.05 s of it beyond CPU 1's busy time.
+        let ours = Window {
+            ours_s: 1.05,
+            all_busy_ticks: 105,
+            ..w(0, 1)
+        };
+        assert!(!ours.rest_busy(tick));
     }
 
     #[test]

@@ -283,7 +283,7 @@ pub fn plant_seccomp(doc: &mut Value, bench: &str, id: &str, label: &str, slower
         serde_json::json!(["ab: switch on: an allow-all seccomp filter in every worker"]);
     // Side B stands for a run of a quiet machine, as A is made to by `as_if_quiet`.
     if let Some(w) = run["warnings"].as_array_mut() {
-        w.retain(|w| w["kind"] != "busy_cpu" && w["kind"] != "steal");
+        w.retain(|w| !["busy_cpu", "busy_machine", "steal"].contains(&w["kind"].as_str().unwrap()));
     }
     for r in run["results"].as_array_mut().unwrap() {
         if r["id"] != bench {
@@ -349,14 +349,14 @@ pub fn ok(db: &Path, args: &[&str], code: i32) -> String {
     String::from_utf8(out.stdout).unwrap()
 }
 
-/// Takes the busy_cpu and steal warnings off the stored run labelled `label`, for tests of
+/// Takes the busy_cpu, busy_machine and steal warnings off the stored run labelled `label`, for tests of
 /// what compare, explain or report do with a verdict, not of this machine's load: a run made
 /// beside other work on its CPUs gets no verdict against a single run (#30), and on a machine
 /// busy with the other tests a quick run often is. Returns how many it took off.
 pub fn as_if_quiet(db: &Path, label: &str) -> usize {
     let conn = rusqlite::Connection::open(db).unwrap();
     conn.execute(
-        "DELETE FROM warnings WHERE kind IN ('busy_cpu', 'steal') \
+        "DELETE FROM warnings WHERE kind IN ('busy_cpu', 'busy_machine', 'steal') \
          AND run_id IN (SELECT id FROM runs WHERE label = ?1)",
         [label],
     )
