@@ -21,7 +21,9 @@
 #                                     (about 8 s a pair on a quiet machine), into a store in
 #                                     a new private directory, then writes their run medians
 #                                     to tests/data/vm-noise.tsv. This measures: run it only
-#                                     when timing is allowed.
+#                                     when timing is allowed. SERIES=NAME keeps the file's
+#                                     histories and adds these as series NAME-quick and
+#                                     NAME-default (e.g. SERIES=quiet for a quiet machine).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 TESTS="syscall csw pipeback4 forks0 execs0null seqpage"
@@ -37,18 +39,24 @@ if [ "${1:-}" = "--measure" ]; then
     flock /tmp/sysperf-timing.lock target/release/sysperf run --db "$db" --label "aa-quick-$i" --quick $TESTS >/dev/null 2>&1
     flock /tmp/sysperf-timing.lock target/release/sysperf run --db "$db" --label "aa-$i" $TESTS >/dev/null 2>&1
   done
+  prefix=${SERIES:+$SERIES-}
+  how=" (other work running)"
+  [ -n "${SERIES:-}" ] && how=" (series $SERIES)"
+  out=tests/data/vm-noise.tsv
+  new=$dir/noise.tsv
   {
-    echo "# Real A/A histories of this VM (#35 item 9): scripts/changes-sim.sh --measure $pairs, $(date -u +%Y-%m-%d),"
-    echo "# $(uname -r), $(nproc) CPUs, the machine as it was (other work running). A quick run and a default"
+    echo "# Real A/A histories of this VM (#35 item 9): ${SERIES:+SERIES=$SERIES }scripts/changes-sim.sh --measure $pairs, $(date -u '+%Y-%m-%d %H:%M') UTC,"
+    echo "# $(uname -r), $(nproc) CPUs, the machine as it was$how. A quick run and a default"
     echo "# run of the six tests in turn, each under the timing lock. Columns: series (quick: run --quick;"
     echo "# default: run), test, the run's label, its median wall time per operation in ns. Runs in order."
     sqlite3 -separator $'\t' "$db" "
-      SELECT CASE WHEN r.label LIKE 'aa-quick-%' THEN 'quick' ELSE 'default' END, s.bench, r.label, s.wall_median
+      SELECT '$prefix' || CASE WHEN r.label LIKE 'aa-quick-%' THEN 'quick' ELSE 'default' END, s.bench, r.label, s.wall_median
       FROM runs r JOIN results s ON s.run_id = r.id
       WHERE s.wall_median > 0 AND s.error IS NULL
       ORDER BY 1 DESC, s.bench, r.started_ns, r.seq"
-  } >tests/data/vm-noise.tsv
-  echo "wrote tests/data/vm-noise.tsv ($(grep -vc '^#' tests/data/vm-noise.tsv) run medians)"
+  } >"$new"
+  if [ -n "${SERIES:-}" ]; then cat "$new" >>"$out"; else cp "$new" "$out"; fi
+  echo "wrote $(grep -vc '^#' "$new") run medians to $out"
   exit 0
 fi
 
