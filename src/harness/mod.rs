@@ -570,8 +570,19 @@ impl Window {
     /// over the bar even with the most rounding can add (a tick per CPU per window) taken off:
     /// a CPU hog beside a short run then still shows (#30).
     fn busy(&self, tick_s: f64) -> bool {
-        let other = (self.busy_ticks as f64 * tick_s - self.ours_s).max(0.0);
-        self.over_bar(other, self.ncpu, tick_s)
+        self.over_bar(self.other_s(tick_s), self.ncpu, tick_s)
+    }
+
+    /// Seconds of other work on the test's CPUs: their busy time less sysperf's own.
+    fn other_s(&self, tick_s: f64) -> f64 {
+        (self.busy_ticks as f64 * tick_s - self.ours_s).max(0.0)
+    }
+
+    /// Seconds of other work on the machine's other CPUs: the whole machine's busy time less
+    /// sysperf's own and less the other work on the test's CPUs.
+    fn rest_other_s(&self, tick_s: f64) -> f64 {
+        let all = (self.all_busy_ticks as f64 * tick_s - self.ours_s).max(0.0);
+        (all - self.other_s(tick_s)).max(0.0)
     }
 
     /// Whether other work took more than [`BUSY_WARN`] of the machine's other CPUs (those the
@@ -579,12 +590,7 @@ impl Window {
     /// whole machine was busy with, less sysperf's own processes and the other work on the
     /// test's CPUs. Never when the test's CPUs are all of them.
     fn rest_busy(&self, tick_s: f64) -> bool {
-        if self.rest_ncpu == 0 {
-            return false;
-        }
-        let own = (self.busy_ticks as f64 * tick_s - self.ours_s).max(0.0);
-        let all = (self.all_busy_ticks as f64 * tick_s - self.ours_s).max(0.0);
-        self.over_bar((all - own).max(0.0), self.rest_ncpu, tick_s)
+        self.rest_ncpu > 0 && self.over_bar(self.rest_other_s(tick_s), self.rest_ncpu, tick_s)
     }
 
     /// The other work's share of `ncpu` CPUs for the window, over the bar; below half a
@@ -602,9 +608,7 @@ impl Window {
 
     /// The other work's share of the machine's other CPUs, in percent (for the warning).
     fn rest_busy_pct(&self, tick_s: f64) -> f64 {
-        let own = (self.busy_ticks as f64 * tick_s - self.ours_s).max(0.0);
-        let all = (self.all_busy_ticks as f64 * tick_s - self.ours_s).max(0.0);
-        100.0 * (all - own).max(0.0) / (self.wall_s * self.rest_ncpu.max(1) as f64)
+        100.0 * self.rest_other_s(tick_s) / (self.wall_s * self.rest_ncpu.max(1) as f64)
     }
 }
 
@@ -940,7 +944,7 @@ impl<'a> Measurement<'a> {
         // Other work on our CPUs: their busy time minus what sysperf's processes used.
         let w = window;
         let tick_s = 1.0 / sys::clock_ticks() as f64;
-        let other = (w.busy_ticks as f64 * tick_s - w.ours_s).max(0.0);
+        let other = w.other_s(tick_s);
         let ncpu = w.ncpu.max(1) as f64;
         let watched = watched_cpus(plan);
         let judged = w.wall_s >= 0.5;
