@@ -430,12 +430,19 @@ fn real_runs_with_thp_switched_between_them_show_the_change_and_name_it() {
     let doc = json_of(json.as_bytes());
     assert_eq!(doc["histories"], 1, "{doc:#}");
     let found = doc["changes"].as_array().unwrap();
-    assert_eq!(found.len(), 1, "{doc:#}\nruns: {medians}");
-    let c = &found[0];
+    // The change at the switch, or a run from it (a noisy run next to it may sit with the other
+    // level). Not "the only change": on a busy machine a side's runs can move between two real
+    // levels of their own (CI once had madvise's 10 at 261-472 then 523-565 ns per touch, and
+    // that shift was reported too, rightly: the history did move there).
+    let place = |c: &Value| ids.iter().position(|id| *id == c["after"]["id"]).unwrap();
+    let at_switch: Vec<&Value> = found
+        .iter()
+        .filter(|c| place(c).abs_diff(RUNS) <= 1)
+        .collect();
+    assert_eq!(at_switch.len(), 1, "{doc:#}\nruns: {medians}");
+    let c = at_switch[0];
     assert_eq!(c["test"], "seqpage-thp", "{c:#}");
-    // At the switch, or a run from it: a noisy run next to it may sit with the other level.
-    let at = ids.iter().position(|id| *id == c["after"]["id"]).unwrap();
-    assert!(at.abs_diff(RUNS) <= 1, "{c:#}\nruns: {medians}");
+    let at = place(c);
     assert!(
         c["ratio"].as_f64().unwrap() < 0.8,
         "huge pages made it faster: {c:#}"
