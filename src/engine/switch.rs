@@ -612,7 +612,15 @@ pub fn parse_setting(text: &str) -> String {
 
 fn write_setting(path: &Path, value: &str) -> std::io::Result<()> {
     let mut f = std::fs::OpenOptions::new().write(true).open(path)?;
-    f.write_all(value.as_bytes())
+    // An empty value (an empty list such as net.ipv4.ip_local_reserved_ports) is written as a
+    // newline: write_all of no bytes makes no write(2) at all, and the kernel's list handlers
+    // ignore an empty write, so the "off" side and the restore would keep the "on" value.
+    let bytes = if value.is_empty() {
+        b"\n"
+    } else {
+        value.as_bytes()
+    };
+    f.write_all(bytes)
 }
 
 /// Puts back every setting a `sysperf ab` that is gone left changed, from its record, and
@@ -740,6 +748,21 @@ mod tests {
             .join()
             .unwrap();
         }
+    }
+
+    #[test]
+    fn an_empty_setting_is_written_as_a_newline_not_as_nothing() {
+        // An empty list (ip_local_reserved_ports as it ships) must reach the kernel as a write:
+        // no bytes is no write(2), and the "on" value would stay on the "off" side.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("setting");
+        // A plain file, not a sysctl: it is not truncated, so each check starts from empty.
+        std::fs::write(&path, "").unwrap();
+        write_setting(&path, "").unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "\n", "one write");
+        std::fs::write(&path, "").unwrap();
+        write_setting(&path, "2").unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "2");
     }
 
     #[test]

@@ -801,14 +801,26 @@ pub fn trunk_words(path: &[String]) -> String {
     }
 }
 
+/// A value for a sentence: a long one (a list of 500 reserved ports is 3 KB) as its first 80
+/// characters and how long it is; the JSON and the recorded differences keep it whole.
+fn brief(v: &str) -> String {
+    const MOST: usize = 120;
+    let n = v.chars().count();
+    if n <= MOST {
+        return v.to_string();
+    }
+    let head: String = v.chars().take(80).collect();
+    format!("{head}... ({n} characters)")
+}
+
 /// "B runs with ... (A: ...)" for a difference.
 pub fn difference_words(d: &Difference) -> String {
-    let v = |x: &Option<String>| x.clone().unwrap_or_else(|| "unknown".into());
+    let v = |x: &Option<String>| x.as_deref().map_or_else(|| "unknown".into(), brief);
     if d.field == "ab switch" {
         // "switch on: WHAT" (a task switch) or "switch on NAME: NAME = VALUE".
         let on = |x: &Option<String>| {
             let rest = x.as_deref()?.strip_prefix("switch on")?;
-            Some(rest.split_once(": ").map_or(rest, |(_, w)| w).to_string())
+            Some(brief(rest.split_once(": ").map_or(rest, |(_, w)| w)))
         };
         return match (on(&d.a), on(&d.b)) {
             (None, Some(b)) => format!("B ran with {b} (the ab switch on)"),

@@ -378,3 +378,35 @@ pub(crate) fn fixture_spreading() -> Explanation {
         &[stored(spreading(samples), &b)],
     )
 }
+
+#[test]
+fn a_long_switch_value_is_shortened_in_the_sentence_and_kept_whole_in_the_difference() {
+    let ports: Vec<String> = (59976..61000).step_by(2).map(|p| p.to_string()).collect();
+    let value = format!("32768-59975,{}", ports.join(","));
+    let name = "net.ipv4.ip_local_reserved_ports";
+    let d = super::facts::Difference {
+        field: "ab switch".into(),
+        a: Some(format!("switch off {name}: {name} = ")),
+        b: Some(format!("switch on {name}: {name} = {value}")),
+        fact: Some(name.into()),
+        source: None,
+    };
+    let words = super::difference_words(&d);
+    assert!(words.len() < 200, "{words}");
+    assert!(
+        words.starts_with(&format!("B ran with {name} = 32768-59975,59976,")),
+        "{words}"
+    );
+    let n = name.len() + 3 + value.len();
+    assert!(words.contains(&format!("... ({n} characters)")), "{words}");
+    assert!(d.b.as_deref().unwrap().ends_with(",60998"));
+    // A short one is left as it is.
+    let short = super::facts::Difference {
+        b: Some(format!("switch on {name}: {name} = 61000")),
+        ..d
+    };
+    assert_eq!(
+        super::difference_words(&short),
+        format!("B ran with {name} = 61000 (the ab switch on)")
+    );
+}
