@@ -72,6 +72,11 @@ pub struct Changes {
     pub too_short: usize,
     /// The newest runs of each history searched.
     pub newest: usize,
+    /// Results left out of the histories because their test ran beside other work (a
+    /// `busy_cpu`, `busy_machine` or `steal` warning): a run's figure then stands for that
+    /// work as much as for the system, and a few of them together made changes of their own
+    /// in A/A histories.
+    pub disturbed: usize,
     pub changes: Vec<Change>,
 }
 
@@ -158,6 +163,7 @@ pub fn find(
         histories: histories.len(),
         too_short,
         newest,
+        disturbed: histories.iter().map(|h| h.disturbed).sum(),
         changes,
     })
 }
@@ -302,6 +308,7 @@ mod tests {
                     wall_median_ns: 100.0,
                 })
                 .collect(),
+            disturbed: 0,
         };
         let machines = (0..n)
             .map(|i| {

@@ -754,13 +754,9 @@ fn paired_rounds(base: &[&Run], new: &[&Run], id: &str) -> Option<PairedRounds> 
 /// CPUs (its `busy_cpu` warning) or on the machine's other CPUs (`busy_machine`: a hog on
 /// CPU 0 made csw on CPU 1 5% slower on this VM), or the hypervisor (`steal`, over 2%).
 fn busy(run: &Run, id: &str) -> bool {
-    use crate::model::WarningKind;
-    run.warnings.iter().any(|w| {
-        matches!(
-            w.kind,
-            WarningKind::BusyCpu | WarningKind::BusyMachine | WarningKind::Steal
-        ) && w.bench.as_deref() == Some(id)
-    })
+    run.warnings
+        .iter()
+        .any(|w| w.kind.disturbs() && w.bench.as_deref() == Some(id))
 }
 
 /// A verdict between single measured runs stands only when neither was measured beside other

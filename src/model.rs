@@ -398,6 +398,25 @@ pub enum WarningKind {
 }
 
 impl WarningKind {
+    /// Whether the warning says that other work ran beside the test while it ran: other
+    /// processes on its CPUs (`busy_cpu`) or on the machine's other CPUs (`busy_machine`), or
+    /// the hypervisor (`steal`). Its figure then stands for that work as much as for the
+    /// system: compare gives two single runs no verdict, and `changes` leaves it out.
+    pub fn disturbs(&self) -> bool {
+        matches!(
+            self,
+            WarningKind::BusyCpu | WarningKind::BusyMachine | WarningKind::Steal
+        )
+    }
+
+    /// The stored names of the kinds that [`disturb`](Self::disturbs).
+    pub fn disturbing() -> impl Iterator<Item = &'static str> {
+        Self::KNOWN
+            .iter()
+            .filter(|(k, _)| k.disturbs())
+            .map(|(_, name)| *name)
+    }
+
     pub(crate) const KNOWN: [(WarningKind, &'static str); 14] = [
         (WarningKind::Overhead, "overhead"),
         (WarningKind::Failed, "failed"),

@@ -47,6 +47,7 @@ pub(crate) fn exec(a: Args) -> Result<i32> {
             histories: 0,
             too_short: 0,
             newest,
+            disturbed: 0,
             changes: Vec::new(),
         },
         Err(e) => return Err(e.into()),

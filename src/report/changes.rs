@@ -13,23 +13,21 @@ pub fn text(c: &Changes) -> String {
     if c.changes.is_empty() {
         let _ = writeln!(
             s,
-            "no change found in {} (host, test) histor{} (the newest {} runs of each; {} too short to search)",
+            "no change found in {} (host, test) histor{} ({})",
             c.histories,
             if c.histories == 1 { "y" } else { "ies" },
-            c.newest,
-            c.too_short
+            searched(c)
         );
         return s;
     }
     let _ = writeln!(
         s,
-        "{} change{} in {} (host, test) histor{} (the newest {} runs of each; {} too short to search)",
+        "{} change{} in {} (host, test) histor{} ({})",
         c.changes.len(),
         if c.changes.len() == 1 { "" } else { "s" },
         c.histories,
         if c.histories == 1 { "y" } else { "ies" },
-        c.newest,
-        c.too_short
+        searched(c)
     );
     let _ = writeln!(
         s,
@@ -37,6 +35,25 @@ pub fn text(c: &Changes) -> String {
     );
     for ch in &c.changes {
         change(&mut s, ch);
+    }
+    s
+}
+
+/// What was searched: "the newest N runs of each; M too short to search", and the results
+/// left out, when there were any.
+pub fn searched(c: &Changes) -> String {
+    let mut s = format!(
+        "the newest {} runs of each; {} too short to search",
+        c.newest, c.too_short
+    );
+    if c.disturbed > 0 {
+        let _ = write!(
+            s,
+            "; {} result{} left out: {} test ran beside other work (busy_cpu, busy_machine or steal warnings)",
+            c.disturbed,
+            if c.disturbed == 1 { "" } else { "s" },
+            if c.disturbed == 1 { "its" } else { "their" }
+        );
     }
     s
 }

@@ -983,10 +983,9 @@ fn suites(s: &mut String, runs: &[Run]) {
 fn changes_section(s: &mut String, c: &crate::changes::Changes) {
     let _ = write!(
         s,
-        "<section id=\"changes\">\n<h2>Changes</h2>\n<p>Change points in the {} (host, test) histories of the matching complete runs (the newest {} of each; {} too short to search), as <code>sysperf changes</code> finds them (docs/changes.md). Ratio: the new level over the old; interval: {}.</p>\n",
+        "<section id=\"changes\">\n<h2>Changes</h2>\n<p>Change points in the {} (host, test) histories of the matching complete runs ({}), as <code>sysperf changes</code> finds them (docs/changes.md). Ratio: the new level over the old; interval: {}.</p>\n",
         c.histories,
-        c.newest,
-        c.too_short,
+        esc(&crate::report::changes::searched(c)),
         esc(crate::changepoint::RATIO_CI_COVERS)
     );
     if c.changes.is_empty() {

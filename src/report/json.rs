@@ -98,6 +98,7 @@ pub fn changes_document(c: &crate::changes::Changes, method: &str) -> Value {
         "histories": c.histories,
         "too_short": c.too_short,
         "newest": c.newest,
+        "disturbed_left_out": c.disturbed,
         "changes": c.changes,
     })
 }

@@ -424,6 +424,9 @@ pub struct TestHistory {
     /// histories.
     pub placement: String,
     pub points: Vec<HistoryPoint>,
+    /// Results of the test left out of the history (all of it, not only the newest): their
+    /// test ran beside other work (a `busy_cpu`, `busy_machine` or `steal` warning).
+    pub disturbed: usize,
 }
 
 /// One run in a [`TestHistory`].

@@ -656,29 +656,69 @@ pub(super) fn test_histories(
             format!("{clause} AND source = 'measured'")
         }
     };
-    const KEPT: &str =
+    const MEASURED: &str =
         "results.has_summary = 1 AND results.error IS NULL AND results.wall_median > 0";
-    // 1. The histories, and how many points each will keep.
+    // A result whose test ran beside other work (`WarningKind::disturbs`) is no point of its
+    // history: its figure stands for that work as much as for the system (#30, #35).
+    let kinds: Vec<String> = crate::model::WarningKind::disturbing()
+        .map(|k| format!("'{k}'"))
+        .collect();
+    // The (run, test) pairs with such a warning: few, and found by one scan of the warnings
+    // (an EXISTS per result cost `changes` 100 -> 480 ms at 100,000 runs on PostgreSQL).
+    let pairs = format!(
+        "(SELECT DISTINCT run_id, bench FROM warnings WHERE kind IN ({}))",
+        kinds.join(", ")
+    );
+    // 1. The histories and how many results each has, then how many of those were left out:
+    // each keeps the rest, up to `newest`.
     let mut b = Sql::new(db.dialect());
+    let runs = measured(&mut b);
     let sql = format!(
         "SELECT runs.hostname AS hostname, results.bench AS bench,
                 results.placement AS placement, count(*) AS n
-         FROM (SELECT id, hostname FROM runs{}) AS runs
+         FROM (SELECT id, hostname FROM runs{runs}) AS runs
          JOIN results ON results.run_id = runs.id
-         WHERE {KEPT}
-         GROUP BY runs.hostname, results.bench, results.placement",
-        measured(&mut b)
+         WHERE {MEASURED}
+         GROUP BY runs.hostname, results.bench, results.placement"
     );
-    let mut wanted: HashMap<Key, usize> = HashMap::new();
+    let mut all: HashMap<Key, usize> = HashMap::new();
     db.rows(&b.on("results", sql), &mut |r| {
         let key = (
             r.opt_text("hostname")?,
             r.text("bench")?,
             r.text("placement")?,
         );
-        wanted.insert(key, (r.u64("n")? as usize).min(newest));
+        all.insert(key, r.u64("n")? as usize);
         Ok(())
     })?;
+    let mut b = Sql::new(db.dialect());
+    let runs = measured(&mut b);
+    let sql = format!(
+        "SELECT runs.hostname AS hostname, results.bench AS bench,
+                results.placement AS placement, count(*) AS n
+         FROM {pairs} AS d
+         JOIN (SELECT id, hostname FROM runs{runs}) AS runs ON runs.id = d.run_id
+         JOIN results ON results.run_id = d.run_id AND results.bench = d.bench
+         WHERE {MEASURED}
+         GROUP BY runs.hostname, results.bench, results.placement"
+    );
+    let mut left_out: HashMap<Key, usize> = HashMap::new();
+    db.rows(&b.on("results", sql), &mut |r| {
+        let key = (
+            r.opt_text("hostname")?,
+            r.text("bench")?,
+            r.text("placement")?,
+        );
+        left_out.insert(key, r.u64("n")? as usize);
+        Ok(())
+    })?;
+    let wanted: HashMap<Key, usize> = all
+        .iter()
+        .map(|(k, n)| {
+            let out = left_out.get(k).copied().unwrap_or(0);
+            (k.clone(), n.saturating_sub(out).min(newest))
+        })
+        .collect();
     if wanted.is_empty() {
         return Ok(Vec::new());
     }
@@ -709,6 +749,10 @@ pub(super) fn test_histories(
         let Some(bench) = r.opt_text("bench")? else {
             return Ok(());
         };
+        if r.opt_text("disturbed_run")?.is_some() {
+            // Left out (counted above), and not among the newest it keeps either.
+            return Ok(());
+        }
         let key = (r.opt_text("hostname")?, bench, r.text("placement")?);
         let Some(&want) = wanted.get(&key) else {
             // Stored since the histories were counted: not one of them.
@@ -735,7 +779,8 @@ pub(super) fn test_histories(
     };
     const COLUMNS: &str = "runs.id AS run_id, runs.started_ns AS started_ns, runs.seq AS seq,
                     runs.hostname AS hostname, results.bench AS bench,
-                    results.placement AS placement, results.wall_median AS wall_median";
+                    results.placement AS placement, results.wall_median AS wall_median,
+                    d.run_id AS disturbed_run";
     let mut b = Sql::new(db.dialect());
     let runs = measured(&mut b);
     let limit = b.bind(int_usize(page, "a page of runs")?);
@@ -743,7 +788,8 @@ pub(super) fn test_histories(
     let sql = format!(
         "SELECT {COLUMNS}
          FROM (SELECT id, seq, started_ns, hostname FROM runs{runs} {NEWEST} LIMIT {limit}) AS runs
-         LEFT JOIN results ON results.run_id = runs.id AND {KEPT}
+         LEFT JOIN results ON results.run_id = runs.id AND {MEASURED}
+         LEFT JOIN {pairs} AS d ON d.run_id = results.run_id AND d.bench = results.bench
          ORDER BY runs.started_ns DESC, runs.seq DESC"
     );
     db.rows(&b.on("results", sql), &mut |r| take(r, &mut kept))?;
@@ -787,31 +833,37 @@ pub(super) fn test_histories(
         }
         let keep = b.bind(int_usize(newest, "runs per history")?);
         let sql = format!(
-            "SELECT run_id, started_ns, seq, hostname, bench, placement, wall_median FROM (
+            "SELECT run_id, started_ns, seq, hostname, bench, placement, wall_median, disturbed_run FROM (
                  SELECT {COLUMNS},
                         ROW_NUMBER() OVER (PARTITION BY runs.hostname, results.bench,
                                                         results.placement
                                            ORDER BY runs.started_ns DESC, runs.seq DESC) AS nth
                  FROM (SELECT id, seq, started_ns, hostname FROM runs{runs}) AS runs
                  JOIN results ON results.run_id = runs.id
-                 WHERE {KEPT}) AS ranked
+                 LEFT JOIN {pairs} AS d ON d.run_id = results.run_id AND d.bench = results.bench
+                 WHERE {MEASURED} AND d.run_id IS NULL) AS ranked
              WHERE nth <= {keep}
              {NEWEST}"
         );
         db.rows(&b.on("results", sql), &mut |r| take(r, &mut kept))?;
     }
-    let mut out: Vec<TestHistory> = kept
-        .into_iter()
-        .map(|((host, test, placement), (_, mut points))| {
+    // Every history counted, also one whose results were all left out (no points).
+    let mut out: Vec<TestHistory> = all
+        .into_keys()
+        .map(|key| {
+            let disturbed = left_out.get(&key).copied().unwrap_or(0);
+            let mut points = kept.remove(&key).map(|(_, p)| p).unwrap_or_default();
             points.reverse();
+            let (host, test, placement) = key;
             TestHistory {
                 host,
                 test,
                 placement,
                 points,
+                disturbed,
             }
         })
-        .filter(|h| !h.points.is_empty())
+        .filter(|h| !h.points.is_empty() || h.disturbed > 0)
         .collect();
     out.sort_by(|a, b| (&a.host, &a.test, &a.placement).cmp(&(&b.host, &b.test, &b.placement)));
     Ok(out)

@@ -524,6 +524,8 @@ fn groups_are_counted_and_chosen_by_the_database_as_listing_them_would(b: Backin
 /// would: with tests that come and go (one measured only by the oldest runs, so that the
 /// newest pages hold none of it), runs without a host, runs that are incomplete, published
 /// or hold only failed results, ties in start time, a --where filter, and every `newest`.
+/// A result whose test ran beside other work (a busy_cpu, busy_machine or steal warning for
+/// it) is left out and counted; other warnings, or one for another test, leave it in.
 fn test_histories_keep_each_historys_newest_points(b: Backing) {
     use super::{Cond, HistoryPoint, RunQuery, TestHistory};
     let store = &*b.store;
@@ -552,6 +554,23 @@ fn test_histories_keep_each_historys_newest_points(b: Backing) {
             // Failed: no point.
             run.results.push(result("fork", 1.0));
         }
+        let warn = |bench: &str, kind: &str| crate::model::Warning {
+            bench: Some(bench.into()),
+            kind: crate::model::WarningKind::from(kind),
+            message: format!("{kind} of {bench}"),
+        };
+        match i % 7 {
+            2 => run.warnings.push(warn("syscall", "busy_machine")),
+            3 => run.warnings.push(warn("pipeback4", "busy_cpu")),
+            4 => run.warnings.push(warn("syscall", "steal")),
+            5 => run.warnings.push(warn("syscall", "high_cv")),
+            _ => {}
+        }
+        // Every pipeback4 result of the host-less runs ran beside other work: a history of
+        // none but left-out results.
+        if i < 12 && i % 3 == 2 {
+            run.warnings.push(warn("pipeback4", "busy_cpu"));
+        }
         assert!(store.save_run(&run).unwrap());
         runs.push(run);
     }
@@ -571,22 +590,35 @@ fn test_histories_keep_each_historys_newest_points(b: Backing) {
                     res.id.clone(),
                     res.placement.clone(),
                 );
+                let disturbed = r
+                    .warnings
+                    .iter()
+                    .any(|w| w.kind.disturbs() && w.bench.as_deref() == Some(&res.id));
                 let point = HistoryPoint {
                     run_id: r.id.clone(),
                     started_ns: r.started_ns,
                     wall_median_ns: res.summary.as_ref().unwrap().wall_ns_per_op.median,
                 };
-                match out
-                    .iter_mut()
-                    .find(|h| (&h.host, &h.test, &h.placement) == (&key.0, &key.1, &key.2))
-                {
-                    Some(h) => h.points.push(point),
-                    None => out.push(TestHistory {
-                        host: key.0,
-                        test: key.1,
-                        placement: key.2,
-                        points: vec![point],
-                    }),
+                let at = out
+                    .iter()
+                    .position(|h| (&h.host, &h.test, &h.placement) == (&key.0, &key.1, &key.2));
+                let h = match at {
+                    Some(at) => &mut out[at],
+                    None => {
+                        out.push(TestHistory {
+                            host: key.0,
+                            test: key.1,
+                            placement: key.2,
+                            points: Vec::new(),
+                            disturbed: 0,
+                        });
+                        out.last_mut().unwrap()
+                    }
+                };
+                if disturbed {
+                    h.disturbed += 1;
+                } else {
+                    h.points.push(point);
                 }
             }
         }

@@ -42,6 +42,8 @@ struct Host {
     step: Option<(usize, f64)>,
     switch: usize,
     thp_from: usize,
+    /// Runs [from, to) ran beside other work: `by` times slower, with a busy_machine warning.
+    busy: Option<(usize, usize, f64)>,
 }
 
 /// The id of run `i` of host number `h`.
@@ -73,10 +75,19 @@ fn store(dir: &Path, db: &str, hosts: &[Host], seed: u64) {
             if i >= host.thp_from {
                 f["thp"] = "always".into();
             }
-            let factor = match host.step {
+            let mut factor = match host.step {
                 Some((at, by)) if i >= at => by,
                 _ => 1.0,
             };
+            if let Some((_, _, by)) = host.busy.filter(|b| (b.0..b.1).contains(&i)) {
+                factor *= by;
+                let w = serde_json::json!({
+                    "bench": "syscall",
+                    "kind": "busy_machine",
+                    "message": "syscall: other work used 95% of CPU 0 (not the test's) while it ran",
+                });
+                r["warnings"].as_array_mut().unwrap().push(w);
+            }
             let median = 100.0 * factor * (host.sigma * noise.normal()).exp();
             let wall = &mut r["results"][0]["summary"]["wall_ns_per_op"];
             for k in ["median", "ci_low", "ci_high", "min", "max", "mean"] {
@@ -126,6 +137,7 @@ fn stepped() -> [Host; 2] {
             step: Some((24, 1.2)),
             switch: 24,
             thp_from: 21,
+            busy: None,
         },
         Host {
             name: "node-b",
@@ -134,6 +146,7 @@ fn stepped() -> [Host; 2] {
             step: None,
             switch: 24,
             thp_from: 40,
+            busy: None,
         },
     ]
 }
@@ -303,6 +316,7 @@ fn an_aa_store_reports_nothing() {
             step: None,
             switch: if k < 2 { 25 } else { 50 },
             thp_from: 30,
+            busy: None,
         })
         .collect();
     store(dir.path(), db, &hosts, 7);
@@ -317,6 +331,38 @@ fn an_aa_store_reports_nothing() {
     let doc = json_of(json.as_bytes());
     assert_eq!(doc["changes"], serde_json::json!([]));
     assert_eq!(doc["histories"], 3);
+}
+
+/// Runs whose test ran beside other work are left out of its history (#35): an A/A history
+/// whose newest 6 runs are 30% slower, each with a busy_machine warning (a neighbour's build
+/// started beside the last hour of runs), is no change, and the text and JSON say how many
+/// results were left out. Before, those runs were a change (slower), exit 6.
+#[test]
+fn runs_made_beside_other_work_are_left_out_of_the_history() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("busy.db");
+    let db = db.to_str().unwrap();
+    let host = Host {
+        name: "busy-1",
+        n: 50,
+        sigma: 0.03,
+        step: None,
+        switch: 50,
+        thp_from: 50,
+        busy: Some((44, 50, 1.3)),
+    };
+    store(dir.path(), db, &[host], 11);
+    let (code, text) = changes(db, &[]);
+    assert_eq!(code, 0, "{text}");
+    assert!(
+        text.contains("; 6 results left out: their test ran beside other work"),
+        "{text}"
+    );
+    let (code, json) = changes(db, &["--json"]);
+    assert_eq!(code, 0, "{json}");
+    let doc = json_of(json.as_bytes());
+    assert_eq!(doc["changes"], serde_json::json!([]), "{doc:#}");
+    assert_eq!(doc["disturbed_left_out"], 6, "{doc:#}");
 }
 
 #[test]
@@ -411,6 +457,9 @@ fn real_runs_with_thp_switched_between_them_show_the_change_and_name_it() {
                 &label,
             ];
             let run = json_of(ok(&db, &args, 0).as_bytes());
+            // Made to stand for a quiet machine: beside the other tests nearly every run ran
+            // beside other work, and `changes` leaves such runs out (tested apart, above).
+            crate::support::as_if_quiet(&db, &label);
             assert_eq!(run["fingerprint"]["thp"], policy, "the run's fingerprint");
             ids.push(run["id"].as_str().unwrap().to_string());
             medians.push(format!(

@@ -350,7 +350,7 @@ pub fn ok(db: &Path, args: &[&str], code: i32) -> String {
 }
 
 /// Takes the busy_cpu, busy_machine and steal warnings off the stored run labelled `label`, for tests of
-/// what compare, explain or report do with a verdict, not of this machine's load: a run made
+/// what compare, explain, report or changes do with a verdict, not of this machine's load: a run made
 /// beside other work on its CPUs gets no verdict against a single run (#30), and on a machine
 /// busy with the other tests a quick run often is. Returns how many it took off.
 pub fn as_if_quiet(db: &Path, label: &str) -> usize {
