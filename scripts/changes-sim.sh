@@ -24,6 +24,10 @@
 #                                     when timing is allowed. SERIES=NAME keeps the file's
 #                                     histories and adds these as series NAME-quick and
 #                                     NAME-default (e.g. SERIES=quiet for a quiet machine).
+#                                     A test's result in a run where it ran beside other work
+#                                     (busy_cpu, busy_machine or steal warning) is left out, as
+#                                     `sysperf changes` leaves it out; the file's header says
+#                                     how many.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 TESTS="syscall csw pipeback4 forks0 execs0null seqpage"
@@ -44,15 +48,20 @@ if [ "${1:-}" = "--measure" ]; then
   [ -n "${SERIES:-}" ] && how=" (series $SERIES)"
   out=tests/data/vm-noise.tsv
   new=$dir/noise.tsv
+  busy="EXISTS (SELECT 1 FROM warnings w WHERE w.run_id = r.id AND w.bench = s.bench
+        AND w.kind IN ('busy_cpu', 'busy_machine', 'steal'))"
+  left=$(sqlite3 "$db" "SELECT count(*) FROM runs r JOIN results s ON s.run_id = r.id
+    WHERE s.wall_median > 0 AND s.error IS NULL AND $busy")
   {
     echo "# Real A/A histories of this VM (#35 item 9): ${SERIES:+SERIES=$SERIES }scripts/changes-sim.sh --measure $pairs, $(date -u '+%Y-%m-%d %H:%M') UTC,"
     echo "# $(uname -r), $(nproc) CPUs, the machine as it was$how. A quick run and a default"
     echo "# run of the six tests in turn, each under the timing lock. Columns: series (quick: run --quick;"
     echo "# default: run), test, the run's label, its median wall time per operation in ns. Runs in order."
+    echo "# $left results left out: their test ran beside other work (busy_cpu, busy_machine or steal), as changes leaves them out."
     sqlite3 -separator $'\t' "$db" "
       SELECT '$prefix' || CASE WHEN r.label LIKE 'aa-quick-%' THEN 'quick' ELSE 'default' END, s.bench, r.label, s.wall_median
       FROM runs r JOIN results s ON s.run_id = r.id
-      WHERE s.wall_median > 0 AND s.error IS NULL
+      WHERE s.wall_median > 0 AND s.error IS NULL AND NOT $busy
       ORDER BY 1 DESC, s.bench, r.started_ns, r.seq"
   } >"$new"
   if [ -n "${SERIES:-}" ]; then cat "$new" >>"$out"; else cp "$new" "$out"; fi
