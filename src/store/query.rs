@@ -777,19 +777,33 @@ pub(super) fn test_histories(
         }
         Ok(())
     };
-    const COLUMNS: &str = "runs.id AS run_id, runs.started_ns AS started_ns, runs.seq AS seq,
-                    runs.hostname AS hostname, results.bench AS bench,
-                    results.placement AS placement, results.wall_median AS wall_median,
-                    d.run_id AS disturbed_run";
+    // Steps 2 and 3 join the left-out pairs only when there are any: a quiet fleet's store
+    // then pays one scan of its warnings (step 1), not three.
+    let (d_column, d_join) = if left_out.is_empty() {
+        ("NULL", String::new())
+    } else {
+        (
+            "d.run_id",
+            format!(
+                "LEFT JOIN {pairs} AS d ON d.run_id = results.run_id AND d.bench = results.bench"
+            ),
+        )
+    };
+    let columns = format!(
+        "runs.id AS run_id, runs.started_ns AS started_ns, runs.seq AS seq,
+         runs.hostname AS hostname, results.bench AS bench,
+         results.placement AS placement, results.wall_median AS wall_median,
+         {d_column} AS disturbed_run"
+    );
     let mut b = Sql::new(db.dialect());
     let runs = measured(&mut b);
     let limit = b.bind(int_usize(page, "a page of runs")?);
     // Runs without a point still come back (one row, bench NULL): the page's end is known.
     let sql = format!(
-        "SELECT {COLUMNS}
+        "SELECT {columns}
          FROM (SELECT id, seq, started_ns, hostname FROM runs{runs} {NEWEST} LIMIT {limit}) AS runs
          LEFT JOIN results ON results.run_id = runs.id AND {MEASURED}
-         LEFT JOIN {pairs} AS d ON d.run_id = results.run_id AND d.bench = results.bench
+         {d_join}
          ORDER BY runs.started_ns DESC, runs.seq DESC"
     );
     db.rows(&b.on("results", sql), &mut |r| take(r, &mut kept))?;
@@ -834,14 +848,14 @@ pub(super) fn test_histories(
         let keep = b.bind(int_usize(newest, "runs per history")?);
         let sql = format!(
             "SELECT run_id, started_ns, seq, hostname, bench, placement, wall_median, disturbed_run FROM (
-                 SELECT {COLUMNS},
+                 SELECT {columns},
                         ROW_NUMBER() OVER (PARTITION BY runs.hostname, results.bench,
                                                         results.placement
                                            ORDER BY runs.started_ns DESC, runs.seq DESC) AS nth
                  FROM (SELECT id, seq, started_ns, hostname FROM runs{runs}) AS runs
                  JOIN results ON results.run_id = runs.id
-                 LEFT JOIN {pairs} AS d ON d.run_id = results.run_id AND d.bench = results.bench
-                 WHERE {MEASURED} AND d.run_id IS NULL) AS ranked
+                 {d_join}
+                 WHERE {MEASURED} AND {d_column} IS NULL) AS ranked
              WHERE nth <= {keep}
              {NEWEST}"
         );
