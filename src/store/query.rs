@@ -623,6 +623,36 @@ fn newest_per_value(
     Ok(Some(ids(db, b.on("runs", sql))?))
 }
 
+/// A history's key: host, test, placement.
+type Key = (Option<String>, String, String);
+
+/// A result that is a point of its history: measured, with a time.
+const MEASURED: &str =
+    "results.has_summary = 1 AND results.error IS NULL AND results.wall_median > 0";
+
+/// How many measured results each history has among the rows of `from` (a FROM clause
+/// joining `runs` and `results`, its parameters bound in `b`).
+fn history_counts(db: &mut dyn Db, b: Sql, from: String) -> Result<HashMap<Key, usize>> {
+    let sql = format!(
+        "SELECT runs.hostname AS hostname, results.bench AS bench,
+                results.placement AS placement, count(*) AS n
+         {from}
+         WHERE {MEASURED}
+         GROUP BY runs.hostname, results.bench, results.placement"
+    );
+    let mut out = HashMap::new();
+    db.rows(&b.on("results", sql), &mut |r| {
+        let key = (
+            r.opt_text("hostname")?,
+            r.text("bench")?,
+            r.text("placement")?,
+        );
+        out.insert(key, r.u64("n")? as usize);
+        Ok(())
+    })?;
+    Ok(out)
+}
+
 /// The history of each (host, test, placement) among the complete measured runs `query`
 /// matches: each run's median wall time per operation, oldest first, the newest `newest` of
 /// each history kept.
@@ -641,7 +671,6 @@ pub(super) fn test_histories(
     query: &RunQuery,
     newest: usize,
 ) -> Result<Vec<TestHistory>> {
-    type Key = (Option<String>, String, String);
     let newest = newest.max(1);
     let q = RunQuery {
         complete_only: true,
@@ -656,8 +685,6 @@ pub(super) fn test_histories(
             format!("{clause} AND source = 'measured'")
         }
     };
-    const MEASURED: &str =
-        "results.has_summary = 1 AND results.error IS NULL AND results.wall_median > 0";
     // A result whose test ran beside other work (`WarningKind::disturbs`) is no point of its
     // history: its figure stands for that work as much as for the system (#30, #35).
     let kinds: Vec<String> = crate::model::WarningKind::disturbing()
@@ -673,45 +700,25 @@ pub(super) fn test_histories(
     // each keeps the rest, up to `newest`.
     let mut b = Sql::new(db.dialect());
     let runs = measured(&mut b);
-    let sql = format!(
-        "SELECT runs.hostname AS hostname, results.bench AS bench,
-                results.placement AS placement, count(*) AS n
-         FROM (SELECT id, hostname FROM runs{runs}) AS runs
-         JOIN results ON results.run_id = runs.id
-         WHERE {MEASURED}
-         GROUP BY runs.hostname, results.bench, results.placement"
-    );
-    let mut all: HashMap<Key, usize> = HashMap::new();
-    db.rows(&b.on("results", sql), &mut |r| {
-        let key = (
-            r.opt_text("hostname")?,
-            r.text("bench")?,
-            r.text("placement")?,
-        );
-        all.insert(key, r.u64("n")? as usize);
-        Ok(())
-    })?;
+    let all = history_counts(
+        db,
+        b,
+        format!(
+            "FROM (SELECT id, hostname FROM runs{runs}) AS runs
+             JOIN results ON results.run_id = runs.id"
+        ),
+    )?;
     let mut b = Sql::new(db.dialect());
     let runs = measured(&mut b);
-    let sql = format!(
-        "SELECT runs.hostname AS hostname, results.bench AS bench,
-                results.placement AS placement, count(*) AS n
-         FROM {pairs} AS d
-         JOIN (SELECT id, hostname FROM runs{runs}) AS runs ON runs.id = d.run_id
-         JOIN results ON results.run_id = d.run_id AND results.bench = d.bench
-         WHERE {MEASURED}
-         GROUP BY runs.hostname, results.bench, results.placement"
-    );
-    let mut left_out: HashMap<Key, usize> = HashMap::new();
-    db.rows(&b.on("results", sql), &mut |r| {
-        let key = (
-            r.opt_text("hostname")?,
-            r.text("bench")?,
-            r.text("placement")?,
-        );
-        left_out.insert(key, r.u64("n")? as usize);
-        Ok(())
-    })?;
+    let left_out = history_counts(
+        db,
+        b,
+        format!(
+            "FROM {pairs} AS d
+             JOIN (SELECT id, hostname FROM runs{runs}) AS runs ON runs.id = d.run_id
+             JOIN results ON results.run_id = d.run_id AND results.bench = d.bench"
+        ),
+    )?;
     let wanted: HashMap<Key, usize> = all
         .iter()
         .map(|(k, n)| {
