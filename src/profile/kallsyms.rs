@@ -49,6 +49,11 @@ impl crate::error::Exit for KallsymsError {
     }
 }
 
+/// Larger than any kernel function: on 6.18 the largest gap between consecutive text
+/// symbols inside the text is 20 KiB (hidinput_connect); the gaps over 1 MiB are the ends of
+/// the text sections (_etext, _einittext, __entry_text_end) and alignment padding.
+pub const MAX_FUNCTION_BYTES: u64 = 256 * 1024;
+
 /// Text symbols sorted by address.
 #[derive(Debug, Clone, Default)]
 pub struct Kallsyms {
@@ -110,12 +115,14 @@ impl Kallsyms {
         })
     }
 
-    /// The function containing `addr`: the symbol with the largest address not above it.
-    /// None below the first symbol. (The last symbol has no known end, so an address past
-    /// the kernel's text resolves to it; kernel sample addresses are never there.)
+    /// The function containing `addr`: the symbol with the largest address not above it,
+    /// unless that is more than [`MAX_FUNCTION_BYTES`] below it. None below the first symbol
+    /// and in such gaps: kallsyms gives no symbol an end, and code it does not list when the
+    /// profile is read (a JIT-compiled BPF program unloaded by then, past the last module
+    /// symbol, `ftrace_trampoline` here) would otherwise take the name of whatever precedes it.
     pub fn lookup(&self, addr: u64) -> Option<&str> {
         let i = self.addrs.partition_point(|&a| a <= addr);
-        (i > 0).then(|| self.names[i - 1].as_str())
+        (i > 0 && addr - self.addrs[i - 1] < MAX_FUNCTION_BYTES).then(|| self.names[i - 1].as_str())
     }
 
     pub fn len(&self) -> usize {
@@ -154,6 +161,12 @@ garbage line
         assert_eq!(k.lookup(0xffffffff81003010), Some("__x64_sys_getpid"));
         assert_eq!(k.lookup(0xffffffffc0000010), Some("helper"));
         assert_eq!(k.lookup(0x1000), None);
+        // Far past the last symbol (or any): not that function, whatever code is there.
+        assert_eq!(k.lookup(0xffffffffc0000000 + MAX_FUNCTION_BYTES), None);
+        assert_eq!(
+            k.lookup(0xffffffffc0000000 + MAX_FUNCTION_BYTES - 1),
+            Some("helper")
+        );
         // Aliases: the first name listed at an address wins.
         assert_eq!(k.lookup(0xffffffff81000010), Some("_stext"));
     }
