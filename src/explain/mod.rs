@@ -169,6 +169,11 @@ pub struct Accounting {
     pub profile_pct: f64,
     /// The listed call paths' changes together, as a share.
     pub paths_pct: f64,
+    /// The sides ("A", "B") whose run has a warning that other work ran beside the test
+    /// (`WarningKind::disturbs`): that work's time is in the measured change, not in the CPU
+    /// profiles, which then hold less of it (the planted seccomp path: 50-67% of the change on
+    /// a quiet machine, 35-37% beside a build).
+    pub disturbed_sides: Vec<String>,
 }
 
 /// The functions of the one side that has a profile.
@@ -425,6 +430,15 @@ fn explain_test(
                         .map(|p| p.total.change_ns_per_op)
                         .sum::<f64>()
                     / m,
+                disturbed_sides: (0..2)
+                    .filter(|&s| {
+                        input.runs[s]
+                            .warnings
+                            .iter()
+                            .any(|w| w.kind.disturbs() && w.bench.as_deref() == Some(id))
+                    })
+                    .map(|s| side_name(s).to_string())
+                    .collect(),
             });
             profile = Some(d);
         }

@@ -410,3 +410,53 @@ fn a_long_switch_value_is_shortened_in_the_sentence_and_kept_whole_in_the_differ
         format!("B ran with {name} = 61000 (the ab switch on)")
     );
 }
+
+/// Profiles that hold half the measured change, in runs where B ran beside other work: the
+/// text says why the rest is missing (#34); with no such warning, or profiles that hold most
+/// of the change, it says nothing of the kind. (The comparison is the quiet runs': a paired
+/// `ab` keeps its verdict under load, as single runs do not, and `ab` is where this is met.)
+#[test]
+fn profiles_short_of_a_change_made_beside_other_work_say_why() {
+    let (a, b) = runs();
+    let half = samples_of(&a, &b, 0.5);
+    let cmp = crate::report::fixture_compare(&[a.clone(), b.clone()], 0, 2.0);
+    let tests = tests_to_explain(&cmp, 1, &[]).unwrap();
+    let mut busy = b.clone();
+    busy.warnings.push(crate::model::Warning {
+        bench: Some("syscall".into()),
+        kind: crate::model::WarningKind::BusyMachine,
+        message: "syscall: other work used 95% of CPU 0 (not the test's) while it ran".into(),
+    });
+    let with = |b: &Run, samples: u64| {
+        build(&Input {
+            runs: [&a, b],
+            comparison: &cmp,
+            column: 1,
+            profiles: [
+                &[stored(profile(&[]), &a)],
+                &[stored(seccomp_profile(samples), b)],
+            ],
+            traces: [&[], &[]],
+            unmeasured: [None, None],
+            tests: &tests,
+        })
+    };
+    let quiet = with(&b, half);
+    let acc = quiet.tests[0].accounting.as_ref().unwrap();
+    assert!(acc.disturbed_sides.is_empty());
+    assert!(crate::report::explain::disturbed_line(acc).is_none());
+    let e = with(&busy, half);
+    let acc = e.tests[0].accounting.as_ref().unwrap();
+    assert_eq!(acc.disturbed_sides, vec!["B".to_string()]);
+    assert!((acc.profile_pct - 50.0).abs() < 1.0, "{}", acc.profile_pct);
+    let text = crate::report::explain::text(&e, 10);
+    assert!(
+        text.contains("Other work ran beside the test in B (busy_cpu, busy_machine or steal warnings): its time is in the measured change but not in the CPU profiles, which hold 50% of it"),
+        "{text}"
+    );
+    // Profiles that hold 90% of the change need no such line.
+    let most = with(&busy, samples_of(&a, &b, 0.9));
+    let acc = most.tests[0].accounting.as_ref().unwrap();
+    assert_eq!(acc.disturbed_sides, vec!["B".to_string()]);
+    assert!(crate::report::explain::disturbed_line(acc).is_none());
+}

@@ -178,6 +178,19 @@ pub fn text(e: &Explanation, top: usize) -> String {
     s
 }
 
+/// Why the profiles may hold less of the change than the trials measured: other work ran
+/// beside the test in a side's run. Said when they hold under 80% of it.
+pub fn disturbed_line(a: &crate::explain::Accounting) -> Option<String> {
+    if a.disturbed_sides.is_empty() || a.profile_pct.abs() >= 80.0 {
+        return None;
+    }
+    Some(format!(
+        "Other work ran beside the test in {} (busy_cpu, busy_machine or steal warnings): its time is in the measured change but not in the CPU profiles, which hold {:.0}% of it; profile on a quiet machine for shares of the kernel's change alone.",
+        a.disturbed_sides.join(" and "),
+        a.profile_pct
+    ))
+}
+
 fn test_text(s: &mut String, t: &TestExplanation, top: usize) {
     let _ = writeln!(s, "\n{}", headline(t));
     let _ = writeln!(s, "  => {}", t.sentence);
@@ -202,6 +215,9 @@ fn test_text(s: &mut String, t: &TestExplanation, top: usize) {
                 None => String::new(),
             }
         );
+        if let Some(line) = t.accounting.as_ref().and_then(disturbed_line) {
+            let _ = writeln!(s, "  {line}");
+        }
         if let Some(p) = &d.trunk {
             let _ = writeln!(
                 s,
