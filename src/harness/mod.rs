@@ -546,7 +546,7 @@ pub fn next_iterations(n: u64, wall_ns: u64, target_ns: u64) -> u64 {
 
 /// Other work on a measurement's CPUs, accumulated over the windows in which its own trials
 /// ran: with interleaved rounds those windows are spread over the whole run.
-#[derive(Debug, Default, Clone, Copy)]
+#[derive(Debug, Default, Clone)]
 struct Window {
     wall_s: f64,
     busy_ticks: u64,
@@ -557,10 +557,10 @@ struct Window {
     /// down to a clock tick at either end, so the sum is off by at most one tick per CPU per
     /// window.
     windows: u32,
-    /// Busy ticks of every CPU, and how many CPUs the test was not placed on (0 when it
-    /// may run on all of them).
+    /// Busy ticks of every CPU, and the CPUs the test was not placed on (none when it may
+    /// run on all of them).
     all_busy_ticks: u64,
-    rest_ncpu: usize,
+    rest_cpus: Vec<u32>,
 }
 
 impl Window {
@@ -590,7 +590,8 @@ impl Window {
     /// whole machine was busy with, less sysperf's own processes and the other work on the
     /// test's CPUs. Never when the test's CPUs are all of them.
     fn rest_busy(&self, tick_s: f64) -> bool {
-        self.rest_ncpu > 0 && self.over_bar(self.rest_other_s(tick_s), self.rest_ncpu, tick_s)
+        !self.rest_cpus.is_empty()
+            && self.over_bar(self.rest_other_s(tick_s), self.rest_cpus.len(), tick_s)
     }
 
     /// The other work's share of `ncpu` CPUs for the window, over the bar; below half a
@@ -608,7 +609,7 @@ impl Window {
 
     /// The other work's share of the machine's other CPUs, in percent (for the warning).
     fn rest_busy_pct(&self, tick_s: f64) -> f64 {
-        100.0 * self.rest_other_s(tick_s) / (self.wall_s * self.rest_ncpu.max(1) as f64)
+        100.0 * self.rest_other_s(tick_s) / (self.wall_s * self.rest_cpus.len().max(1) as f64)
     }
 }
 
@@ -746,10 +747,15 @@ impl<'a> Measurement<'a> {
         w.wall_s += wall;
         w.busy_ticks += d.busy();
         w.all_busy_ticks += all.busy();
-        w.rest_ncpu = if watched.is_empty() {
-            0
+        w.rest_cpus = if watched.is_empty() {
+            Vec::new()
         } else {
-            stat1.cpus.keys().filter(|n| !watched.contains(n)).count()
+            stat1
+                .cpus
+                .keys()
+                .copied()
+                .filter(|n| !watched.contains(n))
+                .collect()
         };
         w.steal_ticks += d.steal;
         w.ours_s += own1.since(&own0).cpu_ns() as f64 / 1e9;
@@ -884,7 +890,7 @@ impl<'a> Measurement<'a> {
         Self::summarized(
             self.target,
             self.plan,
-            self.window,
+            &self.window,
             self.iterations,
             self.result.clone(),
             self.warnings.clone(),
@@ -895,7 +901,7 @@ impl<'a> Measurement<'a> {
     fn summarized(
         target: &Target,
         plan: &Plan,
-        window: Window,
+        window: &Window,
         iterations: Option<u64>,
         mut result: BenchResult,
         mut warnings: Vec<Warning>,
@@ -960,21 +966,13 @@ impl<'a> Measurement<'a> {
             });
         }
         if w.rest_busy(tick_s) {
-            let rest: Vec<u32> = procfs::read_stat()
-                .map(|s| {
-                    s.cpus
-                        .into_keys()
-                        .filter(|n| !watched.contains(n))
-                        .collect()
-                })
-                .unwrap_or_default();
             warnings.push(Warning {
                 bench: Some(id.clone()),
                 kind: WarningKind::BusyMachine,
                 message: format!(
                     "{id}: other work used {:.0}% of CPU {} (not the test's) while it ran; CPUs that share caches, memory or, on a VM, host cores slow the test too (see what else runs with top)",
                     w.rest_busy_pct(tick_s),
-                    placement::format_list(&rest)
+                    placement::format_list(&w.rest_cpus)
                 ),
             });
         }
@@ -1276,7 +1274,7 @@ mod tests {
             ncpu: 1,
             windows,
             all_busy_ticks: busy_ticks,
-            rest_ncpu: 0,
+            rest_cpus: Vec::new(),
         };
         // Half a second or more: judged as before, 10% of the CPU.
         assert!(w(1.0, 100, 0.85, 5).busy(tick));
@@ -1296,7 +1294,7 @@ mod tests {
         let tick = 0.01;
         // The test on CPU 1 for a second, 0.95 s of its own work there; CPU 0 as busy as
         // `rest_ticks` says, of which sysperf's own processes did nothing.
-        let w = |rest_ticks: u64, rest_ncpu: usize| Window {
+        let w = |rest_ticks: u64, rest_cpus: Vec<u32>| Window {
             wall_s: 1.0,
             busy_ticks: 100,
             steal_ticks: 0,
@@ -1304,22 +1302,22 @@ mod tests {
             ncpu: 1,
             windows: 5,
             all_busy_ticks: 100 + rest_ticks,
-            rest_ncpu,
+            rest_cpus,
         };
         // A hog on CPU 0: the machine is busy, the test's CPU is not.
-        assert!(w(100, 1).rest_busy(tick));
-        assert!(!w(100, 1).busy(tick));
-        assert!((w(100, 1).rest_busy_pct(tick) - 100.0).abs() < 1e-9);
+        assert!(w(100, vec![0]).rest_busy(tick));
+        assert!(!w(100, vec![0]).busy(tick));
+        assert!((w(100, vec![0]).rest_busy_pct(tick) - 100.0).abs() < 1e-9);
         // A few percent of background on CPU 0: quiet.
-        assert!(!w(3, 1).rest_busy(tick));
+        assert!(!w(3, vec![0]).rest_busy(tick));
         // The test placed on every CPU: no other CPU to judge.
-        assert!(!w(100, 0).rest_busy(tick));
+        assert!(!w(100, Vec::new()).rest_busy(tick));
         // sysperf's own parent busy on CPU 0 (its CPU time beyond the test's CPU) is not other
         // work: 1.0 s of ours, 0.05 s of it beyond CPU 1's busy time.
         let ours = Window {
             ours_s: 1.05,
             all_busy_ticks: 105,
-            ..w(0, 1)
+            ..w(0, vec![0])
         };
         assert!(!ours.rest_busy(tick));
     }
