@@ -750,15 +750,6 @@ fn paired_rounds(base: &[&Run], new: &[&Run], id: &str) -> Option<PairedRounds> 
     Some((d, xs, ys))
 }
 
-/// Whether other work ran beside test `id` while it ran in `run`: other processes on its
-/// CPUs (its `busy_cpu` warning) or on the machine's other CPUs (`busy_machine`: a hog on
-/// CPU 0 made csw on CPU 1 5% slower on this VM), or the hypervisor (`steal`, over 2%).
-fn busy(run: &Run, id: &str) -> bool {
-    run.warnings
-        .iter()
-        .any(|w| w.kind.disturbs() && w.bench.as_deref() == Some(id))
-}
-
 /// A verdict between single measured runs stands only when neither was measured beside other
 /// work on the test's CPUs (`busy_cpu`). In one run only, what differs may be that work: a CPU
 /// hog started between two runs made one 2-3x slower on this VM. In both, the two runs still
@@ -770,7 +761,10 @@ fn disturbed(r: Ratio, base: &[&Run], new: &[&Run], id: &str) -> Ratio {
         return r;
     };
     let judged = r.ci.is_some() && r.significant.is_some();
-    if !judged || a.source != "measured" || b.source != "measured" || !(busy(a, id) || busy(b, id))
+    if !judged
+        || a.source != "measured"
+        || b.source != "measured"
+        || !(a.disturbed(id) || b.disturbed(id))
     {
         return r;
     }

@@ -779,6 +779,18 @@ pub struct Run {
     pub notes: Vec<String>,
 }
 
+impl Run {
+    /// Whether other work ran beside test `id` in this run: a warning for it of a kind that
+    /// [`disturbs`](WarningKind::disturbs): other processes on its CPUs (busy_cpu), on the
+    /// machine's other CPUs (busy_machine: a hog on CPU 0 made csw on CPU 1 5% slower on this
+    /// VM), or the hypervisor (steal, over 2%).
+    pub fn disturbed(&self, id: &str) -> bool {
+        self.warnings
+            .iter()
+            .any(|w| w.kind.disturbs() && w.bench.as_deref() == Some(id))
+    }
+}
+
 /// What the y of a series is, computed from each point's per-operation wall time (or, for
 /// [`YKind::CpuNs`], CPU time).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

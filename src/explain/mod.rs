@@ -431,12 +431,7 @@ fn explain_test(
                         .sum::<f64>()
                     / m,
                 disturbed_sides: (0..2)
-                    .filter(|&s| {
-                        input.runs[s]
-                            .warnings
-                            .iter()
-                            .any(|w| w.kind.disturbs() && w.bench.as_deref() == Some(id))
-                    })
+                    .filter(|&s| input.runs[s].disturbed(id))
                     .map(|s| side_name(s).to_string())
                     .collect(),
             });

@@ -590,10 +590,7 @@ fn test_histories_keep_each_historys_newest_points(b: Backing) {
                     res.id.clone(),
                     res.placement.clone(),
                 );
-                let disturbed = r
-                    .warnings
-                    .iter()
-                    .any(|w| w.kind.disturbs() && w.bench.as_deref() == Some(&res.id));
+                let disturbed = r.disturbed(&res.id);
                 let point = HistoryPoint {
                     run_id: r.id.clone(),
                     started_ns: r.started_ns,
