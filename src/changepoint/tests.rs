@@ -109,26 +109,48 @@ pub(super) fn history(
 
 /// Of `histories` A/A histories of `n` runs: how many had a change reported.
 fn false_alarms(noise: Noise, n: usize, histories: usize, seed: u64) -> usize {
-    let mut rng = Rng::new(seed);
-    (0..histories)
-        .filter(|_| {
-            !detect(&history(&mut rng, n, noise, None), &Settings::default())
-                .unwrap()
-                .is_empty()
-        })
-        .count()
+    let make = |rng: &mut Rng, step| history(rng, n, noise, step);
+    false_alarms_of(make, &Settings::default(), histories, seed)
 }
 
 /// Of `histories` histories of `n` runs with a step of `frac` planted at a run drawn from
 /// [n/5, 4n/5]: how many had a change of the right sign reported within 5 runs of it (a 10%
 /// step in 5% noise is placed within 3 runs only 90% of the time).
 fn detections(noise: Noise, n: usize, frac: f64, histories: usize, seed: u64) -> usize {
+    let make = |rng: &mut Rng, step| history(rng, n, noise, step);
+    detections_of(make, &Settings::default(), n, frac, histories, seed)
+}
+
+/// Of `histories` A/A histories `make` draws: how many had a change reported under `s`.
+pub(super) fn false_alarms_of(
+    mut make: impl FnMut(&mut Rng, Option<(usize, f64)>) -> Vec<f64>,
+    s: &Settings,
+    histories: usize,
+    seed: u64,
+) -> usize {
+    let mut rng = Rng::new(seed);
+    (0..histories)
+        .filter(|_| !detect(&make(&mut rng, None), s).unwrap().is_empty())
+        .count()
+}
+
+/// Of `histories` histories of `n` runs `make` draws with a step of `frac` planted at a run
+/// drawn from [n/5, 4n/5]: how many had a change of the right sign reported within 5 runs of
+/// it under `s`.
+pub(super) fn detections_of(
+    mut make: impl FnMut(&mut Rng, Option<(usize, f64)>) -> Vec<f64>,
+    s: &Settings,
+    n: usize,
+    frac: f64,
+    histories: usize,
+    seed: u64,
+) -> usize {
     let mut rng = Rng::new(seed);
     (0..histories)
         .filter(|_| {
             let at = n / 5 + rng.below(3 * n / 5 + 1);
-            let h = history(&mut rng, n, noise, Some((at, frac)));
-            detect(&h, &Settings::default())
+            let h = make(&mut rng, Some((at, frac)));
+            detect(&h, s)
                 .unwrap()
                 .iter()
                 .any(|c| c.index.abs_diff(at) <= 5 && (c.ratio() > 1.0) == (frac > 0.0))

@@ -270,9 +270,10 @@ fn a_seeded_regression_fails_the_gate_and_is_named() {
         // The copies stand for runs of a quiet machine: a busy_cpu or steal warning that the
         // live run got from the tests beside it would leave single runs without a verdict
         // (#30), and this test is of the gate, not of this machine's load.
-        run["warnings"].as_array_mut().unwrap().retain(|w| {
-            !["busy_cpu", "busy_machine", "steal"].contains(&w["kind"].as_str().unwrap())
-        });
+        run["warnings"]
+            .as_array_mut()
+            .unwrap()
+            .retain(|w| !disturbs(w));
         for r in run["results"].as_array_mut().unwrap() {
             if r["id"] != "syscall" {
                 continue;
@@ -771,7 +772,7 @@ fn the_gate_says_what_it_could_not_judge_and_fails_with_4() {
     for run in ["base", "again"] {
         let shown = json_of(ok(&db, &["show", run, "--json"], 0).as_bytes());
         for w in shown["warnings"].as_array().unwrap() {
-            if ["busy_cpu", "busy_machine", "steal"].contains(&w["kind"].as_str().unwrap()) {
+            if disturbs(w) {
                 let t = w["bench"].as_str().unwrap().to_string();
                 assert!(disturbed.contains(&t), "{run}: {w} but {t} judged: {c}");
             }

@@ -98,19 +98,13 @@ pub(crate) fn false_alarms(
     histories: usize,
     seed: u64,
 ) -> usize {
-    let mut rng = Rng::new(seed);
-    (0..histories)
-        .filter(|_| {
-            !detect(&drawn(&mut rng, res, n, None), s)
-                .unwrap()
-                .is_empty()
-        })
-        .count()
+    let make = |rng: &mut Rng, step| drawn(rng, res, n, step);
+    super::false_alarms_of(make, s, histories, seed)
 }
 
 /// Of `histories` histories of `n` runs drawn from `res` with a step of `frac` planted at a
 /// run drawn from [n/5, 4n/5]: how many had a change of the right sign reported within 5 runs
-/// of it (as the parent module's `detections`).
+/// of it (the parent module's rule).
 pub(crate) fn detections(
     res: &[f64],
     s: &Settings,
@@ -119,17 +113,8 @@ pub(crate) fn detections(
     histories: usize,
     seed: u64,
 ) -> usize {
-    let mut rng = Rng::new(seed);
-    (0..histories)
-        .filter(|_| {
-            let at = n / 5 + rng.below(3 * n / 5 + 1);
-            let h = drawn(&mut rng, res, n, Some((at, frac)));
-            detect(&h, s)
-                .unwrap()
-                .iter()
-                .any(|c| c.index.abs_diff(at) <= 5 && (c.ratio() > 1.0) == (frac > 0.0))
-        })
-        .count()
+    let make = |rng: &mut Rng, step| drawn(rng, res, n, step);
+    super::detections_of(make, s, n, frac, histories, seed)
 }
 
 /// False alarms in 1,000 A/A histories of 50 runs drawn from `res`, and planted 3%, 10% and

@@ -283,7 +283,7 @@ pub fn plant_seccomp(doc: &mut Value, bench: &str, id: &str, label: &str, slower
         serde_json::json!(["ab: switch on: an allow-all seccomp filter in every worker"]);
     // Side B stands for a run of a quiet machine, as A is made to by `as_if_quiet`.
     if let Some(w) = run["warnings"].as_array_mut() {
-        w.retain(|w| !["busy_cpu", "busy_machine", "steal"].contains(&w["kind"].as_str().unwrap()));
+        w.retain(|w| !disturbs(w));
     }
     for r in run["results"].as_array_mut().unwrap() {
         if r["id"] != bench {
@@ -349,15 +349,29 @@ pub fn ok(db: &Path, args: &[&str], code: i32) -> String {
     String::from_utf8(out.stdout).unwrap()
 }
 
-/// Takes the busy_cpu, busy_machine and steal warnings off the stored run labelled `label`, for tests of
-/// what compare, explain, report or changes do with a verdict, not of this machine's load: a run made
-/// beside other work on its CPUs gets no verdict against a single run (#30), and on a machine
-/// busy with the other tests a quick run often is. Returns how many it took off.
+/// Whether a warning of a run's JSON says other work ran beside its test (busy_cpu,
+/// busy_machine, steal: `WarningKind::disturbs`).
+pub fn disturbs(warning: &Value) -> bool {
+    sysperf::model::WarningKind::from(warning["kind"].as_str().unwrap()).disturbs()
+}
+
+/// Takes the warnings that other work ran beside a test (busy_cpu, busy_machine, steal:
+/// `WarningKind::disturbing`) off the stored run labelled `label`, for tests of what compare,
+/// explain, report or changes do with a verdict, not of this machine's load: a run made beside
+/// other work gets no verdict against a single run (#30) and is left out of `changes`'
+/// histories (#35), and on a machine busy with the other tests a quick run often is. Returns
+/// how many it took off.
 pub fn as_if_quiet(db: &Path, label: &str) -> usize {
+    let kinds: Vec<String> = sysperf::model::WarningKind::disturbing()
+        .map(|k| format!("'{k}'"))
+        .collect();
     let conn = rusqlite::Connection::open(db).unwrap();
     conn.execute(
-        "DELETE FROM warnings WHERE kind IN ('busy_cpu', 'busy_machine', 'steal') \
-         AND run_id IN (SELECT id FROM runs WHERE label = ?1)",
+        &format!(
+            "DELETE FROM warnings WHERE kind IN ({}) \
+             AND run_id IN (SELECT id FROM runs WHERE label = ?1)",
+            kinds.join(", ")
+        ),
         [label],
     )
     .unwrap()
