@@ -1435,6 +1435,16 @@ pub fn server_memory(exe: &std::path::Path, listeners: &[usize]) -> io::Result<S
 /// The memory table as the run's notes: `DAEMONS` resident daemons, one service each, against
 /// one inetd-style server listening for all of them (§4.2.4).
 fn memory_notes() -> Vec<String> {
+    // In the library's unit tests this process is the test harness, not sysperf: started as
+    // `__daemon 1` it would take both words for test-name filters and run every test whose
+    // name holds a "1" until it was killed, leaving their temporary directories (and any
+    // setting such a test had switched) behind. The integration tests measure the table
+    // with the real binary (tests/it/suite_net.rs).
+    if cfg!(test) {
+        return vec![
+            "sleeping servers' memory not measured: this process is the unit-test harness, not sysperf".into(),
+        ];
+    }
     let table = std::env::current_exe().and_then(|exe| {
         Ok((
             server_memory(&exe, &[1; DAEMONS])?,
@@ -1660,6 +1670,16 @@ pub static SUITE: Suite = Suite {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The net suite's notes in a unit test start no copy of this process: the harness would
+    /// read `__daemon 1` as test filters, run every test with a "1" in its name and be
+    /// killed midway, which left 4-12 of their temporary directories in /tmp per test run.
+    #[test]
+    fn the_memory_notes_start_no_copy_of_the_test_harness() {
+        let notes = memory_notes();
+        assert_eq!(notes.len(), 1, "{notes:?}");
+        assert!(notes[0].contains("unit-test harness"), "{notes:?}");
+    }
 
     /// The names a process could predict before #29: this pid's, numbered from 0. Taken by
     /// another process, they made net.connect@unix fail ("bind unix: Address already in use").
