@@ -27,7 +27,8 @@
 #                                     A test's result in a run where it ran beside other work
 #                                     (busy_cpu, busy_machine or steal warning) is left out, as
 #                                     `sysperf changes` leaves it out; the file's header says
-#                                     how many.
+#                                     how many. SPACING=S starts the pairs S seconds apart
+#                                     (sleeping between them) instead of back to back.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 TESTS="syscall csw pipeback4 forks0 execs0null seqpage"
@@ -40,12 +41,18 @@ if [ "${1:-}" = "--measure" ]; then
   trap 'rm -rf "$dir"' EXIT
   db=$dir/aa.db
   for i in $(seq "$pairs"); do
+    start=$(date +%s)
     flock /tmp/sysperf-timing.lock target/release/sysperf run --db "$db" --label "aa-quick-$i" --quick $TESTS >/dev/null 2>&1
     flock /tmp/sysperf-timing.lock target/release/sysperf run --db "$db" --label "aa-$i" $TESTS >/dev/null 2>&1
+    # SPACING=S: pairs start S seconds apart, as a timer spreads a fleet's runs over time.
+    if [ -n "${SPACING:-}" ] && [ "$i" -lt "$pairs" ]; then
+      sleep $((start + SPACING - $(date +%s) > 0 ? start + SPACING - $(date +%s) : 0))
+    fi
   done
   prefix=${SERIES:+$SERIES-}
   how=" (other work running)"
   [ -n "${SERIES:-}" ] && how=" (series $SERIES)"
+  [ -n "${SPACING:-}" ] && how="$how, pairs started ${SPACING} s apart"
   out=tests/data/vm-noise.tsv
   new=$dir/noise.tsv
   busy="EXISTS (SELECT 1 FROM warnings w WHERE w.run_id = r.id AND w.bench = s.bench

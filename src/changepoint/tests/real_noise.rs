@@ -185,7 +185,9 @@ fn rates_in_real_noise() {
     let seed = seed_or(35);
     let s = Settings::default();
     println!("seed {seed}; {}", method(&s));
-    println!("series  test        A/A false alarms  3% found   10% found  30% found");
+    println!(
+        "series  test        A/A false alarms  3% found   10% found  30% found   MAD-sd  last 10 / first 10"
+    );
     let (mut fa_all, mut d_all, mut hist) = (0, [0; 3], 0);
     for (k, m) in measured().iter().enumerate() {
         let r = residuals(&m.values);
@@ -196,9 +198,21 @@ fn rates_in_real_noise() {
         for i in 0..3 {
             d_all[i] += d[i];
         }
+        // How the history itself moved: its spread, and its last 10 runs' median against its
+        // first 10's (a drift of the machine over the minutes it was made in).
+        let abs: Vec<f64> = r.iter().map(|v| v.abs()).collect();
+        let ten = 10.min(m.values.len());
+        let drift = median(&m.values[m.values.len() - ten..]) / median(&m.values[..ten]) - 1.0;
         println!(
-            "{:<7} {:<11} {:>4} / 1000       {:>3} / 200  {:>3} / 200  {:>3} / 200",
-            m.series, m.test, fa, d[0], d[1], d[2]
+            "{:<7} {:<11} {:>4} / 1000       {:>3} / 200  {:>3} / 200  {:>3} / 200   {:>5.1}%  {:>+5.1}%",
+            m.series,
+            m.test,
+            fa,
+            d[0],
+            d[1],
+            d[2],
+            100.0 * 1.4826 * median(&abs),
+            100.0 * drift
         );
     }
     println!(
