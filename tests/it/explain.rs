@@ -351,6 +351,59 @@ fn ab_profile_then_explain_names_the_planted_seccomp_filter() {
     assert!(out.contains("sysperf explain: B against A"), "{out}");
 }
 
+/// The planted `speculation` cause (#34), where the CPU lets a task control
+/// speculative store bypass: `ab --switch speculation syscall --profile` then `explain` ties
+/// the change to the switch. Where it does not (this VM: PR_GET_SPECULATION_CTRL = 0x2, no
+/// PR_SPEC_PRCTL), `ab` must refuse the switch and say why, not measure two identical sides;
+/// the planted half has not run on this VM.
+#[test]
+fn ab_switch_speculation_is_explained_where_the_cpu_allows_it_and_refused_where_not() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("s.db");
+    let controllable = sysperf::sys::store_bypass_ctrl()
+        .map(|bits| bits & libc::PR_SPEC_PRCTL as u32 != 0)
+        .unwrap_or(false);
+    if !controllable {
+        let out = sysperf(&db)
+            .args(["ab", "--switch", "speculation", "syscall", "--quick"])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{err}");
+        assert!(
+            err.contains("the speculation switch changes nothing here")
+                && err.contains("PR_GET_SPECULATION_CTRL"),
+            "{err}"
+        );
+        assert!(ok(&db, &["runs", "--json"], 0).matches("\"id\"").count() == 0);
+        return;
+    }
+    if !profiling_allowed() {
+        return;
+    }
+    let args = [
+        "ab",
+        "--switch",
+        "speculation",
+        "syscall",
+        "--profile",
+        "--profile-seconds",
+        "2",
+        "--label",
+        "sp",
+    ];
+    ok(&db, &args, 0);
+    let v = explained(&db, "sp-off", "sp-on", "syscall");
+    let t = &v["tests"][0];
+    assert_eq!(t["profiles"][0]["kind"], "run", "{t}");
+    assert_eq!(t["profiles"][1]["kind"], "run", "{t}");
+    // The switch is the recorded difference, tied to the test (and to the functions that
+    // write the control, where the change is in them).
+    assert_eq!(t["tied"][0]["fact"], "speculation", "{}", t["tied"]);
+    let sentence = t["sentence"].as_str().unwrap();
+    assert!(sentence.contains("speculation"), "{sentence}");
+}
+
 /// The planted cause on a paging test (#34): `ab --switch thp seqpage-thp --profile`
 /// flips the machine's transparent-huge-page policy for one side; `explain` of the two runs
 /// finds the change on the page-fault path and ties it to the policy through the functions
