@@ -361,7 +361,7 @@ fn ab_switch_speculation_is_explained_where_the_cpu_allows_it_and_refused_where_
     let tmp = tempfile::tempdir().unwrap();
     let db = tmp.path().join("s.db");
     let controllable = sysperf::sys::store_bypass_ctrl()
-        .map(|bits| bits & libc::PR_SPEC_PRCTL as u32 != 0)
+        .map(|bits| bits & libc::PR_SPEC_PRCTL != 0)
         .unwrap_or(false);
     if !controllable {
         let out = sysperf(&db)
