@@ -124,6 +124,49 @@ impl ChangePoint {
     }
 }
 
+/// How much a history's level moves besides its change points: the lag-1 autocorrelation of
+/// its log times about the median log time of the level each run belongs to (the levels split
+/// at `changes`, the history's change points in order). Near 0 (within about 1/sqrt(n)) when
+/// the change points account for the history and its runs are otherwise independent; high
+/// when the level also wanders between them: on this VM seqpage's runs, 105 s apart, kept a
+/// lag-1 autocorrelation of 0.51, and a change in such a history may be that wander (#35).
+/// None for fewer than 10 values, a value that is not a positive number, or no spread.
+pub fn residual_lag1(values: &[f64], changes: &[ChangePoint]) -> Option<f64> {
+    if values.len() < 10 || values.iter().any(|v| !(v.is_finite() && *v > 0.0)) {
+        return None;
+    }
+    let logs: Vec<f64> = values.iter().map(|v| v.ln()).collect();
+    let mut bounds: Vec<usize> = changes
+        .iter()
+        .map(|c| c.index)
+        .filter(|&i| i > 0 && i < logs.len())
+        .collect();
+    bounds.sort_unstable();
+    bounds.dedup();
+    bounds.insert(0, 0);
+    bounds.push(logs.len());
+    let mut res = Vec::with_capacity(logs.len());
+    for w in bounds.windows(2) {
+        let level = crate::stats::median(&logs[w[0]..w[1]]).ok()?;
+        res.extend(logs[w[0]..w[1]].iter().map(|z| z - level));
+    }
+    let n = res.len() as f64;
+    let mean = res.iter().sum::<f64>() / n;
+    let var: f64 = res.iter().map(|r| (r - mean).powi(2)).sum();
+    if var <= 0.0 {
+        return None;
+    }
+    let cov: f64 = res.windows(2).map(|w| (w[0] - mean) * (w[1] - mean)).sum();
+    Some(cov / var)
+}
+
+/// Above this lag-1 autocorrelation ([`residual_lag1`]) a history of `n` runs is said to
+/// wander: 2/sqrt(n), about two standard errors of the autocorrelation of independent runs,
+/// which about 1 history in 40 of them passes.
+pub fn wander_bound(n: usize) -> f64 {
+    2.0 / (n.max(1) as f64).sqrt()
+}
+
 /// Why a history could not be searched.
 #[derive(Debug, thiserror::Error, PartialEq)]
 pub enum ChangeError {

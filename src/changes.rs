@@ -62,6 +62,13 @@ pub struct Change {
     pub p_value: f64,
     /// None: no fingerprint differs between consecutive runs within [`NEAREST_WITHIN`] runs.
     pub nearest_difference: Option<Nearest>,
+    /// The history's lag-1 autocorrelation about its levels
+    /// ([`changepoint::residual_lag1`]), and whether it is over [`changepoint::wander_bound`]:
+    /// the level also moves besides its changes, and this change may be such a move.
+    pub residual_lag1: Option<f64>,
+    pub wanders: bool,
+    /// Runs in the history searched.
+    pub history_runs: usize,
 }
 
 /// What `sysperf changes` found.
@@ -142,6 +149,13 @@ pub fn find(
                 wall_median_ns: p.wall_median_ns,
             };
             let (from, to) = level_bounds(&found, h, c.index);
+            let points: Vec<ChangePoint> = found
+                .iter()
+                .filter(|(g, _)| std::ptr::eq(*g, *h))
+                .map(|(_, c)| c.clone())
+                .collect();
+            let values: Vec<f64> = h.points.iter().map(|p| p.wall_median_ns).collect();
+            let lag1 = changepoint::residual_lag1(&values, &points);
             Change {
                 host: h.host.clone(),
                 test: h.test.clone(),
@@ -156,6 +170,9 @@ pub fn find(
                 ratio_ci: c.ratio_ci,
                 p_value: c.p_value,
                 nearest_difference: nearest(h, c.index, &machines),
+                residual_lag1: lag1,
+                wanders: lag1.is_some_and(|r| r > changepoint::wander_bound(values.len())),
+                history_runs: values.len(),
             }
         })
         .collect();

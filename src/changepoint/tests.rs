@@ -606,3 +606,52 @@ fn a_tie_with_the_history_counts_as_scoring_as_high() {
     let long = clean_steps_found(10, 10, &s);
     assert!(long >= 195, "a perfect 10+10 step kept in {long} of 200");
 }
+
+/// Independent runs about their levels stay under the wander bound (about 1 history in 40
+/// passes it); runs whose level wanders (an AR(1) with 0.8 of each run's deviation kept by
+/// the next) pass it; too short a history has no figure.
+#[test]
+fn a_wandering_level_is_told_from_independent_runs_about_their_levels() {
+    let mut rng = Rng::new(7);
+    let (mut white, mut wander) = (0, 0);
+    for _ in 0..200 {
+        // 2% noise with a 10% step at run 25, split where it is.
+        let h: Vec<f64> = (0..50)
+            .map(|i| 100.0 * (0.02 * normal(&mut rng)).exp() * if i >= 25 { 1.1 } else { 1.0 })
+            .collect();
+        let at = ChangePoint {
+            index: 25,
+            before: 100.0,
+            after: 110.0,
+            ratio_ci: [1.1, 1.1],
+            p_value: 0.005,
+        };
+        if residual_lag1(&h, &[at]).unwrap() > wander_bound(50) {
+            white += 1;
+        }
+        let mut z = 0.0;
+        let w: Vec<f64> = (0..50)
+            .map(|_| {
+                z = 0.8 * z + 0.02 * normal(&mut rng);
+                100.0 * f64::exp(z)
+            })
+            .collect();
+        if residual_lag1(&w, &[]).unwrap() > wander_bound(50) {
+            wander += 1;
+        }
+    }
+    assert!(
+        white <= 15,
+        "{white} of 200 independent histories said to wander"
+    );
+    assert!(
+        wander >= 150,
+        "only {wander} of 200 wandering histories said to wander"
+    );
+    assert_eq!(residual_lag1(&[1.0; 9], &[]), None);
+    assert_eq!(residual_lag1(&[1.0; 20], &[]), None, "no spread");
+    assert_eq!(
+        residual_lag1(&[1.0, -1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0], &[]),
+        None
+    );
+}

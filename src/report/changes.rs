@@ -92,6 +92,14 @@ fn change(s: &mut String, ch: &Change) {
         utc(ch.after.started_ns),
         ch.runs_after
     );
+    if let (true, Some(r)) = (ch.wanders, ch.residual_lag1) {
+        let n = ch.history_runs;
+        let _ = writeln!(
+            s,
+            "  the history's level also wanders: its runs' lag-1 autocorrelation about their levels is {r:.2}, over the {:.2} (2/sqrt({n})) independent runs rarely pass; this change may be that wander, not a step: confirm it with 'sysperf ab' or make the test's runs more precise ('run --precision')",
+            crate::changepoint::wander_bound(n)
+        );
+    }
     match &ch.nearest_difference {
         None => {
             let _ = writeln!(

@@ -1035,7 +1035,12 @@ fn changes_section(s: &mut String, c: &crate::changes::Changes) {
             num(ch.ratio),
             num(ch.ratio_ci[0]),
             num(ch.ratio_ci[1]),
-            near
+            match (ch.wanders, ch.residual_lag1) {
+                (true, Some(r)) => format!(
+                    "{near}; the history's level also wanders (lag-1 autocorrelation {r:.2}): this may be that wander, not a step"
+                ),
+                _ => near,
+            }
         );
     }
     s.push_str("</tbody></table>\n</section>\n");

@@ -44,6 +44,9 @@ struct Host {
     thp_from: usize,
     /// Runs [from, to) ran beside other work: `by` times slower, with a busy_machine warning.
     busy: Option<(usize, usize, f64)>,
+    /// The share of each run's deviation the next run keeps (0: independent runs; near 1: a
+    /// level that wanders, as seqpage's on this VM).
+    wander: f64,
 }
 
 /// The id of run `i` of host number `h`.
@@ -61,6 +64,7 @@ fn store(dir: &Path, db: &str, hosts: &[Host], seed: u64) {
     let mut noise = Noise(seed);
     let mut runs = Vec::new();
     for (h, host) in hosts.iter().enumerate() {
+        let mut level = 0.0;
         for i in 0..host.n {
             let mut r = doc["runs"][0].clone();
             let t = START_NS + i as i64 * DAY_NS + h as i64;
@@ -88,7 +92,8 @@ fn store(dir: &Path, db: &str, hosts: &[Host], seed: u64) {
                 });
                 r["warnings"].as_array_mut().unwrap().push(w);
             }
-            let median = 100.0 * factor * (host.sigma * noise.normal()).exp();
+            level = host.wander * level + host.sigma * noise.normal();
+            let median = 100.0 * factor * level.exp();
             let wall = &mut r["results"][0]["summary"]["wall_ns_per_op"];
             for k in ["median", "ci_low", "ci_high", "min", "max", "mean"] {
                 wall[k] = median.into();
@@ -138,6 +143,7 @@ fn stepped() -> [Host; 2] {
             switch: 24,
             thp_from: 21,
             busy: None,
+            wander: 0.0,
         },
         Host {
             name: "node-b",
@@ -147,6 +153,7 @@ fn stepped() -> [Host; 2] {
             switch: 24,
             thp_from: 40,
             busy: None,
+            wander: 0.0,
         },
     ]
 }
@@ -185,6 +192,10 @@ fn a_planted_step_is_found_with_the_sysctl_switched_at_it(db: &str) {
     assert_eq!(diffs[0]["field"], format!("sysctl {SYSCTL}"));
     assert_eq!(diffs[0]["values"], serde_json::json!(["500000", "5000000"]));
     assert!(doc["ratio_ci_covers"].as_str().unwrap().contains("95%"));
+    // Independent runs about their two levels: the history does not wander.
+    assert_eq!(c["wanders"], false, "{c:#}");
+    assert_eq!(c["history_runs"], 40, "{c:#}");
+    assert!(c["residual_lag1"].as_f64().unwrap().abs() < 0.3, "{c:#}");
 
     let (code, text) = changes(db, &[]);
     assert_eq!(code, 6, "{text}");
@@ -317,6 +328,7 @@ fn an_aa_store_reports_nothing() {
             switch: if k < 2 { 25 } else { 50 },
             thp_from: 30,
             busy: None,
+            wander: 0.0,
         })
         .collect();
     store(dir.path(), db, &hosts, 7);
@@ -331,6 +343,45 @@ fn an_aa_store_reports_nothing() {
     let doc = json_of(json.as_bytes());
     assert_eq!(doc["changes"], serde_json::json!([]));
     assert_eq!(doc["histories"], 3);
+}
+
+/// A history whose level wanders (each run keeps 0.9 of the last one's deviation; no step, no
+/// fingerprint change) holds moves `changes` reports; each is said to be in a wandering
+/// history, with what would confirm it (#35: seqpage on this VM).
+#[test]
+fn changes_in_a_history_whose_level_wanders_say_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("wander.db");
+    let db = db.to_str().unwrap();
+    let host = Host {
+        name: "node-w",
+        n: 50,
+        sigma: 0.02,
+        step: None,
+        switch: 50,
+        thp_from: 50,
+        busy: None,
+        wander: 0.9,
+    };
+    store(dir.path(), db, &[host], 11);
+    let (code, json) = changes(db, &["--json"]);
+    assert_eq!(code, 6, "{json}");
+    let doc = json_of(json.as_bytes());
+    let found = doc["changes"].as_array().unwrap();
+    assert!(!found.is_empty(), "{doc:#}");
+    for c in found {
+        assert_eq!(c["wanders"], true, "{c:#}");
+        assert!(
+            c["residual_lag1"].as_f64().unwrap() > 2.0 / 50f64.sqrt(),
+            "{c:#}"
+        );
+    }
+    let (_, text) = changes(db, &[]);
+    assert!(
+        text.contains("the history's level also wanders: its runs' lag-1 autocorrelation")
+            && text.contains("confirm it with 'sysperf ab'"),
+        "{text}"
+    );
 }
 
 /// Runs whose test ran beside other work are left out of its history (#35): an A/A history
@@ -350,6 +401,7 @@ fn runs_made_beside_other_work_are_left_out_of_the_history() {
         switch: 50,
         thp_from: 50,
         busy: Some((44, 50, 1.3)),
+        wander: 0.0,
     };
     store(dir.path(), db, &[host], 11);
     let (code, text) = changes(db, &[]);

@@ -298,3 +298,52 @@ fn settings_compared_in_real_noise() {
         );
     }
 }
+
+/// How often `changes` would say a change's history wanders (`changes::Change::wanders`), in
+/// each measured default series: of the A/A histories with a change reported (false alarms),
+/// and of the histories where a planted 10% step was found. The draws of
+/// `rates_in_real_noise` (seed 35 unless `SYSPERF_SIM_SEED`).
+#[test]
+#[ignore]
+fn wander_flags_in_real_noise() {
+    let seed = seed_or(35);
+    let s = Settings::default();
+    println!("seed {seed}; series, test: A/A false alarms (of them said to wander) / 1000; 10% steps found (of them said to wander) / 200");
+    for (k, m) in measured().iter().enumerate() {
+        if !m.series.ends_with("default") {
+            continue;
+        }
+        let r = residuals(&m.values);
+        let base = seed.wrapping_mul(1000) + 10 * k as u64;
+        let flagged = |h: &[f64], c: &[ChangePoint]| {
+            residual_lag1(h, c).is_some_and(|x| x > wander_bound(h.len()))
+        };
+        let mut rng = Rng::new(base);
+        let (mut fa, mut fa_w) = (0, 0);
+        for _ in 0..1000 {
+            let h = drawn(&mut rng, &r, 50, None);
+            let c = detect(&h, &s).unwrap();
+            if !c.is_empty() {
+                fa += 1;
+                fa_w += flagged(&h, &c) as usize;
+            }
+        }
+        let mut rng = Rng::new(base + 2);
+        let (mut d, mut d_w) = (0, 0);
+        for _ in 0..200 {
+            let at = 10 + rng.below(31);
+            let h = drawn(&mut rng, &r, 50, Some((at, 0.10)));
+            let c = detect(&h, &s).unwrap();
+            if c.iter()
+                .any(|c| c.index.abs_diff(at) <= 5 && c.ratio() > 1.0)
+            {
+                d += 1;
+                d_w += flagged(&h, &c) as usize;
+            }
+        }
+        println!(
+            "{:<15} {:<11} {:>4} ({:>3}) / 1000   {:>3} ({:>3}) / 200",
+            m.series, m.test, fa, fa_w, d, d_w
+        );
+    }
+}
