@@ -43,8 +43,10 @@
 //! The false-alarm and detection rates of the defaults are measured by this module's tests,
 //! on simulated noise profiles (`rates_on_simulated_histories`) and on histories drawn from
 //! this VM's real A/A runs (`real_noise::rates_in_real_noise`, tests/data/vm-noise.tsv); both
-//! are printed by scripts/changes-sim.sh and quoted in docs/changes.md. In the real noise,
-//! measured on a busy machine, the bar does not hold (docs/changes.md says why).
+//! are printed by scripts/changes-sim.sh and quoted in docs/changes.md. In the real noise of
+//! a busy machine the bar does not hold; in quiet runs spread over time it holds for
+//! four of six tests and sits at it for a fifth, but not for seqpage, whose level wanders
+//! ([`residual_lag1`] labels such histories; docs/changes.md says why).
 
 use crate::stats::Rng;
 
