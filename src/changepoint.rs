@@ -169,6 +169,12 @@ pub fn wander_bound(n: usize) -> f64 {
     2.0 / (n.max(1) as f64).sqrt()
 }
 
+/// Whether a history of `n` runs with lag-1 autocorrelation `lag1` about its levels
+/// ([`residual_lag1`]) wanders: over [`wander_bound`].
+pub fn wanders(lag1: Option<f64>, n: usize) -> bool {
+    lag1.is_some_and(|r| r > wander_bound(n))
+}
+
 /// Why a history could not be searched.
 #[derive(Debug, thiserror::Error, PartialEq)]
 pub enum ChangeError {

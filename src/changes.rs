@@ -122,6 +122,8 @@ pub fn find(
     histories
         .sort_by(|a, b| (&a.host, &a.test, &a.placement).cmp(&(&b.host, &b.test, &b.placement)));
     let mut found: Vec<(&TestHistory, ChangePoint)> = Vec::new();
+    // Each history's lag-1 autocorrelation about its levels, where it has a change.
+    let mut lag1s: Vec<(&TestHistory, Option<f64>)> = Vec::new();
     let mut too_short = 0;
     for h in &histories {
         if h.points.len() < min_runs(s) {
@@ -129,7 +131,11 @@ pub fn find(
             continue;
         }
         let values: Vec<f64> = h.points.iter().map(|p| p.wall_median_ns).collect();
-        found.extend(changepoint::detect(&values, s)?.into_iter().map(|c| (h, c)));
+        let points = changepoint::detect(&values, s)?;
+        if !points.is_empty() {
+            lag1s.push((h, changepoint::residual_lag1(&values, &points)));
+        }
+        found.extend(points.into_iter().map(|c| (h, c)));
     }
     // The fingerprints of the runs near each change, read once each.
     let mut ids: Vec<&str> = found
@@ -149,13 +155,10 @@ pub fn find(
                 wall_median_ns: p.wall_median_ns,
             };
             let (from, to) = level_bounds(&found, h, c.index);
-            let points: Vec<ChangePoint> = found
+            let lag1 = lag1s
                 .iter()
-                .filter(|(g, _)| std::ptr::eq(*g, *h))
-                .map(|(_, c)| c.clone())
-                .collect();
-            let values: Vec<f64> = h.points.iter().map(|p| p.wall_median_ns).collect();
-            let lag1 = changepoint::residual_lag1(&values, &points);
+                .find(|(g, _)| std::ptr::eq(*g, *h))
+                .and_then(|(_, r)| *r);
             Change {
                 host: h.host.clone(),
                 test: h.test.clone(),
@@ -171,8 +174,8 @@ pub fn find(
                 p_value: c.p_value,
                 nearest_difference: nearest(h, c.index, &machines),
                 residual_lag1: lag1,
-                wanders: lag1.is_some_and(|r| r > changepoint::wander_bound(values.len())),
-                history_runs: values.len(),
+                wanders: changepoint::wanders(lag1, h.points.len()),
+                history_runs: h.points.len(),
             }
         })
         .collect();

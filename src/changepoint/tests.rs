@@ -123,39 +123,75 @@ fn detections(noise: Noise, n: usize, frac: f64, histories: usize, seed: u64) ->
 
 /// Of `histories` A/A histories `make` draws: how many had a change reported under `s`.
 pub(super) fn false_alarms_of(
-    mut make: impl FnMut(&mut Rng, Option<(usize, f64)>) -> Vec<f64>,
+    make: impl FnMut(&mut Rng, Option<(usize, f64)>) -> Vec<f64>,
     s: &Settings,
     histories: usize,
     seed: u64,
 ) -> usize {
+    false_alarms_and(make, s, histories, seed, |_, _| false).0
+}
+
+/// [`false_alarms_of`], and of those histories how many `also` holds for (given the history
+/// and the changes reported).
+pub(super) fn false_alarms_and(
+    mut make: impl FnMut(&mut Rng, Option<(usize, f64)>) -> Vec<f64>,
+    s: &Settings,
+    histories: usize,
+    seed: u64,
+    also: impl Fn(&[f64], &[ChangePoint]) -> bool,
+) -> (usize, usize) {
     let mut rng = Rng::new(seed);
-    (0..histories)
-        .filter(|_| !detect(&make(&mut rng, None), s).unwrap().is_empty())
-        .count()
+    let (mut found, mut and) = (0, 0);
+    for _ in 0..histories {
+        let h = make(&mut rng, None);
+        let c = detect(&h, s).unwrap();
+        if !c.is_empty() {
+            found += 1;
+            and += also(&h, &c) as usize;
+        }
+    }
+    (found, and)
 }
 
 /// Of `histories` histories of `n` runs `make` draws with a step of `frac` planted at a run
 /// drawn from [n/5, 4n/5]: how many had a change of the right sign reported within 5 runs of
 /// it under `s`.
 pub(super) fn detections_of(
-    mut make: impl FnMut(&mut Rng, Option<(usize, f64)>) -> Vec<f64>,
+    make: impl FnMut(&mut Rng, Option<(usize, f64)>) -> Vec<f64>,
     s: &Settings,
     n: usize,
     frac: f64,
     histories: usize,
     seed: u64,
 ) -> usize {
+    detections_and(make, s, n, frac, histories, seed, |_, _| false).0
+}
+
+/// [`detections_of`], and of those histories how many `also` holds for (given the history
+/// and the changes reported).
+pub(super) fn detections_and(
+    mut make: impl FnMut(&mut Rng, Option<(usize, f64)>) -> Vec<f64>,
+    s: &Settings,
+    n: usize,
+    frac: f64,
+    histories: usize,
+    seed: u64,
+    also: impl Fn(&[f64], &[ChangePoint]) -> bool,
+) -> (usize, usize) {
     let mut rng = Rng::new(seed);
-    (0..histories)
-        .filter(|_| {
-            let at = n / 5 + rng.below(3 * n / 5 + 1);
-            let h = make(&mut rng, Some((at, frac)));
-            detect(&h, s)
-                .unwrap()
-                .iter()
-                .any(|c| c.index.abs_diff(at) <= 5 && (c.ratio() > 1.0) == (frac > 0.0))
-        })
-        .count()
+    let (mut found, mut and) = (0, 0);
+    for _ in 0..histories {
+        let at = n / 5 + rng.below(3 * n / 5 + 1);
+        let h = make(&mut rng, Some((at, frac)));
+        let c = detect(&h, s).unwrap();
+        if c.iter()
+            .any(|c| c.index.abs_diff(at) <= 5 && (c.ratio() > 1.0) == (frac > 0.0))
+        {
+            found += 1;
+            and += also(&h, &c) as usize;
+        }
+    }
+    (found, and)
 }
 
 /// The permutation test as published: every permutation drawn, p over all of them; and how
@@ -626,7 +662,7 @@ fn a_wandering_level_is_told_from_independent_runs_about_their_levels() {
             ratio_ci: [1.1, 1.1],
             p_value: 0.005,
         };
-        if residual_lag1(&h, &[at]).unwrap() > wander_bound(50) {
+        if wanders(residual_lag1(&h, &[at]), 50) {
             white += 1;
         }
         let mut z = 0.0;
@@ -636,7 +672,7 @@ fn a_wandering_level_is_told_from_independent_runs_about_their_levels() {
                 100.0 * f64::exp(z)
             })
             .collect();
-        if residual_lag1(&w, &[]).unwrap() > wander_bound(50) {
+        if wanders(residual_lag1(&w, &[]), 50) {
             wander += 1;
         }
     }

@@ -315,32 +315,10 @@ fn wander_flags_in_real_noise() {
         }
         let r = residuals(&m.values);
         let base = seed.wrapping_mul(1000) + 10 * k as u64;
-        let flagged = |h: &[f64], c: &[ChangePoint]| {
-            residual_lag1(h, c).is_some_and(|x| x > wander_bound(h.len()))
-        };
-        let mut rng = Rng::new(base);
-        let (mut fa, mut fa_w) = (0, 0);
-        for _ in 0..1000 {
-            let h = drawn(&mut rng, &r, 50, None);
-            let c = detect(&h, &s).unwrap();
-            if !c.is_empty() {
-                fa += 1;
-                fa_w += flagged(&h, &c) as usize;
-            }
-        }
-        let mut rng = Rng::new(base + 2);
-        let (mut d, mut d_w) = (0, 0);
-        for _ in 0..200 {
-            let at = 10 + rng.below(31);
-            let h = drawn(&mut rng, &r, 50, Some((at, 0.10)));
-            let c = detect(&h, &s).unwrap();
-            if c.iter()
-                .any(|c| c.index.abs_diff(at) <= 5 && c.ratio() > 1.0)
-            {
-                d += 1;
-                d_w += flagged(&h, &c) as usize;
-            }
-        }
+        let flagged = |h: &[f64], c: &[ChangePoint]| wanders(residual_lag1(h, c), h.len());
+        let make = |rng: &mut Rng, step| drawn(rng, &r, 50, step);
+        let (fa, fa_w) = super::false_alarms_and(make, &s, 1000, base, flagged);
+        let (d, d_w) = super::detections_and(make, &s, 50, 0.10, 200, base + 2, flagged);
         println!(
             "{:<15} {:<11} {:>4} ({:>3}) / 1000   {:>3} ({:>3}) / 200",
             m.series, m.test, fa, fa_w, d, d_w
