@@ -12,7 +12,8 @@
 #   TRIES2   state-directory swaps tried (item 2, one `ab` each; default 300)
 #   TRIES3   `run --quick --suite workload` runs under the scratch swapper (item 3; default 10)
 #   TRIES5   `runs --db` calls under the file/link swapper (item 5; default 1000)
-#   ITEMS    the items to replay (default "1 2 3 4 5 6 8")
+#   ITEMS    the items to replay (default "1 2 3 4 5 6 8" of #29, then #41's "41.1 41.2 41.3
+#            41.4 41.5 41.7 41.8 41.9", each in scripts/secprobe.d/41-N.sh)
 #
 # What it changes, and puts back at exit (trap): it creates the user sp-probe-<pid> (home
 # under the work directory) and removes it with everything it made (userdel -r); it sets
@@ -40,7 +41,7 @@ fi
 TRIES2=${TRIES2:-300}
 TRIES3=${TRIES3:-10}
 TRIES5=${TRIES5:-1000}
-ITEMS=" ${ITEMS:-1 2 3 4 5 6 8} "
+ITEMS=" ${ITEMS:-1 2 3 4 5 6 8 41.1 41.2 41.3 41.4 41.5 41.7 41.8 41.9} "
 # Whether item $1 is to be replayed.
 want() { [ "${ITEMS#* $1 }" != "$ITEMS" ]; }
 
@@ -521,5 +522,22 @@ if want 8; then
     report 8 "$what8" inconclusive "no C compiler for the named busy process"
   fi
 fi
+
+# ---------------------------------------------------------------------------------------
+# #41's items, one file each (scripts/secprobe.d/41-N.sh): each file defines probe_41_N,
+# which uses this script's as_user, asu, report/judge, stop, alive, $W, $U, $AH, $SYSPERF and
+# $helper/$cc_ok, works under "$W/i41-N" and puts back anything it changes.
+for n in 1 2 3 4 5 7 8 9; do
+  want "41.$n" || continue
+  f=$here/scripts/secprobe.d/41-$n.sh
+  if [ -f "$f" ]; then
+    mkdir -p "$W/i41-$n"
+    # shellcheck source=/dev/null
+    . "$f"
+    "probe_41_$n"
+  else
+    report "41.$n" "(no probe)" broken "$f is missing"
+  fi
+done
 
 exit "$broken"
