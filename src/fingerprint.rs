@@ -202,6 +202,13 @@ pub fn hostname_text(raw: &str) -> String {
     out.chars().take(253).collect()
 }
 
+/// This machine's host name as a fingerprint records it ([`hostname_text`]), if it has one.
+pub fn this_hostname() -> Option<String> {
+    let raw = std::fs::read_to_string("/proc/sys/kernel/hostname").ok()?;
+    let h = raw.trim();
+    (!h.is_empty() && h != "(none)").then(|| hostname_text(h))
+}
+
 /// The sysctls recorded in the fingerprint: those LEBench or the kernel's documentation tie
 /// to the benchmarks' costs (`data/kernel-ties.tsv` says which and why).
 pub const SYSCTLS: &[&str] = &[

@@ -267,6 +267,7 @@ pub(crate) fn exec(a: Args) -> Result<i32> {
             measure: false,
             profile_seconds: 1.0,
             try_switches: false,
+            allow_foreign_values: false,
             try_seconds: 2.0,
             html: None,
             db: super::args::DbArg { db },

@@ -80,8 +80,17 @@ pub(crate) struct Args {
     /// huge pages, an ab's seccomp or speculation switch), measure the tests with it set to
     /// A's value and to B's in paired rounds, as 'sysperf ab' does, and say how much of the
     /// change it accounts for; the others are listed with why not. Every setting is put back.
+    ///
+    /// Only settings sysperf manages are set (the fingerprint's sysctls, transparent huge
+    /// pages, ab's switches), only to values of their type and range, never lowering a
+    /// protection; anything else the runs name is listed as not switched.
     #[arg(long)]
     pub(crate) try_switches: bool,
+    /// With --try-switches: also set values recorded on another host (the run's fingerprint
+    /// names another host name, or none). Off by default: a value written into a shared
+    /// store or an imported file is someone else's choice of what this machine is set to.
+    #[arg(long, requires = "try_switches")]
+    pub(crate) allow_foreign_values: bool,
     /// With --try-switches: about how many seconds of paired rounds each switch gets (at
     /// least 10 rounds).
     #[arg(long, value_name = "S", default_value_t = 2.0, allow_negative_numbers = true, value_parser = parse_seconds, requires = "try_switches")]

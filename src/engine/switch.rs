@@ -23,6 +23,7 @@
 //! there, only when it is a regular file of this user's, and only for paths under /proc/sys
 //! or the THP setting.
 
+use super::managed;
 use crate::error::InputError;
 use crate::harness::janitor;
 use crate::harness::worker::TaskSwitch;
@@ -143,7 +144,7 @@ impl Switch {
             if on.is_empty() || on.contains(['\n', '\0']) {
                 return Err(bad(on, "the \"on\" value must be one line".into()));
             }
-            if old == on {
+            if same_value(&old, on) {
                 return Err(bad(
                     on,
                     format!("{name} is already {on}: the two sides would be the same; give another \"on\" value"),
@@ -226,6 +227,12 @@ impl Switch {
             value: value.to_string(),
             why,
         };
+        // The name and both values come from stored runs, which anyone who could write to
+        // the store chose (#41): only a setting sysperf manages, with values of its type and
+        // range, is ever written.
+        for v in [off, on] {
+            managed::known(name, v).map_err(|why| bad(v, why))?;
+        }
         let path = match name {
             "transparent_hugepage" | "thp" => {
                 let p = PathBuf::from(THP);
@@ -240,11 +247,11 @@ impl Switch {
             _ => sysctl_path(name).map_err(|why| bad(name, why))?,
         };
         for v in [off, on] {
-            if v.is_empty() || v.contains(['\n', '\0']) {
+            if v.contains(['\n', '\0']) {
                 return Err(bad(v, "a value must be one line".into()));
             }
         }
-        if off == on {
+        if same_value(off, on) {
             return Err(bad(on, "the two sides' values are the same".into()));
         }
         let old = match live_record_old(&path) {
@@ -252,6 +259,16 @@ impl Switch {
             None => read_setting(&path)
                 .map_err(|e| bad(name, format!("cannot read {}: {e}", path.display())))?,
         };
+        if let Some(m) = managed::sysctl(name) {
+            for v in [off, on] {
+                if let Some(why) = m.lowers_protection(&old, v) {
+                    return Err(bad(
+                        v,
+                        format!("not switched from a recorded value: {why}; if you mean it, switch it yourself: sysperf ab --sysctl {name}={v} ..."),
+                    ));
+                }
+            }
+        }
         Ok(Switch::Setting(Setting {
             name: if name == "thp" {
                 "transparent_hugepage".into()
@@ -311,7 +328,7 @@ impl Switch {
                 if on { "on" } else { "off" },
                 s.name,
                 s.name,
-                if on { &s.on } else { s.off_value() }
+                shown(if on { &s.on } else { s.off_value() })
             ),
         }
     }
@@ -373,7 +390,7 @@ impl Switch {
             old: read_setting(&s.path).map_err(io(format!("reading {}", s.path.display())))?,
             ..s.clone()
         };
-        if s.off_value() == s.on {
+        if same_value(s.off_value(), &s.on) {
             return Err(SwitchError::Same {
                 name: s.name.clone(),
                 on: s.on.clone(),
@@ -596,18 +613,48 @@ fn allowed(path: &Path) -> bool {
             .all(|c| matches!(c, Component::RootDir | Component::Normal(_)))
 }
 
-/// A setting's value: the bracketed choice of a THP-style list (`always [madvise] never`),
-/// else the whole text trimmed.
+/// A setting's value as it is written back: for the THP file the bracketed choice of its
+/// list (`always [madvise] never` is set by writing `madvise`), for a sysctl the bytes read.
+/// What is saved and put back is exactly that (#41 item 5): a `core_pattern` of
+/// `core.%p %u %g` must not come back with tabs, nor a pattern holding brackets as the word
+/// between them.
 pub fn read_setting(path: &Path) -> std::io::Result<String> {
-    Ok(parse_setting(&std::fs::read_to_string(path)?))
+    let text = std::fs::read_to_string(path)?;
+    Ok(if path == Path::new(THP) {
+        parse_choice(&text)
+    } else {
+        sysctl_value(&text).to_string()
+    })
 }
 
-pub fn parse_setting(text: &str) -> String {
+/// The bracketed choice of a THP-style list (`always [madvise] never`), else the text trimmed.
+pub fn parse_choice(text: &str) -> String {
     let t = text.trim();
     match (t.find('['), t.find(']')) {
         (Some(a), Some(b)) if a < b => t[a + 1..b].to_string(),
-        _ => t.split_whitespace().collect::<Vec<_>>().join("\t"),
+        _ => t.to_string(),
     }
+}
+
+/// A sysctl's value from the text read: all of it but the one newline the kernel ends it with
+/// (and stops at when the value is written back), so that the write puts back every byte.
+pub fn sysctl_value(text: &str) -> &str {
+    text.strip_suffix('\n').unwrap_or(text)
+}
+
+/// Whether two values of a setting are the same: the same text, or the same numbers however
+/// they are spaced (the kernel separates a multi-number sysctl's with tabs, people and the
+/// fingerprint with spaces).
+pub fn same_value(a: &str, b: &str) -> bool {
+    let numbers =
+        |v: &str| -> Option<Vec<i64>> { v.split_whitespace().map(|w| w.parse().ok()).collect() };
+    a == b || matches!((numbers(a), numbers(b)), (Some(x), Some(y)) if !x.is_empty() && x == y)
+}
+
+/// A value for a line of text (a run's note, a message): its words joined by one space, so a
+/// tab or newline of the value's own never splits or hides a line.
+pub fn shown(value: &str) -> String {
+    value.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 fn write_setting(path: &Path, value: &str) -> std::io::Result<()> {
@@ -709,13 +756,99 @@ mod tests {
     use super::*;
 
     #[test]
-    fn settings_read_the_bracketed_choice_or_the_value() {
-        assert_eq!(parse_setting("always [madvise] never\n"), "madvise");
-        assert_eq!(parse_setting("2\n"), "2");
-        assert_eq!(
-            parse_setting("4096\t16384 4194304\n"),
-            "4096\t16384\t4194304"
-        );
+    fn settings_read_the_bracketed_choice_or_the_bytes() {
+        assert_eq!(parse_choice("always [madvise] never\n"), "madvise");
+        assert_eq!(sysctl_value("2\n"), "2");
+        assert_eq!(sysctl_value("4096\t16384 4194304\n"), "4096\t16384 4194304");
+        assert_eq!(sysctl_value("core.%p %u %g\n"), "core.%p %u %g");
+        assert_eq!(sysctl_value("|/bin/x [%p]\n"), "|/bin/x [%p]");
+        assert!(same_value("4096\t16384\t4194304", "4096 16384 4194304"));
+        assert!(!same_value("core.%p %u", "core.%p\t%u"));
+        assert_eq!(shown("4096\t16384\t4194304"), "4096 16384 4194304");
+    }
+
+    /// Puts a sysctl's bytes back when dropped, so a failing test leaves the machine as found.
+    struct Keep(PathBuf, Vec<u8>);
+    impl Drop for Keep {
+        fn drop(&mut self) {
+            let _ = std::fs::write(&self.0, &self.1);
+        }
+    }
+
+    /// #41 item 5: what `ab` saves and puts back is the bytes read, after `ab --sysctl`, after
+    /// `explain --try-switches` (a value "off" of its own) and after a killed `ab`'s record:
+    /// spaces, tabs, a pipe pattern and brackets come back as they were, newline included.
+    #[test]
+    fn a_setting_is_put_back_byte_for_byte() {
+        if !crate::sys::is_root() {
+            eprintln!("skipped: changing kernel.core_pattern needs root");
+            return;
+        }
+        let cp = PathBuf::from("/proc/sys/kernel/core_pattern");
+        let _keep = Keep(cp.clone(), std::fs::read(&cp).unwrap());
+        let tmp = tempfile::tempdir().unwrap();
+        let state = tmp.path().join("state");
+        for (i, old) in [
+            "core.%p %u %g",
+            "core.%p\t%u\t%g",
+            "|/nonexistent/sysperf-test %p [%s]  two spaces",
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            std::fs::write(&cp, old).unwrap();
+            let back = || std::fs::read_to_string(&cp).unwrap();
+            assert_eq!(back(), format!("{old}\n"));
+            // ab --sysctl: the value found is "off" and comes back.
+            let on = format!("kernel.core_pattern=core.sysperf-{i}");
+            let mut armed = Switch::parse(None, Some(&on), None)
+                .unwrap()
+                .arm_in(&state)
+                .unwrap();
+            armed.set(true).unwrap();
+            assert_eq!(back(), format!("core.sysperf-{i}\n"));
+            armed.release().unwrap();
+            assert_eq!(back(), format!("{old}\n"), "after ab --sysctl");
+            // --try-switches' two values of its own (a Setting as between makes it).
+            let s = Setting {
+                name: "kernel.core_pattern".into(),
+                path: cp.clone(),
+                old: read_setting(&cp).unwrap(),
+                on: "core.b".into(),
+                off: Some("core.a".into()),
+            };
+            let mut armed = Switch::Setting(s).arm_in(&state).unwrap();
+            armed.set(false).unwrap();
+            armed.set(true).unwrap();
+            drop(armed);
+            assert_eq!(
+                back(),
+                format!("{old}\n"),
+                "after a switch between two values"
+            );
+            // A killed ab's record, put back by the next sysperf.
+            let mut gone = std::process::Command::new("true").spawn().unwrap();
+            gone.wait().unwrap();
+            let r = Record {
+                setting: Setting {
+                    name: "kernel.core_pattern".into(),
+                    path: cp.clone(),
+                    old: read_setting(&cp).unwrap(),
+                    on: "core.killed".into(),
+                    off: None,
+                },
+                owner_start_ticks: Some(1),
+            };
+            std::fs::write(
+                state.join(format!("sysperf-switch-{}", gone.id())),
+                serde_json::to_string(&r).unwrap(),
+            )
+            .unwrap();
+            std::fs::write(&cp, "core.killed").unwrap();
+            let mut notes = Vec::new();
+            restore_stale_in(&state, &mut |l| notes.push(l.to_string()));
+            assert_eq!(back(), format!("{old}\n"), "after a killed ab: {notes:?}");
+        }
     }
 
     #[test]
@@ -914,11 +1047,25 @@ mod tests {
         assert_eq!(read(), "old", "the value found is put back");
         assert!(files(&state).is_empty(), "the record is removed");
         // Off and on the same, or a setting that is not there: refused before anything.
-        let e = Switch::between("kernel.msgmax", "1", "1").unwrap_err();
+        let e = Switch::between("kernel.shmmni", "1", "1").unwrap_err();
         assert!(e.to_string().contains("the same"), "{e}");
         assert!(Switch::between("vm.no_such_thing", "1", "2").is_err());
-        let cur = read_setting(Path::new("/proc/sys/kernel/msgmax")).unwrap();
-        let Switch::Setting(b) = Switch::between("kernel.msgmax", &cur, "1").unwrap() else {
+        // #41 item 1: only a setting sysperf manages, with values of its type and range, and
+        // never a protection lowered.
+        let e = Switch::between("kernel.core_pattern", "core", "|/tmp/x/evil %p").unwrap_err();
+        assert!(
+            e.to_string().contains("not a setting sysperf manages"),
+            "{e}"
+        );
+        let e = Switch::between("kernel.shmmni", "1", "1; x").unwrap_err();
+        assert!(e.to_string().contains("not one of kernel.shmmni's"), "{e}");
+        let aslr = read_setting(Path::new("/proc/sys/kernel/randomize_va_space")).unwrap();
+        if aslr != "0" {
+            let e = Switch::between("kernel.randomize_va_space", &aslr, "0").unwrap_err();
+            assert!(e.to_string().contains("lower a protection"), "{e}");
+        }
+        let cur = read_setting(Path::new("/proc/sys/kernel/shmmni")).unwrap();
+        let Switch::Setting(b) = Switch::between("kernel.shmmni", &cur, "1").unwrap() else {
             panic!("a setting");
         };
         assert_eq!(

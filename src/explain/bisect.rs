@@ -54,23 +54,20 @@ pub fn flip_of(d: &Difference, runs: [&Run; 2]) -> Result<Flip, String> {
     };
     if let Some(name) = d.field.strip_prefix("sysctl ") {
         let (a, b) = values()?;
-        return Ok(Flip::Setting {
-            name: name.to_string(),
-            a,
-            b,
-        });
+        return managed_flip(name, a, b);
     }
     let other_switches = "a runtime setting, but not one of those sysperf switches and puts back (sysctls, transparent huge pages, seccomp, speculation control)";
     let why = match d.field.as_str() {
         "thp" => {
             let (a, b) = values()?;
-            return Ok(Flip::Setting {
-                name: "transparent_hugepage".into(),
-                a,
-                b,
-            });
+            return managed_flip("transparent_hugepage", a, b);
         }
-        "ab switch" => return ab_flip(runs),
+        "ab switch" => {
+            return match ab_flip(runs)? {
+                Flip::Setting { name, a, b } => managed_flip(&name, a, b),
+                task => Ok(task),
+            }
+        }
         "kernel" | "kernel config" | "timer tick (CONFIG_HZ)" => {
             "the kernel's build: only booting that kernel changes it"
         }
@@ -90,6 +87,20 @@ pub fn flip_of(d: &Difference, runs: [&Run; 2]) -> Result<Flip, String> {
         _ => other_switches,
     };
     Err(why.to_string())
+}
+
+/// A setting's flip between two recorded values, when sysperf manages the setting and both
+/// values are of its type and range (`engine::managed`): the name and the values come from
+/// stored runs, which whoever could write the store chose (#41).
+fn managed_flip(name: &str, a: String, b: String) -> Result<Flip, String> {
+    for v in [&a, &b] {
+        crate::engine::managed::known(name, v)?;
+    }
+    Ok(Flip::Setting {
+        name: name.to_string(),
+        a,
+        b,
+    })
 }
 
 /// The notes an `ab` side carries about its switch, without their `ab: ` prefix.
@@ -480,14 +491,41 @@ mod tests {
         );
         assert_eq!(
             ab(
-                "switch off kernel.msgmni: kernel.msgmni = 32000",
-                "switch on kernel.msgmni: kernel.msgmni = 32001"
+                "switch off kernel.shmmni: kernel.shmmni = 4096",
+                "switch on kernel.shmmni: kernel.shmmni = 4097"
             ),
             Ok(Flip::Setting {
-                name: "kernel.msgmni".into(),
-                a: "32000".into(),
-                b: "32001".into()
+                name: "kernel.shmmni".into(),
+                a: "4096".into(),
+                b: "4097".into()
             })
+        );
+        // #41 item 1: what the runs name is data. A setting sysperf does not manage, or a
+        // value outside a managed one's type and range, is not a flip, by either path.
+        let hostile = "|/tmp/x/evil %p";
+        let why = ab(
+            "switch off kernel.core_pattern: kernel.core_pattern = core",
+            &format!("switch on kernel.core_pattern: kernel.core_pattern = {hostile}"),
+        )
+        .unwrap_err();
+        assert!(why.contains("not a setting sysperf manages"), "{why}");
+        let why = flip_of(
+            &diff("sysctl kernel.core_pattern", Some("core"), Some(hostile)),
+            [&a, &b],
+        )
+        .unwrap_err();
+        assert!(why.contains("not a setting sysperf manages"), "{why}");
+        let why = flip_of(
+            &diff("sysctl vm.stat_interval", Some("1"), Some("1 > /etc/x")),
+            [&a, &b],
+        )
+        .unwrap_err();
+        assert!(why.contains("not one of vm.stat_interval's"), "{why}");
+        let why =
+            flip_of(&diff("thp", Some("madvise"), Some("/etc/passwd")), [&a, &b]).unwrap_err();
+        assert!(
+            why.contains("expected one of always, madvise, never"),
+            "{why}"
         );
         assert!(ab(
             "switch none off",

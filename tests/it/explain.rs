@@ -694,8 +694,6 @@ fn runs_differing_in_a_sysctl(
     dir: &std::path::Path,
     name: &str,
 ) -> (String, String) {
-    ok(db, &["run", "syscall", "--quick", "--label", "t0"], 0);
-    let doc = json_of(ok(db, &["export", "t0"], 0).as_bytes());
     let old = sysctl(name);
     let (head, last) = old.rsplit_once(' ').unwrap_or(("", &old));
     let last = (last.parse::<u64>().unwrap() + 1).to_string();
@@ -704,20 +702,133 @@ fn runs_differing_in_a_sysctl(
     } else {
         format!("{head} {last}")
     };
-    for (id, label, value) in [("aa0000000034", "ta", &old), ("bb0000000034", "tb", &b)] {
+    imported_pair(db, dir, "t", |run, is_b| {
+        let value = if is_b { &b } else { &old };
+        run["fingerprint"]["sysctls"][name] = value.clone().into();
+    });
+    (old, b)
+}
+
+/// Runs `{prefix}a` and `{prefix}b` in the store `db`: a run of syscall made here, exported,
+/// edited by `edit` (the run, whether it is B's; B also gets another microcode) and imported
+/// twice, as anyone could write runs into a store.
+fn imported_pair(
+    db: &std::path::Path,
+    dir: &std::path::Path,
+    prefix: &str,
+    edit: impl Fn(&mut Value, bool),
+) {
+    let first = format!("{prefix}0");
+    ok(db, &["run", "syscall", "--quick", "--label", &first], 0);
+    let doc = json_of(ok(db, &["export", &first], 0).as_bytes());
+    let tag: String = prefix.bytes().map(|b| format!("{:x}", b % 16)).collect();
+    for (side, is_b) in [("a", false), ("b", true)] {
         let mut doc = doc.clone();
         let run = &mut doc["runs"][0];
-        run["id"] = id.into();
-        run["label"] = label.into();
-        run["fingerprint"]["sysctls"][name] = value.clone().into();
-        if label == "tb" {
+        run["id"] = format!("{side}{side}{tag:0<10}").into();
+        run["label"] = format!("{prefix}{side}").into();
+        edit(run, is_b);
+        if is_b {
             run["fingerprint"]["microcode"] = "0xdead".into();
         }
-        let file = dir.join(format!("{label}.json"));
+        let file = dir.join(format!("{prefix}{side}.json"));
         std::fs::write(&file, serde_json::to_vec(&doc).unwrap()).unwrap();
         ok(db, &["import", file.to_str().unwrap()], 0);
     }
-    (old, b)
+}
+
+/// #41 item 1: what two stored runs name is data, so `--try-switches` sets only what sysperf
+/// manages, to values of its type and range, never lowering a protection, and values recorded
+/// on another host only with --allow-foreign-values. An export whose B run records
+/// `kernel.core_pattern = |...` (by the fingerprint, and by an ab side's notes) is listed as
+/// not switched and nothing is tried; the pattern is never written.
+#[test]
+fn try_switches_sets_only_managed_settings_from_this_host() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("s.db");
+    let state = tmp.path().join("st");
+    let core = sysctl("kernel.core_pattern");
+    let hostile = "|/nonexistent/sysperf-evil %p";
+    let aslr = sysctl("kernel.randomize_va_space");
+    imported_pair(&db, tmp.path(), "h", |run, is_b| {
+        let (pattern, aslr) = if is_b {
+            (hostile, "0")
+        } else {
+            (&core[..], &aslr[..])
+        };
+        let sysctls = &mut run["fingerprint"]["sysctls"];
+        sysctls["kernel.core_pattern"] = pattern.into();
+        sysctls["kernel.randomize_va_space"] = aslr.into();
+        let side = if is_b { "on" } else { "off" };
+        run["notes"] = serde_json::json!([format!(
+            "ab: switch {side} kernel.core_pattern: kernel.core_pattern = {pattern}"
+        )]);
+    });
+    let try_switches = |a: &str, b: &str, more: &[&str]| {
+        let out = sysperf(&db)
+            .env("SYSPERF_STATE_DIR", &state)
+            .args(["explain", a, b, "syscall", "--try-switches", "--json"])
+            .args(["--try-seconds", "0.3"])
+            .args(more)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(out.status.success(), "{err}");
+        json_of(&out.stdout)["try_switches"].clone()
+    };
+    let why = |t: &Value, field: &str| -> String {
+        t["not_switchable"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|n| n["field"] == field)
+            .unwrap_or_else(|| panic!("{field} not listed: {t}"))["why"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    let t = try_switches("ha", "hb", &[]);
+    assert_eq!(t["tried"], serde_json::json!([]), "nothing is tried: {t}");
+    for field in ["sysctl kernel.core_pattern", "ab switch"] {
+        let w = why(&t, field);
+        assert!(w.contains("not a setting sysperf manages"), "{field}: {w}");
+    }
+    if aslr != "0" {
+        let w = why(&t, "sysctl kernel.randomize_va_space");
+        assert!(w.contains("lower a protection"), "{w}");
+    }
+    assert_eq!(sysctl("kernel.core_pattern"), core);
+
+    // A managed sysctl, a harmless value, recorded on another host: not without the flag.
+    imported_pair(&db, tmp.path(), "f", |run, is_b| {
+        let shmmni = sysctl("kernel.shmmni");
+        let v = if is_b {
+            (shmmni.parse::<u64>().unwrap() + 1).to_string()
+        } else {
+            shmmni
+        };
+        run["fingerprint"]["sysctls"]["kernel.shmmni"] = v.into();
+        if is_b {
+            run["fingerprint"]["hostname"] = "elsewhere".into();
+        }
+    });
+    let t = try_switches("fa", "fb", &[]);
+    let w = why(&t, "sysctl kernel.shmmni");
+    assert!(
+        w.contains("B's value was recorded on host 'elsewhere'")
+            && w.contains("--allow-foreign-values"),
+        "{w}"
+    );
+    assert_eq!(t["tried"], serde_json::json!([]), "{t}");
+    let t = try_switches("fa", "fb", &["--allow-foreign-values"]);
+    if sysperf::sys::is_root() {
+        assert_eq!(t["tried"][0]["field"], "sysctl kernel.shmmni", "{t}");
+    } else {
+        assert!(
+            why(&t, "sysctl kernel.shmmni").contains("needs root"),
+            "{t}"
+        );
+    }
 }
 
 /// #34 item 3: `explain --try-switches` sets a recorded sysctl difference to A's value and to

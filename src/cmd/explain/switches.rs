@@ -48,6 +48,26 @@ fn switch_for(flip: &Flip) -> std::result::Result<Switch, String> {
     }
 }
 
+/// Why a setting's flip would set a value recorded on another host than this one (`here`),
+/// if it would: such a value is another machine's, or whoever wrote it into a shared store
+/// or an export file chose it (#41 item 1). Task switches change no machine-wide setting.
+fn foreign(flip: &Flip, runs: [&Run; 2], here: Option<&str>) -> std::result::Result<(), String> {
+    if !matches!(flip, Flip::Setting { .. }) {
+        return Ok(());
+    }
+    for (side, run) in ["A", "B"].iter().zip(runs) {
+        let host = run.fingerprint.hostname.as_deref();
+        if host.is_none() || host != here {
+            return Err(format!(
+                "not switched: {side}'s value was recorded on {}, not this host ({}); --allow-foreign-values sets values recorded elsewhere, within the setting's type and range",
+                host.map_or("a host it does not name".to_string(), |h| format!("host '{h}'")),
+                here.unwrap_or("unnamed")
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// A label's word for a flip: the setting's or the switch's name.
 fn slug(flip: &Flip) -> String {
     let name = match flip {
@@ -104,9 +124,16 @@ pub(crate) fn try_switches(
         b: d.b.clone(),
         why,
     };
+    let here = sysperf::fingerprint::this_hostname();
     let mut todo = Vec::new();
     for d in &e.differences {
-        match bisect::flip_of(d, runs).and_then(|f| switch_for(&f).map(|s| (f, s))) {
+        let flip = bisect::flip_of(d, runs).and_then(|f| {
+            if !a.allow_foreign_values {
+                foreign(&f, runs, here.as_deref())?;
+            }
+            Ok(f)
+        });
+        match flip.and_then(|f| switch_for(&f).map(|s| (f, s))) {
             Ok((flip, switch)) if !benches.is_empty() => todo.push((d, flip, switch)),
             Ok(_) => b.not_switchable.push(not(
                 d,
