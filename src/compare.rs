@@ -94,6 +94,14 @@ pub enum Verdict {
     /// `busy_machine`, `steal`):
     /// the difference may be that work, whose toll varies from run to run (#30).
     Disturbed,
+    /// The two columns were measured with options that change a test's level (trial length,
+    /// order, placement, quick): what differs is how they measured, not the machine (#42).
+    #[serde(rename = "unlike_options")]
+    Unlike,
+    /// The two columns were measured in different sittings (a reboot, another day, runs
+    /// made apart) and fewer than [`crate::variance::MIN_SITTINGS`] sittings of this machine
+    /// with these options are stored: what sittings differ by is unknown (#42).
+    SittingsUnknown,
 }
 
 impl Verdict {
@@ -108,6 +116,8 @@ impl Verdict {
             Verdict::NoVerdict => "no interval",
             Verdict::NoiseUnknown => NOISE_UNKNOWN,
             Verdict::Disturbed => DISTURBED,
+            Verdict::Unlike => UNLIKE,
+            Verdict::SittingsUnknown => SITTINGS_UNKNOWN,
         }
     }
 
@@ -121,6 +131,17 @@ impl Verdict {
 pub const DISTURBED: &str =
     "no verdict: other work ran beside the test (its busy_cpu, busy_machine or steal warning); \
      compare runs made on a quiet machine, or pair the sides with `sysperf ab`";
+
+/// What a row between runs measured with other options says instead of a verdict.
+pub const UNLIKE: &str =
+    "no verdict: the runs were measured with other options (see the differences: options); \
+     compare runs made with the same trial length, order and placement";
+
+/// What a row between sittings says without the sitting-to-sitting noise.
+pub const SITTINGS_UNKNOWN: &str =
+    "no verdict: sitting-to-sitting noise unknown (runs of different sittings, and fewer than 3 \
+     sittings of this machine with these options stored: make `sysperf run --repeat 3` at \
+     other times, after a reboot or on other days, or pair the sides with `sysperf ab`)";
 
 /// What a row without a valid run-to-run estimate says instead of a verdict.
 pub const NOISE_UNKNOWN: &str =
@@ -241,6 +262,13 @@ pub enum Covers {
     TrialsAndKnownRuns,
     #[serde(rename = "runs")]
     Runs,
+    /// One run a side from two sittings, widened by this machine's sitting-to-sitting
+    /// variance (#42).
+    #[serde(rename = "trials+sittings")]
+    TrialsAndSittings,
+    /// Groups of runs from two sittings: Welch's terms and the sittings' variance (#42).
+    #[serde(rename = "runs+sittings")]
+    RunsAndSittings,
     /// The two sides of a paired A/B (`ab`), round by round: the trials' noise and the
     /// machine's changes between rounds; no stored history widens it.
     #[serde(rename = "paired")]
@@ -256,6 +284,8 @@ impl Covers {
             Covers::Trials => "trials",
             Covers::TrialsAndKnownRuns => "trials+runs",
             Covers::Runs => "runs",
+            Covers::TrialsAndSittings => "trials+sittings",
+            Covers::RunsAndSittings => "runs+sittings",
             Covers::Paired => "paired",
             Covers::Nothing => "none",
         }
@@ -263,12 +293,62 @@ impl Covers {
 }
 
 /// The run-to-run variance known for each test on the compared machine (log scale), from
-/// replicated or earlier runs of the same machine in the store; empty when none is known.
+/// earlier runs of the same machine made with the same options, told apart by sitting (#42);
+/// empty when none is known.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Known {
+    /// Between single runs of different sittings (the default: the conservative one).
     pub between_var: std::collections::BTreeMap<String, crate::variance::RunVar>,
-    /// How many stored runs the estimate came from.
+    /// Each test's variance by sitting.
+    pub by_sitting: std::collections::BTreeMap<String, crate::variance::SittingVar>,
+    /// How many stored runs the estimate came from, and in how many sittings.
     pub runs: usize,
+    pub sittings: usize,
+}
+
+/// How long two runs may lie apart (the end of one to the start of the next) and still be
+/// one sitting, when no `--repeat` group says.
+pub const SITTING_GAP_NS: i64 = 5 * 60 * 1_000_000_000;
+
+/// Whether `b` was made in the same sitting as `a` was: the same `--repeat` group, or, for
+/// runs of no group, within [`SITTING_GAP_NS`] of each other (#42). Runs of different groups
+/// are different sittings however close in time: a group is a sitting of its own.
+pub fn same_sitting(a: &Run, b: &Run) -> bool {
+    match (&a.params.group, &b.params.group) {
+        (Some(x), Some(y)) => x == y,
+        (None, None) => {
+            let (first, second) = if a.started_ns <= b.started_ns {
+                (a, b)
+            } else {
+                (b, a)
+            };
+            let end = first.ended_ns.unwrap_or(first.started_ns);
+            second.started_ns - end <= SITTING_GAP_NS
+        }
+        _ => false,
+    }
+}
+
+/// The sitting of each run of `runs` (an index, by time): consecutive runs in start order
+/// that are [`same_sitting`] share one.
+pub fn sittings_of(runs: &[&Run]) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..runs.len()).collect();
+    order.sort_by_key(|&i| runs[i].started_ns);
+    let mut out = vec![0; runs.len()];
+    let mut k = 0;
+    for w in 0..order.len() {
+        if w > 0 && !same_sitting(runs[order[w - 1]], runs[order[w]]) {
+            k += 1;
+        }
+        out[order[w]] = k;
+    }
+    out
+}
+
+/// Whether every run of the two columns was made in one sitting.
+fn one_sitting(base: &[&Run], new: &[&Run]) -> bool {
+    let all: Vec<&Run> = base.iter().chain(new).copied().collect();
+    sittings_of(&all).iter().all(|&k| k == 0)
 }
 
 /// Runs of a test a machine needs before its run-to-run variance is estimated.
@@ -325,25 +405,75 @@ pub fn trial_cv(run: &Run, r: &BenchResult) -> Option<f64> {
 }
 
 impl Known {
-    /// The between-run variance of each test across `history` (runs of one machine made
-    /// with the same options, each with its trials), for tests measured in at least three of
-    /// them.
+    /// The run-to-run variance of each test across `history` (runs of one machine made with
+    /// the same options, each with its trials), by sitting ([`sittings_of`]), for tests
+    /// measured in at least three runs. Quick runs (one short trial, a smoke test) never
+    /// feed it (#42).
     pub fn from_history(history: &[Run]) -> Known {
+        let history: Vec<&Run> = history.iter().filter(|r| !r.params.quick).collect();
+        let sitting = sittings_of(&history);
+        let mut per: std::collections::BTreeMap<String, Vec<Vec<Vec<f64>>>> = Default::default();
+        for (run, &k) in history.iter().zip(&sitting) {
+            let points = run
+                .series
+                .iter()
+                .flat_map(|s| s.points.iter().map(|p| &p.result));
+            for r in run.results.iter().chain(points) {
+                let s = samples(run, r);
+                if s.len() < 2 {
+                    continue;
+                }
+                let by = per.entry(r.id.clone()).or_default();
+                if by.len() <= k {
+                    by.resize(k + 1, Vec::new());
+                }
+                by[k].push(s);
+            }
+        }
+        let by_sitting: std::collections::BTreeMap<String, crate::variance::SittingVar> = per
+            .into_iter()
+            .filter(|(_, by)| by.iter().map(Vec::len).sum::<usize>() >= VARIANCE_RUNS)
+            .filter_map(|(test, by)| Some((test, crate::variance::sitting_var(&by)?)))
+            .collect();
         Known {
-            between_var: machine_variance(history, 0)
-                .into_iter()
-                .map(|v| {
-                    let var = crate::variance::RunVar {
-                        var: v.between_var,
-                        median_var: v.median_sd.unwrap_or(0.0).powi(2),
-                        runs: v.runs,
-                    };
-                    (v.test, var)
-                })
+            between_var: by_sitting
+                .iter()
+                .filter(|(_, v)| v.sittings >= crate::variance::MIN_SITTINGS)
+                .filter_map(|(t, v)| Some((t.clone(), v.across?)))
                 .collect(),
+            by_sitting,
             runs: history.len(),
+            sittings: sitting.iter().max().map_or(0, |k| k + 1),
         }
     }
+
+    /// What the history says of test `id` between columns `base` and `new`: the variance for
+    /// runs of one sitting, for runs of two, or why there is none.
+    fn for_pair(&self, id: &str, base: &[&Run], new: &[&Run]) -> Stored {
+        let one = one_sitting(base, new);
+        let measured = base.iter().chain(new).all(|r| r.source == "measured");
+        match self.by_sitting.get(id) {
+            _ if !measured => Stored::Same(None),
+            Some(v) if one => Stored::Same(v.within),
+            Some(v) if v.sittings >= crate::variance::MIN_SITTINGS && v.across.is_some() => {
+                Stored::Across(*v)
+            }
+            _ if one => Stored::Same(None),
+            _ => Stored::Unknown,
+        }
+    }
+}
+
+/// The stored variance a comparison of two columns may use ([`Known::for_pair`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Stored {
+    /// The columns are one sitting (or a side is published): the within-sitting variance,
+    /// if known.
+    Same(Option<crate::variance::RunVar>),
+    /// Different sittings, and enough of them stored.
+    Across(crate::variance::SittingVar),
+    /// Different sittings, too few stored.
+    Unknown,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -487,11 +617,12 @@ fn covers_levels(columns: &[Vec<&Run>], known: &Known) -> String {
                 .collect::<Vec<_>>()
                 .join(", ")
         )
-    } else if !known.between_var.is_empty() {
+    } else if !known.by_sitting.is_empty() {
         format!(
-            "intervals cover the trials and this machine's run-to-run variance, known for {} tests from {} stored runs of it made with the same options (on the runs' medians, with their degrees of freedom; never narrower than the medians' own spread); a test without it gets no verdict",
-            known.between_var.len(),
-            known.runs
+            "intervals cover the trials and this machine's run-to-run variance, from {} stored runs of it in {} sitting(s) made with the same options (on the runs' medians, with their degrees of freedom; never narrower than the medians' own spread): runs of one sitting against the variance within sittings, runs of different sittings against the variance between them, which needs {} sittings; a test without the one it needs gets no verdict",
+            known.runs,
+            known.sittings,
+            crate::variance::MIN_SITTINGS
         )
     } else if columns.iter().any(|c| c.len() >= 2) {
         "intervals of a group against one run include the group's run-to-run variance".into()
@@ -648,12 +779,17 @@ pub fn ratio(
 }
 
 /// The ratio of a column to the baseline from the runs of each (one or more, each a list of
-/// per-operation trial times): over replicated runs a side, Welch's interval on the runs'
-/// medians; with one run a side, the trial interval widened by the run-to-run variance
-/// `between_var` when it is known (from history, or from the side that has replicates).
-/// Between two single measured runs with no run-to-run variance known, the trials' interval
-/// of [`ratio`] is shown with no verdict ([`Verdict::NoiseUnknown`]): it does not cover what
-/// two runs differ by (#30). A published side (no trials) is taken as exact.
+/// per-operation trial times), as far as `stored` (the history's word on the two columns,
+/// [`Known::for_pair`]) allows a verdict (#42):
+/// - groups a side: Welch's interval on the runs' medians within one sitting; across two,
+///   the stored sitting-to-sitting variance added, else no verdict ([`Verdict::SittingsUnknown`]);
+/// - one run a side: the trial interval widened by the stored run-to-run variance of runs of
+///   one sitting, or of two, as the columns are; a group side's own spread stands in within
+///   one sitting. With none known, the trials' interval of [`ratio`] is shown with no verdict
+///   ([`Verdict::NoiseUnknown`], or [`Verdict::SittingsUnknown`] across sittings): it does not
+///   cover what two runs differ by (#30).
+///
+/// A published side (no trials) is taken as exact.
 #[allow(clippy::too_many_arguments)]
 pub fn grouped_ratio(
     base: &[Vec<f64>],
@@ -662,12 +798,44 @@ pub fn grouped_ratio(
     new_point: f64,
     noise_pct: f64,
     seed: u64,
-    between_var: Option<crate::variance::RunVar>,
+    stored: Stored,
 ) -> Option<Ratio> {
     use crate::variance;
+    let unknown = |r: Ratio| Ratio {
+        verdict: Verdict::SittingsUnknown,
+        significant: None,
+        ..r
+    };
     if base.len() >= 2 && new.len() >= 2 {
-        let r = variance::welch_ratio_ci(base, new, LEVEL)?;
-        return Some(Ratio::judged(r.ratio, r.ci, noise_pct, Covers::Runs));
+        return match stored {
+            Stored::Same(_) => {
+                let r = variance::welch_ratio_ci(base, new, LEVEL)?;
+                Some(Ratio::judged(r.ratio, r.ci, noise_pct, Covers::Runs))
+            }
+            Stored::Across(v) => {
+                let r = variance::welch_ratio_ci_across(
+                    base,
+                    new,
+                    Some((v.sitting_var, v.sittings)),
+                    LEVEL,
+                )?;
+                Some(Ratio::judged(
+                    r.ratio,
+                    r.ci,
+                    noise_pct,
+                    Covers::RunsAndSittings,
+                ))
+            }
+            Stored::Unknown => {
+                let r = variance::welch_ratio_ci(base, new, LEVEL)?;
+                Some(unknown(Ratio::judged(
+                    r.ratio,
+                    r.ci,
+                    noise_pct,
+                    Covers::Runs,
+                )))
+            }
+        };
     }
     let replicated = |side: &[Vec<f64>]| {
         (side.len() >= 2)
@@ -675,7 +843,14 @@ pub fn grouped_ratio(
             .flatten()
             .map(|c| c.run_var())
     };
-    let known = between_var.or_else(|| replicated(base).or_else(|| replicated(new)));
+    let (known, covers) = match stored {
+        Stored::Same(v) => (
+            v.or_else(|| replicated(base).or_else(|| replicated(new))),
+            Covers::TrialsAndKnownRuns,
+        ),
+        Stored::Across(v) => (v.across, Covers::TrialsAndSittings),
+        Stored::Unknown => (None, Covers::Trials),
+    };
     let (a, b) = (
         base.first().map(Vec::as_slice).unwrap_or(&[]),
         new.first().map(Vec::as_slice).unwrap_or(&[]),
@@ -686,16 +861,19 @@ pub fn grouped_ratio(
                 new_point / base_point,
                 w.ci,
                 noise_pct,
-                Covers::TrialsAndKnownRuns,
+                covers,
             ));
         }
     }
     let r = ratio(a, base_point, b, new_point, noise_pct, seed)?;
     Some(if r.ci.is_some() && !a.is_empty() && !b.is_empty() {
-        Ratio {
-            verdict: Verdict::NoiseUnknown,
-            significant: None,
-            ..r
+        match stored {
+            Stored::Unknown => unknown(r),
+            _ => Ratio {
+                verdict: Verdict::NoiseUnknown,
+                significant: None,
+                ..r
+            },
         }
     } else {
         r
@@ -775,6 +953,31 @@ fn disturbed(r: Ratio, base: &[&Run], new: &[&Run], id: &str) -> Ratio {
     }
 }
 
+/// No verdict between columns whose measured runs differ in an option that changes a test's
+/// level (`RunParams::level_diffs`): one `--sequential` run against one `--min-time 0.005` run
+/// differ by how they measured, which no interval of the machine's variation covers (#42).
+/// Published figures are taken as they are.
+fn unlike(r: Ratio, base: &[&Run], new: &[&Run]) -> Ratio {
+    fn measured<'a>(c: &[&'a Run]) -> Vec<&'a crate::model::RunParams> {
+        c.iter()
+            .filter(|r| r.source == "measured")
+            .map(|r| &r.params)
+            .collect()
+    }
+    let (a, b) = (measured(base), measured(new));
+    let differ = a
+        .iter()
+        .any(|pa| b.iter().any(|pb| !pa.level_diffs(pb).is_empty()));
+    if !differ || r.ci.is_none() {
+        return r;
+    }
+    Ratio {
+        verdict: Verdict::Unlike,
+        significant: None,
+        ..r
+    }
+}
+
 /// Whether every run of `new` is the B side of a run of `base` in `ab`.
 fn are_ab_sides(base: &[&Run], new: &[&Run]) -> bool {
     !new.is_empty()
@@ -838,7 +1041,7 @@ fn result_ratio(
         rs.wall_ns_per_op.median,
         noise_pct,
         seed,
-        known.between_var.get(&b.id).copied(),
+        known.for_pair(&b.id, &[base_run], &[run]),
     )
 }
 
@@ -1015,9 +1218,10 @@ pub fn build_grouped(
                         rs.wall_ns_per_op.median,
                         noise_pct,
                         seed_of(&id) ^ i as u64,
-                        known.between_var.get(&id).copied(),
+                        known.for_pair(&id, &columns[baseline], &columns[i]),
                     )?;
-                    Some(disturbed(ratio, &columns[baseline], &columns[i], &id))
+                    let ratio = disturbed(ratio, &columns[baseline], &columns[i], &id);
+                    Some(unlike(ratio, &columns[baseline], &columns[i]))
                 })
                 .collect();
             Row {
@@ -1108,7 +1312,9 @@ pub fn build_grouped(
 /// the sysperf that measured them (version and commit: a benchmark's definition may differ).
 fn fingerprint_diffs(runs: &[Run]) -> Vec<FingerprintDiff> {
     let fps: Vec<&Fingerprint> = runs.iter().map(|r| &r.fingerprint).collect();
-    let mut diffs = machine_diffs(fps);
+    // How the runs were measured comes first: a difference there is no verdict (#42).
+    let mut diffs = option_diffs(runs);
+    diffs.extend(machine_diffs(fps));
     // Published runs were measured by no sysperf: they differ from nothing here.
     let versions: Vec<Option<String>> = runs
         .iter()
@@ -1123,6 +1329,44 @@ fn fingerprint_diffs(runs: &[Run]) -> Vec<FingerprintDiff> {
         });
     }
     diffs
+}
+
+/// The measuring options in which the measured runs differ (`option trials`, ...), each with
+/// every run's value; published runs have none. Not `ab` sides' partners: a side's options are
+/// its own.
+pub fn option_diffs(runs: &[Run]) -> Vec<FingerprintDiff> {
+    let measured: Vec<&Run> = runs.iter().filter(|r| r.source == "measured").collect();
+    let Some(first) = measured.first() else {
+        return Vec::new();
+    };
+    let mut names: Vec<&'static str> = Vec::new();
+    for r in &measured[1..] {
+        for (o, _, _) in first.params.option_diffs(&r.params) {
+            if !names.contains(&o) {
+                names.push(o);
+            }
+        }
+    }
+    names
+        .into_iter()
+        .map(|o| FingerprintDiff {
+            field: format!("option {o}"),
+            values: runs
+                .iter()
+                .map(|r| {
+                    (r.source == "measured").then(|| {
+                        r.params
+                            .option_values()
+                            .into_iter()
+                            .find(|(n, _)| *n == o)
+                            .map(|(_, v)| v)
+                            .unwrap_or_default()
+                    })
+                })
+                .collect(),
+            related: None,
+        })
+        .collect()
 }
 
 /// The fingerprint facts that make runs incomparable, where they differ (also between a run
@@ -1350,6 +1594,10 @@ pub fn unjudged(c: &Comparison) -> Vec<Unjudged> {
                     NOISE_UNKNOWN.to_string()
                 }
                 (None, None, Some(r)) if r.verdict == Verdict::Disturbed => DISTURBED.to_string(),
+                (None, None, Some(r)) if r.verdict == Verdict::Unlike => UNLIKE.to_string(),
+                (None, None, Some(r)) if r.verdict == Verdict::SittingsUnknown => {
+                    SITTINGS_UNKNOWN.to_string()
+                }
                 (None, None, Some(r)) if r.ci.is_none() => match r.verdict {
                     Verdict::TooFewTrials if r.covers == Covers::Nothing && r.rounds.is_some() => {
                         format!(
@@ -1439,15 +1687,26 @@ pub fn noise(runs: &[Run], noise_pct: f64) -> Vec<NoiseRow> {
                     );
                     let seed = seed_of(&id) ^ (i * 1000 + j) as u64;
                     plain += called(ratio(a, ma, b, mb, noise_pct, seed));
-                    widened += called(grouped_ratio(
-                        std::slice::from_ref(a),
-                        ma,
-                        std::slice::from_ref(b),
-                        mb,
-                        noise_pct,
-                        seed,
-                        Some(c.run_var()),
-                    ));
+                    // The pair judged is left out of the variance that judges it: in its own
+                    // estimate it could never be called different (#42: 0 by arithmetic at
+                    // 6 runs or fewer). Below two other runs there is no estimate to use.
+                    let rest: Vec<Vec<f64>> = per_run
+                        .iter()
+                        .enumerate()
+                        .filter(|(k, _)| *k != i && *k != j)
+                        .map(|(_, r)| r.clone())
+                        .collect();
+                    if let Some(rc) = crate::variance::components(&rest) {
+                        widened += called(grouped_ratio(
+                            std::slice::from_ref(a),
+                            ma,
+                            std::slice::from_ref(b),
+                            mb,
+                            noise_pct,
+                            seed,
+                            Stored::Same(Some(rc.run_var())),
+                        ));
+                    }
                 }
             }
             let detect = |k| 100.0 * crate::variance::detectable_change(&c, trials, k, LEVEL, 0.8);
@@ -1469,6 +1728,31 @@ pub fn noise(runs: &[Run], noise_pct: f64) -> Vec<NoiseRow> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// #42: a `--repeat` group is a sitting of its own; runs of no group are one sitting
+    /// while each starts within five minutes of the one before it ends.
+    #[test]
+    fn sittings_are_groups_or_runs_made_minutes_apart() {
+        let min = 60_000_000_000i64;
+        let run = |start_min: i64, group: Option<&str>| {
+            let mut r = crate::report::fixture_run();
+            r.started_ns = start_min * min;
+            r.ended_ns = Some(start_min * min + min / 2);
+            r.params.group = group.map(str::to_string);
+            r
+        };
+        let (a, b, c) = (run(0, None), run(3, None), run(20, None));
+        assert!(same_sitting(&a, &b) && same_sitting(&b, &a));
+        assert!(!same_sitting(&b, &c));
+        let (g1, g2, g3) = (run(21, Some("g")), run(22, Some("g")), run(23, Some("h")));
+        assert!(same_sitting(&g1, &g2));
+        assert!(!same_sitting(&g2, &g3), "another group");
+        assert!(!same_sitting(&c, &g1), "a group and a lone run");
+        assert_eq!(
+            sittings_of(&[&c, &a, &g3, &b, &g1, &g2]),
+            vec![1, 0, 3, 0, 2, 2]
+        );
+    }
     use proptest::prelude::*;
 
     #[test]

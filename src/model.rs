@@ -548,30 +548,86 @@ pub struct RunParams {
     pub ab: Option<AbSide>,
 }
 
+/// The options that change a test's level ([`RunParams::level_diffs`]).
+pub const LEVEL_OPTIONS: &[&str] = &["trial length", "quick", "order", "placement", "cpus"];
+
 impl RunParams {
     /// Whether a run made with `other` measured as a run made with these parameters did: the
-    /// same selection and suites (in any order), budget (trials, trial length, quick),
-    /// order, precision and placement (mode and CPUs), and neither is a side of `ab`. Only
-    /// such runs share a run-to-run variance (#30): another order or trial length gives
+    /// same options ([`RunParams::option_diffs`] finds none), and neither is a side of `ab`.
+    /// Only such runs share a run-to-run variance (#30): another order or trial length gives
     /// another level and another spread.
     pub fn measures_like(&self, other: &RunParams) -> bool {
+        self.ab.is_none() && other.ab.is_none() && self.option_diffs(other).is_empty()
+    }
+
+    /// The measuring options in which a run made with `other` differs from one made with
+    /// these (`ab` sides aside): the selection and suites (in any order), budget (trials,
+    /// trial length, quick), order, precision and placement (mode and CPUs), each as
+    /// (option, this run's value, the other's). A comparison between runs that differ in any
+    /// gives no verdict (#42): they measured differently, not the machine differently.
+    pub fn option_diffs(&self, other: &RunParams) -> Vec<(&'static str, String, String)> {
+        self.all_option_diffs(other)
+    }
+
+    /// The options of [`RunParams::option_diffs`] that change what a test's figure is (its
+    /// level), not only how precisely it is known: trial length, quick, order and placement.
+    /// Two runs that differ only in the selection, the number of trials or `--precision`
+    /// measured each test alike and may be judged against each other; they still do not
+    /// share a run-to-run variance.
+    pub fn level_diffs(&self, other: &RunParams) -> Vec<(&'static str, String, String)> {
+        self.all_option_diffs(other)
+            .into_iter()
+            .filter(|(o, _, _)| LEVEL_OPTIONS.contains(o))
+            .collect()
+    }
+
+    fn all_option_diffs(&self, other: &RunParams) -> Vec<(&'static str, String, String)> {
+        self.option_values()
+            .into_iter()
+            .zip(other.option_values())
+            .filter(|((_, a), (_, b))| a != b)
+            .map(|((o, a), (_, b))| (o, a, b))
+            .collect()
+    }
+
+    /// The measuring options as they are shown, in a fixed order: selection and suites
+    /// (sorted), trials, trial length, quick, order, precision, placement and CPUs.
+    pub fn option_values(&self) -> Vec<(&'static str, String)> {
         let sorted = |v: &[String]| {
             let mut v = v.to_vec();
             v.sort();
-            v
+            v.join(" ")
         };
-        let order = |p: &RunParams| p.order.clone().unwrap_or_else(|| "sequential".into());
-        self.ab.is_none()
-            && other.ab.is_none()
-            && sorted(&self.selection) == sorted(&other.selection)
-            && sorted(&self.suites) == sorted(&other.suites)
-            && self.trials == other.trials
-            && self.min_time_s == other.min_time_s
-            && self.quick == other.quick
-            && order(self) == order(other)
-            && self.precision_pct == other.precision_pct
-            && self.placement == other.placement
-            && self.cpus == other.cpus
+        vec![
+            ("selection", sorted(&self.selection)),
+            ("suites", sorted(&self.suites)),
+            ("trials", self.trials.to_string()),
+            (
+                "trial length",
+                if self.min_time_s > 0.0 {
+                    format!("{} s", self.min_time_s)
+                } else {
+                    "default".into()
+                },
+            ),
+            ("quick", self.quick.to_string()),
+            (
+                "order",
+                self.order.clone().unwrap_or_else(|| "sequential".into()),
+            ),
+            (
+                "precision",
+                self.precision_pct
+                    .map_or("none".into(), |p| format!("{p}%")),
+            ),
+            ("placement", self.placement.clone()),
+            (
+                "cpus",
+                self.cpus.as_ref().map_or("any".into(), |c| {
+                    c.iter().map(u32::to_string).collect::<Vec<_>>().join(",")
+                }),
+            ),
+        ]
     }
 }
 

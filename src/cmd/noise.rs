@@ -76,6 +76,7 @@ impl Args {
             selection: or_noise_default(&self.selection),
             trials: self.trials.or(self.quick.then_some(QUICK_TRIALS)),
             min_time_s: self.quick.then_some(QUICK_MIN_TIME_S),
+            smoke: self.quick,
             placement: self.place.placement,
             cpus: self.place.cpus()?,
             label: self.label.clone(),

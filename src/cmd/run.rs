@@ -110,6 +110,7 @@ impl Args {
             trials: self.trials,
             min_time_s: self.min_time,
             quick: self.quick,
+            smoke: false,
             placement: self.place.placement,
             cpus: self.place.cpus()?,
             label: self.label.clone(),

@@ -34,6 +34,10 @@ pub struct RunRequest {
     /// `--min-time` in seconds, None when not given.
     pub min_time_s: Option<f64>,
     pub quick: bool,
+    /// A smoke test with a budget of its own (`noise --quick`: 3 runs of 3 short trials): the
+    /// runs are stored as quick, so that no estimate of this machine takes them for a
+    /// measurement (#42).
+    pub smoke: bool,
     pub placement: Mode,
     /// `--cpu`, parsed.
     pub cpus: Option<Vec<u32>>,
@@ -66,6 +70,7 @@ impl Default for RunRequest {
             trials: None,
             min_time_s: None,
             quick: false,
+            smoke: false,
             placement: Mode::Same,
             cpus: None,
             label: None,
@@ -235,7 +240,7 @@ impl RunPlan {
             suites: req.suites.clone(),
             trials: budget.trials,
             min_time_s: budget.min_time.as_secs_f64(),
-            quick: budget.quick,
+            quick: budget.quick || req.smoke,
             placement: req.placement.as_str().to_string(),
             cpus: req.cpus.clone(),
             timeout_s: req.timeout_s,

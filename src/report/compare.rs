@@ -262,6 +262,8 @@ fn verdict_word(r: &Ratio) -> String {
         Verdict::NoVerdict => "no CI".into(),
         Verdict::NoiseUnknown => crate::compare::NOISE_UNKNOWN.into(),
         Verdict::Disturbed => crate::compare::DISTURBED.into(),
+        Verdict::Unlike => crate::compare::UNLIKE.into(),
+        Verdict::SittingsUnknown => crate::compare::SITTINGS_UNKNOWN.into(),
     };
     format!("{word}{}", significance_note(r))
 }
@@ -799,6 +801,8 @@ fn md_verdict(r: &Ratio) -> String {
         Verdict::NoVerdict => "no CI".into(),
         Verdict::NoiseUnknown => md(crate::compare::NOISE_UNKNOWN),
         Verdict::Disturbed => md(crate::compare::DISTURBED),
+        Verdict::Unlike => md(crate::compare::UNLIKE),
+        Verdict::SittingsUnknown => md(crate::compare::SITTINGS_UNKNOWN),
     };
     format!("{word}{}", md(&significance_note(r)))
 }
@@ -1124,6 +1128,8 @@ fn verdict_code(v: Verdict) -> &'static str {
         Verdict::NoVerdict => "no_verdict",
         Verdict::NoiseUnknown => "noise_unknown",
         Verdict::Disturbed => "disturbed",
+        Verdict::Unlike => "unlike_options",
+        Verdict::SittingsUnknown => "sittings_unknown",
     }
 }
 
@@ -1131,7 +1137,8 @@ fn verdict_code(v: Verdict) -> &'static str {
 /// order, runs in column order). `verdict` is `faster`, `slower`, `no_change`, `inconclusive`,
 /// `published` (published against published), `too_few_trials` (a side has fewer than 3),
 /// `no_verdict` (no finite interval), `noise_unknown` (single runs, no run-to-run variance
-/// known), `baseline`, `missing`, `failed`, or `no_baseline` (the baseline lacks the test). Derived figures and the suites' series are not included (see
+/// known), `disturbed` (other work beside the test), `unlike_options` (measured with other
+/// options), `sittings_unknown` (runs of different sittings, too few sittings stored), `baseline`, `missing`, `failed`, or `no_baseline` (the baseline lacks the test). Derived figures and the suites' series are not included (see
 /// the JSON, text or Markdown).
 pub fn csv(c: &Comparison) -> String {
     let mut s = CSV_COLUMNS.join(",") + "\n";
@@ -1448,7 +1455,7 @@ mod tests {
         assert_eq!(verdict(syscall[1]), "slower", "{}", syscall[1]);
         assert_eq!(verdict(syscall[2]), "slower", "{}", syscall[2]);
         assert!(
-            syscall[1].ends_with(",trials+runs,slower"),
+            syscall[1].ends_with(",trials+sittings,slower"),
             "{}",
             syscall[1]
         );

@@ -95,7 +95,9 @@ fn verdict_badge(v: Verdict) -> String {
         | Verdict::TooFewTrials
         | Verdict::NoVerdict
         | Verdict::NoiseUnknown
-        | Verdict::Disturbed => ("none", ""),
+        | Verdict::Disturbed
+        | Verdict::Unlike
+        | Verdict::SittingsUnknown => ("none", ""),
     };
     format!(
         "<span class=\"verdict {class}\">{mark}{}</span>",
@@ -286,7 +288,8 @@ fn summary(s: &mut String, runs: &[Run], cmp: &Comparison) {
             + count(Verdict::NoVerdict)
             + count(Verdict::NoiseUnknown)
             + count(Verdict::Disturbed)
-            + count(Verdict::Disturbed),
+            + count(Verdict::Unlike)
+            + count(Verdict::SittingsUnknown),
         failed,
         missing
     );

@@ -149,22 +149,38 @@ pub(crate) fn fixture_compare(
 ) -> crate::compare::Comparison {
     let var = crate::variance::RunVar {
         var: 0.003f64.powi(2),
-        median_var: 0.0,
+        // The medians vary by what the component says (a fixture of 0 here would let the
+        // interval's floor, the medians' own spread, never act).
+        median_var: 0.003f64.powi(2),
         runs: 10,
     };
-    let between_var = runs
+    let by_sitting: std::collections::BTreeMap<String, crate::variance::SittingVar> = runs
         .iter()
         .flat_map(|r| {
             let points = r
                 .series
                 .iter()
                 .flat_map(|s| s.points.iter().map(|p| &p.result));
-            r.results.iter().chain(points).map(|x| (x.id.clone(), var))
+            r.results.iter().chain(points).map(|x| {
+                let v = crate::variance::SittingVar {
+                    across: Some(var),
+                    within: Some(var),
+                    sitting_var: var.median_var,
+                    sittings: 10,
+                    runs: 10,
+                };
+                (x.id.clone(), v)
+            })
         })
         .collect();
     let known = crate::compare::Known {
-        between_var,
+        between_var: by_sitting
+            .iter()
+            .filter_map(|(t, v)| Some((t.clone(), v.across?)))
+            .collect(),
+        by_sitting,
         runs: 10,
+        sittings: 10,
     };
     let columns: Vec<Vec<&crate::model::Run>> = runs.iter().map(|r| vec![r]).collect();
     crate::compare::build_grouped(&columns, baseline, noise_pct, &known)

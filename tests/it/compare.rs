@@ -957,3 +957,61 @@ fn fork_and_exec_tests_are_charged_their_waited_for_children_as_the_paper_was() 
     let today = cells[1]["sys_s"].as_f64().unwrap();
     assert_eq!(today, f(&result("execs0null"), "whole_sys_s"), "{row}");
 }
+
+/// #42 item 3: runs measured with options that change a test's level get no verdict against
+/// each other, whatever the stored history says, and the differing option is listed first
+/// among the differences. Copies of one run, so that only the options differ: the history's
+/// three runs give a run-to-run variance, under which identical medians would be "no change".
+#[test]
+fn runs_measured_with_other_options_get_no_verdict() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("s.db");
+    ok(
+        &db,
+        &["run", "syscall", "--trials", "5", "--label", "h0"],
+        0,
+    );
+    let doc: Value = serde_json::from_str(&ok(&db, &["export", "h0"], 0)).unwrap();
+    for (i, label) in ["h1", "h2", "h3", "base", "other"].iter().enumerate() {
+        let mut doc = doc.clone();
+        let run = &mut doc["runs"][0];
+        run["id"] = format!("c{i}0000000042").into();
+        run["label"] = (*label).into();
+        // Quiet copies: a busy machine's warnings would make every pair "disturbed".
+        run["warnings"] = serde_json::json!([]);
+        if *label == "other" {
+            run["params"]["min_time_s"] = 0.005.into();
+            run["params"]["order"] = "sequential".into();
+        }
+        let file = tmp.path().join(format!("{label}.json"));
+        std::fs::write(&file, serde_json::to_vec(&doc).unwrap()).unwrap();
+        ok(&db, &["import", file.to_str().unwrap()], 0);
+    }
+    let v: Value =
+        serde_json::from_str(&ok(&db, &["compare", "base", "other", "--json"], 0)).unwrap();
+    let r = &v["rows"][0]["ratios"][1];
+    assert_eq!(r["verdict"], "unlike_options", "{r}");
+    let first = &v["fingerprint_diffs"][0];
+    assert!(
+        first["field"].as_str().unwrap().starts_with("option "),
+        "{}",
+        v["fingerprint_diffs"]
+    );
+    // Alike runs still get theirs.
+    let v: Value = serde_json::from_str(&ok(&db, &["compare", "base", "h1", "--json"], 0)).unwrap();
+    let r = &v["rows"][0]["ratios"][1];
+    assert!(
+        ["no_change", "inconclusive"].contains(&r["verdict"].as_str().unwrap())
+            && r["significant"] == "no",
+        "{r}"
+    );
+    let gate = sysperf(&db)
+        .args(["compare", "base", "other", "--fail-on-regression", "5"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        gate.status.code(),
+        Some(4),
+        "a gate cannot judge unlike runs"
+    );
+}
