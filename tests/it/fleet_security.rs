@@ -527,6 +527,13 @@ fn a_self_signed_certificate_given_as_its_own_sslrootcert_passes_verify_full() {
         let out = sysperf(cwd.path(), &[], &["runs", "--db", &url]);
         assert_eq!(out.status.success(), works, "{url}: {}", text(&out));
     }
+    // doctor has nothing to say of the store's TLS at verify-full.
+    let url = format!(
+        "postgres://tlsonly@localhost:{port}/pinned?sslmode=verify-full&sslrootcert={pinned}"
+    );
+    let out = sysperf(cwd.path(), &[], &["doctor", "--json", "--db", &url]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(!text(&out).contains("store_tls"), "{}", text(&out));
 }
 
 /// #41 item 6: pinning is byte for byte: another self-signed certificate of the same name
@@ -548,4 +555,54 @@ fn another_self_signed_certificate_as_sslrootcert_fails_closed() {
         assert_eq!(out.status.code(), Some(1), "{url}: {}", text(&out));
         assert!(text(&out).contains("certificate"), "{url}: {}", text(&out));
     }
+}
+
+/// #41 item 6: `sysperf doctor` on a PostgreSQL store reached over TCP below verify-full
+/// warns, saying what to set; a unix socket (never TLS) is not such a store.
+#[test]
+fn doctor_warns_of_a_tcp_store_below_verify_full() {
+    let Some(url) = pg::fresh_db("doctor_tls") else {
+        return;
+    };
+    let cwd = tempfile::tempdir().unwrap();
+    for (url, mode) in [
+        (url.clone(), "prefer"),
+        (format!("{url}?sslmode=disable"), "disable"),
+    ] {
+        let out = sysperf(cwd.path(), &[], &["doctor", "--json", "--db", &url]);
+        assert!(out.status.success(), "{url}: {}", text(&out));
+        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let finding = doc["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|x| x["id"] == "store_tls")
+            .unwrap_or_else(|| panic!("{url}: no store_tls finding: {}", text(&out)));
+        assert_eq!(finding["severity"], "warn", "{finding}");
+        let title = finding["title"].as_str().unwrap();
+        assert!(title.contains(&format!("sslmode={mode}")), "{finding}");
+        assert!(
+            finding["fix"]
+                .as_str()
+                .unwrap()
+                .contains("sslmode=verify-full&sslrootcert=FILE"),
+            "{finding}"
+        );
+        assert_eq!(doc["facts"]["store_sslmode"], mode, "{doc}");
+    }
+    // Over the cluster's unix socket: no TLS to check.
+    let cluster = pg::shared().unwrap();
+    let db = url.rsplit('/').next().unwrap();
+    let socket = format!(
+        "postgres://sysperf@{}:{}/{db}",
+        cluster
+            .socket_dir()
+            .display()
+            .to_string()
+            .replace('/', "%2F"),
+        cluster.port
+    );
+    let out = sysperf(cwd.path(), &[], &["doctor", "--json", "--db", &socket]);
+    assert!(out.status.success(), "{socket}: {}", text(&out));
+    assert!(!text(&out).contains("store_tls"), "{}", text(&out));
 }
