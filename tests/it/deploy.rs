@@ -11,7 +11,7 @@
 //!
 //! #41: the package is installed from a directory only root may use, not from a file another
 //! user planted in a host's /tmp (a host with a /tmp of its own, a package made here, removed
-//! after).
+//! after); and the play refuses a store's URL below sslmode=verify-full unless told.
 
 use crate::support as common;
 
@@ -752,4 +752,77 @@ fn the_package_is_installed_from_a_directory_only_root_may_use_not_a_file_plante
         "{log}"
     );
     drop(host);
+}
+
+/// #41 item 6: the play refuses a store's URL below sslmode=verify-full (the hosts would take
+/// another server for the store's) before it touches a host, saying what to give, and never
+/// the URL's password; verify-full, sslrootcert=system and sysperf_allow_insecure_tls=true go
+/// on. The play runs on this machine (a local connection) and stops at its next task, whose
+/// binary does not exist.
+#[test]
+fn the_play_refuses_a_store_url_below_verify_full_unless_told() {
+    if !ready(&["ansible-playbook"], false) {
+        return;
+    }
+    let work = tempfile::Builder::new()
+        .prefix("sysperf-deploy-tls-")
+        .tempdir()
+        .unwrap();
+    let w = work.path();
+    let inventory = w.join("inventory.ini");
+    std::fs::write(
+        &inventory,
+        "here ansible_connection=local ansible_python_interpreter=/usr/bin/python3\n",
+    )
+    .unwrap();
+    let base = "postgres://bench:pl4y-s3cret@db.invalid:5432/fleet";
+    let missing = w.join("no-such-sysperf");
+    let play = |url: String, extra: &[&str]| {
+        let mut args = vec![
+            "-e".to_string(),
+            "label=tls".into(),
+            "-e".into(),
+            format!("sysperf_db={url}"),
+            "-e".into(),
+            format!("sysperf_binary={}", missing.display()),
+        ];
+        args.extend(extra.iter().map(|s| s.to_string()));
+        let (out, log) = ansible_playbook(w, &inventory, &args);
+        assert!(!out.status.success(), "{url}: {log}");
+        assert!(
+            !log.contains("pl4y-s3cret"),
+            "{url}: the password was shown:\n{log}"
+        );
+        log
+    };
+    for (query, mode) in [
+        ("", "prefer (the default)"),
+        ("?sslmode=require", "require"),
+        ("?sslmode=verify-ca&sslrootcert=/etc/ca.pem", "verify-ca"),
+        // The last sslmode is the one sysperf uses.
+        (
+            "?sslmode=verify-full&sslrootcert=/etc/ca.pem&sslmode=disable",
+            "disable",
+        ),
+    ] {
+        let log = play(format!("{base}{query}"), &[]);
+        assert!(
+            log.contains(&format!("sysperf_db has sslmode={mode}:"))
+                && log.contains("Add ?sslmode=verify-full&sslrootcert=FILE"),
+            "the play went on with {query:?}:\n{log}"
+        );
+        assert!(!log.contains("TASK [Copy the sysperf binary]"), "{log}");
+    }
+    for (query, extra) in [
+        ("?sslmode=verify-full&sslrootcert=/etc/ca.pem", &[][..]),
+        ("?sslrootcert=system", &[]),
+        ("", &["-e", "sysperf_allow_insecure_tls=true"]),
+    ] {
+        let log = play(format!("{base}{query}"), extra);
+        assert!(
+            !log.contains("sysperf_db has sslmode")
+                && log.contains("TASK [Copy the sysperf binary]"),
+            "{query:?} {extra:?} was refused:\n{log}"
+        );
+    }
 }
