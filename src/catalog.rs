@@ -165,6 +165,12 @@ fn check_named(path: &Path, named: bool) -> Result<(), CatalogError> {
     Ok(())
 }
 
+/// The sslmode of the store `--db`, `$SYSPERF_DB` or the default path names, when it is a
+/// PostgreSQL store reached over TCP ([`Location::tcp_sslmode`]), for `doctor`.
+pub fn store_sslmode_over_tcp(db: Option<&PathBuf>) -> Option<&'static str> {
+    store_location(db).ok()?.0.tcp_sslmode()
+}
+
 /// The store `--db`, `$SYSPERF_DB` or the default path names when it is a shared PostgreSQL
 /// store (connected, for `doctor` to upload the spool files waiting for it), else None.
 pub fn shared_store(db: Option<&PathBuf>) -> Result<Option<Box<dyn Backend>>, CatalogError> {

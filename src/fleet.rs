@@ -7,7 +7,7 @@
 //! `compare` builds the grouped comparison from the groups made here.
 
 use crate::error::InputError;
-use crate::model::Run;
+use crate::model::{days_from_civil, Run};
 use crate::store::{Cond, RunInfo, RunQuery};
 use std::cmp::Ordering;
 
@@ -237,17 +237,6 @@ pub fn query(wheres: &[String]) -> Result<RunQuery, InputError> {
 }
 
 const DAY_NS: i64 = 86_400 * 1_000_000_000;
-
-/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's days_from_civil).
-fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
-}
 
 fn days_in_month(y: i64, m: i64) -> i64 {
     days_from_civil(

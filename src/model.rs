@@ -949,6 +949,18 @@ pub struct SeriesPoint {
     pub result: BenchResult,
 }
 
+/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's days_from_civil),
+/// for the dates `fleet` selects by and the validity of a pinned TLS certificate.
+pub fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
 /// The proleptic Gregorian (year, month, day) of a count of days since 1970-01-01 (Howard
 /// Hinnant's civil_from_days), for the dates `report` prints and `fleet` groups by.
 pub fn civil_from_days(days: i64) -> (i64, i64, i64) {

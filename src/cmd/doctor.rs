@@ -25,6 +25,7 @@ pub(crate) fn exec(a: Args) -> Result<i32> {
         Err(_) => sysperf::sync::upload_waiting(None),
     };
     let (mut facts, _) = doctor::examine();
+    facts.store_sslmode = catalog::store_sslmode_over_tcp(a.db.db.as_ref()).map(String::from);
     facts.variance = catalog::stored_variance(a.db.db.as_ref(), &facts.fingerprint)?;
     let findings = doctor::diagnose(&facts);
     if a.json {

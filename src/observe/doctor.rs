@@ -96,6 +96,11 @@ pub struct Facts {
     /// kdamond scheme that does (`kdamond 0: pageout (paddr)`) and per reclaim module on.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub proactive_reclaim: Vec<String>,
+    /// The sslmode of the store `sysperf doctor` was given, when it is PostgreSQL reached over
+    /// TCP (the doctor at the start of a run does not look): None when not looked up or when
+    /// there is no such store.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub store_sslmode: Option<String>,
     /// This machine's variance estimates from the store (`sysperf doctor` looks them up; the
     /// doctor at the start of a run does not): None when not looked up or there is no store.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -353,6 +358,7 @@ pub fn gather(fingerprint: Fingerprint, sample: Duration) -> Facts {
             .iter()
             .map(|t| crate::term::line(t).into_owned())
             .collect(),
+        store_sslmode: None,
         variance: None,
         fingerprint,
     }
@@ -868,6 +874,7 @@ pub fn diagnose(f: &Facts) -> Vec<Finding> {
     check_tracefs(f, &mut out);
     check_kallsyms(f, &mut out);
     check_variance(f, &mut out);
+    check_store_tls(f, &mut out);
     // Stable: the check order is kept within each severity.
     out.sort_by_key(|x| x.severity == Severity::Info);
     out
@@ -916,6 +923,25 @@ fn check_variance(f: &Facts, out: &mut Vec<Finding>) {
         ),
         "two runs of this unchanged machine differ by this much, so a comparison of one run a side cannot call a change smaller than about three times it; compare allows for it, and says inconclusive where it must",
         "compare groups of runs (sysperf run --repeat 5 --label NAME on each side), and look for the cause: sysperf doctor's other findings (governor, steal, busy processes)".into(),
+    ));
+}
+
+/// A PostgreSQL store over TCP whose server's certificate is not checked to name its host
+/// (#41): the fleet's runs cross a network, and below verify-full a machine in the middle can
+/// stand in for the server.
+fn check_store_tls(f: &Facts, out: &mut Vec<Finding>) {
+    let Some(mode) = f.store_sslmode.as_deref() else {
+        return;
+    };
+    if mode == "verify-full" {
+        return;
+    }
+    out.push(finding(
+        "store_tls",
+        Severity::Warn,
+        format!("the PostgreSQL store is reached over TCP with sslmode={mode}: its server's certificate is not checked to name its host"),
+        "prefer and require take any certificate (require checks the chain only when root certificates are given), prefer goes without TLS when the server offers none, and verify-ca takes a certificate the roots signed for any host: a machine in the middle can then read and change the runs stored and fetched, and learn a salted proof of the password",
+        "add sslmode=verify-full&sslrootcert=FILE to the store's URL (FILE: the server's CA certificate, or the server's own self-signed certificate), or set PGSSLMODE=verify-full and PGSSLROOTCERT=FILE".into(),
     ));
 }
 
@@ -1009,6 +1035,7 @@ mod tests {
             proactive_reclaim: vec![],
             other_sysperfs: vec![],
             foreign_tracing: vec![],
+            store_sslmode: None,
             variance: None,
         }
     }
@@ -1481,5 +1508,20 @@ mod tests {
             "{d:?}"
         );
         assert!(diagnose(&quiet()).iter().all(|x| x.id != "reclaim"));
+    }
+
+    #[test]
+    fn a_tcp_store_below_verify_full_is_a_warning_saying_what_to_set() {
+        let mut f = quiet();
+        f.store_sslmode = Some("verify-full".into());
+        assert!(diagnose(&f).iter().all(|x| x.id != "store_tls"));
+        for mode in ["disable", "prefer", "require", "verify-ca"] {
+            f.store_sslmode = Some(mode.into());
+            let d = diagnose(&f);
+            let x = d.iter().find(|x| x.id == "store_tls").unwrap();
+            assert_eq!(x.severity, Severity::Warn);
+            assert!(x.title.contains(&format!("sslmode={mode}")), "{x:?}");
+            assert!(x.fix.contains("sslmode=verify-full"), "{x:?}");
+        }
     }
 }

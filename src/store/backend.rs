@@ -439,6 +439,24 @@ impl Location {
         Ok(Location::Sqlite(text.to_path_buf()))
     }
 
+    /// The sslmode of a PostgreSQL store reached over TCP (the URL's, else `PGSSLMODE`'s,
+    /// else `prefer`), for `doctor` to say when the server's certificate is not checked to
+    /// name its host; None for an SQLite file, or a store reached by a unix socket only (which
+    /// never uses TLS), or a URL sysperf cannot read.
+    pub fn tcp_sslmode(&self) -> Option<&'static str> {
+        let Location::Postgres(url) = self else {
+            return None;
+        };
+        let url = super::pgurl::PgUrl::parse(url).ok()?;
+        let tcp = !url.config.get_hostaddrs().is_empty()
+            || url
+                .config
+                .get_hosts()
+                .iter()
+                .any(|h| matches!(h, tokio_postgres::config::Host::Tcp(_)));
+        tcp.then(|| url.sslmode.name())
+    }
+
     /// The SQLite file, if this is one.
     pub fn path(&self) -> Option<&Path> {
         match self {

@@ -8,15 +8,20 @@
 //! for its address, checked with sslmode=verify-full) as a user with a SCRAM password kept in
 //! an Ansible Vault file. Needs root, `ip`, `unshare`, sshd, ssh-keygen, openssl and
 //! ansible-playbook: skipped without, except under CI (`CI=true`), where a missing tool fails.
+//!
+//! #41: the package is installed from a directory only root may use, not from a file another
+//! user planted in a host's /tmp (a host with a /tmp of its own, a package made here, removed
+//! after); and the play refuses a store's URL below sslmode=verify-full unless told.
 
 use crate::support as common;
 
 use common::json_of;
 use common::pg::{self, under_ci};
+use std::ffi::OsStr;
 use std::net::Ipv4Addr;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 fn have(program: &str) -> bool {
@@ -89,8 +94,8 @@ impl Drop for Host {
 impl Host {
     /// Host `n` named `name`: the namespace, its link (and, on host 0's link, the database's
     /// address), and an sshd on the host's address that lets in the key `key` as root, with
-    /// `env` set in every session.
-    fn start(n: u32, name: &str, w: &Path, key: &Path, env: &str) -> Host {
+    /// `env` set in every session; with a /tmp of its own (an empty tmpfs) when `own_tmp`.
+    fn start(n: u32, name: &str, w: &Path, key: &Path, env: &str, own_tmp: bool) -> Host {
         let pid = std::process::id();
         let ns = Netns::new(format!("sysperf-{pid}-{n}"));
         let (here, there) = link(n);
@@ -153,18 +158,21 @@ impl Host {
         )
         .unwrap();
         // In the namespace: a hostname and a /run of its own (sshd wants /run/sshd, which a
-        // machine without the ssh service lacks; the machine's /run is left alone).
+        // machine without the ssh service lacks; the machine's /run is left alone). `ip netns
+        // exec` and `unshare` exec what they run: the child is sshd (Host::pid).
         let mut cmd = Command::new("ip");
         cmd.args([
             "netns", "exec", &ns.0, "unshare", "--uts", "--mount", "sh", "-c",
         ])
         .arg(
             "mount -t tmpfs -o mode=0755 sysperf-run /run && mkdir -m 0755 /run/sshd \
+                 && { [ \"$4\" = no ] || mount -t tmpfs -o mode=1777 sysperf-tmp /tmp; } \
                  && hostname \"$1\" && exec \"$2\" -D -e -f \"$3\"",
         )
         .args(["sh", &format!("{name}-{pid}")])
         .arg(sshd_path())
         .arg(&conf)
+        .arg(if own_tmp { "own-tmp" } else { "no" })
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(std::fs::File::create(dir.join("sshd.log")).unwrap());
@@ -186,6 +194,11 @@ impl Host {
         }
         Host { sshd, _ns: ns }
     }
+
+    /// The process id of the host's sshd, whose mount namespace (its /tmp) is the host's.
+    fn pid(&self) -> u32 {
+        self.sshd.id()
+    }
 }
 
 fn sshd_path() -> PathBuf {
@@ -194,6 +207,46 @@ fn sshd_path() -> PathBuf {
         .map(PathBuf::from)
         .find(|p| p.exists())
         .unwrap_or_else(|| PathBuf::from("sshd"))
+}
+
+/// A new ssh key of the controller in `w` (no passphrase): its private key's path.
+fn controller_key(w: &Path) -> PathBuf {
+    let key = w.join("id_ed25519");
+    must(
+        "ssh-keygen",
+        &["-q", "-t", "ed25519", "-N", "", "-f", key.to_str().unwrap()],
+    );
+    key
+}
+
+/// `ansible-playbook -i INVENTORY deploy/sysperf.yml ARGS` as the tests run it, from `w`: no
+/// colour, Ansible's temporary files in `w`, no connection outliving the play (a persistent
+/// master would, for a minute) and no host key kept in the machine's known_hosts. Its output,
+/// and its stdout and stderr as one text.
+fn ansible_playbook<S: AsRef<OsStr>>(w: &Path, inventory: &Path, args: &[S]) -> (Output, String) {
+    let out = Command::new("ansible-playbook")
+        .current_dir(w)
+        .env("ANSIBLE_NOCOLOR", "1")
+        .env("ANSIBLE_LOCAL_TEMP", w.join("ansible-local"))
+        .env("ANSIBLE_REMOTE_TEMP", w.join("ansible-remote"))
+        .env("ANSIBLE_RETRY_FILES_ENABLED", "0")
+        .env("ANSIBLE_HOST_KEY_CHECKING", "False")
+        .env(
+            "ANSIBLE_SSH_ARGS",
+            "-o ControlMaster=no -o UserKnownHostsFile=/dev/null -o StrictHostKeyChecking=no -o IdentitiesOnly=yes",
+        )
+        .arg("-i")
+        .arg(inventory)
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("deploy/sysperf.yml"))
+        .args(args)
+        .output()
+        .unwrap();
+    let log = format!(
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out, log)
 }
 
 /// `sysperf ARGS` on the store `db`, which must succeed: its stdout.
@@ -208,6 +261,34 @@ fn sysperf(db: &str, args: &[&str]) -> String {
     String::from_utf8(out.get_output().stdout.clone()).unwrap()
 }
 
+/// Whether the `tools` are installed, and, with `hosts`, sshd and what namespace hosts need
+/// (root, ip, unshare); else says what is missing (false), or fails under CI.
+fn ready(tools: &[&str], hosts: bool) -> bool {
+    if let Some(missing) = tools.iter().find(|t| !have(t)) {
+        assert!(
+            !under_ci(),
+            "{missing} is not installed: under CI the deployment tests must run; install ansible-core, openssh-client, openssh-server and openssl"
+        );
+        eprintln!("skipped: {missing} is not installed");
+        return false;
+    }
+    if !hosts {
+        return true;
+    }
+    if !sshd_path().exists() {
+        assert!(!under_ci(), "sshd is not installed: install openssh-server");
+        eprintln!("skipped: sshd is not installed (apt-get install openssh-server)");
+        return false;
+    }
+    if pg::unsafe_free_euid() != 0 || !have("ip") || !have("unshare") {
+        eprintln!(
+            "skipped: the deployment test makes network namespaces: it needs root, ip and unshare"
+        );
+        return false;
+    }
+    true
+}
+
 #[test]
 fn the_playbook_deploys_over_ssh_to_3_namespace_hosts_and_their_runs_compare() {
     let tools = [
@@ -217,26 +298,9 @@ fn the_playbook_deploys_over_ssh_to_3_namespace_hosts_and_their_runs_compare() {
         "ssh-keygen",
         "openssl",
     ];
-    if let Some(missing) = tools.iter().find(|t| !have(t)) {
-        assert!(
-            !under_ci(),
-            "{missing} is not installed: under CI the deployment test must run; install ansible-core, openssh-client, openssh-server and openssl"
-        );
-        eprintln!("skipped: {missing} is not installed");
+    if !ready(&tools, true) {
         return;
     }
-    if !sshd_path().exists() {
-        assert!(!under_ci(), "sshd is not installed: install openssh-server");
-        eprintln!("skipped: sshd is not installed (apt-get install openssh-server)");
-        return;
-    }
-    if pg::unsafe_free_euid() != 0 || !have("ip") || !have("unshare") {
-        eprintln!(
-            "skipped: the deployment test makes network namespaces: it needs root, ip and unshare"
-        );
-        return;
-    }
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let work = tempfile::Builder::new()
         .prefix("sysperf-deploy-")
         .tempdir()
@@ -245,11 +309,7 @@ fn the_playbook_deploys_over_ssh_to_3_namespace_hosts_and_their_runs_compare() {
     let pid = std::process::id();
     let state = w.join("state");
     // Controller's key, let in as root by every host's sshd.
-    let key = w.join("id_ed25519");
-    must(
-        "ssh-keygen",
-        &["-q", "-t", "ed25519", "-N", "", "-f", key.to_str().unwrap()],
-    );
+    let key = controller_key(w);
     // The hosts, before the server: it listens on host 0's link.
     let hosts = ["host1", "host2", "host3"];
     // What every session on a host has: its spool files in a directory of the test (the
@@ -258,7 +318,7 @@ fn the_playbook_deploys_over_ssh_to_3_namespace_hosts_and_their_runs_compare() {
     let fleet: Vec<Host> = hosts
         .iter()
         .enumerate()
-        .map(|(n, h)| Host::start(n as u32, h, w, &key, &env))
+        .map(|(n, h)| Host::start(n as u32, h, w, &key, &env, false))
         .collect();
 
     // The shared store: TLS with a certificate for its address, and the hosts' user `bench`
@@ -331,44 +391,25 @@ fn the_playbook_deploys_over_ssh_to_3_namespace_hosts_and_their_runs_compare() {
 
     let label = format!("deploy{pid}");
     let play = |extra: &[&str]| {
-        let out = Command::new("ansible-playbook")
-            .current_dir(w)
-            .env("ANSIBLE_NOCOLOR", "1")
-            .env("ANSIBLE_LOCAL_TEMP", w.join("ansible-local"))
-            .env("ANSIBLE_REMOTE_TEMP", w.join("ansible-remote"))
-            .env("ANSIBLE_RETRY_FILES_ENABLED", "0")
-            .env("ANSIBLE_HOST_KEY_CHECKING", "False")
-            // No connection outlives the play (a persistent master would, for a minute), and
-            // no host key is kept in the machine's known_hosts.
-            .env(
-                "ANSIBLE_SSH_ARGS",
-                "-o ControlMaster=no -o UserKnownHostsFile=/dev/null -o StrictHostKeyChecking=no -o IdentitiesOnly=yes",
-            )
-            .arg("-i")
-            .arg(&inventory_path)
-            .arg(root.join("deploy/sysperf.yml"))
-            .args(["-e", &format!("label={label}")])
-            .args(["-e", &format!("sysperf_db={db_url}")])
-            .arg("-e")
-            .arg(format!("@{}", vault.display()))
-            .arg("--vault-password-file")
-            .arg(&vault_pass)
-            .args([
-                "-e",
-                &format!(
-                    "sysperf_binary={}",
-                    assert_cmd::cargo::cargo_bin("sysperf").display()
-                ),
-            ])
-            .args(["-e", "sysperf_selection='syscall --quick'"])
-            .args(extra)
-            .output()
-            .unwrap();
-        let log = format!(
-            "{}\n{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
+        let mut args = vec![
+            "-e".to_string(),
+            format!("label={label}"),
+            "-e".into(),
+            format!("sysperf_db={db_url}"),
+            "-e".into(),
+            format!("@{}", vault.display()),
+            "--vault-password-file".into(),
+            vault_pass.display().to_string(),
+            "-e".into(),
+            format!(
+                "sysperf_binary={}",
+                assert_cmd::cargo::cargo_bin("sysperf").display()
+            ),
+            "-e".into(),
+            "sysperf_selection='syscall --quick'".into(),
+        ];
+        args.extend(extra.iter().map(|s| s.to_string()));
+        let (out, log) = ansible_playbook(w, &inventory_path, &args);
         // The password is in no output of the play.
         assert!(!log.contains(&password), "the password was shown:\n{log}");
         (out, log)
@@ -543,4 +584,245 @@ fn the_playbook_deploys_over_ssh_to_3_namespace_hosts_and_their_runs_compare() {
         "{labels:?}"
     );
     drop(fleet);
+}
+
+/// A Debian package `name` made in `dir` (as SAID.deb) of nothing but a postinst that writes
+/// `said` into `mark`: maintainer scripts run as root, and what `mark` holds after an install
+/// says which package was installed.
+fn probe_deb(dir: &Path, name: &str, said: &str, mark: &Path) -> PathBuf {
+    let tree = dir.join(said);
+    std::fs::create_dir_all(tree.join("DEBIAN")).unwrap();
+    std::fs::write(
+        tree.join("DEBIAN/control"),
+        format!(
+            "Package: {name}\nVersion: 1.0\nArchitecture: all\n\
+             Maintainer: sysperf tests <tests@sysperf.invalid>\n\
+             Description: a package of sysperf's deployment test, removed after it\n"
+        ),
+    )
+    .unwrap();
+    let postinst = tree.join("DEBIAN/postinst");
+    std::fs::write(
+        &postinst,
+        format!("#!/bin/sh\necho {said} > '{}'\n", mark.display()),
+    )
+    .unwrap();
+    std::fs::set_permissions(&postinst, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let deb = dir.join(format!("{said}.deb"));
+    must(
+        "dpkg-deb",
+        &[
+            "--root-owner-group",
+            "--build",
+            tree.to_str().unwrap(),
+            deb.to_str().unwrap(),
+        ],
+    );
+    deb
+}
+
+/// A package the test may have installed on this machine, purged when dropped (also when the
+/// test panics): the namespace hosts share its file system and its dpkg database.
+struct Purged(String);
+
+impl Drop for Purged {
+    fn drop(&mut self) {
+        let _ = Command::new("dpkg").args(["--purge", &self.0]).output();
+    }
+}
+
+/// A process the test started, killed when dropped (also when the test panics).
+struct Killed(Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// What another user (nobody) on a host does to the package's old path: puts a file at
+/// /tmp/sysperf.deb before the play, and whenever it holds anything else but stays theirs,
+/// writes their own package into it.
+const SWAP_PACKAGE: &str = "cd /tmp || exit 1
+while :; do
+  if ! cmp -s sysperf.deb .as-planted && ! cmp -s sysperf.deb .their.deb; then
+    cat .their.deb > sysperf.deb 2>/dev/null && echo swapped >> .swapped
+  fi
+  sleep 0.01
+done";
+
+/// #41 item 2: the package is copied into a directory made afresh that only root may use and
+/// installed from there, not from /tmp/sysperf.deb, where a file planted by another user kept
+/// its owner through the copy, who swapped in their own package before the install (its
+/// maintainer scripts then ran as root). The host has a /tmp of its own, holding such a file
+/// and that user swapping it.
+#[test]
+fn the_package_is_installed_from_a_directory_only_root_may_use_not_a_file_planted_in_tmp() {
+    let tools = [
+        "ansible-playbook",
+        "ssh",
+        "ssh-keygen",
+        "dpkg-deb",
+        "nsenter",
+        "setpriv",
+    ];
+    if !ready(&tools, true) {
+        return;
+    }
+    // Not in /tmp: the host's /tmp is its own, and the host reaches Ansible's files and the
+    // mark here.
+    let work = tempfile::Builder::new()
+        .prefix("sysperf-deploy-deb-")
+        .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
+        .unwrap();
+    let w = work.path();
+    let pid = std::process::id();
+    let key = controller_key(w);
+    // Host 4: the other test of this process uses hosts 0 to 2 and the database's address.
+    let env = format!("XDG_STATE_HOME={}", w.join("state").display());
+    let host = Host::start(4, "debhost", w, &key, &env, true);
+    let name = format!("sysperf-probe-{pid}");
+    let mark = w.join("installed");
+    let genuine = probe_deb(w, &name, "genuine", &mark);
+    let theirs = probe_deb(w, &name, "theirs", &mark);
+    let _purged = Purged(name.clone());
+
+    // nobody's files in the host's /tmp (reached through its sshd's root).
+    let tmp = PathBuf::from(format!("/proc/{}/root/tmp", host.pid()));
+    let planted = b"nobody's file, planted before the play\n";
+    for (file, content) in [
+        ("sysperf.deb", planted.to_vec()),
+        (".as-planted", planted.to_vec()),
+        (".their.deb", std::fs::read(&theirs).unwrap()),
+    ] {
+        std::fs::write(tmp.join(file), content).unwrap();
+        std::os::unix::fs::chown(tmp.join(file), Some(65534), Some(65534)).unwrap();
+    }
+    let mut swapper = Command::new("nsenter");
+    swapper
+        .args(["-t", &host.pid().to_string(), "-m", "setpriv"])
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .args(["sh", "-c", SWAP_PACKAGE])
+        .stdin(Stdio::null());
+    sysperf::clib::dies_with_parent(&mut swapper);
+    let _swapper = Killed(swapper.spawn().unwrap());
+
+    let inventory = w.join("inventory.ini");
+    std::fs::write(
+        &inventory,
+        format!(
+            "debhost ansible_host={} ansible_user=root ansible_ssh_private_key_file={} ansible_python_interpreter=/usr/bin/python3\n",
+            link(4).1,
+            key.display()
+        ),
+    )
+    .unwrap();
+    // The package is the test's; the play's sysperf commands are /bin/true (extra variables
+    // win over the play's): this test is about the package's path, not the store.
+    let (out, log) = ansible_playbook(
+        w,
+        &inventory,
+        &[
+            "-e".to_string(),
+            format!("label=deb{pid}"),
+            "-e".into(),
+            "sysperf_db=postgres://bench@192.0.2.1:5432/none?sslmode=verify-full&sslrootcert=/none"
+                .into(),
+            "-e".into(),
+            format!("sysperf_deb={}", genuine.display()),
+            "-e".into(),
+            "sysperf=/bin/true".into(),
+            "-e".into(),
+            "sysperf_rerun=true".into(),
+        ],
+    );
+    assert!(out.status.success(), "ansible-playbook failed:\n{log}");
+    let installed = std::fs::read_to_string(&mark).unwrap_or_default();
+    assert_eq!(
+        installed.trim(),
+        "genuine",
+        "the package installed is not the one the play copied (nobody's, swapped into /tmp/sysperf.deb)"
+    );
+    // nobody's file is left as it was, and was never theirs to swap.
+    assert_eq!(std::fs::read(tmp.join("sysperf.deb")).unwrap(), planted);
+    assert!(!tmp.join(".swapped").exists());
+    assert!(
+        log.contains("TASK [Remove the package's directory]"),
+        "{log}"
+    );
+    drop(host);
+}
+
+/// #41 item 6: the play refuses a store's URL below sslmode=verify-full (the hosts would take
+/// another server for the store's) before it touches a host, saying what to give, and never
+/// the URL's password; verify-full, sslrootcert=system and sysperf_allow_insecure_tls=true go
+/// on. The play runs on this machine (a local connection) and stops at its next task, whose
+/// binary does not exist.
+#[test]
+fn the_play_refuses_a_store_url_below_verify_full_unless_told() {
+    if !ready(&["ansible-playbook"], false) {
+        return;
+    }
+    let work = tempfile::Builder::new()
+        .prefix("sysperf-deploy-tls-")
+        .tempdir()
+        .unwrap();
+    let w = work.path();
+    let inventory = w.join("inventory.ini");
+    std::fs::write(
+        &inventory,
+        "here ansible_connection=local ansible_python_interpreter=/usr/bin/python3\n",
+    )
+    .unwrap();
+    let base = "postgres://bench:pl4y-s3cret@db.invalid:5432/fleet";
+    let missing = w.join("no-such-sysperf");
+    let play = |url: String, extra: &[&str]| {
+        let mut args = vec![
+            "-e".to_string(),
+            "label=tls".into(),
+            "-e".into(),
+            format!("sysperf_db={url}"),
+            "-e".into(),
+            format!("sysperf_binary={}", missing.display()),
+        ];
+        args.extend(extra.iter().map(|s| s.to_string()));
+        let (out, log) = ansible_playbook(w, &inventory, &args);
+        assert!(!out.status.success(), "{url}: {log}");
+        assert!(
+            !log.contains("pl4y-s3cret"),
+            "{url}: the password was shown:\n{log}"
+        );
+        log
+    };
+    for (query, mode) in [
+        ("", "prefer (the default)"),
+        ("?sslmode=require", "require"),
+        ("?sslmode=verify-ca&sslrootcert=/etc/ca.pem", "verify-ca"),
+        // The last sslmode is the one sysperf uses.
+        (
+            "?sslmode=verify-full&sslrootcert=/etc/ca.pem&sslmode=disable",
+            "disable",
+        ),
+    ] {
+        let log = play(format!("{base}{query}"), &[]);
+        assert!(
+            log.contains(&format!("sysperf_db has sslmode={mode}:"))
+                && log.contains("Add ?sslmode=verify-full&sslrootcert=FILE"),
+            "the play went on with {query:?}:\n{log}"
+        );
+        assert!(!log.contains("TASK [Copy the sysperf binary]"), "{log}");
+    }
+    for (query, extra) in [
+        ("?sslmode=verify-full&sslrootcert=/etc/ca.pem", &[][..]),
+        ("?sslrootcert=system", &[]),
+        ("", &["-e", "sysperf_allow_insecure_tls=true"]),
+    ] {
+        let log = play(format!("{base}{query}"), extra);
+        assert!(
+            !log.contains("sysperf_db has sslmode")
+                && log.contains("TASK [Copy the sysperf binary]"),
+            "{query:?} {extra:?} was refused:\n{log}"
+        );
+    }
 }

@@ -456,3 +456,153 @@ fn pgpass_and_pgpassword_are_used_and_logins_that_fail_exit_2() {
     );
     assert!(!all.contains("db error"), "{all}");
 }
+
+/// Two self-signed certificates for localhost, `pinned` and `other` (each with its key), and
+/// a cluster whose server presents `pinned` and lets `tlsonly` in over TLS only (without
+/// asking) into its database `pinned`.
+fn self_signed_cluster() -> Option<(certs::Certs, PgCluster)> {
+    let certs = certs::self_signed("DNS:localhost", &["pinned", "other"])?;
+    let hba = "\
+local all all trust
+hostnossl all tlsonly 127.0.0.1/32 reject
+host all all 127.0.0.1/32 trust
+";
+    let cluster = PgCluster::start_with(Setup {
+        tls: Some((certs.path("pinned.crt"), certs.path("pinned.key"))),
+        hba: Some(hba.into()),
+        ..Setup::default()
+    })?;
+    cluster.query("postgres", "CREATE ROLE tlsonly LOGIN");
+    cluster.query("postgres", "CREATE DATABASE pinned OWNER tlsonly");
+    Some((certs, cluster))
+}
+
+/// #41 item 6: a server's self-signed certificate, made as libpq's documentation has it made
+/// (CA:TRUE), given as its own sslrootcert, passes verify-full as it does with libpq (webpki
+/// alone refuses it: CaUsedAsEndEntity); its names are still checked.
+#[test]
+fn a_self_signed_certificate_given_as_its_own_sslrootcert_passes_verify_full() {
+    let Some((certs, cluster)) = self_signed_cluster() else {
+        return;
+    };
+    let cwd = tempfile::tempdir().unwrap();
+    // A root file of several certificates, the server's among them.
+    let bundle = cwd.path().join("bundle.crt");
+    let both = [certs.path("other.crt"), certs.path("pinned.crt")]
+        .map(|p| std::fs::read_to_string(p).unwrap())
+        .concat();
+    std::fs::write(&bundle, both).unwrap();
+    let pinned = certs.path("pinned.crt");
+    let (pinned, bundle) = (pinned.to_str().unwrap(), bundle.to_str().unwrap());
+    let port = cluster.port;
+    for (host, query, works) in [
+        (
+            "localhost",
+            format!("sslmode=verify-full&sslrootcert={pinned}"),
+            true,
+        ),
+        (
+            "localhost",
+            format!("sslmode=verify-full&sslrootcert={bundle}"),
+            true,
+        ),
+        (
+            "127.0.0.1",
+            format!("sslmode=verify-ca&sslrootcert={pinned}"),
+            true,
+        ),
+        (
+            "127.0.0.1",
+            format!("sslmode=require&sslrootcert={pinned}"),
+            true,
+        ),
+        // The certificate names localhost, not 127.0.0.1.
+        (
+            "127.0.0.1",
+            format!("sslmode=verify-full&sslrootcert={pinned}"),
+            false,
+        ),
+    ] {
+        let url = format!("postgres://tlsonly@{host}:{port}/pinned?{query}");
+        let out = sysperf(cwd.path(), &[], &["runs", "--db", &url]);
+        assert_eq!(out.status.success(), works, "{url}: {}", text(&out));
+    }
+    // doctor has nothing to say of the store's TLS at verify-full.
+    let url = format!(
+        "postgres://tlsonly@localhost:{port}/pinned?sslmode=verify-full&sslrootcert={pinned}"
+    );
+    let out = sysperf(cwd.path(), &[], &["doctor", "--json", "--db", &url]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(!text(&out).contains("store_tls"), "{}", text(&out));
+}
+
+/// #41 item 6: pinning is byte for byte: another self-signed certificate of the same name
+/// and subject, given as sslrootcert, fails closed (exit code 1, saying the certificate is
+/// not trusted), under verify-full and verify-ca alike.
+#[test]
+fn another_self_signed_certificate_as_sslrootcert_fails_closed() {
+    let Some((certs, cluster)) = self_signed_cluster() else {
+        return;
+    };
+    let cwd = tempfile::tempdir().unwrap();
+    let other = certs.path("other.crt");
+    let other = other.to_str().unwrap();
+    let port = cluster.port;
+    for (host, mode) in [("localhost", "verify-full"), ("127.0.0.1", "verify-ca")] {
+        let url =
+            format!("postgres://tlsonly@{host}:{port}/pinned?sslmode={mode}&sslrootcert={other}");
+        let out = sysperf(cwd.path(), &[], &["runs", "--db", &url]);
+        assert_eq!(out.status.code(), Some(1), "{url}: {}", text(&out));
+        assert!(text(&out).contains("certificate"), "{url}: {}", text(&out));
+    }
+}
+
+/// #41 item 6: `sysperf doctor` on a PostgreSQL store reached over TCP below verify-full
+/// warns, saying what to set; a unix socket (never TLS) is not such a store.
+#[test]
+fn doctor_warns_of_a_tcp_store_below_verify_full() {
+    let Some(url) = pg::fresh_db("doctor_tls") else {
+        return;
+    };
+    let cwd = tempfile::tempdir().unwrap();
+    for (url, mode) in [
+        (url.clone(), "prefer"),
+        (format!("{url}?sslmode=disable"), "disable"),
+    ] {
+        let out = sysperf(cwd.path(), &[], &["doctor", "--json", "--db", &url]);
+        assert!(out.status.success(), "{url}: {}", text(&out));
+        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let finding = doc["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|x| x["id"] == "store_tls")
+            .unwrap_or_else(|| panic!("{url}: no store_tls finding: {}", text(&out)));
+        assert_eq!(finding["severity"], "warn", "{finding}");
+        let title = finding["title"].as_str().unwrap();
+        assert!(title.contains(&format!("sslmode={mode}")), "{finding}");
+        assert!(
+            finding["fix"]
+                .as_str()
+                .unwrap()
+                .contains("sslmode=verify-full&sslrootcert=FILE"),
+            "{finding}"
+        );
+        assert_eq!(doc["facts"]["store_sslmode"], mode, "{doc}");
+    }
+    // Over the cluster's unix socket: no TLS to check.
+    let cluster = pg::shared().unwrap();
+    let db = url.rsplit('/').next().unwrap();
+    let socket = format!(
+        "postgres://sysperf@{}:{}/{db}",
+        cluster
+            .socket_dir()
+            .display()
+            .to_string()
+            .replace('/', "%2F"),
+        cluster.port
+    );
+    let out = sysperf(cwd.path(), &[], &["doctor", "--json", "--db", &socket]);
+    assert!(out.status.success(), "{socket}: {}", text(&out));
+    assert!(!text(&out).contains("store_tls"), "{}", text(&out));
+}

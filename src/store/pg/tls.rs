@@ -3,6 +3,9 @@
 //! ([`Connector`]), whose stream is watched inside TLS and gives SCRAM its channel binding
 //! (`tls-server-end-point`: the hash of the server's certificate).
 //!
+//! A certificate given in `sslrootcert` that the server presents itself (a self-signed one,
+//! pinned) is accepted as libpq accepts it, though webpki would refuse it as a CA's.
+//!
 //! Why rustls and not native-tls: the distribution binary is static (glibc with crt-static,
 //! scripts/dist.sh); native-tls is OpenSSL, whose static linking wants static libssl and
 //! libcrypto builds and drags glibc's dlopen and NSS caveats along, while rustls and ring
@@ -61,7 +64,7 @@ pub(super) fn config(url: &PgUrl) -> Result<Option<Arc<rustls::ClientConfig>>, C
             why: e.to_string(),
         })?;
     let verifier: Arc<dyn ServerCertVerifier> = match (roots, url.sslmode) {
-        (Some(roots), mode) => {
+        (Some((roots, pinned)), mode) => {
             let webpki = rustls::client::WebPkiServerVerifier::builder_with_provider(
                 Arc::new(roots),
                 provider.clone(),
@@ -73,12 +76,14 @@ pub(super) fn config(url: &PgUrl) -> Result<Option<Arc<rustls::ClientConfig>>, C
             })?;
             Arc::new(Verify {
                 webpki: Some(webpki),
+                pinned,
                 names: mode == SslMode::VerifyFull,
                 provider,
             })
         }
         (None, _) => Arc::new(Verify {
             webpki: None,
+            pinned: Vec::new(),
             names: false,
             provider,
         }),
@@ -91,8 +96,11 @@ pub(super) fn config(url: &PgUrl) -> Result<Option<Arc<rustls::ClientConfig>>, C
     )))
 }
 
-/// The root certificates `r` names.
-fn load_roots(r: &RootCert) -> Result<rustls::RootCertStore, ConnectError> {
+/// The root certificates `r` names: as roots, and as they are in the file (a server that
+/// presents one of them itself is taken to present a pinned certificate).
+type Roots = (rustls::RootCertStore, Vec<CertificateDer<'static>>);
+
+fn load_roots(r: &RootCert) -> Result<Roots, ConnectError> {
     use rustls::pki_types::pem::PemObject;
     let path = match r {
         RootCert::File(p) => p.clone(),
@@ -107,13 +115,13 @@ fn load_roots(r: &RootCert) -> Result<rustls::RootCertStore, ConnectError> {
         .collect::<Result<_, _>>()
         .map_err(|e| bad(pem_error(&e)))?;
     let mut store = rustls::RootCertStore::empty();
-    let (added, _) = store.add_parsable_certificates(certs);
+    let (added, _) = store.add_parsable_certificates(certs.iter().cloned());
     if added == 0 {
         return Err(bad(
             "it holds no certificate (PEM, BEGIN CERTIFICATE)".into()
         ));
     }
-    Ok(store)
+    Ok((store, certs))
 }
 
 fn pem_error(e: &rustls::pki_types::pem::Error) -> String {
@@ -141,10 +149,13 @@ fn system_roots() -> PathBuf {
 
 /// The server certificate check of each sslmode: none (prefer, require without roots); the
 /// chain to the roots (verify-ca, require with roots); the chain and the host's name
-/// (verify-full). The handshake's signatures are always checked.
+/// (verify-full). A certificate that is one of the roots itself is pinned ([`pinned`]). The
+/// handshake's signatures are always checked.
 #[derive(Debug)]
 struct Verify {
     webpki: Option<Arc<rustls::client::WebPkiServerVerifier>>,
+    /// The certificates of sslrootcert, byte for byte.
+    pinned: Vec<CertificateDer<'static>>,
     names: bool,
     provider: Arc<rustls::crypto::CryptoProvider>,
 }
@@ -161,6 +172,13 @@ impl ServerCertVerifier for Verify {
         let Some(webpki) = &self.webpki else {
             return Ok(ServerCertVerified::assertion());
         };
+        if self
+            .pinned
+            .iter()
+            .any(|p| p.as_ref() == end_entity.as_ref())
+        {
+            return pinned(end_entity, self.names.then_some(server_name), now);
+        }
         match webpki.verify_server_cert(end_entity, intermediates, server_name, ocsp, now) {
             Err(rustls::Error::InvalidCertificate(
                 CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. },
@@ -202,6 +220,96 @@ impl ServerCertVerifier for Verify {
             .signature_verification_algorithms
             .supported_schemes()
     }
+}
+
+/// The check of a server's certificate that is byte for byte one given in sslrootcert (a
+/// self-signed certificate, pinned). libpq (OpenSSL) trusts a root it is given whatever else
+/// it is; webpki refuses a certificate with `CA:TRUE` as a server's (`CaUsedAsEndEntity`),
+/// and `openssl req -x509` makes self-signed certificates with it. Its dates are still
+/// checked, and its names when `name` is given (verify-full). Its signature needs no check:
+/// it is the certificate the user gave, and the handshake's signature, checked apart, proves
+/// that the server holds its key.
+fn pinned(
+    cert: &CertificateDer<'_>,
+    name: Option<&ServerName<'_>>,
+    now: UnixTime,
+) -> Result<ServerCertVerified, rustls::Error> {
+    let (not_before, not_after) = validity_of(cert).ok_or(rustls::Error::InvalidCertificate(
+        CertificateError::BadEncoding,
+    ))?;
+    let now = i64::try_from(now.as_secs()).unwrap_or(i64::MAX);
+    if now < not_before {
+        return Err(rustls::Error::InvalidCertificate(
+            CertificateError::NotValidYet,
+        ));
+    }
+    if now > not_after {
+        return Err(rustls::Error::InvalidCertificate(CertificateError::Expired));
+    }
+    if let Some(name) = name {
+        let parsed = rustls::server::ParsedCertificate::try_from(cert)?;
+        rustls::client::verify_server_name(&parsed, name)?;
+    }
+    Ok(ServerCertVerified::assertion())
+}
+
+/// The notBefore and notAfter of a DER certificate, in Unix seconds: TBSCertificate ::=
+/// SEQUENCE { [0] version OPTIONAL, serialNumber INTEGER, signature SEQUENCE, issuer
+/// SEQUENCE, validity SEQUENCE { notBefore Time, notAfter Time }, ... }.
+fn validity_of(cert: &[u8]) -> Option<(i64, i64)> {
+    let (0x30, cert, _) = der(cert)? else {
+        return None;
+    };
+    let (0x30, mut tbs, _) = der(cert)? else {
+        return None;
+    };
+    if tbs.first() == Some(&0xa0) {
+        tbs = der(tbs)?.2;
+    }
+    for tag in [0x02, 0x30, 0x30] {
+        let (t, _, rest) = der(tbs)?;
+        if t != tag {
+            return None;
+        }
+        tbs = rest;
+    }
+    let (0x30, validity, _) = der(tbs)? else {
+        return None;
+    };
+    let (tag, from, rest) = der(validity)?;
+    let not_before = der_time(tag, from)?;
+    let (tag, to, _) = der(rest)?;
+    Some((not_before, der_time(tag, to)?))
+}
+
+/// A DER Time in Unix seconds: UTCTime `YYMMDDHHMMSSZ` (years 1950 to 2049, RFC 5280) or
+/// GeneralizedTime `YYYYMMDDHHMMSSZ`, the forms RFC 5280 allows.
+fn der_time(tag: u8, value: &[u8]) -> Option<i64> {
+    let digits = value.strip_suffix(b"Z")?;
+    if !digits.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    let number = |b: &[u8]| b.iter().fold(0i64, |n, d| n * 10 + i64::from(d - b'0'));
+    let (year, rest) = match (tag, digits.len()) {
+        (0x17, 12) => match number(&digits[..2]) {
+            yy @ 50.. => (1900 + yy, &digits[2..]),
+            yy => (2000 + yy, &digits[2..]),
+        },
+        (0x18, 14) => (number(&digits[..4]), &digits[4..]),
+        _ => return None,
+    };
+    let [month, day, hour, minute, second] = [0, 2, 4, 6, 8].map(|i| number(&rest[i..i + 2]));
+    let valid = (1..=12).contains(&month)
+        && (1..=31).contains(&day)
+        && hour < 24
+        && minute < 60
+        && second < 60;
+    valid.then(|| {
+        crate::model::days_from_civil(year, month, day) * 86_400
+            + hour * 3_600
+            + minute * 60
+            + second
+    })
 }
 
 /// The driver's TLS connector: the handshake with `name` as the server's name, its stream
@@ -333,5 +441,62 @@ mod tests {
             assert_eq!(end_point_hash(&c[..n]), None, "{n}");
         }
         assert_eq!(end_point_hash(&[0x30, 0x84, 0xff, 0xff, 0xff, 0xff]), None);
+    }
+
+    #[test]
+    fn the_validity_dates_are_read_from_the_certificate() {
+        // SEQUENCE { tbs SEQUENCE { [0] { INTEGER 2 }, serial, signature, issuer, validity
+        // SEQUENCE { UTCTime, GeneralizedTime } }, ... }, as openssl writes them.
+        let tlv = |tag: u8, body: &[u8]| {
+            let mut v = vec![tag, body.len() as u8];
+            v.extend_from_slice(body);
+            v
+        };
+        let validity = [tlv(0x17, b"240101000000Z"), tlv(0x18, b"20500101000000Z")].concat();
+        let tbs = [
+            tlv(0xa0, &tlv(0x02, &[2])),
+            tlv(0x02, &[1]),
+            tlv(0x30, &[]),
+            tlv(0x30, &[]),
+            tlv(0x30, &validity),
+        ]
+        .concat();
+        let cert = tlv(0x30, &[tlv(0x30, &tbs), tlv(0x30, &[])].concat());
+        assert_eq!(validity_of(&cert), Some((1_704_067_200, 2_524_608_000)));
+        assert_eq!(der_time(0x17, b"491231235959Z"), Some(2_524_607_999));
+        assert_eq!(der_time(0x17, b"500101000000Z"), Some(-631_152_000));
+        for bad in [
+            &b"241301000000Z"[..],
+            b"24010100000Z",
+            b"2401010000+0Z",
+            b"240101000000",
+        ] {
+            assert_eq!(
+                der_time(0x17, bad),
+                None,
+                "{}",
+                String::from_utf8_lossy(bad)
+            );
+        }
+        // Truncated or not DER: no dates, no panic.
+        for n in 0..cert.len() {
+            assert_eq!(validity_of(&cert[..n]), None, "{n}");
+        }
+        // A pinned certificate is taken within its dates only.
+        let pinned_at = |secs: u64| {
+            let now = UnixTime::since_unix_epoch(std::time::Duration::from_secs(secs));
+            pinned(&CertificateDer::from(cert.clone()), None, now).map(|_| ())
+        };
+        assert_eq!(pinned_at(1_800_000_000), Ok(()));
+        assert_eq!(
+            pinned_at(1_704_067_199),
+            Err(rustls::Error::InvalidCertificate(
+                CertificateError::NotValidYet
+            ))
+        );
+        assert_eq!(
+            pinned_at(2_524_608_001),
+            Err(rustls::Error::InvalidCertificate(CertificateError::Expired))
+        );
     }
 }

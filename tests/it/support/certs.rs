@@ -1,9 +1,10 @@
 //! Certificates for the tests of PostgreSQL over TLS: a CA of the test, a server certificate
-//! it signed for the names the test gives, and another CA that signed nothing; made with the
-//! openssl command in a temporary directory that goes with them.
+//! it signed for the names the test gives, and another CA that signed nothing; or self-signed
+//! server certificates as libpq users make them ([`self_signed`]). Made with the openssl
+//! command in a temporary directory that goes with them.
 
-use std::path::PathBuf;
-use std::process::{Command, Stdio};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
 
 use super::pg::under_ci;
 
@@ -19,20 +20,21 @@ impl Certs {
     }
 }
 
-/// Makes the certificates, the server's for `names` (a subjectAltName value:
-/// `DNS:localhost`, `IP:10.1.2.3,IP:...`); None (after saying why) without the openssl
+/// `openssl ARGS` in `dir`: its output, or Err when there is no openssl command.
+fn openssl(dir: &Path, args: &[&str]) -> std::io::Result<Output> {
+    Command::new("openssl")
+        .args(args)
+        .current_dir(dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .output()
+}
+
+/// A temporary directory for certificates; None (after saying why) without the openssl
 /// command, except under CI.
-pub fn make(names: &str) -> Option<Certs> {
+fn workdir() -> Option<tempfile::TempDir> {
     let dir = tempfile::tempdir().unwrap();
-    let openssl = |args: &[&str]| {
-        Command::new("openssl")
-            .args(args)
-            .current_dir(dir.path())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .output()
-    };
-    if openssl(&["version"]).is_err() {
+    if openssl(dir.path(), &["version"]).is_err() {
         assert!(
             !under_ci(),
             "the openssl command is missing; under CI the TLS tests must run"
@@ -40,40 +42,33 @@ pub fn make(names: &str) -> Option<Certs> {
         eprintln!("skipped: no openssl command");
         return None;
     }
-    let ec = [
-        "-newkey",
-        "ec",
-        "-pkeyopt",
-        "ec_paramgen_curve:prime256v1",
-        "-nodes",
-    ];
+    Some(dir)
+}
+
+/// A new P-256 key, unencrypted (openssl req's -newkey options).
+const EC: [&str; 5] = [
+    "-newkey",
+    "ec",
+    "-pkeyopt",
+    "ec_paramgen_curve:prime256v1",
+    "-nodes",
+];
+
+/// Makes the certificates, the server's for `names` (a subjectAltName value:
+/// `DNS:localhost`, `IP:10.1.2.3,IP:...`); None (after saying why) without the openssl
+/// command, except under CI.
+pub fn make(names: &str) -> Option<Certs> {
+    let dir = workdir()?;
+    let openssl = |args: &[&str]| openssl(dir.path(), args);
     for ca in ["ca", "other-ca"] {
-        let (key, crt, subj) = (
-            format!("{ca}.key"),
-            format!("{ca}.crt"),
-            format!("/CN=sysperf test {ca}"),
-        );
-        let mut args = vec!["req", "-x509"];
-        args.extend(ec);
-        args.extend([
-            "-keyout",
-            &key,
-            "-out",
-            &crt,
-            "-days",
-            "2",
-            "-subj",
-            &subj,
-            "-addext",
-            "basicConstraints=critical,CA:TRUE",
-            "-addext",
-            "keyUsage=critical,keyCertSign,cRLSign",
-        ]);
-        let out = openssl(&args).unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
+        x509(
+            dir.path(),
+            ca,
+            &format!("/CN=sysperf test {ca}"),
+            &[
+                "basicConstraints=critical,CA:TRUE",
+                "keyUsage=critical,keyCertSign,cRLSign",
+            ],
         );
     }
     std::fs::write(
@@ -82,7 +77,7 @@ pub fn make(names: &str) -> Option<Certs> {
     )
     .unwrap();
     let mut args = vec!["req"];
-    args.extend(ec);
+    args.extend(EC);
     args.extend([
         "-keyout",
         "server.key",
@@ -120,4 +115,35 @@ pub fn make(names: &str) -> Option<Certs> {
         );
     }
     Some(Certs { dir })
+}
+
+/// Self-signed server certificates for `names` (a subjectAltName value), each with its key
+/// (NAME.crt, NAME.key), made as libpq's documentation has them made: `openssl req -x509
+/// -subj /CN=... -addext subjectAltName=...`, which marks them CA:TRUE. None (after saying
+/// why) without the openssl command, except under CI.
+pub fn self_signed(names: &str, certs: &[&str]) -> Option<Certs> {
+    let dir = workdir()?;
+    let san = format!("subjectAltName={names}");
+    for name in certs {
+        x509(dir.path(), name, "/CN=localhost", &[&san]);
+    }
+    Some(Certs { dir })
+}
+
+/// A self-signed certificate NAME.crt and its new key NAME.key in `dir`, for two days, of
+/// subject `subj` with the extensions `exts` besides openssl's defaults (which mark it CA:TRUE).
+fn x509(dir: &Path, name: &str, subj: &str, exts: &[&str]) {
+    let (key, crt) = (format!("{name}.key"), format!("{name}.crt"));
+    let mut args = vec!["req", "-x509"];
+    args.extend(EC);
+    args.extend(["-keyout", &key, "-out", &crt, "-days", "2", "-subj", subj]);
+    for ext in exts {
+        args.extend(["-addext", ext]);
+    }
+    let out = openssl(dir, &args).unwrap();
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
