@@ -934,16 +934,13 @@ fn paired_rounds(base: &[&Run], new: &[&Run], id: &str) -> Option<PairedRounds> 
 /// differ by how much of the CPUs the other work took (10% in one, 40% in the other, under one
 /// constant hog), which the stored runs' variation does not stand for: with a constant hog,
 /// 4 of 90 identical pairs were called slower, every one busy in both runs (#30).
+///
+/// Groups alike (#42): a group with a run made beside other work holds that work's toll in
+/// its mean, and Welch's interval over a handful of runs does not cover it.
 fn disturbed(r: Ratio, base: &[&Run], new: &[&Run], id: &str) -> Ratio {
-    let ([a], [b]) = (base, new) else {
-        return r;
-    };
     let judged = r.ci.is_some() && r.significant.is_some();
-    if !judged
-        || a.source != "measured"
-        || b.source != "measured"
-        || !(a.disturbed(id) || b.disturbed(id))
-    {
+    let measured = base.iter().chain(new).all(|x| x.source == "measured");
+    if !judged || !measured || !base.iter().chain(new).any(|x| x.disturbed(id)) {
         return r;
     }
     Ratio {
@@ -1104,13 +1101,18 @@ fn series_rows(runs: &[Run], baseline: usize, noise_pct: f64, known: &Known) -> 
                         return None;
                     }
                     let (b, r) = (base?, (*f)?);
-                    result_ratio(
+                    let ratio = result_ratio(
                         (&runs[baseline], &b.result),
                         (run, &r.result),
                         noise_pct,
                         seed_of(&pt.test) ^ i as u64,
                         known,
-                    )
+                    )?;
+                    // A suite's point is judged as a test is: not beside other work, not
+                    // between runs measured differently (#42).
+                    let (base_col, col) = ([&runs[baseline]], [run]);
+                    let ratio = disturbed(ratio, &base_col, &col, &pt.test);
+                    Some(unlike(ratio, &base_col, &col))
                 })
                 .collect();
         }
@@ -1590,25 +1592,9 @@ pub fn unjudged(c: &Comparison) -> Vec<Unjudged> {
                     incomplete(c.baseline)
                 ),
                 (None, Some(s), _) => format!("{s} in this run{}", incomplete(i)),
-                (None, None, Some(r)) if r.verdict == Verdict::NoiseUnknown => {
-                    NOISE_UNKNOWN.to_string()
-                }
-                (None, None, Some(r)) if r.verdict == Verdict::Disturbed => DISTURBED.to_string(),
-                (None, None, Some(r)) if r.verdict == Verdict::Unlike => UNLIKE.to_string(),
-                (None, None, Some(r)) if r.verdict == Verdict::SittingsUnknown => {
-                    SITTINGS_UNKNOWN.to_string()
-                }
-                (None, None, Some(r)) if r.ci.is_none() => match r.verdict {
-                    Verdict::TooFewTrials if r.covers == Covers::Nothing && r.rounds.is_some() => {
-                        format!(
-                            "no interval: fewer than {} paired rounds",
-                            crate::paired::MIN_ROUNDS
-                        )
-                    }
-                    Verdict::TooFewTrials => {
-                        format!("no interval: a measured side has fewer than {MIN_TRIALS} trials")
-                    }
-                    v => v.as_str().to_string(),
+                (None, None, Some(r)) => match no_verdict(r) {
+                    Some(why) => why,
+                    None => continue,
                 },
                 _ => continue,
             };
@@ -1619,7 +1605,55 @@ pub fn unjudged(c: &Comparison) -> Vec<Unjudged> {
             });
         }
     }
+    // The suites' points are tests like any (#42): one without a verdict is named too. A
+    // point the baseline lacks was not asked about; one a run lacks is said.
+    for row in &c.series {
+        for pt in &row.points {
+            if pt.y.get(c.baseline).copied().flatten().is_none() {
+                continue;
+            }
+            for (i, ratio) in pt.ratios.iter().enumerate() {
+                if i == c.baseline || (published(i) && published(c.baseline)) {
+                    continue;
+                }
+                let why = match ratio {
+                    None if pt.y.get(i).copied().flatten().is_none() => {
+                        "missing or failed in this run".to_string()
+                    }
+                    None => continue,
+                    Some(r) => match no_verdict(r) {
+                        Some(why) => why,
+                        None => continue,
+                    },
+                };
+                out.push(Unjudged {
+                    run: c.runs[i].id.clone(),
+                    test: pt.test.clone(),
+                    why,
+                });
+            }
+        }
+    }
     out
+}
+
+/// Why a ratio carries no verdict the gate can use, if it carries none.
+fn no_verdict(r: &Ratio) -> Option<String> {
+    Some(match r.verdict {
+        Verdict::NoiseUnknown => NOISE_UNKNOWN.to_string(),
+        Verdict::Disturbed => DISTURBED.to_string(),
+        Verdict::Unlike => UNLIKE.to_string(),
+        Verdict::SittingsUnknown => SITTINGS_UNKNOWN.to_string(),
+        _ if r.ci.is_some() => return None,
+        Verdict::TooFewTrials if r.covers == Covers::Nothing && r.rounds.is_some() => format!(
+            "no interval: fewer than {} paired rounds",
+            crate::paired::MIN_ROUNDS
+        ),
+        Verdict::TooFewTrials => {
+            format!("no interval: a measured side has fewer than {MIN_TRIALS} trials")
+        }
+        v => v.as_str().to_string(),
+    })
 }
 
 /// The regression gate's exit code: a regression first, then a test it could not judge.

@@ -4,7 +4,9 @@
 //! the column against the first (the ratio of time per operation, 1.00 = the same), coloured
 //! red when slower and blue when faster, the colour's strength growing with the log of the
 //! ratio up to 2x (or 1/2x). Each cell writes its ratio, so colour is never the only carrier,
-//! and marks a significant verdict with a triangle. Figure id: `evolution`.
+//! and marks a significant verdict with a triangle; a ratio with no verdict (no interval, noise
+//! unknown, other work beside the test) is grey with its number in brackets. Figure id:
+//! `evolution`.
 //!
 //! Pure and deterministic, as the other charts: the same comparison gives the same bytes.
 
@@ -20,6 +22,9 @@ const ROW_H: f64 = 20.0;
 const TOP: f64 = 56.0;
 const LABEL_W: f64 = 170.0;
 const MIN_CELL_W: f64 = 64.0;
+
+/// The fill of a cell whose ratio has no verdict.
+const NO_VERDICT: &str = "#E4E7EC";
 
 /// The cell colour of a ratio: white at 1, red above (slower), blue below (faster), full at
 /// 2x either way.
@@ -111,9 +116,26 @@ pub fn chart_marked(cmp: &Comparison, changed: &[(String, usize)]) -> Option<Svg
                             Verdict::Faster => " \u{25bc}",
                             _ => "",
                         };
+                        // Coloured only where there is a verdict: a ratio with none is grey,
+                        // its number in brackets, so no unjudged cell reads as a change (#42).
+                        let judged = matches!(
+                            r.verdict,
+                            Verdict::Slower
+                                | Verdict::Faster
+                                | Verdict::NoChange
+                                | Verdict::Inconclusive
+                        );
                         (
-                            paint(r.ratio),
-                            format!("{:.2}{mark}", r.ratio),
+                            if judged {
+                                paint(r.ratio)
+                            } else {
+                                NO_VERDICT.to_string()
+                            },
+                            if judged {
+                                format!("{:.2}{mark}", r.ratio)
+                            } else {
+                                format!("({:.2})", r.ratio)
+                            },
                             format!("{:.3}x, {}", r.ratio, r.verdict.as_str()),
                         )
                     }

@@ -164,6 +164,26 @@ fn changes(cmp: &Comparison, verdict: Verdict) -> Vec<Change<'_>> {
         .collect()
 }
 
+/// How many comparisons against the baseline (tests and suites' points, each run) have a
+/// verdict (faster, slower, no change), and how many have none.
+fn verdict_counts(cmp: &Comparison) -> (usize, usize) {
+    let ratios = cmp.rows.iter().flat_map(|r| r.ratios.iter()).chain(
+        cmp.series
+            .iter()
+            .flat_map(|row| row.points.iter().flat_map(|p| p.ratios.iter())),
+    );
+    ratios.flatten().fold((0, 0), |(j, u), r| {
+        if matches!(
+            r.verdict,
+            Verdict::Faster | Verdict::Slower | Verdict::NoChange
+        ) {
+            (j + 1, u)
+        } else {
+            (j, u + 1)
+        }
+    })
+}
+
 fn change_list(s: &mut String, cmp: &Comparison, list: &[Change], word: &str) {
     s.push_str("<ul>");
     for c in list {
@@ -219,11 +239,24 @@ fn summary(s: &mut String, runs: &[Run], cmp: &Comparison) {
         let base = cmp.runs.get(cmp.baseline).map(run_name).unwrap_or_default();
         let slower = changes(cmp, Verdict::Slower);
         let faster = changes(cmp, Verdict::Faster);
-        if slower.is_empty() {
+        let (judged, unjudged) = verdict_counts(cmp);
+        if slower.is_empty() && judged == 0 {
+            // Nothing unjudged looks judged (#42): no green box when no row had a verdict.
             let _ = write!(
                 s,
-                "<div class=\"box good\"><h2>No regressions</h2><p>No test is significantly slower than the baseline {}.</p></div>",
+                "<div class=\"box calm\" id=\"no-verdict\"><h2>No verdict</h2><p>None of the {unjudged} comparisons against the baseline {} could be judged: each row says why (no interval, run-to-run or sitting-to-sitting noise unknown, other work beside the test, other options). Nothing here says the runs are alike, or that they differ.</p></div>",
                 esc(&base)
+            );
+        } else if slower.is_empty() {
+            let _ = write!(
+                s,
+                "<div class=\"box good\"><h2>No regressions</h2><p>No test is significantly slower than the baseline {} among the {judged} comparisons judged{}.</p></div>",
+                esc(&base),
+                if unjudged > 0 {
+                    format!("; {unjudged} more have no verdict (each row says why)")
+                } else {
+                    String::new()
+                }
             );
         } else {
             let _ = write!(
@@ -1458,6 +1491,37 @@ mod tests {
         let one = crate::report::fixture_compare(std::slice::from_ref(&plain), 0, 2.0);
         let page = html(std::slice::from_ref(&plain), &one, &[]);
         assert!(!page.contains("id=\"suites\"") && !page.contains("#suites"));
+    }
+
+    #[test]
+    fn nothing_unjudged_looks_judged() {
+        // #42 item 5: two single runs with no run-to-run variance known: every row is
+        // noise_unknown. No green "No regressions" box, the heat map greys the cells, and the
+        // gate names the suites' points too.
+        let (a, mut b) = (crate::report::fixture_run(), crate::report::fixture_run());
+        b.id = "b0000000042b".into();
+        b.started_ns += 3_600_000_000_000;
+        let runs = vec![a, b];
+        let cmp = crate::compare::build(&runs, 0, 2.0);
+        assert!(cmp.rows.iter().all(|r| r.ratios[1]
+            .as_ref()
+            .is_none_or(|x| !x.verdict.is_change() && x.verdict != Verdict::NoChange)));
+        let page = html(&runs, &cmp, &[]);
+        assert!(page.contains("<h2>No verdict</h2>"), "no-verdict banner");
+        assert!(!page.contains("No regressions"), "no green box");
+        let map = crate::report::heatmap::chart(&cmp).unwrap().element();
+        assert!(map.contains("fill=\"#E4E7EC\""), "grey cells: {map}");
+        // The suites' points: a point with no verdict is named by the gate, as a test is.
+        let base = crate::report::fixture_suites_run();
+        let mut other = base.clone();
+        other.id = "b0000000042c".into();
+        other.started_ns += 3_600_000_000_000;
+        let cmp = crate::compare::build(&[base, other], 0, 2.0);
+        let points: Vec<_> = crate::compare::unjudged(&cmp)
+            .into_iter()
+            .filter(|u| u.test.contains('@'))
+            .collect();
+        assert!(!points.is_empty(), "the gate names unjudged suite points");
     }
 
     #[test]
