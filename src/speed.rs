@@ -140,39 +140,164 @@ fn series(run: &Run) -> (Vec<Point>, Vec<String>) {
 }
 
 /// Change points of `x` (indices where a new segment starts) by binary segmentation with a
-/// penalty of `penalty` per split; segments of at least `min` values.
-fn segment(x: &[f64], penalty: f64, min: usize) -> Vec<usize> {
-    let mut prefix = vec![0.0; x.len() + 1];
-    let mut prefix2 = vec![0.0; x.len() + 1];
-    for (i, v) in x.iter().enumerate() {
-        prefix[i + 1] = prefix[i] + v;
-        prefix2[i + 1] = prefix2[i] + v * v;
-    }
-    let cost = |a: usize, b: usize| {
-        let n = (b - a) as f64;
-        let s = prefix[b] - prefix[a];
-        prefix2[b] - prefix2[a] - s * s / n
-    };
+/// penalty of `penalty` per cut; segments of at least `min` values. Each segment is offered
+/// its best single cut and its best window (two cuts: a stretch unlike what surrounds it,
+/// which no single cut isolates when it lies in the middle), the window only when it gains
+/// more than two penalties and more than the single cut by one.
+fn segment(x: &[f64], penalty: f64, min: usize, noise: f64) -> Vec<usize> {
+    let prefix = prefix_sums(x);
     let mut cuts = Vec::new();
     let mut todo = vec![(0, x.len())];
     while let Some((a, b)) = todo.pop() {
         if b - a < 2 * min || cuts.len() >= 500 {
             continue;
         }
-        let whole = cost(a, b);
-        let best = (a + min..=b - min)
-            .map(|c| (c, whole - cost(a, c) - cost(c, b)))
-            .max_by(|p, q| p.1.total_cmp(&q.1));
-        if let Some((c, gain)) = best {
-            if gain > penalty {
-                cuts.push(c);
-                todo.push((a, c));
-                todo.push((c, b));
+        let (c, g1) = best_cut(&prefix, a, b, min);
+        let window = best_window(&prefix, a, b, min);
+        // Several trials must have moved, not one or two slow ones: a short stretch is a
+        // change of speed only when 3 or more of its trials lie 2 noise sd beyond what
+        // surrounds it, in its direction.
+        let several = |s: usize, e: usize, around: f64| {
+            let m = (prefix[e] - prefix[s]) / (e - s) as f64;
+            let dir = (m - around).signum();
+            e - s >= SHORT
+                || x[s..e]
+                    .iter()
+                    .filter(|v| (*v - around) * dir > 2.0 * noise)
+                    .count()
+                    >= 3
+        };
+        let mean = |s: usize, e: usize| (prefix[e] - prefix[s]) / (e - s).max(1) as f64;
+        let window = window.filter(|&(c2, d2, _)| {
+            let around =
+                ((prefix[c2] - prefix[a]) + (prefix[b] - prefix[d2])) / (b - a - (d2 - c2)) as f64;
+            several(c2, d2, around)
+        });
+        let cut_ok = if c - a <= b - c {
+            several(a, c, mean(c, b))
+        } else {
+            several(c, b, mean(a, c))
+        };
+        match window {
+            Some((c2, d2, g2)) if g2 > 2.0 * penalty && g2 > g1 + penalty => {
+                cuts.extend([c2, d2]);
+                todo.extend([(a, c2), (c2, d2), (d2, b)]);
             }
+            _ if g1 > penalty && cut_ok => {
+                cuts.push(c);
+                todo.extend([(a, c), (c, b)]);
+            }
+            _ => {}
         }
     }
     cuts.sort_unstable();
+    cuts.dedup();
     cuts
+}
+
+/// A stretch this long or longer is judged by its gain alone.
+const SHORT: usize = 10;
+
+fn prefix_sums(x: &[f64]) -> Vec<f64> {
+    let mut p = vec![0.0; x.len() + 1];
+    for (i, v) in x.iter().enumerate() {
+        p[i + 1] = p[i] + v;
+    }
+    p
+}
+
+/// The between-segment sum of squares of `x[a..b]` split into `[a, c)`, `[c, d)` and
+/// `[d, b)` (d = b for a single cut): what the cuts explain.
+fn explained(p: &[f64], a: usize, c: usize, d: usize, b: usize) -> f64 {
+    let total = p[b] - p[a];
+    let n = (b - a) as f64;
+    let part = |s: usize, e: usize| {
+        let k = (e - s) as f64;
+        if k == 0.0 {
+            0.0
+        } else {
+            (p[e] - p[s]).powi(2) / k
+        }
+    };
+    part(a, c) + part(c, d) + part(d, b) - total * total / n
+}
+
+/// The best single cut of `x[a..b]` and its gain.
+fn best_cut(p: &[f64], a: usize, b: usize, min: usize) -> (usize, f64) {
+    (a + min..=b - min)
+        .map(|c| (c, explained(p, a, c, b, b)))
+        .max_by(|u, v| u.1.total_cmp(&v.1))
+        .unwrap_or((a, 0.0))
+}
+
+/// The longest window tried: longer stretches are found by single cuts, and the search
+/// stays linear in the trials (a run of 49 tests and 100 rounds has 4,900).
+const WINDOW_MAX: usize = 256;
+
+/// The best window `[c, d)` of `x[a..b]` strictly inside it (at most [`WINDOW_MAX`] long),
+/// and its gain.
+fn best_window(p: &[f64], a: usize, b: usize, min: usize) -> Option<(usize, usize, f64)> {
+    let mut best: Option<(usize, usize, f64)> = None;
+    for c in a + min..b.saturating_sub(2 * min) + 1 {
+        for d in c + min..=(b - min).min(c + WINDOW_MAX) {
+            let g = explained(p, a, c, d, b);
+            if best.is_none_or(|(_, _, bg)| g > bg) {
+                best = Some((c, d, g));
+            }
+        }
+    }
+    best
+}
+
+/// Shuffled copies the penalty is calibrated on: the largest of 39 is about a 97.5th
+/// percentile, which keeps the whole segmentation's false alarms (several searches, one per
+/// segment) near 5% on a steady host with outliers.
+const NULL_COPIES: usize = 39;
+
+/// The largest gain per cut of a first cut or window of `x` over [`NULL_COPIES`] copies with each test's
+/// values shuffled among that test's own positions: what splitting finds where time means
+/// nothing.
+fn null_gain(points: &[&Point], x: &[f64], min: usize, seed: u64) -> f64 {
+    let mut by_test: std::collections::BTreeMap<usize, Vec<usize>> = Default::default();
+    for (i, p) in points.iter().enumerate() {
+        by_test.entry(p.test).or_default().push(i);
+    }
+    let mut rng = crate::stats::Rng::new(seed);
+    let mut best: f64 = 0.0;
+    for _ in 0..NULL_COPIES {
+        let mut y = x.to_vec();
+        for idx in by_test.values() {
+            // Fisher-Yates over this test's positions.
+            for i in (1..idx.len()).rev() {
+                let j = rng.below(i + 1);
+                y.swap(idx[i], idx[j]);
+            }
+        }
+        let p = prefix_sums(&y);
+        let (_, g1) = best_cut(&p, 0, y.len(), min);
+        let g2 = best_window(&p, 0, y.len(), min).map_or(0.0, |w| w.2 / 2.0);
+        best = best.max(g1).max(g2);
+    }
+    best
+}
+
+/// Each value's segment mean, for the segments that `cuts` start.
+fn levels(x: &[f64], cuts: &[usize]) -> Vec<f64> {
+    let mut out = vec![0.0; x.len()];
+    let starts = std::iter::once(0).chain(cuts.iter().copied());
+    let ends = cuts.iter().copied().chain(std::iter::once(x.len()));
+    for (a, b) in starts.zip(ends) {
+        let m = x[a..b].iter().sum::<f64>() / (b - a).max(1) as f64;
+        out[a..b].iter_mut().for_each(|l| *l = m);
+    }
+    out
+}
+
+/// A seed for the run's shuffles, from its id: the same run always gives the same line.
+fn run_seed(run: &Run) -> u64 {
+    run.id.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+        (h ^ b as u64).wrapping_mul(0x100_0000_01b3)
+    })
 }
 
 /// The machine's speed through `run`; None with fewer than 12 counted trials in all.
@@ -201,7 +326,21 @@ pub fn machine_noise(run: &Run) -> Option<MachineNoise> {
     let diffs: Vec<f64> = x.windows(2).map(|w| w[1] - w[0]).collect();
     let pair_sd = robust_sd(&diffs);
     let noise = (pair_sd / std::f64::consts::SQRT_2).max(1e-6);
-    let cuts = segment(&x, 2.0 * noise * noise * (n as f64).ln(), 2);
+    // Calibrated so that a steady host with occasional slow trials has one speed (#42: with
+    // 3% noise and 1 trial in 20 1.3x slow, "two speeds ~1.15x apart" was said in 70-76% of
+    // simulated runs): the penalty is the larger of BIC's and the largest first-split gain
+    // found in 39 copies of the series with each test's trials shuffled among that test's
+    // own times (what the same trials give with no time structure: about a 97.5th
+    // percentile), so a few slow trials that happen to fall together are not an episode.
+    // The shuffles are of the trials about a first, coarse fit (segments of 6 or more at
+    // BIC's penalty): a long slow episode shuffled into the whole run would itself look like
+    // structure and raise the penalty past the short episodes.
+    let min = 3;
+    let bic = 2.0 * noise * noise * (n as f64).ln();
+    let coarse = levels(&x, &segment(&x, bic, 6, noise));
+    let about: Vec<f64> = x.iter().zip(&coarse).map(|(v, l)| v - l).collect();
+    let penalty = bic.max(null_gain(&points, &about, min, run_seed(run)));
+    let cuts = segment(&x, penalty, min, noise);
     // Segment means and, per trial, its segment's level.
     let bounds: Vec<(usize, usize)> = std::iter::once(0)
         .chain(cuts.iter().copied())
@@ -456,6 +595,30 @@ mod tests {
             "{}",
             m.ab_resolves_pct(60.0, 0.015)
         );
+    }
+
+    /// #42 item 7: a steady host, 3% noise a trial and 1 trial in 20 1.3x slow (the
+    /// outlier model of `variance`'s tests), 6 tests of 20 rounds: two speeds are said in at
+    /// most 5% of 200 runs (70-76% before the calibration).
+    #[test]
+    fn a_steady_host_with_slow_trials_keeps_one_speed() {
+        let mut rng = Rng::new(4242);
+        let (sims, mut said) = (200, 0);
+        for i in 0..sims {
+            let mut run = run_on(6, 20, &[], 0.03, None);
+            run.id = format!("{i:012x}");
+            for r in &mut run.results {
+                for t in &mut r.trials {
+                    let own = (0.03 * gauss(&mut rng)).exp();
+                    let slow = if rng.below(20) == 0 { 1.3 } else { 1.0 };
+                    t.wall_ns = (t.wall_ns as f64 * own * slow) as u64;
+                }
+            }
+            let m = machine_noise(&run).unwrap();
+            said += usize::from(m.speeds.is_some_and(|s| s.ratio >= 1.05));
+        }
+        eprintln!("steady host with outliers: two speeds said in {said} of {sims} runs");
+        assert!(said * 20 <= sims, "{said} of {sims}");
     }
 
     #[test]
