@@ -15,7 +15,7 @@ mod listing;
 mod observation;
 mod profile;
 mod trace;
-pub use listing::{ObservationInfo, RunInfo, Stopped, ABANDONED_AFTER};
+pub use listing::{ObservationInfo, RunInfo, Stopped, ABANDONED_AFTER, UNCHECKED_SILENCE};
 pub use observation::{Observation, SYSTEM_PROFILE_KIND};
 pub use profile::{FunctionCalls, ProcessRow, Profile, SystemProfile};
 pub use trace::{StoredTrace, TRACE_KIND};
