@@ -10,7 +10,8 @@
 //! /proc/softirqs are read here ([`read_interrupts`], [`read_softirqs`]) and parsed by
 //! `harness::counters::parse_interrupts`; [`mapping_rss_pages`] reads /proc/self/smaps.
 //! [`file_locks`] reads /proc/locks, and [`openers`] and [`describe_process`] say who holds
-//! a file (the store's lock holders).
+//! a file (the store's lock holders). [`ProcessMark`] tells a process from any later one
+//! that got its pid (the writer of an unfinished run, #41).
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -464,9 +465,114 @@ pub fn describe_process(pid: u32) -> String {
     }
 }
 
+/// A process's start time (clock ticks since boot, /proc/PID/stat field 22).
+pub fn start_ticks(pid: u32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    parse_pid_stat(&stat)?.start_ticks
+}
+
+/// A process as this machine tells it from any later one with its pid (#41): the boot it ran
+/// in, the PID namespace its pid means something in, the pid and its start time. Recorded
+/// with an unfinished run, so that `gc --abandoned` never takes a run whose writer still
+/// runs (calibrating for minutes, say) for abandoned.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProcessMark {
+    /// /proc/sys/kernel/random/boot_id: a new one every boot, on every machine.
+    pub boot_id: String,
+    /// The inode of /proc/self/ns/pid: a pid names another process in another namespace.
+    pub pid_ns: u64,
+    pub pid: u32,
+    pub start_ticks: u64,
+}
+
+/// Whether a process lives now, as [`ProcessMark::alive_here`] says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Liveness {
+    Alive,
+    Gone,
+    /// Not this machine's boot or PID namespace, or a process this one may not look at.
+    Unknown,
+}
+
+fn boot_id() -> Option<String> {
+    let id = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").ok()?;
+    Some(id.trim().to_string()).filter(|id| !id.is_empty())
+}
+
+fn pid_ns() -> Option<u64> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata("/proc/self/ns/pid").ok().map(|m| m.ino())
+}
+
+impl ProcessMark {
+    /// This process's mark; None where /proc does not say (no boot id, say).
+    pub fn this_process() -> Option<ProcessMark> {
+        let pid = std::process::id();
+        Some(ProcessMark {
+            boot_id: boot_id()?,
+            pid_ns: pid_ns()?,
+            pid,
+            start_ticks: start_ticks(pid)?,
+        })
+    }
+
+    /// Whether the marked process runs now: gone when its pid is free, a zombie or another
+    /// process's (another start time); unknown when it ran in another boot, on another
+    /// machine or in another PID namespace, or hides from this user (hidepid).
+    pub fn alive_here(&self) -> Liveness {
+        if boot_id().as_deref() != Some(self.boot_id.as_str()) || pid_ns() != Some(self.pid_ns) {
+            return Liveness::Unknown;
+        }
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{}/stat", self.pid)) else {
+            // A pid /proc hides (hidepid) still answers kill(0), with EPERM. Never pid 0 or
+            // below: kill(0) would ask about a process group.
+            let pid = crate::sys::Pid::try_from(self.pid).ok().filter(|&p| p > 0);
+            return match pid.map(|p| crate::sys::kill(p, 0)) {
+                None => Liveness::Gone,
+                Some(Err(e)) if e.raw_os_error() == Some(libc::ESRCH) => Liveness::Gone,
+                Some(_) => Liveness::Unknown,
+            };
+        };
+        match parse_pid_stat(&stat) {
+            Some(s) if !matches!(s.state, 'Z' | 'X') && s.start_ticks == Some(self.start_ticks) => {
+                Liveness::Alive
+            }
+            Some(_) => Liveness::Gone,
+            None => Liveness::Unknown,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn this_process_runs_and_a_later_one_with_its_pid_is_another() {
+        let me = ProcessMark::this_process().expect("this process's mark");
+        assert_eq!(me.alive_here(), Liveness::Alive);
+        let later = ProcessMark {
+            start_ticks: me.start_ticks + 1,
+            ..me.clone()
+        };
+        assert_eq!(later.alive_here(), Liveness::Gone);
+        // Above any pid_max: never in use.
+        let free = ProcessMark {
+            pid: 1 << 30,
+            ..me.clone()
+        };
+        assert_eq!(free.alive_here(), Liveness::Gone);
+        let elsewhere = ProcessMark {
+            boot_id: "another boot".into(),
+            ..me.clone()
+        };
+        assert_eq!(elsewhere.alive_here(), Liveness::Unknown);
+        let other_ns = ProcessMark {
+            pid_ns: me.pid_ns + 1,
+            ..me
+        };
+        assert_eq!(other_ns.alive_here(), Liveness::Unknown);
+    }
 
     #[test]
     fn smaps_rss_of_one_mapping() {

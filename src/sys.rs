@@ -1160,6 +1160,16 @@ pub fn set_sock_int(
     Ok(())
 }
 
+/// shutdown(2) of a socket's receiving side. On a listening socket (Unix or TCP), accept(2)
+/// on it, here or in a child that shares it, then fails with EINVAL once no connection is
+/// queued, and new connections are refused: how the net suite's connection tests end their
+/// server.
+pub fn shutdown_read(fd: RawFd) -> io::Result<()> {
+    // SAFETY: shutdown takes plain integers.
+    cvt(unsafe { libc::shutdown(fd, libc::SHUT_RD) })?;
+    Ok(())
+}
+
 /// getsockopt(2) of an int option.
 pub fn get_sock_int(fd: RawFd, level: libc::c_int, name: libc::c_int) -> io::Result<i32> {
     let mut value: libc::c_int = 0;

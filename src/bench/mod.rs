@@ -232,6 +232,13 @@ pub trait Benchmark {
     fn teardown(&mut self) -> Result<(), BenchError> {
         Ok(())
     }
+    /// How many times another process used the trial's own channel while it ran (#41: a
+    /// connection to `net.connect`'s listening socket, whose address any local user can
+    /// read), asked after teardown: the trial's figure holds the work they cost, and the
+    /// harness says so in an `intruded` warning. 0 for most benchmarks.
+    fn intrusions(&mut self) -> u64 {
+        0
+    }
     /// When the operations of `run` were done by a helper process that stays alive between
     /// runs (the paper's forks and execs programs, see `forker`), what it reports of the last
     /// run; the harness counts its own usage as the test process's, its children's as the

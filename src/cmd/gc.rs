@@ -1,5 +1,6 @@
 //! `sysperf gc`: the space of removed runs given back to the file system; with `--abandoned`,
-//! first the runs killed midway whose heartbeat stopped long ago removed (#35).
+//! first the runs killed midway whose heartbeat stopped long ago removed (#35), never one
+//! whose writer still runs on this machine (#41).
 
 use super::args::{parse_span, DbArg};
 use super::failure::failure;
@@ -7,15 +8,18 @@ use super::out::print;
 use super::Result;
 use clap::Args as ClapArgs;
 use sysperf::catalog;
-use sysperf::model::{Stopped, ABANDONED_AFTER};
+use sysperf::model::{ABANDONED_AFTER, UNCHECKED_SILENCE};
 
 #[derive(ClapArgs)]
 pub(crate) struct Args {
     /// First remove the abandoned runs: incomplete, never ended (killed, their host gone),
-    /// and not heard of (no result stored) for --older-than; each removed is listed.
+    /// their writer not running on this machine, and not heard of (no result stored, no
+    /// heartbeat: a run being measured beats every 2 s) for --older-than; each removed is
+    /// listed.
     #[arg(long)]
     pub(crate) abandoned: bool,
-    /// How long an abandoned run has been silent at least (90s, 30m, 2h; default 1h).
+    /// How long an abandoned run has been silent at least (90s, 30m, 2h; default 1h; at
+    /// least 10s for a run whose writer cannot be checked here, such as another host's).
     #[arg(long, value_name = "SPAN", value_parser = parse_span, requires = "abandoned")]
     pub(crate) older_than: Option<f64>,
     #[command(flatten)]
@@ -40,7 +44,10 @@ pub(crate) fn exec(a: Args) -> Result<i32> {
             let Some(st) = r.stopped.as_ref() else {
                 continue;
             };
-            if r.ended_ns.is_some() || !Stopped::silent_for(st.last_heard_ns, now, after) {
+            // A run whose writer runs on this machine is measuring, however long it is
+            // silent (#41: a run calibrating to --min-time 10 was removed, then died
+            // storing its results).
+            if !st.abandoned_after(r.ended_ns.is_some(), now, after) {
                 continue;
             }
             store.remove_run(&r.id)?;
@@ -57,8 +64,16 @@ pub(crate) fn exec(a: Args) -> Result<i32> {
                 st.at.as_deref().unwrap_or("its start")
             );
         }
+        let unchecked = if after < UNCHECKED_SILENCE {
+            format!(
+                ", {} s if its writer cannot be checked here",
+                UNCHECKED_SILENCE.as_secs()
+            )
+        } else {
+            String::new()
+        };
         say!(
-            "sysperf: {removed} abandoned run{} removed (silent for over {} s)",
+            "sysperf: {removed} abandoned run{} removed (silent for over {} s{unchecked}, its writer not running here)",
             if removed == 1 { "" } else { "s" },
             after.as_secs()
         );

@@ -15,7 +15,7 @@ use super::schedule;
 use super::{stored, Engine, EngineError, Event, RunPlan, Sink};
 use crate::harness::{self, Measurement, Options};
 use crate::model::{BenchResult, Run, Warning, WarningKind};
-use crate::store::Backend;
+use crate::store::{Backend, Heartbeat};
 use std::cell::RefCell;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
@@ -45,6 +45,8 @@ pub struct Session<'s> {
     duet_wait: Duration,
     /// `--duet`: the share of each round's longer timed region the two sides overlapped.
     pub overlaps: Vec<f64>,
+    /// The runs' heartbeat through every phase (#41), stopped by [`Session::finish`].
+    heart: Heartbeat,
 }
 
 /// The wait before a duet's first round (later ones from how long the workers took).
@@ -91,6 +93,11 @@ impl<'s> Session<'s> {
                 "recording the run in the store".into()
             })?;
         }
+        // Between the runs' own writes, one a round, calibration and long trials were silent
+        // for as long as they took, and `gc --abandoned` took a run calibrating for a run
+        // abandoned (#41).
+        let ids = runs.iter().map(|r| r.id.clone()).collect();
+        let heart = Heartbeat::start(store.location(), ids);
         let sides = runs.len();
         sink.event(Event::RunStarted {
             run_id: &runs[0].id,
@@ -108,6 +115,7 @@ impl<'s> Session<'s> {
             seed: plan.seed,
             duet_wait: DUET_FIRST_WAIT,
             overlaps: Vec::new(),
+            heart,
         })
     }
 
@@ -463,8 +471,10 @@ impl<'s> Session<'s> {
             sink,
             mut runs,
             interrupted,
+            heart,
             ..
         } = self;
+        drop(heart);
         for (k, run) in runs.iter_mut().enumerate() {
             if let Some(e) = run
                 .results

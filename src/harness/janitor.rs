@@ -70,8 +70,7 @@ const CLOCK_SLACK_NS: i128 = 1_000_000_000;
 
 /// A process's start time (clock ticks since boot), from /proc/PID/stat.
 pub fn start_ticks(pid: Pid) -> Option<u64> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    procfs::parse_pid_stat(&stat)?.start_ticks
+    procfs::start_ticks(u32::try_from(pid).ok()?)
 }
 
 /// Whether `pid` is the live sysperf that made a leftover described by `made` (see the

@@ -644,6 +644,8 @@ pub struct Measurement<'a> {
     /// A count given instead of calibration ([`Measurement::fix_iterations`]).
     fixed: Option<u64>,
     window: Window,
+    /// Uses of the trials' channels by other processes (#41): how many, in how many trials.
+    intruded: (u64, usize),
 }
 
 impl<'a> Measurement<'a> {
@@ -668,6 +670,7 @@ impl<'a> Measurement<'a> {
             iterations: None,
             fixed: None,
             window: Window::default(),
+            intruded: (0, 0),
         }
     }
 
@@ -818,6 +821,7 @@ impl<'a> Measurement<'a> {
         };
         let wall = t.error.is_none().then_some(t.wall_ns);
         self.result.trials.push(t);
+        self.count_intrusions(&outcome);
         progress(Event::Trial { kind });
         Ok(wall)
     }
@@ -887,7 +891,7 @@ impl<'a> Measurement<'a> {
     /// Non-destructive: the engine takes a snapshot after every round to store what the run
     /// has so far.
     pub fn finish(&self, overhead: Option<&Overhead>) -> (BenchResult, Vec<Warning>) {
-        Self::summarized(
+        let (result, mut warnings) = Self::summarized(
             self.target,
             self.plan,
             &self.window,
@@ -895,7 +899,34 @@ impl<'a> Measurement<'a> {
             self.result.clone(),
             self.warnings.clone(),
             overhead,
-        )
+        );
+        warnings.extend(self.intruded_warning());
+        (result, warnings)
+    }
+
+    fn count_intrusions(&mut self, outcome: &Outcome) {
+        if let Outcome::Done(r, _) = outcome {
+            if r.intrusions > 0 {
+                self.intruded.0 += r.intrusions;
+                self.intruded.1 += 1;
+            }
+        }
+    }
+
+    /// Says that other processes used the test's own channel (#41): counted apart from the
+    /// test's own work, their cost is in the trials all the same.
+    fn intruded_warning(&self) -> Option<Warning> {
+        let (times, trials) = self.intruded;
+        let id = &self.target.id;
+        (times > 0).then(|| Warning {
+            bench: Some(id.clone()),
+            kind: WarningKind::Intruded,
+            message: format!(
+                "{id}: other processes connected to the test's own listening socket {times} time{} in {trials} of its {} trials (its address is listed in /proc/net/unix or /proc/net/tcp); the server accepted and closed them apart from the test's connections, and its time on them is in those trials: see who connects (ss -xp, ss -tp) and run again",
+                if times == 1 { "" } else { "s" },
+                self.result.trials.len()
+            ),
+        })
     }
 
     fn summarized(
@@ -1068,6 +1099,7 @@ pub fn duet<'m>(
             started_ns: Some(started_ns),
             ..trial_from(TrialKind::Measured, n, outcome)
         });
+        m.count_intrusions(outcome);
         progress(Event::Trial {
             kind: TrialKind::Measured,
         });

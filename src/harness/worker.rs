@@ -142,6 +142,13 @@ pub struct Report {
     /// With `start_at_ns`: CLOCK_MONOTONIC when setup was done and the wait began.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ready_ns: Option<u64>,
+    /// Uses of the trial's channel by other processes (`Benchmark::intrusions`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub intrusions: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 pub const OVERHEAD_ID: &str = "__overhead";
@@ -267,6 +274,7 @@ fn execute(req: &Request, make: Make) -> Result<Report, String> {
     // forking process's.
     let helper = b.helper();
     let torn = b.teardown();
+    let intrusions = b.intrusions();
     ran.map_err(|e| format!("run: {e}"))?;
     let late = late.map_err(|e| format!("run: {e}"))?;
     torn.map_err(|e| format!("teardown: {e}"))?;
@@ -292,6 +300,7 @@ fn execute(req: &Request, make: Make) -> Result<Report, String> {
         counters,
         region_ns: Some([t0, t1]),
         ready_ns,
+        intrusions,
     })
 }
 

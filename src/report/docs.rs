@@ -410,6 +410,7 @@ mod tests {
             stopped: Some(crate::model::Stopped {
                 last_heard_ns: 2,
                 at: Some("ctx after 3 counted trials".into()),
+                writer_alive: Some(false),
                 abandoned: true,
             }),
         }])

@@ -80,6 +80,12 @@ pub trait Backend {
         self.write(&mut |db, lite| w.store(db, lite))
     }
 
+    /// The heartbeat of the run `run_id` being measured, nothing else written (#41): what
+    /// [`super::Heartbeat`] stores every few seconds between the run's own writes.
+    fn beat(&self, run_id: &str) -> Result<()> {
+        self.write(&mut |db, _| query::beat(db, run_id, None))
+    }
+
     /// Stores the start of a run, marked incomplete, with what it already holds.
     fn begin_run(&self, run: &Run) -> Result<()> {
         self.write_run(RunWrite::Begin(run))

@@ -244,6 +244,13 @@ CREATE TABLE writers (
 ALTER TABLE runs ADD COLUMN heartbeat_ns INTEGER;
 ALTER TABLE runs ADD COLUMN heartbeat_at TEXT;
 "#,
+    // Migration 13 (#41, gc took a run still calibrating for abandoned): the process that
+    // measures a run (`procfs::ProcessMark`: boot, PID namespace, pid, start time), recorded
+    // when the run begins, so that a run whose writer still runs on this machine is never
+    // abandoned, however long it has been silent.
+    r#"
+ALTER TABLE runs ADD COLUMN writer_json TEXT;
+"#,
 ];
 
 /// What the header of an opened database says about it.

@@ -50,7 +50,7 @@ pub use migrations::SCHEMA_VERSION;
 pub(crate) use pg::{spool_dest, spool_dir};
 pub use pg::{ConnectError, PgStore};
 pub use query::{Db, Dialect, Query};
-pub use write::{RunSink, RunWrite};
+pub use write::{Heartbeat, RunSink, RunWrite, BEAT_EVERY};
 
 use crate::model::{
     BenchResult, Derived, Estimate, Finding, Fingerprint, Outlier, Overhead, Run, RunParams,
@@ -766,6 +766,15 @@ impl Backend for Store {
 
     fn location(&self) -> Location {
         Location::Sqlite(self.path.clone())
+    }
+
+    /// The beat on a connection of the heartbeat's own (#41): it need not outlive a power
+    /// cut and may come while a trial is timing, so it is not synced to disk (`synchronous`
+    /// NORMAL, in WAL mode) and never the commit that checkpoints the WAL.
+    fn beat(&self, run_id: &str) -> Result<()> {
+        self.conn.pragma_update(None, "synchronous", "NORMAL")?;
+        self.conn.pragma_update(None, "wal_autocheckpoint", 0)?;
+        self.write(&mut |db, _| query::beat(db, run_id, None))
     }
 
     /// Whether the store was opened for reading only (another user's, see

@@ -235,6 +235,10 @@ CREATE INDEX runs_by_id_prefix ON runs (id COLLATE "C");
 ALTER TABLE runs ADD COLUMN heartbeat_ns BIGINT;
 ALTER TABLE runs ADD COLUMN heartbeat_at TEXT;
 "#,
+    // The SQLite store's migration 13 (#41): the process measuring a run.
+    r#"
+ALTER TABLE runs ADD COLUMN writer_json TEXT;
+"#,
 ];
 
 /// The tables a run's rows are in, parents before children.

@@ -428,7 +428,7 @@ pub(super) fn query_runs(db: &mut dyn Db, query: &RunQuery) -> Result<Vec<RunInf
     };
     let sql = format!(
         "SELECT id, label, started_ns, ended_ns, complete, hostname, kernel_release, cpu_model,
-                heartbeat_ns, heartbeat_at,
+                heartbeat_ns, heartbeat_at, writer_json,
                 (SELECT count(*) FROM results WHERE results.run_id = runs.id) AS benchmarks,
                 (SELECT count(*) FROM series WHERE series.run_id = runs.id) AS series,
                 (SELECT count(*) FROM warnings WHERE warnings.run_id = runs.id) AS warnings
@@ -454,11 +454,24 @@ pub(super) fn query_runs(db: &mut dyn Db, query: &RunQuery) -> Result<Vec<RunInf
                     r.opt_i64("heartbeat_ns")?.unwrap_or(r.i64("started_ns")?),
                     r.opt_text("heartbeat_at")?,
                     r.opt_i64("ended_ns")?.is_some(),
+                    writer_alive(r.opt_text("writer_json")?.as_deref()),
                     now,
                 )),
             },
         })
     })
+}
+
+/// Whether the process that began a run (`writer_json`, #41) runs on this machine now; None
+/// when that cannot be told here, or no writer was recorded (or one this version cannot read).
+fn writer_alive(json: Option<&str>) -> Option<bool> {
+    use crate::procfs::{Liveness, ProcessMark};
+    let mark: ProcessMark = serde_json::from_str(json?).ok()?;
+    match mark.alive_here() {
+        Liveness::Alive => Some(true),
+        Liveness::Gone => Some(false),
+        Liveness::Unknown => None,
+    }
 }
 
 /// Of the runs `ids`, those stored, with whether each is complete and its results: what
@@ -997,15 +1010,23 @@ pub(super) fn next_position(db: &mut dyn Db, table: &'static str, run_id: &str) 
 }
 
 /// The run's heartbeat (#35): the time of this write, and what it stored (`at`), so that a
-/// run whose writes stopped is told from one still measuring, with where it stopped.
-pub(super) fn beat(db: &mut dyn Db, id: &str, at: &str) -> Result<()> {
+/// run whose writes stopped is told from one still measuring, with where it stopped. Without
+/// `at`, the beat alone (#41: `Heartbeat`, between the run's writes), `heartbeat_at` still
+/// saying what the last write stored, and only while the run has no end.
+pub(super) fn beat(db: &mut dyn Db, id: &str, at: Option<&str>) -> Result<()> {
     let mut b = Sql::new(db.dialect());
-    let sql = format!(
-        "UPDATE runs SET heartbeat_ns = {}, heartbeat_at = {} WHERE id = {}",
-        b.bind(super::now_ns()),
-        b.bind(at),
-        b.bind(id)
-    );
+    let now = b.bind(super::now_ns());
+    let sql = match at {
+        Some(at) => format!(
+            "UPDATE runs SET heartbeat_ns = {now}, heartbeat_at = {} WHERE id = {}",
+            b.bind(at),
+            b.bind(id)
+        ),
+        None => format!(
+            "UPDATE runs SET heartbeat_ns = {now} WHERE id = {} AND ended_ns IS NULL",
+            b.bind(id)
+        ),
+    };
     db.execute(&b.on("runs", sql))?;
     Ok(())
 }

@@ -365,6 +365,7 @@ on_both_backends!(
     finish_run_replaces_warnings_and_derived,
     interrupted_run_keeps_finished_results,
     a_killed_runs_heartbeat_says_when_and_where_it_stopped,
+    a_run_being_measured_beats_between_its_writes,
     replace_run_completes_an_unfinished_run_in_one_write,
     add_result_to_unknown_run_is_no_such_run,
     value_too_large_is_refused_and_nothing_written,
@@ -932,16 +933,26 @@ fn interrupted_run_keeps_finished_results(b: Backing) {
     assert_eq!((info.benchmarks, info.warnings), (2, 2));
 }
 
+/// A full run begun in `store` now (its results not stored).
+fn begun_now(store: &dyn Backend) -> Run {
+    let mut run = full_run("abcdef012345");
+    run.started_ns = crate::harness::unix_ns();
+    store.begin_run(&started(&run)).unwrap();
+    run
+}
+
+/// How the store's only run stopped.
+fn heard(store: &dyn Backend) -> Stopped {
+    store.list_runs().unwrap()[0].stopped.clone().unwrap()
+}
+
 /// #35 item 3: an incomplete run's last write is its heartbeat; one silent for longer than
 /// `ABANDONED_AFTER` is listed as abandoned, with when and where it stopped; an interrupted
 /// run (it stored its end) never is.
 fn a_killed_runs_heartbeat_says_when_and_where_it_stopped(b: Backing) {
     use crate::model::ABANDONED_AFTER;
     let store = &*b.store;
-    let mut run = full_run("abcdef012345");
-    run.started_ns = crate::harness::unix_ns();
-    store.begin_run(&started(&run)).unwrap();
-    let heard = |store: &dyn Backend| store.list_runs().unwrap()[0].stopped.clone().unwrap();
+    let run = begun_now(store);
     let st = heard(store);
     assert_eq!((st.last_heard_ns, st.at.as_deref()), (run.started_ns, None));
     assert!(!st.abandoned, "just begun: measuring");
@@ -954,12 +965,27 @@ fn a_killed_runs_heartbeat_says_when_and_where_it_stopped(b: Backing) {
     let want = format!("{} after {counted} counted trials", run.results[0].id);
     assert_eq!(st.at.as_deref(), Some(want.as_str()));
     assert!(!st.abandoned);
-    // Its writer dies: two hours later it is abandoned, still saying where it stopped.
+    assert_eq!(
+        st.writer_alive,
+        Some(true),
+        "begun by this process, which runs"
+    );
+    // #41: silent for two hours, but its writer runs here: measuring, not abandoned.
     let back = 2 * ABANDONED_AFTER.as_nanos() as i64;
     b.count(&format!(
         "UPDATE runs SET heartbeat_ns = heartbeat_ns - {back} RETURNING CAST(1 AS BIGINT)"
     ));
+    assert!(!heard(store).abandoned);
+    // Its writer dies (the pid is a later process's: another start time): abandoned, still
+    // saying where it stopped.
+    let mut gone = crate::procfs::ProcessMark::this_process().unwrap();
+    gone.start_ticks += 1;
+    let gone = serde_json::to_string(&gone).unwrap();
+    b.count(&format!(
+        "UPDATE runs SET writer_json = '{gone}' RETURNING CAST(1 AS BIGINT)"
+    ));
     let st = heard(store);
+    assert_eq!(st.writer_alive, Some(false));
     assert!(st.abandoned, "{st:?}");
     assert_eq!(st.at.as_deref(), Some(want.as_str()));
     // A run that stored its end (interrupted by a signal) is not abandoned, however old.
@@ -974,6 +1000,30 @@ fn a_killed_runs_heartbeat_says_when_and_where_it_stopped(b: Backing) {
     };
     store.finish_run(&complete).unwrap();
     assert_eq!(store.list_runs().unwrap()[0].stopped, None);
+}
+
+/// #41: a run being measured beats every `BEAT_EVERY` from a thread of its own, between its
+/// writes (a calibration was silent for as long as it took); a beat leaves what the last
+/// write stored as it was, and a run with an end is not beaten.
+fn a_run_being_measured_beats_between_its_writes(b: Backing) {
+    let store = &*b.store;
+    let run = begun_now(store);
+    let heart = Heartbeat::start(store.location(), vec![run.id.clone()]);
+    std::thread::sleep(BEAT_EVERY + BEAT_EVERY / 2);
+    let st = heard(store);
+    assert!(st.last_heard_ns > run.started_ns, "no beat: {st:?}");
+    assert_eq!(st.at, None, "a beat stores nothing but the time");
+    drop(heart);
+    let mut end = started(&run);
+    end.ended_ns = Some(run.started_ns + 1);
+    store.finish_run(&end).unwrap();
+    let before = heard(store).last_heard_ns;
+    store.beat(&run.id).unwrap();
+    assert_eq!(
+        heard(store).last_heard_ns,
+        before,
+        "an ended run was beaten"
+    );
 }
 
 /// #35 item 4: `sync` completes a run DST holds unfinished with one write, which deletes and

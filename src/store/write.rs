@@ -8,6 +8,8 @@
 //! memory (PostgreSQL keeps one, for the spool file); [`Sink`] stores whole runs as an import
 //! or a sync hands them over.
 //!
+//! [`Heartbeat`] beats a run being measured between its writes (#41), from a thread of its own.
+//!
 //! It is not where a backend's transaction is begun, retried or committed (`Backend::write`).
 
 use super::query::{self, Db};
@@ -101,7 +103,8 @@ impl RunWrite<'_> {
     pub(super) fn store(&self, db: &mut dyn Db, lite: &Connection) -> Result<()> {
         let id = self.run_id();
         if let RunWrite::Begin(run) = *self {
-            return insert_run(lite, run, false);
+            insert_run(lite, run, false)?;
+            return mark_writer(lite, &run.id);
         }
         if let RunWrite::Finish(run) = *self {
             if !query::end_run(db, run)? {
@@ -115,7 +118,7 @@ impl RunWrite<'_> {
         if !query::run_exists(db, id)? {
             return Err(no_such_run(id));
         }
-        query::beat(db, id, &self.what())?;
+        query::beat(db, id, Some(&self.what()))?;
         match *self {
             RunWrite::AddResult {
                 result, warnings, ..
@@ -164,9 +167,78 @@ impl RunWrite<'_> {
     }
 }
 
+/// Records this process as the writer of the run `id` just begun in `lite` (#41): while it
+/// runs on this machine, `gc --abandoned` leaves the run alone, however long it is silent.
+/// Only at the run's start: a run copied in by `import` or `sync` keeps no writer.
+fn mark_writer(lite: &Connection, id: &str) -> Result<()> {
+    let Some(me) = crate::procfs::ProcessMark::this_process() else {
+        return Ok(());
+    };
+    lite.execute(
+        "UPDATE runs SET writer_json = ?1 WHERE id = ?2",
+        rusqlite::params![super::to_json(&me, "the run's writer")?, id],
+    )?;
+    Ok(())
+}
+
 fn no_such_run(id: &str) -> StoreError {
     StoreError::NoSuchRun {
         spec: id.to_string(),
+    }
+}
+
+/// How often a run being measured beats (#41): a run silent for a few beats is not being
+/// measured, or its host cannot reach the store.
+pub const BEAT_EVERY: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// The heartbeat of the runs being measured (#41): a thread of the measuring process that
+/// stores their heartbeat every [`BEAT_EVERY`], on a connection of its own, from their begin
+/// until it is dropped. The run's own writes (one per round) leave it silent for as long as
+/// a phase lasts: a calibration to `--min-time 10`, a long trial, a profile. It runs in the
+/// parent, never in a benchmark's worker, and wakes once per beat for one small write, not
+/// synced to disk (SQLite; `Backend::beat`): the harness's own wait for a worker wakes every
+/// 100 ms.
+pub struct Heartbeat {
+    stop: Option<std::sync::mpsc::Sender<()>>,
+}
+
+impl Heartbeat {
+    /// Beats the runs `ids` of the store at `at` until dropped. A beat that fails (the store
+    /// busy, the server away) is tried again at the next: the run's own writes say what is
+    /// wrong with the store.
+    pub fn start(at: super::Location, ids: Vec<String>) -> Heartbeat {
+        let (stop, stopped) = std::sync::mpsc::channel::<()>();
+        let beats = move || {
+            let mut store = None;
+            while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) =
+                stopped.recv_timeout(BEAT_EVERY)
+            {
+                if store.is_none() {
+                    store = super::open_at(&at, super::Access::Write).ok();
+                }
+                if let Some(s) = &store {
+                    for id in &ids {
+                        let _ = s.beat(id);
+                    }
+                }
+            }
+        };
+        // Without a thread the run beats with its writes only, as before #41.
+        let started = std::thread::Builder::new()
+            .name("sysperf-heartbeat".into())
+            .spawn(beats);
+        Heartbeat {
+            stop: started.is_ok().then_some(stop),
+        }
+    }
+}
+
+impl Drop for Heartbeat {
+    /// Stops the beats. Not joined: a beat under way (PostgreSQL retries a lost connection
+    /// for a minute) must not hold up the run's end; a beat after it changes nothing, a run
+    /// with an end not being beaten (`query::beat`).
+    fn drop(&mut self) {
+        self.stop.take();
     }
 }
 

@@ -11,9 +11,10 @@
 //! (`--placement same|spread`), as the other two-process tests. Endpoints are made before the
 //! fork and all traffic stays on loopback (127.0.0.1, or Unix-domain sockets, the listening
 //! ones in the abstract namespace so that nothing is left on disk). The server counts what it
-//! receives and exits 0 only when it got exactly the bytes (or connections) the trial sent;
-//! it is reaped inside the timed region, so a short count fails the trial and the server's
-//! CPU time belongs to the trial.
+//! receives and exits 0 only when it got exactly the bytes (or connections) the trial sent
+//! (`net.connect`'s: at least the client's connections, those past them another process's,
+//! counted for an `intruded` warning, #41); it is reaped inside the timed region, so a short
+//! count fails the trial and the server's CPU time belongs to the trial.
 //!
 //! - `net.rtt-*`: round trip of N bytes (the client sends N, the server echoes N) over TCP
 //!   (TCP_NODELAY, as `netperf -t TCP_RR -- -D`), UDP (connected, and unconnected with
@@ -658,10 +659,21 @@ enum Listener {
     Unix(UnixListener),
 }
 
+impl Listener {
+    fn fd(&self) -> RawFd {
+        match self {
+            Listener::Tcp(l) => l.as_raw_fd(),
+            Listener::Unix(l) => l.as_raw_fd(),
+        }
+    }
+}
+
 pub struct Connect {
     conn: Conn,
     listener: Option<Listener>,
     server: Children,
+    /// `net.connect`: where the server says how many connections were not the client's.
+    tally: Option<std::fs::File>,
 }
 
 impl Connect {
@@ -670,7 +682,14 @@ impl Connect {
             conn,
             listener: None,
             server: Children::default(),
+            tally: None,
         }
+    }
+
+    /// `net.connect` (TCP and Unix): each connection is connect, accept and close, and the
+    /// server takes connections until the client shuts its listener ([`serve_until_shut`]).
+    fn plain(&self) -> bool {
+        matches!(self.conn, Conn::Tcp | Conn::Unix)
     }
 }
 
@@ -705,8 +724,43 @@ fn listen_at_first_free(
     Err(last)
 }
 
-/// The server of the connection tests: `n` connections, each served as `conn` says (inetd's
-/// by the program at `cat`).
+/// The server of `net.connect`: accepts and closes connections until the client, done with
+/// its `n`, shuts the listener down ([`sys::shutdown_read`]: accept then fails with EINVAL).
+/// The listener's address is no secret (an abstract name is listed in /proc/net/unix, a port
+/// in /proc/net/tcp), and a server that stopped after `n` accepts had served another
+/// process's connection in place of the client's last, which then waited for an accept until
+/// the trial timed out (#41). Every connection past the client's `n` is another process's:
+/// their number is returned. A connection costs what it did (an accept and a close, no
+/// check of its peer); the shutdown is one call per trial.
+fn serve_until_shut(l: &Listener, n: u64) -> io::Result<u64> {
+    let mut accepted = 0u64;
+    loop {
+        let got = match l {
+            Listener::Unix(l) => l.accept().map(drop),
+            Listener::Tcp(l) => l.accept().map(drop),
+        };
+        match got {
+            Ok(()) => accepted += 1,
+            Err(e) if e.raw_os_error() == Some(libc::EINVAL) => break,
+            // A signal, or a connection reset before it was accepted: none of the client's.
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::Interrupted | io::ErrorKind::ConnectionAborted
+                ) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    accepted.checked_sub(n).ok_or_else(|| {
+        io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("{accepted} of {n} connections"),
+        )
+    })
+}
+
+/// The server of the connection tests but `net.connect`: `n` connections, each served as
+/// `conn` says (inetd's by the program at `cat`).
 fn serve(l: &Listener, conn: Conn, n: u64, cat: &std::path::Path) -> io::Result<()> {
     for _ in 0..n {
         match l {
@@ -762,11 +816,21 @@ impl Benchmark for Connect {
             }
             _ => std::path::PathBuf::new(),
         };
-        let pid = spawn(ctx, "sysperf:server", None, || {
-            status(serve(lr, conn, iterations, &cat))
+        let (tally, told) = sys::pipe().map_err(BenchError::sys("pipe"))?;
+        let mut told = std::fs::File::from(told);
+        let plain = self.plain();
+        // The parent's end of `told` goes with the closure, when spawn returns.
+        let pid = spawn(ctx, "sysperf:server", None, move || {
+            if plain {
+                let strangers = serve_until_shut(lr, iterations);
+                status(strangers.and_then(|n| told.write_all(&n.to_le_bytes())))
+            } else {
+                status(serve(lr, conn, iterations, &cat))
+            }
         })?;
         self.server.0.push(pid);
         self.listener = Some(l);
+        self.tally = Some(std::fs::File::from(tally));
         Ok(())
     }
 
@@ -797,6 +861,10 @@ impl Benchmark for Connect {
                 }
             }
         }
+        if self.plain() {
+            // The client's connections are all served: the server's accept ends.
+            sys::shutdown_read(l.fd()).map_err(BenchError::sys("shutdown"))?;
+        }
         self.server.reap()
     }
 
@@ -804,6 +872,16 @@ impl Benchmark for Connect {
         self.listener = None;
         self.server.stop();
         Ok(())
+    }
+
+    /// Read after teardown, when the server is gone whatever happened: its count, else
+    /// nothing (the pipe's end of file).
+    fn intrusions(&mut self) -> u64 {
+        let mut n = [0u8; 8];
+        match self.tally.take().map(|mut t| t.read_exact(&mut n)) {
+            Some(Ok(())) => u64::from_le_bytes(n),
+            _ => 0,
+        }
     }
 }
 

@@ -895,3 +895,60 @@ fn jitter_reports_stolen_time_a_histogram_and_the_interrupts_per_cpu() {
         .code(2)
         .stderr(predicate::str::contains("choose among them"));
 }
+
+/// #41 item 9: `gc --abandoned --older-than 8s` removed a run still calibrating (`run
+/// --min-time 10`: no write for as long as calibration took), which then died storing its
+/// results. A run whose writer runs on this machine is never abandoned, and a run beats every
+/// 2 s in every phase, calibration included.
+#[test]
+fn gc_abandoned_leaves_a_calibrating_run_alone_and_the_run_beats() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("db");
+    // Calibration to 3 s, a 3 s warm-up, a 3 s trial: its first result comes 9 s in.
+    let run = std::process::Command::new(assert_cmd::cargo::cargo_bin("sysperf"))
+        .env("SYSPERF_DB", &db)
+        .args(["run", "syscall", "--min-time", "3", "--trials", "1"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Before the store exists, not JSON: no run yet.
+    let runs = || {
+        let out = sysperf(&db).args(["runs", "--json"]).output().unwrap();
+        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap_or_default()
+    };
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    let started = loop {
+        if let Some(s) = runs()[0]["started_ns"].as_i64() {
+            break s;
+        }
+        assert!(std::time::Instant::now() < deadline, "the run never began");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let since = || sysperf::harness::unix_ns() - started;
+    while since() < 4_500_000_000 {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let gc = sysperf(&db)
+        .args(["gc", "--abandoned", "--older-than", "1s"])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&gc.stderr);
+    assert!(gc.status.success(), "{said}");
+    assert!(
+        !said.contains("removed abandoned run"),
+        "gc removed the run being measured: {said}"
+    );
+    let v = runs();
+    assert_eq!(v[0]["benchmarks"], 0, "no longer calibrating: {v}");
+    let heard = v[0]["stopped"]["last_heard_ns"].as_i64().unwrap();
+    assert!(heard > started + 2_000_000_000, "no heartbeat: {v}");
+    assert_eq!(v[0]["stopped"]["writer_alive"], true, "{v}");
+    let out = run.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(runs()[0]["complete"], true);
+}

@@ -9,7 +9,9 @@
 //! - strace: a split request is two send(2)s per exchange (and TCP_CORK around them), the
 //!   inetd model execs `cat` once per connection, a round trip is one send and one receive
 //!   on each side, TCP_NODELAY is set for round trips and not for streams;
-//! - Ctrl-C in the middle of the suite leaves no process behind.
+//! - Ctrl-C in the middle of the suite leaves no process behind;
+//! - another process's connections to `net.connect`'s Unix listener (its name is listed in
+//!   /proc/net/unix) are counted as such, and the trial ends (#41).
 //!
 //! - the long haul (root): its bytes cross its veth (the interface counters), nothing of it
 //!   (namespace, veth) is left after a trial, after Ctrl-C, or after a SIGKILL and the next
@@ -23,6 +25,8 @@ use crate::support as common;
 use common::*;
 
 use serde_json::Value;
+use std::os::linux::net::SocketAddrExt;
+use std::os::unix::net::{SocketAddr, UnixStream};
 use std::process::Command;
 use std::time::{Duration, Instant};
 use sysperf::harness::janitor;
@@ -485,6 +489,42 @@ fn finished(child: std::process::Child) -> Value {
     let v = json_of(&out.stdout);
     assert!(out.status.success() && v["error"].is_null(), "{v}");
     v
+}
+
+/// #41 item 7: `net.connect@unix` listens at a random abstract name, which /proc/net/unix
+/// lists for every user. A connection made to it by another process during a trial was
+/// accepted as one of the client's, and the client's last then waited for an accept until
+/// the trial timed out. Now the trial ends as it should, counting the strangers.
+#[test]
+fn a_strangers_connections_to_net_connect_are_counted_and_the_trial_ends() {
+    let mut child = spawn_worker("net.connect", 1, 100_000);
+    let listed = format!("@sysperf-{}-net-", child.id());
+    let mut name = None;
+    wait_until("the worker's listener in /proc/net/unix", || {
+        let table = std::fs::read_to_string("/proc/net/unix").unwrap();
+        name = table
+            .lines()
+            .filter_map(|l| l.split_whitespace().nth(7))
+            .find(|n| n.starts_with(&listed))
+            .map(|n| n[1..].to_string());
+        name.is_some()
+    });
+    let at = SocketAddr::from_abstract_name(name.unwrap()).unwrap();
+    let strangers: Vec<UnixStream> = (0..3)
+        .filter_map(|_| UnixStream::connect_addr(&at).ok())
+        .collect();
+    assert!(!strangers.is_empty(), "could not connect to the listener");
+    let deadline = Instant::now() + Duration::from_secs(40);
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("the trial never ended: a stranger's connection was served as the client's");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let v = finished(child);
+    assert_eq!(v["intrusions"], strangers.len(), "{v}");
 }
 
 fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
