@@ -259,6 +259,11 @@ impl Dir {
         }
     }
 
+    /// The target of the symbolic link `name` here.
+    pub fn read_link(&self, name: &OsStr) -> io::Result<OsString> {
+        sys::readlink_at(self.fd(), &cstr(name)?)
+    }
+
     /// A new file `name` here, for writing: O_CREAT | O_EXCL | O_NOFOLLOW, so any entry
     /// already there (a planted link among them) is an error, never followed.
     pub fn create(&self, name: &OsStr, mode: u32) -> io::Result<std::fs::File> {
