@@ -272,6 +272,15 @@ impl Dir {
         Ok(std::fs::File::from(fd))
     }
 
+    /// Opens the file `name` here for writing, made with `mode` (less the umask) when it is
+    /// missing: O_CREAT | O_NOFOLLOW, so a link there is an error, never followed; what an
+    /// existing name is (whether a regular file, and whose) is for the caller to judge by fstat.
+    pub fn open_or_create_file(&self, name: &OsStr, mode: u32) -> io::Result<std::fs::File> {
+        let flags = libc::O_WRONLY | libc::O_CREAT | libc::O_NOFOLLOW | libc::O_NONBLOCK;
+        let fd = sys::open_at_mode(self.fd(), &cstr(name)?, flags, mode as libc::mode_t)?;
+        Ok(std::fs::File::from(fd))
+    }
+
     /// Opens `name` here with `flags` and O_NOFOLLOW (a link there is an error).
     pub fn open_file(&self, name: &OsStr, flags: i32) -> io::Result<std::fs::File> {
         let fd = sys::open_at(self.fd(), &cstr(name)?, flags | libc::O_NOFOLLOW)?;

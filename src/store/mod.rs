@@ -47,7 +47,7 @@ mod write;
 
 pub use backend::{redact, Backend, Location};
 pub use migrations::SCHEMA_VERSION;
-pub(crate) use pg::{spool_dest, spool_dir};
+pub(crate) use pg::{not_ours, open_spool_dir, spool_dest};
 pub use pg::{ConnectError, PgStore};
 pub use query::{Db, Dialect, Query};
 pub use write::{RunSink, RunWrite};
