@@ -21,7 +21,7 @@ probe_41_4() {
       out=$(env HOME=/root XDG_STATE_HOME="$base" timeout -k 5 60 "$SYSPERF" doctor 2>&1)
     fi
     if printf '%s\n' "$out" | grep -q "$secret"; then
-      hits+=("with spool $spool root's doctor printed the root-only file the attacker's x.dest links to: '$(printf '%s\n' "$out" | grep -m1 "$secret" | cut -c1-90)'")
+      hits+=("with spool $spool root's doctor printed the root-only file the attacker's x.dest links to: '...$(printf '%s\n' "$out" | grep -m1 -o ".\{0,16\}$secret.\{0,12\}")...'")
     fi
     as_user rm -rf "$base/sysperf"
   done
