@@ -4,15 +4,29 @@
 //! shells of the libs suite, the workload's commands, `sleep` in tests. Nothing else in
 //! `src/` builds a `std::process::Command` (`tests/it/programs.rs` scans for one).
 //!
-//! The rule: a program is looked for in the directories of PATH that are absolute, exist, and
-//! that only root or this user can write (owner root or this user, no group or other write
-//! bit), then in the system's standard directories ([`DEFAULT_PATH`], by the same rule: a root
-//! shell from `su` often lacks /usr/sbin, where nscd and makedb live), and must be there an
-//! executable regular file with the same owner and mode rules. It is run by the absolute path found. [`find`] resolves a
-//! name once per process and keeps the answer, so one run runs one `ip` throughout. Relative
-//! and empty entries (an empty one is the current directory) are never searched: as root in a
-//! directory another user can write, `PATH=":/usr/sbin:/usr/bin"` ran that user's `./ip`
-//! (#29 item 6). A directory someone else can write is the same hole one level up.
+//! The rule: a program is looked for in the directories of PATH that are absolute and
+//! [trusted](crate::safedir) (the entry walked from / by `safedir`'s rule, a symbolic link on
+//! the way followed only when root or this user owns it, and the directory itself root's or
+//! this user's and writable by no one else, sticky or not), then in the system's standard
+//! directories ([`DEFAULT_PATH`], by the same rule: a root shell from `su` often lacks
+//! /usr/sbin, where nscd and makedb live), and must be there an executable regular file with
+//! the same owner and mode rules. The program's name may be a symbolic link of root's or this
+//! user's, judged likewise to the file it ends at (each directory on that chain trusted). It
+//! is run by the path found: the entry's resolved directory (no link left in it) and the
+//! name. [`find`] resolves a name once per process and keeps the answer, so one run runs one
+//! `ip` throughout. Relative and empty entries (an empty one is the current directory) are
+//! never searched: as root in a directory another user can write, `PATH=":/usr/sbin:/usr/bin"`
+//! ran that user's `./ip` (#29 item 6). A directory someone else can write is the same hole
+//! one level up, and a PATH entry that is another user's link the same again: judged through
+//! the link and run later by the link's path, `PATH=/tmp/u/bin:...` with `/tmp/u/bin ->
+//! /usr/bin` flipped to the user's directory in between ran their `true` (#41 item 3).
+//!
+//! Why the name's own link is kept in the path run (`/usr/sbin/mkfs.ext4`, not the
+//! `/usr/sbin/mke2fs` it points to): programs that are links to one executable tell what to
+//! do by the name they were run as (mke2fs makes ext4 as `mkfs.ext4`, ext2 as itself; busybox
+//! is every tool). That link is root's or this user's in a directory no one else can write,
+//! as is every link and directory it leads through, so no one else can change where it
+//! points between the lookup and the run.
 //!
 //! Why iproute2 and not netlink from Rust (rtnetlink, neli): the long haul needs a named
 //! network namespace (`ip netns add`: an nsfs bind mount under /run/netns that the janitor
@@ -30,10 +44,10 @@
 //! Not here: sysperf's own executable (the harness runs `current_exe()`, an absolute path,
 //! through [`at`]), and what the programs themselves run.
 
+use crate::safedir::{Dir, Need, WalkError};
 use std::collections::HashMap;
-use std::fs;
+use std::ffi::OsStr;
 use std::io;
-use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::{Mutex, OnceLock};
@@ -68,8 +82,8 @@ pub fn search_path() -> String {
         .unwrap_or_else(|| DEFAULT_PATH.into())
 }
 
-/// Why a file or directory with this owner and mode may not be trusted, if it may not:
-/// someone other than root and this user can write it.
+/// Why a file with this owner and mode may not be trusted, if it may not: someone other
+/// than root and this user can write it.
 fn writable_by_others(uid: u32, mode: u32) -> Option<String> {
     let me = crate::sys::euid();
     if uid != 0 && uid != me {
@@ -81,17 +95,27 @@ fn writable_by_others(uid: u32, mode: u32) -> Option<String> {
     }
 }
 
-/// Why the PATH entry `dir` is not searched, or None if it is.
-fn skip_reason(dir: &str) -> Option<String> {
+/// The PATH entry `dir` opened for searching: its directory, reached by the trusted-directory
+/// walk (so with no link left in its path), or None when it does not exist (nothing to find
+/// there); Err with why it is not searched.
+fn entry(dir: &str) -> Result<Option<Dir>, String> {
     if dir.is_empty() {
-        return Some("empty: the current directory".into());
+        return Err("empty: the current directory".into());
     }
     if !Path::new(dir).is_absolute() {
-        return Some("relative".into());
+        return Err("relative".into());
     }
-    // A missing directory is simply empty; one that exists must be trusted.
-    let m = fs::metadata(dir).ok()?;
-    writable_by_others(m.uid(), m.mode())
+    match Dir::open(Path::new(dir), Need::Private) {
+        Ok(d) => Ok(Some(d)),
+        Err(e @ WalkError::Untrusted { .. }) => Err(e.to_string()),
+        // A missing directory (or one that cannot be looked at) is simply empty.
+        Err(WalkError::Io { .. }) => Ok(None),
+    }
+}
+
+/// Why the PATH entry `dir` is not searched, or None if it is.
+fn skip_reason(dir: &str) -> Option<String> {
+    entry(dir).err()
 }
 
 /// The entries of the colon-separated `path` that are not searched, each with its reason:
@@ -111,27 +135,50 @@ pub fn unsearched_text(path: &str) -> String {
         .join(", ")
 }
 
-/// Whether `p` is a trusted executable: a regular file someone may execute, that only root
-/// or this user can write.
-fn trusted_program(p: &Path) -> bool {
-    fs::metadata(p).is_ok_and(|m| {
-        m.is_file()
-            && m.permissions().mode() & 0o111 != 0
-            && writable_by_others(m.uid(), m.mode()).is_none()
-    })
+/// How many symbolic links a program's name may lead through (as the kernel's limit).
+const MAX_LINKS: usize = 40;
+
+/// Whether `name` in the trusted directory `dir` is a trusted executable: a regular file
+/// someone may execute, that only root or this user can write; or a symbolic link of root's or
+/// this user's to one, every directory it leads to trusted as a PATH entry is. Looked at
+/// with lstat, so another user's link is never followed.
+fn trusted_program(dir: &Dir, name: &OsStr, links: usize) -> bool {
+    let Ok(Some(st)) = dir.stat(name) else {
+        return false;
+    };
+    let owner_ok = st.st_uid == 0 || st.st_uid == crate::sys::euid();
+    match st.st_mode & libc::S_IFMT {
+        libc::S_IFREG => {
+            st.st_mode & 0o111 != 0 && writable_by_others(st.st_uid, st.st_mode).is_none()
+        }
+        // (A link's own mode means nothing; its owner could point it elsewhere.)
+        libc::S_IFLNK if links < MAX_LINKS && owner_ok => {
+            let Ok(target) = dir.read_link(name) else {
+                return false;
+            };
+            // An absolute target replaces the directory's path.
+            let to = dir.path().join(target);
+            let (Some(parent), Some(file)) = (to.parent(), to.file_name()) else {
+                return false;
+            };
+            Dir::open(parent, Need::Private)
+                .is_ok_and(|there| trusted_program(&there, file, links + 1))
+        }
+        _ => false,
+    }
 }
 
 /// The first trusted executable called `name` in the searched directories of the
-/// colon-separated `path` (see the module documentation), as an absolute path. A `name`
-/// with a slash is never looked up.
+/// colon-separated `path` (see the module documentation), as an absolute path: the entry's
+/// directory resolved, then `name`. A `name` with a slash is never looked up.
 pub fn locate(name: &str, path: &str) -> Option<PathBuf> {
     if name.is_empty() || name.contains('/') {
         return None;
     }
     path.split(':')
-        .filter(|d| skip_reason(d).is_none())
-        .map(|d| Path::new(d).join(name))
-        .find(|p| trusted_program(p))
+        .filter_map(|d| entry(d).ok().flatten())
+        .find(|d| trusted_program(d, OsStr::new(name), 0))
+        .map(|d| d.path().join(name))
 }
 
 /// Where program `name` is, by the rule, for this process: resolved at the first call (with
@@ -186,6 +233,7 @@ pub fn at(program: &Path) -> io::Result<Command> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::fs;
     use std::os::unix::fs::PermissionsExt;
 
     /// A directory holding an executable `name` (a shell script), with mode `dir_mode`.
@@ -228,11 +276,8 @@ mod tests {
     fn a_directory_or_program_others_can_write_is_not_trusted() {
         let (_d, abs) = dir_with("sp-prog", 0o777);
         assert_eq!(locate("sp-prog", &abs), None);
-        assert_eq!(
-            unsearched(&abs)[0].1,
-            "writable by its group or by anyone",
-            "{abs}"
-        );
+        let why = &unsearched(&abs)[0].1;
+        assert!(why.contains("is writable by every user"), "{abs}: {why}");
         let (d, abs) = dir_with("sp-prog", 0o755);
         let p = d.path().join("sp-prog");
         fs::set_permissions(&p, fs::Permissions::from_mode(0o757)).unwrap();
@@ -247,6 +292,49 @@ mod tests {
         // A name with a slash is a path, not a name to look up.
         assert_eq!(locate("./sp-prog", &abs), None);
         assert_eq!(locate("", &abs), None);
+    }
+
+    /// #41 item 3: a PATH entry that is a link is judged by the trusted-directory walk and
+    /// the program found is the link's target directory's, so a later flip of the link
+    /// changes nothing; another user's link, as an entry or as the program, is not followed.
+    #[test]
+    fn links_are_resolved_and_another_users_are_not_followed() {
+        let (d, abs) = dir_with("sp-prog", 0o755);
+        let real = fs::canonicalize(&abs).unwrap();
+        let links = tempfile::tempdir().unwrap();
+        let bin = links.path().join("bin");
+        std::os::unix::fs::symlink(&real, &bin).unwrap();
+        let entry = bin.to_str().unwrap();
+        // This user's (or root's) link: followed, and the path found is the real one.
+        assert_eq!(locate("sp-prog", entry), Some(real.join("sp-prog")));
+        // The program's name a link of ours: kept as the name run (argv[0]), its target
+        // judged too.
+        std::os::unix::fs::symlink("sp-prog", d.path().join("sp-alias")).unwrap();
+        assert_eq!(locate("sp-alias", entry), Some(real.join("sp-alias")));
+        std::os::unix::fs::symlink("/nonexistent/x", d.path().join("sp-dangling")).unwrap();
+        assert_eq!(locate("sp-dangling", entry), None);
+        if crate::sys::euid() != 0 {
+            println!("skipped: needs root to give a link to another user");
+            return;
+        }
+        // Another user's link as the entry: not searched, and said why.
+        std::os::unix::fs::lchown(&bin, Some(65534), Some(65534)).unwrap();
+        assert_eq!(locate("sp-prog", entry), None);
+        let why = unsearched(entry)
+            .first()
+            .map(|(_, why)| why.clone())
+            .unwrap_or_default();
+        assert!(why.contains("symbolic link owned by"), "{why}");
+        // Another user's link as the program, in a trusted directory: not followed.
+        std::os::unix::fs::lchown(d.path().join("sp-alias"), Some(65534), Some(65534)).unwrap();
+        assert_eq!(locate("sp-alias", &abs), None);
+        // Another user's directory a root's link leads to: not trusted either.
+        let theirs = tempfile::tempdir().unwrap();
+        fs::copy(d.path().join("sp-prog"), theirs.path().join("sp-prog")).unwrap();
+        std::os::unix::fs::chown(theirs.path(), Some(65534), Some(65534)).unwrap();
+        std::os::unix::fs::symlink(theirs.path().join("sp-prog"), d.path().join("sp-theirs"))
+            .unwrap();
+        assert_eq!(locate("sp-theirs", &abs), None);
     }
 
     #[test]

@@ -259,10 +259,24 @@ impl Dir {
         }
     }
 
+    /// The target of the symbolic link `name` here.
+    pub fn read_link(&self, name: &OsStr) -> io::Result<OsString> {
+        sys::readlink_at(self.fd(), &cstr(name)?)
+    }
+
     /// A new file `name` here, for writing: O_CREAT | O_EXCL | O_NOFOLLOW, so any entry
     /// already there (a planted link among them) is an error, never followed.
     pub fn create(&self, name: &OsStr, mode: u32) -> io::Result<std::fs::File> {
         let flags = libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW;
+        let fd = sys::open_at_mode(self.fd(), &cstr(name)?, flags, mode as libc::mode_t)?;
+        Ok(std::fs::File::from(fd))
+    }
+
+    /// Opens the file `name` here for writing, made with `mode` (less the umask) when it is
+    /// missing: O_CREAT | O_NOFOLLOW, so a link there is an error, never followed; what an
+    /// existing name is (whether a regular file, and whose) is for the caller to judge by fstat.
+    pub fn open_or_create_file(&self, name: &OsStr, mode: u32) -> io::Result<std::fs::File> {
+        let flags = libc::O_WRONLY | libc::O_CREAT | libc::O_NOFOLLOW | libc::O_NONBLOCK;
         let fd = sys::open_at_mode(self.fd(), &cstr(name)?, flags, mode as libc::mode_t)?;
         Ok(std::fs::File::from(fd))
     }

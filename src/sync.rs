@@ -17,14 +17,20 @@
 //! Spool files (#35): a run that went into a local spool file when the shared PostgreSQL
 //! store stayed away is uploaded by [`upload_waiting`] (the next `run`, `ab` or `doctor` on
 //! the host, and `sync` into that store call it) and its spool file removed once the store
-//! holds the run.
+//! holds the run. The spool directory is checked as a store's directory is, and its files are
+//! read and removed relative to it, only regular files of this user's (#41 item 4): under
+//! `sudo -E` it is below another user's HOME, where `ID.dest` could be a link to /etc/shadow
+//! that root's `doctor` printed whole. A refused spool directory is said, and nothing in it
+//! is read.
 
 use crate::catalog::{self, CatalogError};
 use crate::exchange::{self, ExchangeError};
 use crate::model::Run;
 use crate::model::{Observation, Profile};
+use crate::safedir::Dir;
 use crate::store::{self, Backend, Location, StoreError};
 use std::collections::HashMap;
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, thiserror::Error)]
@@ -363,24 +369,58 @@ pub struct Spooled {
     pub dest: Option<String>,
 }
 
-/// The spool files on this host, by name.
-pub fn waiting() -> Vec<Spooled> {
-    let Some(entries) = store::spool_dir().and_then(|d| std::fs::read_dir(d).ok()) else {
-        return Vec::new();
+/// The spool files on this host, by name: none when there is no spool directory, an error
+/// ([`StoreError::Unsafe`]) when it is one another user controls, whose files are not read.
+pub fn waiting() -> Result<Vec<Spooled>, StoreError> {
+    Ok(store::open_spool_dir(false)?
+        .map(|dir| waiting_in(&dir))
+        .unwrap_or_default())
+}
+
+/// The longest destination file read: one line naming a store.
+const DEST_MAX: u64 = 4096;
+
+/// The spool files in the checked spool directory `dir`: each `ID.db` that is a regular file
+/// of this user's, with what its `ID.dest` says when that too is a regular file of this
+/// user's (opened relative to `dir`, without following a link or waiting on a FIFO, and read
+/// only up to its first [`DEST_MAX`] bytes).
+fn waiting_in(dir: &Dir) -> Vec<Spooled> {
+    let ours = |st: &libc::stat| {
+        st.st_mode & libc::S_IFMT == libc::S_IFREG && st.st_uid == crate::sys::euid()
     };
-    let mut found: Vec<Spooled> = entries
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "db"))
-        .map(|path| Spooled {
-            dest: std::fs::read_to_string(store::spool_dest(&path))
-                .ok()
-                .map(|d| d.trim().to_string())
-                .filter(|d| !d.is_empty()),
-            path,
+    let mut found: Vec<Spooled> = dir
+        .names()
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|n| Path::new(n).extension().is_some_and(|x| x == "db"))
+        .filter(|n| dir.stat(n).ok().flatten().is_some_and(|st| ours(&st)))
+        .map(|name| {
+            let path = dir.path().join(&name);
+            let dest = store::spool_dest(&path);
+            let dest = dest.file_name().unwrap_or_default();
+            Spooled {
+                dest: open_dest(dir, dest, libc::O_RDONLY)
+                    .and_then(|f| {
+                        let mut text = String::new();
+                        f.take(DEST_MAX).read_to_string(&mut text).ok()?;
+                        Some(text.trim().to_string())
+                    })
+                    .filter(|d| !d.is_empty()),
+                path,
+            }
         })
         .collect();
     found.sort_by(|a, b| a.path.cmp(&b.path));
     found
+}
+
+/// The destination file `name` in the spool directory `dir`, opened with `flags` (without
+/// following a link or waiting on a FIFO), when it is a regular file of this user's.
+fn open_dest(dir: &Dir, name: &std::ffi::OsStr, flags: i32) -> Option<std::fs::File> {
+    let f = dir
+        .open_file(name, flags | libc::O_NONBLOCK | libc::O_NOCTTY)
+        .ok()?;
+    store::not_ours(&f).is_none().then_some(f)
 }
 
 /// Uploads the spool files waiting for `to` (when it is a PostgreSQL store) and removes each
@@ -395,7 +435,15 @@ pub fn upload_waiting(to: Option<&dyn Backend>) -> Vec<(Spooled, Result<Synced, 
         _ => None,
     };
     let mut uploads = Vec::new();
-    for s in waiting() {
+    let dir = match store::open_spool_dir(false) {
+        Ok(Some(dir)) => dir,
+        Ok(None) => return uploads,
+        Err(e) => {
+            crate::notice::tell(&chain(&e));
+            return uploads;
+        }
+    };
+    for s in waiting_in(&dir) {
         let shown = s.path.display().to_string();
         let (Some(to), Some(dest)) = (
             to,
@@ -407,7 +455,7 @@ pub fn upload_waiting(to: Option<&dyn Backend>) -> Vec<(Spooled, Result<Synced, 
             ));
             continue;
         };
-        let done = upload(&s.path, to).map_err(|e| chain(&e));
+        let done = upload(&dir, &s.path, to).map_err(|e| chain(&e));
         match &done {
             Ok(Some(n)) => crate::notice::tell(&format!(
                 "uploaded the spool file {shown} to {dest} ({} run{} copied, {} completed) and removed it",
@@ -442,11 +490,15 @@ fn chain(e: &dyn std::error::Error) -> String {
     line
 }
 
-/// Copies the spool file `path` into `to` and removes it; None when another process holds
-/// its destination file locked (still writing it).
-fn upload(path: &Path, to: &dyn Backend) -> Result<Option<Synced>, SyncError> {
+/// Copies the spool file `path` (in the checked spool directory `dir`) into `to` and removes
+/// it; None when another process holds its destination file locked (still writing it). The
+/// destination file is opened and the files removed relative to `dir`, never through a link.
+fn upload(dir: &Dir, path: &Path, to: &dyn Backend) -> Result<Option<Synced>, SyncError> {
     let lock_path = store::spool_dest(path);
-    let lock = std::fs::File::open(&lock_path).map_err(|_| SyncError::NoSource(lock_path))?;
+    let lock_name = lock_path.file_name().unwrap_or_default().to_os_string();
+    let Some(lock) = open_dest(dir, &lock_name, libc::O_RDONLY) else {
+        return Err(SyncError::NoSource(lock_path));
+    };
     match lock.try_lock() {
         Ok(()) => {}
         Err(std::fs::TryLockError::WouldBlock) => return Ok(None),
@@ -458,12 +510,13 @@ fn upload(path: &Path, to: &dyn Backend) -> Result<Option<Synced>, SyncError> {
     let done = copy(&source, to)?;
     drop(source);
     // The run first, its destination file last: a spool file found without one is left.
+    let name = path.file_name().unwrap_or_default();
     for suffix in ["", "-wal", "-shm", "-journal"] {
-        let mut p = path.as_os_str().to_owned();
-        p.push(suffix);
-        let _ = std::fs::remove_file(p);
+        let mut n = name.to_os_string();
+        n.push(suffix);
+        let _ = dir.unlink(&n);
     }
-    let _ = std::fs::remove_file(store::spool_dest(path));
+    let _ = dir.unlink(&lock_name);
     Ok(Some(done))
 }
 
@@ -472,5 +525,63 @@ pub fn shown(text: &Path) -> String {
     match Location::parse(text) {
         Ok(l) => l.to_string(),
         Err(_) => store::redact(&text.to_string_lossy()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::safedir::Need;
+
+    /// #41 item 4: in the spool directory, only regular files of this user's are listed and
+    /// read, each opened relative to the directory without following a link.
+    #[test]
+    fn the_spool_reads_only_regular_files_of_this_users() {
+        let tmp = tempfile::tempdir().unwrap();
+        let secret = tmp.path().join("secret");
+        std::fs::write(&secret, "root:$6$hash:19000::::::\n").unwrap();
+        let spool = tmp.path().join("spool");
+        std::fs::create_dir(&spool).unwrap();
+        let put = |name: &str, text: &str| std::fs::write(spool.join(name), text).unwrap();
+        put("a.db", "");
+        put("a.dest", "postgres://db/fleet\n");
+        // A destination file that is a link (even one of ours): not followed.
+        put("b.db", "");
+        std::os::unix::fs::symlink(&secret, spool.join("b.dest")).unwrap();
+        // A spool file that is a link: not listed.
+        std::os::unix::fs::symlink(&secret, spool.join("c.db")).unwrap();
+        let dir = Dir::open(&spool, Need::Private).unwrap();
+        let shown = || -> Vec<(std::ffi::OsString, Option<String>)> {
+            waiting_in(&dir)
+                .into_iter()
+                .map(|s| (s.path.file_name().unwrap().to_owned(), s.dest))
+                .collect()
+        };
+        assert_eq!(
+            shown(),
+            [
+                ("a.db".into(), Some("postgres://db/fleet".to_string())),
+                ("b.db".into(), None)
+            ]
+        );
+        if !crate::sys::is_root() {
+            println!("skipped: needs root to give files to another user");
+            return;
+        }
+        // Another user's files: neither listed nor read.
+        put("d.db", "");
+        put("e.db", "");
+        put("e.dest", "postgres://theirs/x\n");
+        for n in ["d.db", "e.dest"] {
+            std::os::unix::fs::chown(spool.join(n), Some(65534), Some(65534)).unwrap();
+        }
+        assert_eq!(
+            shown(),
+            [
+                ("a.db".into(), Some("postgres://db/fleet".to_string())),
+                ("b.db".into(), None),
+                ("e.db".into(), None)
+            ]
+        );
     }
 }

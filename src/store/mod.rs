@@ -47,7 +47,7 @@ mod write;
 
 pub use backend::{redact, Backend, Location};
 pub use migrations::SCHEMA_VERSION;
-pub(crate) use pg::{spool_dest, spool_dir};
+pub(crate) use pg::{not_ours, open_spool_dir, spool_dest};
 pub use pg::{ConnectError, PgStore};
 pub use query::{Db, Dialect, Query};
 pub use write::{Heartbeat, RunSink, RunWrite, BEAT_EVERY};
@@ -85,6 +85,12 @@ fn busy_timeout() -> Duration {
         .and_then(|v| v.trim().parse::<u64>().ok())
         .map_or(BUSY_TIMEOUT, Duration::from_millis)
 }
+
+/// The mode of a store sysperf creates (less the umask), which SQLite gives its `-wal`, `-shm`
+/// and `-journal` too: its owner's alone, since anyone who may read a store may hold locks
+/// on it that stall its writers (#41 item 8). A store to share is `chmod`-ed by its owner;
+/// an existing store keeps its mode.
+const NEW_STORE_MODE: u32 = 0o600;
 
 /// The first 16 bytes of every SQLite database file.
 const SQLITE_HEADER: &[u8; 16] = b"SQLite format 3\0";
@@ -549,6 +555,14 @@ impl Store {
     pub fn open(path: &Path) -> Result<Store> {
         let place = place::resolve(path, true)?;
         check_header(path, &place)?;
+        // A new store is its owner's alone (0600), and so are the files SQLite makes beside
+        // it, which take its mode; an existing one keeps the mode it has.
+        place
+            .create_missing(NEW_STORE_MODE)
+            .map_err(|source| StoreError::Access {
+                path: path.to_path_buf(),
+                source,
+            })?;
         let open_err = |source: rusqlite::Error| match source.sqlite_error_code() {
             Some(rusqlite::ErrorCode::NotADatabase) => StoreError::NotSqlite {
                 path: path.to_path_buf(),

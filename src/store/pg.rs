@@ -379,7 +379,7 @@ impl PgStore {
                 // by scripts/fleet-audit.sh: 1 of 69 runs in 12 outages).
                 Err(e @ StoreError::Unreachable { .. }) => {
                     let store = PgStore::unconnected(url)?;
-                    if spool_dir().is_none() {
+                    if !can_spool()? {
                         return Err(e);
                     }
                     *store.away.borrow_mut() = Some(e);
@@ -394,7 +394,7 @@ impl PgStore {
                 }
             };
             if Instant::now() >= deadline {
-                if spool_dir().is_none() {
+                if !can_spool()? {
                     return Err(why);
                 }
                 // The run's first write says why and names the spool file.
@@ -579,19 +579,20 @@ impl PgStore {
         let Some((run, profiles)) = shadow.as_ref() else {
             return Err(why);
         };
-        let Some(dir) = spool_dir() else {
+        let Some(dir) = open_spool_dir(true)? else {
             return Err(why);
         };
-        let path = dir.join(format!("{}.db", run.id));
+        let path = dir.path().join(format!("{}.db", run.id));
         let local = super::Store::open(&path)?;
         // Where it goes, said before the run's rows are: a spool found without it is one
         // that never got a run (#35).
-        let lock = write_dest(&path, &PgStore::location(self).to_string()).map_err(|source| {
-            StoreError::Access {
-                path: spool_dest(&path),
-                source,
-            }
-        })?;
+        let lock =
+            write_dest(&dir, &path, &PgStore::location(self).to_string()).map_err(|source| {
+                StoreError::Access {
+                    path: spool_dest(&path),
+                    source,
+                }
+            })?;
         local.begin_run(run)?;
         for p in profiles {
             local.add_profile(&run.id, p)?;
@@ -625,22 +626,102 @@ pub(crate) fn spool_dest(spool: &std::path::Path) -> std::path::PathBuf {
     spool.with_extension("dest")
 }
 
-/// Writes `dest` into the destination file of `spool` and returns it locked (`flock`, held
-/// until the file is closed, also when the process is killed).
-fn write_dest(spool: &std::path::Path, dest: &str) -> std::io::Result<std::fs::File> {
+/// Writes `dest` into the destination file of `spool` (in the spool directory `dir`) and
+/// returns it locked (`flock`, held until the file is closed, also when the process is
+/// killed). Made 0600 relative to the checked directory, never through a link, and only
+/// written when it is a regular file of this user's.
+fn write_dest(
+    dir: &crate::safedir::Dir,
+    spool: &std::path::Path,
+    dest: &str,
+) -> std::io::Result<std::fs::File> {
     use std::io::Write;
-    use std::os::unix::fs::OpenOptionsExt;
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .mode(0o600)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-        .open(spool_dest(spool))?;
+    let name = spool_dest(spool);
+    let name = name.file_name().unwrap_or_default();
+    let mut f = dir.open_or_create_file(name, 0o600)?;
+    if let Some(why) = not_ours(&f) {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::PermissionDenied,
+            why,
+        ));
+    }
     f.lock()?;
     f.set_len(0)?;
     f.write_all(format!("{dest}\n").as_bytes())?;
     Ok(f)
+}
+
+/// Why the open file `f` is not a spool's file (a regular file of this user's), if it is not.
+pub(crate) fn not_ours(f: &std::fs::File) -> Option<String> {
+    use std::os::fd::AsRawFd;
+    match crate::sys::fstat(f.as_raw_fd()) {
+        Err(e) => Some(e.to_string()),
+        Ok(st) if st.st_mode & libc::S_IFMT != libc::S_IFREG => Some(format!(
+            "it is {}, not a regular file",
+            crate::safedir::kind_of(st.st_mode)
+        )),
+        Ok(st) if st.st_uid != crate::sys::euid() => Some(format!(
+            "it is owned by {}, not by this user",
+            crate::safedir::who(st.st_uid)
+        )),
+        Ok(_) => None,
+    }
+}
+
+/// Whether a run could go into a spool file: false with nowhere to spool, the refusal when
+/// the spool directory is one another user controls (said before anything is measured).
+fn can_spool() -> Result<bool> {
+    if spool_dir().is_none() {
+        return Ok(false);
+    }
+    open_spool_dir(false).map(|_| true)
+}
+
+/// What to do about a spool directory someone else controls.
+const SPOOL_FIX: &str = "nothing in it was read; set XDG_STATE_HOME (or HOME) to a directory \
+                         that only you or root can change, below directories only you or root \
+                         can change (under sudo -E, HOME is still the calling user's)";
+
+/// The spool directory ([`spool_dir`]), opened and judged as a store's directory is: walked
+/// from / by the trusted-directory rule ([`crate::safedir`]), the directory itself root's or
+/// this user's and writable by no one else, so that what is listed, read, uploaded and removed
+/// there (relative to the open directory) is this user's own. None when there is no spool
+/// directory (no HOME for a user other than root) or, unless `create`, it does not exist yet;
+/// with `create` the missing directories are made (0755 less the umask, as a store's). A spool
+/// directory another user controls (a HOME of theirs, as under `sudo -E`, whose spool could
+/// hold a link to /etc/shadow as a destination file: #41 item 4) is refused
+/// ([`StoreError::Unsafe`], exit 2) and nothing in it is read.
+pub(crate) fn open_spool_dir(create: bool) -> Result<Option<crate::safedir::Dir>> {
+    use crate::safedir::{Dir, Need, WalkError};
+    let Some(path) = spool_dir() else {
+        return Ok(None);
+    };
+    let opened = if create {
+        Dir::open_or_create(&path, Need::Private, 0o755)
+    } else {
+        Dir::open(&path, Need::Private)
+    };
+    match opened {
+        Ok(d) => Ok(Some(d)),
+        Err(WalkError::Io { source, .. })
+            if !create && source.kind() == std::io::ErrorKind::NotFound =>
+        {
+            Ok(None)
+        }
+        Err(e) => Err(
+            match e.refuse(
+                format!("the spool directory '{}'", path.display()),
+                SPOOL_FIX,
+            ) {
+                Ok(u) => StoreError::Unsafe(u),
+                Err(WalkError::Io { at, source }) => StoreError::Access { path: at, source },
+                Err(e) => StoreError::Access {
+                    path,
+                    source: e.into_io(),
+                },
+            },
+        ),
+    }
 }
 
 /// Where runs go when PostgreSQL stays away: `$XDG_STATE_HOME/sysperf/spool`, else

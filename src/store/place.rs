@@ -54,6 +54,21 @@ impl Place {
         }
     }
 
+    /// Makes the store file, empty, with `mode` (less the umask) when it does not exist yet;
+    /// an existing one keeps its mode. SQLite would make a new store 0644 less the umask,
+    /// and gives its `-wal`, `-shm` and `-journal` the store file's mode: in a directory
+    /// others may enter, another user could then open the `-shm` and hold a read lock on it
+    /// that stalls every writer (#41 item 8). Made by one exclusive create relative to the
+    /// checked directory (O_EXCL | O_NOFOLLOW): a file made at the same moment by another
+    /// sysperf of this user is left as it is.
+    pub fn create_missing(&self, mode: u32) -> std::io::Result<()> {
+        match self.dir.create(&self.name, mode) {
+            Ok(_) => Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+            Err(e) => Err(e),
+        }
+    }
+
     fn companion(&self, suffix: &str) -> OsString {
         let mut n = self.name.clone();
         n.push(suffix);

@@ -1931,3 +1931,32 @@ fn observations_are_imported_in_the_import_transaction(backing: Backing) {
         0
     );
 }
+
+/// #41 item 8: a store made in a directory others may enter is its owner's alone, and so are
+/// the `-wal` and `-shm` SQLite makes beside it (else another user could hold a read lock on
+/// the `-shm` and stall every writer); an existing store keeps the mode it has.
+#[test]
+fn a_new_store_and_its_files_are_made_0600_and_an_old_one_keeps_its_mode() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = TempDir::new().unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = dir.path().join("s.db");
+    let mode = |suffix: &str| {
+        let mut p = path.clone().into_os_string();
+        p.push(suffix);
+        std::fs::metadata(&p)
+            .map(|m| format!("{:o}", m.permissions().mode() & 0o777))
+            .unwrap_or_else(|e| format!("{e}"))
+    };
+    let store = Store::open(&path).unwrap();
+    assert!(store.save_run(&full_run("0123456789ab")).unwrap());
+    for suffix in ["", "-wal", "-shm"] {
+        assert_eq!(mode(suffix), "600", "the store's file s.db{suffix}");
+    }
+    drop(store);
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o640)).unwrap();
+    let store = Store::open(&path).unwrap();
+    assert_eq!(store.list_runs().unwrap().len(), 1);
+    assert_eq!(mode(""), "640", "an existing store's mode changed");
+    assert_eq!(mode("-shm"), "640");
+}

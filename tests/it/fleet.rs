@@ -456,6 +456,12 @@ fn a_postgres_that_stays_away_gets_the_run_through_a_spool_file_and_sync() {
     // It says which store it is for.
     let dest = std::fs::read_to_string(spooled[0].with_extension("dest")).unwrap();
     assert_eq!(dest.trim(), url, "{err}");
+    // Both are the run's owner's alone (#41 item 8).
+    for p in [spooled[0].clone(), spooled[0].with_extension("dest")] {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(format!("{mode:o}"), "600", "{}", p.display());
+    }
     let saved = tempfile::tempdir().unwrap();
     let keep = |from: &Path, to: &Path| {
         for name in files_in(from) {

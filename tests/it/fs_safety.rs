@@ -454,6 +454,9 @@ fn a_lock_another_user_holds_on_the_store_is_named() {
         60,
     );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    // A store its owner shared for reading (new ones are 0600 since #41 item 8; an existing
+    // store keeps its mode, and SQLite gives the -shm the store's).
+    std::fs::set_permissions(&db, std::fs::Permissions::from_mode(0o644)).unwrap();
     // A python3 script that says "ready" once set up, then waits for its stdin to close.
     let script = |c: &mut Command, body: String| {
         let mut child = c
@@ -514,6 +517,56 @@ fn a_lock_another_user_holds_on_the_store_is_named() {
         "the holder is not named: {err}"
     );
     assert!(err.contains("chmod 600"), "{err}");
+}
+
+/// #41 item 4: the PostgreSQL spool directory below a HOME of another user's (as under
+/// `sudo -E`) is refused as a store's directory there is, and nothing in it is read: root's
+/// `doctor` printed the destination file of a spool file planted there, a link to a root-only
+/// file, whole.
+#[test]
+fn a_spool_directory_another_user_controls_is_refused_and_not_read() {
+    if skip_unless_root("another user's HOME") {
+        return;
+    }
+    let _u = Unprotected::new();
+    let t = scratch();
+    let shadow = t.path().join("shadow");
+    std::fs::write(&shadow, "root:$6$SECRET-HASH:19000:0:99999:7:::\n").unwrap();
+    std::fs::set_permissions(&shadow, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let home = nobodys_dir(&t.path().join("home"));
+    let mut spool = home.clone();
+    for part in [".local", "state", "sysperf", "spool"] {
+        spool = nobodys_dir(&spool.join(part));
+    }
+    let planted = spool.join("x.db");
+    std::fs::write(&planted, b"").unwrap();
+    std::os::unix::fs::chown(&planted, Some(NOBODY), Some(NOBODY)).unwrap();
+    let link = spool.join("x.dest");
+    std::os::unix::fs::symlink(&shadow, &link).unwrap();
+    std::os::unix::fs::lchown(&link, Some(NOBODY), Some(NOBODY)).unwrap();
+    let out = run_for(
+        sysperf()
+            .args(["doctor", "--db"])
+            .arg(t.path().join("root.db"))
+            .env("HOME", &home),
+        120,
+    );
+    let said = format!("{}{}", String::from_utf8_lossy(&out.stdout), stderr(&out));
+    assert!(
+        !said.contains("SECRET-HASH"),
+        "root's doctor printed the file the planted spool's link points to: {}",
+        said.lines()
+            .find(|l| l.contains("SECRET-HASH"))
+            .unwrap_or_default()
+    );
+    assert!(
+        said.contains("refusing the spool directory") && said.contains("uid 65534"),
+        "the refusal is not said: {said}"
+    );
+    assert!(
+        link.symlink_metadata().is_ok() && planted.exists(),
+        "{said}"
+    );
 }
 
 /// Item 12: a process that only calls itself sysperf, started after a killed sysperf's
