@@ -1814,17 +1814,37 @@ mod tests {
         assert!(ratio(&[], 0.0, &[1.0], 1.0, 2.0, 1).is_none());
     }
 
+    /// Two independent draws of one distribution (10 trials a side, 5% log-normal noise):
+    /// the trials' interval excludes 1 at most about 5% of the time, and no verdict beyond a
+    /// 2% band is given in more than 1%. Before (#42 item 8) this property was checked on a
+    /// sample compared with itself, which no interval could ever call different; this one
+    /// fails if the interval grows too narrow for its level.
+    #[test]
+    fn independent_draws_of_one_distribution_rarely_differ() {
+        let mut rng = stats::Rng::new(8);
+        let mut gauss = || {
+            let u = |rng: &mut stats::Rng| (rng.below(1 << 30) as f64 + 1.0) / (1u64 << 30) as f64;
+            let (a, b) = (u(&mut rng), u(&mut rng));
+            (-2.0 * a.ln()).sqrt() * (2.0 * std::f64::consts::PI * b).cos()
+        };
+        let (pairs, mut significant, mut called) = (1000, 0, 0);
+        for i in 0..pairs {
+            let a: Vec<f64> = (0..10).map(|_| 100.0 * (0.05 * gauss()).exp()).collect();
+            let b: Vec<f64> = (0..10).map(|_| 100.0 * (0.05 * gauss()).exp()).collect();
+            let (ma, mb) = (stats::median(&a).unwrap(), stats::median(&b).unwrap());
+            let r = ratio(&a, ma, &b, mb, 2.0, i).unwrap();
+            significant += usize::from(r.significant.is_some_and(|s| s != Significance::No));
+            called += usize::from(r.verdict.is_change());
+        }
+        assert!(significant <= 70, "{significant} of {pairs} significant");
+        assert!(called <= 10, "{called} of {pairs} called different");
+    }
+
     fn sample_set() -> impl Strategy<Value = Vec<f64>> {
         prop::collection::vec(50.0f64..150.0, 3..12)
     }
 
     proptest! {
-        #[test]
-        fn identical_samples_never_give_a_verdict(s in sample_set(), noise in 0.0f64..10.0, seed in any::<u64>()) {
-            let m = stats::median(&s).unwrap();
-            let r = ratio(&s, m, &s, m, noise, seed).unwrap();
-            prop_assert!(!matches!(r.verdict, Verdict::Faster | Verdict::Slower), "{:?}", r);
-        }
 
         #[test]
         fn a_clear_shift_always_gives_a_verdict(s in sample_set(), factor in 1.5f64..4.0, seed in any::<u64>()) {

@@ -20,7 +20,7 @@ probe_41_1() {
   local pattern="|$ud/evil %p" core aslr
   core=$(cat /proc/sys/kernel/core_pattern)
   aslr=$(cat /proc/sys/kernel/randomize_va_space)
-  as_user python3 - "$ud/u0.json" "$ud/pair.json" "$pattern" "$core" "$aslr" "$(hostname)" <<'PY'
+  as_user /usr/bin/python3 - "$ud/u0.json" "$ud/pair.json" "$pattern" "$core" "$aslr" "$(hostname)" <<'PY'
 import json, sys
 src, dst, pattern, core, aslr, host = sys.argv[1:]
 doc = json.load(open(src))

@@ -129,6 +129,21 @@ pub(crate) fn exec(a: Args) -> Result<i32> {
         }
         .into());
     };
+    // A quick run is a smoke test (one short trial a test): its figures measure nothing a
+    // change could be explained by (#42: explain of two quick runs blamed a slowdown for a
+    // test measured faster).
+    // (An `ab --quick` side is not one: its sides are paired round by round.)
+    if let Some(q) = runs
+        .iter()
+        .find(|r| r.params.quick && r.params.ab.is_none())
+    {
+        return Err(InputError::InvalidValue {
+            what: "A B",
+            value: q.label.clone().unwrap_or_else(|| q.id.clone()),
+            why: "a --quick run is a smoke test, not a measurement: explain runs measured without --quick (or pair the sides with 'sysperf ab ... --explain')".into(),
+        }
+        .into());
+    }
     let tests = explain::tests_to_explain(&cmp, 1, &a.tests)?;
     let stored = catalog.profiles(&runs)?;
     let mut sides: Vec<Vec<SideProfile>> = runs

@@ -18,7 +18,20 @@ fn a_side_without_a_profile_is_said_and_bad_input_is_refused() {
     let tmp = tempfile::tempdir().unwrap();
     let db = tmp.path().join("s.db");
     for label in ["a", "b"] {
-        ok(&db, &["run", "syscall", "--quick", "--label", label], 0);
+        ok(
+            &db,
+            &[
+                "run",
+                "syscall",
+                "--trials",
+                "3",
+                "--min-time",
+                "0.01",
+                "--label",
+                label,
+            ],
+            0,
+        );
     }
     let text = ok(&db, &["explain", "a", "b", "syscall"], 0);
     for needle in [
@@ -146,7 +159,20 @@ fn measure_profiles_only_the_side_this_machine_stands_for_and_says_so() {
     }
     let tmp = tempfile::tempdir().unwrap();
     let db = tmp.path().join("s.db");
-    ok(&db, &["run", "syscall", "--quick", "--label", "na"], 0);
+    ok(
+        &db,
+        &[
+            "run",
+            "syscall",
+            "--trials",
+            "3",
+            "--min-time",
+            "0.01",
+            "--label",
+            "na",
+        ],
+        0,
+    );
     // B: A's run recorded with another value of a sysctl: this machine is A's, not B's.
     let mut doc = json_of(ok(&db, &["export", "na"], 0).as_bytes());
     let a_id = doc["runs"][0]["id"].as_str().unwrap().to_string();
@@ -719,7 +745,20 @@ fn imported_pair(
     edit: impl Fn(&mut Value, bool),
 ) {
     let first = format!("{prefix}0");
-    ok(db, &["run", "syscall", "--quick", "--label", &first], 0);
+    ok(
+        db,
+        &[
+            "run",
+            "syscall",
+            "--trials",
+            "3",
+            "--min-time",
+            "0.01",
+            "--label",
+            &first,
+        ],
+        0,
+    );
     let doc = json_of(ok(db, &["export", &first], 0).as_bytes());
     let tag: String = prefix.bytes().map(|b| format!("{:x}", b % 16)).collect();
     for (side, is_b) in [("a", false), ("b", true)] {
@@ -989,4 +1028,34 @@ fn tied_functions(tied: &serde_json::Value) -> Vec<&str> {
         .iter()
         .filter_map(|f| f[0].as_str())
         .collect()
+}
+
+/// #42 item 6: a `--quick` run is a smoke test, and `explain` refuses it (exit 2) rather than
+/// explain a change its one short trial cannot show.
+#[test]
+fn explain_refuses_quick_runs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("s.db");
+    ok(&db, &["run", "syscall", "--quick", "--label", "q"], 0);
+    ok(
+        &db,
+        &[
+            "run",
+            "syscall",
+            "--trials",
+            "3",
+            "--min-time",
+            "0.01",
+            "--label",
+            "m",
+        ],
+        0,
+    );
+    let out = sysperf(&db)
+        .args(["explain", "m", "q", "syscall"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("smoke test"), "{err}");
 }
