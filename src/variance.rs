@@ -595,7 +595,7 @@ mod tests {
         let (sims, trials) = (1500, 10);
         let (mut covered, mut called, mut called_flat, mut unknown) = (0, 0, 0, 0);
         for _ in 0..sims {
-            let mut sitting = |rng: &mut stats::Rng, runs: usize| -> Vec<Vec<f64>> {
+            let sitting = |rng: &mut stats::Rng, runs: usize| -> Vec<Vec<f64>> {
                 let level = (0.03 * gauss(rng)).exp();
                 simulate(rng, runs, trials, 0.01, 0.05, level)
             };
@@ -615,7 +615,7 @@ mod tests {
             // The history as `noise` or `run --repeat 12` makes it: one sitting. Taken as
             // exchangeable runs it stands for other days; by sitting it stands for nothing.
             let back_to_back = sitting(&mut rng, 12);
-            let one = sitting_var(&[back_to_back.clone()]).unwrap();
+            let one = sitting_var(std::slice::from_ref(&back_to_back)).unwrap();
             assert!(one.across.is_none() && one.within.is_some());
             let f = widened_ratio_ci(&a, &b, components(&back_to_back).unwrap().run_var(), 0.95)
                 .unwrap();
