@@ -705,6 +705,51 @@ fn cell(r: &BenchResult) -> CellState {
     }
 }
 
+/// A group column's cell (#42): the geometric mean of its runs' medians, which its ratio
+/// compares, not its first run's figure beside a ratio of something else; no interval of its
+/// own (the ratio's covers the group). None for a column of one run, or with fewer than two
+/// runs that measured the test.
+fn group_cell(column: &[&Run], id: &str) -> Option<CellState> {
+    if column.len() < 2 {
+        return None;
+    }
+    let measured: Vec<&BenchResult> = column
+        .iter()
+        .filter_map(|run| run.results.iter().find(|r| r.id == id))
+        .filter(|r| r.summary.is_some())
+        .collect();
+    if measured.len() < 2 {
+        return None;
+    }
+    let cells: Vec<Cell> = measured
+        .iter()
+        .filter_map(|r| match cell(r) {
+            CellState::Present(c) => Some(c),
+            _ => None,
+        })
+        .collect();
+    let geo = |f: fn(&Cell) -> f64| {
+        let v: Vec<f64> = cells.iter().map(f).filter(|x| *x > 0.0).collect();
+        if v.len() == cells.len() {
+            (v.iter().map(|x| x.ln()).sum::<f64>() / v.len() as f64).exp()
+        } else {
+            v.iter().sum::<f64>() / cells.len() as f64
+        }
+    };
+    let mean = |f: fn(&Cell) -> f64| cells.iter().map(f).sum::<f64>() / cells.len() as f64;
+    Some(CellState::Present(Cell {
+        real_s: geo(|c| c.real_s),
+        user_s: geo(|c| c.user_s),
+        sys_s: geo(|c| c.sys_s),
+        us_per_op: geo(|c| c.us_per_op),
+        us_per_op_ci: None,
+        ci_level: None,
+        faults_per_op: mean(|c| c.faults_per_op),
+        csw_per_op: mean(|c| c.csw_per_op),
+        counters: None,
+    }))
+}
+
 /// Verdict for a ratio interval against a noise band of `noise_pct` percent: slower or faster
 /// only when the whole interval lies outside the band, no change when it lies inside it, and
 /// inconclusive when it straddles an edge.
@@ -1193,7 +1238,11 @@ pub fn build_grouped(
                 .unwrap_or(1);
             let cells: Vec<CellState> = found
                 .iter()
-                .map(|f| f.map(cell).unwrap_or(CellState::Missing))
+                .zip(columns)
+                .map(|(f, col)| {
+                    group_cell(col, &id)
+                        .unwrap_or_else(|| f.map(cell).unwrap_or(CellState::Missing))
+                })
                 .collect();
             let base = found
                 .get(baseline)
@@ -1762,6 +1811,38 @@ pub fn noise(runs: &[Run], noise_pct: f64) -> Vec<NoiseRow> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// #42 item 5: a group column shows the geometric mean of its runs' medians, what its
+    /// ratio compares (it showed its first run's figure beside a ratio of the means).
+    #[test]
+    fn a_group_column_shows_what_its_ratio_compares() {
+        let run = |id: &str, ns: f64| {
+            let mut r = crate::report::fixture_run();
+            r.id = id.into();
+            for b in &mut r.results {
+                if let Some(sm) = &mut b.summary {
+                    sm.wall_ns_per_op.median = ns;
+                }
+            }
+            r
+        };
+        let (a1, a2, b1, b2) = (
+            run("a1", 100.0),
+            run("a2", 400.0),
+            run("b1", 300.0),
+            run("b2", 300.0),
+        );
+        let columns = vec![vec![&a1, &a2], vec![&b1, &b2]];
+        let c = build_grouped(&columns, 0, 2.0, &Known::default());
+        let row = c.rows.iter().find(|r| r.id == "syscall").unwrap();
+        let shown = |k: usize| row.cells[k].cell().unwrap().us_per_op;
+        assert!(
+            (shown(0) - 0.2).abs() < 1e-9,
+            "geometric mean of 100 and 400 ns: {}",
+            shown(0)
+        );
+        assert!((shown(1) - 0.3).abs() < 1e-9, "{}", shown(1));
+    }
 
     /// #42: a `--repeat` group is a sitting of its own; runs of no group are one sitting
     /// while each starts within five minutes of the one before it ends.
