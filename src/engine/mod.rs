@@ -576,8 +576,8 @@ fn profile_access(plan: &RunPlan) -> (Option<profile::Access>, Vec<Warning>) {
 }
 
 /// The measurements of a run whose interval is still wider than `--precision` asked: the
-/// interval of a comparison of this run with another made alike, that is the median's
-/// interval from the trials and, where this machine's run-to-run CV of the test is known
+/// interval of a comparison of this run with another made alike, that is sqrt(2) times the
+/// median's interval from the trials and, where this machine's run-to-run CV of the test is known
 /// (`run_cv`), its level's variation across runs (#30). Rounds cannot narrow the latter:
 /// a test whose run-to-run part alone is wider than asked is named, and not waited for.
 fn run_wide(
@@ -586,12 +586,16 @@ fn run_wide(
     run_cv: &std::collections::BTreeMap<String, f64>,
 ) -> Vec<Wide> {
     let z = crate::variance::normal_quantile(0.975);
+    // Against another run made alike, both runs' trials and both levels vary: the log
+    // ratio's half-width is sqrt(2) times one run's (#42: --precision waited for one run's
+    // interval while compare used about 1.4 times it).
+    let two = std::f64::consts::SQRT_2;
     ms.iter()
         .enumerate()
         .filter(|(_, m)| m.ready())
         .filter_map(|(index, m)| {
-            let trials = half_width_pct(m);
-            let runs = run_cv.get(m.id()).map(|cv| 100.0 * z * cv);
+            let trials = half_width_pct(m).map(|t| two * t);
+            let runs = run_cv.get(m.id()).map(|cv| two * 100.0 * z * cv);
             let total = trials.map(|t| t.hypot(runs.unwrap_or(0.0)));
             if total.is_some_and(|h| h <= pct) {
                 return None;
