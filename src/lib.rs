@@ -60,6 +60,7 @@ pub mod explain;
 pub mod fingerprint;
 pub mod fleet;
 pub mod harness;
+pub mod managed;
 pub mod model;
 pub mod notice;
 pub mod observe;

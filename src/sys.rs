@@ -117,6 +117,12 @@ pub fn getpid() -> Pid {
     unsafe { libc::getpid() }
 }
 
+/// The calling thread's id.
+pub fn gettid() -> Pid {
+    // SAFETY: gettid takes no arguments and cannot fail.
+    unsafe { libc::gettid() }
+}
+
 /// Whether the effective user is root (whose perf and kallsyms access no sysctl restricts).
 pub fn is_root() -> bool {
     // SAFETY: geteuid cannot fail.

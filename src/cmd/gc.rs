@@ -14,7 +14,7 @@ use sysperf::model::{ABANDONED_AFTER, UNCHECKED_SILENCE};
 pub(crate) struct Args {
     /// First remove the abandoned runs: incomplete, never ended (killed, their host gone),
     /// their writer not running on this machine, and not heard of (no result stored, no
-    /// heartbeat: a run being measured beats every 2 s) for --older-than; each removed is
+    /// heartbeat: a run being measured in a PostgreSQL store beats every 2 s) for --older-than; each removed is
     /// listed.
     #[arg(long)]
     pub(crate) abandoned: bool,

@@ -14,7 +14,6 @@
 //! take their plan and budget from this module.
 
 pub mod ab;
-pub mod managed;
 mod outcome;
 pub mod plan;
 pub mod schedule;

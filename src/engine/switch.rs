@@ -23,10 +23,10 @@
 //! there, only when it is a regular file of this user's, and only for paths under /proc/sys
 //! or the THP setting.
 
-use super::managed;
 use crate::error::InputError;
 use crate::harness::janitor;
 use crate::harness::worker::TaskSwitch;
+use crate::managed;
 use crate::safedir::{Dir, Need};
 use serde::{Deserialize, Serialize};
 use std::ffi::{OsStr, OsString};
@@ -827,8 +827,8 @@ mod tests {
                 "after a switch between two values"
             );
             // A killed ab's record, put back by the next sysperf.
-            let mut gone = std::process::Command::new("true").spawn().unwrap();
-            gone.wait().unwrap();
+            // A pid no process has now: a thread's, once it has ended.
+            let gone = std::thread::spawn(crate::sys::gettid).join().unwrap();
             let r = Record {
                 setting: Setting {
                     name: "kernel.core_pattern".into(),
@@ -840,7 +840,7 @@ mod tests {
                 owner_start_ticks: Some(1),
             };
             std::fs::write(
-                state.join(format!("sysperf-switch-{}", gone.id())),
+                state.join(format!("sysperf-switch-{gone}")),
                 serde_json::to_string(&r).unwrap(),
             )
             .unwrap();

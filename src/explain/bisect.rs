@@ -90,11 +90,11 @@ pub fn flip_of(d: &Difference, runs: [&Run; 2]) -> Result<Flip, String> {
 }
 
 /// A setting's flip between two recorded values, when sysperf manages the setting and both
-/// values are of its type and range (`engine::managed`): the name and the values come from
+/// values are of its type and range (`crate::managed`): the name and the values come from
 /// stored runs, which whoever could write the store chose (#41).
 fn managed_flip(name: &str, a: String, b: String) -> Result<Flip, String> {
     for v in [&a, &b] {
-        crate::engine::managed::known(name, v)?;
+        crate::managed::known(name, v)?;
     }
     Ok(Flip::Setting {
         name: name.to_string(),

@@ -898,8 +898,7 @@ fn jitter_reports_stolen_time_a_histogram_and_the_interrupts_per_cpu() {
 
 /// #41 item 9: `gc --abandoned --older-than 8s` removed a run still calibrating (`run
 /// --min-time 10`: no write for as long as calibration took), which then died storing its
-/// results. A run whose writer runs on this machine is never abandoned, and a run beats every
-/// 2 s in every phase, calibration included.
+/// results. A run whose writer runs on this machine is never abandoned.
 #[test]
 fn gc_abandoned_leaves_a_calibrating_run_alone_and_the_run_beats() {
     let tmp = tempfile::tempdir().unwrap();
@@ -941,8 +940,8 @@ fn gc_abandoned_leaves_a_calibrating_run_alone_and_the_run_beats() {
     );
     let v = runs();
     assert_eq!(v[0]["benchmarks"], 0, "no longer calibrating: {v}");
-    let heard = v[0]["stopped"]["last_heard_ns"].as_i64().unwrap();
-    assert!(heard > started + 2_000_000_000, "no heartbeat: {v}");
+    // On SQLite the writer's liveness is what keeps the run (the beat thread runs for
+    // PostgreSQL stores only: `store::tests::a_run_being_measured_beats_between_its_writes`).
     assert_eq!(v[0]["stopped"]["writer_alive"], true, "{v}");
     let out = run.wait_with_output().unwrap();
     assert!(
