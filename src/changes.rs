@@ -118,9 +118,7 @@ pub fn find(
     newest: usize,
     s: &Settings,
 ) -> Result<Changes, ChangesError> {
-    let mut histories = store.test_histories(query, newest)?;
-    histories
-        .sort_by(|a, b| (&a.host, &a.test, &a.placement).cmp(&(&b.host, &b.test, &b.placement)));
+    let histories = store.test_histories(query, newest)?.histories;
     let mut found: Vec<(&TestHistory, ChangePoint)> = Vec::new();
     // Each history's lag-1 autocorrelation about its levels, where it has a change.
     let mut lag1s: Vec<(&TestHistory, Option<f64>)> = Vec::new();
@@ -321,6 +319,7 @@ mod tests {
             host: Some("h".into()),
             test: "syscall".into(),
             placement: "single".into(),
+            options: crate::model::RunParams::default().options(),
             points: (0..n)
                 .map(|i| HistoryPoint {
                     run_id: format!("r{i}"),
