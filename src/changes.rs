@@ -1,14 +1,17 @@
-//! When and where performance changed in the store (`sysperf changes`, #35): each (host,
-//! test) history of complete measured runs, oldest first, searched for change points
-//! (`changepoint`), and each change paired with the nearest difference between the
-//! fingerprints of the runs around it (kernel, its configuration, sysctls, microcode, ...:
-//! the facts `compare` names, `compare::machine_diffs`).
+//! When and where performance changed in the store (`sysperf changes`, #35): each history
+//! of complete measured runs (a host, a test and the options its runs were measured with,
+//! #42), oldest first, searched for change points (`changepoint`) with the false discovery
+//! rate controlled across all the histories searched, and each change paired with the
+//! nearest difference between the fingerprints of the runs around it (kernel, its
+//! configuration, sysctls, microcode, ...: the facts `compare` names,
+//! `compare::machine_diffs`).
 //!
 //! It is not the statistics (`changepoint`), nor the SQL (`store`), nor the rendering
 //! (`report::changes`).
 
 use crate::changepoint::{self, ChangePoint, Settings};
 use crate::compare::{machine_diffs, FingerprintDiff};
+use crate::model::RunOptions;
 use crate::store::{Backend, RunMachine, RunQuery, StoreError, TestHistory};
 use serde::Serialize;
 
@@ -19,6 +22,10 @@ pub const NEAREST_WITHIN: usize = 5;
 
 /// The newest runs of each history searched unless told otherwise (`changes --last`).
 pub const DEFAULT_NEWEST: usize = 100;
+
+/// The false discovery rate across the histories searched unless told otherwise (`changes
+/// --fdr`): with no change anywhere, 1 search in 20 at most reports one.
+pub const DEFAULT_FDR: f64 = 0.05;
 
 /// A run on one side of a change.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -47,6 +54,8 @@ pub struct Change {
     pub host: Option<String>,
     pub test: String,
     pub placement: String,
+    /// What the history's runs were measured with.
+    pub options: RunOptions,
     /// The last run of the old level and the first of the new.
     pub before: RunAt,
     pub after: RunAt,
@@ -59,7 +68,10 @@ pub struct Change {
     pub ratio: f64,
     /// See [`changepoint::RATIO_CI_COVERS`].
     pub ratio_ci: [f64; 2],
+    /// The split's permutation p-value, and its history's first split's (the one the false
+    /// discovery rate is controlled on; the same for the history's first change).
     pub p_value: f64,
+    pub history_p: f64,
     /// None: no fingerprint differs between consecutive runs within [`NEAREST_WITHIN`] runs.
     pub nearest_difference: Option<Nearest>,
     /// The history's lag-1 autocorrelation about its levels
@@ -74,9 +86,13 @@ pub struct Change {
 /// What `sysperf changes` found.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Changes {
-    /// Histories searched, and those too short to hold a change ([`min_runs`]).
+    /// Histories, those searched (long enough to hold a change) and those too short to
+    /// ([`min_runs`]).
     pub histories: usize,
+    pub searched: usize,
     pub too_short: usize,
+    /// The runs a history needs to be searched.
+    pub min_runs: usize,
     /// The newest runs of each history searched.
     pub newest: usize,
     /// Results left out of the histories because their test ran beside other work (a
@@ -84,7 +100,55 @@ pub struct Changes {
     /// work as much as for the system, and a few of them together made changes of their own
     /// in A/A histories.
     pub disturbed: usize,
+    /// Results of runs that were a side of `sysperf ab`, and of quick runs, left out (#42).
+    pub ab_sides: usize,
+    pub quick: usize,
+    /// The false discovery rate across the histories searched, the permutations per test,
+    /// Benjamini-Hochberg's level (the p-value a history needed at most; None when none was
+    /// found), the histories found, and the false alarms to expect among them at most (the
+    /// rate times the histories found).
+    pub fdr: f64,
+    pub permutations: usize,
+    pub level: Option<f64>,
+    pub found: usize,
+    pub expected_false_alarms: f64,
+    /// The changes of the histories found, steps under the smallest reported left out.
     pub changes: Vec<Change>,
+}
+
+impl Changes {
+    /// Nothing in the store to search: no history, or every one too short.
+    pub fn empty(newest: usize, fdr: f64, s: &Settings) -> Changes {
+        Changes {
+            histories: 0,
+            searched: 0,
+            too_short: 0,
+            min_runs: min_runs(s),
+            newest,
+            disturbed: 0,
+            ab_sides: 0,
+            quick: 0,
+            fdr,
+            permutations: 0,
+            level: None,
+            found: 0,
+            expected_false_alarms: 0.0,
+            changes: Vec::new(),
+        }
+    }
+
+    /// The exit code for alerting: a change found ([`crate::exit::CHANGED`]), no history
+    /// long enough to search ([`crate::exit::NOTHING_SEARCHED`]: nothing was looked at, which
+    /// is not "no change"), else [`crate::exit::OK`].
+    pub fn exit_code(&self) -> i32 {
+        if !self.changes.is_empty() {
+            crate::exit::CHANGED
+        } else if self.searched == 0 {
+            crate::exit::NOTHING_SEARCHED
+        } else {
+            crate::exit::OK
+        }
+    }
 }
 
 /// Why the changes could not be found.
@@ -111,43 +175,48 @@ pub fn min_runs(s: &Settings) -> usize {
 }
 
 /// The changes in the histories of the runs `query` matches (its limit aside), the newest
-/// `newest` runs of each history searched, oldest first.
+/// `newest` runs of each history searched, oldest first, at false discovery rate `fdr`
+/// across the histories searched ([`changepoint::search`]).
 pub fn find(
     store: &dyn Backend,
     query: &RunQuery,
     newest: usize,
     s: &Settings,
+    fdr: f64,
 ) -> Result<Changes, ChangesError> {
-    let mut histories = store.test_histories(query, newest)?;
-    histories
-        .sort_by(|a, b| (&a.host, &a.test, &a.placement).cmp(&(&b.host, &b.test, &b.placement)));
-    let mut found: Vec<(&TestHistory, ChangePoint)> = Vec::new();
+    let read = store.test_histories(query, newest)?;
+    let histories = &read.histories;
+    let values: Vec<Vec<f64>> = histories
+        .iter()
+        .map(|h| h.points.iter().map(|p| p.wall_median_ns).collect())
+        .collect();
+    let slices: Vec<&[f64]> = values.iter().map(Vec::as_slice).collect();
+    let search = changepoint::search(&slices, s, fdr)?;
+    let mut found: Vec<(&TestHistory, f64, ChangePoint)> = Vec::new();
     // Each history's lag-1 autocorrelation about its levels, where it has a change.
     let mut lag1s: Vec<(&TestHistory, Option<f64>)> = Vec::new();
-    let mut too_short = 0;
-    for h in &histories {
-        if h.points.len() < min_runs(s) {
-            too_short += 1;
-            continue;
-        }
-        let values: Vec<f64> = h.points.iter().map(|p| p.wall_median_ns).collect();
-        let points = changepoint::detect(&values, s)?;
+    for ((h, v), (points, p)) in histories
+        .iter()
+        .zip(&values)
+        .zip(search.changes.iter().zip(&search.p_values))
+    {
         if !points.is_empty() {
-            lag1s.push((h, changepoint::residual_lag1(&values, &points)));
+            lag1s.push((h, changepoint::residual_lag1(v, points)));
         }
-        found.extend(points.into_iter().map(|c| (h, c)));
+        let p = p.unwrap_or(1.0);
+        found.extend(points.iter().map(|c| (h, p, c.clone())));
     }
     // The fingerprints of the runs near each change, read once each.
     let mut ids: Vec<&str> = found
         .iter()
-        .flat_map(|(h, c)| window(h, c.index).map(|i| h.points[i].run_id.as_str()))
+        .flat_map(|(h, _, c)| window(h, c.index).map(|i| h.points[i].run_id.as_str()))
         .collect();
     ids.sort_unstable();
     ids.dedup();
     let machines = store.run_machines(&ids)?;
     let changes = found
         .iter()
-        .map(|(h, c)| {
+        .map(|(h, history_p, c)| {
             let (before, after) = (&h.points[c.index - 1], &h.points[c.index]);
             let at = |p: &crate::store::HistoryPoint| RunAt {
                 id: p.run_id.clone(),
@@ -163,6 +232,7 @@ pub fn find(
                 host: h.host.clone(),
                 test: h.test.clone(),
                 placement: h.placement.clone(),
+                options: h.options.clone(),
                 before: at(before),
                 after: at(after),
                 runs_before: c.index - from,
@@ -172,6 +242,7 @@ pub fn find(
                 ratio: c.ratio(),
                 ratio_ci: c.ratio_ci,
                 p_value: c.p_value,
+                history_p: *history_p,
                 nearest_difference: nearest(h, c.index, &machines),
                 residual_lag1: lag1,
                 wanders: changepoint::wanders(lag1, h.points.len()),
@@ -181,9 +252,18 @@ pub fn find(
         .collect();
     Ok(Changes {
         histories: histories.len(),
-        too_short,
+        searched: search.searched,
+        too_short: histories.len() - search.searched,
+        min_runs: min_runs(s),
         newest,
         disturbed: histories.iter().map(|h| h.disturbed).sum(),
+        ab_sides: read.ab_sides,
+        quick: read.quick,
+        fdr,
+        permutations: search.permutations,
+        level: search.level,
+        found: search.discoveries(),
+        expected_false_alarms: search.expected_false_alarms(),
         changes,
     })
 }
@@ -234,14 +314,14 @@ fn window(h: &TestHistory, index: usize) -> std::ops::Range<usize> {
 /// The runs of the levels either side of the change at `index`: from the previous change
 /// found in the same history (or the start) to the next (or the end).
 fn level_bounds(
-    found: &[(&TestHistory, ChangePoint)],
+    found: &[(&TestHistory, f64, ChangePoint)],
     h: &TestHistory,
     index: usize,
 ) -> (usize, usize) {
     let same: Vec<usize> = found
         .iter()
-        .filter(|(g, _)| std::ptr::eq(*g, h))
-        .map(|(_, c)| c.index)
+        .filter(|(g, ..)| std::ptr::eq(*g, h))
+        .map(|(_, _, c)| c.index)
         .collect();
     let from = same
         .iter()
@@ -321,6 +401,7 @@ mod tests {
             host: Some("h".into()),
             test: "syscall".into(),
             placement: "single".into(),
+            options: crate::model::RunParams::default().options(),
             points: (0..n)
                 .map(|i| HistoryPoint {
                     run_id: format!("r{i}"),

@@ -113,6 +113,10 @@ pub mod exit {
     /// alerting: a change either way (a step up or down), unlike 3 (a regression against a
     /// baseline).
     pub const CHANGED: i32 = 6;
+    /// `sysperf changes` searched nothing: no history in the store (or matching its
+    /// `--where`) had the runs a change needs (#42). Not 0: "no change found" would say that
+    /// histories were looked at.
+    pub const NOTHING_SEARCHED: i32 = 7;
     /// The run was interrupted (Ctrl-C, SIGINT); what finished was kept.
     pub const INTERRUPTED: i32 = 130;
     /// The run was ended by SIGTERM (as a service manager or `kill` ends it); what finished

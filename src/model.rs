@@ -559,11 +559,29 @@ pub const LEVEL_OPTIONS: &[&str] = &["trial length", "quick", "order", "placemen
 
 impl RunParams {
     /// Whether a run made with `other` measured as a run made with these parameters did: the
-    /// same options ([`RunParams::option_diffs`] finds none), and neither is a side of `ab`.
-    /// Only such runs share a run-to-run variance (#30): another order or trial length gives
-    /// another level and another spread.
+    /// same options ([`RunParams::options`]: selection and suites in any order, budget,
+    /// order, precision and placement) and neither is a side of `ab`. Only such runs share a
+    /// run-to-run variance (#30): another order or trial length gives another level and
+    /// another spread.
     pub fn measures_like(&self, other: &RunParams) -> bool {
-        self.ab.is_none() && other.ab.is_none() && self.option_diffs(other).is_empty()
+        self.ab.is_none() && other.ab.is_none() && self.options() == other.options()
+    }
+
+    /// What [`RunParams::measures_like`] compares, in one value: the key of a test's history
+    /// in `sysperf changes` besides its host (#42), read from the store by the same
+    /// [`RunOptions::new`].
+    pub fn options(&self) -> RunOptions {
+        RunOptions::new(
+            &self.selection,
+            &self.suites,
+            self.trials,
+            self.min_time_s,
+            self.quick,
+            self.order.as_deref(),
+            self.precision_pct,
+            &self.placement,
+            self.cpus.clone(),
+        )
     }
 
     /// The measuring options in which a run made with `other` differs from one made with
@@ -634,6 +652,116 @@ impl RunParams {
                 }),
             ),
         ]
+    }
+}
+
+/// The options a run was measured with that decide its level and spread (#30, #42): the
+/// selection and suites (sorted: the order they were typed in does not matter), the budget
+/// (trials, trial length, quick), the order of the trials ("sequential" when the run does not
+/// say: runs made before rounds existed), the precision asked for, and the placement (mode and
+/// CPUs). Not the seed, the group of `run --repeat`, the timeout or the settle time, which do
+/// not change what a run measures.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunOptions {
+    pub selection: Vec<String>,
+    pub suites: Vec<String>,
+    pub trials: u32,
+    pub min_time_s: f64,
+    pub quick: bool,
+    pub order: String,
+    pub precision_pct: Option<f64>,
+    pub placement: String,
+    pub cpus: Option<Vec<u32>>,
+}
+
+impl RunOptions {
+    /// The one constructor, for a run's parameters and for the fields the store reads out of
+    /// its stored parameters, so that both compare alike.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        selection: &[String],
+        suites: &[String],
+        trials: u32,
+        min_time_s: f64,
+        quick: bool,
+        order: Option<&str>,
+        precision_pct: Option<f64>,
+        placement: &str,
+        cpus: Option<Vec<u32>>,
+    ) -> RunOptions {
+        let sorted = |v: &[String]| {
+            let mut v = v.to_vec();
+            v.sort();
+            v
+        };
+        RunOptions {
+            selection: sorted(selection),
+            suites: sorted(suites),
+            trials,
+            min_time_s,
+            quick,
+            order: order.unwrap_or("sequential").to_string(),
+            precision_pct,
+            placement: placement.to_string(),
+            cpus,
+        }
+    }
+
+    /// A text that two options share exactly when they are equal (`==`), for keying maps:
+    /// the floats by value (0.0 and -0.0 alike, as `==` has them).
+    pub fn key(&self) -> String {
+        let float = |f: f64| {
+            if f == 0.0 {
+                0f64.to_bits()
+            } else {
+                f.to_bits()
+            }
+        };
+        format!(
+            "{:?}|{:?}|{}|{:x}|{}|{}|{:?}|{}|{:?}",
+            self.selection,
+            self.suites,
+            self.trials,
+            float(self.min_time_s),
+            self.quick,
+            self.order,
+            self.precision_pct.map(float),
+            self.placement,
+            self.cpus
+        )
+    }
+
+    /// The options in a few words, for telling two histories of one test apart: "5 trials of
+    /// 0.1 s, interleaved, 6 tests", with the precision, the quick budget and the CPUs when
+    /// set.
+    pub fn describe(&self) -> String {
+        let mut s = if self.quick {
+            "quick".to_string()
+        } else {
+            format!(
+                "{} trial{} of {} s",
+                self.trials,
+                if self.trials == 1 { "" } else { "s" },
+                self.min_time_s
+            )
+        };
+        s.push_str(&format!(", {}", self.order));
+        if let Some(p) = self.precision_pct {
+            s.push_str(&format!(", precision {p}%"));
+        }
+        if let Some(c) = &self.cpus {
+            let c: Vec<String> = c.iter().map(u32::to_string).collect();
+            s.push_str(&format!(", CPUs {}", c.join(",")));
+        }
+        // Two histories of one test can differ by the tests run beside it alone.
+        match self.selection.len() {
+            n if n > 6 => s.push_str(&format!(", {n} tests")),
+            _ => s.push_str(&format!(", run with {}", self.selection.join(" "))),
+        }
+        if !self.suites.is_empty() {
+            s.push_str(&format!(", suites {}", self.suites.join(",")));
+        }
+        s
     }
 }
 
@@ -993,6 +1121,63 @@ mod tests {
         for ok in ["Latest", "abc", "cafe-1", "v6.12", "before", "a1"] {
             assert!(ambiguous_label(ok).is_none(), "{ok}");
         }
+    }
+
+    /// #42: a history's options are what `measures_like` compares, and their key tells them
+    /// apart exactly when they differ.
+    #[test]
+    fn options_are_what_measures_like_compares() {
+        let base = RunParams {
+            selection: vec!["syscall".into(), "csw".into()],
+            trials: 5,
+            min_time_s: 0.1,
+            placement: "same".into(),
+            ..RunParams::default()
+        };
+        // No option: the order of the lists, the seed, the group, the timeout, the settle
+        // time; and a run without an order is a sequential one.
+        let mut alike = base.clone();
+        alike.selection.reverse();
+        alike.seed = Some(3);
+        alike.group = Some("0123456789ab".into());
+        alike.replicate = Some(1);
+        alike.timeout_s = 9.0;
+        alike.settle_s = Some(30.0);
+        alike.order = Some("sequential".into());
+        assert!(base.measures_like(&alike));
+        assert_eq!(base.options(), alike.options());
+        assert_eq!(base.options().key(), alike.options().key());
+        let changes: [fn(&mut RunParams); 9] = [
+            |p| p.selection.push("pipeback4".into()),
+            |p| p.suites = vec!["vm".into()],
+            |p| p.trials = 3,
+            |p| p.min_time_s = 0.2,
+            |p| p.quick = true,
+            |p| p.order = Some("interleaved".into()),
+            |p| p.precision_pct = Some(2.0),
+            |p| p.placement = "spread".into(),
+            |p| p.cpus = Some(vec![1]),
+        ];
+        for (i, change) in changes.iter().enumerate() {
+            let mut other = base.clone();
+            change(&mut other);
+            assert!(!base.measures_like(&other), "change {i}");
+            assert_ne!(base.options().key(), other.options().key(), "change {i}");
+        }
+        // A side of `ab` measures like no run, whatever its options.
+        let mut side = base.clone();
+        side.ab = Some(AbSide {
+            side: "b".into(),
+            partner: "0123456789ab".into(),
+            design: "paired".into(),
+        });
+        assert!(!base.measures_like(&side) && !side.measures_like(&side));
+        // -0.0 == 0.0, and their keys are one.
+        let (mut z, mut nz) = (base.clone(), base.clone());
+        z.min_time_s = 0.0;
+        nz.min_time_s = -0.0;
+        assert!(z.measures_like(&nz));
+        assert_eq!(z.options().key(), nz.options().key());
     }
 
     #[test]

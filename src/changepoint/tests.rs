@@ -196,14 +196,16 @@ pub(super) fn detections_and(
 
 /// The permutation test as published: every permutation drawn, p over all of them; and how
 /// many the earlier stop (after 10 scoring as high) drew.
-fn full_permutation_p(x: &[f64], q: f64, s: &Settings, rng: &mut Rng) -> (f64, usize) {
-    let mut shuffled = x.to_vec();
+fn full_permutation_p(level: [&[f64]; 2], q: f64, s: &Settings, rng: &mut Rng) -> (f64, usize) {
+    let [mut l, mut r] = level.map(<[f64]>::to_vec);
     let (mut as_high, mut tenth) = (0, s.permutations);
     for done in 1..=s.permutations {
-        for i in (1..shuffled.len()).rev() {
-            shuffled.swap(i, rng.below(i + 1));
+        for i in (1..l.len()).rev() {
+            let j = rng.below(i + 1);
+            l.swap(i, j);
+            r.swap(i, j);
         }
-        if best_split(&shuffled, s.alpha, s.min_size).is_some_and(|(_, qp)| qp >= q) {
+        if statistic(&l, &r, s.alpha, s.min_size).is_some_and(|(_, qp)| qp >= q - 1e-9 * q.abs()) {
             as_high += 1;
             if as_high == 10 {
                 tenth = tenth.min(done);
@@ -228,12 +230,13 @@ fn the_sequential_permutation_test_decides_as_the_full_one_in_fewer_shuffles() {
         let noise = PROFILES[i % PROFILES.len()];
         let step = (i % 3 == 0).then_some((25, [0.03, 0.1, 0.3][(i / 3) % 3]));
         let h = history(&mut rng, 50, noise, step);
+        let logs: Vec<f64> = h.iter().map(|v| v.ln()).collect();
         let r = ranks(&h);
-        let (_, q) = best_split(&r, s.alpha, s.min_size).unwrap();
+        let (_, q) = statistic(&logs, &r, s.alpha, s.min_size).unwrap();
         let seed = seed_of(&h);
         let (mut a, mut b) = (Rng::new(seed), Rng::new(seed));
-        let (p, done) = permutation_test(&r, q, &s, &mut a);
-        let (full, tenth) = full_permutation_p(&r, q, &s, &mut b);
+        let (p, done) = permutation_test([&logs, &r], q, &s, &mut a);
+        let (full, tenth) = full_permutation_p([&logs, &r], q, &s, &mut b);
         assert_eq!(
             p <= s.significance,
             full <= s.significance,
@@ -690,4 +693,247 @@ fn a_wandering_level_is_told_from_independent_runs_about_their_levels() {
         residual_lag1(&[1.0, -1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0], &[]),
         None
     );
+}
+
+#[test]
+fn benjamini_hochberg_finds_the_step_up_level() {
+    // The textbook case: m = 8, q = 0.05, levels k x 0.00625: the 2nd smallest (0.008) is
+    // under 0.0125, the 3rd (0.039) over 0.01875, and none above is under its own.
+    let p = [0.205, 0.001, 0.041, 0.008, 0.039, 0.06, 0.042, 0.074];
+    assert_eq!(benjamini_hochberg(&p, 0.05), Some(2.0 * 0.05 / 8.0));
+    // Step-up: a larger p-value under its level takes every smaller one with it.
+    assert_eq!(
+        benjamini_hochberg(&[0.04, 0.045, 0.01], 0.05),
+        Some(0.05),
+        "all three: 0.045 <= 3 x 0.05 / 3"
+    );
+    assert_eq!(benjamini_hochberg(&[0.03, 0.5], 0.05), None);
+    assert_eq!(benjamini_hochberg(&[], 0.05), None);
+    assert_eq!(benjamini_hochberg(&[0.05], 0.05), Some(0.05));
+}
+
+#[test]
+fn a_search_has_the_permutations_its_level_needs() {
+    assert_eq!(permutations_for(49, 0.05, 199), 1959);
+    assert_eq!(permutations_for(1, 0.05, 199), 199);
+    assert_eq!(permutations_for(0, 0.05, 199), 199);
+    // A clear step no shuffle beats reaches the level of one change among 49.
+    assert!(1.0 / (permutations_for(49, 0.05, 199) + 1) as f64 <= 0.05 / 49.0);
+    assert!(matches!(
+        search(&[], &Settings::default(), 0.0),
+        Err(ChangeError::Settings(_))
+    ));
+    assert!(matches!(
+        search(&[], &Settings::default(), 1.0),
+        Err(ChangeError::Settings(_))
+    ));
+}
+
+/// A history's p-value is its first split's in `detect_at` whatever the level, so a history
+/// found by the search is split there, and one not found has no change at that level.
+#[test]
+fn the_history_p_value_is_the_first_splits() {
+    let s = Settings {
+        significance: 0.05,
+        permutations: 999,
+        ..Settings::default()
+    };
+    let mut rng = Rng::new(42);
+    let (mut same, mut kept) = (0, 0);
+    for i in 0..40 {
+        let step = (i % 2 == 0).then_some((20, [0.05, 0.1][i % 4 / 2]));
+        let h = history(&mut rng, 40, PROFILES[i % 4], step);
+        let p = history_p(&h, &s).unwrap();
+        for level in [0.001, 0.01, 0.05] {
+            let c = detect_at(&h, &s, level, level).unwrap();
+            if p > level {
+                assert!(c.is_empty(), "history {i}: p {p}, level {level}: {c:?}");
+            }
+            assert!(c.iter().all(|c| c.p_value <= level), "history {i}: {c:?}");
+            // The first split is one of them, unless its step is under the smallest.
+            same += usize::from(c.iter().any(|c| c.p_value == p));
+            kept += usize::from(p <= level);
+        }
+    }
+    assert!(
+        same == kept && kept >= 10,
+        "the history's p-value among its changes' {same} times of {kept}"
+    );
+    assert_eq!(history_p(&[1.0; 9], &s).unwrap(), 1.0);
+    assert!(matches!(
+        detect_at(&[1.0; 30], &s, 0.06, 0.01),
+        Err(ChangeError::Settings(_))
+    ));
+}
+
+/// Searches of `tests` histories of 50 runs each, a step of `frac` planted in the first one
+/// when `frac` is not 0: of `searches`, how many reported a change in a history without one
+/// (a false alarm of the search), and how many found the planted step (the right sign,
+/// within 5 runs); and, when `alone`, of the same searches how many alarmed with each
+/// history tested on its own at p <= 0.005 (`detect`, as `changes` did before #42).
+/// `shared`: the runs of a search are one machine's, and its two speeds slow every test of a
+/// run together (#30), as the tests of a host's runs are.
+pub(super) fn searches(
+    (noise, shared): (Noise, bool),
+    tests: usize,
+    frac: f64,
+    searches: usize,
+    seed: u64,
+    alone: bool,
+) -> ((usize, usize), usize) {
+    let s = Settings::default();
+    let mut rng = Rng::new(seed);
+    let (mut alarms, mut found, mut alone_alarms) = (0, 0, 0);
+    for _ in 0..searches {
+        let at = 10 + rng.below(31);
+        let slow: Vec<bool> = (0..50)
+            .map(|_| uniform(&mut rng) < noise.slow_share)
+            .collect();
+        let own = Noise {
+            slow_share: if shared { 0.0 } else { noise.slow_share },
+            ..noise
+        };
+        let factor = 1.2 + 0.4 * uniform(&mut rng);
+        let hs: Vec<Vec<f64>> = (0..tests)
+            .map(|t| {
+                let step = (t == 0 && frac != 0.0).then_some((at, frac));
+                let mut h = history(&mut rng, 50, own, step);
+                if shared {
+                    for (v, slow) in h.iter_mut().zip(&slow) {
+                        if *slow {
+                            *v *= factor;
+                        }
+                    }
+                }
+                h
+            })
+            .collect();
+        let slices: Vec<&[f64]> = hs.iter().map(Vec::as_slice).collect();
+        let r = search(&slices, &s, 0.05).unwrap();
+        let first = if frac != 0.0 { 1 } else { 0 };
+        if alone
+            && hs[first..]
+                .iter()
+                .any(|h| !detect(h, &s).unwrap().is_empty())
+        {
+            alone_alarms += 1;
+        }
+        if r.changes[first..].iter().any(|c| !c.is_empty()) {
+            alarms += 1;
+        }
+        if frac != 0.0
+            && r.changes[0]
+                .iter()
+                .any(|c| c.index.abs_diff(at) <= 5 && (c.ratio() > 1.0) == (frac > 0.0))
+        {
+            found += 1;
+        }
+    }
+    ((alarms, found), alone_alarms)
+}
+
+/// #42: exit 6 fired on any change in any history, with no correction for the number
+/// searched (49 tests at 0.5% each: about 1 search in 5 alarmed with no change anywhere).
+/// Searched together at a false discovery rate of 5%, a search of 49 A/A histories reports a
+/// change at most 5% of the time, the machine's slow runs shared by the tests or not; and a
+/// 10% step in one of them is still found. 60 searches a profile here (a CI's minute);
+/// `false_alarms_per_search` prints 1,000.
+#[test]
+fn a_search_of_49_tests_alarms_at_most_its_false_discovery_rate() {
+    for (noise, shared) in [(PROFILES[0], false), (PROFILES[3], true)] {
+        let ((alarms, _), _) = searches((noise, shared), 49, 0.0, 60, 42, false);
+        assert!(
+            alarms <= 6,
+            "{} (shared {shared}): {alarms} of 60 searches of 49 A/A histories alarmed",
+            noise.name
+        );
+    }
+    let ((alarms, found), _) = searches((PROFILES[0], false), 49, 0.10, 20, 43, false);
+    assert!(
+        found >= 16,
+        "a 10% step among 49 tests found in {found} of 20"
+    );
+    assert!(alarms <= 3, "{alarms} of 20 searches alarmed elsewhere");
+}
+
+/// Prints the false alarms per search quoted in docs/changes.md (scripts/changes-sim.sh runs
+/// it, in release): per noise profile, of 1,000 searches of 49 A/A histories of 50 runs at
+/// q = 0.05, how many reported a change; with the two-speed host's slow runs shared by the
+/// 49 tests of a run or drawn per test; and of 200 searches with a 10% step planted in one
+/// test, how many found it.
+#[test]
+#[ignore]
+fn false_alarms_per_search() {
+    println!("49 tests, slow runs    A/A searches that alarmed        10% step in one test found");
+    println!("                       q = 0.05     each at p <= 0.005");
+    for (noise, shared) in [
+        (PROFILES[0], false),
+        (PROFILES[1], false),
+        (PROFILES[3], false),
+        (PROFILES[3], true),
+        (PROFILES[4], true),
+    ] {
+        let ((alarms, _), alone) = searches((noise, shared), 49, 0.0, 1000, 4201, true);
+        let ((_, found), _) = searches((noise, shared), 49, 0.10, 200, 4202, false);
+        println!(
+            "{:<15} {:<6} {:>4} / 1000  {:>4} / 1000          {:>3} / 200",
+            noise.name,
+            if shared { "shared" } else { "own" },
+            alarms,
+            alone,
+            found
+        );
+    }
+}
+
+/// Prints how far the step reported is from the step planted (#42: a 5% step was reported
+/// +6.8% measured on the runs that placed it): of the changes found within 5 runs of a
+/// planted step (one history at p <= 0.005, 50 runs, Gaussian 5% noise), the mean step
+/// measured in sample (the medians either side of the split reported) and out of sample (as
+/// reported), and how often the 95% interval held the planted step.
+#[test]
+#[ignore]
+fn the_step_is_measured_out_of_sample() {
+    println!("planted  found   in sample  out of sample  interval holds it");
+    for frac in [0.03, 0.05, 0.10, 0.30] {
+        let mut rng = Rng::new(77);
+        let (mut n, mut inside, mut outside, mut held) = (0, 0.0, 0.0, 0);
+        for _ in 0..400 {
+            let at = 10 + rng.below(31);
+            let h = history(&mut rng, 50, PROFILES[0], Some((at, frac)));
+            let c = detect(&h, &Settings::default()).unwrap();
+            let Some(c) = c.iter().find(|c| c.index.abs_diff(at) <= 5) else {
+                continue;
+            };
+            let median = |v: &[f64]| crate::stats::median(v).unwrap();
+            let cuts: Vec<usize> = detect(&h, &Settings::default())
+                .unwrap()
+                .iter()
+                .map(|c| c.index)
+                .collect();
+            let from = cuts
+                .iter()
+                .copied()
+                .filter(|i| *i < c.index)
+                .max()
+                .unwrap_or(0);
+            let to = cuts
+                .iter()
+                .copied()
+                .filter(|i| *i > c.index)
+                .min()
+                .unwrap_or(50);
+            n += 1;
+            inside += median(&h[c.index..to]) / median(&h[from..c.index]) - 1.0;
+            outside += c.ratio() - 1.0;
+            held += usize::from(c.ratio_ci[0] <= 1.0 + frac && 1.0 + frac <= c.ratio_ci[1]);
+        }
+        let n_f = f64::from(n.max(1) as u32);
+        println!(
+            "{:>5.0}%  {n:>3}/400  {:>+8.2}%   {:>+8.2}%      {held:>3} / {n}",
+            100.0 * frac,
+            100.0 * inside / n_f,
+            100.0 * outside / n_f
+        );
+    }
 }

@@ -45,7 +45,8 @@ database, bad import file); 3 a comparison found a significant regression; 4 the
 gate could not judge a test (missing, failed, interrupted or too few trials); 5 the run was
 measured but the shared PostgreSQL store stayed unreachable, so it is kept in a spool file on
 this host ('sysperf sync SPOOL URL' uploads it); 6 'sysperf changes' found a change point in a
-test's history; 130 interrupted by Ctrl-C, 143 by SIGTERM, 129
+test's history; 7 'sysperf changes' searched nothing (every history too short); 130
+interrupted by Ctrl-C, 143 by SIGTERM, 129
 by SIGHUP (finished benchmarks are kept, the run is marked incomplete).
 
 The store is an SQLite file: --db PATH, else $SYSPERF_DB, else

@@ -55,7 +55,13 @@ pub(crate) fn exec(a: Args) -> Result<i32> {
             let store = catalog::open_existing_store(db.as_ref())?;
             let settings = sysperf::changepoint::Settings::default();
             let newest = changes::DEFAULT_NEWEST;
-            let found = changes::find(store.as_ref(), &sel.query, newest, &settings)?;
+            let found = changes::find(
+                store.as_ref(),
+                &sel.query,
+                newest,
+                &settings,
+                changes::DEFAULT_FDR,
+            )?;
             let marked = changes::marks(store.as_ref(), &found, key, &runs)?;
             (Some(found), marked)
         }

@@ -1014,16 +1014,23 @@ fn suites(s: &mut String, runs: &[Run]) {
     }
 }
 
-/// The Changes section: each change point of the fleet's (host, test) histories, as
+/// The Changes section: each change point of the fleet's histories (host, test, options), as
 /// `sysperf changes` prints it.
 fn changes_section(s: &mut String, c: &crate::changes::Changes) {
     let _ = write!(
         s,
-        "<section id=\"changes\">\n<h2>Changes</h2>\n<p>Change points in the {} (host, test) histories of the matching complete runs ({}), as <code>sysperf changes</code> finds them (docs/changes.md). Ratio: the new level over the old; interval: {}.</p>\n",
+        "<section id=\"changes\">\n<h2>Changes</h2>\n<p>Change points in the {} histories (host, test, options) of the matching complete runs ({}), as <code>sysperf changes</code> finds them (docs/changes.md); {}. Ratio: the new level over the old; interval: {}.</p>\n",
         c.histories,
         esc(&crate::report::changes::searched(c)),
+        esc(&crate::report::changes::false_alarms(c)),
         esc(crate::changepoint::RATIO_CI_COVERS)
     );
+    if c.searched == 0 {
+        s.push_str(
+            "<p>Nothing searched: no history has the runs a change needs.</p>\n</section>\n",
+        );
+        return;
+    }
     if c.changes.is_empty() {
         s.push_str("<p>No change found.</p>\n</section>\n");
         return;

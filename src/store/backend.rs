@@ -15,8 +15,8 @@
 use super::query::{self, Db, Kind};
 use super::write::{self, RunSink, RunWrite, Sink};
 use super::{
-    GcReport, GroupBy, GroupCount, ObservationInfo, RunInfo, RunMachine, RunQuery, StoreError,
-    TestHistory,
+    GcReport, GroupBy, GroupCount, Histories, ObservationInfo, RunInfo, RunMachine, RunQuery,
+    StoreError,
 };
 use crate::model::{
     BenchResult, Observation, Profile, Run, Series, StoredTrace, SystemProfile, VarianceEstimate,
@@ -164,9 +164,10 @@ pub trait Backend {
         reading(self, |db| query::newest_per_group(db, query, by, per_group))
     }
 
-    /// The history of each (host, test, placement) among the complete measured runs `query`
-    /// matches, oldest first, the newest `newest` runs of each (`sysperf changes`, #35).
-    fn test_histories(&self, query: &RunQuery, newest: usize) -> Result<Vec<TestHistory>> {
+    /// The history of each (host, test, placement, options) among the complete measured runs
+    /// `query` matches, oldest first, the newest `newest` runs of each, and the results of
+    /// `ab` sides and quick runs left out (`sysperf changes`, #35, #42).
+    fn test_histories(&self, query: &RunQuery, newest: usize) -> Result<Histories> {
         reading(self, |db| query::test_histories(db, query, newest))
     }
 

@@ -49,7 +49,7 @@ pub use backend::{redact, Backend, Location};
 pub use migrations::SCHEMA_VERSION;
 pub(crate) use pg::{not_ours, open_spool_dir, spool_dest};
 pub use pg::{ConnectError, PgStore};
-pub use query::{Db, Dialect, Query};
+pub use query::{Db, Dialect, Histories, Query};
 pub use write::{Heartbeat, RunSink, RunWrite, BEAT_EVERY};
 
 use crate::model::{
@@ -420,7 +420,8 @@ pub struct GroupCount {
 }
 
 /// One test's history on one host (`sysperf changes`, #35): the median time per operation
-/// of each complete measured run that has it, oldest first.
+/// of each complete measured run that has it and was measured with the same options, oldest
+/// first.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TestHistory {
     /// The host name of the runs (None: runs that do not know it).
@@ -429,10 +430,21 @@ pub struct TestHistory {
     /// "same", "spread", "free" or "single": a test measured with two placements has two
     /// histories.
     pub placement: String,
+    /// What the runs were measured with (#42): runs with other options (another trial
+    /// length, order, selection, ...) are another history, as they have another level.
+    pub options: crate::model::RunOptions,
     pub points: Vec<HistoryPoint>,
     /// Results of the test left out of the history (all of it, not only the newest): their
     /// test ran beside other work (a `busy_cpu`, `busy_machine` or `steal` warning).
     pub disturbed: usize,
+}
+
+impl TestHistory {
+    /// What histories are listed by: host, test, placement, options ([`RunOptions::key`](
+    /// crate::model::RunOptions::key)).
+    pub fn order_key(&self) -> (&Option<String>, &str, &str, String) {
+        (&self.host, &self.test, &self.placement, self.options.key())
+    }
 }
 
 /// One run in a [`TestHistory`].

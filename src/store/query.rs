@@ -15,8 +15,8 @@ use super::{
     RunQuery, StoreError, TestHistory, MIN_PREFIX,
 };
 use crate::model::{
-    Observation, ObservationInfo, Profile, RunInfo, StoredTrace, SystemProfile, VarianceEstimate,
-    SYSTEM_PROFILE_KIND, TRACE_KIND,
+    Observation, ObservationInfo, Profile, RunInfo, RunOptions, StoredTrace, SystemProfile,
+    VarianceEstimate, SYSTEM_PROFILE_KIND, TRACE_KIND,
 };
 use rusqlite::types::{ToSqlOutput, Value};
 use std::collections::HashMap;
@@ -636,22 +636,127 @@ fn newest_per_value(
     Ok(Some(ids(db, b.on("runs", sql))?))
 }
 
-/// A history's key: host, test, placement.
-type Key = (Option<String>, String, String);
+/// A history's key: host, test, placement, and the options its runs were measured with
+/// ([`RunOptions::key`]).
+type Key = (Option<String>, String, String, String);
 
 /// A result that is a point of its history: measured, with a time.
 const MEASURED: &str =
     "results.has_summary = 1 AND results.error IS NULL AND results.wall_median > 0";
 
+/// What a history reads of each run's stored parameters, in the store's SQL (#42): the
+/// options [`RunParams::measures_like`](crate::model::RunParams::measures_like) compares,
+/// read in one go as a JSON array of [`RunOptions::new`]'s arguments (`opts`), and whether
+/// the run is a side of `ab` or quick. The parameters are JSON text in both stores; the
+/// database takes the few fields out (one parse a run, no round trip), and the array is
+/// made into options once per distinct text ([`Options`]).
+struct ParamsSql {
+    /// Added to `FROM runs`.
+    join: &'static str,
+    /// The JSON array of the options, as text.
+    opts: &'static str,
+    /// 'ab' for a side of `sysperf ab`, 'quick' for a quick run, '' otherwise.
+    kind: &'static str,
+    /// The condition that holds for a run that is neither.
+    plain: &'static str,
+}
+
+impl Dialect {
+    fn params(self) -> ParamsSql {
+        match self {
+            // One parse of the text for the three (SQLite keeps the last documents parsed).
+            Dialect::Sqlite => ParamsSql {
+                join: "",
+                opts: "json_extract(runs.params_json, '$.selection', '$.suites', '$.trials', \
+                       '$.min_time_s', '$.quick', '$.order', '$.precision_pct', '$.placement', \
+                       '$.cpus')",
+                kind: "CASE WHEN json_extract(runs.params_json, '$.ab') IS NOT NULL THEN 'ab' \
+                       WHEN json_extract(runs.params_json, '$.quick') THEN 'quick' ELSE '' END",
+                plain: "json_extract(runs.params_json, '$.ab') IS NULL \
+                        AND NOT json_extract(runs.params_json, '$.quick')",
+            },
+            // The text cast once per run: OFFSET 0 keeps the planner from pasting the cast
+            // into each of the expressions that read it.
+            Dialect::Postgres => ParamsSql {
+                join:
+                    " CROSS JOIN LATERAL (SELECT runs.params_json::jsonb AS p OFFSET 0) AS params",
+                opts: "jsonb_build_array(params.p -> 'selection', params.p -> 'suites', \
+                       params.p -> 'trials', params.p -> 'min_time_s', params.p -> 'quick', \
+                       params.p -> 'order', params.p -> 'precision_pct', params.p -> 'placement', \
+                       params.p -> 'cpus')::text",
+                kind: "CASE WHEN params.p ->> 'ab' IS NOT NULL THEN 'ab' \
+                       WHEN params.p ->> 'quick' = 'true' THEN 'quick' ELSE '' END",
+                plain: "params.p ->> 'ab' IS NULL AND params.p ->> 'quick' = 'false'",
+            },
+        }
+    }
+}
+
+/// The options of the `opts` texts read ([`ParamsSql::opts`]), each text made into options
+/// once: runs measured alike share a text, whatever their seeds.
+#[derive(Default)]
+struct Options(HashMap<String, (String, RunOptions)>);
+
+impl Options {
+    /// The key ([`RunOptions::key`]) of an `opts` text.
+    fn key(&mut self, text: &str) -> Result<String> {
+        if let Some((key, _)) = self.0.get(text) {
+            return Ok(key.clone());
+        }
+        type Fields = (
+            Vec<String>,
+            Option<Vec<String>>,
+            u32,
+            f64,
+            bool,
+            Option<String>,
+            Option<f64>,
+            String,
+            Option<Vec<u32>>,
+        );
+        let f: Fields = serde_json::from_str(text)
+            .map_err(|e| StoreError::Corrupt(format!("a run's parameters ({text}): {e}")))?;
+        let o = RunOptions::new(
+            &f.0,
+            f.1.as_deref().unwrap_or_default(),
+            f.2,
+            f.3,
+            f.4,
+            f.5.as_deref(),
+            f.6,
+            &f.7,
+            f.8,
+        );
+        let key = o.key();
+        self.0.insert(text.to_string(), (key.clone(), o));
+        Ok(key)
+    }
+
+    /// The options of a key made by [`Options::key`].
+    fn of(&self, key: &str) -> Option<RunOptions> {
+        self.0
+            .values()
+            .find(|(k, _)| k == key)
+            .map(|(_, o)| o.clone())
+    }
+}
+
 /// How many measured results each history has among the rows of `from` (a FROM clause
-/// joining `runs` and `results`, its parameters bound in `b`).
-fn history_counts(db: &mut dyn Db, b: Sql, from: String) -> Result<HashMap<Key, usize>> {
+/// joining `runs`, with its `opts` and `kind` columns, and `results`, its parameters bound in
+/// `b`), by the kind of run ('ab', 'quick' or '').
+fn history_counts(
+    db: &mut dyn Db,
+    b: Sql,
+    from: String,
+    options: &mut Options,
+) -> Result<HashMap<(String, Key), usize>> {
     let sql = format!(
         "SELECT runs.hostname AS hostname, results.bench AS bench,
-                results.placement AS placement, count(*) AS n
+                results.placement AS placement, runs.opts AS opts, runs.kind AS kind,
+                count(*) AS n
          {from}
          WHERE {MEASURED}
-         GROUP BY runs.hostname, results.bench, results.placement"
+         GROUP BY runs.hostname, results.bench, results.placement, runs.opts, runs.kind"
     );
     let mut out = HashMap::new();
     db.rows(&b.on("results", sql), &mut |r| {
@@ -659,45 +764,73 @@ fn history_counts(db: &mut dyn Db, b: Sql, from: String) -> Result<HashMap<Key, 
             r.opt_text("hostname")?,
             r.text("bench")?,
             r.text("placement")?,
+            options.key(&r.text("opts")?)?,
         );
-        out.insert(key, r.u64("n")? as usize);
+        // Texts that differ only in the order of a list are one history.
+        *out.entry((r.text("kind")?, key)).or_default() += r.u64("n")? as usize;
         Ok(())
     })?;
     Ok(out)
 }
 
-/// The history of each (host, test, placement) among the complete measured runs `query`
-/// matches: each run's median wall time per operation, oldest first, the newest `newest` of
-/// each history kept.
+/// The histories of `sysperf changes` ([`test_histories`]) and what was left out of them.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Histories {
+    pub histories: Vec<TestHistory>,
+    /// Measured results of runs that were a side of `sysperf ab` (its two sides share
+    /// rounds, and a switch or a command changed one of them) or quick runs (one short
+    /// trial: another level and spread), left out whatever they measured (#42).
+    pub ab_sides: usize,
+    pub quick: usize,
+}
+
+/// The history of each (host, test, placement, options) among the complete measured runs
+/// `query` matches: each run's median wall time per operation, oldest first, the newest
+/// `newest` of each history kept. A history's runs were measured alike
+/// ([`RunParams::measures_like`](crate::model::RunParams::measures_like): the same options);
+/// runs that were a side of `ab` and quick runs are in none (#42: `ab` sides with a switch on
+/// made a "change" of their own in a plain history).
 ///
 /// So that the database does not sort every point (#35 item 5: one window over every run's
 /// results, partitioned by history and sorted, was all but a few ms of `changes`' 230 ms at
 /// 100,000 runs on PostgreSQL), three steps: the histories and their lengths are counted
 /// (a hash aggregate, no sort); the newest runs are read along the `runs_by_start` index, one
-/// page of them with their results, as many per host as its longest history keeps (all that
-/// is read when every run of a host measured the same tests); and only where a history is
-/// still short and older runs remain (tests that come and go, a host retired long ago) the
-/// window runs, over the older runs of those hosts only. Memory holds a page (at most
-/// `PAGE_ROWS` rows) and the points kept, not the store.
+/// page of them with their results, as many per host as its longest history of each set of
+/// options keeps (all that is read when every run of a host measured the same tests); and
+/// only where a history is still short and older runs remain (tests that come and go, a host
+/// retired long ago) the window runs, over the older runs of those hosts only. Memory holds a
+/// page (at most `PAGE_ROWS` rows) and the points kept, not the store.
 pub(super) fn test_histories(
     db: &mut dyn Db,
     query: &RunQuery,
     newest: usize,
-) -> Result<Vec<TestHistory>> {
+) -> Result<Histories> {
     let newest = newest.max(1);
     let q = RunQuery {
         complete_only: true,
         limit: None,
         ..query.clone()
     };
-    let measured = |b: &mut Sql| {
+    let p = db.dialect().params();
+    // The measured runs `q` matches with `columns`, their options and kind, `plain` only (no
+    // side of `ab`, no quick run) or all, `tail` after the condition.
+    let runs = |b: &mut Sql, columns: &str, plain: bool, more: &str, tail: &str| {
         let clause = clause(b, &q);
-        if clause.is_empty() {
+        let mut wher = if clause.is_empty() {
             " WHERE source = 'measured'".to_string()
         } else {
             format!("{clause} AND source = 'measured'")
+        };
+        if plain {
+            wher.push_str(&format!(" AND {}", p.plain));
         }
+        wher.push_str(more);
+        format!(
+            "(SELECT {columns}, {} AS opts, {} AS kind FROM runs{}{wher} {tail}) AS runs",
+            p.opts, p.kind, p.join
+        )
     };
+    let mut options = Options::default();
     // A result whose test ran beside other work (`WarningKind::disturbs`) is no point of its
     // history: its figure stands for that work as much as for the system (#30, #35).
     let kinds: Vec<String> = crate::model::WarningKind::disturbing()
@@ -709,29 +842,35 @@ pub(super) fn test_histories(
         "(SELECT DISTINCT run_id, bench FROM warnings WHERE kind IN ({}))",
         kinds.join(", ")
     );
-    // 1. The histories and how many results each has, then how many of those were left out:
-    // each keeps the rest, up to `newest`.
+    // 1. The histories and how many results each has (and the results of `ab` sides and
+    // quick runs, left out), then how many of those were left out as disturbed: each keeps
+    // the rest, up to `newest`.
     let mut b = Sql::new(db.dialect());
-    let runs = measured(&mut b);
-    let all = history_counts(
-        db,
-        b,
-        format!(
-            "FROM (SELECT id, hostname FROM runs{runs}) AS runs
-             JOIN results ON results.run_id = runs.id"
-        ),
-    )?;
+    let from = format!(
+        "FROM {} JOIN results ON results.run_id = runs.id",
+        runs(&mut b, "id, hostname", false, "", "")
+    );
+    let counted = history_counts(db, b, from, &mut options)?;
+    let mut out = Histories::default();
+    let mut all: HashMap<Key, usize> = HashMap::new();
+    for ((kind, key), n) in counted {
+        match kind.as_str() {
+            "ab" => out.ab_sides += n,
+            "quick" => out.quick += n,
+            _ => *all.entry(key).or_default() += n,
+        }
+    }
     let mut b = Sql::new(db.dialect());
-    let runs = measured(&mut b);
-    let left_out = history_counts(
-        db,
-        b,
-        format!(
-            "FROM {pairs} AS d
-             JOIN (SELECT id, hostname FROM runs{runs}) AS runs ON runs.id = d.run_id
-             JOIN results ON results.run_id = d.run_id AND results.bench = d.bench"
-        ),
-    )?;
+    let from = format!(
+        "FROM {pairs} AS d
+         JOIN {} ON runs.id = d.run_id
+         JOIN results ON results.run_id = d.run_id AND results.bench = d.bench",
+        runs(&mut b, "id, hostname", true, "", "")
+    );
+    let left_out: HashMap<Key, usize> = history_counts(db, b, from, &mut options)?
+        .into_iter()
+        .map(|((_, key), n)| (key, n))
+        .collect();
     let wanted: HashMap<Key, usize> = all
         .iter()
         .map(|(k, n)| {
@@ -740,27 +879,28 @@ pub(super) fn test_histories(
         })
         .collect();
     if wanted.is_empty() {
-        return Ok(Vec::new());
+        return Ok(out);
     }
-    // 2. The newest runs, one page of them along the index: per host as many as its longest
-    // history keeps, all that is needed when every run measured every test.
-    let mut per_host: HashMap<&Option<String>, (usize, usize)> = HashMap::new();
-    for ((host, ..), n) in &wanted {
-        let e = per_host.entry(host).or_default();
-        e.0 = e.0.max(*n);
-        e.1 += 1;
+    // 2. The newest runs, one page of them along the index: per host, for each set of
+    // options its runs were made with (runs with other options are other runs), as many as
+    // its longest history keeps: all that is needed when every run measured every test.
+    let mut per_options: HashMap<(&Option<String>, &String), usize> = HashMap::new();
+    let mut tests: HashMap<&Option<String>, usize> = HashMap::new();
+    for ((host, _, _, opts), n) in &wanted {
+        let e = per_options.entry((host, opts)).or_default();
+        *e = (*e).max(*n);
+        *tests.entry(host).or_default() += 1;
     }
-    let tests = per_host.values().map(|e| e.1).max().unwrap_or(1);
+    let tests = tests.values().copied().max().unwrap_or(1);
     // A page's rows (runs times their tests) stay under this many, whatever the store.
     const PAGE_ROWS: usize = 50_000;
-    let page =
-        (per_host.values().map(|e| e.0).sum::<usize>()).clamp(1, (PAGE_ROWS / tests).max(64));
+    let page = (per_options.values().sum::<usize>()).clamp(1, (PAGE_ROWS / tests).max(64));
     let mut kept: HashMap<Key, (usize, Vec<HistoryPoint>)> = HashMap::new();
     // The oldest run read and how many runs were read (set by `take`).
     let last: std::cell::Cell<Option<(i64, i64)>> = std::cell::Cell::new(None);
     let page_runs = std::cell::Cell::new(0usize);
     // Each row, newest first: a point of its history while that has fewer than it keeps.
-    let take = |r: &Reader<'_>, kept: &mut HashMap<Key, (usize, Vec<HistoryPoint>)>| {
+    let mut take = |r: &Reader<'_>, kept: &mut HashMap<Key, (usize, Vec<HistoryPoint>)>| {
         let at = (r.i64("started_ns")?, r.i64("seq")?);
         if last.get() != Some(at) {
             last.set(Some(at));
@@ -773,7 +913,12 @@ pub(super) fn test_histories(
             // Left out (counted above), and not among the newest it keeps either.
             return Ok(());
         }
-        let key = (r.opt_text("hostname")?, bench, r.text("placement")?);
+        let key = (
+            r.opt_text("hostname")?,
+            bench,
+            r.text("placement")?,
+            options.key(&r.text("opts")?)?,
+        );
         let Some(&want) = wanted.get(&key) else {
             // Stored since the histories were counted: not one of them.
             return Ok(());
@@ -811,17 +956,23 @@ pub(super) fn test_histories(
     };
     let columns = format!(
         "runs.id AS run_id, runs.started_ns AS started_ns, runs.seq AS seq,
-         runs.hostname AS hostname, results.bench AS bench,
+         runs.hostname AS hostname, runs.opts AS opts, results.bench AS bench,
          results.placement AS placement, results.wall_median AS wall_median,
          {d_column} AS disturbed_run"
     );
     let mut b = Sql::new(db.dialect());
-    let runs = measured(&mut b);
     let limit = b.bind(int_usize(page, "a page of runs")?);
+    let newest_runs = runs(
+        &mut b,
+        "runs.id AS id, runs.seq AS seq, runs.started_ns AS started_ns, runs.hostname AS hostname",
+        true,
+        "",
+        &format!("{NEWEST} LIMIT {limit}"),
+    );
     // Runs without a point still come back (one row, bench NULL): the page's end is known.
     let sql = format!(
         "SELECT {columns}
-         FROM (SELECT id, seq, started_ns, hostname FROM runs{runs} {NEWEST} LIMIT {limit}) AS runs
+         FROM {newest_runs}
          LEFT JOIN results ON results.run_id = runs.id AND {MEASURED}
          {d_join}
          ORDER BY runs.started_ns DESC, runs.seq DESC"
@@ -843,12 +994,11 @@ pub(super) fn test_histories(
         (short.is_empty(), last.get(), page_runs.get() >= page)
     {
         let mut b = Sql::new(db.dialect());
-        let mut runs = measured(&mut b);
-        runs.push_str(&format!(
-            " AND (started_ns < {s} OR (started_ns = {s} AND seq < {q}))",
+        let mut older = format!(
+            " AND (runs.started_ns < {s} OR (runs.started_ns = {s} AND runs.seq < {q}))",
             s = b.bind(started),
             q = b.bind(seq)
-        ));
+        );
         // Hosts by name (a few, or every one when there are too many to list).
         if short.len() <= 500 {
             let mut any: Vec<String> = Vec::new();
@@ -858,21 +1008,31 @@ pub(super) fn test_histories(
                 .map(|h| b.bind(h))
                 .collect();
             if !named.is_empty() {
-                any.push(format!("hostname IN ({})", named.join(", ")));
+                any.push(format!("runs.hostname IN ({})", named.join(", ")));
             }
             if short.iter().any(|h| h.is_none()) {
-                any.push("hostname IS NULL".into());
+                any.push("runs.hostname IS NULL".into());
             }
-            runs.push_str(&format!(" AND ({})", any.join(" OR ")));
+            older.push_str(&format!(" AND ({})", any.join(" OR ")));
         }
+        let older_runs = runs(
+            &mut b,
+            "runs.id AS id, runs.seq AS seq, runs.started_ns AS started_ns, runs.hostname AS hostname",
+            true,
+            &older,
+            "",
+        );
         let keep = b.bind(int_usize(newest, "runs per history")?);
+        // The partitions are by the options' text: texts that are one history (lists in
+        // another order) each keep their newest, and `take` keeps the history's newest of
+        // those.
         let sql = format!(
-            "SELECT run_id, started_ns, seq, hostname, bench, placement, wall_median, disturbed_run FROM (
+            "SELECT run_id, started_ns, seq, hostname, opts, bench, placement, wall_median, disturbed_run FROM (
                  SELECT {columns},
-                        ROW_NUMBER() OVER (PARTITION BY runs.hostname, results.bench,
+                        ROW_NUMBER() OVER (PARTITION BY runs.hostname, runs.opts, results.bench,
                                                         results.placement
                                            ORDER BY runs.started_ns DESC, runs.seq DESC) AS nth
-                 FROM (SELECT id, seq, started_ns, hostname FROM runs{runs}) AS runs
+                 FROM {older_runs}
                  JOIN results ON results.run_id = runs.id
                  {d_join}
                  WHERE {MEASURED} AND {d_column} IS NULL) AS ranked
@@ -882,24 +1042,29 @@ pub(super) fn test_histories(
         db.rows(&b.on("results", sql), &mut |r| take(r, &mut kept))?;
     }
     // Every history counted, also one whose results were all left out (no points).
-    let mut out: Vec<TestHistory> = all
-        .into_keys()
-        .map(|key| {
-            let disturbed = left_out.get(&key).copied().unwrap_or(0);
-            let mut points = kept.remove(&key).map(|(_, p)| p).unwrap_or_default();
-            points.reverse();
-            let (host, test, placement) = key;
-            TestHistory {
-                host,
-                test,
-                placement,
-                points,
-                disturbed,
-            }
-        })
-        .filter(|h| !h.points.is_empty() || h.disturbed > 0)
-        .collect();
-    out.sort_by(|a, b| (&a.host, &a.test, &a.placement).cmp(&(&b.host, &b.test, &b.placement)));
+    let mut histories = Vec::with_capacity(all.len());
+    for key in all.into_keys() {
+        let disturbed = left_out.get(&key).copied().unwrap_or(0);
+        let mut points = kept.remove(&key).map(|(_, p)| p).unwrap_or_default();
+        if points.is_empty() && disturbed == 0 {
+            continue;
+        }
+        points.reverse();
+        let (host, test, placement, opts) = key;
+        let options = options.of(&opts).ok_or_else(|| {
+            StoreError::Corrupt(format!("internal: no options for the history key {opts}"))
+        })?;
+        histories.push(TestHistory {
+            host,
+            test,
+            placement,
+            options,
+            points,
+            disturbed,
+        });
+    }
+    histories.sort_by(|a, b| a.order_key().cmp(&b.order_key()));
+    out.histories = histories;
     Ok(out)
 }
 

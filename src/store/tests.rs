@@ -526,9 +526,12 @@ fn groups_are_counted_and_chosen_by_the_database_as_listing_them_would(b: Backin
 /// newest pages hold none of it), runs without a host, runs that are incomplete, published
 /// or hold only failed results, ties in start time, a --where filter, and every `newest`.
 /// A result whose test ran beside other work (a busy_cpu, busy_machine or steal warning for
-/// it) is left out and counted; other warnings, or one for another test, leave it in.
+/// it) is left out and counted; other warnings, or one for another test, leave it in. #42:
+/// runs measured with other options (trials) are another history, runs whose options differ
+/// only in the order of a list or in what is no option (seed, group) are not, a run without
+/// an order is a sequential one, and sides of `ab` and quick runs are in no history, counted.
 fn test_histories_keep_each_historys_newest_points(b: Backing) {
-    use super::{Cond, HistoryPoint, RunQuery, TestHistory};
+    use super::{Cond, Histories, HistoryPoint, RunQuery, TestHistory};
     let store = &*b.store;
     let mut runs = Vec::new();
     for i in 0..60i64 {
@@ -542,6 +545,30 @@ fn test_histories_keep_each_historys_newest_points(b: Backing) {
             error: None,
             ..result(name, x)
         };
+        // full_run is a quick `ab` side; these are plain runs but where said. Its trial
+        // length, 0.1 + 0.2, is no short decimal: the store must read it back as it is.
+        let ab = run.params.ab.take();
+        run.params.quick = false;
+        match i % 13 {
+            3 => run.params.ab = ab,
+            5 => run.params.quick = true,
+            _ => {}
+        }
+        if i % 6 == 1 {
+            run.params.trials = 5;
+        }
+        if i % 8 == 2 {
+            run.params.selection.reverse();
+        }
+        if i % 10 == 7 {
+            run.params.seed = Some(i as u64);
+            run.params.group = None;
+        }
+        match i % 9 {
+            4 => run.params.order = None,
+            5 => run.params.order = Some("sequential".into()),
+            _ => {}
+        }
         run.results = vec![ok("syscall", 100.0 + i as f64)];
         if i < 12 {
             run.results.push(ok("pipeback4", 2_000.0 + i as f64));
@@ -576,7 +603,7 @@ fn test_histories_keep_each_historys_newest_points(b: Backing) {
         runs.push(run);
     }
     // What a listing gives: per history, the complete measured runs' points in start order.
-    let want = |newest: usize, host: Option<&str>| -> Vec<TestHistory> {
+    let want = |newest: usize, host: Option<&str>| -> Histories {
         let mut order: Vec<&Run> = runs
             .iter()
             .filter(|r| r.complete && r.source == "measured")
@@ -584,12 +611,23 @@ fn test_histories_keep_each_historys_newest_points(b: Backing) {
             .collect();
         order.sort_by_key(|r| r.started_ns); // stable: stored order breaks ties
         let mut out: Vec<TestHistory> = Vec::new();
+        let (mut ab_sides, mut quick) = (0, 0);
         for r in order {
+            let measured = r.results.iter().filter(|x| x.error.is_none()).count();
+            if r.params.ab.is_some() {
+                ab_sides += measured;
+                continue;
+            }
+            if r.params.quick {
+                quick += measured;
+                continue;
+            }
             for res in r.results.iter().filter(|x| x.error.is_none()) {
                 let key = (
                     r.fingerprint.hostname.clone(),
                     res.id.clone(),
                     res.placement.clone(),
+                    r.params.options(),
                 );
                 let disturbed = r.disturbed(&res.id);
                 let point = HistoryPoint {
@@ -597,9 +635,10 @@ fn test_histories_keep_each_historys_newest_points(b: Backing) {
                     started_ns: r.started_ns,
                     wall_median_ns: res.summary.as_ref().unwrap().wall_ns_per_op.median,
                 };
-                let at = out
-                    .iter()
-                    .position(|h| (&h.host, &h.test, &h.placement) == (&key.0, &key.1, &key.2));
+                // One history: runs that measure alike (`measures_like`).
+                let at = out.iter().position(|h| {
+                    (&h.host, &h.test, &h.placement, &h.options) == (&key.0, &key.1, &key.2, &key.3)
+                });
                 let h = match at {
                     Some(at) => &mut out[at],
                     None => {
@@ -607,6 +646,7 @@ fn test_histories_keep_each_historys_newest_points(b: Backing) {
                             host: key.0,
                             test: key.1,
                             placement: key.2,
+                            options: key.3,
                             points: Vec::new(),
                             disturbed: 0,
                         });
@@ -624,9 +664,20 @@ fn test_histories_keep_each_historys_newest_points(b: Backing) {
             let extra = h.points.len().saturating_sub(newest);
             h.points.drain(..extra);
         }
-        out.sort_by(|a, b| (&a.host, &a.test, &a.placement).cmp(&(&b.host, &b.test, &b.placement)));
-        out
+        out.sort_by(|a, b| a.order_key().cmp(&b.order_key()));
+        Histories {
+            histories: out,
+            ab_sides,
+            quick,
+        }
     };
+    // The options that make histories: trials 31 and 5, interleaved and sequential.
+    let all = want(100, None);
+    let mut sets: Vec<String> = all.histories.iter().map(|h| h.options.key()).collect();
+    sets.sort();
+    sets.dedup();
+    assert_eq!(sets.len(), 4, "{sets:?}");
+    assert!(all.ab_sides > 0 && all.quick > 0, "{all:?}");
     for newest in [1, 2, 3, 5, 7, 100] {
         let got = store.test_histories(&RunQuery::default(), newest).unwrap();
         assert_eq!(got, want(newest, None), "newest {newest}");
