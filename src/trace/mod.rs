@@ -563,7 +563,14 @@ pub fn trace(opts: &Options, stop: &AtomicBool, note: &dyn Fn(&str)) -> Result<T
     }
 
     let iterations = match opts.iterations {
-        Some(n) => n,
+        Some(n) => {
+            // The two runs cancel start-up only if they start alike: the calibration warms
+            // the page cache (the worker's binary, its libraries) when it runs; without it,
+            // run 1 alone would read them and carry misses and faults run 2 does not.
+            note("warming up (one untraced iteration)");
+            warm_up(opts, stop)?;
+            n
+        }
         None => {
             note("calibrating the iteration count (untraced)");
             calibrate(opts, stop)?
@@ -601,16 +608,7 @@ pub fn trace(opts: &Options, stop: &AtomicBool, note: &dyn Fn(&str)) -> Result<T
             for i in &instances {
                 i.on(false).map_err(io_err)?;
             }
-            let rep = match trial {
-                Ok(r) => r,
-                Err(TrialError::Interrupted) => return Err(TraceError::Interrupted),
-                Err(TrialError::Failed(why)) => {
-                    return Err(TraceError::Trial {
-                        bench: opts.spec.id.to_string(),
-                        why,
-                    })
-                }
-            };
+            let rep = trial.map_err(|e| trial_error(opts, e))?;
             let lost = instances
                 .iter()
                 .map(|i| i.lost_events())
@@ -770,17 +768,36 @@ fn calibrate(opts: &Options, stop: &AtomicBool) -> Result<u64, TraceError> {
             opts.budget.timeout,
             stop,
         )
-        .map_err(|e| match e {
-            TrialError::Interrupted => TraceError::Interrupted,
-            TrialError::Failed(why) => TraceError::Trial {
-                bench: opts.spec.id.to_string(),
-                why,
-            },
-        })?;
+        .map_err(|e| trial_error(opts, e))?;
         if rep.wall_ns >= target || n >= MAX_CALIBRATED_ITERATIONS {
             return Ok(n);
         }
         n = harness::next_iterations(n, rep.wall_ns, target).min(MAX_CALIBRATED_ITERATIONS);
+    }
+}
+
+/// One untraced trial of one iteration, so that both traced runs find what the worker
+/// needs already in the page cache.
+fn warm_up(opts: &Options, stop: &AtomicBool) -> Result<(), TraceError> {
+    harness::run_trial(
+        &opts.worker_exe,
+        opts.spec,
+        &opts.plan,
+        1,
+        opts.budget.timeout,
+        stop,
+    )
+    .map(drop)
+    .map_err(|e| trial_error(opts, e))
+}
+
+fn trial_error(opts: &Options, e: TrialError) -> TraceError {
+    match e {
+        TrialError::Interrupted => TraceError::Interrupted,
+        TrialError::Failed(why) => TraceError::Trial {
+            bench: opts.spec.id.to_string(),
+            why,
+        },
     }
 }
 

@@ -490,7 +490,21 @@ fn forks0_faults_on_its_text_as_docs_trace_says() {
     let _tracing = crate::support::tracing();
     let tmp = tempfile::tempdir().unwrap();
     let db = tmp.path().join("s.db");
-    let (code, out, err) = run(&db, &["trace", "forks0", "--events", "pagecache", "--json"]);
+    // 2000 forks a run, not the calibrated ~10 ms: the workers' own start-up faults differ
+    // between the two runs by a few hundred on a cold or busy machine (CI saw 388 against
+    // 147), which a difference of ~130 forks cannot absorb; 2000 keeps it below 0.2 a fork.
+    let (code, out, err) = run(
+        &db,
+        &[
+            "trace",
+            "forks0",
+            "--events",
+            "pagecache",
+            "--iterations",
+            "2000",
+            "--json",
+        ],
+    );
     let docs = doc("docs/trace.md");
     assert!(!docs.contains("page-cache figures are zero"));
     assert!(docs.contains("forks0 shows one page fault on a file per fork"));
@@ -506,12 +520,12 @@ fn forks0_faults_on_its_text_as_docs_trace_says() {
     let pc = &v["pagecache"];
     let faults = pc["faults"]["per_op"].as_f64().unwrap();
     assert!((0.5..1.5).contains(&faults), "{pc}");
-    assert_eq!(pc["missed_pages"]["per_op"].as_f64().unwrap(), 0.0, "{pc}");
-    assert_eq!(
-        pc["readahead_pages"]["per_op"].as_f64().unwrap(),
-        0.0,
-        "{pc}"
-    );
+    // Nothing read from disk per fork: fewer than one page in 20 forks, whatever else the
+    // machine's page cache did between the two runs.
+    for what in ["missed_pages", "readahead_pages"] {
+        let per_op = pc[what]["per_op"].as_f64().unwrap();
+        assert!(per_op.abs() < 0.05, "{what}: {pc}");
+    }
 }
 
 // ---------------------------------------------------------------------------------------
