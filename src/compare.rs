@@ -418,16 +418,24 @@ impl Known {
                 .series
                 .iter()
                 .flat_map(|s| s.points.iter().map(|p| &p.result));
+            let speed = host_speed(run);
             for r in run.results.iter().chain(points) {
                 let s = samples(run, r);
                 if s.len() < 2 {
                     continue;
                 }
-                let by = per.entry(r.id.clone()).or_default();
-                if by.len() <= k {
-                    by.resize(k + 1, Vec::new());
+                // Beside each test's figures, the same over the run's host speed: the
+                // variance speed-adjusted ratios are judged against (#42).
+                let adjusted = speed
+                    .filter(|_| r.id != crate::bench::hostspeed::ID)
+                    .map(|v| (adjusted_key(&r.id), s.iter().map(|x| x / v).collect()));
+                for (key, s) in std::iter::once((r.id.clone(), s)).chain(adjusted) {
+                    let by = per.entry(key).or_default();
+                    if by.len() <= k {
+                        by.resize(k + 1, Vec::new());
+                    }
+                    by[k].push(s);
                 }
-                by[k].push(s);
             }
         }
         let by_sitting: std::collections::BTreeMap<String, crate::variance::SittingVar> = per
@@ -489,6 +497,12 @@ pub struct Row {
     pub cells: Vec<CellState>,
     /// One per run; None for the baseline itself and where either side lacks the test.
     pub ratios: Vec<Option<Ratio>>,
+    /// The speed-adjusted ratios (#42), one per run: the test's time per operation over the
+    /// host-speed reference's of the same run ([`host_speed`]), compared as the raw ones
+    /// are, with the stored variance of adjusted figures. None where a side lacks the
+    /// reference; empty when no column has one.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub adjusted: Vec<Option<Ratio>>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -666,6 +680,9 @@ pub struct Regression {
     pub test: String,
     pub ratio: f64,
     pub ci: [f64; 2],
+    /// The speed-adjusted ratio was slower (#42) (the raw one may not be).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub adjusted: bool,
 }
 
 /// Per-operation wall nanoseconds of each successful measured trial (overhead subtracted).
@@ -678,6 +695,42 @@ fn samples(run: &Run, r: &BenchResult) -> Vec<f64> {
                 / (t.iterations * r.ops_per_iteration.max(1)) as f64
         })
         .collect()
+}
+
+/// The host's speed in a measured `run`: the median time per operation of the reference
+/// loop it carried ([`crate::bench::hostspeed`], #42). None for a run without it (quick,
+/// `--sequential`, `--no-reference`, made before it existed, published).
+pub fn host_speed(run: &Run) -> Option<f64> {
+    if run.source != "measured" {
+        return None;
+    }
+    let r = run
+        .results
+        .iter()
+        .find(|r| r.id == crate::bench::hostspeed::ID)?;
+    let m = r.summary.as_ref()?.wall_ns_per_op.median;
+    (m.is_finite() && m > 0.0).then_some(m)
+}
+
+/// The key under which [`Known`] keeps test `id`'s variance of speed-adjusted figures.
+pub fn adjusted_key(id: &str) -> String {
+    format!("{id}@speed")
+}
+
+/// Test `id`'s per-operation trial times over the host speed of their run ([`host_speed`]),
+/// for each run that measured it; None when one of them carried no reference, or for the
+/// reference itself.
+fn adjusted_samples(group: &[&Run], id: &str) -> Option<Vec<Vec<f64>>> {
+    if id == crate::bench::hostspeed::ID {
+        return None;
+    }
+    let mut out = Vec::new();
+    for s in group_samples_of(group, id) {
+        let (run, s) = s;
+        let speed = host_speed(run)?;
+        out.push(s.iter().map(|x| x / speed).collect());
+    }
+    (!out.is_empty()).then_some(out)
 }
 
 fn cell(r: &BenchResult) -> CellState {
@@ -1181,6 +1234,14 @@ pub fn build(runs: &[Run], baseline: usize, noise_pct: f64) -> Comparison {
 
 /// Per-operation trial times of test `id` in each run of a column that measured it.
 fn group_samples(group: &[&Run], id: &str) -> Vec<Vec<f64>> {
+    group_samples_of(group, id)
+        .into_iter()
+        .map(|(_, s)| s)
+        .collect()
+}
+
+/// [`group_samples`] with the run each list came from.
+fn group_samples_of<'r>(group: &[&'r Run], id: &str) -> Vec<(&'r Run, Vec<f64>)> {
     group
         .iter()
         .filter_map(|run| {
@@ -1189,9 +1250,42 @@ fn group_samples(group: &[&Run], id: &str) -> Vec<Vec<f64>> {
                 .iter()
                 .find(|r| r.id == id && r.summary.is_some())?;
             let s = samples(run, r);
-            (!s.is_empty()).then_some(s)
+            (!s.is_empty()).then_some((*run, s))
         })
         .collect()
+}
+
+/// The speed-adjusted ratio of column `new` to `base` for test `id` (#42): both sides'
+/// trials over their runs' host speed, judged as [`grouped_ratio`] judges raw ones, against
+/// the stored variance of adjusted figures, then subject to the same rules (beside other
+/// work, for the test or for the reference; measured differently). None without the
+/// reference on both sides, and for `ab` sides, whose pairing already takes the host's
+/// speed out round by round.
+fn adjusted_ratio(
+    base: &[&Run],
+    new: &[&Run],
+    id: &str,
+    noise_pct: f64,
+    seed: u64,
+    known: &Known,
+) -> Option<Ratio> {
+    if are_ab_sides(base, new) {
+        return None;
+    }
+    let (a, b) = (adjusted_samples(base, id)?, adjusted_samples(new, id)?);
+    let point = |v: &[Vec<f64>]| stats::median(v.first()?).ok();
+    let ratio = grouped_ratio(
+        &a,
+        point(&a)?,
+        &b,
+        point(&b)?,
+        noise_pct,
+        seed,
+        known.for_pair(&adjusted_key(id), base, new),
+    )?;
+    let ratio = disturbed(ratio, base, new, id);
+    let ratio = disturbed(ratio, base, new, crate::bench::hostspeed::ID);
+    Some(unlike(ratio, base, new))
 }
 
 /// Compares columns of runs: each column is one run or a group of replicated runs (its first
@@ -1275,6 +1369,23 @@ pub fn build_grouped(
                     Some(unlike(ratio, &columns[baseline], &columns[i]))
                 })
                 .collect();
+            let mut adjusted: Vec<Option<Ratio>> = (0..runs.len())
+                .map(|i| {
+                    (i != baseline).then(|| {
+                        adjusted_ratio(
+                            &columns[baseline],
+                            &columns[i],
+                            &id,
+                            noise_pct,
+                            seed_of(&id) ^ (i as u64) ^ 0x5eed,
+                            known,
+                        )
+                    })?
+                })
+                .collect();
+            if adjusted.iter().all(Option::is_none) {
+                adjusted.clear();
+            }
             Row {
                 label: spec
                     .map(|s| s.label.to_string())
@@ -1284,6 +1395,7 @@ pub fn build_grouped(
                 paper_count,
                 cells,
                 ratios,
+                adjusted,
             }
         })
         .collect();
@@ -1582,21 +1694,40 @@ pub fn regressions(c: &Comparison, threshold_pct: f64) -> Vec<Regression> {
         .series
         .iter()
         .flat_map(|s| s.points.iter().map(|p| (&p.test, &p.ratios)));
-    tests
+    let slower = |test: &String, i: usize, r: &Ratio, adjusted: bool| {
+        let [lo, hi] = r.ci?;
+        (r.verdict == Verdict::Slower && lo > limit).then(|| Regression {
+            run: c.runs[i].id.clone(),
+            test: test.clone(),
+            ratio: r.ratio,
+            ci: [lo, hi],
+            adjusted,
+        })
+    };
+    let mut out: Vec<Regression> = tests
         .chain(points)
         .flat_map(|(test, ratios)| {
-            ratios.iter().enumerate().filter_map(move |(i, r)| {
-                let r = r.as_ref()?;
-                let [lo, hi] = r.ci?;
-                (r.verdict == Verdict::Slower && lo > limit).then(|| Regression {
-                    run: c.runs[i].id.clone(),
-                    test: test.clone(),
-                    ratio: r.ratio,
-                    ci: [lo, hi],
-                })
-            })
+            ratios
+                .iter()
+                .enumerate()
+                .filter_map(move |(i, r)| slower(test, i, r.as_ref()?, false))
         })
-        .collect()
+        .collect();
+    // A test slower once the host's speed is taken out is a regression too, when its raw
+    // ratio did not already say so: the host ran faster and hid it (#42).
+    for row in &c.rows {
+        for (i, r) in row.adjusted.iter().enumerate() {
+            let Some(r) = r else { continue };
+            if out
+                .iter()
+                .any(|x| x.test == row.id && x.run == c.runs[i].id)
+            {
+                continue;
+            }
+            out.extend(slower(&row.id, i, r, true));
+        }
+    }
+    out
 }
 
 /// A test the regression gate was asked to judge and could not.
@@ -1811,6 +1942,119 @@ pub fn noise(runs: &[Run], noise_pct: f64) -> Vec<NoiseRow> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A run of `syscall` and the host-speed reference whose trials are `host` times their
+    /// nominal 100 and 1000 ns (the test also `test` times), each trial with about 1% noise
+    /// from `seed`, started at `start_min` minutes.
+    fn speed_run(id: &str, start_min: i64, host: f64, test: f64, seed: u64) -> Run {
+        let mut r = crate::report::fixture_run();
+        r.id = id.into();
+        r.overhead = None;
+        r.params.group = None;
+        r.started_ns = start_min * 60_000_000_000;
+        r.ended_ns = Some(r.started_ns + 30_000_000_000);
+        let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+        let mut noise = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            1.0 + ((x % 2001) as f64 / 1000.0 - 1.0) * 0.01
+        };
+        let mut make = |bid: &str, per_op: f64| {
+            let mut b = r
+                .results
+                .iter()
+                .find(|b| b.id == "syscall")
+                .unwrap()
+                .clone();
+            b.id = bid.into();
+            b.trials.retain(|t| t.kind == TrialKind::Measured);
+            b.trials.resize(b.trials.len().max(9), b.trials[0].clone());
+            let mut walls: Vec<f64> = Vec::new();
+            for t in &mut b.trials {
+                t.iterations = 1000;
+                let w = per_op * noise();
+                t.wall_ns = (w * 1000.0) as u64;
+                walls.push(w);
+            }
+            walls.sort_by(f64::total_cmp);
+            let sm = b.summary.as_mut().unwrap();
+            sm.wall_ns_per_op.median = walls[walls.len() / 2];
+            b
+        };
+        let results = vec![
+            make("syscall", 100.0 * host * test),
+            make(crate::bench::hostspeed::ID, 1000.0 * host),
+        ];
+        r.results = results;
+        r.warnings.clear();
+        r
+    }
+
+    /// #42: a host that runs whole sittings 8-25% slower or faster leaves a single run's raw
+    /// ratio without a verdict (the sittings' variance covers it); over the host-speed
+    /// reference the same runs resolve a few percent: identical work is not called different,
+    /// and a slowdown of the test alone (a kernel change: the user-space reference does not
+    /// feel it) is found and gated, named as speed-adjusted.
+    #[test]
+    fn speed_adjusted_ratios_resolve_what_the_host_moved_and_keep_what_the_test_did() {
+        let factors = [1.0, 1.18, 0.92, 1.1, 1.25, 0.95];
+        let mut history = Vec::new();
+        for (k, f) in factors.iter().enumerate() {
+            for j in 0..2 {
+                let start = k as i64 * 60 + j * 2;
+                // The test's own level wanders 1% between sittings beside the host's.
+                let own = 1.0 + 0.01 * ((k % 3) as f64 - 1.0);
+                history.push(speed_run(
+                    &format!("h{k}{j}"),
+                    start,
+                    *f,
+                    own,
+                    (k as u64) * 2 + j as u64,
+                ));
+            }
+        }
+        let known = Known::from_history(&history);
+        assert!(known.by_sitting.contains_key(&adjusted_key("syscall")));
+        assert!(!known.by_sitting.contains_key(&adjusted_key("hostspeed")));
+        let a = speed_run("a", 1000, 1.0, 1.0, 91);
+        let same = speed_run("b", 1100, 1.22, 1.0, 92);
+        let slower = speed_run("c", 1200, 1.22, 1.10, 93);
+        let c = build_grouped(&[vec![&a], vec![&same], vec![&slower]], 0, 2.0, &known);
+        let row = c.rows.iter().find(|r| r.id == "syscall").unwrap();
+        let (raw_same, adj_same) = (
+            row.ratios[1].as_ref().unwrap(),
+            row.adjusted[1].as_ref().unwrap(),
+        );
+        assert_eq!(raw_same.covers, Covers::TrialsAndSittings);
+        assert!(!raw_same.verdict.is_change(), "{raw_same:?}");
+        let [lo, hi] = raw_same.ci.unwrap();
+        assert!(
+            hi / lo > 1.3,
+            "the raw interval covers the host's swings: {raw_same:?}"
+        );
+        assert!((adj_same.ratio - 1.0).abs() < 0.03, "{adj_same:?}");
+        assert!(!adj_same.verdict.is_change(), "{adj_same:?}");
+        let [alo, ahi] = adj_same.ci.unwrap();
+        assert!(
+            ahi / alo < 1.15,
+            "adjusted resolves a few percent: {adj_same:?}"
+        );
+        // The test alone 10% slower: found once the host is taken out.
+        let adj_slower = row.adjusted[2].as_ref().unwrap();
+        assert_eq!(adj_slower.verdict, Verdict::Slower, "{adj_slower:?}");
+        let gate = regressions(&c, 0.0);
+        assert!(
+            gate.iter()
+                .any(|g| g.test == "syscall" && g.run == "c" && g.adjusted),
+            "{gate:?}"
+        );
+        assert!(!gate.iter().any(|g| g.run == "b"), "{gate:?}");
+        // The reference has no adjusted ratio of its own; its raw one says the host moved.
+        let host = c.rows.iter().find(|r| r.id == "hostspeed").unwrap();
+        assert!(host.adjusted.is_empty());
+        assert!((host.ratios[1].as_ref().unwrap().ratio - 1.22).abs() < 0.03);
+    }
 
     /// #42 item 5: a group column shows the geometric mean of its runs' medians, what its
     /// ratio compares (it showed its first run's figure beside a ratio of the means).

@@ -14,6 +14,7 @@ pub mod command;
 pub mod exec;
 pub mod fork;
 pub(crate) mod forker;
+pub mod hostspeed;
 pub mod ipc;
 pub mod lebench;
 pub mod paging;
@@ -37,6 +38,9 @@ pub enum Group {
     /// (`seqpage-thp`: the region left to the machine's transparent huge pages): chosen by id,
     /// never in a default selection, so that the default run stays the papers' tables.
     Variant,
+    /// The host-speed reference (`hostspeed`, #42): a user-space loop `run` adds to every
+    /// round by itself; never a test of a default selection.
+    Reference,
 }
 
 impl Group {
@@ -47,6 +51,7 @@ impl Group {
             Group::Lebench => "lebench",
             Group::Command => "command",
             Group::Variant => "variant",
+            Group::Reference => "reference",
         }
     }
 
@@ -54,7 +59,10 @@ impl Group {
     /// LEBench's operations are chosen by id or glob (`sysperf run 'le-*'`), which keeps the
     /// default run as long as it was.
     pub fn in_default_run(self) -> bool {
-        !matches!(self, Group::Lebench | Group::Command | Group::Variant)
+        !matches!(
+            self,
+            Group::Lebench | Group::Command | Group::Variant | Group::Reference
+        )
     }
 }
 
@@ -276,8 +284,8 @@ pub struct Helper {
 }
 
 /// Every benchmark, in the order of the paper's Table 2 (udg tests after the pipe tests),
-/// then Table 7, then LEBench's operations, the variants of the papers' tests, and the
-/// command of `ab --a/--b`.
+/// then Table 7, then LEBench's operations, the variants of the papers' tests, the
+/// command of `ab --a/--b`, and the host-speed reference.
 pub fn all() -> Vec<&'static Spec> {
     let mut v: Vec<&'static Spec> = Vec::new();
     v.extend(syscall::SPECS);
@@ -289,6 +297,7 @@ pub fn all() -> Vec<&'static Spec> {
     v.extend(lebench::SPECS);
     v.extend(paging::VARIANTS);
     v.extend(command::SPECS);
+    v.extend(hostspeed::SPECS);
     v
 }
 
@@ -527,7 +536,8 @@ mod tests {
     fn every_tests_cpu_charge_is_what_its_appendix_a_program_was_charged() {
         let sources = appendix_a();
         let run_script = &sources.iter().find(|(n, _)| *n == "run").unwrap().1;
-        let papers = |s: &&Spec| s.group != Group::Lebench && s.group != Group::Command;
+        let papers =
+            |s: &&Spec| !matches!(s.group, Group::Lebench | Group::Command | Group::Reference);
         for s in all().into_iter().filter(papers) {
             let program = program_of(s.id);
             let (_, src) = sources
@@ -632,15 +642,17 @@ mod tests {
             .collect();
         assert_eq!(ids, PAPER_IDS);
         assert_eq!(ids.len(), 49);
-        // LEBench's operations follow the papers' tables, then the variants, then the command
-        // of `ab --a/--b`.
+        // LEBench's operations follow the papers' tables, then the variants, the command
+        // of `ab --a/--b` and the host-speed reference.
         let rest = &all()[49..];
-        assert!(rest[..rest.len() - 2]
+        assert!(rest[..rest.len() - 3]
             .iter()
             .all(|s| s.group == Group::Lebench));
-        assert_eq!(rest[rest.len() - 2].id, "seqpage-thp");
-        assert_eq!(rest[rest.len() - 2].group, Group::Variant);
-        assert_eq!(rest[rest.len() - 1].id, "command");
+        assert_eq!(rest[rest.len() - 3].id, "seqpage-thp");
+        assert_eq!(rest[rest.len() - 3].group, Group::Variant);
+        assert_eq!(rest[rest.len() - 2].id, "command");
+        assert_eq!(rest[rest.len() - 1].id, hostspeed::ID);
+        assert_eq!(rest[rest.len() - 1].group, Group::Reference);
     }
 
     #[test]

@@ -38,6 +38,11 @@ pub(crate) struct Args {
     /// sysperf's first runs; trials then describe one moment of the machine, not the whole run).
     #[arg(long)]
     pub(crate) sequential: bool,
+    /// Leave out the host-speed reference, a user-space loop run as one more trial of every
+    /// round ('hostspeed'), from which 'compare' gives speed-adjusted ratios beside the raw
+    /// ones. Quick and --sequential runs never carry it.
+    #[arg(long)]
+    pub(crate) no_reference: bool,
     /// Seed of the shuffled order of the trials (default: random; the run stores it).
     #[arg(long, value_name = "N")]
     pub(crate) seed: Option<u64>,
@@ -123,6 +128,7 @@ impl Args {
             precision_pct: self.precision,
             max_time_s: self.max_time,
             settle_s: self.settle,
+            reference: !self.no_reference,
         })
     }
 }

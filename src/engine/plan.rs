@@ -60,6 +60,10 @@ pub struct RunRequest {
     pub max_time_s: Option<f64>,
     /// `--settle S`: flush dirty pages and wait up to S seconds for a quiet machine first.
     pub settle_s: Option<f64>,
+    /// Add the host-speed reference ([`bench::hostspeed`]) to every round of an interleaved
+    /// measurement (the default; `--no-reference` says no), so that comparisons can give
+    /// speed-adjusted ratios (#42). Quick and sequential runs never carry it.
+    pub reference: bool,
 }
 
 impl Default for RunRequest {
@@ -83,6 +87,7 @@ impl Default for RunRequest {
             precision_pct: None,
             max_time_s: None,
             settle_s: None,
+            reference: true,
         }
     }
 }
@@ -197,6 +202,25 @@ impl RunPlan {
                         },
                     });
                 }
+            }
+        }
+        let carries_reference = targets.iter().any(|t| match &t.origin {
+            Origin::Bench(spec) => spec.id == bench::hostspeed::ID,
+            Origin::Point { .. } => false,
+        });
+        if req.reference
+            && req.interleave
+            && !budget.quick
+            && !req.smoke
+            && !targets.is_empty()
+            && !carries_reference
+        {
+            if let Some(spec) = bench::find(bench::hostspeed::ID) {
+                targets.push(Planned {
+                    target: Target::bench(spec),
+                    placement: placement::plan(req.placement, spec.shape, &cpus)?,
+                    origin: Origin::Bench(spec),
+                });
             }
         }
         if let Some(p) = req.precision_pct {
@@ -550,8 +574,50 @@ mod tests {
         RunRequest {
             selection: selection.iter().map(|s| s.to_string()).collect(),
             seed: 42,
+            reference: false,
             ..RunRequest::default()
         }
+    }
+
+    #[test]
+    fn the_host_speed_reference_joins_interleaved_measurements_only() {
+        let with = |r: RunRequest| {
+            RunPlan::resolve(&r, &[0, 1])
+                .unwrap()
+                .targets
+                .iter()
+                .map(|t| t.target.id.clone())
+                .collect::<Vec<_>>()
+        };
+        let on = RunRequest {
+            reference: true,
+            ..req(&["syscall"])
+        };
+        // Last, after the tests and any suite's points, once.
+        assert_eq!(with(on.clone()), ["syscall", "hostspeed"]);
+        let points = RunRequest {
+            suites: vec!["bbn.pipe@65536".into()],
+            ..on.clone()
+        };
+        assert_eq!(with(points), ["syscall", "bbn.pipe@65536", "hostspeed"]);
+        let chosen = RunRequest {
+            selection: vec!["hostspeed".into(), "syscall".into()],
+            ..on.clone()
+        };
+        assert_eq!(with(chosen), ["syscall", "hostspeed"]);
+        // Not in a smoke test, a sequential run, or when told no.
+        let quick = RunRequest {
+            quick: true,
+            ..on.clone()
+        };
+        assert_eq!(with(quick), ["syscall"]);
+        let sequential = RunRequest {
+            interleave: false,
+            ..on.clone()
+        };
+        assert_eq!(with(sequential), ["syscall"]);
+        assert_eq!(with(req(&["syscall"])), ["syscall"]);
+        assert!(RunRequest::default().reference);
     }
 
     #[test]

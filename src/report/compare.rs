@@ -549,6 +549,80 @@ fn text_table(c: &Comparison, rows: &[&Row], figures: &[Figure]) -> String {
     Grid { titles, lines }.render(|b, k| b == 0 || (b > figure_blocks && k >= 2))
 }
 
+/// Which moved between the baseline and a run (#42), from the raw verdict and the
+/// speed-adjusted one: the test (both say the same change), the host (the raw ratio changed
+/// and the adjusted one did not), or the test where the host hid it (only the adjusted one
+/// changed).
+pub fn moved(raw: Option<&Ratio>, adjusted: Option<&Ratio>) -> &'static str {
+    use crate::compare::Verdict::*;
+    let change = |r: Option<&Ratio>| r.map(|r| r.verdict).filter(|v| v.is_change());
+    match (change(raw), adjusted.map(|r| r.verdict)) {
+        (_, None) => "",
+        (Some(a), Some(b)) if a == b => "the test",
+        (Some(_), Some(b)) if b.is_change() => "the test and the host, opposite ways",
+        (Some(_), Some(NoChange)) => "the host",
+        (Some(_), Some(_)) => "the host, at least",
+        (None, Some(b)) if b.is_change() => "the test (the host hid it)",
+        (None, Some(_)) => "",
+    }
+}
+
+/// The speed-adjusted ratios (#42): a table beside the raw one, after the host's own
+/// ratio. Empty when no row has one.
+fn adjusted_text(c: &Comparison) -> String {
+    let rows: Vec<&Row> = c.rows.iter().filter(|r| !r.adjusted.is_empty()).collect();
+    if rows.is_empty() {
+        return String::new();
+    }
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "\nSpeed-adjusted (each test's time over its own run's host speed, the '{}' loop measured in every round, which never enters the kernel: a host that ran everything slower moves the raw ratios, not these; a kernel change that slows system calls moves both)",
+        crate::bench::hostspeed::ID
+    );
+    if let Some(host) = c.rows.iter().find(|r| r.id == crate::bench::hostspeed::ID) {
+        for i in others(c) {
+            if let Some(r) = host.ratios[i].as_ref() {
+                let _ = writeln!(
+                    s,
+                    "  host speed {} / {}: {} {} ({}): {}",
+                    tag(i),
+                    tag(c.baseline),
+                    sig3(r.ratio),
+                    ci_text(r.ci),
+                    covers_cell(r),
+                    verdict_word(r)
+                );
+            }
+        }
+    }
+    let mut titles = vec![String::new()];
+    titles.extend(ratio_titles(c));
+    let mut head = vec![vec!["Test".to_string()]];
+    for _ in others(c) {
+        head.push(vec![
+            "adjusted".into(),
+            "95% CI".into(),
+            "covers".into(),
+            "verdict".into(),
+            "moved".into(),
+        ]);
+    }
+    let mut lines = vec![head];
+    for row in rows {
+        let mut line = vec![vec![row.label.clone()]];
+        for i in others(c) {
+            let adjusted = row.adjusted.get(i).and_then(Option::as_ref);
+            let mut cells = ratio_cells(adjusted);
+            cells.push(moved(row.ratios[i].as_ref(), adjusted).to_string());
+            line.push(cells);
+        }
+        lines.push(line);
+    }
+    s += &Grid { titles, lines }.render(|b, k| b == 0 || k >= 2);
+    s
+}
+
 fn failures(c: &Comparison) -> Vec<String> {
     c.rows
         .iter()
@@ -613,6 +687,7 @@ pub fn text(c: &Comparison) -> String {
         );
         s += &text_table(c, &paging, &TABLE7_FIGURES);
     }
+    s += &adjusted_text(c);
     let counters = counter_rows(c);
     if !counters.is_empty() {
         let _ = writeln!(s, "\nCounters (run --observe: perf counters per operation from the warm-up trial, or every trial of a --quick run; interrupts per trial, system-wide)");
