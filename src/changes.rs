@@ -184,7 +184,11 @@ pub fn find(
     s: &Settings,
     fdr: f64,
 ) -> Result<Changes, ChangesError> {
-    let read = store.test_histories(query, newest)?;
+    let mut read = store.test_histories(query, newest)?;
+    // The host-speed reference is the machine's, not a test (#42): its history is not
+    // searched, so it neither raises an alert nor enters the false discovery rate's count.
+    read.histories
+        .retain(|h| h.test != crate::bench::hostspeed::ID);
     let histories = &read.histories;
     let values: Vec<Vec<f64>> = histories
         .iter()

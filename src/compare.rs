@@ -273,6 +273,10 @@ pub enum Covers {
     /// machine's changes between rounds; no stored history widens it.
     #[serde(rename = "paired")]
     Paired,
+    /// `ab --sittings` (#42): paired sittings spread over time, the interval over their
+    /// estimates, so the host states they met are in it.
+    #[serde(rename = "paired+sittings")]
+    PairedSittings,
     #[serde(rename = "none")]
     Nothing,
 }
@@ -287,6 +291,7 @@ impl Covers {
             Covers::TrialsAndSittings => "trials+sittings",
             Covers::RunsAndSittings => "runs+sittings",
             Covers::Paired => "paired",
+            Covers::PairedSittings => "paired+sittings",
             Covers::Nothing => "none",
         }
     }
@@ -1112,6 +1117,75 @@ pub fn paired_ratio(base: &[&Run], new: &[&Run], id: &str, noise_pct: f64) -> Op
     }
 }
 
+/// One test of `ab --sittings` (#42): each sitting's paired ratio, and the ratio across them.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SittingsRow {
+    pub id: String,
+    /// One per sitting, in order; None where the sitting has no paired interval for it.
+    pub sittings: Vec<Option<Ratio>>,
+    /// Across the sittings: the mean of their log ratios, a t interval on K - 1 degrees of
+    /// freedom over their spread ([`crate::paired::across_sittings`]); None unless every
+    /// sitting has an interval.
+    pub across: Option<Ratio>,
+    /// Cochran's Q of the sittings' estimates and its p-value; `disagree` when below 5%:
+    /// the effect depends on the host's state, and `across` covers its average over the
+    /// states the sittings met.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub q: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub p_agree: Option<f64>,
+    pub disagree: bool,
+}
+
+/// Every test of the sittings' pairs of runs (side A, side B), each sitting judged paired
+/// round by round, then across the sittings (#42).
+pub fn across_sittings(pairs: &[(&Run, &Run)], noise_pct: f64) -> Vec<SittingsRow> {
+    let Some((first, _)) = pairs.first() else {
+        return Vec::new();
+    };
+    first
+        .results
+        .iter()
+        .map(|r| r.id.clone())
+        .chain(
+            first
+                .series
+                .iter()
+                .flat_map(|s| s.points.iter().map(|p| p.result.id.clone())),
+        )
+        .map(|id| {
+            let sittings: Vec<Option<Ratio>> = pairs
+                .iter()
+                .map(|(a, b)| paired_ratio(&[*a], &[*b], &id, noise_pct).filter(|r| r.ci.is_some()))
+                .collect();
+            let est: Option<Vec<crate::paired::SittingEstimate>> = sittings
+                .iter()
+                .map(|r| {
+                    let r = r.as_ref()?;
+                    let [lo, hi] = r.ci?;
+                    Some(crate::paired::SittingEstimate {
+                        log_ratio: r.ratio.ln(),
+                        ci: [lo.ln(), hi.ln()],
+                    })
+                })
+                .collect();
+            let combined = est.and_then(|e| crate::paired::across_sittings(&e, LEVEL));
+            let across = combined.map(|c| {
+                let (ratio, ci) = c.ratio();
+                Ratio::judged(ratio, ci, noise_pct, Covers::PairedSittings)
+            });
+            SittingsRow {
+                id,
+                sittings,
+                across,
+                q: combined.map(|c| c.q),
+                p_agree: combined.map(|c| c.p_agree),
+                disagree: combined.is_some_and(|c| c.disagree()),
+            }
+        })
+        .collect()
+}
+
 /// The ratio of one run's result to the baseline's, from their measured trials.
 fn result_ratio(
     (base_run, b): (&Run, &BenchResult),
@@ -1689,7 +1763,13 @@ fn memory(bytes: u64) -> String {
 /// rose.
 pub fn regressions(c: &Comparison, threshold_pct: f64) -> Vec<Regression> {
     let limit = 1.0 + threshold_pct / 100.0;
-    let tests = c.rows.iter().map(|row| (&row.id, &row.ratios));
+    // The host-speed reference is the machine's, not a test the gate was asked about: a
+    // slower host is said in its row, and taken out of the adjusted ratios (#42).
+    let tests = c
+        .rows
+        .iter()
+        .filter(|row| row.id != crate::bench::hostspeed::ID)
+        .map(|row| (&row.id, &row.ratios));
     let points = c
         .series
         .iter()
@@ -1746,7 +1826,11 @@ pub struct Unjudged {
 pub fn unjudged(c: &Comparison) -> Vec<Unjudged> {
     let published = |i: usize| c.runs[i].source == "published";
     let mut out = Vec::new();
-    for row in &c.rows {
+    for row in c
+        .rows
+        .iter()
+        .filter(|r| r.id != crate::bench::hostspeed::ID)
+    {
         for (i, ratio) in row.ratios.iter().enumerate() {
             if i == c.baseline || (published(i) && published(c.baseline)) {
                 continue;

@@ -249,6 +249,91 @@ pub fn paired(d: &[f64], level: f64) -> Option<Paired> {
     })
 }
 
+/// One sitting's paired estimate of a test (`ab --sittings`, #42): the log ratio and its
+/// interval.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SittingEstimate {
+    pub log_ratio: f64,
+    pub ci: [f64; 2],
+}
+
+/// A test's ratio across K paired sittings spread over time (#42).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct AcrossSittings {
+    pub sittings: usize,
+    /// The mean of the sittings' log ratios, each sitting weighted alike: the effect averaged
+    /// over the host states the sittings met.
+    pub estimate: f64,
+    pub ci: [f64; 2],
+    /// Cochran's Q of the sittings' estimates about their precision-weighted mean, and the
+    /// chance of a Q this large if they all estimated one ratio (Wilson-Hilferty's
+    /// approximation of the chi-square tail, K - 1 degrees of freedom).
+    pub q: f64,
+    pub p_agree: f64,
+}
+
+impl AcrossSittings {
+    /// The ratio B/A and its interval.
+    pub fn ratio(&self) -> (f64, [f64; 2]) {
+        (self.estimate.exp(), [self.ci[0].exp(), self.ci[1].exp()])
+    }
+
+    /// Whether the sittings disagree beyond their own intervals (Q's p below 5%): the effect
+    /// depends on the host's state, and the interval covers its average over the states met.
+    pub fn disagree(&self) -> bool {
+        self.p_agree < 0.05
+    }
+}
+
+/// The sittings' estimates combined (#42): the mean of their log ratios with a t interval on
+/// K - 1 degrees of freedom over their spread, so that an effect that differs between host
+/// states is covered as the sittings sampled them; the standard error is never below what
+/// the sittings' own intervals give for a mean of K (identical estimates by chance must not
+/// make the interval narrower than each sitting could resolve). None below 2 sittings or
+/// with an interval that is not finite.
+pub fn across_sittings(est: &[SittingEstimate], level: f64) -> Option<AcrossSittings> {
+    let k = est.len();
+    if k < 2 || !(level > 0.0 && level < 1.0) {
+        return None;
+    }
+    let z = crate::variance::normal_quantile(0.5 + level / 2.0);
+    let mut y = Vec::with_capacity(k);
+    let mut se = Vec::with_capacity(k);
+    for e in est {
+        let s = (e.ci[1] - e.ci[0]) / (2.0 * z);
+        if !(e.log_ratio.is_finite() && s.is_finite() && s > 0.0) {
+            return None;
+        }
+        y.push(e.log_ratio);
+        se.push(s);
+    }
+    let kf = k as f64;
+    let mean = y.iter().sum::<f64>() / kf;
+    let spread = y.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (kf - 1.0);
+    let own = se.iter().map(|s| s * s).sum::<f64>() / kf;
+    let se_mean = (spread.max(own) / kf).sqrt();
+    let t = crate::variance::t_quantile(0.5 + level / 2.0, kf - 1.0);
+    let ci = [mean - t * se_mean, mean + t * se_mean];
+    let w: Vec<f64> = se.iter().map(|s| 1.0 / (s * s)).collect();
+    let wmean = y.iter().zip(&w).map(|(v, w)| v * w).sum::<f64>() / w.iter().sum::<f64>();
+    let q = y
+        .iter()
+        .zip(&w)
+        .map(|(v, w)| w * (v - wmean).powi(2))
+        .sum::<f64>();
+    let df = kf - 1.0;
+    let h = 2.0 / (9.0 * df);
+    let zq = ((q / df).cbrt() - (1.0 - h)) / h.sqrt();
+    let p_agree = 1.0 - crate::variance::normal_cdf(zq);
+    (ci[0].is_finite() && ci[1].is_finite()).then_some(AcrossSittings {
+        sittings: k,
+        estimate: mean,
+        ci,
+        q,
+        p_agree,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -452,5 +537,46 @@ mod tests {
             prop_assert!(p.ci[0] <= p.estimate && p.estimate <= p.ci[1]);
             prop_assert!(p.inflation >= 1.0 && p.level >= 0.95);
         }
+    }
+
+    fn sitting(r: f64, half: f64) -> SittingEstimate {
+        SittingEstimate {
+            log_ratio: r.ln(),
+            ci: [r.ln() - half, r.ln() + half],
+        }
+    }
+
+    /// #42: an effect that differs between host states (1.00 in fast episodes, 1.04 in slow
+    /// ones) is covered on average over the sittings, and the sittings are said to disagree.
+    #[test]
+    fn sittings_that_disagree_are_said_to_and_their_mean_is_covered() {
+        let est: Vec<SittingEstimate> = [1.0, 1.04, 1.0, 1.04, 1.0, 1.04]
+            .iter()
+            .map(|&r| sitting(r, 0.004))
+            .collect();
+        let a = across_sittings(&est, 0.95).unwrap();
+        let (r, [lo, hi]) = a.ratio();
+        assert!(lo < 1.02 && 1.02 < hi, "{r} [{lo}, {hi}]");
+        assert!(a.disagree(), "{a:?}");
+        // Agreeing sittings are not said to disagree.
+        let same: Vec<SittingEstimate> = [1.02, 1.021, 1.019, 1.02]
+            .iter()
+            .map(|&r| sitting(r, 0.004))
+            .collect();
+        let b = across_sittings(&same, 0.95).unwrap();
+        assert!(!b.disagree(), "{b:?}");
+    }
+
+    /// #42: identical estimates by chance do not make the interval narrower than the
+    /// sittings' own intervals allow for a mean of K.
+    #[test]
+    fn the_interval_is_never_narrower_than_the_sittings_own() {
+        let est: Vec<SittingEstimate> = (0..4).map(|_| sitting(1.0, 0.02)).collect();
+        let a = across_sittings(&est, 0.95).unwrap();
+        let half = (a.ci[1] - a.ci[0]) / 2.0;
+        // se of one sitting 0.02/1.96; of the mean of 4, half that; t(3) = 3.18.
+        let want = 3.182 * 0.02 / 1.96 / 2.0;
+        assert!((half - want).abs() < 0.002, "{half} against {want}");
+        assert!(across_sittings(&est[..1], 0.95).is_none());
     }
 }

@@ -35,7 +35,7 @@ const WORDS: usize = 2048;
 
 pub static SPECS: &[Spec] = &[Spec {
     id: "hostspeed",
-    label: "hostspeed (reference)",
+    label: "hostspeed",
     group: Group::Reference,
     chart: &CHART,
     paper: "(not in the papers) the host's speed: a fixed user-space loop in every round",

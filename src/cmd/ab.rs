@@ -99,6 +99,17 @@ pub(crate) struct Args {
     /// run-to-run variance) (1-1000).
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub(crate) repeat: u32,
+    /// K paired sittings spread over time (2-100), each a whole 'ab' stored as
+    /// LABEL.sI-off/-on, the next started --spacing seconds after one ends: the ratio across
+    /// them is a t interval over their estimates, so an effect that differs between the
+    /// host's states (its fast and slow episodes, minutes apart) is covered, and the output
+    /// says when the sittings disagree beyond their own intervals. 3 or more for a useful
+    /// interval.
+    #[arg(long, value_name = "K", value_parser = clap::value_parser!(u32).range(2..=100), conflicts_with_all = ["repeat", "precision", "explain", "duet"])]
+    pub(crate) sittings: Option<u32>,
+    /// With --sittings: seconds from one sitting's end to the next one's start (default 120).
+    #[arg(long, value_name = "S", requires = "sittings", allow_negative_numbers = true, value_parser = parse_seconds)]
+    pub(crate) spacing: Option<f64>,
     /// The runs' labels are LABEL-off and LABEL-on (default: ab-SWITCH-RANDOM).
     #[arg(long, value_name = "TEXT")]
     pub(crate) label: Option<String>,
@@ -167,6 +178,8 @@ impl Args {
             seed: self.seed.unwrap_or(seed),
             repeat: self.repeat,
             profile_seconds: (self.profile || self.explain).then_some(self.profile_seconds),
+            // The pairing takes the host's speed out round by round: no reference (#42).
+            reference: false,
             ..RunRequest::default()
         })
     }
@@ -193,6 +206,14 @@ pub(crate) fn exec(a: Args) -> Result<i32> {
     let mut req = a.request(engine::fresh_seed()?)?;
     if req.label.is_none() {
         req.label = Some(engine::ab::default_label(&name)?);
+    }
+    if let Some(k) = a.sittings {
+        let sides = match (&mut commands, &switch) {
+            (Some(c), _) => Sides::Commands(c),
+            (None, Some(s)) => Sides::Switch(s),
+            (None, None) => return Ok(sysperf::exit::FAILURE),
+        };
+        return sittings(&a, &req, k, sides, noise_pct, gate_pct);
     }
     let plan = RunPlan::resolve(&req, &allowed_cpus()?)?;
     let design = if a.duet {
@@ -274,4 +295,125 @@ pub(crate) fn exec(a: Args) -> Result<i32> {
         })?;
     }
     Ok(super::run::with_spool(code, spool.is_some()))
+}
+
+/// What the sides of `ab --sittings` differ by.
+enum Sides<'a> {
+    Commands(&'a mut CommandSides),
+    Switch(&'a Switch),
+}
+
+/// Seconds between sittings when --spacing is not given.
+const DEFAULT_SPACING_S: f64 = 120.0;
+
+/// `ab --sittings K` (#42): K whole paired `ab`s, --spacing seconds apart, each stored as
+/// LABEL.sI; then every test's ratio in each and across them, with the gate on the latter.
+fn sittings(
+    a: &Args,
+    req: &RunRequest,
+    k: u32,
+    mut sides: Sides<'_>,
+    noise_pct: f64,
+    gate_pct: Option<f64>,
+) -> Result<i32> {
+    // parse_seconds took only positive, finite seconds.
+    let spacing = a.spacing.unwrap_or(DEFAULT_SPACING_S);
+    let base = req.label.clone().unwrap_or_default();
+    let mut plans = Vec::new();
+    for i in 1..=k {
+        let mut r = req.clone();
+        r.label = Some(format!("{base}.s{i}"));
+        r.seed = engine::fresh_seed()?;
+        plans.push(RunPlan::resolve(&r, &allowed_cpus()?)?);
+    }
+    let stop = engine::stop_flag()?;
+    let store = catalog::open_store_to_measure(a.db.db.as_ref())?;
+    let opened = store.location();
+    sysperf::sync::upload_waiting(Some(store.as_ref()));
+    let engine = engine(&stop)?;
+    let mut pairs = Vec::new();
+    let mut labels = Vec::new();
+    for (i, plan) in plans.iter().enumerate() {
+        let bar = &mut Trials::new();
+        let outcomes = match &mut sides {
+            Sides::Commands(c) => {
+                engine.execute_sides(plan, Design::Paired, *c, store.as_ref(), bar)
+            }
+            Sides::Switch(s) => engine.execute_ab(plan, Design::Paired, s, store.as_ref(), bar),
+        };
+        bar.finish();
+        let Some(last) = outcomes?.pop() else {
+            return Ok(sysperf::exit::FAILURE);
+        };
+        let label = plan.label.clone().unwrap_or_default();
+        if last.interrupted {
+            say!("sysperf: interrupted in sitting {} of {k}; its runs are kept as incomplete ({label}), the earlier sittings whole", i + 1);
+            return Ok(engine::interrupted_code());
+        }
+        say!(
+            "sysperf: sitting {} of {k} stored as {} and {}",
+            i + 1,
+            last.off.label.clone().unwrap_or_default(),
+            last.on.label.clone().unwrap_or_default()
+        );
+        labels.push(format!(
+            "{} / {}",
+            last.on.label.clone().unwrap_or_default(),
+            last.off.label.clone().unwrap_or_default()
+        ));
+        pairs.push((last.off, last.on));
+        if i + 1 < plans.len() {
+            say!("sysperf: the next sitting starts in {spacing} s (Ctrl-C stops here, keeping what is stored)");
+            let until = std::time::Instant::now() + std::time::Duration::from_secs_f64(spacing);
+            while std::time::Instant::now() < until {
+                if stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    say!(
+                        "sysperf: interrupted between sittings; {} of {k} are stored",
+                        i + 1
+                    );
+                    return Ok(engine::interrupted_code());
+                }
+                std::thread::sleep(std::time::Duration::from_millis(100));
+            }
+        }
+    }
+    let spooled = spooled_into(&opened, store.as_ref()).is_some();
+    if spooled {
+        say!("sysperf: the sittings' runs are in this host's spool file, not yet in {opened}: 'sysperf sync' uploads them");
+    }
+    let refs: Vec<(&sysperf::model::Run, &sysperf::model::Run)> =
+        pairs.iter().map(|(x, y)| (x, y)).collect();
+    let rows = compare::across_sittings(&refs, noise_pct);
+    if a.json {
+        let doc = serde_json::json!({
+            "format": "sysperf-ab-sittings",
+            "format_version": 1,
+            "labels": labels,
+            "spacing_s": spacing,
+            "noise_pct": noise_pct,
+            "tests": rows,
+        });
+        super::out::print(&format!("{}\n", serde_json::to_string_pretty(&doc)?))?;
+    } else {
+        super::out::print(&sysperf::report::compare::sittings_text(
+            &rows, &labels, spacing,
+        ))?;
+    }
+    let regressed = gate_pct.is_some_and(|g| {
+        rows.iter().any(|r| {
+            r.across.as_ref().is_some_and(|x| {
+                x.verdict == compare::Verdict::Slower
+                    && x.ci.is_some_and(|[lo, _]| lo > 1.0 + g / 100.0)
+            })
+        })
+    });
+    let unjudged = gate_pct.is_some() && rows.iter().any(|r| r.across.is_none());
+    let code = if regressed {
+        sysperf::exit::REGRESSION
+    } else if unjudged {
+        sysperf::exit::UNJUDGED
+    } else {
+        sysperf::exit::OK
+    };
+    Ok(super::run::with_spool(code, spooled))
 }

@@ -377,9 +377,18 @@ impl RunPlan {
     /// The plan as text: what `run --dry-run` prints.
     pub fn render(&self) -> String {
         let d = self.document();
+        let reference = d
+            .targets
+            .iter()
+            .any(|t| t.id == crate::bench::hostspeed::ID);
         let mut s = format!(
-            "plan: {} targets, {} counted trial{} each{}, {} order (seed {}), CPUs {}\n",
+            "plan: {} targets{}, {} counted trial{} each{}, {} order (seed {}), CPUs {}\n",
             d.targets.len(),
+            if reference {
+                " (the last the host-speed reference: --no-reference leaves it out)"
+            } else {
+                ""
+            },
             d.trials,
             if d.trials == 1 { "" } else { "s" },
             if d.warmup {

@@ -623,6 +623,64 @@ fn adjusted_text(c: &Comparison) -> String {
     s
 }
 
+/// `ab --sittings` as text (#42): each test's paired ratio in each sitting, then across
+/// them with its verdict, and whether the sittings agree.
+pub fn sittings_text(
+    rows: &[crate::compare::SittingsRow],
+    labels: &[String],
+    spacing_s: f64,
+) -> String {
+    let k = labels.len();
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "sysperf ab across {k} sittings, each started {} s after the previous one ended: each sitting is paired round by round; the ratio across them is the mean of their log ratios, its 95% interval a t interval on {} degrees of freedom over their spread (never narrower than their own intervals allow), so an effect that differs between the host's states is covered as the sittings met them",
+        num(spacing_s),
+        k.saturating_sub(1)
+    );
+    for (i, l) in labels.iter().enumerate() {
+        let _ = writeln!(s, "  s{} {l}", i + 1);
+    }
+    let mut titles = vec![String::new()];
+    titles.extend((1..=k).map(|i| format!("s{i}")));
+    titles.push("across sittings".into());
+    titles.push(String::new());
+    let mut head = vec![vec!["Test".to_string()]];
+    for _ in 0..k {
+        head.push(vec!["ratio".into(), "95% CI".into()]);
+    }
+    head.push(vec![
+        "ratio".into(),
+        "95% CI".into(),
+        "covers".into(),
+        "verdict".into(),
+    ]);
+    head.push(vec!["sittings".into()]);
+    let mut lines = vec![head];
+    for row in rows {
+        let mut line = vec![vec![row.id.clone()]];
+        for r in &row.sittings {
+            line.push(match r {
+                Some(r) => vec![sig3(r.ratio), ci_text(r.ci)],
+                None => vec!["-".into(), "no interval".into()],
+            });
+        }
+        line.push(ratio_cells(row.across.as_ref()));
+        line.push(vec![match (row.p_agree, row.disagree) {
+            (Some(p), true) => format!(
+                "disagree (p = {}): the effect depends on the host's state",
+                sig3(p)
+            ),
+            (Some(p), false) => format!("agree (p = {})", sig3(p)),
+            (None, _) => "a sitting has no interval".into(),
+        }]);
+        lines.push(line);
+    }
+    let last = lines[0].len() - 1;
+    s += &Grid { titles, lines }.render(|b, kk| b == 0 || b == last || (b == last - 1 && kk >= 2));
+    s
+}
+
 fn failures(c: &Comparison) -> Vec<String> {
     c.rows
         .iter()

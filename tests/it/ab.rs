@@ -598,3 +598,65 @@ fn two_abs_switching_one_setting_take_turns_and_the_first_value_comes_back() {
         );
     }
 }
+
+/// #42: `ab --sittings K` makes K whole paired sittings, stores each as LABEL.sI, and gives
+/// each test's ratio in each sitting and across them (covers `paired+sittings`), with
+/// whether they agree; it is not combined with --repeat.
+#[test]
+fn sittings_are_k_stored_pairs_and_one_ratio_across_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("s.db");
+    let out = sysperf(&db)
+        .args(["ab", "syscall", "--switch", "none", "--sittings", "2"])
+        .args(["--spacing", "0.1", "--trials", "6", "--min-time", "0.005"])
+        .args(["--label", "st", "--json"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains("sitting 2 of 2 stored as st.s2-off and st.s2-on"),
+        "{err}"
+    );
+    let v = json_of(&out.stdout);
+    assert_eq!(v["format"], "sysperf-ab-sittings");
+    assert_eq!(v["labels"].as_array().unwrap().len(), 2);
+    let tests = v["tests"].as_array().unwrap();
+    // The pairing takes the host out: no host-speed reference in an ab.
+    assert_eq!(tests.len(), 1, "{v}");
+    let t = &tests[0];
+    assert_eq!(t["id"], "syscall");
+    assert_eq!(t["sittings"].as_array().unwrap().len(), 2);
+    for s in t["sittings"].as_array().unwrap() {
+        assert_eq!(s["covers"], "paired", "{s}");
+    }
+    let across = &t["across"];
+    assert_eq!(across["covers"], "paired+sittings", "{t}");
+    let [lo, hi] = [0, 1].map(|i| across["ci"][i].as_f64().unwrap());
+    assert!(lo <= across["ratio"].as_f64().unwrap() && across["ratio"].as_f64().unwrap() <= hi);
+    assert!(
+        t["p_agree"].is_number() && t["disagree"].is_boolean(),
+        "{t}"
+    );
+    // Both sittings' runs are in the store.
+    let runs = success_json(sysperf(&db).args(["runs", "--json"]));
+    let labels: Vec<&str> = runs
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|r| r["label"].as_str())
+        .collect();
+    for l in ["st.s1-off", "st.s1-on", "st.s2-off", "st.s2-on"] {
+        assert!(labels.contains(&l), "{l} in {labels:?}");
+    }
+    usage_error(sysperf(&db).args([
+        "ab",
+        "syscall",
+        "--switch",
+        "none",
+        "--sittings",
+        "2",
+        "--repeat",
+        "2",
+    ]));
+}

@@ -30,15 +30,17 @@ fn list_json_has_the_papers_49_ids_in_table_order_then_lebenchs() {
     // Then LEBench's operations (#19): read, write, mmap, munmap, page faults, fork, thread
     // creation, send/recv, select/poll/epoll, futex and sched_yield, group "lebench".
     let all = v.as_array().unwrap();
-    let le: Vec<&serde_json::Value> = all[49..all.len() - 2].iter().collect();
+    let le: Vec<&serde_json::Value> = all[49..all.len() - 3].iter().collect();
     assert!(le.iter().all(|e| e["group"] == "lebench"), "{le:?}");
     // Then the variants of the papers' tests (seqpage-thp: the region left to the machine's
     // transparent huge pages), chosen by id like LEBench's.
-    assert_eq!(all[all.len() - 2]["id"], "seqpage-thp");
-    assert_eq!(all[all.len() - 2]["group"], "variant");
-    // Last, the command benchmark of `ab --a/--b` (#30).
-    assert_eq!(all[all.len() - 1]["id"], "command");
-    assert_eq!(all[all.len() - 1]["group"], "command");
+    assert_eq!(all[all.len() - 3]["id"], "seqpage-thp");
+    assert_eq!(all[all.len() - 3]["group"], "variant");
+    // Then the command benchmark of `ab --a/--b` (#30).
+    assert_eq!(all[all.len() - 2]["id"], "command");
+    // Last, the host-speed reference every interleaved run carries (#42).
+    assert_eq!(all[all.len() - 1]["id"], "hostspeed");
+    assert_eq!(all[all.len() - 1]["group"], "reference");
     for want in [
         "le-read-1",
         "le-write-10000",
@@ -356,7 +358,8 @@ fn a_hanging_trial_is_killed_recorded_and_the_run_goes_on() {
     );
     let v = json_of(&out.stdout);
     let results = v["results"].as_array().unwrap();
-    assert_eq!(results.len(), 2);
+    // The two tests and the host-speed reference, whose trials are as long (#42).
+    assert_eq!(results.len(), 3);
     for r in results {
         assert!(r["error"].as_str().unwrap().contains("timed out"), "{r}");
         assert!(r["trials"]
@@ -419,10 +422,11 @@ fn ctrl_c_keeps_finished_benchmarks_and_leaves_nothing_behind() {
     let v = json_of(&out.stdout);
     assert_eq!(v["complete"], false);
     // Trials run in rounds, so an interrupted run keeps every benchmark that had a counted
-    // trial, each with the rounds it finished: fewer counted trials than the 5 x 5 asked for.
+    // trial, each with the rounds it finished: fewer counted trials than the 5 x 6 asked for
+    // (five tests and the host-speed reference, #42).
     let results = v["results"].as_array().unwrap();
     let n = results.len();
-    assert!((1..=5).contains(&n), "{n} results");
+    assert!((1..=6).contains(&n), "{n} results");
     let counted: usize = results
         .iter()
         .map(|r| {
@@ -434,7 +438,7 @@ fn ctrl_c_keeps_finished_benchmarks_and_leaves_nothing_behind() {
                 .count()
         })
         .sum();
-    assert!((1..25).contains(&counted), "{counted} counted trials");
+    assert!((1..30).contains(&counted), "{counted} counted trials");
     let stored = json_of(
         &sysperf(&db)
             .args(["show", "latest", "--json"])

@@ -318,7 +318,8 @@ fn a_postgres_restarted_during_a_run_loses_no_finished_trial() {
     let shown = json_of(ok(cwd.path(), &url, &["show", "latest", "--json"]).as_bytes());
     assert_eq!(shown["complete"], true);
     let results = shown["results"].as_array().unwrap();
-    assert_eq!(results.len(), 4, "every benchmark's result");
+    // Four tests and the host-speed reference (#42).
+    assert_eq!(results.len(), 5, "every benchmark's result");
     for r in results {
         let trials = r["trials"].as_array().unwrap();
         let measured = trials.iter().filter(|t| t["kind"] == "measured").count();
@@ -451,7 +452,8 @@ fn a_postgres_that_stays_away_gets_the_run_through_a_spool_file_and_sync() {
     // The whole run is in the spool file, complete.
     let local = json_of(ok(cwd.path(), spool, &["show", "latest", "--json"]).as_bytes());
     assert_eq!(local["complete"], true);
-    assert_eq!(local["results"].as_array().unwrap().len(), 4);
+    // Four tests and the host-speed reference (#42).
+    assert_eq!(local["results"].as_array().unwrap().len(), 5);
 
     // It says which store it is for.
     let dest = std::fs::read_to_string(spooled[0].with_extension("dest")).unwrap();

@@ -192,6 +192,8 @@ pub(crate) fn try_switches(
             max_time_s: Some(a.try_seconds),
             label: Some(label.clone()),
             seed: run_engine::fresh_seed()?,
+            // The pairing takes the host's speed out round by round: no reference (#42).
+            reference: false,
             ..RunRequest::default()
         };
         let plan = RunPlan::resolve(&req, &cpus)?;
