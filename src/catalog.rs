@@ -181,11 +181,17 @@ pub fn shared_store(db: Option<&PathBuf>) -> Result<Option<Box<dyn Backend>>, Ca
 }
 
 /// The store at `location`, opened as `access` says ([`store::open_at`]).
+/// A PostgreSQL store, once open, gets the spool files of this host that wait for it
+/// (#44 item 4: nothing else uploads them), once a process.
 fn open(location: Location, access: Access) -> Result<Box<dyn Backend>, CatalogError> {
-    store::open_at(&location, access).map_err(|source| CatalogError::Open {
+    let store = store::open_at(&location, access).map_err(|source| CatalogError::Open {
         path: location,
         source,
-    })
+    })?;
+    if let Location::Postgres(_) = store.location() {
+        crate::sync::upload_waiting_once(Some(store.as_ref()));
+    }
+    Ok(store)
 }
 
 /// [`open_store`] for `run` and `ab`: a shared PostgreSQL store that cannot be reached is

@@ -69,6 +69,12 @@ pub trait Backend {
         false
     }
 
+    /// What this shared store is, for a spool file to find it whatever URL reached it
+    /// (#44 item 1); None for a store that is a file.
+    fn identity(&self) -> Option<Identity> {
+        None
+    }
+
     /// Says what this process is writing, so that a writer kept waiting can name it (a store
     /// with one writer at a time; PostgreSQL has no such wait).
     fn announce(&self, _work: &str) -> Result<()> {
@@ -383,6 +389,54 @@ where
 /// reported rather than panicking.
 fn answered_nothing() -> StoreError {
     StoreError::Corrupt("internal: the store did not run the operation".into())
+}
+
+/// What a PostgreSQL store is (#44 item 1), as a spool file records it (`ID.dest`) and an
+/// upload matches it: by the store the server says it is when that is known, else by where
+/// the URL leads, never by the URL's text.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Identity {
+    /// Where the URL leads ([`super::pgurl::PgUrl::target`]): addresses, ports, database.
+    pub target: String,
+    /// What the server says: the store id kept in the database, the cluster's system
+    /// identifier, its port and the database's name (`ID SYSTEM:PORT/DATABASE`); None when
+    /// the store was never reached (or holds no schema yet).
+    pub store: Option<String>,
+}
+
+impl Identity {
+    /// What a spool's destination file (`ID.dest`) says: its first line the store's URL as
+    /// shown, then a `target ...` line and, when the store was reached, a `store ...` line;
+    /// the file of an older sysperf (the URL alone) by where that URL leads. None when it
+    /// names no PostgreSQL URL sysperf can read.
+    pub fn from_dest(text: &str) -> Option<Identity> {
+        let mut lines = text.lines().map(str::trim);
+        let shown = lines.next()?;
+        let (mut target, mut store) = (None, None);
+        for line in lines {
+            match line.split_once(' ') {
+                Some(("target", t)) => target = Some(t.to_string()),
+                Some(("store", s)) => store = Some(s.to_string()),
+                _ => {}
+            }
+        }
+        let target = match target {
+            Some(t) => t,
+            None => super::pgurl::PgUrl::parse(shown).ok()?.target(),
+        };
+        Some(Identity { target, store })
+    }
+
+    /// Whether a spool file made for `self` belongs in the store `here`: the same store when
+    /// both know what the server said (a spool that knows its store is never uploaded to a
+    /// store that cannot say it is that one), else the same target.
+    pub fn belongs_in(&self, here: &Identity) -> bool {
+        match (&self.store, &here.store) {
+            (Some(a), Some(b)) => a == b,
+            (Some(_), None) => false,
+            (None, _) => self.target == here.target,
+        }
+    }
 }
 
 /// Where a store is: an SQLite file or a PostgreSQL database.
