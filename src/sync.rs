@@ -4,7 +4,8 @@
 //! holds incomplete (its writer was cut off and finished into another store) is replaced by
 //! SRC's complete one (or one with more results), deleted and stored in one transaction.
 //! Two syncs into one store at once copy each run once: a run the other stored first counts
-//! as already there. Each run goes over with everything stored for it (its profiles too) in
+//! as already there, and of two completing one unfinished run the second waits for the
+//! first, then finds it complete ("completed by another sync", #44 item 2). Each run goes over with everything stored for it (its profiles too) in
 //! one transaction of DST, so an interrupted sync leaves whole runs only; the runs go oldest
 //! first, so DST lists them in the order SRC does.
 //!

@@ -688,8 +688,9 @@ impl PgStore {
     }
 }
 
-/// The file beside a spool file that names the store it is for (its [`Location`] as shown,
-/// no password): `ID.dest` beside `ID.db`.
+/// The file beside a spool file that names the store it is for: `ID.dest` beside `ID.db`,
+/// holding its [`Location`] as shown (no password), then what an upload matches
+/// ([`super::Identity`]: where the URL leads, the store the server said it is).
 pub(crate) fn spool_dest(spool: &std::path::Path) -> std::path::PathBuf {
     spool.with_extension("dest")
 }

@@ -1,8 +1,10 @@
 //! A PostgreSQL store's URL as sysperf reads it: the driver's settings, plus the parameters
 //! libpq has and the driver lacks (`sslmode=verify-ca|verify-full`, `sslrootcert`,
-//! `require_auth`, `passfile`), with libpq's environment variables as their defaults
-//! (`PGSSLMODE`, `PGSSLROOTCERT`, `PGREQUIREAUTH`, `PGPASSFILE`); and the URL as it may be
-//! shown, its password hidden ([`redact`]).
+//! `require_auth`, `passfile`, `service`: #44 item 5), with libpq's environment variables as
+//! their defaults (`PGSSLMODE`, `PGSSLROOTCERT`, `PGREQUIREAUTH`, `PGPASSFILE`, `PGSERVICE`,
+//! `PGHOST`, `PGPORT`, `PGUSER`, `PGDATABASE`), a service's settings before them (see
+//! `pgservice.rs`), and libpq's unix socket when nothing names a host; where the URL leads
+//! ([`PgUrl::target`]); and the URL as it may be shown, its password hidden ([`redact`]).
 //!
 //! It is not the connection (see `pg/connect.rs`) and reads no password file (see
 //! `pg/pgpass.rs`). It sits beside `pg`, not in it, because `backend` checks and shows
