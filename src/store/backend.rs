@@ -558,6 +558,32 @@ mod tests {
         }
     }
 
+    /// #44 item 1: a spool is matched by the store the server said it is, else by where its
+    /// URL leads; a destination file of an older sysperf (the URL alone) by the latter.
+    #[test]
+    fn a_spool_belongs_in_its_store_however_the_url_is_spelled() {
+        let made = Identity::from_dest(
+            "postgres://bob@db.lab/sp5\ntarget db.lab:5432/sp5\nstore abc 7713:5432/sp5\n",
+        )
+        .unwrap();
+        let here = |target: &str, store: Option<&str>| Identity {
+            target: target.into(),
+            store: store.map(String::from),
+        };
+        // The same store reached through its socket: another target, the same store.
+        assert!(made.belongs_in(&here("/run/postgresql:5432/sp5", Some("abc 7713:5432/sp5"))));
+        // A database made again under the same name is another store.
+        assert!(!made.belongs_in(&here("db.lab:5432/sp5", Some("def 7713:5432/sp5"))));
+        assert!(!made.belongs_in(&here("db.lab:5432/sp5", None)));
+        let old = Identity::from_dest("postgres://bob:***@DB.lab:5432/sp5\n").unwrap();
+        assert_eq!(old.target, "db.lab:5432/sp5");
+        assert_eq!(old.store, None);
+        assert!(old.belongs_in(&here("db.lab:5432/sp5", Some("abc 7713:5432/sp5"))));
+        assert!(!old.belongs_in(&here("db.lab:5432/other", Some("abc 7713:5432/other"))));
+        assert_eq!(Identity::from_dest(""), None);
+        assert_eq!(Identity::from_dest("/not/a/url\n"), None);
+    }
+
     #[test]
     fn passwords_are_never_shown() {
         let url = "postgres://bob:s3cret@db.example:5433/runs?password=s3cret&sslmode=disable";
