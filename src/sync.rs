@@ -5,9 +5,10 @@
 //! SRC's complete one (or one with more results), deleted and stored in one transaction.
 //! Two syncs into one store at once copy each run once: a run the other stored first counts
 //! as already there, and of two completing one unfinished run the second waits for the
-//! first, then finds it complete ("completed by another sync", #44 item 2). Each run goes over with everything stored for it (its profiles too) in
-//! one transaction of DST, so an interrupted sync leaves whole runs only; the runs go oldest
-//! first, so DST lists them in the order SRC does.
+//! first, then finds it complete ("completed by another sync", #44 item 2). Each run goes
+//! over with everything stored for it (its profiles too) in one transaction of DST, so an
+//! interrupted sync leaves whole runs only; the runs go oldest first, so DST lists them in
+//! the order SRC does.
 //!
 //! Stored observations (traces, system profiles: `trace --store`, `profile --system`) go too,
 //! from a store or an export file's `observations`, each once (#34): one DST holds already
@@ -20,7 +21,9 @@
 //! store holds the run. Nothing uploads it by itself: every command on the host that opens
 //! that store does (`run`, `ab`, `doctor`, `runs`, `show`, ...: `catalog` calls
 //! [`upload_waiting_once`], #44 item 4), `sync` into that store at its end, and on a fleet
-//! host the playbook's timer, whose scheduled `run` is such a command. The spool directory is checked as a store's directory is, and its files are
+//! host the playbook's timer, whose scheduled `run` is such a command. A spool file is
+//! matched to its store by what the store is ([`Identity`], #44 item 1), not by the URL's
+//! text. The spool directory is checked as a store's directory is, and its files are
 //! read and removed relative to it, only regular files of this user's (#41 item 4): under
 //! `sudo -E` it is below another user's HOME, where `ID.dest` could be a link to /etc/shadow
 //! that root's `doctor` printed whole. A refused spool directory is said, and nothing in it
