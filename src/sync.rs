@@ -19,7 +19,7 @@
 //! Spool files (#35): a run that went into a local spool file when the shared PostgreSQL
 //! store stayed away is uploaded by [`upload_waiting`] and its spool file removed once the
 //! store holds the run. Nothing uploads it by itself: every command on the host that opens
-//! that store does (`run`, `ab`, `doctor`, `runs`, `show`, ...: `catalog` calls
+//! that store does (`run`, `ab`, `doctor`, `runs`, `show`, ...: the CLI has `catalog` call
 //! [`upload_waiting_once`], #44 item 4), `sync` into that store at its end, and on a fleet
 //! host the playbook's timer, whose scheduled `run` is such a command. A spool file is
 //! matched to its store by what the store is ([`Identity`], #44 item 1), not by the URL's
@@ -461,7 +461,7 @@ fn open_dest(dir: &Dir, name: &std::ffi::OsStr, flags: i32) -> Option<std::fs::F
 static UPLOADED: AtomicBool = AtomicBool::new(false);
 
 /// [`upload_waiting`], unless this process did it already: what opening a PostgreSQL store
-/// does, whatever the command (`runs`, `show`, `report`, `gc` as well as `run`, `ab` and
+/// does (the hook the CLI gives `catalog::on_opening_a_shared_store`), whatever the command (`runs`, `show`, `report`, `gc` as well as `run`, `ab` and
 /// `doctor`: #44 item 4), since nothing uploads a spool file by itself; said once a process.
 pub fn upload_waiting_once(to: Option<&dyn Backend>) {
     if !UPLOADED.swap(true, Ordering::Relaxed) {
