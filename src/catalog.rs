@@ -181,11 +181,28 @@ pub fn shared_store(db: Option<&PathBuf>) -> Result<Option<Box<dyn Backend>>, Ca
 }
 
 /// The store at `location`, opened as `access` says ([`store::open_at`]).
+/// A PostgreSQL store, once open, is handed to the hook [`on_opening_a_shared_store`] set
+/// (the CLI's: the spool files of this host that wait for it go up, #44 item 4, since
+/// nothing else uploads them).
 fn open(location: Location, access: Access) -> Result<Box<dyn Backend>, CatalogError> {
-    store::open_at(&location, access).map_err(|source| CatalogError::Open {
+    let store = store::open_at(&location, access).map_err(|source| CatalogError::Open {
         path: location,
         source,
-    })
+    })?;
+    if let (Location::Postgres(_), Some(hook)) = (store.location(), ON_OPENING_SHARED.get()) {
+        hook(store.as_ref());
+    }
+    Ok(store)
+}
+
+/// What to do with a shared PostgreSQL store as soon as it is open: set once, by the CLI.
+static ON_OPENING_SHARED: std::sync::OnceLock<fn(&dyn Backend)> = std::sync::OnceLock::new();
+
+/// Sets what every opening of a shared PostgreSQL store is followed by (the CLI passes
+/// `sync::upload_waiting_once`: uploading is a layer above the catalog, so it is given here,
+/// not called by name). Only the first call counts.
+pub fn on_opening_a_shared_store(hook: fn(&dyn Backend)) {
+    let _ = ON_OPENING_SHARED.set(hook);
 }
 
 /// [`open_store`] for `run` and `ab`: a shared PostgreSQL store that cannot be reached is

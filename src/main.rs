@@ -23,6 +23,10 @@ use sysperf::{engine, exit, harness};
 fn main() {
     // What the library has to tell while it works goes to stderr like every other line.
     sysperf::notice::install(|line| say!("sysperf: {line}"));
+    // Any command that opens a shared store uploads the spool files waiting for it (#44).
+    sysperf::catalog::on_opening_a_shared_store(|store| {
+        sysperf::sync::upload_waiting_once(Some(store));
+    });
     let args: Vec<String> = std::env::args().collect();
     // Worker processes are this same binary; they bypass the CLI entirely.
     if args.get(1).map(String::as_str) == Some("__worker") {

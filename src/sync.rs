@@ -4,9 +4,11 @@
 //! holds incomplete (its writer was cut off and finished into another store) is replaced by
 //! SRC's complete one (or one with more results), deleted and stored in one transaction.
 //! Two syncs into one store at once copy each run once: a run the other stored first counts
-//! as already there. Each run goes over with everything stored for it (its profiles too) in
-//! one transaction of DST, so an interrupted sync leaves whole runs only; the runs go oldest
-//! first, so DST lists them in the order SRC does.
+//! as already there, and of two completing one unfinished run the second waits for the
+//! first, then finds it complete ("completed by another sync", #44 item 2). Each run goes
+//! over with everything stored for it (its profiles too) in one transaction of DST, so an
+//! interrupted sync leaves whole runs only; the runs go oldest first, so DST lists them in
+//! the order SRC does.
 //!
 //! Stored observations (traces, system profiles: `trace --store`, `profile --system`) go too,
 //! from a store or an export file's `observations`, each once (#34): one DST holds already
@@ -15,9 +17,13 @@
 //! It is not a merge of derived data: DST's variance estimates are its own.
 //!
 //! Spool files (#35): a run that went into a local spool file when the shared PostgreSQL
-//! store stayed away is uploaded by [`upload_waiting`] (the next `run`, `ab` or `doctor` on
-//! the host, and `sync` into that store call it) and its spool file removed once the store
-//! holds the run. The spool directory is checked as a store's directory is, and its files are
+//! store stayed away is uploaded by [`upload_waiting`] and its spool file removed once the
+//! store holds the run. Nothing uploads it by itself: every command on the host that opens
+//! that store does (`run`, `ab`, `doctor`, `runs`, `show`, ...: the CLI has `catalog` call
+//! [`upload_waiting_once`], #44 item 4), `sync` into that store at its end, and on a fleet
+//! host the playbook's timer, whose scheduled `run` is such a command. A spool file is
+//! matched to its store by what the store is ([`Identity`], #44 item 1), not by the URL's
+//! text. The spool directory is checked as a store's directory is, and its files are
 //! read and removed relative to it, only regular files of this user's (#41 item 4): under
 //! `sudo -E` it is below another user's HOME, where `ID.dest` could be a link to /etc/shadow
 //! that root's `doctor` printed whole. A refused spool directory is said, and nothing in it
@@ -28,10 +34,11 @@ use crate::exchange::{self, ExchangeError};
 use crate::model::Run;
 use crate::model::{Observation, Profile};
 use crate::safedir::Dir;
-use crate::store::{self, Backend, Location, StoreError};
+use crate::store::{self, Backend, Identity, Location, StoreError};
 use std::collections::HashMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 #[derive(Debug, thiserror::Error)]
 pub enum SyncError {
@@ -88,6 +95,9 @@ pub struct Synced {
     pub copied: usize,
     /// Runs DST held incomplete, replaced by SRC's complete ones.
     pub completed: usize,
+    /// Runs DST held incomplete that another sync completed while this one was at it
+    /// (#44 item 2): DST holds them whole, so this is no failure.
+    pub completed_elsewhere: usize,
     /// Runs DST had already.
     pub present: usize,
     /// Stored observations (traces, system profiles) copied into DST, and those it had.
@@ -98,15 +108,19 @@ pub struct Synced {
 impl Synced {
     /// The one line `sysperf sync` prints.
     pub fn summary(&self, src: &str, dst: &str) -> String {
-        let total = self.copied + self.completed + self.present;
+        let total = self.copied + self.completed + self.completed_elsewhere + self.present;
         let observations = self.observations_copied + self.observations_present;
         if self.copied + self.completed + self.observations_copied == 0 {
             let and = match observations {
                 0 => String::new(),
                 n => format!(" and {n} observation{}", plural(n)),
             };
+            let elsewhere = match self.completed_elsewhere {
+                0 => String::new(),
+                n => format!(" ({n} completed by another sync)"),
+            };
             return format!(
-                "nothing to copy: all {total} run{}{and} of {src} are already in {dst}\n",
+                "nothing to copy: all {total} run{}{and} of {src} are already in {dst}{elsewhere}\n",
                 plural(total)
             );
         }
@@ -124,6 +138,12 @@ impl Synced {
                 ", completed {} run{} {dst} held unfinished",
                 self.completed,
                 plural(self.completed)
+            ));
+        }
+        if self.completed_elsewhere > 0 {
+            line.push_str(&format!(
+                "; {} completed by another sync",
+                self.completed_elsewhere
             ));
         }
         if self.present > 0 {
@@ -271,6 +291,8 @@ pub fn sync(src: &Path, dst: &Path) -> Result<Synced, SyncError> {
     if same {
         return Err(SyncError::Same(to.to_string()));
     }
+    // Not on opening SRC or DST (a spool file given as SRC is open here): at the end.
+    UPLOADED.store(true, Ordering::Relaxed);
     let source = open_source(src)?;
     let to = catalog::open_store(Some(&dst.to_path_buf()))?;
     let done = copy(&source, to.as_ref())?;
@@ -299,6 +321,7 @@ fn copy(source: &Source, to: &dyn Backend) -> Result<Synced, SyncError> {
     let mut done = Synced {
         copied: 0,
         completed: 0,
+        completed_elsewhere: 0,
         present: 0,
         observations_copied: 0,
         observations_present: 0,
@@ -316,7 +339,9 @@ fn copy(source: &Source, to: &dyn Backend) -> Result<Synced, SyncError> {
         };
         let (run, profiles) = source.load(&id).map_err(wrap(&id))?;
         // One transaction each. Another sync into DST at the same time may store the same
-        // run first: its copy is the same run, so that is "already there", not an error.
+        // run first: its copy is the same run, so that is "already there", not an error; or
+        // complete it first (the replacement waits for it on the run's row, then finds it
+        // whole: #44 item 2).
         let stored = if replace {
             to.replace_run(&run, &profiles)
         } else {
@@ -325,6 +350,8 @@ fn copy(source: &Source, to: &dyn Backend) -> Result<Synced, SyncError> {
         };
         match stored {
             Ok(true) if replace => done.completed += 1,
+            Ok(false) if replace => done.completed_elsewhere += 1,
+            Err(e) if replace && e.is_duplicate() => done.completed_elsewhere += 1,
             Ok(true) => done.copied += 1,
             Ok(false) => done.present += 1,
             Err(e) if e.is_duplicate() => done.present += 1,
@@ -367,6 +394,8 @@ pub struct Spooled {
     /// The store it is for, as its location is shown (no password); None when the file that
     /// says so is missing (a spool being made, or one of an older sysperf).
     pub dest: Option<String>,
+    /// What that store is (#44 item 1): what the upload matches, not the URL's text.
+    pub identity: Option<Identity>,
 }
 
 /// The spool files on this host, by name: none when there is no spool directory, an error
@@ -398,14 +427,19 @@ fn waiting_in(dir: &Dir) -> Vec<Spooled> {
             let path = dir.path().join(&name);
             let dest = store::spool_dest(&path);
             let dest = dest.file_name().unwrap_or_default();
+            let text = open_dest(dir, dest, libc::O_RDONLY).and_then(|f| {
+                let mut text = String::new();
+                f.take(DEST_MAX).read_to_string(&mut text).ok()?;
+                Some(text)
+            });
+            let text = text.as_deref().unwrap_or_default();
             Spooled {
-                dest: open_dest(dir, dest, libc::O_RDONLY)
-                    .and_then(|f| {
-                        let mut text = String::new();
-                        f.take(DEST_MAX).read_to_string(&mut text).ok()?;
-                        Some(text.trim().to_string())
-                    })
+                dest: text
+                    .lines()
+                    .next()
+                    .map(|l| l.trim().to_string())
                     .filter(|d| !d.is_empty()),
+                identity: Identity::from_dest(text),
                 path,
             }
         })
@@ -423,17 +457,28 @@ fn open_dest(dir: &Dir, name: &std::ffi::OsStr, flags: i32) -> Option<std::fs::F
     store::not_ours(&f).is_none().then_some(f)
 }
 
+/// Whether this process has looked at its spool files yet ([`upload_waiting_once`]).
+static UPLOADED: AtomicBool = AtomicBool::new(false);
+
+/// [`upload_waiting`], unless this process did it already: what opening a PostgreSQL store
+/// does (the hook the CLI gives `catalog::on_opening_a_shared_store`), whatever the command (`runs`, `show`, `report`, `gc` as well as `run`, `ab` and
+/// `doctor`: #44 item 4), since nothing uploads a spool file by itself; said once a process.
+pub fn upload_waiting_once(to: Option<&dyn Backend>) {
+    if !UPLOADED.swap(true, Ordering::Relaxed) {
+        upload_waiting(to);
+    }
+}
+
 /// Uploads the spool files waiting for `to` (when it is a PostgreSQL store) and removes each
 /// once `to` holds its runs; says on the notice sink what it did and which spool files wait
 /// for another store (all of them when `to` is None). A spool that another sysperf is still
 /// writing (its destination file locked) is left; one that fails to upload stays, its error
 /// said. Never an error itself: the command that called it goes on.
 pub fn upload_waiting(to: Option<&dyn Backend>) -> Vec<(Spooled, Result<Synced, String>)> {
-    let here = to.filter(|t| !t.is_away()).map(|t| t.location());
-    let here = match &here {
-        Some(l @ Location::Postgres(_)) => Some(l.to_string()),
-        _ => None,
-    };
+    UPLOADED.store(true, Ordering::Relaxed);
+    let to = to.filter(|t| !t.is_away());
+    // What `to` is, asked of its server when a spool file waits (#44 item 1).
+    let mut here: Option<Option<Identity>> = None;
     let mut uploads = Vec::new();
     let dir = match store::open_spool_dir(false) {
         Ok(Some(dir)) => dir,
@@ -445,13 +490,15 @@ pub fn upload_waiting(to: Option<&dyn Backend>) -> Vec<(Spooled, Result<Synced, 
     };
     for s in waiting_in(&dir) {
         let shown = s.path.display().to_string();
-        let (Some(to), Some(dest)) = (
-            to,
-            s.dest.as_deref().filter(|d| Some(*d) == here.as_deref()),
-        ) else {
+        let here = here.get_or_insert_with(|| to.and_then(|t| t.identity()));
+        let ours = match (&s.identity, &*here) {
+            (Some(spooled), Some(here)) => spooled.belongs_in(here),
+            _ => false,
+        };
+        let (Some(to), Some(dest), true) = (to, s.dest.as_deref(), ours) else {
             let dest = s.dest.as_deref().unwrap_or("its PostgreSQL store");
             crate::notice::tell(&format!(
-                "the spool file {shown} waits for {dest}: 'sysperf sync {shown} URL' uploads it (the next run, doctor or sync on that store does)"
+                "the spool file {shown} waits for {dest}: 'sysperf sync {shown} URL' uploads it (so does the next sysperf command on this host that opens that store; nothing else does)"
             ));
             continue;
         };

@@ -226,7 +226,7 @@ pub(crate) fn exec(a: Args) -> Result<i32> {
     let stop = engine::stop_flag()?;
     let store = catalog::open_store_to_measure(a.db.db.as_ref())?;
     let opened = store.location();
-    sysperf::sync::upload_waiting(Some(store.as_ref()));
+    sysperf::sync::upload_waiting_once(Some(store.as_ref()));
     let bar = &mut Trials::new();
     let engine = engine(&stop)?;
     let outcomes = match (&mut commands, &switch) {
@@ -254,7 +254,7 @@ pub(crate) fn exec(a: Args) -> Result<i32> {
     let db = match &spool {
         Some(spool) => {
             say!(
-                "sysperf: the runs {off} and {on} are NOT in the shared store {opened}: the server could not be reached, so they are kept in the spool file {} on this host; upload them with 'sysperf sync {} {opened}' once the server is back (exit code {})",
+                "sysperf: the runs {off} and {on} are NOT in the shared store {opened}: the server could not be reached, so they are kept in the spool file {} on this host; nothing uploads them by itself: the next sysperf command on this host that opens that store (run, ab, doctor, runs, show, sync...; on a fleet host, the playbook's timer) uploads them once the server is back ('sysperf sync {} {opened}' does it by hand; exit code {})",
                 spool.display(),
                 spool.display(),
                 sysperf::exit::SPOOLED

@@ -21,8 +21,8 @@ pub(crate) fn exec(a: Args) -> Result<i32> {
     // Spool files waiting on this host are said, and uploaded when the store is the shared
     // one they wait for (#35); a store that cannot be reached leaves them said only.
     match catalog::shared_store(a.db.db.as_ref()) {
-        Ok(shared) => sysperf::sync::upload_waiting(shared.as_deref()),
-        Err(_) => sysperf::sync::upload_waiting(None),
+        Ok(shared) => sysperf::sync::upload_waiting_once(shared.as_deref()),
+        Err(_) => sysperf::sync::upload_waiting_once(None),
     };
     let (mut facts, _) = doctor::examine();
     facts.store_sslmode = catalog::store_sslmode_over_tcp(a.db.db.as_ref()).map(String::from);

@@ -174,7 +174,7 @@ pub(crate) fn exec(a: Args) -> Result<i32> {
     let opened = store.location();
     store.announce("sysperf run")?;
     // A spool file an earlier run left when the shared store was away goes up now (#35).
-    sysperf::sync::upload_waiting(Some(store.as_ref()));
+    sysperf::sync::upload_waiting_once(Some(store.as_ref()));
     // `--precision` waits for the interval of a comparison, this machine's run-to-run part
     // included where it is known for runs made like this one.
     if plan.precision_pct.is_some() {
@@ -209,7 +209,7 @@ pub(crate) fn exec(a: Args) -> Result<i32> {
             );
         } else if let Some(spool) = &spool {
             say!(
-                "sysperf: run {} is NOT in the shared store {opened}: the server could not be reached, so the run is kept in the spool file {} on this host; the host's next run, doctor or sync on that store uploads it once the server is back ('sysperf sync {} {opened}' does it by hand; exit code {})",
+                "sysperf: run {} is NOT in the shared store {opened}: the server could not be reached, so the run is kept in the spool file {} on this host; nothing uploads it by itself: the next sysperf command on this host that opens that store (run, ab, doctor, runs, show, sync...; on a fleet host, the playbook's timer) uploads it once the server is back ('sysperf sync {} {opened}' does it by hand; exit code {})",
                 run.id,
                 spool.display(),
                 spool.display(),

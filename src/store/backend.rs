@@ -69,6 +69,12 @@ pub trait Backend {
         false
     }
 
+    /// What this shared store is, for a spool file to find it whatever URL reached it
+    /// (#44 item 1); None for a store that is a file.
+    fn identity(&self) -> Option<Identity> {
+        None
+    }
+
     /// Says what this process is writing, so that a writer kept waiting can name it (a store
     /// with one writer at a time; PostgreSQL has no such wait).
     fn announce(&self, _work: &str) -> Result<()> {
@@ -385,6 +391,54 @@ fn answered_nothing() -> StoreError {
     StoreError::Corrupt("internal: the store did not run the operation".into())
 }
 
+/// What a PostgreSQL store is (#44 item 1), as a spool file records it (`ID.dest`) and an
+/// upload matches it: by the store the server says it is when that is known, else by where
+/// the URL leads, never by the URL's text.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Identity {
+    /// Where the URL leads ([`super::pgurl::PgUrl::target`]): addresses, ports, database.
+    pub target: String,
+    /// What the server says: the store id kept in the database, the cluster's system
+    /// identifier, its port and the database's name (`ID SYSTEM:PORT/DATABASE`); None when
+    /// the store was never reached (or holds no schema yet).
+    pub store: Option<String>,
+}
+
+impl Identity {
+    /// What a spool's destination file (`ID.dest`) says: its first line the store's URL as
+    /// shown, then a `target ...` line and, when the store was reached, a `store ...` line;
+    /// the file of an older sysperf (the URL alone) by where that URL leads. None when it
+    /// names no PostgreSQL URL sysperf can read.
+    pub fn from_dest(text: &str) -> Option<Identity> {
+        let mut lines = text.lines().map(str::trim);
+        let shown = lines.next()?;
+        let (mut target, mut store) = (None, None);
+        for line in lines {
+            match line.split_once(' ') {
+                Some(("target", t)) => target = Some(t.to_string()),
+                Some(("store", s)) => store = Some(s.to_string()),
+                _ => {}
+            }
+        }
+        let target = match target {
+            Some(t) => t,
+            None => super::pgurl::PgUrl::parse(shown).ok()?.target(),
+        };
+        Some(Identity { target, store })
+    }
+
+    /// Whether a spool file made for `self` belongs in the store `here`: the same store when
+    /// both know what the server said (a spool that knows its store is never uploaded to a
+    /// store that cannot say it is that one), else the same target.
+    pub fn belongs_in(&self, here: &Identity) -> bool {
+        match (&self.store, &here.store) {
+            (Some(a), Some(b)) => a == b,
+            (Some(_), None) => false,
+            (None, _) => self.target == here.target,
+        }
+    }
+}
+
 /// Where a store is: an SQLite file or a PostgreSQL database.
 #[derive(Clone, PartialEq, Eq)]
 pub enum Location {
@@ -502,6 +556,32 @@ mod tests {
         for path in ["x.db", "./postgres/x.db", "/tmp/a b.db", "postgres:x.db"] {
             assert_eq!(p(path).unwrap(), Location::Sqlite(PathBuf::from(path)));
         }
+    }
+
+    /// #44 item 1: a spool is matched by the store the server said it is, else by where its
+    /// URL leads; a destination file of an older sysperf (the URL alone) by the latter.
+    #[test]
+    fn a_spool_belongs_in_its_store_however_the_url_is_spelled() {
+        let made = Identity::from_dest(
+            "postgres://bob@db.lab/sp5\ntarget db.lab:5432/sp5\nstore abc 7713:5432/sp5\n",
+        )
+        .unwrap();
+        let here = |target: &str, store: Option<&str>| Identity {
+            target: target.into(),
+            store: store.map(String::from),
+        };
+        // The same store reached through its socket: another target, the same store.
+        assert!(made.belongs_in(&here("/run/postgresql:5432/sp5", Some("abc 7713:5432/sp5"))));
+        // A database made again under the same name is another store.
+        assert!(!made.belongs_in(&here("db.lab:5432/sp5", Some("def 7713:5432/sp5"))));
+        assert!(!made.belongs_in(&here("db.lab:5432/sp5", None)));
+        let old = Identity::from_dest("postgres://bob:***@DB.lab:5432/sp5\n").unwrap();
+        assert_eq!(old.target, "db.lab:5432/sp5");
+        assert_eq!(old.store, None);
+        assert!(old.belongs_in(&here("db.lab:5432/sp5", Some("abc 7713:5432/sp5"))));
+        assert!(!old.belongs_in(&here("db.lab:5432/other", Some("abc 7713:5432/other"))));
+        assert_eq!(Identity::from_dest(""), None);
+        assert_eq!(Identity::from_dest("/not/a/url\n"), None);
     }
 
     #[test]

@@ -36,6 +36,7 @@ mod backend;
 mod migrations;
 pub use crate::model::{ObservationInfo, RunInfo};
 mod pg;
+mod pgservice;
 mod pgurl;
 pub mod place;
 mod query;
@@ -45,7 +46,7 @@ mod scale_tests;
 mod tests;
 mod write;
 
-pub use backend::{redact, Backend, Location};
+pub use backend::{redact, Backend, Identity, Location};
 pub use migrations::SCHEMA_VERSION;
 pub(crate) use pg::{not_ours, open_spool_dir, spool_dest};
 pub use pg::{ConnectError, PgStore};

@@ -239,6 +239,14 @@ ALTER TABLE runs ADD COLUMN heartbeat_at TEXT;
     r#"
 ALTER TABLE runs ADD COLUMN writer_json TEXT;
 "#,
+    // #44 item 1: the store's own id, made once, so that a spool file finds its store
+    // however the URL that reaches it is spelled (see `PgStore::store_identity`). PostgreSQL
+    // only: an SQLite store is its file.
+    r#"
+CREATE TABLE sysperf_store (id TEXT NOT NULL);
+INSERT INTO sysperf_store (id)
+    VALUES (md5(random()::text || clock_timestamp()::text || pg_backend_pid()::text));
+"#,
 ];
 
 /// The tables a run's rows are in, parents before children.
@@ -277,6 +285,8 @@ pub struct PgStore {
     /// Opened to read a database sysperf never wrote to ([`PgStore::connect_to_read`]): no
     /// schema is made until something is written (#35: a plain `runs` created it).
     bare: std::cell::Cell<bool>,
+    /// What the server said this store is ([`PgStore::store_identity`]), once asked.
+    identity: RefCell<Option<String>>,
     /// The scratch database of the last transaction, emptied, for the next: making one runs
     /// every SQLite migration, which takes longer than loading a small run (and `show` or
     /// `compare` load dozens).
@@ -354,6 +364,7 @@ impl PgStore {
             spool_lock: RefCell::new(None),
             away: RefCell::new(None),
             bare: std::cell::Cell::new(false),
+            identity: RefCell::new(None),
             scratch: RefCell::new(None),
         })
     }
@@ -390,6 +401,11 @@ impl PgStore {
                         let at = Location::Postgres(url.to_string());
                         crate::notice::tell(&format!("reached {at}"));
                     }
+                    // Asked now, while the server is there: a spool file made later says
+                    // which store it is for (#44 item 1).
+                    if let Ok(store) = &done {
+                        store.store_identity();
+                    }
                     return done;
                 }
             };
@@ -413,6 +429,59 @@ impl PgStore {
 
     fn location(&self) -> Location {
         Location::Postgres(self.url.clone())
+    }
+
+    /// What the server says this store is (#44 item 1): the store id kept in the database,
+    /// the cluster's system identifier (`?` when this user may not read it), the server's
+    /// port and the database's name, as `ID SYSTEM:PORT/DATABASE`; asked once, then kept.
+    /// None when it cannot be told: a database without sysperf's schema, a server away.
+    fn store_identity(&self) -> Option<String> {
+        if let Some(known) = self.identity.borrow().clone() {
+            return Some(known);
+        }
+        if self.bare.get() || self.is_away() {
+            return None;
+        }
+        let found = self
+            .with_client(|c| {
+                let Some(row) = c.query_opt(
+                    "SELECT id, current_setting('port'), current_database() FROM sysperf_store",
+                    &[],
+                )?
+                else {
+                    return Ok(None);
+                };
+                let (id, port, database): (String, String, String) =
+                    (row.try_get(0)?, row.try_get(1)?, row.try_get(2)?);
+                let system = c
+                    .query_opt(
+                        "SELECT system_identifier::text FROM pg_control_system()",
+                        &[],
+                    )
+                    .ok()
+                    .flatten()
+                    .and_then(|r| r.try_get::<_, String>(0).ok())
+                    .unwrap_or_else(|| "?".into());
+                Ok(Some(format!("{id} {system}:{port}/{database}")))
+            })
+            .ok()
+            .flatten();
+        self.identity.borrow_mut().clone_from(&found);
+        found
+    }
+
+    /// [`Identity`](super::Identity) as the spool's destination file records it: the URL
+    /// as shown (for messages), then what it leads to, then the store if known.
+    fn dest_text(&self) -> String {
+        let mut text = format!(
+            "{}\ntarget {}\n",
+            PgStore::location(self),
+            self.parsed.target()
+        );
+        if let Some(store) = self.identity.borrow().as_deref() {
+            text.push_str(&format!("store {store}\n"));
+        }
+        text
     }
 
     fn new_client(&self) -> Result<Client> {
@@ -587,11 +656,9 @@ impl PgStore {
         // Where it goes, said before the run's rows are: a spool found without it is one
         // that never got a run (#35).
         let lock =
-            write_dest(&dir, &path, &PgStore::location(self).to_string()).map_err(|source| {
-                StoreError::Access {
-                    path: spool_dest(&path),
-                    source,
-                }
+            write_dest(&dir, &path, &self.dest_text()).map_err(|source| StoreError::Access {
+                path: spool_dest(&path),
+                source,
             })?;
         local.begin_run(run)?;
         for p in profiles {
@@ -609,8 +676,9 @@ impl PgStore {
         };
         crate::notice::tell(&said);
         crate::notice::tell(&format!(
-            "the run goes on into {}: the next sysperf run, doctor or sync on this host uploads it once the server is back ('sysperf sync {} {}' does it by hand)",
+            "the run goes on into {}: nothing uploads it by itself; the next sysperf command on this host that opens {} (run, ab, doctor, runs, show, sync...; on a fleet host, the playbook's timer) uploads it once the server is back ('sysperf sync {} {}' does it by hand)",
             path.display(),
+            self.location(),
             path.display(),
             self.location()
         ));
@@ -620,8 +688,9 @@ impl PgStore {
     }
 }
 
-/// The file beside a spool file that names the store it is for (its [`Location`] as shown,
-/// no password): `ID.dest` beside `ID.db`.
+/// The file beside a spool file that names the store it is for: `ID.dest` beside `ID.db`,
+/// holding its [`Location`] as shown (no password), then what an upload matches
+/// ([`super::Identity`]: where the URL leads, the store the server said it is).
 pub(crate) fn spool_dest(spool: &std::path::Path) -> std::path::PathBuf {
     spool.with_extension("dest")
 }
@@ -647,7 +716,7 @@ fn write_dest(
     }
     f.lock()?;
     f.set_len(0)?;
-    f.write_all(format!("{dest}\n").as_bytes())?;
+    f.write_all(dest.as_bytes())?;
     Ok(f)
 }
 
@@ -1158,6 +1227,13 @@ impl Backend for PgStore {
 
     fn is_away(&self) -> bool {
         self.away.borrow().is_some() || self.spool.borrow().is_some()
+    }
+
+    fn identity(&self) -> Option<super::Identity> {
+        Some(super::Identity {
+            target: self.parsed.target(),
+            store: self.store_identity(),
+        })
     }
 
     /// The spool file once the run went there, else the PostgreSQL URL.

@@ -1,15 +1,17 @@
 //! A PostgreSQL store's URL as sysperf reads it: the driver's settings, plus the parameters
 //! libpq has and the driver lacks (`sslmode=verify-ca|verify-full`, `sslrootcert`,
-//! `require_auth`, `passfile`), with libpq's environment variables as their defaults
-//! (`PGSSLMODE`, `PGSSLROOTCERT`, `PGREQUIREAUTH`, `PGPASSFILE`); and the URL as it may be
-//! shown, its password hidden ([`redact`]).
+//! `require_auth`, `passfile`, `service`: #44 item 5), with libpq's environment variables as
+//! their defaults (`PGSSLMODE`, `PGSSLROOTCERT`, `PGREQUIREAUTH`, `PGPASSFILE`, `PGSERVICE`,
+//! `PGHOST`, `PGPORT`, `PGUSER`, `PGDATABASE`), a service's settings before them (see
+//! `pgservice.rs`), and libpq's unix socket when nothing names a host; where the URL leads
+//! ([`PgUrl::target`]); and the URL as it may be shown, its password hidden ([`redact`]).
 //!
 //! It is not the connection (see `pg/connect.rs`) and reads no password file (see
 //! `pg/pgpass.rs`). It sits beside `pg`, not in it, because `backend` checks and shows
 //! locations with it and `pg` builds on `backend`.
 
 use crate::store::StoreError;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 use tokio_postgres::config::{Host, LoadBalanceHosts};
 
@@ -150,7 +152,104 @@ impl std::fmt::Debug for PgUrl {
 }
 
 /// The parameters sysperf reads itself (the driver refuses them).
-const OURS: [&str; 4] = ["sslmode", "sslrootcert", "require_auth", "passfile"];
+const OURS: [&str; 5] = [
+    "sslmode",
+    "sslrootcert",
+    "require_auth",
+    "passfile",
+    "service",
+];
+
+/// The driver's parameters a service file may set (#44 item 5), each when the URL does not.
+const SERVICE_KEYS: [&str; 8] = [
+    "host",
+    "hostaddr",
+    "port",
+    "dbname",
+    "user",
+    "password",
+    "application_name",
+    "connect_timeout",
+];
+
+/// Socket directories libpq builds take as the default, in the order one is chosen for a URL
+/// without a host: the first holding the server's socket, else the first (Debian's).
+const SOCKET_DIRS: [&str; 3] = ["/var/run/postgresql", "/run/postgresql", "/tmp"];
+
+/// Whether the driver's settings name the setting `key` of [`SERVICE_KEYS`] already.
+fn has(config: &tokio_postgres::Config, key: &str) -> bool {
+    match key {
+        "host" | "hostaddr" => !config.get_hosts().is_empty() || !config.get_hostaddrs().is_empty(),
+        "port" => !config.get_ports().is_empty(),
+        "dbname" => config.get_dbname().is_some(),
+        "user" => config.get_user().is_some(),
+        "password" => config.get_password().is_some(),
+        "application_name" => config.get_application_name().is_some(),
+        "connect_timeout" => config.get_connect_timeout().is_some(),
+        _ => true,
+    }
+}
+
+/// Sets the driver's setting `key` (one of [`SERVICE_KEYS`]) to `value` as libpq reads it:
+/// hosts and ports as comma-separated lists, a host starting with `/` a socket directory.
+fn set(config: &mut tokio_postgres::Config, key: &str, value: &str) -> Result<(), String> {
+    let list = || value.split(',').map(str::trim);
+    match key {
+        "host" => {
+            for h in list() {
+                if h.starts_with('/') {
+                    config.host_path(h);
+                } else {
+                    config.host(h);
+                }
+            }
+        }
+        "hostaddr" => {
+            for a in list() {
+                config.hostaddr(
+                    a.parse()
+                        .map_err(|_| format!("hostaddr '{a}' is not an IP address"))?,
+                );
+            }
+        }
+        "port" => {
+            for p in list() {
+                config.port(p.parse().map_err(|_| format!("port '{p}' is not a port"))?);
+            }
+        }
+        "dbname" => {
+            config.dbname(value);
+        }
+        "user" => {
+            config.user(value);
+        }
+        "password" => {
+            config.password(value);
+        }
+        "application_name" => {
+            config.application_name(value);
+        }
+        "connect_timeout" => {
+            let secs: u64 = value
+                .parse()
+                .map_err(|_| format!("connect_timeout '{value}' is not a number of seconds"))?;
+            if secs > 0 {
+                config.connect_timeout(Duration::from_secs(secs.max(2)));
+            }
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+/// libpq's default when neither the URL, its service nor `PGHOST` names a host: the unix
+/// socket of `port` in the default socket directory ([`SOCKET_DIRS`]).
+fn default_socket_dir(port: u16) -> &'static str {
+    SOCKET_DIRS
+        .into_iter()
+        .find(|d| Path::new(d).join(format!(".s.PGSQL.{port}")).exists())
+        .unwrap_or(SOCKET_DIRS[0])
+}
 
 fn env(key: &str) -> Option<String> {
     std::env::var(key).ok().filter(|v| !v.is_empty())
@@ -228,8 +327,41 @@ impl PgUrl {
                     describe(&e)
                 ))
             })?;
-        if config.get_hosts().is_empty() && config.get_hostaddrs().is_empty() {
-            return Err(bad("it names no host".into()));
+        // A service (#44 item 5): its settings where the URL has none, before the environment's
+        // (libpq's order: the URL, the service file, the environment, the defaults).
+        if let Some(service) = ours.remove("service").or_else(|| env("PGSERVICE")) {
+            let settings = super::pgservice::settings(&service).map_err(&bad)?;
+            for (key, value) in settings {
+                if OURS.contains(&key.as_str()) {
+                    ours.entry(key).or_insert(value);
+                } else if SERVICE_KEYS.contains(&key.as_str()) {
+                    if !has(&config, &key) {
+                        set(&mut config, &key, &value)
+                            .map_err(|why| bad(format!("in the service \"{service}\": {why}")))?;
+                    }
+                } else {
+                    return Err(bad(format!(
+                        "the service \"{service}\" sets '{key}', which sysperf does not take from a service file (it takes {} and {})",
+                        SERVICE_KEYS.join(", "),
+                        OURS[..4].join(", ")
+                    )));
+                }
+            }
+        }
+        // libpq's environment, then its defaults: without a host, the unix socket (#44 item 5).
+        for (key, var) in [
+            ("host", "PGHOST"),
+            ("port", "PGPORT"),
+            ("dbname", "PGDATABASE"),
+            ("user", "PGUSER"),
+        ] {
+            if let Some(value) = env(var).filter(|_| !has(&config, key)) {
+                set(&mut config, key, &value).map_err(|why| bad(format!("{why} (from {var})")))?;
+            }
+        }
+        if !has(&config, "host") {
+            let port = config.get_ports().first().copied().unwrap_or(5432);
+            config.host_path(default_socket_dir(port));
         }
         if config.get_load_balance_hosts() == LoadBalanceHosts::Random {
             return Err(bad("load_balance_hosts=random is not supported".into()));
@@ -293,6 +425,30 @@ impl PgUrl {
     /// and the password file).
     pub(crate) fn has_password(&self) -> bool {
         self.config.get_password().is_some()
+    }
+
+    /// Where the URL leads, as libpq goes (#44 item 1): each address (`hostaddr`, else the
+    /// host: a name in lower case, or a socket directory) with its port, then the database;
+    /// the same whatever the URL's scheme, parameters, password or service file. What a
+    /// spool file made while its store was never reached is matched by.
+    pub(crate) fn target(&self) -> String {
+        let c = &self.config;
+        let ports = c.get_ports();
+        let port = |i: usize| ports.get(i).or(ports.first()).copied().unwrap_or(5432);
+        let (hosts, addrs) = (c.get_hosts(), c.get_hostaddrs());
+        let at: Vec<String> = (0..hosts.len().max(addrs.len()))
+            .map(|i| {
+                let host = match (addrs.get(i), hosts.get(i)) {
+                    (Some(a), _) => a.to_string(),
+                    (None, Some(Host::Tcp(h))) => h.to_ascii_lowercase(),
+                    (None, Some(h)) => PgUrl::host_name(h),
+                    (None, None) => String::new(),
+                };
+                format!("{host}:{}", port(i))
+            })
+            .collect();
+        let database = c.get_dbname().or(c.get_user()).unwrap_or_default();
+        format!("{}/{database}", at.join(","))
     }
 
     /// The hosts, for the password file: each as the URL names it, a socket directory as its
@@ -483,6 +639,35 @@ mod tests {
         assert_eq!(sys.sslmode, SslMode::VerifyFull);
     }
 
+    /// #44 item 5: a URL without a host is libpq's unix socket default, and one spelled
+    /// otherwise but leading to the same place has the same target (item 1).
+    #[test]
+    fn a_url_without_a_host_is_the_unix_socket_and_targets_ignore_spelling() {
+        let u = PgUrl::parse("postgres:///fleet?sslmode=disable").unwrap();
+        let dir = match u.config.get_hosts() {
+            [Host::Unix(p)] => p.clone(),
+            other => panic!("{other:?}"),
+        };
+        assert!(SOCKET_DIRS.contains(&dir.to_str().unwrap()), "{dir:?}");
+        assert_eq!(u.target(), format!("{}:5432/fleet", dir.display()));
+        let bare = PgUrl::parse("postgresql://bob@/db").unwrap();
+        assert_eq!(bare.target(), format!("{}:5432/db", dir.display()));
+        let t = |url: &str| PgUrl::parse(url).unwrap().target();
+        let same = t("postgres://bob@DB.lab:5432/sp5");
+        assert_eq!(same, "db.lab:5432/sp5");
+        for url in [
+            "postgres://bob@db.lab/sp5?connect_timeout=5",
+            "postgresql://bob:s3cret@db.lab:5432/sp5",
+            "postgres://bob@db.lab/sp5?sslmode=require&application_name=x",
+        ] {
+            assert_eq!(t(url), same, "{url}");
+        }
+        assert_ne!(t("postgres://bob@db.lab:5433/sp5"), same);
+        assert_ne!(t("postgres://bob@db.lab/other"), same);
+        // No database: the user's name, as the server takes it.
+        assert_eq!(t("postgres://bob@db.lab"), "db.lab:5432/bob");
+    }
+
     #[test]
     fn bad_urls_are_refused_without_their_password() {
         for (url, why) in [
@@ -501,7 +686,6 @@ mod tests {
                 "system",
             ),
             ("postgres://bob:s3cret@h/db?nosuch=1", "nosuch"),
-            ("postgres://bob:s3cret@/db", "no host"),
         ] {
             let e = PgUrl::parse(url).unwrap_err();
             assert!(e.is_user_error(), "{url}");

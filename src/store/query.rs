@@ -1153,9 +1153,17 @@ pub(super) fn begun(db: &mut dyn Db, id: &str, started_ns: i64) -> Result<bool> 
 /// holds as many results.
 pub(super) fn holds_less(db: &mut dyn Db, id: &str, complete: bool, results: u64) -> Result<bool> {
     let mut b = Sql::new(db.dialect());
+    // PostgreSQL: the run's row locked to the end of the transaction (#44 item 2), so that
+    // of two syncs completing it at once the second waits, then finds the first's complete
+    // copy (the row it waited for is gone: no answer) instead of deleting what is no longer
+    // there. SQLite's write transactions take the whole store already.
+    let lock = match db.dialect() {
+        Dialect::Postgres => " FOR UPDATE",
+        Dialect::Sqlite => "",
+    };
     let sql = format!(
         "SELECT (SELECT count(*) FROM results WHERE results.run_id = runs.id) AS n
-         FROM runs WHERE id = {} AND complete = 0",
+         FROM runs WHERE id = {} AND complete = 0{lock}",
         b.bind(id)
     );
     Ok(match rows(db, b.on("runs", sql), |r| r.u64("n"))?.pop() {

@@ -455,9 +455,14 @@ fn a_postgres_that_stays_away_gets_the_run_through_a_spool_file_and_sync() {
     // Four tests and the host-speed reference (#42).
     assert_eq!(local["results"].as_array().unwrap().len(), 5);
 
-    // It says which store it is for.
+    // It says which store it is for: the URL as shown, where it leads, and the store the
+    // server said it is (#44 item 1).
     let dest = std::fs::read_to_string(spooled[0].with_extension("dest")).unwrap();
-    assert_eq!(dest.trim(), url, "{err}");
+    let lines: Vec<&str> = dest.lines().collect();
+    assert_eq!(lines.len(), 3, "{dest}");
+    assert_eq!(lines[0], url, "{err}");
+    assert!(lines[1].starts_with("target 127.0.0.1:"), "{dest}");
+    assert!(lines[2].starts_with("store "), "{dest}");
     // Both are the run's owner's alone (#41 item 8).
     for p in [spooled[0].clone(), spooled[0].with_extension("dest")] {
         use std::os::unix::fs::PermissionsExt;

@@ -3,7 +3,9 @@
 //! certificate made here; a server that asks for a cleartext password or an MD5 hash gets
 //! nothing (a fake server on a local port reads what it was sent); a server that never
 //! answers is given up at the connect timeout; `.pgpass` and `PGPASSWORD` are used; a
-//! failed login or a missing database exits 2; no "db error: db error".
+//! failed login or a missing database exits 2; no "db error: db error"; a service in a
+//! `pg_service.conf` names the store, a URL without a host is the unix socket, and a service
+//! file another user could change is refused (#44 item 5).
 //!
 //! Needs PostgreSQL (tests/it/support/pg.rs) and the openssl command; skipped without them,
 //! except under CI.
@@ -24,6 +26,13 @@ use std::time::{Duration, Instant};
 fn sysperf_cmd(cwd: &Path, env: &[(&str, &str)], args: &[&str]) -> Command {
     let mut c = Command::new(assert_cmd::cargo::cargo_bin("sysperf"));
     for k in [
+        "PGSERVICE",
+        "PGSERVICEFILE",
+        "PGSYSCONFDIR",
+        "PGHOST",
+        "PGPORT",
+        "PGUSER",
+        "PGDATABASE",
         "PGPASSWORD",
         "PGPASSFILE",
         "PGSSLMODE",
@@ -605,4 +614,110 @@ fn doctor_warns_of_a_tcp_store_below_verify_full() {
     let out = sysperf(cwd.path(), &[], &["doctor", "--json", "--db", &socket]);
     assert!(out.status.success(), "{socket}: {}", text(&out));
     assert!(!text(&out).contains("store_tls"), "{}", text(&out));
+}
+
+/// #44 item 5: a service (`?service=`, `PGSERVICE`) defined in a `pg_service.conf` found as
+/// libpq finds it (`PGSERVICEFILE`, `~/.pg_service.conf`, `PGSYSCONFDIR`), a URL that names no
+/// host, and the service file's checks: one another user could change never chooses the
+/// server.
+#[test]
+fn a_service_in_pg_service_conf_names_the_store_as_in_libpq() {
+    let Some(url) = pg::fresh_db("service_file") else {
+        return;
+    };
+    let cluster = pg::shared().unwrap();
+    let db = url.rsplit('/').next().unwrap();
+    let cwd = tempfile::tempdir().unwrap();
+    let d = cwd.path();
+    let sysconf = d.join("sysconf");
+    let sysconf = sysconf.to_str().unwrap();
+    let sysperf = |d: &Path, env: &[(&str, &str)], args: &[&str]| {
+        let mut env = env.to_vec();
+        env.push(("PGSYSCONFDIR", sysconf));
+        sysperf(d, &env, args)
+    };
+    let file = d.join(".pg_service.conf");
+    let write = |text: &str, mode: u32| {
+        std::fs::write(&file, text).unwrap();
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(mode)).unwrap();
+    };
+    write(
+        &format!(
+            "# stores\n[fleet]\nhost=127.0.0.1\nport={port}\ndbname={db}\nuser=sysperf\nsslmode=disable\n\n\
+             [socket]\nhost={sock}\nport={port}\ndbname={db}\nuser=sysperf\n",
+            port = cluster.port,
+            sock = cluster.socket_dir().display()
+        ),
+        0o644,
+    );
+    let export = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/minimal-export.json");
+    // ~/.pg_service.conf, the service named in the URL, which names nothing else.
+    let out = sysperf(
+        d,
+        &[],
+        &[
+            "sync",
+            export.to_str().unwrap(),
+            "postgres://?service=fleet",
+        ],
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    assert_eq!(cluster.query(db, "SELECT label FROM runs"), ["minimal"]);
+    // PGSERVICE, a unix socket from the file, a URL with no host at all.
+    for (env, db_arg) in [
+        (vec![("PGSERVICE", "fleet")], "postgres://"),
+        (vec![("PGSERVICE", "socket")], "postgresql:///"),
+        (vec![], "postgres:///?service=socket"),
+    ] {
+        let out = sysperf(d, &env, &["runs", "--db", db_arg]);
+        assert!(out.status.success(), "{env:?} {db_arg}: {}", text(&out));
+        assert!(
+            text(&out).contains("minimal"),
+            "{env:?} {db_arg}: {}",
+            text(&out)
+        );
+    }
+    // The URL's own settings win over the service's: another database.
+    let other = "postgres:///no_such_db?service=fleet";
+    let out = sysperf(d, &[], &["runs", "--db", other]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        text(&out).contains("\"no_such_db\" does not exist"),
+        "{}",
+        text(&out)
+    );
+    // PGSERVICEFILE names the file; the system's (PGSYSCONFDIR) is read when the user's
+    // lacks the service.
+    let moved = d.join("services");
+    std::fs::rename(&file, &moved).unwrap();
+    let out = sysperf(
+        d,
+        &[("PGSERVICEFILE", moved.to_str().unwrap())],
+        &["runs", "--db", "postgres://?service=fleet"],
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    std::fs::create_dir(d.join("sysconf")).unwrap();
+    std::fs::rename(&moved, d.join("sysconf/pg_service.conf")).unwrap();
+    let out = sysperf(d, &[], &["runs", "--db", "postgres://?service=fleet"]);
+    assert!(out.status.success(), "{}", text(&out));
+    std::fs::rename(d.join("sysconf/pg_service.conf"), &file).unwrap();
+
+    // Exit 2, saying why, for a service nowhere (saying where it looked) and a service file
+    // that may not be used.
+    let refused = |service: &str, why: &str| {
+        let url = format!("postgres://?service={service}");
+        let out = sysperf(d, &[], &["runs", "--db", &url]);
+        assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+        assert!(text(&out).contains(why), "{}", text(&out));
+    };
+    refused("nosuch", "the service \"nosuch\" is not defined in");
+    // A service file others may change never chooses the server (as root: nor another
+    // user's): exit 2, nothing connected to.
+    write(&std::fs::read_to_string(&file).unwrap(), 0o666);
+    refused("fleet", "may be written by its group or others");
+    if pg::unsafe_free_euid() == 0 {
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
+        std::os::unix::fs::chown(&file, Some(65534), Some(65534)).unwrap();
+        refused("fleet", "not by this user or root");
+    }
 }

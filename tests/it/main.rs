@@ -22,6 +22,7 @@ mod explain;
 mod fleet;
 mod fleet_queries;
 mod fleet_security;
+mod fleet_spool;
 mod fs_safety;
 mod install;
 mod invisible_text;
