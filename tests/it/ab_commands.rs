@@ -8,8 +8,9 @@ use crate::support as common;
 use common::{json_of, sysperf, usage_error};
 use std::path::Path;
 
-/// A short A/B's options: three rounds of short trials.
-const QUICK: [&str; 4] = ["--runs", "3", "--min-time", "0.005"];
+/// A short A/B's options: three rounds of short trials (`--trials`, which `--runs` names as
+/// hyperfine does).
+const QUICK: [&str; 4] = ["--trials", "3", "--min-time", "0.005"];
 
 /// `sysperf ARGS` in `dir` against the store `db` (three short rounds when `quick`), which
 /// must exit `code`: its stdout and stderr.
@@ -81,19 +82,15 @@ fn the_commands_are_named_in_text_json_markdown_and_html_with_a_summary_line() {
     let (d, db) = (dir.path(), dir.path().join("s.db"));
     let args = [
         "ab",
+        "--a",
         "sleep 0.001",
+        "--b",
         "sleep 0.02",
         "--label",
         "named",
         "--json",
     ];
-    let (out, err) = sp(
-        &db,
-        d,
-        &[&args[..], &["--export-markdown", "ab.md"]].concat(),
-        true,
-        0,
-    );
+    let (out, err) = sp(&db, d, &args, true, 0);
     let doc = json_of(out.as_bytes());
     assert_eq!(doc["runs"][0]["command"], "sleep 0.001", "{}", doc["runs"]);
     assert_eq!(doc["runs"][1]["command"], "sleep 0.02", "{}", doc["runs"]);
@@ -107,7 +104,13 @@ fn the_commands_are_named_in_text_json_markdown_and_html_with_a_summary_line() {
     ] {
         assert!(err.contains(line), "{line}: {err}");
     }
-    let md = std::fs::read_to_string(d.join("ab.md")).unwrap();
+    let (md, _) = sp(
+        &db,
+        d,
+        &["compare", "named-a", "named-b", "--markdown"],
+        false,
+        0,
+    );
     assert!(md.contains("timed the command `sleep 0.02`"), "{md}");
     let (text, _) = sp(&db, d, &["compare", "named-a", "named-b"], false, 0);
     assert!(text.contains("command: `sleep 0.001`"), "{text}");
@@ -133,7 +136,7 @@ fn commands_run_unpinned_unless_cpus_are_given_and_the_output_says_so() {
     let (text, _) = sp(
         &db,
         d,
-        &["ab", "true", "sleep 0.001", "--label", "free"],
+        &["ab", "--a", "true", "--b", "sleep 0.001", "--label", "free"],
         true,
         0,
     );
@@ -210,6 +213,8 @@ fn hyperfines_flags_mean_the_same_a_command_alone_has_its_interval() {
         "in",
         "--output",
         "out",
+        "--export-markdown",
+        "ab.md",
     ];
     let (text, _) = sp(&db, d, &args, true, 0);
     assert!(
@@ -218,6 +223,8 @@ fn hyperfines_flags_mean_the_same_a_command_alone_has_its_interval() {
     );
     assert!(text.contains(" µs ± "), "{text}");
     assert!(text.contains("`two` ran "), "{text}");
+    let md = std::fs::read_to_string(d.join("ab.md")).unwrap();
+    assert!(md.contains("timed the command `two`"), "{md}");
     let log = std::fs::read_to_string(d.join("log")).unwrap();
     let lines: Vec<&str> = log.lines().collect();
     assert_eq!(lines.first(), Some(&"setup"), "{log}");
