@@ -586,6 +586,11 @@ pub(crate) fn exec(a: Args) -> Result<i32> {
         let (_, c) = Catalog::new(db.clone()).comparison(&req.runs, None, noise_pct)?;
         comparisons.push(c);
     }
+    // A command alone: its run as 'compare' takes one (for --json and the exports).
+    if let Some(run) = &alone {
+        let (_, c) = Catalog::new(db.clone()).comparison(&[run.id.clone()], None, noise_pct)?;
+        comparisons.push(c);
+    }
     if a.json {
         let docs: Vec<String> = comparisons
             .iter()
