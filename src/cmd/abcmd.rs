@@ -588,7 +588,8 @@ pub(crate) fn exec(a: Args) -> Result<i32> {
     }
     // A command alone: its run as 'compare' takes one (for --json and the exports).
     if let Some(run) = &alone {
-        let (_, c) = Catalog::new(db.clone()).comparison(&[run.id.clone()], None, noise_pct)?;
+        let (_, c) =
+            Catalog::new(db.clone()).comparison(std::slice::from_ref(&run.id), None, noise_pct)?;
         comparisons.push(c);
     }
     if a.json {
