@@ -94,7 +94,7 @@ pub(crate) struct Args {
     #[arg(long, short = 'r', visible_alias = "runs", value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub(crate) trials: Option<u32>,
     #[command(flatten)]
-    pub(crate) cmd: super::abcmd::CommandArgs,
+    pub(crate) cmd: super::abopts::CommandArgs,
     /// Minimum duration of one trial in seconds (default 0.015: many short trials).
     #[arg(long, value_name = "S", allow_negative_numbers = true, value_parser = parse_seconds)]
     pub(crate) min_time: Option<f64>,
@@ -158,6 +158,12 @@ pub(crate) struct Args {
 }
 
 impl Args {
+    /// Whether these are commands (positional, or --a/--b), timed as hyperfine times them
+    /// (`super::abcmd`), rather than a switch measured on benchmarks.
+    pub(crate) fn commands(&self) -> bool {
+        self.switch.is_none() && self.sysctl.is_none()
+    }
+
     /// What the user asked for, as the engine takes it; `seed` when --seed was not given.
     pub(crate) fn request(&self, seed: u64) -> Result<RunRequest> {
         // Core benchmarks and suite points (`net.stream-tcp@65536`), measured alike; the
@@ -193,11 +199,6 @@ impl Args {
 }
 
 pub(crate) fn exec(a: Args) -> Result<i32> {
-    // Commands (positional, or --a/--b) are timed as hyperfine times them; a switch is
-    // measured on benchmarks.
-    if a.switch.is_none() && a.sysctl.is_none() {
-        return super::abcmd::exec(a);
-    }
     a.cmd.refuse_with_switch()?;
     // 1. Every option is checked before anything is measured or changed.
     let noise_pct = parse_pct("--threshold", &a.noise)?;

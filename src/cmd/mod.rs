@@ -12,6 +12,7 @@ mod progress;
 
 pub(crate) mod ab;
 pub(crate) mod abcmd;
+pub(crate) mod abopts;
 pub(crate) mod changes;
 pub(crate) mod compare;
 pub(crate) mod completions;
