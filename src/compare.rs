@@ -552,6 +552,10 @@ pub struct RunHeader {
     /// A `--quick` run: a smoke test, which every rendering says it is (#33).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub quick: bool,
+    /// The command the run timed, for a side of `sysperf ab CMD...` (#43): every rendering
+    /// names it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -1511,6 +1515,7 @@ pub fn build_grouped(
                 kernel_release: r.fingerprint.kernel_release.clone(),
                 complete: r.complete,
                 quick: r.params.quick,
+                command: r.params.ab.as_ref().and_then(|a| a.command.clone()),
             })
             .collect(),
         group_runs: columns.iter().map(Vec::len).collect(),

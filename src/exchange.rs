@@ -1936,6 +1936,10 @@ fn check_params(params: &RunParams, p: &JsonPath) -> Result<()> {
         ] {
             text(v, Text::Line, &p.field(name))?;
         }
+        // A command line may hold newlines (a shell script), nothing a terminal interprets.
+        if let Some(command) = &ab.command {
+            text(command, Text::Free, &p.field("command"))?;
+        }
     }
     float(params.timeout_s, &p.field("timeout_s"))
 }

@@ -776,6 +776,10 @@ pub struct AbSide {
     /// "paired" (A and B back to back in each round, in a random order) or "duet" (at the
     /// same time on two CPUs, swapped every round).
     pub design: String,
+    /// The side's command as every output names it (`sysperf ab CMD...`, #43): its
+    /// `--command-name`, or the line as typed; None for a switch's side.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
 }
 
 /// Why a run label would be ambiguous, or None. `latest` always names the newest run, and
@@ -1170,6 +1174,7 @@ mod tests {
             side: "b".into(),
             partner: "0123456789ab".into(),
             design: "paired".into(),
+            command: None,
         });
         assert!(!base.measures_like(&side) && !side.measures_like(&side));
         // -0.0 == 0.0, and their keys are one.

@@ -665,12 +665,18 @@ pub fn sbrk_and_touch(len: usize, stride: usize) -> io::Result<usize> {
     Ok(p as usize)
 }
 
-/// An in-memory executable file (memfd), so exec benchmarks need nothing on disk.
-pub fn memfd_executable(name: &CStr, bytes: &[u8]) -> io::Result<OwnedFd> {
+/// An empty in-memory file (memfd, close-on-exec): scratch that leaves nothing on disk and
+/// goes away with its last descriptor.
+pub fn memfd(name: &CStr) -> io::Result<OwnedFd> {
     // SAFETY: name is NUL-terminated; flags are valid.
     let fd = cvt(unsafe { libc::memfd_create(name.as_ptr(), libc::MFD_CLOEXEC) })?;
     // SAFETY: the kernel just gave us this descriptor.
-    let owned = unsafe { OwnedFd::from_raw_fd(fd) };
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// An in-memory executable file (memfd), so exec benchmarks need nothing on disk.
+pub fn memfd_executable(name: &CStr, bytes: &[u8]) -> io::Result<OwnedFd> {
+    let owned = memfd(name)?;
     let mut off = 0;
     while off < bytes.len() {
         off += write(owned.as_raw_fd(), &bytes[off..])?;

@@ -9,7 +9,7 @@ use super::out::{engine, spooled_into};
 use super::progress::Trials;
 use super::Result;
 use clap::Args as ClapArgs;
-use sysperf::engine::ab::{CommandSides, Design};
+use sysperf::engine::ab::Design;
 use sysperf::engine::{self, switch::Switch, RunPlan, RunRequest};
 use sysperf::{catalog, compare};
 
@@ -33,8 +33,21 @@ end and on Ctrl-C/SIGTERM, and the next 'sysperf run' or 'ab' puts back what a k
 saying so. A machine-wide switch this process may not change exits 1 before anything runs
 (as 'trace' and 'profile' do); a bad switch name or value exits 2.
 
-Or two commands (--a CMD --b CMD, with --a-env/--b-env NAME=VALUE): each side runs its command
-line as the 'command' benchmark; the runs are LABEL-a and LABEL-b.
+Commands, as hyperfine takes them: 'sysperf ab \"gzip -1 < f\" \"gzip -9 < f\"' (or --a CMD --b
+CMD, with --a-env/--b-env NAME=VALUE). Each runs through a shell (sh -c; --shell SHELL, or -N
+for none), unpinned (--cpu LIST to keep it on those CPUs). The first (or --reference) is the
+baseline; each other command is one A/B with it (runs LABEL-a and LABEL-b, or LABEL-K-a/-b for
+the Kth of several); a command alone is one run, timed with its interval. Timed: the wall
+clock of each run from spawn to reaped exit, with its user and system CPU; a trial times many
+runs together. hyperfine's flags mean the same here, but: --runs/--min-runs/--max-runs count
+rounds (a trial of each command each); --prepare and --conclude run once a trial, outside it;
+--setup and --cleanup once before and after all rounds; --warmup runs each command N times
+before them; --output inherit and --show-output are refused (the worker's output is its
+channel to sysperf: use --output FILE). A command that exits non-zero fails its trial: its
+exit code and last lines of standard error are printed and ab exits 1, unless
+--ignore-failure. Printed: compare's table naming each command, hyperfine's lines (mean ± σ,
+min … max in the command's unit, user and system CPU) and its summary line, \"`B` ran 1.047
+[1.046, 1.049] times slower than `A`\", with the paired interval and verdict.
 
 Each round runs every test's two sides back to back, in a random order, at one iteration count
 (--duet: both at once, on two CPUs swapped every round); the interval is on the rounds' paired
@@ -47,15 +60,18 @@ compare LABEL-off LABEL-on' prints.";
 
 #[derive(ClapArgs)]
 pub(crate) struct Args {
-    /// Benchmark ids or globs, or suite points (net.stream-tcp@65536, bbn.pipe@*) (default:
-    /// syscall csw pipeback4 forks0 execs0null seqpage).
+    /// Without a switch: the commands to time, as hyperfine takes them (the first, or
+    /// --reference, the baseline; one alone is timed with its interval). With --switch or
+    /// --sysctl: benchmark ids or globs, or suite points (net.stream-tcp@65536, bbn.pipe@*)
+    /// (default: syscall csw pipeback4 forks0 execs0null seqpage).
+    #[arg(value_name = "COMMAND|BENCHMARK")]
     pub(crate) selection: Vec<String>,
     /// The switch: seccomp, seccomp-checks=N (a planted slowdown), none (an A/A),
     /// speculation, thp or perf_event_paranoid.
-    #[arg(long, value_name = "NAME", required_unless_present_any = ["sysctl", "a"])]
+    #[arg(long, value_name = "NAME")]
     pub(crate) switch: Option<String>,
-    /// Side A as a command line (no shell; quotes as a shell's): A/B of two commands
-    /// instead of a switch, each run and waited for as the `command` benchmark.
+    /// Side A as a command line: A/B of two commands instead of a switch (the same as
+    /// 'ab CMD_A CMD_B'), each run through the shell and waited for.
     #[arg(long, value_name = "CMD", requires = "b", conflicts_with_all = ["switch", "sysctl", "selection"])]
     pub(crate) a: Option<String>,
     /// Side B as a command line.
@@ -74,8 +90,11 @@ pub(crate) struct Args {
     #[arg(long, value_name = "VALUE")]
     pub(crate) on: Option<String>,
     /// Counted rounds: one trial of each benchmark and side each (1-1000; default 30).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1000))]
+    /// hyperfine's --runs: here a trial is many runs of a command, timed together.
+    #[arg(long, short = 'r', visible_alias = "runs", value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub(crate) trials: Option<u32>,
+    #[command(flatten)]
+    pub(crate) cmd: super::abopts::CommandArgs,
     /// Minimum duration of one trial in seconds (default 0.015: many short trials).
     #[arg(long, value_name = "S", allow_negative_numbers = true, value_parser = parse_seconds)]
     pub(crate) min_time: Option<f64>,
@@ -150,10 +169,17 @@ pub(crate) struct Args {
 }
 
 impl Args {
+    /// Whether these are commands (positional, or --a/--b), timed as hyperfine times them
+    /// (`super::abcmd`), rather than a switch measured on benchmarks.
+    pub(crate) fn commands(&self) -> bool {
+        self.switch.is_none() && self.sysctl.is_none()
+    }
+
     /// What the user asked for, as the engine takes it; `seed` when --seed was not given.
-    fn request(&self, seed: u64) -> Result<RunRequest> {
-        // Core benchmarks and suite points (`net.stream-tcp@65536`), measured alike.
-        let (selection, suites) = if self.a.is_some() {
+    pub(crate) fn request(&self, seed: u64) -> Result<RunRequest> {
+        // Core benchmarks and suite points (`net.stream-tcp@65536`), measured alike; the
+        // commands of 'ab CMD...' as the `command` benchmark.
+        let (selection, suites) = if self.switch.is_none() && self.sysctl.is_none() {
             (vec!["command".into()], Vec::new())
         } else {
             engine::ab::selection(&or_noise_default(&self.selection), self.quick)?
@@ -186,38 +212,22 @@ impl Args {
 }
 
 pub(crate) fn exec(a: Args) -> Result<i32> {
+    a.cmd.refuse_with_switch()?;
     // 1. Every option is checked before anything is measured or changed.
     let noise_pct = parse_pct("--threshold", &a.noise)?;
     let gate_pct = parse_pct_opt("--fail-on-regression", a.fail_on_regression.as_deref())?;
-    // Two command lines (--a, --b), or a switch.
-    let mut commands = match (&a.a, &a.b) {
-        (Some(x), Some(y)) => Some(CommandSides::parse(x, y, &a.a_env, &a.b_env)?),
-        _ => None,
-    };
-    let switch = match commands {
-        Some(_) => None,
-        None => Some(Switch::parse(
-            a.switch.as_deref(),
-            a.sysctl.as_deref(),
-            a.on.as_deref(),
-        )?),
-    };
-    let name = switch.as_ref().map_or("cmd", |s| s.name()).to_string();
+    let switch = Switch::parse(a.switch.as_deref(), a.sysctl.as_deref(), a.on.as_deref())?;
+    let name = switch.name().to_string();
     let mut req = a.request(engine::fresh_seed()?)?;
     if req.label.is_none() {
         req.label = Some(engine::ab::default_label(&name)?);
     }
     if let Some(k) = a.sittings {
-        let sides = match (&mut commands, &switch) {
-            (Some(c), _) => Sides::Commands(c),
-            (None, Some(s)) => Sides::Switch(s),
-            (None, None) => return Ok(sysperf::exit::FAILURE),
-        };
-        return sittings(&a, &req, k, sides, noise_pct, gate_pct);
+        return sittings(&a, &req, k, &switch, noise_pct, gate_pct);
     }
     let plan = RunPlan::resolve(&req, &allowed_cpus()?)?;
     let design = if a.duet {
-        engine::ab::check_duet(&plan, switch.as_ref().map_or(Ok(()), |s| s.concurrent()))?;
+        engine::ab::check_duet(&plan, switch.concurrent())?;
         Design::Duet
     } else {
         Design::Paired
@@ -229,11 +239,7 @@ pub(crate) fn exec(a: Args) -> Result<i32> {
     sysperf::sync::upload_waiting_once(Some(store.as_ref()));
     let bar = &mut Trials::new();
     let engine = engine(&stop)?;
-    let outcomes = match (&mut commands, &switch) {
-        (Some(c), _) => engine.execute_sides(&plan, design, c, store.as_ref(), bar),
-        (None, Some(s)) => engine.execute_ab(&plan, design, s, store.as_ref(), bar),
-        (None, None) => return Ok(sysperf::exit::FAILURE),
-    };
+    let outcomes = engine.execute_ab(&plan, design, &switch, store.as_ref(), bar);
     bar.finish();
     let outcomes = outcomes?;
     let spool = spooled_into(&opened, store.as_ref());
@@ -276,31 +282,9 @@ pub(crate) fn exec(a: Args) -> Result<i32> {
     };
     let code = show(&req, Format::text_or_json(a.json), false, db.clone())?;
     if a.explain {
-        super::out::print("\n")?;
-        super::explain::exec(super::explain::Args {
-            a: req.runs[0].clone(),
-            b: req.runs[1].clone(),
-            tests: Vec::new(),
-            noise: a.noise.clone(),
-            top: sysperf::report::explain::DEFAULT_TOP as u32,
-            json: false,
-            markdown: false,
-            measure: false,
-            profile_seconds: 1.0,
-            try_switches: false,
-            allow_foreign_values: false,
-            try_seconds: 2.0,
-            html: None,
-            db: super::args::DbArg { db },
-        })?;
+        explain(&a, &req.runs[0], &req.runs[1], db)?;
     }
     Ok(super::run::with_spool(code, spool.is_some()))
-}
-
-/// What the sides of `ab --sittings` differ by.
-enum Sides<'a> {
-    Commands(&'a mut CommandSides),
-    Switch(&'a Switch),
 }
 
 /// Seconds between sittings when --spacing is not given.
@@ -312,7 +296,7 @@ fn sittings(
     a: &Args,
     req: &RunRequest,
     k: u32,
-    mut sides: Sides<'_>,
+    switch: &Switch,
     noise_pct: f64,
     gate_pct: Option<f64>,
 ) -> Result<i32> {
@@ -329,18 +313,13 @@ fn sittings(
     let stop = engine::stop_flag()?;
     let store = catalog::open_store_to_measure(a.db.db.as_ref())?;
     let opened = store.location();
-    sysperf::sync::upload_waiting(Some(store.as_ref()));
+    sysperf::sync::upload_waiting_once(Some(store.as_ref()));
     let engine = engine(&stop)?;
     let mut pairs = Vec::new();
     let mut labels = Vec::new();
     for (i, plan) in plans.iter().enumerate() {
         let bar = &mut Trials::new();
-        let outcomes = match &mut sides {
-            Sides::Commands(c) => {
-                engine.execute_sides(plan, Design::Paired, *c, store.as_ref(), bar)
-            }
-            Sides::Switch(s) => engine.execute_ab(plan, Design::Paired, s, store.as_ref(), bar),
-        };
+        let outcomes = engine.execute_ab(plan, Design::Paired, switch, store.as_ref(), bar);
         bar.finish();
         let Some(last) = outcomes?.pop() else {
             return Ok(sysperf::exit::FAILURE);
@@ -416,4 +395,26 @@ fn sittings(
         sysperf::exit::OK
     };
     Ok(super::run::with_spool(code, spooled))
+}
+
+/// `--explain`: 'sysperf explain' of the two sides `x` and `y`, after the comparison.
+pub(crate) fn explain(a: &Args, x: &str, y: &str, db: Option<std::path::PathBuf>) -> Result<()> {
+    super::out::print("\n")?;
+    super::explain::exec(super::explain::Args {
+        a: x.to_string(),
+        b: y.to_string(),
+        tests: Vec::new(),
+        noise: a.noise.clone(),
+        top: sysperf::report::explain::DEFAULT_TOP as u32,
+        json: false,
+        markdown: false,
+        measure: false,
+        profile_seconds: 1.0,
+        try_switches: false,
+        allow_foreign_values: false,
+        try_seconds: 2.0,
+        html: None,
+        db: super::args::DbArg { db },
+    })?;
+    Ok(())
 }

@@ -11,6 +11,8 @@ mod out;
 mod progress;
 
 pub(crate) mod ab;
+pub(crate) mod abcmd;
+pub(crate) mod abopts;
 pub(crate) mod changes;
 pub(crate) mod compare;
 pub(crate) mod completions;
@@ -82,13 +84,14 @@ pub(crate) enum Cmd {
     Noise(noise::Args),
     /// A/B: measure a selection with a switch off and on (or two commands), round by round.
     ///
-    /// Measure a selection with a runtime switch off and on (or two command lines), paired
-    /// round by round, store both sides as two runs (labels LABEL-off, LABEL-on) and print
-    /// them side by side with ratios, paired intervals and verdicts. A machine-wide switch is
+    /// Time commands as hyperfine does ('sysperf ab "gzip -1 < f" "gzip -9 < f"'), or measure
+    /// a selection with a runtime switch off and on (--switch), paired round by round; store
+    /// both sides as two runs (labels LABEL-a, LABEL-b or LABEL-off, LABEL-on) and print them
+    /// side by side with ratios, paired intervals and verdicts. A machine-wide switch is
     /// put back afterwards, also after Ctrl-C; after a kill, the next 'run' or 'ab' puts it
     /// back.
     #[command(after_help = ab::AB_HELP)]
-    Ab(ab::Args),
+    Ab(Box<ab::Args>),
     /// List the benchmarks and suites there are to run (stored runs: 'sysperf runs').
     ///
     /// List the benchmarks: id, group, the paper's description and count, today's equivalent;

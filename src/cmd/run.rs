@@ -7,6 +7,7 @@ use super::progress::Trials;
 use super::Result;
 use clap::Args as ClapArgs;
 use sysperf::engine::{self, RunPlan, RunRequest};
+use sysperf::error::InputError;
 use sysperf::model::{Profile, Run, VarianceEstimate};
 use sysperf::{catalog, report, suite};
 
@@ -156,6 +157,7 @@ fn check_warmup(a: &Args) -> Result<()> {
 pub(crate) fn exec(a: Args) -> Result<i32> {
     // 1. Every decision before anything starts: what, where, with which budget and order.
     check_warmup(&a)?;
+    not_a_command(&a.selection)?;
     let mut plan = RunPlan::resolve(
         &a.request(engine::fresh_seed()?)?,
         &super::args::allowed_cpus()?,
@@ -251,6 +253,27 @@ pub(crate) fn exec(a: Args) -> Result<i32> {
 
 /// A command's exit code once its runs went into a spool file: [`sysperf::exit::SPOOLED`]
 /// where it would have been 0; a failure or a signal's code says more and stays.
+/// A command line where a benchmark id goes, or the `command` benchmark alone (which has
+/// nothing to run without one): a usage error pointing to `sysperf ab`, which times commands
+/// (#43).
+fn not_a_command(selection: &[String]) -> Result<(), InputError> {
+    for p in selection {
+        let why = if p == "command" {
+            "the command benchmark times the command lines given to 'sysperf ab' and has nothing to run by itself: time a command with 'sysperf ab \"CMD\"' (two or more to compare them, as hyperfine does)".to_string()
+        } else if p.trim().contains(char::is_whitespace) {
+            format!("a command line, not a benchmark id: time it with 'sysperf ab \"{p}\"' (two or more commands to compare them, as hyperfine does); 'sysperf list' shows the benchmark ids")
+        } else {
+            continue;
+        };
+        return Err(InputError::InvalidValue {
+            what: "benchmark",
+            value: p.clone(),
+            why,
+        });
+    }
+    Ok(())
+}
+
 pub(crate) fn with_spool(code: i32, spooled: bool) -> i32 {
     if spooled && code == sysperf::exit::OK {
         sysperf::exit::SPOOLED

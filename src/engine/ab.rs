@@ -88,6 +88,10 @@ pub trait Sides {
     fn target_b(&self, planned: &Target) -> Target;
     /// What a side is, for its run's notes.
     fn describe(&self, b: bool) -> String;
+    /// The side's command as outputs name it, when the sides are commands.
+    fn command(&self, _b: bool) -> Option<String> {
+        None
+    }
     /// The end of a side's label: `off`/`on` for a switch, `a`/`b` for two commands.
     fn tag(&self, b: bool) -> &'static str;
     /// Whether the two sides can run at the same time (a machine-wide setting cannot be
@@ -155,34 +159,11 @@ pub const DEFAULT_ROUNDS: u32 = 30;
 /// pair better than a few long ones on a host whose speed changes within a second (#30).
 pub const DEFAULT_TRIAL_S: f64 = 0.015;
 
-/// Two command lines (`sysperf ab --a CMD --b CMD`): the `command` benchmark on each side.
+/// Two command lines (`sysperf ab CMD CMD`, `ab --a CMD --b CMD`): the `command` benchmark
+/// on each side, side A the baseline.
 pub struct CommandSides {
     pub a: crate::bench::command::CommandLine,
     pub b: crate::bench::command::CommandLine,
-}
-
-impl CommandSides {
-    /// From what the user typed: each side's command line and `NAME=VALUE` variables.
-    pub fn parse(
-        a: &str,
-        b: &str,
-        a_env: &[String],
-        b_env: &[String],
-    ) -> Result<CommandSides, InputError> {
-        let side = |what: &'static str, line: &str, env: &[String]| {
-            crate::bench::command::CommandLine::parse(line, env).map_err(|why| {
-                InputError::InvalidValue {
-                    what,
-                    value: line.to_string(),
-                    why,
-                }
-            })
-        };
-        Ok(CommandSides {
-            a: side("--a", a, a_env)?,
-            b: side("--b", b, b_env)?,
-        })
-    }
 }
 
 impl Sides for CommandSides {
@@ -203,7 +184,14 @@ impl Sides for CommandSides {
     }
     fn describe(&self, b: bool) -> String {
         let (side, line) = if b { ("b", &self.b) } else { ("a", &self.a) };
-        format!("ab: side {side}: {}", line.describe())
+        format!(
+            "ab: side {side}: {} (run as: {})",
+            line.name(),
+            line.describe()
+        )
+    }
+    fn command(&self, b: bool) -> Option<String> {
+        Some(if b { &self.b } else { &self.a }.name())
     }
     fn tag(&self, b: bool) -> &'static str {
         if b {
@@ -519,6 +507,7 @@ impl super::Engine<'_> {
                 side: if b { "b" } else { "a" }.into(),
                 partner: ids[1 - side].clone(),
                 design: design.as_str().into(),
+                command: sides.command(b),
             });
         }
         Ok(runs)

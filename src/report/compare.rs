@@ -401,8 +401,13 @@ fn run_line(c: &Comparison, i: usize) -> String {
             r.kernel_release.as_deref().unwrap_or("?")
         )
     };
+    let command = r
+        .command
+        .as_ref()
+        .map(|c| format!("  command: `{c}`"))
+        .unwrap_or_default();
     format!(
-        "{}{}{}{}  {}",
+        "{}{}{}{}  {}{command}",
         r.id,
         label,
         if i == c.baseline { " (baseline)" } else { "" },
@@ -911,6 +916,24 @@ fn md(s: &str) -> String {
     out
 }
 
+/// Text from outside as a Markdown code span: a fence one backtick longer than the longest
+/// run of backticks inside, so that nothing in it is read as Markdown (a command line).
+pub fn md_code(s: &str) -> String {
+    let text = s.replace(['\n', '\r'], " ");
+    let (mut run, mut longest) = (0, 0);
+    for ch in text.chars() {
+        run = if ch == '`' { run + 1 } else { 0 };
+        longest = longest.max(run);
+    }
+    let fence = "`".repeat(longest + 1);
+    let pad = if text.starts_with('`') || text.ends_with('`') {
+        " "
+    } else {
+        ""
+    };
+    format!("{fence}{pad}{text}{pad}{fence}")
+}
+
 fn md_row(cells: &[String]) -> String {
     format!("| {} |\n", cells.join(" | "))
 }
@@ -1016,6 +1039,11 @@ pub fn markdown(c: &Comparison) -> String {
     for (i, r) in c.runs.iter().enumerate() {
         if let Some(cite) = &r.citation {
             let _ = writeln!(s, "\n{} published in: {}", tag(i), md(cite));
+        }
+    }
+    for (i, r) in c.runs.iter().enumerate() {
+        if let Some(command) = &r.command {
+            let _ = writeln!(s, "\n{} timed the command {}", tag(i), md_code(command));
         }
     }
     if let Some(line) = smoke_line(c) {

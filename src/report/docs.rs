@@ -265,6 +265,7 @@ mod tests {
             side: "a".into(),
             partner: "0123456789ab".into(),
             design: "paired".into(),
+            command: Some("gzip -1 < f".into()),
         });
         // The fingerprint's facts written only when known (#19).
         run.fingerprint.hz = Some(250);

@@ -369,6 +369,14 @@ fn runs_table(s: &mut String, runs: &[Run], cmp: &Comparison) {
             ("published", Some(c)) => format!("published: {}", esc(c)),
             (src, _) => esc(src),
         };
+        // A side of `sysperf ab CMD...` (#43): the command it timed, named where the run is.
+        if let Some(command) = r.params.ab.as_ref().and_then(|a| a.command.as_ref()) {
+            let _ = write!(
+                notes,
+                " <span class=\"mono\">command: <code>{}</code></span>",
+                esc(command)
+            );
+        }
         let _ = write!(
             s,
             "<tr><td class=\"l\">{}<span class=\"name\">{}</span>{notes}<span class=\"unit mono\">{}</span></td><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\">{source}</td><td>{}</td></tr>",

@@ -6,6 +6,7 @@
 //! rasterizes an SVG with fonts the caller loads from the system.
 
 pub mod changes;
+pub mod command;
 pub mod compare;
 #[cfg(test)]
 mod docs;

@@ -150,6 +150,7 @@ pub(super) fn full_run(id: &str) -> Run {
                 side: "b".into(),
                 partner: "0123456789ab".into(),
                 design: "duet".into(),
+                command: None,
             }),
         },
         fingerprint: Fingerprint {

@@ -446,7 +446,7 @@ fn a_duet_runs_both_sides_at_once_on_two_cpus_or_says_what_it_needs() {
 
 #[test]
 fn two_commands_compare_through_the_same_paired_rounds() {
-    // #30 item 3: `ab --a CMD --b CMD` (no shell; variables per side), the command benchmark
+    // #30 item 3: `ab --a CMD --b CMD` (variables per side), the command benchmark
     // timed by the harness, paired as a switch is.
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("s.db");
@@ -474,8 +474,10 @@ fn two_commands_compare_through_the_same_paired_rounds() {
         .args(["--trials", "3", "--min-time", "0.005", "--label", "env"])
         .output()
         .unwrap();
+    // A failing side is loud (#43): its exit code shown, ab exits 1.
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{err}");
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("exited with code 1"), "{err}");
     let (a, b) = (show(&db, "env-a"), show(&db, "env-b"));
     assert!(
         a["results"][0]["summary"].is_object(),
@@ -485,7 +487,7 @@ fn two_commands_compare_through_the_same_paired_rounds() {
     let error = b["results"][0]["error"].as_str().unwrap_or_default();
     assert!(error.contains("must exit 0"), "{}", b["results"][0]);
     // Not with a switch, and a command line must parse.
-    let err = usage_error(sysperf(&db).args(["ab", "--a", "true", "--b", "'open"]));
+    let err = usage_error(sysperf(&db).args(["ab", "-N", "--a", "true", "--b", "'open"]));
     assert!(err.contains("single quote is not closed"), "{err}");
     let err =
         usage_error(sysperf(&db).args(["ab", "--a", "true", "--b", "true", "--switch", "seccomp"]));

@@ -9,6 +9,7 @@
 mod support;
 
 mod ab;
+mod ab_commands;
 mod changes;
 mod cli;
 mod compare;

@@ -1,0 +1,475 @@
+//! `sysperf ab CMD...` (#43): commands timed as hyperfine times them, with its flags where
+//! they mean the same, on sysperf's paired engine: each command after the baseline is one
+//! A/B (paired round by round, both sides stored), a command alone is one run. Not the switch
+//! form (`ab --switch`), which `super::ab` measures on benchmarks.
+//!
+//! What it prints beyond `compare`'s table: hyperfine's per-command lines (mean +- sd and
+//! min...max of the trials' time per run, user and system CPU) and its summary line with the
+//! paired interval and verdict; where the commands ran; and, loudly, a command that failed.
+
+use super::ab::Args;
+use super::args::{allowed_cpus, parse_pct, parse_pct_opt};
+use super::compare::{show, Format};
+use super::failure::Context;
+use super::out::{engine, print, spooled_into};
+use super::progress::Trials;
+use super::Result;
+use sysperf::bench::command::CommandLine;
+use sysperf::catalog::{self, Catalog};
+use sysperf::engine::ab::{CommandSides, Design};
+use sysperf::engine::{self, RunPlan};
+use sysperf::error::InputError;
+use sysperf::harness::placement::Mode;
+use sysperf::model::Run;
+use sysperf::{compare, exit};
+
+/// One command as typed: its line, its name in outputs, and its variables.
+struct Typed {
+    line: String,
+    name: Option<String>,
+    env: Vec<String>,
+}
+
+/// The commands the user gave, the baseline first: positional (or --a/--b), each parameter
+/// value's, and --reference before them.
+fn typed(a: &Args) -> Result<Vec<Typed>, InputError> {
+    let mut given: Vec<(String, Vec<String>)> = match (&a.a, &a.b) {
+        (Some(x), Some(y)) => vec![(x.clone(), a.a_env.clone()), (y.clone(), a.b_env.clone())],
+        _ => a
+            .selection
+            .iter()
+            .map(|s| (s.clone(), Vec::new()))
+            .collect(),
+    };
+    if given.is_empty() {
+        return Err(InputError::InvalidValue {
+            what: "ab",
+            value: String::new(),
+            why: "say what to compare: commands, as hyperfine takes them ('sysperf ab \"gzip -1 < f\" \"gzip -9 < f\"', or --a CMD --b CMD), or a switch measured on benchmarks ('sysperf ab --switch seccomp', or --sysctl NAME=VALUE; see 'sysperf ab --help')".into(),
+        });
+    }
+    // A benchmark id where a command goes, and no program of that name: the switch form
+    // was meant, without its switch.
+    if a.a.is_none() {
+        let benchmark = |p: &String| {
+            !p.contains(char::is_whitespace)
+                && sysperf::programs::find(p).is_err()
+                && sysperf::engine::ab::selection(std::slice::from_ref(p), a.quick).is_ok()
+        };
+        if let Some(p) = a.selection.iter().find(|p| benchmark(p)) {
+            return Err(InputError::InvalidValue {
+                what: "ab",
+                value: p.clone(),
+                why: format!("a benchmark, and no program of that name: measure benchmarks with a switch ('sysperf ab {p} --switch seccomp', or --sysctl NAME=VALUE); commands are timed as 'sysperf ab \"CMD_A\" \"CMD_B\"'"),
+            });
+        }
+    }
+    let names = &a.cmd.command_name;
+    let mut out = Vec::new();
+    match a.cmd.parameter()? {
+        Some((var, values)) => {
+            let key = format!("{{{var}}}");
+            for (line, env) in &given {
+                for v in &values {
+                    out.push(Typed {
+                        line: line.replace(&key, v),
+                        name: names.get(out.len()).map(|n| n.replace(&key, v)),
+                        env: env.clone(),
+                    });
+                }
+            }
+        }
+        None => {
+            for (i, (line, env)) in given.drain(..).enumerate() {
+                out.push(Typed {
+                    line,
+                    name: names.get(i).cloned(),
+                    env,
+                });
+            }
+        }
+    }
+    if names.len() > out.len() {
+        return Err(InputError::InvalidValue {
+            what: "--command-name",
+            value: names.join(", "),
+            why: format!("{} names for {} commands", names.len(), out.len()),
+        });
+    }
+    if let Some(r) = &a.cmd.reference {
+        out.insert(
+            0,
+            Typed {
+                line: r.clone(),
+                name: None,
+                env: Vec::new(),
+            },
+        );
+    }
+    Ok(out)
+}
+
+/// Each command as the benchmark runs it.
+fn lines(a: &Args, typed: &[Typed]) -> Result<Vec<CommandLine>, InputError> {
+    let shell = a.cmd.shell();
+    let output = a.cmd.output()?;
+    let per = |what: &'static str, v: &[String]| -> Result<Vec<Option<Vec<String>>>, InputError> {
+        let one = |line: &String| {
+            CommandLine::in_shell(line, &[], shell)
+                .map(|c| Some(c.argv))
+                .map_err(|why| InputError::InvalidValue {
+                    what,
+                    value: line.clone(),
+                    why,
+                })
+        };
+        match v.len() {
+            0 => Ok(vec![None; typed.len()]),
+            1 => Ok(vec![one(&v[0])?; typed.len()]),
+            n if n == typed.len() => v.iter().map(one).collect(),
+            n => Err(InputError::InvalidValue {
+                what,
+                value: v.join(", "),
+                why: format!(
+                    "{n} given for {} commands: give one for all, or one per command",
+                    typed.len()
+                ),
+            }),
+        }
+    };
+    let prepare = per("--prepare", &a.cmd.prepare)?;
+    let conclude = per("--conclude", &a.cmd.conclude)?;
+    typed
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            let mut c = CommandLine::in_shell(&t.line, &t.env, shell).map_err(|why| {
+                InputError::InvalidValue {
+                    what: "the command",
+                    value: t.line.clone(),
+                    why,
+                }
+            })?;
+            c.name = t.name.clone().or(c.name.take());
+            c.ignore_failure = a.cmd.ignore_failure;
+            c.output = output.clone();
+            c.input = a.cmd.input.clone();
+            c.prepare = prepare[i].clone();
+            c.conclude = conclude[i].clone();
+            Ok(c)
+        })
+        .collect()
+}
+
+/// Runs `line` once in this process, untimed (--setup, --cleanup, --warmup), its output
+/// discarded; an error quoting its standard error unless it exits 0.
+fn once(what: &str, c: &CommandLine) -> Result<()> {
+    let program = &c.argv[0];
+    let found = if program.contains('/') {
+        std::path::absolute(program).and_then(|p| sysperf::programs::at(&p))
+    } else {
+        sysperf::programs::command(program)
+    };
+    let mut cmd = found.context(format!("{what}: finding {program}"))?;
+    let input = match &c.input {
+        Some(path) => std::process::Stdio::from(
+            std::fs::File::open(path).context(format!("opening --input {}", path.display()))?,
+        ),
+        None => std::process::Stdio::null(),
+    };
+    let out = cmd
+        .args(&c.argv[1..])
+        .envs(c.env.iter().map(|(k, v)| (k, v)))
+        .stdin(input)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .output()
+        .context(format!("{what}: starting `{}`", c.name()))?;
+    if out.status.success() || (c.ignore_failure && what == "--warmup") {
+        return Ok(());
+    }
+    let text = String::from_utf8_lossy(&out.stderr);
+    let tail: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    let tail = &tail[tail.len().saturating_sub(5)..];
+    let how = match out.status.code() {
+        Some(code) => format!("exited with code {code}"),
+        None => format!("ended with {}", out.status),
+    };
+    let said = if tail.is_empty() {
+        "; it wrote nothing to standard error".to_string()
+    } else {
+        format!("; its standard error ended:\n    {}", tail.join("\n    "))
+    };
+    Err(super::failure::failure(format!(
+        "{what} `{}` {how}{said}",
+        c.name()
+    )))
+}
+
+pub(crate) fn exec(a: Args) -> Result<i32> {
+    // 1. Every option is checked before anything runs.
+    if let Some(k) = a.sittings {
+        // Not yet wired through the commands' A/Bs: refused rather than ignored.
+        return Err(InputError::InvalidValue {
+            what: "--sittings",
+            value: k.to_string(),
+            why: "sittings are made of a switch's A/B for now ('ab --switch ... --sittings K'); for commands, run 'ab' K times some minutes apart and compare the runs".into(),
+        }
+        .into());
+    }
+    let noise_pct = parse_pct("--threshold", &a.noise)?;
+    let gate_pct = parse_pct_opt("--fail-on-regression", a.fail_on_regression.as_deref())?;
+    let typed = typed(&a)?;
+    let lines = lines(&a, &typed)?;
+    a.cmd.exports.check()?;
+    let shell = a.cmd.shell();
+    let mut req = a.request(engine::fresh_seed()?)?;
+    // hyperfine's --min-runs/--max-runs bound the rounds.
+    if req.trials.is_some() && a.trials.is_none() {
+        let (lo, hi) = (a.cmd.min_runs.unwrap_or(1), a.cmd.max_runs.unwrap_or(1000));
+        if lo > hi {
+            return Err(InputError::InvalidValue {
+                what: "--min-runs",
+                value: lo.to_string(),
+                why: format!("more than --max-runs {hi}"),
+            }
+            .into());
+        }
+        req.trials = Some(engine::ab::DEFAULT_ROUNDS.clamp(lo, hi));
+    }
+    // A command is a program of its own, perhaps of many threads: where the scheduler puts
+    // it, unless --cpu names CPUs (or a duet gives each side one).
+    if !a.duet {
+        req.placement = Mode::Free;
+    }
+    if req.label.is_none() {
+        req.label = Some(engine::ab::default_label("cmd")?);
+    }
+    let plan = RunPlan::resolve(&req, &allowed_cpus()?)?;
+    let design = if a.duet {
+        if lines.len() < 2 {
+            return Err(InputError::InvalidValue {
+                what: "--duet",
+                value: String::new(),
+                why: "a duet runs two commands at once; give two".into(),
+            }
+            .into());
+        }
+        engine::ab::check_duet(&plan, Ok(()))?;
+        Design::Duet
+    } else {
+        Design::Paired
+    };
+    let placement = match (a.duet, &req.cpus) {
+        (true, _) => format!(
+            "the commands ran at the same time, each on a CPU of its own (CPUs {}), swapped every round (--duet)",
+            sysperf::harness::placement::format_list(&plan.cpus.cpus[..2.min(plan.cpus.cpus.len())])
+        ),
+        (false, Some(cpus)) => format!(
+            "the commands ran on CPUs {} (--cpu), back to back in a random order each round",
+            sysperf::harness::placement::format_list(cpus)
+        ),
+        (false, None) => "the commands ran unpinned, where the scheduler put them (--cpu LIST keeps them on those CPUs), back to back in a random order each round".into(),
+    };
+    // 2. --setup, --warmup, the rounds, --cleanup.
+    let in_shell = |line: &str| {
+        CommandLine::in_shell(line, &[], shell).map_err(|why| InputError::InvalidValue {
+            what: "--setup/--cleanup",
+            value: line.to_string(),
+            why,
+        })
+    };
+    if let Some(setup) = &a.cmd.setup {
+        once("--setup", &in_shell(setup)?)?;
+    }
+    for c in &lines {
+        for _ in 0..a.cmd.warmup {
+            once("--warmup", c)?;
+        }
+    }
+    let stop = engine::stop_flag()?;
+    let store = catalog::open_store_to_measure(a.db.db.as_ref())?;
+    let opened = store.location();
+    sysperf::sync::upload_waiting(Some(store.as_ref()));
+    let bar = &mut Trials::new();
+    let engine = engine(&stop)?;
+    // Each command after the baseline is one A/B with it; a command alone is one run.
+    let mut pairs: Vec<(Run, Run)> = Vec::new();
+    let mut alone: Option<Run> = None;
+    let mut interrupted = false;
+    let measured: Result<()> = (|| {
+        if lines.len() == 1 {
+            let mut p = plan.clone();
+            for t in &mut p.targets {
+                t.target.command = Some(lines[0].clone());
+            }
+            let o = engine.execute(&p, store.as_ref(), bar)?;
+            interrupted = o.interrupted;
+            alone = Some(o.run);
+            return Ok(());
+        }
+        for (j, b) in lines.iter().enumerate().skip(1) {
+            let mut p = plan.clone();
+            if lines.len() > 2 {
+                p.label = plan.label.as_ref().map(|l| format!("{l}-{}", j + 1));
+            }
+            let mut sides = CommandSides {
+                a: lines[0].clone(),
+                b: b.clone(),
+            };
+            let outcomes = engine.execute_sides(&p, design, &mut sides, store.as_ref(), bar)?;
+            let Some(last) = outcomes.into_iter().last() else {
+                break;
+            };
+            interrupted = last.interrupted;
+            pairs.push((last.off, last.on));
+            if interrupted {
+                break;
+            }
+        }
+        Ok(())
+    })();
+    bar.finish();
+    measured?;
+    if let Some(cleanup) = &a.cmd.cleanup {
+        once("--cleanup", &in_shell(cleanup)?)?;
+    }
+    let spool = spooled_into(&opened, store.as_ref());
+    drop(store);
+    let labels: Vec<String> = pairs
+        .iter()
+        .flat_map(|(x, y)| [x, y])
+        .chain(alone.iter())
+        .map(|r| r.label.clone().unwrap_or_else(|| r.id.clone()))
+        .collect();
+    if interrupted {
+        say!(
+            "sysperf: interrupted; the runs {} are kept as incomplete",
+            labels.join(", ")
+        );
+        return Ok(engine::interrupted_code());
+    }
+    let db = match &spool {
+        Some(spool) => {
+            say!(
+                "sysperf: the runs {} are NOT in the shared store {opened}: the server could not be reached, so they are kept in the spool file {} on this host; upload them with 'sysperf sync {} {opened}' once the server is back (exit code {})",
+                labels.join(", "),
+                spool.display(),
+                spool.display(),
+                exit::SPOOLED
+            );
+            Some(spool.clone())
+        }
+        None => {
+            say!("sysperf: stored as runs {}", labels.join(", "));
+            a.db.db.clone()
+        }
+    };
+    // 3. Each pair as 'compare' prints it (with its gate), then hyperfine's lines.
+    let mut code = exit::OK;
+    let mut comparisons = Vec::new();
+    for (x, y) in &pairs {
+        let req = compare::Request {
+            runs: vec![x.id.clone(), y.id.clone()],
+            baseline: None,
+            wheres: Vec::new(),
+            by: None,
+            noise_pct,
+            gate_pct,
+        };
+        if !a.json {
+            code = code.max(show(&req, Format::Text, false, db.clone())?);
+        }
+        let (_, c) = Catalog::new(db.clone()).comparison(&req.runs, None, noise_pct)?;
+        comparisons.push(c);
+    }
+    // A command alone: its run as 'compare' takes one (for --json and the exports).
+    if let Some(run) = &alone {
+        let (_, c) =
+            Catalog::new(db.clone()).comparison(std::slice::from_ref(&run.id), None, noise_pct)?;
+        comparisons.push(c);
+    }
+    if a.json {
+        let docs: Vec<String> = comparisons
+            .iter()
+            .map(sysperf::report::compare::json)
+            .collect();
+        let text = if docs.len() == 1 {
+            docs[0].clone()
+        } else {
+            format!("[{}]", docs.join(",\n"))
+        };
+        print(&format!("{}\n", text.trim_end()))?;
+        if let Some(pct) = gate_pct {
+            for c in &comparisons {
+                let (r, u) = (compare::regressions(c, pct), compare::unjudged(c));
+                code = code.max(compare::gate_code(&r, &u));
+            }
+        }
+    }
+    let unit = a.cmd.time_unit.as_deref();
+    // Every command once, in order, with the run that timed it (the baseline's first pair).
+    let named: Vec<(String, &Run)> = pairs
+        .iter()
+        .enumerate()
+        .flat_map(|(k, (x, y))| {
+            let b = (lines[k + 1].name(), y);
+            if k == 0 {
+                vec![(lines[0].name(), x), b]
+            } else {
+                vec![b]
+            }
+        })
+        .chain(alone.iter().map(|r| (lines[0].name(), r)))
+        .collect();
+    let mut text = String::new();
+    for (i, (name, run)) in named.iter().enumerate() {
+        text += &sysperf::report::command::per_command(i + 1, name, run, unit);
+    }
+    if let Some(run) = &alone {
+        text += &sysperf::report::command::alone(run, unit);
+    }
+    let summary: Vec<String> = pairs
+        .iter()
+        .zip(&comparisons)
+        .filter_map(|((x, y), c)| sysperf::report::command::summary(x, y, c))
+        .collect();
+    if !summary.is_empty() {
+        text += &format!("Summary\n  {}\n", summary.join("\n  "));
+    }
+    text += &format!("  ({placement})\n");
+    if a.json {
+        say!("{}", text.trim_end());
+    } else {
+        print(&format!("\n{text}"))?;
+    }
+    // Exports: each pair's comparison (several: a JSON array, the rest one after the other).
+    for (what, path) in a.cmd.exports.files() {
+        let parts: Vec<String> = comparisons
+            .iter()
+            .map(|c| match what {
+                "--export-csv" => sysperf::report::compare::csv(c),
+                "--export-markdown" => sysperf::report::compare::markdown(c),
+                _ => sysperf::report::compare::json(c),
+            })
+            .collect();
+        let body = match what {
+            "--export-json" if parts.len() != 1 => format!("[{}]\n", parts.join(",\n")),
+            _ => parts.join("\n"),
+        };
+        sysperf::output::write(path, body.as_bytes(), 0o644).context(what)?;
+        say!("sysperf: wrote {} ({what})", path.display());
+    }
+    // 4. Failures, loudly: each failed command with what it said; exit 1.
+    let failed = sysperf::report::command::failures(named.iter().map(|(n, r)| (n.clone(), *r)));
+    if !failed.is_empty() {
+        for f in &failed {
+            say!("sysperf: {f}");
+        }
+        code = exit::FAILURE;
+    }
+    if let (true, Some((x, y))) = (a.explain, pairs.first()) {
+        super::ab::explain(&a, &x.id, &y.id, db)?;
+    }
+    Ok(super::run::with_spool(code, spool.is_some()))
+}

@@ -1,0 +1,258 @@
+//! `sysperf ab CMD...` (#43): commands timed as hyperfine times them, on the paired engine:
+//! a shell by default, failures loud, the commands named in every output, unpinned, no dead
+//! ends, and hyperfine's flags. Quick functional invocations only (a few short trials each):
+//! what they check is behaviour, not timing.
+
+use crate::support as common;
+
+use common::{json_of, sysperf, usage_error};
+use std::path::Path;
+
+/// A short A/B's options: three rounds of short trials (`--trials`, which `--runs` names as
+/// hyperfine does).
+const QUICK: [&str; 4] = ["--trials", "3", "--min-time", "0.005"];
+
+/// `sysperf ARGS` in `dir` against the store `db` (three short rounds when `quick`), which
+/// must exit `code`: its stdout and stderr.
+fn sp(db: &Path, dir: &Path, args: &[&str], quick: bool, code: i32) -> (String, String) {
+    let mut cmd = sysperf(db);
+    cmd.current_dir(dir).args(args);
+    if quick {
+        cmd.args(QUICK);
+    }
+    let out = cmd.output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(code), "{args:?}: {err}");
+    (String::from_utf8_lossy(&out.stdout).into_owned(), err)
+}
+
+fn show(db: &Path, label: &str) -> serde_json::Value {
+    let (out, _) = sp(db, Path::new("/"), &["show", label, "--json"], false, 0);
+    json_of(out.as_bytes())
+}
+
+#[test]
+fn a_shell_runs_each_command_line_and_its_input_file_is_left_alone() {
+    // #43 item 1: without a shell gzip took '<' for a file and compressed f in place.
+    let dir = tempfile::tempdir().unwrap();
+    let (d, db) = (dir.path(), dir.path().join("s.db"));
+    let text: String = (0..2000).map(|i| format!("line {i}\n")).collect();
+    std::fs::write(d.join("f"), &text).unwrap();
+    let args = [
+        "ab",
+        "--a",
+        "gzip -1 < f",
+        "--b",
+        "gzip -9 < f",
+        "--label",
+        "gz",
+    ];
+    sp(&db, d, &args, true, 0);
+    assert_eq!(std::fs::read_to_string(d.join("f")).unwrap(), text);
+    assert!(!d.join("f.gz").exists());
+    let a = show(&db, "gz-a");
+    assert!(
+        a["results"][0]["summary"].is_object(),
+        "{}",
+        a["results"][0]
+    );
+    // -N (hyperfine's): no shell, the line split into words; '>' is then a word.
+    sp(&db, d, &["ab", "-N", "echo x > y"], true, 0);
+    assert!(!d.join("y").exists());
+}
+
+#[test]
+fn a_failing_command_shows_its_exit_code_and_stderr_and_ab_exits_1() {
+    // #43 item 2: both sides failed and ab exited 0, gzip's own error hidden.
+    let dir = tempfile::tempdir().unwrap();
+    let (d, db) = (dir.path(), dir.path().join("s.db"));
+    let loud = "echo first >&2; echo 'no such input' >&2; exit 3";
+    let (_, err) = sp(&db, d, &["ab", "--a", "true", "--b", loud], true, 1);
+    assert!(err.contains("exited with code 3"), "{err}");
+    assert!(err.contains("no such input"), "{err}");
+    assert!(err.contains("--ignore-failure"), "{err}");
+    // --ignore-failure times it as it is.
+    sp(&db, d, &["ab", "true", loud, "--ignore-failure"], true, 0);
+}
+
+#[test]
+fn the_commands_are_named_in_text_json_markdown_and_html_with_a_summary_line() {
+    // #43 item 3: rows said 'command', labels ab-cmd-...-a/-b; nothing named the commands.
+    let dir = tempfile::tempdir().unwrap();
+    let (d, db) = (dir.path(), dir.path().join("s.db"));
+    let args = [
+        "ab",
+        "--a",
+        "sleep 0.001",
+        "--b",
+        "sleep 0.02",
+        "--label",
+        "named",
+        "--json",
+    ];
+    let (out, err) = sp(&db, d, &args, true, 0);
+    let doc = json_of(out.as_bytes());
+    assert_eq!(doc["runs"][0]["command"], "sleep 0.001", "{}", doc["runs"]);
+    assert_eq!(doc["runs"][1]["command"], "sleep 0.02", "{}", doc["runs"]);
+    // hyperfine's lines (on stderr beside --json) and its summary line.
+    for line in [
+        "Command 1: sleep 0.001",
+        "Time (mean ± σ):",
+        "Range (min … max):",
+        "`sleep 0.02` ran ",
+        // Slower, or on a host busy enough to stretch a 1 ms sleep, faster: the line is
+        // hyperfine's either way.
+        "than `sleep 0.001`",
+    ] {
+        assert!(err.contains(line), "{line}: {err}");
+    }
+    let (md, _) = sp(
+        &db,
+        d,
+        &["compare", "named-a", "named-b", "--markdown"],
+        false,
+        0,
+    );
+    assert!(md.contains("timed the command `sleep 0.02`"), "{md}");
+    let (text, _) = sp(&db, d, &["compare", "named-a", "named-b"], false, 0);
+    assert!(text.contains("command: `sleep 0.001`"), "{text}");
+    sp(
+        &db,
+        d,
+        &["report", "named-a", "named-b", "-o", "r.html"],
+        false,
+        0,
+    );
+    let html = std::fs::read_to_string(d.join("r.html")).unwrap();
+    assert!(
+        html.contains("<code>sleep 0.02</code>"),
+        "report names no command"
+    );
+}
+
+#[test]
+fn commands_run_unpinned_unless_cpus_are_given_and_the_output_says_so() {
+    // #43 item 4: the commands ran pinned to one CPU, undocumented.
+    let dir = tempfile::tempdir().unwrap();
+    let (d, db) = (dir.path(), dir.path().join("s.db"));
+    let (text, _) = sp(
+        &db,
+        d,
+        &["ab", "--a", "true", "--b", "sleep 0.001", "--label", "free"],
+        true,
+        0,
+    );
+    assert!(text.contains("ran unpinned"), "{text}");
+    let a = show(&db, "free-a");
+    assert_eq!(a["results"][0]["placement"], "free", "{}", a["results"][0]);
+    let args = [
+        "ab",
+        "true",
+        "sleep 0.001",
+        "--cpu",
+        "0",
+        "--label",
+        "pinned",
+    ];
+    let (text, _) = sp(&db, d, &args, true, 0);
+    assert!(text.contains("ran on CPUs 0 (--cpu)"), "{text}");
+    let b = show(&db, "pinned-b");
+    assert_eq!(b["results"][0]["cpus"], serde_json::json!([0]));
+}
+
+#[test]
+fn a_command_line_given_to_run_or_ab_without_a_switch_points_to_the_right_form() {
+    // #43 item 5: 'run CMD' said "unknown benchmark", 'run command' stored a failed run, and
+    // 'ab' alone asked for --switch only.
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("s.db");
+    let err = usage_error(sysperf(&db).args(["run", "gzip -9 big.txt"]));
+    assert!(err.contains("sysperf ab \"gzip -9 big.txt\""), "{err}");
+    let err = usage_error(sysperf(&db).args(["run", "command"]));
+    assert!(err.contains("nothing to run by itself"), "{err}");
+    let err = usage_error(sysperf(&db).arg("ab"));
+    assert!(
+        err.contains("--switch") && err.contains("--a CMD --b CMD"),
+        "{err}"
+    );
+    // The commands' options are not the switch's.
+    let err = usage_error(sysperf(&db).args(["ab", "--switch", "none", "--warmup", "2"]));
+    assert!(err.contains("--warmup"), "{err}");
+    // Output cannot reach this terminal through the worker: said, with what to do.
+    let err = usage_error(sysperf(&db).args(["ab", "true", "--show-output"]));
+    assert!(err.contains("--output FILE"), "{err}");
+}
+
+#[test]
+fn hyperfines_flags_mean_the_same_a_command_alone_has_its_interval() {
+    // #43 item 6: --runs, --warmup, --prepare ... were refused.
+    let dir = tempfile::tempdir().unwrap();
+    let (d, db) = (dir.path(), dir.path().join("s.db"));
+    std::fs::write(d.join("in"), "abc\n").unwrap();
+    let args = [
+        "ab",
+        "read x && test \"$x\" = abc && echo {n}",
+        "-L",
+        "n",
+        "1,2",
+        "-n",
+        "one",
+        "-n",
+        "two",
+        "-w",
+        "2",
+        "-u",
+        "microsecond",
+        "--prepare",
+        "echo prepare >> log",
+        "--conclude",
+        "echo conclude >> log",
+        "--setup",
+        "echo setup >> log",
+        "--cleanup",
+        "echo cleanup >> log",
+        "--input",
+        "in",
+        "--output",
+        "out",
+        "--export-markdown",
+        "ab.md",
+    ];
+    let (text, _) = sp(&db, d, &args, true, 0);
+    assert!(
+        text.contains("Command 1: one") && text.contains("Command 2: two"),
+        "{text}"
+    );
+    assert!(text.contains(" µs ± "), "{text}");
+    assert!(text.contains("`two` ran "), "{text}");
+    let md = std::fs::read_to_string(d.join("ab.md")).unwrap();
+    assert!(md.contains("timed the command `two`"), "{md}");
+    let log = std::fs::read_to_string(d.join("log")).unwrap();
+    let lines: Vec<&str> = log.lines().collect();
+    assert_eq!(lines.first(), Some(&"setup"), "{log}");
+    assert_eq!(lines.last(), Some(&"cleanup"), "{log}");
+    let count = |w: &str| lines.iter().filter(|l| **l == w).count();
+    assert!(count("prepare") >= 6, "a prepare per trial: {log}");
+    assert_eq!(count("prepare"), count("conclude"), "{log}");
+    // The last trial's output (the input read, the parameter's value) went to the file.
+    let written = std::fs::read_to_string(d.join("out")).unwrap();
+    let ok = written.lines().all(|l| l == "1" || l == "2");
+    assert!(ok && !written.is_empty(), "{written}");
+    // One command alone: one run, its median with its interval.
+    let (text, _) = sp(&db, d, &["ab", "sleep 0.001", "--label", "alone"], true, 0);
+    assert!(
+        text.contains("Command 1: sleep 0.001") && text.contains("Median: "),
+        "{text}"
+    );
+    assert!(show(&db, "alone")["results"][0]["summary"].is_object());
+    // --parameter-scan with a step, the first the baseline of the others.
+    let (text, _) = sp(
+        &db,
+        d,
+        &["ab", "sleep 0.00{d}", "-P", "d", "1", "5", "-D", "2"],
+        true,
+        0,
+    );
+    assert!(text.contains("Command 3: sleep 0.005"), "{text}");
+    assert!(text.contains("than `sleep 0.001`"), "{text}");
+}
