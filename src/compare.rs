@@ -533,6 +533,10 @@ pub struct RunHeader {
     /// A `--quick` run: a smoke test, which every rendering says it is (#33).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub quick: bool,
+    /// How its kernel split CPU time into User and System (`crate::cpusplit::of`); None for
+    /// a published run or one whose kernel's mode is unknown (#45).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cpu_split: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -1305,7 +1309,7 @@ pub fn build_grouped(
                 }
             };
             // A figure its inputs cannot support is no value to take a ratio of.
-            match crate::derived::na_of(d, &run.results) {
+            match crate::derived::na_of(d, run) {
                 Some(why) => row.na[i] = Some(why),
                 None => row.values[i] = Some(d.value),
             }
@@ -1325,6 +1329,7 @@ pub fn build_grouped(
                 kernel_release: r.fingerprint.kernel_release.clone(),
                 complete: r.complete,
                 quick: r.params.quick,
+                cpu_split: crate::cpusplit::of(&r.fingerprint),
             })
             .collect(),
         group_runs: columns.iter().map(Vec::len).collect(),

@@ -577,6 +577,31 @@ fn derived_ratio(d: &DerivedRow, baseline: usize, i: usize) -> String {
     }
 }
 
+/// How each run's User and System were obtained, one line a run, when a table shows them:
+/// a published run's are the paper's as printed; a measured run's are its kernel's split,
+/// tick-sampled on most (`crate::cpusplit`), which understates the System of short-lived
+/// children beside the paper's (#45).
+fn split_lines(c: &Comparison) -> Vec<String> {
+    if c.rows.is_empty() {
+        return Vec::new();
+    }
+    c.runs
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            let how = match (&r.cpu_split, r.source == "published") {
+                (_, true) => "the paper's time(1) figures, as printed".to_string(),
+                (Some(split), false) => split.clone(),
+                (None, false) => "unknown: no kernel configuration was kept with the run, so \
+                                  the split may be tick-sampled (a child living less than a \
+                                  tick is charged all user)"
+                    .to_string(),
+            };
+            format!("User/System of {}: {how}", tag(i))
+        })
+        .collect()
+}
+
 /// The comparison as text: runs, method, fingerprint differences, warnings, Table 2, Table 7,
 /// derived figures.
 pub fn text(c: &Comparison) -> String {
@@ -596,6 +621,9 @@ pub fn text(c: &Comparison) -> String {
     }
     let _ = writeln!(s, "method: {}", c.method);
     let _ = writeln!(s, "intervals: {}", c.covers);
+    for line in split_lines(c) {
+        let _ = writeln!(s, "{line}");
+    }
 
     let kernel: Vec<&Row> = kernel_rows(c).collect();
     if !kernel.is_empty() {
@@ -890,6 +918,9 @@ pub fn markdown(c: &Comparison) -> String {
     }
     let _ = writeln!(s, "\nMethod: {}", md(&c.method));
     let _ = writeln!(s, "\nIntervals: {}", md(&c.covers));
+    for line in split_lines(c) {
+        let _ = writeln!(s, "\n{}", md(&line));
+    }
 
     if c.fingerprint_diffs.is_empty() {
         s += "\nFingerprints: nothing differs (kernel, command line, mitigations, governor, virtualization, CPU, memory, cgroup limits).\n";

@@ -161,6 +161,18 @@ pub fn header(run: &Run) -> String {
             num(o.loop_ns_per_iteration)
         );
     }
+    // How the User and System columns were obtained (#45): this kernel's split, or the
+    // paper's figures as printed.
+    if run.source == "published" {
+        let _ = writeln!(s, "User/System: the paper's time(1) figures, as printed");
+    } else if !run.results.is_empty() {
+        let how = crate::cpusplit::of(&run.fingerprint).unwrap_or_else(|| {
+            "unknown: no kernel configuration was read, so the split may be tick-sampled (a \
+             child living less than a tick is charged all user)"
+                .to_string()
+        });
+        let _ = writeln!(s, "User/System: {how}");
+    }
     let measured = run.results.iter().filter_map(|r| r.summary.as_ref());
     if measured
         .filter(|x| x.wall_ns_per_op.n > 0)
@@ -225,7 +237,7 @@ fn paging_row(r: &BenchResult, label: &str) -> String {
         secs(scaled_s(s.sys_ns_per_op.median, r.paper_count), p),
         num(w.median / 1000.0),
         ci(w, 7),
-        s.minflt_per_op * per_run,
+        (s.minflt_per_op + s.majflt_per_op) * per_run,
         s.majflt_per_op * per_run,
     )
 }
@@ -246,8 +258,15 @@ pub fn render(run: &Run) -> String {
             "\nTable 2. Kernel benchmarks (seconds for the paper's Count; User and System are what time \
              charged the paper's program: the process and, for the fork and exec tests, the children it \
              waited for, not the children of csw and the pipe and udg tests, which it never reaped; All \
-             CPU counts every child){}",
-            smoke(run)
+             CPU counts every child){}{}",
+            smoke(run),
+            if crate::cpusplit::of(&run.fingerprint).is_some_and(|t| crate::cpusplit::is_tick_sampled(&t)) {
+                "\nUser and System are split by the tick on this kernel (above): a fork or exec test's \
+                 children live less than a tick, so their kernel work shows as User; All CPU and \
+                 User + System are exact"
+            } else {
+                ""
+            }
         );
         let _ = writeln!(
             s,
@@ -311,7 +330,7 @@ pub fn render(run: &Run) -> String {
     if !run.derived.is_empty() {
         let _ = writeln!(s, "\nDerived figures");
         for d in &run.derived {
-            match &crate::derived::na_of(d, &run.results) {
+            match &crate::derived::na_of(d, run) {
                 Some(why) => {
                     let _ = writeln!(
                         s,
