@@ -1443,6 +1443,51 @@ mod tests {
     }
 
     #[test]
+    fn beside_the_vax_each_runs_user_system_split_says_how_it_was_obtained() {
+        // A run on a kernel whose configuration says tick accounting, beside the 4.2BSD
+        // paper's: the text, the Markdown and `show` say how each split was obtained (#45).
+        let mut live = crate::report::fixture_run();
+        live.fingerprint.kernel_config = crate::fingerprint::parse_kernel_config(
+            "CONFIG_TICK_CPU_ACCOUNTING=y\nCONFIG_HZ=250\n",
+        );
+        let vax = crate::reference::find("vax750-4.2bsd")
+            .unwrap()
+            .unwrap()
+            .clone();
+        let c = crate::report::fixture_compare(&[vax, live.clone()], 0, 2.0);
+        for out in [text(&c), markdown(&c)] {
+            let line = |start: &str| {
+                out.lines()
+                    .find(|l| l.trim_start_matches('\n').starts_with(start))
+                    .unwrap_or_else(|| panic!("no {start} line: {out}"))
+                    .to_string()
+            };
+            assert!(line("User/System of ").contains("as printed"), "{out}");
+            let b = out
+                .lines()
+                .filter(|l| l.starts_with("User/System of "))
+                .nth(1)
+                .unwrap_or_else(|| panic!("{out}"))
+                .replace('\\', ""); // Markdown escapes "_"
+            assert!(
+                b.contains("tick-sampled") && b.contains("CONFIG_TICK_CPU_ACCOUNTING, HZ=250"),
+                "{b}"
+            );
+        }
+        let shown = crate::report::table::render(&live);
+        assert!(
+            shown
+                .lines()
+                .any(|l| l.starts_with("User/System: tick-sampled")),
+            "{shown}"
+        );
+        assert!(
+            shown.contains("split by the tick on this kernel"),
+            "{shown}"
+        );
+    }
+
+    #[test]
     fn text_snapshot() {
         insta::assert_snapshot!(text(&crate::report::fixture_compare(&runs(true), 0, 2.0)));
     }

@@ -165,7 +165,7 @@ pub fn header(run: &Run) -> String {
     // paper's figures as printed.
     if run.source == "published" {
         let _ = writeln!(s, "User/System: the paper's time(1) figures, as printed");
-    } else if !run.results.is_empty() {
+    } else if !run.results.is_empty() || !run.series.is_empty() {
         let how = crate::cpusplit::of(&run.fingerprint).unwrap_or_else(|| {
             "unknown: no kernel configuration was read, so the split may be tick-sampled (a \
              child living less than a tick is charged all user)"

@@ -31,6 +31,11 @@
 //!   each listing with an empty uid/gid cache like ls's own). Formatting and sorting, user
 //!   work in ls, are not done.
 //!
+//! The papers' points are CPU time (Feder's Table III and Fig. 4) or system time (§4.1.1's ls
+//! -l), so the curves drawn beside them (chdir, name lookup, path depth, ls -l) are CPU time
+//! per operation, user + system, which counts no wait for the CPU or the disk; the others are
+//! wall time.
+//!
 //! Everything happens in a directory made under the temporary directory (not tmpfs here:
 //! the preflight records which file system it is) in setup and removed in teardown and by
 //! `Drop`; a worker that is killed before either leaves it behind, so the preflight removes

@@ -1034,8 +1034,8 @@ fn beside_the_vax_each_runs_user_system_split_says_how_it_was_obtained() {
             .unwrap_or_else(|| panic!("no {start} line: {text}"))
             .to_string()
     };
-    assert!(line("User/System of A:").contains("as printed"), "{text}");
-    let b = line("User/System of B:");
+    assert!(line("User/System of [1]:").contains("as printed"), "{text}");
+    let b = line("User/System of [2]:");
     let here = sysperf::cpusplit::of(&sysperf::fingerprint::collect());
     match &here {
         Some(split) if split.contains("CONFIG_") => assert!(b.ends_with(split.as_str()), "{b}"),
