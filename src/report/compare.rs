@@ -1481,10 +1481,7 @@ mod tests {
                 .any(|l| l.starts_with("User/System: tick-sampled")),
             "{shown}"
         );
-        assert!(
-            shown.contains("split by the tick on this kernel"),
-            "{shown}"
-        );
+        assert!(shown.contains("their System is understated"), "{shown}");
     }
 
     #[test]

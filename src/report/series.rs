@@ -197,19 +197,6 @@ fn table(s: &Series) -> String {
 /// page prints on its own); empty for a run without either.
 pub fn render(run: &Run) -> String {
     let mut out = String::new();
-    // The user and sys columns of a tick-sampled kernel (#45): a command's or a fork's
-    // children live less than a tick, and show their kernel work as user.
-    if !run.series.is_empty()
-        && crate::cpusplit::of(&run.fingerprint)
-            .is_some_and(|t| crate::cpusplit::is_tick_sampled(&t))
-    {
-        let _ = writeln!(
-            out,
-            "\nSuites: user and sys us/op are split by the tick on this kernel (User/System \
-             above): a child living less than a tick (a command's, a fork's) shows its kernel \
-             work as user; user + sys is exact"
-        );
-    }
     for s in &run.series {
         out.push_str(&table(s));
     }
