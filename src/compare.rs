@@ -556,6 +556,10 @@ pub struct RunHeader {
     /// names it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub command: Option<String>,
+    /// How its kernel split CPU time into User and System (`crate::cpusplit::of`); None for
+    /// a published run or one whose kernel's mode is unknown (#45).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cpu_split: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -1495,7 +1499,7 @@ pub fn build_grouped(
                 }
             };
             // A figure its inputs cannot support is no value to take a ratio of.
-            match crate::derived::na_of(d, &run.results) {
+            match crate::derived::na_of(d, run) {
                 Some(why) => row.na[i] = Some(why),
                 None => row.values[i] = Some(d.value),
             }
@@ -1516,6 +1520,7 @@ pub fn build_grouped(
                 complete: r.complete,
                 quick: r.params.quick,
                 command: r.params.ab.as_ref().and_then(|a| a.command.clone()),
+                cpu_split: crate::cpusplit::of(&r.fingerprint),
             })
             .collect(),
         group_runs: columns.iter().map(Vec::len).collect(),

@@ -1964,6 +1964,7 @@ fn check_fingerprint(fp: &Fingerprint, p: &JsonPath) -> Result<()> {
         (&fp.nohz, "nohz"),
         (&fp.kernel_config_hash, "kernel_config_hash"),
         (&fp.microcode, "microcode"),
+        (&fp.cpu_split, "cpu_split"),
     ];
     for (value, name) in lines {
         opt_text(value, Text::Line, &p.field(name))?;

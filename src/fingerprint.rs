@@ -34,7 +34,13 @@ const UNLIMITED_MEMORY_FLOOR: u64 = 1 << 62;
 
 /// Reads the live system.
 pub fn collect() -> Fingerprint {
-    collect_from(Path::new("/"))
+    let mut fp = collect_from(Path::new("/"));
+    // No readable configuration: children of this process tell how the split is made.
+    if fp.cpu_split.is_none() {
+        fp.cpu_split = crate::cpusplit::calibrate()
+            .map(|share| crate::term::line(&crate::cpusplit::from_calibration(share)).into_owned());
+    }
+    fp
 }
 
 /// Same, reading every path under `root` instead of "/" (so tests can point it at a fixture tree).
@@ -57,6 +63,11 @@ pub fn collect_from(root: &Path) -> Fingerprint {
         .unwrap_or_default();
     let (cgroup_cpu_limit, cgroup_memory_limit_bytes) = cgroup_limits(&tree, &proc_cgroup);
     let config = read_kernel_config(&tree);
+    let nohz = nohz_mode(
+        &config,
+        tree.read("proc/cmdline").as_deref().unwrap_or(""),
+        tree.read_trimmed("sys/devices/system/cpu/nohz_full"),
+    );
 
     stored(Fingerprint {
         // "(none)" is the kernel's placeholder for a hostname never set: no hostname.
@@ -94,11 +105,8 @@ pub fn collect_from(root: &Path) -> Fingerprint {
         cgroup_version: proc_cgroup.version().map(str::to_string),
         loadavg: tree.read("proc/loadavg").and_then(|s| parse_loadavg(&s)),
         hz: config.get("CONFIG_HZ").and_then(|v| v.parse().ok()),
-        nohz: nohz_mode(
-            &config,
-            tree.read("proc/cmdline").as_deref().unwrap_or(""),
-            tree.read_trimmed("sys/devices/system/cpu/nohz_full"),
-        ),
+        cpu_split: crate::cpusplit::from_config(&config, nohz.as_deref()),
+        nohz,
         kernel_config_hash: (!config.is_empty()).then(|| config_hash(&config)),
         kernel_config: config,
         sysctls: read_sysctls(&tree),
@@ -141,6 +149,7 @@ fn stored(fp: Fingerprint) -> Fingerprint {
         kernel_config,
         sysctls,
         microcode,
+        cpu_split,
     } = fp;
     let line = |s: Option<String>| s.map(|s| crate::term::line(&s).into_owned());
     let lines = |m: BTreeMap<String, String>| -> BTreeMap<String, String> {
@@ -180,6 +189,7 @@ fn stored(fp: Fingerprint) -> Fingerprint {
         kernel_config: lines(kernel_config),
         sysctls: lines(sysctls),
         microcode: line(microcode),
+        cpu_split: line(cpu_split),
     }
 }
 

@@ -52,6 +52,7 @@ pub mod changes;
 #[allow(unsafe_code)]
 pub mod clib;
 pub mod compare;
+pub mod cpusplit;
 pub mod derived;
 pub mod engine;
 pub mod error;

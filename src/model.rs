@@ -848,6 +848,11 @@ pub struct Fingerprint {
     /// The CPU's microcode revision (/proc/cpuinfo `microcode`, the first CPU's).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub microcode: Option<String>,
+    /// How the kernel split CPU time into user and system (`crate::cpusplit`): from its
+    /// configuration, or a calibration when none was readable (#45). Absent in runs made
+    /// before, whose stored configuration says it instead.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_split: Option<String>,
 }
 
 /// How much a doctor finding matters for the figures of a run.

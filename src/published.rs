@@ -304,6 +304,17 @@ pub fn for_series(id: &str) -> Result<&'static [Column], ReferenceError> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_bbn_report_is_credited_to_its_author_as_printed() {
+        // The report's title page: "Morris Kranc" (#45).
+        let header: Vec<&str> = super::BBN
+            .lines()
+            .take_while(|l| l.starts_with('#'))
+            .collect();
+        let report = header.iter().find(|l| l.starts_with("# Report:")).unwrap();
+        assert!(report.starts_with("# Report: Morris Kranc,"), "{report}");
+    }
+
     use super::*;
 
     fn bbn(table: u32, system: &str, test: &str, block: u64) -> Vec<BbnRow> {

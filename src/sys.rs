@@ -750,43 +750,6 @@ pub fn noexec(path: &std::path::Path) -> io::Result<bool> {
     Ok(st.f_flag & libc::ST_NOEXEC != 0)
 }
 
-/// A stack for vfork-style children created with clone(CLONE_VM | CLONE_VFORK).
-pub struct ChildStack {
-    mem: Vec<u128>,
-}
-
-impl ChildStack {
-    pub fn new(bytes: usize) -> ChildStack {
-        ChildStack {
-            mem: vec![0u128; bytes.div_ceil(16)],
-        }
-    }
-}
-
-/// vfork(2) semantics, done as posix_spawn does: clone(CLONE_VM | CLONE_VFORK | SIGCHLD) on a
-/// separate stack running `child(arg)`, which must only _exit or exec. The parent is suspended
-/// until the child exits or execs, and no address space is copied. Returns the child's pid.
-#[inline]
-fn vfork_run(
-    stack: &mut ChildStack,
-    child: extern "C" fn(*mut libc::c_void) -> libc::c_int,
-    arg: *mut libc::c_void,
-) -> io::Result<Pid> {
-    let top = stack.mem.as_mut_ptr_range().end as *mut libc::c_void;
-    // SAFETY: `top` is the 16-byte aligned end of a stack we own and keep alive while the child
-    // runs (CLONE_VFORK suspends us until it exits or execs); `child` only calls _exit or
-    // execveat, which are async-signal-safe and do not touch our memory.
-    let pid = unsafe {
-        libc::clone(
-            child,
-            top,
-            libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD,
-            arg,
-        )
-    };
-    cvt(pid)
-}
-
 /// What a child needs to exec: the executable's descriptor and NULL-terminated argv/envp.
 pub struct ExecImage<'a> {
     /// A directory to look `name` up in, or (with an empty name) the executable itself.
@@ -794,24 +757,6 @@ pub struct ExecImage<'a> {
     pub name: &'a CStr,
     pub argv: &'a [*const libc::c_char],
     pub envp: &'a [*const libc::c_char],
-}
-
-extern "C" fn exec_trampoline(arg: *mut libc::c_void) -> libc::c_int {
-    // SAFETY: `arg` is the &ExecImage passed by vfork_exec; the parent is suspended by
-    // CLONE_VFORK until we exec or exit, so the image and its arrays are alive and unchanged.
-    let img = unsafe { &*(arg as *const ExecImage) };
-    let _ = exec_image(img);
-    exit_now(127)
-}
-
-/// vfork + exec of `img` (see [`vfork_run`]); the child exits 127 if exec fails.
-#[inline]
-pub fn vfork_exec(stack: &mut ChildStack, img: &ExecImage) -> io::Result<Pid> {
-    vfork_run(
-        stack,
-        exec_trampoline,
-        img as *const ExecImage as *mut libc::c_void,
-    )
 }
 
 /// A pidfd for `pid` (Linux 5.3+), pollable for the child's exit.

@@ -45,10 +45,16 @@ pub fn kilo_env() -> Vec<String> {
     ('a'..='o').map(|c| format!("{c}={VALUE}")).collect()
 }
 
+/// Feder's Table III "exec 8K BSS" job: 8 KiB of BSS and no other data, exits 0
+/// (csrc/bss8k.c).
+pub static BSS8K_JOB: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/bss8k"));
+
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Job {
     Null,
     Big,
+    /// The feder suite's (Table III row 8).
+    Bss8k,
 }
 
 impl Job {
@@ -56,12 +62,14 @@ impl Job {
         match self {
             Job::Null => NULL_JOB,
             Job::Big => BIG_JOB,
+            Job::Bss8k => BSS8K_JOB,
         }
     }
     pub fn name(self) -> &'static str {
         match self {
             Job::Null => "nulljob",
             Job::Big => "bigjob",
+            Job::Bss8k => "bss8k",
         }
     }
 }
@@ -245,7 +253,7 @@ pub(crate) struct Execs {
 }
 
 impl Execs {
-    fn new(vfork: bool, brk: usize, job: Job, kilo_env: bool) -> Execs {
+    pub(crate) fn new(vfork: bool, brk: usize, job: Job, kilo_env: bool) -> Execs {
         Execs {
             vfork,
             brk,

@@ -101,6 +101,17 @@ pub(crate) struct Forks {
     forker: Option<Forker>,
 }
 
+impl Forks {
+    /// The forks (or vforks) program with `brk` bytes sbrk'd: the feder suite's fork/exit.
+    pub(crate) fn new(vfork: bool, brk: usize) -> Forks {
+        Forks {
+            vfork,
+            brk,
+            forker: None,
+        }
+    }
+}
+
 impl Benchmark for Forks {
     fn setup(&mut self, ctx: &Ctx, iterations: u64) -> Result<(), BenchError> {
         // "forks 1000 0" as the run script called it; the program grows its own heap.

@@ -714,6 +714,31 @@ fn derived_ratio(d: &DerivedRow, baseline: usize, i: usize) -> String {
     }
 }
 
+/// How each run's User and System were obtained, one line a run, when a table shows them:
+/// a published run's are the paper's as printed; a measured run's are its kernel's split,
+/// tick-sampled on most (`crate::cpusplit`), which understates the System of short-lived
+/// children beside the paper's (#45).
+fn split_lines(c: &Comparison) -> Vec<String> {
+    if c.rows.is_empty() {
+        return Vec::new();
+    }
+    c.runs
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            let how = match (&r.cpu_split, r.source == "published") {
+                (_, true) => "the paper's time(1) figures, as printed".to_string(),
+                (Some(split), false) => split.clone(),
+                (None, false) => "unknown: no kernel configuration was kept with the run, so \
+                                  the split may be tick-sampled (a child living less than a \
+                                  tick is charged all user)"
+                    .to_string(),
+            };
+            format!("User/System of {}: {how}", tag(i))
+        })
+        .collect()
+}
+
 /// The comparison as text: runs, method, fingerprint differences, warnings, Table 2, Table 7,
 /// derived figures.
 pub fn text(c: &Comparison) -> String {
@@ -733,6 +758,9 @@ pub fn text(c: &Comparison) -> String {
     }
     let _ = writeln!(s, "method: {}", c.method);
     let _ = writeln!(s, "intervals: {}", c.covers);
+    for line in split_lines(c) {
+        let _ = writeln!(s, "{line}");
+    }
 
     let kernel: Vec<&Row> = kernel_rows(c).collect();
     if !kernel.is_empty() {
@@ -1051,6 +1079,9 @@ pub fn markdown(c: &Comparison) -> String {
     }
     let _ = writeln!(s, "\nMethod: {}", md(&c.method));
     let _ = writeln!(s, "\nIntervals: {}", md(&c.covers));
+    for line in split_lines(c) {
+        let _ = writeln!(s, "\n{}", md(&line));
+    }
 
     if c.fingerprint_diffs.is_empty() {
         s += "\nFingerprints: nothing differs (kernel, command line, mitigations, governor, virtualization, CPU, memory, cgroup limits).\n";
@@ -1570,6 +1601,48 @@ mod tests {
             );
         }
         v
+    }
+
+    #[test]
+    fn beside_the_vax_each_runs_user_system_split_says_how_it_was_obtained() {
+        // A run on a kernel whose configuration says tick accounting, beside the 4.2BSD
+        // paper's: the text, the Markdown and `show` say how each split was obtained (#45).
+        let mut live = crate::report::fixture_run();
+        live.fingerprint.kernel_config = crate::fingerprint::parse_kernel_config(
+            "CONFIG_TICK_CPU_ACCOUNTING=y\nCONFIG_HZ=250\n",
+        );
+        let vax = crate::reference::find("vax750-4.2bsd")
+            .unwrap()
+            .unwrap()
+            .clone();
+        let c = crate::report::fixture_compare(&[vax, live.clone()], 0, 2.0);
+        for out in [text(&c), markdown(&c)] {
+            let line = |start: &str| {
+                out.lines()
+                    .find(|l| l.trim_start_matches('\n').starts_with(start))
+                    .unwrap_or_else(|| panic!("no {start} line: {out}"))
+                    .to_string()
+            };
+            assert!(line("User/System of ").contains("as printed"), "{out}");
+            let b = out
+                .lines()
+                .filter(|l| l.starts_with("User/System of "))
+                .nth(1)
+                .unwrap_or_else(|| panic!("{out}"))
+                .replace('\\', ""); // Markdown escapes "_"
+            assert!(
+                b.contains("tick-sampled") && b.contains("CONFIG_TICK_CPU_ACCOUNTING, HZ=250"),
+                "{b}"
+            );
+        }
+        let shown = crate::report::table::render(&live);
+        assert!(
+            shown
+                .lines()
+                .any(|l| l.starts_with("User/System: tick-sampled")),
+            "{shown}"
+        );
+        assert!(shown.contains("their System is understated"), "{shown}");
     }
 
     #[test]

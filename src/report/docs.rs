@@ -272,6 +272,7 @@ mod tests {
         run.fingerprint.nohz = Some("idle".into());
         run.fingerprint.kernel_config_hash = Some("0123456789abcdef".into());
         run.fingerprint.microcode = Some("0xa0011d1".into());
+        run.fingerprint.cpu_split = Some("tick-sampled: (CONFIG_TICK_CPU_ACCOUNTING)".into());
         run.fingerprint.sysctls = [("vm.swappiness".to_string(), "60".to_string())].into();
         let counters = Counters {
             task_clock_ns: Some(1),

@@ -500,7 +500,7 @@ fn comparison_table(s: &mut String, cmp: &Comparison) {
 /// Every fingerprint fact as (name, value per run), vulnerabilities one per row.
 fn fingerprint_rows(fps: &[&Fingerprint]) -> Vec<(String, Vec<Option<String>>)> {
     type Getter = fn(&Fingerprint) -> Option<String>;
-    let fields: [(&str, Getter); 23] = [
+    let fields: [(&str, Getter); 24] = [
         ("hostname", |f| f.hostname.clone()),
         ("os", |f| f.os.clone()),
         ("kernel release", |f| f.kernel_release.clone()),
@@ -533,6 +533,7 @@ fn fingerprint_rows(fps: &[&Fingerprint]) -> Vec<(String, Vec<Option<String>>)> 
         ("timer tick (CONFIG_HZ)", |f| f.hz.map(|h| h.to_string())),
         ("tick mode (nohz)", |f| f.nohz.clone()),
         ("microcode", |f| f.microcode.clone()),
+        ("User/System split", crate::cpusplit::of),
         ("kernel config (hash)", |f| f.kernel_config_hash.clone()),
     ];
     let mut rows: Vec<(String, Vec<Option<String>>)> = fields

@@ -185,6 +185,7 @@ pub(super) fn full_run(id: &str) -> Run {
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .into(),
             microcode: Some("0xa0011d1".to_string()),
+            cpu_split: Some("tick-sampled: (CONFIG_TICK_CPU_ACCOUNTING, HZ=250)".to_string()),
         },
         overhead: Some(Overhead {
             timer_ns: 23.456_789_012_345_67,

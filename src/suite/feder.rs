@@ -21,10 +21,12 @@
 //!   open(O_DIRECT), read of 4096 bytes, close: the paper's
 //!   text makes it a disk read (its cost halved when the block size doubled).
 //! - Fork copies page tables and marks copy-on-write instead of copying the data; the forking
-//!   process is the sysperf worker (a Rust program of a few MiB, not the paper's "very small
-//!   benchmark program"), plus the sbrk'd data the point names.
-//! - "Exec 8K BSS" is vfork + execveat of an embedded static program whose only data is 8 KiB of
-//!   BSS (csrc/bss8k.c), + its exit + wait.
+//!   process is the paper's "very small benchmark program": the 4.2BSD appendix's `forks`
+//!   program (`bench::forker`, a few KiB of freestanding C, as the core `forks*` tests use),
+//!   plus the sbrk'd data the point names, not the multi-MiB sysperf worker.
+//! - "Exec 8K BSS" is the appendix's `vexecs` program (the same small forker, with vfork):
+//!   vfork + execve by name of a static program whose only data is 8 KiB of BSS
+//!   (csrc/bss8k.c), written as a file beside it, + its exit + wait.
 //! - The "invalid cache" of Fig. 1 is made by writing a buffer as large as the CPU's largest
 //!   private cache (L2) between calls; the sweep is timed too, so its cost alone is a point of its own and `derive`
 //!   reports the difference.
@@ -35,15 +37,12 @@ use super::{Axis, Point, Printed, SeriesSpec, Suite};
 use crate::bench::{Benchmark, Ctx, Shape};
 use crate::error::BenchError;
 use crate::model::{Derived, Estimate, Series, YKind};
-use crate::sys::{self, ChildStack, ExecImage, Fork, Pid};
+use crate::sys::{self, Fork, Pid};
 use std::ffi::{CStr, CString};
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
-
-/// A static program with 8 KiB of BSS and no other data, exits 0 (csrc/bss8k.c).
-pub static BSS8K_JOB: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/bss8k"));
 
 /// Entries in the "large directory" of Table III row 4; the target is the 32nd, halfway.
 pub const DIR_ENTRIES: usize = 64;
@@ -273,105 +272,31 @@ fn check_len(n: usize) -> Result<(), BenchError> {
 // ---------------------------------------------------------------------------------------------
 // Table III rows 7-8 and Fig. 3: fork/exit with data, exec of the 8K-BSS program
 
-/// fork, the child's immediate _exit(0), wait; with `data` bytes sbrk'd and touched in setup.
-pub struct ForkData {
-    data: usize,
-}
-
-impl ForkData {
-    pub fn new(data: usize) -> ForkData {
-        ForkData { data }
-    }
-}
-
 fn reap(pid: Pid) -> Result<(), BenchError> {
     let code = sys::wait_child(pid).map_err(BenchError::sys("waitpid"))?;
     crate::bench::check_status("feder", code, 0)
 }
 
-impl Benchmark for ForkData {
-    fn setup(&mut self, _ctx: &Ctx, _iterations: u64) -> Result<(), BenchError> {
-        // A store every 1 KiB, as the 4.2BSD forks programs do: every page is resident.
-        sys::sbrk_and_touch(self.data, 1024).map_err(BenchError::sys("sbrk"))?;
-        Ok(())
-    }
-
-    fn run(&mut self, iterations: u64) -> Result<(), BenchError> {
-        for _ in 0..iterations {
-            match sys::fork().map_err(BenchError::sys("fork"))? {
-                Fork::Child => sys::exit_now(0),
-                Fork::Parent(pid) => reap(pid)?,
-            }
-        }
-        Ok(())
-    }
+/// Fig. 3 and Table III row 7: fork, the child's _exit, wait, from a process of "a very small
+/// benchmark program to which [`data`] bytes of data have been artificially added": the
+/// appendix's `forks` program (`bench::forker`, a few KiB of C) with `data` bytes sbrk'd and
+/// touched every 1 KiB, not the multi-MiB worker, whose page tables fork would copy instead.
+/// Its and its children's CPU time are the point's (the harness takes the program's answer).
+pub fn fork_data(data: usize) -> Box<dyn Benchmark> {
+    Box::new(crate::bench::fork::Forks::new(false, data))
 }
 
-/// vfork + execveat of the embedded 8K-BSS program from a memfd, its exit, wait.
-pub struct ExecBss {
-    fd: Option<OwnedFd>,
-    strings: Vec<CString>,
-    stack: ChildStack,
-}
-
-impl ExecBss {
-    pub fn new() -> ExecBss {
-        ExecBss {
-            fd: None,
-            strings: Vec::new(),
-            stack: ChildStack::new(16 * 1024),
-        }
-    }
-}
-
-impl Default for ExecBss {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-impl Benchmark for ExecBss {
-    fn setup(&mut self, _ctx: &Ctx, _iterations: u64) -> Result<(), BenchError> {
-        self.fd = Some(
-            sys::memfd_executable(c"sysperf-bss8k", BSS8K_JOB).map_err(BenchError::sys("memfd"))?,
-        );
-        self.strings = std::iter::once("bss8k")
-            .chain(crate::bench::exec::BASE_ENV.iter().copied())
-            .map(|s| cstring(s.as_bytes()))
-            .collect::<Result<_, _>>()?;
-        Ok(())
-    }
-
-    fn run(&mut self, iterations: u64) -> Result<(), BenchError> {
-        let fd = self
-            .fd
-            .as_ref()
-            .ok_or_else(|| BenchError::Protocol("exec: no setup".into()))?
-            .as_raw_fd();
-        let ptrs = |s: &[CString]| -> Vec<*const libc::c_char> {
-            s.iter()
-                .map(|c| c.as_ptr())
-                .chain(std::iter::once(std::ptr::null()))
-                .collect()
-        };
-        let (argv, envp) = (ptrs(&self.strings[..1]), ptrs(&self.strings[1..]));
-        let img = ExecImage {
-            fd,
-            name: c"",
-            argv: &argv,
-            envp: &envp,
-        };
-        for _ in 0..iterations {
-            let pid = sys::vfork_exec(&mut self.stack, &img).map_err(BenchError::sys("vfork"))?;
-            reap(pid)?;
-        }
-        Ok(())
-    }
-
-    fn teardown(&mut self) -> Result<(), BenchError> {
-        self.fd = None;
-        Ok(())
-    }
+/// Table III row 8: the 8K-BSS program (csrc/bss8k.c) exec'd by name, as a file in the
+/// forker's private directory (a path lookup and a read of the file, as an exec was), by the
+/// appendix's `vexecs` program: vfork (which copies nothing, so the row is the exec's), the
+/// child's execve("bss8k"), its exit, wait.
+pub fn exec_bss() -> Box<dyn Benchmark> {
+    Box::new(crate::bench::exec::Execs::new(
+        true,
+        0,
+        crate::bench::exec::Job::Bss8k,
+        false,
+    ))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -686,8 +611,8 @@ fn table3_make(row: u64) -> Box<dyn Benchmark> {
         3 => file(FileRow::Dir32),
         4 => file(FileRow::DiskBlock),
         5 => file(FileRow::Read4k),
-        6 => Box::new(ForkData::new(8 * 1024)),
-        _ => Box::new(ExecBss::new()),
+        6 => fork_data(8 * 1024),
+        _ => exec_bss(),
     }
 }
 
@@ -717,7 +642,8 @@ pub static TABLE3_SERIES: SeriesSpec = SeriesSpec {
             position; access disk block; read 4K file; fork/exit 8K data; exec 8K BSS",
     today: "chdir(\".\"); openat+close; faccessat(\"a/b/c\"); faccessat of the 32nd of 64 names; \
             4 KiB O_DIRECT pread on a disk file system; open(O_DIRECT)+read 4096+close; fork + \
-            _exit + wait with 8 KiB sbrk'd; vfork + exec of an 8 KiB-BSS static program + wait",
+            _exit + wait from the small forks program with 8 KiB sbrk'd; vfork + execve by name \
+            of an 8 KiB-BSS static program file, from the small vexecs program, + wait",
     x: CATEGORY,
     // The paper's figures are CPU time ("the CPU time to access a disk block"), not elapsed.
     y: YKind::CpuNs,
@@ -806,7 +732,8 @@ pub static FIG3_SERIES: SeriesSpec = SeriesSpec {
     curve: "today",
     paper: "Fig. 3: fork/exit of a very small program with 32 kilobytes of data added by sbrk \
             (Table III: 8K)",
-    today: "sbrk(size) touched every 1 KiB in the worker, then fork, child _exit(0), waitpid",
+    today: "the appendix's forks program (a few KiB of C): sbrk(size) touched every 1 KiB, then \
+            fork, child _exit, wait",
     x: Axis {
         name: "data size",
         unit: "bytes",
@@ -823,7 +750,7 @@ pub static FIG3_SERIES: SeriesSpec = SeriesSpec {
         };
         sizes.iter().map(|&s| Point::new(s as f64, s)).collect()
     },
-    make: |p| Box::new(ForkData::new(p as usize)),
+    make: |p| fork_data(p as usize),
     paper_points: &[],
     paper_system: None,
     printed: None,
@@ -921,10 +848,14 @@ fn difference(name: &str, a: (&str, &Estimate), b: (&str, &Estimate), div: f64) 
     } else {
         format!(" / {div}")
     };
+    let value = (a.median - b.median) / div;
     Derived {
-        na: None,
+        // A difference of two medians can come out negative, or within the noise of its
+        // inputs, and a --quick trial has no interval: then the figure prints as n/a with
+        // the reason, not as a cost of -4510 ns (#45).
+        na: crate::derived::unsupported(&[a.n, b.n], Some((lo, hi)), value),
         name: name.into(),
-        value: (a.median - b.median) / div,
+        value,
         unit: "ns".into(),
         formula: format!(
             "({an} - {bn}){over} = ({:.1} - {:.1}){over} ns; from the intervals: {lo:.1} to \
@@ -1144,7 +1075,7 @@ mod tests {
     #[test]
     fn the_8k_bss_job_has_exactly_8_kib_of_bss() {
         // ELF64 program headers: the PT_LOAD segments' memsz - filesz is the zero-filled BSS.
-        let b = BSS8K_JOB;
+        let b = crate::bench::exec::BSS8K_JOB;
         assert_eq!(&b[..4], b"\x7fELF");
         assert_eq!(b[4], 2, "ELF64");
         let u16at = |o: usize| u16::from_le_bytes(b[o..o + 2].try_into().unwrap()) as usize;
@@ -1168,13 +1099,26 @@ mod tests {
 
     #[test]
     fn exec_and_fork_points_run_their_children_to_completion() {
-        let mut e = ExecBss::new();
-        e.setup(&Ctx::default(), 2).unwrap();
-        e.run(2).unwrap();
-        e.teardown().unwrap();
-        let mut f = ForkData::new(8 * 1024);
-        f.setup(&Ctx::default(), 2).unwrap();
-        f.run(2).unwrap();
+        // Both fork from the small forks/execs program, not this multi-MiB process (#45):
+        // its answer (its own and its children's usage, its size) is the point's.
+        for row in [6, 7] {
+            let mut b = table3_make(row);
+            b.setup(&Ctx::default(), 20).unwrap();
+            b.run(20).unwrap();
+            let h = b.helper().expect("the forker's answer");
+            b.teardown().unwrap();
+            assert!(h.maps > 0 && h.maps < 16, "row {row}: {} mappings", h.maps);
+            assert!(
+                h.rss_bytes < 2 << 20,
+                "row {row}: a forker of {} bytes",
+                h.rss_bytes
+            );
+            // The children it reaped ran: a fork's child faults at least its stack page; an
+            // exec's child maps a new image and faults its BSS.
+            assert!(h.children.minflt >= 20, "row {row}: {:?}", h.children);
+        }
+        let own = sys::process_size(&sys::getpid().to_string());
+        assert!(own.2 >= 16, "this test process has {} mappings", own.2);
     }
 
     #[test]
@@ -1206,5 +1150,32 @@ mod tests {
         assert!(d.formula.contains("excludes 0"), "{}", d.formula);
         let d = difference("x", ("a", &e(1000.5)), ("b", &e(1000.0)), 1.0);
         assert!(d.formula.contains("within noise"), "{}", d.formula);
+    }
+
+    #[test]
+    fn a_difference_its_inputs_cannot_support_is_n_a_with_the_reason() {
+        let e = |m: f64| crate::stats::estimate(&[m - 1.0, m, m + 1.0]).unwrap();
+        assert_eq!(
+            difference("x", ("a", &e(5000.0)), ("b", &e(1000.0)), 2.0).na,
+            None
+        );
+        // A --quick trial gave Fig. 1 as -4510 ns: printed, not n/a (#45).
+        let one = |m: f64| crate::stats::estimate(&[m]).unwrap();
+        let d = difference("x", ("a", &one(1000.0)), ("b", &one(5510.0)), 1.0);
+        assert_eq!(d.value, -4510.0);
+        assert!(
+            d.na.as_deref().unwrap_or("").starts_with("one trial"),
+            "{d:?}"
+        );
+        let d = difference("x", ("a", &e(1000.0)), ("b", &e(5510.0)), 1.0);
+        assert!(
+            d.na.as_deref().unwrap_or("").starts_with("negative"),
+            "{d:?}"
+        );
+        let d = difference("x", ("a", &e(1000.5)), ("b", &e(1000.0)), 1.0);
+        assert!(
+            d.na.as_deref().unwrap_or("").contains("includes 0"),
+            "{d:?}"
+        );
     }
 }

@@ -161,7 +161,11 @@ fn table7_faults_per_touch(id: &str) -> String {
             .ok()
             .flatten()
             .and_then(|run| run.results.iter().find(|r| r.id == id))
-            .and_then(|r| r.summary.as_ref().map(|s| (r.paper_count, s.minflt_per_op)));
+            .and_then(|r| {
+                r.summary
+                    .as_ref()
+                    .map(|s| (r.paper_count, s.minflt_per_op + s.majflt_per_op))
+            });
         if let Some((touches, per)) = r {
             let system = name.trim_start_matches("vax750-").replace("bsd", "BSD");
             out.push(format!(

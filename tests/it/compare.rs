@@ -1017,3 +1017,46 @@ fn runs_measured_with_other_options_get_no_verdict() {
         "a gate cannot judge unlike runs"
     );
 }
+
+#[test]
+fn beside_the_vax_each_runs_user_system_split_says_how_it_was_obtained() {
+    // This kernel's split of a short-lived child's CPU time is tick-sampled on most builds
+    // (CONFIG_TICK_CPU_ACCOUNTING): compare and show say so beside the paper's figures, which
+    // are printed as they were (#45).
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("s.db");
+    sysperf(&db)
+        .args(["run", "forks0", "--quick"])
+        .assert()
+        .success();
+    let text = ok(&db, &["compare", "vax750-4.2bsd", "latest"], 0);
+    let line = |start: &str| {
+        text.lines()
+            .find(|l| l.starts_with(start))
+            .unwrap_or_else(|| panic!("no {start} line: {text}"))
+            .to_string()
+    };
+    assert!(line("User/System of [1]:").contains("as printed"), "{text}");
+    let b = line("User/System of [2]:");
+    let here = sysperf::cpusplit::of(&sysperf::fingerprint::collect());
+    match &here {
+        Some(split) if split.contains("CONFIG_") => assert!(b.ends_with(split.as_str()), "{b}"),
+        _ => assert!(b.contains("tick-sampled") || b.contains("exact"), "{b}"),
+    }
+    let show = ok(&db, &["show", "latest"], 0);
+    let shown = show
+        .lines()
+        .find(|l| l.starts_with("User/System: "))
+        .unwrap_or_else(|| panic!("{show}"));
+    if here
+        .as_deref()
+        .is_some_and(sysperf::cpusplit::is_tick_sampled)
+    {
+        assert!(shown.contains("tick-sampled"), "{shown}");
+        assert!(show.contains("their System is understated"), "{show}");
+    }
+    // The JSON comparison carries it too.
+    let v = success_json(sysperf(&db).args(["compare", "vax750-4.2bsd", "latest", "--json"]));
+    assert_eq!(v["runs"][0].get("cpu_split"), None, "{}", v["runs"][0]);
+    assert!(v["runs"][1]["cpu_split"].is_string(), "{}", v["runs"][1]);
+}
