@@ -251,7 +251,30 @@ ALTER TABLE runs ADD COLUMN heartbeat_at TEXT;
     r#"
 ALTER TABLE runs ADD COLUMN writer_json TEXT;
 "#,
+    // Migration 14 (#44, fleet views at 100,000 runs): whether other work ran beside a
+    // result's test while it ran (a warning of a kind that `WarningKind::disturbs`, for its
+    // run and test: `Run::disturbed`), kept on the result as it is written (`DISTURBED_SQL`)
+    // and filled in here for the results stored before. `changes` and the reports leave
+    // such results out of a test's history: they found them by joining every distinct
+    // (run, test) of those warnings, 6 s a call on a store of 100,000 busy runs; the flag is
+    // read with the result row those views read anyway, whatever the share of disturbed
+    // results. Not indexed: no query looks for the disturbed results alone (an index on a
+    // 0/1 column would not pick few rows when half are disturbed, and costs every write).
+    // The kinds are those of this version, frozen with the migration: a kind that comes to
+    // disturb later needs a migration of its own (the test `backfill_kinds_are_the_disturbing`
+    // fails until then).
+    r#"
+ALTER TABLE results ADD COLUMN disturbed INTEGER NOT NULL DEFAULT 0;
+UPDATE results SET disturbed = 1
+ WHERE EXISTS (SELECT 1 FROM warnings
+                WHERE warnings.run_id = results.run_id AND warnings.bench = results.bench
+                  AND warnings.kind IN ('busy_cpu', 'busy_machine', 'steal'));
+"#,
 ];
+
+/// The kinds migration 14 fills `results.disturbed` in for (the `IN` list above).
+#[cfg(test)]
+pub(super) const BACKFILLED_KINDS: [&str; 3] = ["busy_cpu", "busy_machine", "steal"];
 
 /// What the header of an opened database says about it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -336,6 +359,18 @@ mod tests {
         // A second call finds nothing to do rather than failing on existing tables.
         migrate(&conn, path).unwrap();
         assert_eq!(DbState::read(&conn).unwrap(), state);
+    }
+
+    /// The kinds migration 14 fills `results.disturbed` in for are those that disturb now
+    /// (#44): a kind that comes to disturb later leaves old results unflagged until a
+    /// migration of its own flags them.
+    #[test]
+    fn backfill_kinds_are_the_disturbing() {
+        let now: Vec<&str> = crate::model::WarningKind::disturbing().collect();
+        assert_eq!(now, BACKFILLED_KINDS);
+        for kind in BACKFILLED_KINDS {
+            assert!(MIGRATIONS[13].contains(&format!("'{kind}'")), "{kind}");
+        }
     }
 
     #[test]

@@ -1042,7 +1042,26 @@ fn insert_run(conn: &Connection, run: &Run, complete: bool) -> Result<()> {
     insert_series(conn, &run.id, 0, &run.series)?;
     insert_derived(conn, &run.id, &run.derived)?;
     insert_warnings(conn, &run.id, 0, &run.warnings)?;
+    conn.execute(&disturbed_sql("?1"), params![run.id])?;
     Ok(())
+}
+
+/// The statement that sets `results.disturbed` (migration 14) on every result of one run
+/// from the run's stored warnings, its run id the parameter `run`: run wherever a run's
+/// results or warnings are written, on both backends, so that the flag always says what
+/// `Run::disturbed` says of the stored run.
+pub(super) fn disturbed_sql(run: &str) -> String {
+    let kinds: Vec<String> = crate::model::WarningKind::disturbing()
+        .map(|k| format!("'{k}'"))
+        .collect();
+    format!(
+        "UPDATE results SET disturbed = CASE WHEN EXISTS (
+             SELECT 1 FROM warnings
+              WHERE warnings.run_id = results.run_id AND warnings.bench = results.bench
+                AND warnings.kind IN ({})) THEN 1 ELSE 0 END
+          WHERE run_id = {run}",
+        kinds.join(", ")
+    )
 }
 
 /// Stores series of a run in their order, the first at position `first`.

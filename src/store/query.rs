@@ -743,17 +743,18 @@ impl Options {
 
 /// How many measured results each history has among the rows of `from` (a FROM clause
 /// joining `runs`, with its `opts` and `kind` columns, and `results`, its parameters bound in
-/// `b`), by the kind of run ('ab', 'quick' or '').
+/// `b`), by the kind of run ('ab', 'quick' or ''), and how many of those were disturbed
+/// (`results.disturbed`: counted in the same scan, #44).
 fn history_counts(
     db: &mut dyn Db,
     b: Sql,
     from: String,
     options: &mut Options,
-) -> Result<HashMap<(String, Key), usize>> {
+) -> Result<HashMap<(String, Key), (usize, usize)>> {
     let sql = format!(
         "SELECT runs.hostname AS hostname, results.bench AS bench,
                 results.placement AS placement, runs.opts AS opts, runs.kind AS kind,
-                count(*) AS n
+                count(*) AS n, count(CASE WHEN results.disturbed <> 0 THEN 1 END) AS d
          {from}
          WHERE {MEASURED}
          GROUP BY runs.hostname, results.bench, results.placement, runs.opts, runs.kind"
@@ -767,7 +768,9 @@ fn history_counts(
             options.key(&r.text("opts")?)?,
         );
         // Texts that differ only in the order of a list are one history.
-        *out.entry((r.text("kind")?, key)).or_default() += r.u64("n")? as usize;
+        let e: &mut (usize, usize) = out.entry((r.text("kind")?, key)).or_default();
+        e.0 += r.u64("n")? as usize;
+        e.1 += r.u64("d")? as usize;
         Ok(())
     })?;
     Ok(out)
@@ -832,19 +835,13 @@ pub(super) fn test_histories(
     };
     let mut options = Options::default();
     // A result whose test ran beside other work (`WarningKind::disturbs`) is no point of its
-    // history: its figure stands for that work as much as for the system (#30, #35).
-    let kinds: Vec<String> = crate::model::WarningKind::disturbing()
-        .map(|k| format!("'{k}'"))
-        .collect();
-    // The (run, test) pairs with such a warning: few, and found by one scan of the warnings
-    // (an EXISTS per result cost `changes` 100 -> 480 ms at 100,000 runs on PostgreSQL).
-    let pairs = format!(
-        "(SELECT DISTINCT run_id, bench FROM warnings WHERE kind IN ({}))",
-        kinds.join(", ")
-    );
+    // history: its figure stands for that work as much as for the system (#30, #35). The
+    // result says so itself (`results.disturbed`, kept on write, #44): joining the distinct
+    // (run, test) pairs of the warnings instead took 6 s a scan at 100,000 busy runs, and
+    // an EXISTS per result cost `changes` 100 -> 480 ms at 100,000 runs on PostgreSQL.
     // 1. The histories and how many results each has (and the results of `ab` sides and
-    // quick runs, left out), then how many of those were left out as disturbed: each keeps
-    // the rest, up to `newest`.
+    // quick runs, left out), and how many of those were left out as disturbed, in one scan:
+    // each keeps the rest, up to `newest`.
     let mut b = Sql::new(db.dialect());
     let from = format!(
         "FROM {} JOIN results ON results.run_id = runs.id",
@@ -853,24 +850,19 @@ pub(super) fn test_histories(
     let counted = history_counts(db, b, from, &mut options)?;
     let mut out = Histories::default();
     let mut all: HashMap<Key, usize> = HashMap::new();
-    for ((kind, key), n) in counted {
+    let mut left_out: HashMap<Key, usize> = HashMap::new();
+    for ((kind, key), (n, disturbed)) in counted {
         match kind.as_str() {
             "ab" => out.ab_sides += n,
             "quick" => out.quick += n,
-            _ => *all.entry(key).or_default() += n,
+            _ => {
+                if disturbed > 0 {
+                    *left_out.entry(key.clone()).or_default() += disturbed;
+                }
+                *all.entry(key).or_default() += n;
+            }
         }
     }
-    let mut b = Sql::new(db.dialect());
-    let from = format!(
-        "FROM {pairs} AS d
-         JOIN {} ON runs.id = d.run_id
-         JOIN results ON results.run_id = d.run_id AND results.bench = d.bench",
-        runs(&mut b, "id, hostname", true, "", "")
-    );
-    let left_out: HashMap<Key, usize> = history_counts(db, b, from, &mut options)?
-        .into_iter()
-        .map(|((_, key), n)| (key, n))
-        .collect();
     let wanted: HashMap<Key, usize> = all
         .iter()
         .map(|(k, n)| {
@@ -884,11 +876,21 @@ pub(super) fn test_histories(
     // 2. The newest runs, one page of them along the index: per host, for each set of
     // options its runs were made with (runs with other options are other runs), as many as
     // its longest history keeps: all that is needed when every run measured every test.
+    // Where some of a history's results were left out as disturbed, as many more as they
+    // are of its results (#44: with half of them disturbed, a page of the newest runs held
+    // half the points, and step 3's window sorted every older run of the host).
     let mut per_options: HashMap<(&Option<String>, &String), usize> = HashMap::new();
     let mut tests: HashMap<&Option<String>, usize> = HashMap::new();
-    for ((host, _, _, opts), n) in &wanted {
+    for (key @ (host, _, _, opts), want) in &wanted {
+        let n = all.get(key).copied().unwrap_or(0);
+        let clean = n.saturating_sub(left_out.get(key).copied().unwrap_or(0));
+        let runs = if clean == 0 {
+            0
+        } else {
+            (want.saturating_mul(n)).div_ceil(clean).min(n)
+        };
         let e = per_options.entry((host, opts)).or_default();
-        *e = (*e).max(*n);
+        *e = (*e).max(runs);
         *tests.entry(host).or_default() += 1;
     }
     let tests = tests.values().copied().max().unwrap_or(1);
@@ -909,7 +911,7 @@ pub(super) fn test_histories(
         let Some(bench) = r.opt_text("bench")? else {
             return Ok(());
         };
-        if r.opt_text("disturbed_run")?.is_some() {
+        if r.opt_i64("disturbed")?.unwrap_or(0) != 0 {
             // Left out (counted above), and not among the newest it keeps either.
             return Ok(());
         }
@@ -942,24 +944,10 @@ pub(super) fn test_histories(
         }
         Ok(())
     };
-    // Steps 2 and 3 join the left-out pairs only when there are any: a quiet fleet's store
-    // then pays one scan of its warnings (step 1), not three.
-    let (d_column, d_join) = if left_out.is_empty() {
-        ("NULL", String::new())
-    } else {
-        (
-            "d.run_id",
-            format!(
-                "LEFT JOIN {pairs} AS d ON d.run_id = results.run_id AND d.bench = results.bench"
-            ),
-        )
-    };
-    let columns = format!(
-        "runs.id AS run_id, runs.started_ns AS started_ns, runs.seq AS seq,
+    let columns = "runs.id AS run_id, runs.started_ns AS started_ns, runs.seq AS seq,
          runs.hostname AS hostname, runs.opts AS opts, results.bench AS bench,
          results.placement AS placement, results.wall_median AS wall_median,
-         {d_column} AS disturbed_run"
-    );
+         results.disturbed AS disturbed";
     let mut b = Sql::new(db.dialect());
     let limit = b.bind(int_usize(page, "a page of runs")?);
     let newest_runs = runs(
@@ -974,7 +962,6 @@ pub(super) fn test_histories(
         "SELECT {columns}
          FROM {newest_runs}
          LEFT JOIN results ON results.run_id = runs.id AND {MEASURED}
-         {d_join}
          ORDER BY runs.started_ns DESC, runs.seq DESC"
     );
     db.rows(&b.on("results", sql), &mut |r| take(r, &mut kept))?;
@@ -1027,15 +1014,14 @@ pub(super) fn test_histories(
         // another order) each keep their newest, and `take` keeps the history's newest of
         // those.
         let sql = format!(
-            "SELECT run_id, started_ns, seq, hostname, opts, bench, placement, wall_median, disturbed_run FROM (
+            "SELECT run_id, started_ns, seq, hostname, opts, bench, placement, wall_median, disturbed FROM (
                  SELECT {columns},
                         ROW_NUMBER() OVER (PARTITION BY runs.hostname, runs.opts, results.bench,
                                                         results.placement
                                            ORDER BY runs.started_ns DESC, runs.seq DESC) AS nth
                  FROM {older_runs}
                  JOIN results ON results.run_id = runs.id
-                 {d_join}
-                 WHERE {MEASURED} AND {d_column} IS NULL) AS ranked
+                 WHERE {MEASURED} AND results.disturbed = 0) AS ranked
              WHERE nth <= {keep}
              {NEWEST}"
         );
@@ -1201,6 +1187,15 @@ pub(super) fn beat(db: &mut dyn Db, id: &str, at: Option<&str>) -> Result<()> {
         ),
     };
     db.execute(&b.on("runs", sql))?;
+    Ok(())
+}
+
+/// Sets the `disturbed` flag of the results of run `id` from its stored warnings
+/// ([`super::disturbed_sql`]), after a write that changed either.
+pub(super) fn mark_disturbed(db: &mut dyn Db, id: &str) -> Result<()> {
+    let mut b = Sql::new(db.dialect());
+    let sql = super::disturbed_sql(&b.bind(id));
+    db.execute(&b.on("results", sql))?;
     Ok(())
 }
 

@@ -113,7 +113,8 @@ impl RunWrite<'_> {
             query::delete_rows(db, "derived", id, None)?;
             query::delete_rows(db, "warnings", id, None)?;
             insert_derived(lite, id, &run.derived)?;
-            return insert_warnings(lite, id, 0, &run.warnings);
+            insert_warnings(lite, id, 0, &run.warnings)?;
+            return disturbed(db, lite, id);
         }
         if !query::run_exists(db, id)? {
             return Err(no_such_run(id));
@@ -126,14 +127,16 @@ impl RunWrite<'_> {
                 let position = query::next_position(db, "results", id)?;
                 insert_result(lite, id, position, result)?;
                 let first = query::next_position(db, "warnings", id)?;
-                insert_warnings(lite, id, first, warnings)
+                insert_warnings(lite, id, first, warnings)?;
+                disturbed(db, lite, id)
             }
             RunWrite::PutResult {
                 position, result, ..
             } => {
                 let position = int_usize(position, "a result's position")?;
                 query::delete_rows(db, "results", id, Some(position))?;
-                insert_result(lite, id, position, result)
+                insert_result(lite, id, position, result)?;
+                disturbed(db, lite, id)
             }
             RunWrite::Profile { profile, .. } => {
                 let position = query::next_position(db, "profiles", id)?;
@@ -165,6 +168,14 @@ impl RunWrite<'_> {
             RunWrite::Finish(_) => "end".into(),
         }
     }
+}
+
+/// Sets the `disturbed` flag of run `id`'s results (#44) once the rows this write built in
+/// `lite` are in the store: a result and the warning that names it may come in different
+/// writes (a warning of the whole run at its end, a result's snapshot after its warning).
+fn disturbed(db: &mut dyn Db, lite: &Connection, id: &str) -> Result<()> {
+    db.flush(lite)?;
+    query::mark_disturbed(db, id)
 }
 
 /// Records this process as the writer of the run `id` just begun in `lite` (#41): while it
