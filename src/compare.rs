@@ -1499,7 +1499,7 @@ pub fn build_grouped(
                 }
             };
             // A figure its inputs cannot support is no value to take a ratio of.
-            match crate::derived::na_of(d, run) {
+            match crate::suite::na_of(d, run) {
                 Some(why) => row.na[i] = Some(why),
                 None => row.values[i] = Some(d.value),
             }

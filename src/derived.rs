@@ -221,34 +221,17 @@ pub fn compute(results: &[BenchResult]) -> Vec<Derived> {
     out
 }
 
-/// Why `run`'s results cannot support the figure `d` (as [`compute`] or a suite's `derive`
-/// says when it makes it): its own reason, or for a run read back from a store, which keeps
-/// each figure's value but not this, the reason computed again from the stored results and
-/// the stored series (a suite's figures, such as Feder's cold getpid, #45).
-pub fn na_of(d: &Derived, run: &crate::model::Run) -> Option<String> {
-    d.na.clone()
-        .or_else(|| {
-            compute(&run.results)
-                .into_iter()
-                .find(|f| f.name == d.name)
-                .and_then(|f| f.na)
-        })
-        .or_else(|| {
-            crate::suite::suites()
-                .into_iter()
-                .filter_map(|suite| {
-                    let mine: Vec<crate::model::Series> = run
-                        .series
-                        .iter()
-                        .filter(|s| s.suite == suite.name)
-                        .cloned()
-                        .collect();
-                    (!mine.is_empty()).then(|| (suite.derive)(&mine))
-                })
-                .flatten()
-                .find(|f| f.name == d.name)
-                .and_then(|f| f.na)
-        })
+/// Why figure `d` of `run` cannot be supported, from the results' figures alone (the
+/// figure's own reason, or for a run read back from a store, which keeps each figure's value
+/// but not this, the reason computed again from the stored results). A suite's figures are
+/// judged again from the stored series by [`crate::suite::na_of`], which callers use.
+pub fn na_of_results(d: &Derived, run: &crate::model::Run) -> Option<String> {
+    d.na.clone().or_else(|| {
+        compute(&run.results)
+            .into_iter()
+            .find(|f| f.name == d.name)
+            .and_then(|f| f.na)
+    })
 }
 
 /// Table 8's printed page-fault service times for a paging test, to print beside a figure

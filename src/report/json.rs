@@ -29,7 +29,7 @@ pub fn run_document(run: &Run) -> Value {
         // A figure its inputs cannot support says why, in stored runs too (#33).
         if let Some(Value::Array(derived)) = map.get_mut("derived") {
             for (entry, d) in derived.iter_mut().zip(&run.derived) {
-                if let (Value::Object(e), Some(why)) = (entry, crate::derived::na_of(d, run)) {
+                if let (Value::Object(e), Some(why)) = (entry, crate::suite::na_of(d, run)) {
                     e.insert("na".into(), json!(why));
                 }
             }

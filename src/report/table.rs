@@ -332,7 +332,7 @@ pub fn render(run: &Run) -> String {
     if !run.derived.is_empty() {
         let _ = writeln!(s, "\nDerived figures");
         for d in &run.derived {
-            match &crate::derived::na_of(d, run) {
+            match &crate::suite::na_of(d, run) {
                 Some(why) => {
                     let _ = writeln!(
                         s,

@@ -457,6 +457,29 @@ pub fn target(series: &SeriesSpec, p: &Point) -> Target {
     }
 }
 
+/// Why derived figure `d` of `run` prints "n/a", if it does: the figure's own reason, the one
+/// its results give again ([`crate::derived::na_of_results`]), or for a suite's figure (such as
+/// Feder's cold getpid, #45) the one its stored series give again. Here, not in `derived`,
+/// so that the registries do not depend on each other in a loop.
+pub fn na_of(d: &Derived, run: &crate::model::Run) -> Option<String> {
+    crate::derived::na_of_results(d, run).or_else(|| {
+        suites()
+            .into_iter()
+            .filter_map(|suite| {
+                let mine: Vec<Series> = run
+                    .series
+                    .iter()
+                    .filter(|s| s.suite == suite.name)
+                    .cloned()
+                    .collect();
+                (!mine.is_empty()).then(|| (suite.derive)(&mine))
+            })
+            .flatten()
+            .find(|f| f.name == d.name)
+            .and_then(|f| f.na)
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -366,15 +366,25 @@ pub fn as_if_quiet(db: &Path, label: &str) -> usize {
         .map(|k| format!("'{k}'"))
         .collect();
     let conn = rusqlite::Connection::open(db).unwrap();
+    let removed = conn
+        .execute(
+            &format!(
+                "DELETE FROM warnings WHERE kind IN ({}) \
+                 AND run_id IN (SELECT id FROM runs WHERE label = ?1)",
+                kinds.join(", ")
+            ),
+            [label],
+        )
+        .unwrap();
+    // The store keeps a result's disturbance as a flag too, written with its warnings
+    // (#44 item 3): the flag goes with them.
     conn.execute(
-        &format!(
-            "DELETE FROM warnings WHERE kind IN ({}) \
-             AND run_id IN (SELECT id FROM runs WHERE label = ?1)",
-            kinds.join(", ")
-        ),
+        "UPDATE results SET disturbed = 0 \
+         WHERE run_id IN (SELECT id FROM runs WHERE label = ?1)",
         [label],
     )
-    .unwrap()
+    .unwrap();
+    removed
 }
 
 /// Three runs of `args` (`run ARGS --repeat 3`) labelled "history": the machine's run-to-run
