@@ -114,7 +114,9 @@ mod tests {
         // At most a stray one (a NUMA hinting fault, a page the kernel reclaimed): not one
         // in a thousand operations.
         assert!(u.minflt + u.majflt < 20, "the loop took page faults: {u:?}");
-        assert_eq!(u.nvcsw, 0, "the loop waited in the kernel: {u:?}");
+        // No system call to wait in: a stray wait (the test process's other threads hold
+        // its memory map's lock while a stray fault needs it) is not one per thousand.
+        assert!(u.nvcsw < 20, "the loop waited in the kernel: {u:?}");
     }
 
     #[test]
