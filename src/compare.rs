@@ -738,8 +738,7 @@ fn adjusted_samples(group: &[&Run], id: &str) -> Option<Vec<Vec<f64>>> {
         return None;
     }
     let mut out = Vec::new();
-    for s in group_samples_of(group, id) {
-        let (run, s) = s;
+    for (run, s) in group_samples_of(group, id) {
         let speed = host_speed(run)?;
         out.push(s.iter().map(|x| x / speed).collect());
     }
