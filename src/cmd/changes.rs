@@ -21,7 +21,7 @@ pub(crate) struct Args {
     /// Only runs started on or after DATE (YYYY-MM-DD, UTC).
     #[arg(long, value_name = "DATE")]
     pub(crate) since: Option<String>,
-    /// Search the newest N runs of each (host, test) history.
+    /// Search the newest N runs of each (host, test, options) history.
     #[arg(long, value_name = "N", default_value_t = changes::DEFAULT_NEWEST as u64,
           value_parser = clap::value_parser!(u64).range(10..=2000))]
     pub(crate) last: u64,

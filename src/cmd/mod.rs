@@ -112,11 +112,12 @@ pub(crate) enum Cmd {
     /// a baseline, its 95% interval and a verdict.
     #[command(after_help = compare::compare_help())]
     Compare(compare::Args),
-    /// When and where performance changed: change points in each (host, test) history.
+    /// When and where performance changed: change points in each (host, test, options) history.
     ///
-    /// Find change points in each (host, test) history of the stored runs: where a test's
-    /// time moved to a new level and stayed, with the runs either side, the step's size and
-    /// the nearest fingerprint difference (kernel, config, sysctl, microcode) around it.
+    /// Find change points in each (host, test, options) history of the stored runs, all of
+    /// them at a false discovery rate: where a test's time moved to a new level and stayed,
+    /// with the runs either side, the step's size and the nearest fingerprint difference
+    /// (kernel, config, sysctl, microcode) around it.
     #[command(after_help = changes::CHANGES_HELP)]
     Changes(changes::Args),
     /// Explain why tests moved between two runs: where the time per operation went.

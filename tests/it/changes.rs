@@ -2,8 +2,10 @@
 //! (copies of the minimal export, each with its own median and fingerprint): a planted step
 //! is found at its run, with the sysctl switched between the runs around it named as the
 //! nearest fingerprint change, and exit code 6; an A/A store (no step, a fingerprint change
-//! that moved nothing) reports nothing and exits 0. On SQLite, and on PostgreSQL where a
-//! cluster can be started.
+//! that moved nothing) reports nothing and exits 0. #42: a history of mixed options with `ab`
+//! sides and quick runs in it reports nothing, a 10% step among such runs is found in the
+//! plain ones, and a store whose every history is too short exits 7. On SQLite, and on
+//! PostgreSQL where a cluster can be started.
 
 use crate::support::{json_of, ok, pg, sysperf};
 use serde_json::Value;
