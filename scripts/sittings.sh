@@ -15,8 +15,9 @@
 # row should be slower.
 #
 # Prints the false verdicts with a 95% Clopper-Pearson interval, the share without a verdict,
-# the median interval half-width, for singles and groups, raw and adjusted; then the slow
-# sitting's syscall verdicts.
+# the median interval half-width, for singles and groups, raw and adjusted; the rows refused
+# as disturbed judged anyway, by cause (steal time alone, or other work), to show whether the
+# refusal keeps false verdicts out; then the slow sitting's syscall verdicts.
 #
 # Usage: [S=4] [REPEAT=3] [SEL="..."] [SETTLE=60] [CHURN_GIB=3] [HOG_S=15] [SLOW=1]
 #        [AB_CHECKS=40] [SP=path/to/sysperf] [KEEP=DIR] scripts/sittings.sh
@@ -142,10 +143,39 @@ def tally(prefix, count, key):
     print(f"{prefix:>6} {key:>8}: {false} of {verdicts} judged faster/slower ({100*false/max(verdicts,1):.1f}%, 95% CI {100*lo:.1f}-{100*hi:.1f}%); "
           f"{none} of {rows} without a verdict ({100*none/max(rows,1):.0f}%: {why}); median half-width {med:.1f}%; covers {covers}")
 
+def would_be(prefix, count, key):
+    """The rows refused as disturbed, judged as if they were not: is steal time alone (the
+    hypervisor's, 2-4% all day on this VM) a disturbance that misjudges, like other work?"""
+    by = {}
+    for k in range(1, count + 1):
+        c = json.load(open(f"{work}/{prefix}{k}.json"))
+        band = c.get("noise_pct", 2.0) / 100
+        ids = {h["id"] for h in c["runs"]}
+        for row in c["rows"]:
+            if row["id"] not in sel:
+                continue
+            r = (row.get(key) or [None, None])[1]
+            if r is None or r["verdict"] != "disturbed" or not r["ci"]:
+                continue
+            tests = {row["id"]} | ({"hostspeed"} if key == "adjusted" else set())
+            kinds = {w["kind"] for w in c["warnings"] if w.get("bench") in tests and w["run"] in ids
+                     and w["kind"] in ("busy_cpu", "busy_machine", "steal")}
+            cause = "steal only" if kinds == {"steal"} else "other work"
+            lo, hi = r["ci"]
+            d = by.setdefault(cause, [0, 0, []])
+            d[0] += 1
+            d[1] += lo > 1 + band or hi < 1 - band
+            d[2].append(100 * (hi - lo) / 2 / r["ratio"])
+    for cause, (rows, false, widths) in sorted(by.items()):
+        lo, hi = clopper_pearson(false, rows)
+        print(f"{prefix:>6} {key:>8} disturbed by {cause}, judged anyway: {false} of {rows} faster/slower "
+              f"({100*false/rows:.1f}%, 95% CI {100*lo:.1f}-{100*hi:.1f}%); median half-width {statistics.median(widths):.1f}%")
+
 print(f"{s} sittings of {' '.join(sel)}, {elapsed} s in all")
 for prefix, count in (("single", n), ("group", g)):
     for key in ("ratios", "adjusted"):
         tally(prefix, count, key)
+        would_be(prefix, count, key)
 if slow == "1":
     for i in range(1, s + 1):
         c = json.load(open(f"{work}/slow{i}.json"))

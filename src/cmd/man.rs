@@ -9,17 +9,21 @@ use sysperf::{exit, output};
 
 #[derive(ClapArgs)]
 pub(crate) struct Args {
-    /// The directory to write the pages into (it must exist).
+    /// The directory to write the pages into (made, with its parents, when it is not there).
     pub(crate) dir: PathBuf,
 }
 
 pub(crate) fn exec(a: Args) -> Result<i32> {
     let dir = &a.dir;
+    // As `mkdir -p` would (#43: a newcomer's `man DIR` failed on a directory not yet made).
+    if !dir.exists() {
+        std::fs::create_dir_all(dir).context(format!("making the directory {}", dir.display()))?;
+    }
     if !dir.is_dir() {
         return Err(InputError::InvalidValue {
             what: "DIR",
             value: dir.display().to_string(),
-            why: "is not a directory; create it first (mkdir -p)".into(),
+            why: "is not a directory; give a directory's path".into(),
         }
         .into());
     }

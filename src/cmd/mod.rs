@@ -69,7 +69,7 @@ pub(crate) struct Cli {
 pub(crate) enum Cmd {
     /// Run benchmarks (all by default), store the run, print it as the paper's Table 2.
     #[command(
-        after_help = "Selection: ids or shell globs, e.g. sysperf run 'pipe*' forks0. 'sysperf list' shows all ids.\n\nCI: the median's distribution-free confidence interval from order statistics (95% when there are 6 or more trials; with 5 it is [min, max], 93.8%)."
+        after_help = "Selection: ids or shell globs, e.g. sysperf run 'pipe*' forks0. 'sysperf list' shows all ids.\n\nCI: the median's distribution-free confidence interval from order statistics (at least 95% when there are 6 or more trials, in the steps order statistics allow: with 10 trials 97.9%, the level printed beside the interval as [97.9% CI]; with 5 it is [min, max], 93.8%)."
     )]
     Run(run::Args),
     /// Measure this machine's run-to-run variance: an A/A experiment, which 'compare' uses.

@@ -102,7 +102,7 @@ pub(crate) struct Args {
 fn suite_help() -> String {
     let names: Vec<&str> = suite::suites().iter().map(|s| s.name).collect();
     format!(
-        "Run a suite of the papers' other studies, as curves of x against y: {}, or all; or one series (scaling.poll) or point (bbn.pipe@65536), globs allowed (repeatable; `sysperf list --suites` lists them)",
+        "Run a suite of the papers' other studies, as curves of x against y: {}, or all; or one figure (net.latency: the series it draws), series (scaling.poll) or point (bbn.pipe@65536), globs allowed (repeatable; `sysperf list --suites` lists them)",
         names.join(", ")
     )
 }

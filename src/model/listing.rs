@@ -19,6 +19,10 @@ pub struct RunInfo {
     /// Series (suite curves) stored for the run.
     pub series: u64,
     pub warnings: u64,
+    /// A `--quick` run: a smoke test, one short trial a test, never an estimate (#43: `runs`
+    /// and `plot` say so).
+    #[serde(default)]
+    pub quick: bool,
     /// For an incomplete run: when and where it was last heard of (#35). None for a
     /// complete run.
     #[serde(skip_serializing_if = "Option::is_none")]

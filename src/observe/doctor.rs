@@ -708,10 +708,12 @@ fn check_busy(f: &Facts, out: &mut Vec<Finding>) {
         };
         let pids: Vec<String> = f.busy_processes.iter().map(|p| p.pid.to_string()).collect();
         let fix = if pids.is_empty() {
-            "find the work with top or pidstat 1 and stop it, or keep it off the benchmark CPUs (taskset, and sysperf run --cpu)".to_string()
+            "find the work with top or pidstat 1; wait for it to end, or let the run wait for a quiet machine (sysperf run --settle SECONDS), or keep it off the benchmark CPUs (taskset, and sysperf run --cpu)".to_string()
         } else {
+            // Another user's work is theirs to stop (#43): the advice is to wait, and to pause
+            // only one's own.
             format!(
-                    "stop or pause it (kill -STOP {0}; resume with kill -CONT {0}), or keep it off the benchmark CPUs (taskset, and sysperf run --cpu)",
+                    "wait for it to end, or let the run wait for a quiet machine (sysperf run --settle SECONDS); if it is your own work, you may pause it (kill -STOP {0}; resume with kill -CONT {0}); or keep it off the benchmark CPUs (taskset, and sysperf run --cpu)",
                     pids.join(" ")
                 )
         };
@@ -1265,6 +1267,10 @@ mod tests {
             x.detail
         );
         assert!(x.fix.contains("kill -STOP 4242"), "{}", x.fix);
+        // Waiting comes first; pausing is for one's own work only (#43).
+        let wait = x.fix.find("--settle").expect("settle advised");
+        assert!(wait < x.fix.find("kill -STOP").unwrap(), "{}", x.fix);
+        assert!(x.fix.contains("if it is your own work"), "{}", x.fix);
         // Busy without a single culprit still warns, with a generic fix.
         f.busy_processes.clear();
         assert!(one(&f, "busy").fix.contains("top"));

@@ -409,6 +409,7 @@ mod tests {
             benchmarks: 49,
             series: 0,
             warnings: 0,
+            quick: true,
             stopped: Some(crate::model::Stopped {
                 last_heard_ns: 2,
                 at: Some("ctx after 3 counted trials".into()),

@@ -25,6 +25,7 @@ pub mod svg;
 pub mod system;
 pub mod table;
 pub mod trace;
+pub mod warnings;
 
 /// Text made safe for HTML and XML content and attribute values. Labels, hostnames, error
 /// messages and test ids all come from machines or people, so every one of them passes here.

@@ -812,11 +812,14 @@ pub fn xy_figure(fig: &XyFigure) -> Svg {
 }
 
 /// What a run is called in legends: its label, else its id; published runs say so, since
-/// they have no whiskers.
+/// they have no whiskers, and so do quick runs, whose whiskers span one short trial's
+/// spread, not an interval (#43).
 pub fn run_name(h: &RunHeader) -> String {
     let name = h.label.clone().unwrap_or_else(|| h.id.clone());
     if h.source == "published" {
         format!("{name} (published)")
+    } else if h.quick {
+        format!("{name} (quick: no interval)")
     } else {
         name
     }

@@ -386,8 +386,8 @@ pub fn render(run: &Run) -> String {
     }
     if !run.warnings.is_empty() {
         let _ = writeln!(s, "\nWarnings ({})", run.warnings.len());
-        for w in &run.warnings {
-            let _ = writeln!(s, "  ! {}", w.message);
+        for line in super::warnings::lines(&run.warnings) {
+            let _ = writeln!(s, "  ! {line}");
         }
     }
     // The doctor's warnings from the start of the run; its notes are in --json and
@@ -608,7 +608,7 @@ pub fn runs_list(runs: &[crate::store::RunInfo]) -> String {
     for r in runs {
         let _ = writeln!(
             s,
-            "{:<12}  {:<23}  {:<18}  {:<22}  {:>5}  {:>6}  {:>4}  {}{}",
+            "{:<12}  {:<23}  {:<18}  {:<22}  {:>5}  {:>6}  {:>4}  {}{}{}",
             r.id,
             utc(r.started_ns),
             r.hostname.as_deref().unwrap_or("?"),
@@ -617,6 +617,11 @@ pub fn runs_list(runs: &[crate::store::RunInfo]) -> String {
             r.series,
             r.warnings,
             r.label.as_deref().unwrap_or(""),
+            if r.quick {
+                " (quick: a smoke test)"
+            } else {
+                ""
+            },
             run_state(r)
         );
     }

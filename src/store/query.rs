@@ -426,13 +426,15 @@ pub(super) fn query_runs(db: &mut dyn Db, query: &RunQuery) -> Result<Vec<RunInf
         Some(n) => format!(" LIMIT {}", b.bind(int_usize(n, "a limit")?)),
         None => String::new(),
     };
+    let params = db.dialect().params();
+    let (join, kind) = (params.join, params.kind);
     let sql = format!(
         "SELECT id, label, started_ns, ended_ns, complete, hostname, kernel_release, cpu_model,
-                heartbeat_ns, heartbeat_at, writer_json,
+                heartbeat_ns, heartbeat_at, writer_json, {kind} AS run_kind,
                 (SELECT count(*) FROM results WHERE results.run_id = runs.id) AS benchmarks,
                 (SELECT count(*) FROM series WHERE series.run_id = runs.id) AS series,
                 (SELECT count(*) FROM warnings WHERE warnings.run_id = runs.id) AS warnings
-         FROM runs{clause} {NEWEST}{limit}"
+         FROM runs{join}{clause} {NEWEST}{limit}"
     );
     let now = super::now_ns();
     rows(db, b.on("runs", sql), |r| {
@@ -448,6 +450,7 @@ pub(super) fn query_runs(db: &mut dyn Db, query: &RunQuery) -> Result<Vec<RunInf
             benchmarks: r.u64("benchmarks")?,
             series: r.u64("series")?,
             warnings: r.u64("warnings")?,
+            quick: r.text("run_kind")? == "quick",
             stopped: match r.bool("complete")? {
                 true => None,
                 false => Some(crate::model::Stopped::judged(

@@ -245,8 +245,9 @@ pub struct Chosen {
 }
 
 /// Resolves `--suite` patterns into what to measure, in registry order, without duplicates.
-/// A pattern is `all`, a suite's name (`scaling`), a series id (`scaling.poll`) or a point id
-/// (`bbn.pipe@65536`), and series and point ids may be shell globs (`'scaling.*poll'`,
+/// A pattern is `all`, a suite's name (`scaling`), a figure id (`net.latency`: its series), a
+/// series id (`scaling.poll`) or a point id (`bbn.pipe@65536`), and series and point ids may be
+/// shell globs (`'scaling.*poll'`,
 /// `'bbn.pipe@[0-9]*'`). A pattern that matches nothing is an error naming the suites.
 pub fn choose(patterns: &[String], quick: bool) -> Result<Vec<Chosen>, crate::error::InputError> {
     // Every planned point of every series, with whether some pattern chose it.
@@ -271,7 +272,9 @@ pub fn choose(patterns: &[String], quick: bool) -> Result<Vec<Chosen>, crate::er
         for (suite, series) in &mut all {
             let whole = pat == "all" || crate::bench::glob_match(pat, suite.name);
             for (s, points) in series {
-                let every = whole || crate::bench::glob_match(pat, s.id);
+                // A figure id (`net.latency`, as `plot --figure` and `list --suites` name it)
+                // chooses the series drawn in it.
+                let every = whole || crate::bench::glob_match(pat, s.id) || s.figure == pat;
                 for (p, chosen) in points {
                     if every || crate::bench::glob_match(pat, &point_id(s, p)) {
                         *chosen = true;
@@ -289,8 +292,8 @@ pub fn choose(patterns: &[String], quick: bool) -> Result<Vec<Chosen>, crate::er
                     .flatten()
                     .unwrap_or_else(|| {
                         format!(
-                    "no such suite, series or point; suites: all, {} (their series and points: \
-                     `sysperf list --suites`)",
+                    "no such suite, figure, series or point; suites: all, {} (their figures, series and \
+                     points: `sysperf list --suites`)",
                     suites()
                         .iter()
                         .map(|s| s.name)
@@ -531,6 +534,29 @@ mod tests {
         );
         assert_eq!(choose(&["all".into()], true).unwrap().len(), suites().len());
         assert!(choose(&[], true).unwrap().is_empty());
+    }
+
+    /// #43: `net.latency` is a figure id (`plot --figure`, `list --suites`), and `--suite`
+    /// takes it: the series drawn in that figure, and only those.
+    #[test]
+    fn a_figure_id_chooses_the_series_it_draws() {
+        for fig in all_figure_ids() {
+            let chosen = choose(&[fig.to_string()], false).unwrap_or_else(|e| panic!("{fig}: {e}"));
+            let ids: Vec<&str> = chosen
+                .iter()
+                .flat_map(|c| &c.series)
+                .filter(|(_, pts)| !pts.is_empty())
+                .map(|(s, _)| s.id)
+                .collect();
+            let drawn: Vec<&str> = suites()
+                .into_iter()
+                .flat_map(|s| (s.series)())
+                .filter(|s| s.figure == fig && !(s.points)(false).is_empty())
+                .map(|s| s.id)
+                .collect();
+            assert!(!drawn.is_empty(), "{fig}");
+            assert_eq!(ids, drawn, "{fig}");
+        }
     }
 
     #[test]

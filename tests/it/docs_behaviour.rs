@@ -338,7 +338,10 @@ fn a_point_quick_does_not_keep_is_named_with_the_ones_it_keeps() {
     // A point nothing has is still "no such point"; a kept one runs.
     let (code, _, err) = run(&db, &["run", "--suite", "bbn.pipe@3", "--quick"]);
     assert_eq!(code, 2);
-    assert!(err.contains("no such suite, series or point"), "{err}");
+    assert!(
+        err.contains("no such suite, figure, series or point"),
+        "{err}"
+    );
     ok(
         &db,
         &["run", "--suite", "bbn.pipe@4096", "--quick", "--dry-run"],

@@ -159,12 +159,19 @@ fn man_pages_and_completions_carry_every_option_of_help() {
             );
         }
     }
-    // Bad input: a directory that is not there.
+    // A directory not there yet is made, parents too (#43); a file is bad input.
+    let nested = dir.path().join("new/man1");
     let out = sysperf(Path::new("/nonexistent/unused.db"))
-        .args(["man", "/nonexistent/dir"])
+        .args(["man", nested.to_str().unwrap()])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert!(nested.join("sysperf.1").is_file());
+    let out = sysperf(Path::new("/nonexistent/unused.db"))
+        .args(["man", nested.join("sysperf.1").to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
 }
 
 /// target/dist/sysperf, built by scripts/dist.sh (.ci/run builds it before the tests).

@@ -405,10 +405,25 @@ pub fn history(db: &Path, args: &[&str]) {
 
 /// Held by every test that changes the machine's transparent-huge-page policy (`ab --switch
 /// thp`) or whose counts depend on it (seqpage-thp's faults): in one test binary they would
-/// otherwise overlap.
-pub fn thp_policy() -> std::sync::MutexGuard<'static, ()> {
+/// otherwise overlap; and, by flock(2) on the policy's sysfs directory, across test binaries
+/// (two checkouts' `cargo test` at once: one test's runs under "always" measured "madvise",
+/// set by the other's).
+pub fn thp_policy() -> ThpPolicy {
     static THP: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    THP.lock().unwrap_or_else(|e| e.into_inner())
+    let held = THP.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = std::fs::File::open("/sys/kernel/mm/transparent_hugepage")
+        .ok()
+        .filter(|d| d.lock().is_ok());
+    ThpPolicy {
+        _dir: dir,
+        _held: held,
+    }
+}
+
+/// [`thp_policy`]'s hold: the flock goes with the file, then the mutex.
+pub struct ThpPolicy {
+    _dir: Option<std::fs::File>,
+    _held: std::sync::MutexGuard<'static, ()>,
 }
 
 /// Held by every test that traces (`sysperf trace`, tracefs instances): those tests count
