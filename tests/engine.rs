@@ -41,6 +41,9 @@ fn a_plan_runs_in_rounds_and_every_planned_trial_is_reported_and_stored() {
         trials: Some(3),
         min_time_s: Some(0.005),
         seed: 7,
+        // Without the host-speed reference (#42), whose own trials these counts leave out
+        // (`the_reference_is_one_more_target_in_every_round` counts it).
+        reference: false,
         ..RunRequest::default()
     };
     let plan = RunPlan::resolve(&req, &sysperf::sys::get_affinity().unwrap()).unwrap();
@@ -127,6 +130,9 @@ fn a_stop_before_the_first_trial_stores_an_incomplete_run_with_nothing_measured(
     let req = RunRequest {
         selection: vec!["syscall".into()],
         seed: 1,
+        // Without the host-speed reference (#42), whose own trials these counts leave out
+        // (`the_reference_is_one_more_target_in_every_round` counts it).
+        reference: false,
         ..RunRequest::default()
     };
     let plan = RunPlan::resolve(&req, &sysperf::sys::get_affinity().unwrap()).unwrap();
@@ -160,6 +166,9 @@ fn precision_adds_rounds_and_names_the_benchmarks_that_did_not_get_there() {
         // on a busy machine.
         max_time_s: Some(3.0),
         seed: 3,
+        // Without the host-speed reference (#42), whose own trials these counts leave out
+        // (`the_reference_is_one_more_target_in_every_round` counts it).
+        reference: false,
         ..RunRequest::default()
     };
     let plan = RunPlan::resolve(&req, &sysperf::sys::get_affinity().unwrap()).unwrap();
@@ -215,6 +224,9 @@ fn precision_rounds_hold_every_test_and_a_run_to_run_variance_wider_than_asked_i
         precision_pct: Some(50.0),
         max_time_s: Some(120.0),
         seed: 4,
+        // Without the host-speed reference (#42), whose own trials these counts leave out
+        // (`the_reference_is_one_more_target_in_every_round` counts it).
+        reference: false,
         ..RunRequest::default()
     };
     let mut plan = RunPlan::resolve(&req, &sysperf::sys::get_affinity().unwrap()).unwrap();
@@ -262,6 +274,9 @@ fn repeat_stores_a_group_of_runs_under_one_label() {
         repeat: 2,
         label: Some("twice".into()),
         seed: 5,
+        // Without the host-speed reference (#42), whose own trials these counts leave out
+        // (`the_reference_is_one_more_target_in_every_round` counts it).
+        reference: false,
         ..RunRequest::default()
     };
     let plan = RunPlan::resolve(&req, &sysperf::sys::get_affinity().unwrap()).unwrap();
@@ -298,10 +313,19 @@ fn every_run_updates_the_machines_variance_and_show_and_doctor_print_it() {
     assert!(out.status.success());
     assert!(!db.exists(), "doctor must not create a store");
     // Three runs of one test: the machine's run-to-run variance is estimated and stored.
-    sysperf(&["run", "syscall", "--trials", "3", "--min-time", "0.005"])
-        .args(["--repeat", "3", "--label", "three"])
-        .assert()
-        .success();
+    // Without the host-speed reference (#42), whose estimate would be stored beside it.
+    sysperf(&[
+        "run",
+        "syscall",
+        "--no-reference",
+        "--trials",
+        "3",
+        "--min-time",
+        "0.005",
+    ])
+    .args(["--repeat", "3", "--label", "three"])
+    .assert()
+    .success();
     let store = Store::open(&db).unwrap();
     let fp = store
         .load_run(&store.resolve("latest").unwrap())
@@ -322,7 +346,7 @@ fn every_run_updates_the_machines_variance_and_show_and_doctor_print_it() {
     // #30: runs made with other options (more trials, sequential order) are other
     // measurements: they neither join the estimate nor replace it.
     for other in [&["--trials", "4"][..], &["--trials", "3", "--sequential"]] {
-        sysperf(&["run", "syscall", "--min-time", "0.005"])
+        sysperf(&["run", "syscall", "--no-reference", "--min-time", "0.005"])
             .args(other)
             .assert()
             .success();
@@ -396,4 +420,44 @@ fn a_run_says_one_line_about_the_machine_instead_of_a_warning_per_test() {
     assert!(!text.contains("(CV above 5%)"), "{text}");
     // Nothing to show in a Variance table yet: one line says so.
     assert!(!text.contains("Variance ("), "{text}");
+}
+
+/// The host-speed reference (#42) is one more target of an interleaved run: calibrated, in
+/// every round, and stored with its own result, beside the tests it stands beside.
+#[test]
+fn the_reference_is_one_more_target_in_every_round() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let tmp = tempfile::tempdir().unwrap();
+    let store = Store::open(&tmp.path().join("s.db")).unwrap();
+    let req = RunRequest {
+        selection: vec!["syscall".into()],
+        trials: Some(3),
+        min_time_s: Some(0.005),
+        seed: 7,
+        ..RunRequest::default()
+    };
+    assert!(
+        req.reference,
+        "interleaved runs carry the reference by default"
+    );
+    let plan = RunPlan::resolve(&req, &sysperf::sys::get_affinity().unwrap()).unwrap();
+    assert_eq!(plan.planned_trials(), 2 * (3 + 1));
+    let stop = AtomicBool::new(false);
+    let engine = Engine {
+        worker_exe: assert_cmd::cargo::cargo_bin("sysperf"),
+        stop: &stop,
+    };
+    let mut sink = Recorder::default();
+    let out = engine.execute(&plan, &store, &mut sink).unwrap();
+    let mut ids: Vec<&str> = out.run.results.iter().map(|r| r.id.as_str()).collect();
+    ids.sort_unstable();
+    assert_eq!(ids, ["hostspeed", "syscall"], "{:?}", sink.0);
+    for r in &out.run.results {
+        let counted = r
+            .trials
+            .iter()
+            .filter(|t| t.kind == TrialKind::Measured)
+            .count();
+        assert_eq!(counted, 3, "{}", r.id);
+    }
 }
