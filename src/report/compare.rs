@@ -6,6 +6,7 @@
 //! Pure functions of a [`Comparison`]: they neither load runs nor decide verdicts (that is
 //! `crate::compare`), and they print nothing.
 
+use super::markup::{Align, Column, Group, Markdown, Markup, Table, Text};
 use super::{num, series, utc};
 use crate::compare::{Cell, CellState, Comparison, DerivedRow, Ratio, Row, SeriesRow, Verdict};
 use crate::model::{Estimate, YKind};
@@ -305,80 +306,505 @@ fn ci_text(ci: Option<[f64; 2]>) -> String {
 }
 
 /// The ratio columns of one run for a row: ratio, interval, verdict; "-" without a ratio.
-fn ratio_cells(r: Option<&Ratio>) -> Vec<String> {
+fn ratio_cells<M: Style>(m: &M, r: Option<&Ratio>) -> Vec<String> {
     match r {
-        Some(r) => vec![
-            sig3(r.ratio),
-            ci_text(r.ci),
-            covers_cell(r),
-            verdict_word(r),
-        ],
+        Some(r) => vec![sig3(r.ratio), ci_text(r.ci), covers_cell(r), m.verdict(r)],
         None => vec!["-".into(), String::new(), String::new(), String::new()],
     }
 }
 
-/// A text table: lines of blocks of cells. Every column is as wide as its widest cell; blocks
-/// are separated by " | "; block titles go on a line above. Cells are right-aligned (numbers)
-/// except where `left(block, column)` says otherwise.
-struct Grid {
-    titles: Vec<String>,
-    lines: Vec<Vec<Vec<String>>>,
+/// A comparison's sections, in the order a format writes them.
+#[derive(Clone, Copy)]
+enum Section {
+    Head,
+    Tables,
+    Adjusted,
+    Counters,
+    Series,
+    Failed,
+    Derived,
+    Doctor,
+    Warnings,
+    Fingerprints,
 }
 
-impl Grid {
-    fn render(&self, left: impl Fn(usize, usize) -> bool) -> String {
-        let Some(first) = self.lines.first() else {
-            return String::new();
-        };
-        let mut widths: Vec<Vec<usize>> = first.iter().map(|b| vec![0; b.len()]).collect();
-        for line in &self.lines {
-            for (b, block) in line.iter().enumerate() {
-                for (k, cell) in block.iter().enumerate() {
-                    widths[b][k] = widths[b][k].max(cell.chars().count());
+/// What a format does with what only a comparison has: the unit of its time per operation,
+/// the order of its sections, text from outside, verdicts, and the two parts whose layout is
+/// its own (the runs and the fingerprints' differences).
+trait Style: Markup {
+    /// Microseconds per operation: "us/op" in a terminal, "µs/op" in Markdown.
+    const MICRO_OP: &'static str;
+    /// Text leads with the tables, as the answer does (#33), and keeps the speed-adjusted
+    /// table; Markdown states the machines first and has no speed-adjusted table.
+    const ORDER: &'static [Section];
+    fn esc(&self, s: &str) -> String;
+    fn verdict(&self, r: &Ratio) -> String;
+    /// The runs compared: a line each in text; a table, then citations and commands, in
+    /// Markdown.
+    fn runs(&mut self, c: &Comparison);
+    /// The fingerprints' differences: each value on a line of its own in text; a table in
+    /// Markdown.
+    fn differences(&mut self, c: &Comparison);
+}
+
+impl Style for Text {
+    const MICRO_OP: &'static str = "us/op";
+    const ORDER: &'static [Section] = &[
+        Section::Head,
+        Section::Tables,
+        Section::Adjusted,
+        Section::Counters,
+        Section::Series,
+        Section::Failed,
+        Section::Derived,
+        Section::Doctor,
+        Section::Warnings,
+        Section::Fingerprints,
+    ];
+    fn esc(&self, s: &str) -> String {
+        s.to_string()
+    }
+    fn verdict(&self, r: &Ratio) -> String {
+        verdict_word(r)
+    }
+    fn runs(&mut self, c: &Comparison) {
+        let lines: Vec<String> = (0..c.runs.len())
+            .map(|i| format!("{} {}", tag(i), run_line(c, i)))
+            .collect();
+        self.list(&lines, false);
+    }
+    fn differences(&mut self, c: &Comparison) {
+        let mut lines = Vec::new();
+        for d in &c.fingerprint_diffs {
+            if d.values.iter().all(Option::is_none) {
+                // A count of what is not listed ("... and 12 more config options").
+                lines.push(d.field.clone());
+                continue;
+            }
+            for (i, v) in d.values.iter().enumerate() {
+                lines.push(format!(
+                    "{:<20} {} {}",
+                    if i == 0 { d.field.as_str() } else { "" },
+                    tag(i),
+                    v.as_deref().unwrap_or("unknown")
+                ));
+            }
+            if let Some(r) = &d.related {
+                lines.push(format!("{:<20} tied to: {r}", ""));
+            }
+        }
+        self.list(&lines, false);
+    }
+}
+
+impl Style for Markdown {
+    const MICRO_OP: &'static str = "µs/op";
+    const ORDER: &'static [Section] = &[
+        Section::Head,
+        Section::Fingerprints,
+        Section::Warnings,
+        Section::Doctor,
+        Section::Tables,
+        Section::Counters,
+        Section::Series,
+        Section::Failed,
+        Section::Derived,
+    ];
+    fn esc(&self, s: &str) -> String {
+        md(s)
+    }
+    fn verdict(&self, r: &Ratio) -> String {
+        md_verdict(r)
+    }
+    fn runs(&mut self, c: &Comparison) {
+        let heads = ["", "run", "label", "source", "started", "host", "kernel"];
+        let mut t = Table::new(
+            heads
+                .iter()
+                .map(|h| Group::single("", h, Align::Left))
+                .collect(),
+        );
+        for (i, r) in c.runs.iter().enumerate() {
+            let cells = [
+                format!(
+                    "{}{}{}",
+                    tag(i),
+                    if i == c.baseline { " baseline" } else { "" },
+                    if r.complete { "" } else { " **incomplete**" }
+                ),
+                format!("`{}`", r.id),
+                md(r.label.as_deref().unwrap_or("")),
+                md(&r.source),
+                if r.source == "published" {
+                    "-".into()
+                } else {
+                    utc(r.started_ns)
+                },
+                md(r.hostname.as_deref().unwrap_or("?")),
+                md(r.kernel_release.as_deref().unwrap_or("?")),
+            ];
+            t.row(cells.into_iter().map(|x| vec![x]).collect());
+        }
+        self.table(&t);
+        for (i, r) in c.runs.iter().enumerate() {
+            if let Some(cite) = &r.citation {
+                self.line(&format!("{} published in: {}", tag(i), md(cite)));
+            }
+        }
+        for (i, r) in c.runs.iter().enumerate() {
+            if let Some(command) = &r.command {
+                self.line(&format!(
+                    "{} timed the command {}",
+                    tag(i),
+                    md_code(command)
+                ));
+            }
+        }
+    }
+    fn differences(&mut self, c: &Comparison) {
+        let mut t = Table::new(vec![
+            Group::single("", "fact", Align::Left),
+            Group::new("", tag_columns(c, "", Align::Left)),
+        ]);
+        for d in &c.fingerprint_diffs {
+            let fact = match &d.related {
+                Some(r) => format!("{} (tied to: {})", md(&d.field), md(r)),
+                None => md(&d.field),
+            };
+            let values = d
+                .values
+                .iter()
+                .map(|v| md(v.as_deref().unwrap_or("unknown")))
+                .collect();
+            t.row(vec![vec![fact], values]);
+        }
+        self.table(&t);
+    }
+}
+
+/// One column per run, named by its tag (after `prefix` when alone).
+fn tag_columns(c: &Comparison, prefix: &str, align: Align) -> Vec<Column> {
+    (0..c.runs.len())
+        .map(|i| {
+            let alone = format!("{prefix} {}", tag(i));
+            Column::new(tag(i), alone.trim_start(), align)
+        })
+        .collect()
+}
+
+/// A ratio's group of columns for run `i`: the ratio, then `rest`, which sit on the left from
+/// the third column on (the interval is a number; its coverage and verdict are words).
+fn ratio_group(c: &Comparison, i: usize, first: &str, rest: &[&str]) -> Group {
+    let title = format!("{} / {}", tag(i), tag(c.baseline));
+    let mut columns = vec![Column::new(first, title.clone(), Align::Right)];
+    columns.extend(rest.iter().enumerate().map(|(k, name)| {
+        let align = if k == 0 { Align::Right } else { Align::Left };
+        Column::new(*name, format!("{title} {name}"), align)
+    }));
+    Group::new(title, columns)
+}
+
+/// The comparison as text: runs, method, Table 2, Table 7, the speed-adjusted ratios,
+/// counters, suites, derived figures, then the doctor, warnings and fingerprint differences.
+pub fn text(c: &Comparison) -> String {
+    walk(c, Text::default())
+}
+
+/// The comparison as GitHub-flavoured Markdown, to paste into a mailing list or an issue.
+pub fn markdown(c: &Comparison) -> String {
+    walk(c, Markdown::default())
+}
+
+/// The one walk: each section in the format's order.
+fn walk<M: Style>(c: &Comparison, mut m: M) -> String {
+    for section in M::ORDER {
+        match section {
+            Section::Head => head(c, &mut m),
+            Section::Tables => figure_tables(c, &mut m),
+            Section::Adjusted => adjusted(c, &mut m),
+            Section::Counters => counters(c, &mut m),
+            Section::Series => suites(c, &mut m),
+            Section::Failed => {
+                let failed: Vec<String> = failures(c).iter().map(|f| m.esc(f)).collect();
+                if !failed.is_empty() {
+                    m.heading("Failed", "");
+                    m.list(&failed, false);
+                }
+            }
+            Section::Derived => derived(c, &mut m),
+            Section::Doctor => doctor(c, &mut m),
+            Section::Warnings => warnings(c, &mut m),
+            Section::Fingerprints => {
+                if c.fingerprint_diffs.is_empty() {
+                    m.note("Fingerprints: nothing differs (kernel, command line, mitigations, governor, virtualization, CPU, memory, cgroup limits)");
+                } else {
+                    m.heading("What differs between the runs' fingerprints", "");
+                    m.differences(c);
                 }
             }
         }
-        // A title wider than its block widens the block's last column.
-        for (b, title) in self.titles.iter().enumerate() {
-            let w: usize = widths[b].iter().sum::<usize>() + widths[b].len().saturating_sub(1);
-            if let Some(last) = widths[b].last_mut() {
-                *last += title.chars().count().saturating_sub(w);
-            }
-        }
-        let block_width =
-            |b: usize| widths[b].iter().sum::<usize>() + widths[b].len().saturating_sub(1);
-        let mut out = String::new();
-        let titles: Vec<String> = self
-            .titles
-            .iter()
-            .enumerate()
-            .map(|(b, t)| format!("{t:<w$}", w = block_width(b)))
-            .collect();
-        let _ = writeln!(out, "{}", titles.join(" | ").trim_end());
-        for line in &self.lines {
-            let blocks: Vec<String> = line
-                .iter()
-                .enumerate()
-                .map(|(b, block)| {
-                    block
-                        .iter()
-                        .enumerate()
-                        .map(|(k, cell)| {
-                            let w = widths[b][k];
-                            if left(b, k) {
-                                format!("{cell:<w$}")
-                            } else {
-                                format!("{cell:>w$}")
-                            }
-                        })
-                        .collect::<Vec<_>>()
-                        .join(" ")
-                })
-                .collect();
-            let _ = writeln!(out, "{}", blocks.join(" | ").trim_end());
-        }
-        out
     }
+    m.finish()
+}
+
+/// The runs, whether they are smoke tests, the method, what the intervals cover, and how
+/// each run's User and System were obtained.
+fn head<M: Style>(c: &Comparison, m: &mut M) {
+    let aside = format!(
+        ": {} run{}; ratios are to {} (the baseline)",
+        c.runs.len(),
+        if c.runs.len() == 1 { "" } else { "s" },
+        tag(c.baseline)
+    );
+    let aside = m.aside(&aside);
+    m.title("sysperf compare", aside);
+    m.runs(c);
+    if let Some(line) = smoke_line(c) {
+        let line = m.esc(&line);
+        m.alert(&line);
+    }
+    let method = m.esc(&c.method);
+    m.fact("method", &method);
+    let covers = m.esc(&c.covers);
+    m.fact("intervals", &covers);
+    for line in split_lines(c) {
+        let line = m.esc(&line);
+        m.line(&line);
+    }
+}
+
+/// Table 2 and Table 7.
+fn figure_tables<M: Style>(c: &Comparison, m: &mut M) {
+    let kernel: Vec<&Row> = kernel_rows(c).collect();
+    if !kernel.is_empty() {
+        m.heading(
+            "Table 2. Kernel benchmarks",
+            &format!("(Elapsed, User, System: seconds for the paper's count; {}: median wall microseconds per operation)", M::MICRO_OP),
+        );
+        let t = figure_table(c, m, &kernel, &table2_figures(M::MICRO_OP));
+        m.table(&t);
+    }
+    let paging: Vec<&Row> = paging_rows(c).collect();
+    if !paging.is_empty() {
+        m.heading(
+            "Table 7. Paging benchmarks",
+            "(seconds and page faults for one run of the paper's program)",
+        );
+        let t = figure_table(c, m, &paging, &TABLE7_FIGURES);
+        m.table(&t);
+    }
+}
+
+/// A table of the paper's: per row, each figure of every run, then each run's ratio to the
+/// baseline with its interval and verdict.
+fn figure_table<M: Style>(c: &Comparison, m: &M, rows: &[&Row], figures: &[Figure]) -> Table {
+    let mut groups = vec![Group::single("", "Test", Align::Left)];
+    groups.extend(
+        figures
+            .iter()
+            .map(|(t, _)| Group::new(*t, tag_columns(c, t, Align::Right))),
+    );
+    groups.extend(others(c).map(|i| ratio_group(c, i, "ratio", &["95% CI", "covers", "verdict"])));
+    let mut t = Table::new(groups);
+    for row in rows {
+        let mut line = vec![vec![m.esc(&row.label)]];
+        for (_, f) in figures {
+            line.push(per_run(c, row, |x, p| f(row, x, p)));
+        }
+        line.extend(others(c).map(|i| ratio_cells(m, row.ratios[i].as_ref())));
+        t.row(line);
+    }
+    t
+}
+
+/// The speed-adjusted ratios (#42): a table beside the raw one, after the host's own
+/// ratio. Nothing when no row has one.
+fn adjusted<M: Style>(c: &Comparison, m: &mut M) {
+    let rows: Vec<&Row> = c.rows.iter().filter(|r| !r.adjusted.is_empty()).collect();
+    if rows.is_empty() {
+        return;
+    }
+    m.heading(
+        "Speed-adjusted",
+        &format!("(each test's time over its own run's host speed, the '{}' loop measured in every round, which never enters the kernel: a host that ran everything slower moves the raw ratios, not these; a kernel change that slows system calls moves both)",
+        crate::bench::hostspeed::ID),
+    );
+    if let Some(host) = c.rows.iter().find(|r| r.id == crate::bench::hostspeed::ID) {
+        let lines: Vec<String> = others(c)
+            .filter_map(|i| {
+                let r = host.ratios[i].as_ref()?;
+                Some(format!(
+                    "host speed {} / {}: {} {} ({}): {}",
+                    tag(i),
+                    tag(c.baseline),
+                    sig3(r.ratio),
+                    ci_text(r.ci),
+                    covers_cell(r),
+                    m.verdict(r)
+                ))
+            })
+            .collect();
+        m.list(&lines, false);
+    }
+    let mut groups = vec![Group::single("", "Test", Align::Left)];
+    groups.extend(
+        others(c).map(|i| ratio_group(c, i, "adjusted", &["95% CI", "covers", "verdict", "moved"])),
+    );
+    let mut t = Table::new(groups);
+    for row in rows {
+        let mut line = vec![vec![m.esc(&row.label)]];
+        for i in others(c) {
+            let adjusted = row.adjusted.get(i).and_then(Option::as_ref);
+            let mut cells = ratio_cells(m, adjusted);
+            cells.push(moved(row.ratios[i].as_ref(), adjusted).to_string());
+            line.push(cells);
+        }
+        t.row(line);
+    }
+    m.table(&t);
+}
+
+/// The counters of the observed runs, a row per test and run.
+fn counters<M: Style>(c: &Comparison, m: &mut M) {
+    let counters = counter_rows(c);
+    if counters.is_empty() {
+        return;
+    }
+    m.heading("Counters", "(run --observe: perf counters per operation from the warm-up trial, or every trial of a --quick run; interrupts per trial, system-wide)");
+    let mut groups = vec![
+        Group::single("", "Test", Align::Left),
+        Group::single("", "run", Align::Left),
+    ];
+    groups.extend(
+        COUNTER_HEADS
+            .iter()
+            .map(|h| Group::single("", h, Align::Right)),
+    );
+    let mut t = Table::new(groups);
+    // In text, the widths the counters always had; "run" sits on the right there.
+    let mut fixed = vec![(Align::Left, 21), (Align::Right, 4)];
+    fixed.extend([10, 10, 10, 11, 10].map(|w| (Align::Right, w)));
+    t.fixed = Some(fixed);
+    for r in &counters {
+        let mut line = vec![vec![m.esc(&r.label)], vec![tag(r.run)]];
+        line.extend(r.cells.iter().map(|x| vec![x.clone()]));
+        t.row(line);
+    }
+    m.table(&t);
+}
+
+/// The suites' curves: per point each run's y with its interval, and each run against the
+/// baseline (ratio of time per operation, so above 1 is slower for a throughput too).
+fn suites<M: Style>(c: &Comparison, m: &mut M) {
+    if c.series.is_empty() {
+        return;
+    }
+    m.heading("Suites", "(y per run with its interval, whose level each table's header gives; ratios are of time per operation: above 1 is slower)");
+    for row in &c.series {
+        let head = m.esc(&series_head(row));
+        m.caption(&head);
+        let mut groups = vec![Group::new("", vec![Column::new("", "x", Align::Left)])];
+        groups.extend((0..c.runs.len()).map(|i| {
+            let y = Column::new("", tag(i), Align::Right);
+            Group::new(tag(i), vec![y, Column::new("", "", Align::Right)])
+        }));
+        groups.extend(others(c).map(|i| {
+            let mut g = ratio_group(c, i, "", &["", "", ""]);
+            g.columns.iter_mut().for_each(|k| k.align = Align::Right);
+            g
+        }));
+        groups.iter_mut().for_each(|g| g.one_cell = true);
+        let mut t = Table::new(groups);
+        t.names = false;
+        for p in &row.points {
+            let mut line = vec![vec![m.esc(&series_x(p.x, &p.label))]];
+            for y in &p.y {
+                let (v, ci) = series_y(row.y_kind, y.as_ref());
+                line.push(vec![v, ci]);
+            }
+            line.extend(others(c).map(|i| ratio_cells(m, p.ratios[i].as_ref())));
+            t.row(line);
+        }
+        m.table(&t);
+    }
+}
+
+/// The suites' section alone in Markdown (its snapshot test).
+#[cfg(test)]
+fn series_markdown(c: &Comparison) -> String {
+    let mut m = Markdown::default();
+    suites(c, &mut m);
+    m.finish()
+}
+
+/// The derived figures, each run's value and ratio, then why each "n/a" is one.
+fn derived<M: Style>(c: &Comparison, m: &mut M) {
+    if c.derived.is_empty() {
+        return;
+    }
+    m.heading("Derived figures", "");
+    let mut groups = vec![
+        Group::single("", "Figure", Align::Left),
+        Group::new("", tag_columns(c, "", Align::Right)),
+        Group::single("", "unit", Align::Left),
+    ];
+    groups.extend(others(c).map(|i| ratio_group(c, i, "ratio", &[])));
+    groups.push(Group::single("", "formula", Align::Left));
+    let mut t = Table::new(groups);
+    for d in &c.derived {
+        let mut line = vec![
+            vec![m.esc(&d.name)],
+            derived_values(d),
+            vec![m.esc(&d.unit)],
+        ];
+        line.extend(others(c).map(|i| vec![derived_ratio(d, c.baseline, i)]));
+        line.push(vec![m.esc(formula(d))]);
+        t.row(line);
+    }
+    m.table(&t);
+    let na: Vec<String> = derived_na(c).iter().map(|l| m.esc(l)).collect();
+    m.list(&na, false);
+}
+
+/// What the doctor found, each finding once with the runs it concerns.
+fn doctor<M: Style>(c: &Comparison, m: &mut M) {
+    let doctor = doctor_findings(c);
+    if doctor.is_empty() {
+        return;
+    }
+    let gloss = m.aside(": what on each machine makes results noisy or not comparable");
+    m.heading(&format!("Doctor ({}){gloss}", doctor.len()), "");
+    let items: Vec<String> = doctor
+        .into_iter()
+        .map(|(runs, x)| {
+            format!(
+                "{} {}: {} (fix: {})",
+                runs,
+                x.severity.as_str(),
+                m.esc(&x.title),
+                m.esc(&x.fix)
+            )
+        })
+        .collect();
+    m.list(&items, false);
+}
+
+/// The runs' warnings, each with its run's tag.
+fn warnings<M: Style>(c: &Comparison, m: &mut M) {
+    if c.warnings.is_empty() {
+        m.note("Warnings: none");
+        return;
+    }
+    m.heading(&format!("Warnings ({})", c.warnings.len()), "");
+    let items: Vec<String> = c
+        .warnings
+        .iter()
+        .map(|w| {
+            let i = c.runs.iter().position(|r| r.id == w.run).unwrap_or(0);
+            format!("{} {}", tag(i), m.esc(&w.warning.message))
+        })
+        .collect();
+    m.list(&items, true);
 }
 
 fn run_line(c: &Comparison, i: usize) -> String {
@@ -448,112 +874,6 @@ fn series_head(row: &SeriesRow) -> String {
     format!("{}: {} [{}]; x = {x}", row.figure_title, row.curve, row.id)
 }
 
-/// The suites' curves: per point each run's y with its interval, and each run against the
-/// baseline (ratio of time per operation, so above 1 is slower for a throughput too).
-fn series_text(c: &Comparison) -> String {
-    let mut s = String::new();
-    if c.series.is_empty() {
-        return s;
-    }
-    let _ = writeln!(
-        s,
-        "\nSuites (y per run with its interval, whose level each table's header gives; ratios are of time per operation: above 1 is slower)"
-    );
-    for row in &c.series {
-        let _ = writeln!(s, "\n{}", series_head(row));
-        let mut titles = vec![String::new()];
-        titles.extend((0..c.runs.len()).map(tag));
-        titles.extend(ratio_titles(c));
-        let mut lines = Vec::new();
-        for p in &row.points {
-            let mut line = vec![vec![series_x(p.x, &p.label)]];
-            for y in &p.y {
-                let (v, ci) = series_y(row.y_kind, y.as_ref());
-                line.push(vec![v, ci]);
-            }
-            line.extend(others(c).map(|i| ratio_cells(p.ratios[i].as_ref())));
-            lines.push(line);
-        }
-        s += &Grid { titles, lines }.render(|b, _| b == 0);
-    }
-    s
-}
-
-fn series_markdown(c: &Comparison) -> String {
-    let mut s = String::new();
-    if c.series.is_empty() {
-        return s;
-    }
-    s += "\n**Suites** (y per run with its interval, whose level each table's header gives; ratios are of time per operation: above 1 is slower)\n";
-    for row in &c.series {
-        let _ = write!(s, "\n{}\n\n", md(&series_head(row)));
-        let mut head = vec!["x".to_string()];
-        head.extend((0..c.runs.len()).map(tag));
-        head.extend(ratio_titles(c));
-        let mut aligns = vec![false];
-        aligns.extend(std::iter::repeat_n(true, c.runs.len() + others(c).count()));
-        s += &md_row(&head);
-        s += &md_rule(&aligns);
-        for p in &row.points {
-            let mut cells = vec![md(&series_x(p.x, &p.label))];
-            for y in &p.y {
-                let (v, ci) = series_y(row.y_kind, y.as_ref());
-                cells.push(format!("{v} {ci}").trim_end().to_string());
-            }
-            cells.extend(others(c).map(|i| match p.ratios[i].as_ref() {
-                Some(r) => format!(
-                    "{} {} {} {}",
-                    sig3(r.ratio),
-                    ci_text(r.ci),
-                    covers_cell(r),
-                    md_verdict(r)
-                ),
-                None => "-".into(),
-            }));
-            s += &md_row(&cells);
-        }
-    }
-    s
-}
-
-fn ratio_titles(c: &Comparison) -> Vec<String> {
-    others(c)
-        .map(|i| format!("{} / {}", tag(i), tag(c.baseline)))
-        .collect()
-}
-
-fn text_table(c: &Comparison, rows: &[&Row], figures: &[Figure]) -> String {
-    let n = c.runs.len();
-    let mut titles = vec![String::new()];
-    titles.extend(figures.iter().map(|(t, _)| t.to_string()));
-    titles.extend(ratio_titles(c));
-    let mut head = vec![vec!["Test".to_string()]];
-    for _ in figures {
-        head.push((0..n).map(tag).collect());
-    }
-    for _ in others(c) {
-        head.push(vec![
-            "ratio".into(),
-            "95% CI".into(),
-            "covers".into(),
-            "verdict".into(),
-        ]);
-    }
-    let mut lines = vec![head];
-    for row in rows {
-        let mut line = vec![vec![row.label.clone()]];
-        for (_, f) in figures {
-            line.push(per_run(c, row, |x, p| f(row, x, p)));
-        }
-        for i in others(c) {
-            line.push(ratio_cells(row.ratios[i].as_ref()));
-        }
-        lines.push(line);
-    }
-    let figure_blocks = figures.len();
-    Grid { titles, lines }.render(|b, k| b == 0 || (b > figure_blocks && k >= 2))
-}
-
 /// Which moved between the baseline and a run (#42), from the raw verdict and the
 /// speed-adjusted one: the test (both say the same change), the host (the raw ratio changed
 /// and the adjusted one did not), or the test where the host hid it (only the adjusted one
@@ -570,62 +890,6 @@ pub fn moved(raw: Option<&Ratio>, adjusted: Option<&Ratio>) -> &'static str {
         (None, Some(b)) if b.is_change() => "the test (the host hid it)",
         (None, Some(_)) => "",
     }
-}
-
-/// The speed-adjusted ratios (#42): a table beside the raw one, after the host's own
-/// ratio. Empty when no row has one.
-fn adjusted_text(c: &Comparison) -> String {
-    let rows: Vec<&Row> = c.rows.iter().filter(|r| !r.adjusted.is_empty()).collect();
-    if rows.is_empty() {
-        return String::new();
-    }
-    let mut s = String::new();
-    let _ = writeln!(
-        s,
-        "\nSpeed-adjusted (each test's time over its own run's host speed, the '{}' loop measured in every round, which never enters the kernel: a host that ran everything slower moves the raw ratios, not these; a kernel change that slows system calls moves both)",
-        crate::bench::hostspeed::ID
-    );
-    if let Some(host) = c.rows.iter().find(|r| r.id == crate::bench::hostspeed::ID) {
-        for i in others(c) {
-            if let Some(r) = host.ratios[i].as_ref() {
-                let _ = writeln!(
-                    s,
-                    "  host speed {} / {}: {} {} ({}): {}",
-                    tag(i),
-                    tag(c.baseline),
-                    sig3(r.ratio),
-                    ci_text(r.ci),
-                    covers_cell(r),
-                    verdict_word(r)
-                );
-            }
-        }
-    }
-    let mut titles = vec![String::new()];
-    titles.extend(ratio_titles(c));
-    let mut head = vec![vec!["Test".to_string()]];
-    for _ in others(c) {
-        head.push(vec![
-            "adjusted".into(),
-            "95% CI".into(),
-            "covers".into(),
-            "verdict".into(),
-            "moved".into(),
-        ]);
-    }
-    let mut lines = vec![head];
-    for row in rows {
-        let mut line = vec![vec![row.label.clone()]];
-        for i in others(c) {
-            let adjusted = row.adjusted.get(i).and_then(Option::as_ref);
-            let mut cells = ratio_cells(adjusted);
-            cells.push(moved(row.ratios[i].as_ref(), adjusted).to_string());
-            line.push(cells);
-        }
-        lines.push(line);
-    }
-    s += &Grid { titles, lines }.render(|b, k| b == 0 || k >= 2);
-    s
 }
 
 /// `ab --sittings` as text (#42): each test's paired ratio in each sitting, then across
@@ -646,22 +910,26 @@ pub fn sittings_text(
     for (i, l) in labels.iter().enumerate() {
         let _ = writeln!(s, "  s{} {l}", i + 1);
     }
-    let mut titles = vec![String::new()];
-    titles.extend((1..=k).map(|i| format!("s{i}")));
-    titles.push("across sittings".into());
-    titles.push(String::new());
-    let mut head = vec![vec!["Test".to_string()]];
-    for _ in 0..k {
-        head.push(vec!["ratio".into(), "95% CI".into()]);
-    }
-    head.push(vec![
-        "ratio".into(),
-        "95% CI".into(),
-        "covers".into(),
-        "verdict".into(),
-    ]);
-    head.push(vec!["sittings".into()]);
-    let mut lines = vec![head];
+    let mut groups = vec![Group::single("", "Test", Align::Left)];
+    groups.extend((1..=k).map(|i| {
+        let ratio = Column::new("ratio", "", Align::Right);
+        Group::new(
+            format!("s{i}"),
+            vec![ratio, Column::new("95% CI", "", Align::Right)],
+        )
+    }));
+    let across = Group::new(
+        "across sittings",
+        ["ratio", "95% CI", "covers", "verdict"]
+            .iter()
+            .enumerate()
+            .map(|(j, n)| Column::new(*n, "", if j < 2 { Align::Right } else { Align::Left }))
+            .collect(),
+    );
+    groups.push(across);
+    groups.push(Group::single("", "sittings", Align::Left));
+    let mut t = Table::new(groups);
+    let mut text = Text::default();
     for row in rows {
         let mut line = vec![vec![row.id.clone()]];
         for r in &row.sittings {
@@ -670,7 +938,7 @@ pub fn sittings_text(
                 None => vec!["-".into(), "no interval".into()],
             });
         }
-        line.push(ratio_cells(row.across.as_ref()));
+        line.push(ratio_cells(&text, row.across.as_ref()));
         line.push(vec![match (row.p_agree, row.disagree) {
             (Some(p), true) => format!(
                 "disagree (p = {}): the effect depends on the host's state",
@@ -679,11 +947,10 @@ pub fn sittings_text(
             (Some(p), false) => format!("agree (p = {})", sig3(p)),
             (None, _) => "a sitting has no interval".into(),
         }]);
-        lines.push(line);
+        t.row(line);
     }
-    let last = lines[0].len() - 1;
-    s += &Grid { titles, lines }.render(|b, kk| b == 0 || b == last || (b == last - 1 && kk >= 2));
-    s
+    text.table(&t);
+    s + &text.finish()
 }
 
 fn failures(c: &Comparison) -> Vec<String> {
@@ -737,168 +1004,6 @@ fn split_lines(c: &Comparison) -> Vec<String> {
             format!("User/System of {}: {how}", tag(i))
         })
         .collect()
-}
-
-/// The comparison as text: runs, method, fingerprint differences, warnings, Table 2, Table 7,
-/// derived figures.
-pub fn text(c: &Comparison) -> String {
-    let mut s = String::new();
-    let _ = writeln!(
-        s,
-        "sysperf compare: {} run{}; ratios are to {} (the baseline)",
-        c.runs.len(),
-        if c.runs.len() == 1 { "" } else { "s" },
-        tag(c.baseline)
-    );
-    for i in 0..c.runs.len() {
-        let _ = writeln!(s, "  {} {}", tag(i), run_line(c, i));
-    }
-    if let Some(line) = smoke_line(c) {
-        let _ = writeln!(s, "{line}");
-    }
-    let _ = writeln!(s, "method: {}", c.method);
-    let _ = writeln!(s, "intervals: {}", c.covers);
-    for line in split_lines(c) {
-        let _ = writeln!(s, "{line}");
-    }
-
-    let kernel: Vec<&Row> = kernel_rows(c).collect();
-    if !kernel.is_empty() {
-        let _ = writeln!(
-            s,
-            "\nTable 2. Kernel benchmarks (Elapsed, User, System: seconds for the paper's count; us/op: median wall microseconds per operation)"
-        );
-        s += &text_table(c, &kernel, &table2_figures("us/op"));
-    }
-    let paging: Vec<&Row> = paging_rows(c).collect();
-    if !paging.is_empty() {
-        let _ = writeln!(
-            s,
-            "\nTable 7. Paging benchmarks (seconds and page faults for one run of the paper's program)"
-        );
-        s += &text_table(c, &paging, &TABLE7_FIGURES);
-    }
-    s += &adjusted_text(c);
-    let counters = counter_rows(c);
-    if !counters.is_empty() {
-        let _ = writeln!(s, "\nCounters (run --observe: perf counters per operation from the warm-up trial, or every trial of a --quick run; interrupts per trial, system-wide)");
-        let _ = writeln!(
-            s,
-            "{:<21} {:>4} {:>10} {:>10} {:>10} {:>11} {:>10}",
-            "Test",
-            "run",
-            COUNTER_HEADS[0],
-            COUNTER_HEADS[1],
-            COUNTER_HEADS[2],
-            COUNTER_HEADS[3],
-            COUNTER_HEADS[4]
-        );
-        for r in &counters {
-            let [a, b, cc, d, e] = &r.cells;
-            let _ = writeln!(
-                s,
-                "{:<21} {:>4} {a:>10} {b:>10} {cc:>10} {d:>11} {e:>10}",
-                r.label,
-                tag(r.run)
-            );
-        }
-    }
-    s += &series_text(c);
-    let failed = failures(c);
-    if !failed.is_empty() {
-        let _ = writeln!(s, "\nFailed");
-        for f in failed {
-            let _ = writeln!(s, "  {f}");
-        }
-    }
-    if !c.derived.is_empty() {
-        let _ = writeln!(s, "\nDerived figures");
-        let mut titles = vec![String::new(), String::new(), String::new()];
-        titles.extend(ratio_titles(c));
-        titles.push(String::new());
-        let mut head = vec![
-            vec!["Figure".to_string()],
-            (0..c.runs.len()).map(tag).collect(),
-            vec!["unit".to_string()],
-        ];
-        head.extend(others(c).map(|_| vec!["ratio".to_string()]));
-        head.push(vec!["formula".into()]);
-        let mut lines = vec![head];
-        for d in &c.derived {
-            let mut line = vec![
-                vec![d.name.clone()],
-                derived_values(d),
-                vec![d.unit.clone()],
-            ];
-            line.extend(others(c).map(|i| vec![derived_ratio(d, c.baseline, i)]));
-            line.push(vec![formula(d).to_string()]);
-            lines.push(line);
-        }
-        let last = lines[0].len() - 1;
-        s += &Grid { titles, lines }.render(|b, _| b == 0 || b == 2 || b == last);
-        for line in derived_na(c) {
-            let _ = writeln!(s, "  {line}");
-        }
-    }
-    // After the tables: what the doctor found, each finding once with the runs it concerns.
-    let doctor = doctor_findings(c);
-    if !doctor.is_empty() {
-        let _ = writeln!(
-            s,
-            "\nDoctor ({}): what on each machine makes results noisy or not comparable",
-            doctor.len()
-        );
-        for (runs, x) in doctor {
-            let _ = writeln!(
-                s,
-                "  {} {}: {} (fix: {})",
-                runs,
-                x.severity.as_str(),
-                x.title,
-                x.fix
-            );
-        }
-    }
-    // Then the runs' warnings and what differs between the machines: the tables lead, as
-    // the answer does (#33).
-    if c.warnings.is_empty() {
-        let _ = writeln!(s, "\nWarnings: none");
-    } else {
-        let _ = writeln!(s, "\nWarnings ({})", c.warnings.len());
-        for w in &c.warnings {
-            let i = c.runs.iter().position(|r| r.id == w.run).unwrap_or(0);
-            let _ = writeln!(s, "  ! {} {}", tag(i), w.warning.message);
-        }
-    }
-
-    if c.fingerprint_diffs.is_empty() {
-        let _ = writeln!(
-            s,
-            "\nFingerprints: nothing differs (kernel, command line, mitigations, governor, virtualization, CPU, memory, cgroup limits)"
-        );
-    } else {
-        let _ = writeln!(s, "\nWhat differs between the runs' fingerprints");
-        for d in &c.fingerprint_diffs {
-            if d.values.iter().all(Option::is_none) {
-                // A count of what is not listed ("... and 12 more config options").
-                let _ = writeln!(s, "  {}", d.field);
-                continue;
-            }
-            for (i, v) in d.values.iter().enumerate() {
-                let _ = writeln!(
-                    s,
-                    "  {:<20} {} {}",
-                    if i == 0 { d.field.as_str() } else { "" },
-                    tag(i),
-                    v.as_deref().unwrap_or("unknown")
-                );
-            }
-            if let Some(r) = &d.related {
-                let _ = writeln!(s, "  {:<20} tied to: {r}", "");
-            }
-        }
-    }
-    s
 }
 
 /// The runs' doctor findings, each distinct one (severity, title, fix) once, with the tags of
@@ -962,18 +1067,6 @@ pub fn md_code(s: &str) -> String {
     format!("{fence}{pad}{text}{pad}{fence}")
 }
 
-fn md_row(cells: &[String]) -> String {
-    format!("| {} |\n", cells.join(" | "))
-}
-
-fn md_rule(aligns: &[bool]) -> String {
-    let cells: Vec<String> = aligns
-        .iter()
-        .map(|&right| if right { "---:" } else { "---" }.to_string())
-        .collect();
-    md_row(&cells)
-}
-
 fn md_verdict(r: &Ratio) -> String {
     let word = match r.verdict {
         Verdict::Faster => format!("faster ({}x)", sig3(1.0 / r.ratio)),
@@ -989,209 +1082,6 @@ fn md_verdict(r: &Ratio) -> String {
         Verdict::SittingsUnknown => md(crate::compare::SITTINGS_UNKNOWN),
     };
     format!("{word}{}", md(&significance_note(r)))
-}
-
-fn md_table(c: &Comparison, rows: &[&Row], figures: &[Figure]) -> String {
-    let n = c.runs.len();
-    let mut head = vec!["Test".to_string()];
-    for (t, _) in figures {
-        head.extend((0..n).map(|i| format!("{t} {}", tag(i))));
-    }
-    for i in others(c) {
-        let t = format!("{} / {}", tag(i), tag(c.baseline));
-        head.extend([
-            t.clone(),
-            format!("{t} 95% CI"),
-            format!("{t} covers"),
-            format!("{t} verdict"),
-        ]);
-    }
-    let mut aligns = vec![false];
-    aligns.extend(std::iter::repeat_n(true, figures.len() * n));
-    for _ in others(c) {
-        aligns.extend([true, true, false, false]);
-    }
-    let mut s = md_row(&head) + &md_rule(&aligns);
-    for row in rows {
-        let mut cells = vec![md(&row.label)];
-        for (_, f) in figures {
-            cells.extend(per_run(c, row, |x, p| f(row, x, p)));
-        }
-        for i in others(c) {
-            match row.ratios[i].as_ref() {
-                Some(r) => {
-                    cells.extend([sig3(r.ratio), ci_text(r.ci), covers_cell(r), md_verdict(r)])
-                }
-                None => cells.extend(["-".into(), String::new(), String::new(), String::new()]),
-            }
-        }
-        s += &md_row(&cells);
-    }
-    s
-}
-
-/// The comparison as GitHub-flavoured Markdown, to paste into a mailing list or an issue.
-pub fn markdown(c: &Comparison) -> String {
-    let mut s = String::from("## sysperf compare\n\n");
-    s += &md_row(&[
-        String::new(),
-        "run".into(),
-        "label".into(),
-        "source".into(),
-        "started".into(),
-        "host".into(),
-        "kernel".into(),
-    ]);
-    s += &md_rule(&[false; 7]);
-    for (i, r) in c.runs.iter().enumerate() {
-        let published = r.source == "published";
-        s += &md_row(&[
-            format!(
-                "{}{}{}",
-                tag(i),
-                if i == c.baseline { " baseline" } else { "" },
-                if r.complete { "" } else { " **incomplete**" }
-            ),
-            format!("`{}`", r.id),
-            md(r.label.as_deref().unwrap_or("")),
-            md(&r.source),
-            if published {
-                "-".into()
-            } else {
-                utc(r.started_ns)
-            },
-            md(r.hostname.as_deref().unwrap_or("?")),
-            md(r.kernel_release.as_deref().unwrap_or("?")),
-        ]);
-    }
-    for (i, r) in c.runs.iter().enumerate() {
-        if let Some(cite) = &r.citation {
-            let _ = writeln!(s, "\n{} published in: {}", tag(i), md(cite));
-        }
-    }
-    for (i, r) in c.runs.iter().enumerate() {
-        if let Some(command) = &r.command {
-            let _ = writeln!(s, "\n{} timed the command {}", tag(i), md_code(command));
-        }
-    }
-    if let Some(line) = smoke_line(c) {
-        let _ = writeln!(s, "\n**{}**", md(&line));
-    }
-    let _ = writeln!(s, "\nMethod: {}", md(&c.method));
-    let _ = writeln!(s, "\nIntervals: {}", md(&c.covers));
-    for line in split_lines(c) {
-        let _ = writeln!(s, "\n{}", md(&line));
-    }
-
-    if c.fingerprint_diffs.is_empty() {
-        s += "\nFingerprints: nothing differs (kernel, command line, mitigations, governor, virtualization, CPU, memory, cgroup limits).\n";
-    } else {
-        s += "\n**What differs between the runs' fingerprints**\n\n";
-        let mut head = vec!["fact".to_string()];
-        head.extend((0..c.runs.len()).map(tag));
-        s += &md_row(&head);
-        s += &md_rule(&vec![false; head.len()]);
-        for d in &c.fingerprint_diffs {
-            let mut cells = vec![match &d.related {
-                Some(r) => format!("{} (tied to: {})", md(&d.field), md(r)),
-                None => md(&d.field),
-            }];
-            cells.extend(
-                d.values
-                    .iter()
-                    .map(|v| md(v.as_deref().unwrap_or("unknown"))),
-            );
-            s += &md_row(&cells);
-        }
-    }
-    if c.warnings.is_empty() {
-        s += "\nWarnings: none.\n";
-    } else {
-        let _ = writeln!(s, "\n**Warnings ({})**\n", c.warnings.len());
-        for w in &c.warnings {
-            let i = c.runs.iter().position(|r| r.id == w.run).unwrap_or(0);
-            let _ = writeln!(s, "- {} {}", tag(i), md(&w.warning.message));
-        }
-    }
-    let doctor = doctor_findings(c);
-    if !doctor.is_empty() {
-        let _ = writeln!(s, "\n**Doctor ({})**\n", doctor.len());
-        for (runs, x) in doctor {
-            let _ = writeln!(
-                s,
-                "- {} {}: {} (fix: {})",
-                runs,
-                x.severity.as_str(),
-                md(&x.title),
-                md(&x.fix)
-            );
-        }
-    }
-
-    let kernel: Vec<&Row> = kernel_rows(c).collect();
-    if !kernel.is_empty() {
-        s += "\n**Table 2. Kernel benchmarks** (Elapsed, User, System: seconds for the paper's count; µs/op: median wall microseconds per operation)\n\n";
-        s += &md_table(c, &kernel, &table2_figures("µs/op"));
-    }
-    let paging: Vec<&Row> = paging_rows(c).collect();
-    if !paging.is_empty() {
-        s += "\n**Table 7. Paging benchmarks** (seconds and page faults for one run of the paper's program)\n\n";
-        s += &md_table(c, &paging, &TABLE7_FIGURES);
-    }
-    let counters = counter_rows(c);
-    if !counters.is_empty() {
-        s += "\n**Counters** (run --observe: perf counters per operation from the warm-up trial, or every trial of a --quick run; interrupts per trial, system-wide)\n\n";
-        let mut head = vec!["Test".to_string(), "run".to_string()];
-        head.extend(COUNTER_HEADS.iter().map(|h| h.to_string()));
-        s += &md_row(&head);
-        let mut aligns = vec![false, false];
-        aligns.extend([true; 5]);
-        s += &md_rule(&aligns);
-        for r in &counters {
-            let mut cells = vec![md(&r.label), tag(r.run)];
-            cells.extend(r.cells.iter().cloned());
-            s += &md_row(&cells);
-        }
-    }
-    s += &series_markdown(c);
-    let failed = failures(c);
-    if !failed.is_empty() {
-        s += "\n**Failed**\n\n";
-        for f in failed {
-            let _ = writeln!(s, "- {}", md(&f));
-        }
-    }
-    if !c.derived.is_empty() {
-        s += "\n**Derived figures**\n\n";
-        let mut head = vec!["Figure".to_string()];
-        head.extend((0..c.runs.len()).map(tag));
-        head.push("unit".into());
-        head.extend(others(c).map(|i| format!("{} / {}", tag(i), tag(c.baseline))));
-        head.push("formula".into());
-        let mut aligns = vec![false];
-        aligns.extend(std::iter::repeat_n(true, c.runs.len()));
-        aligns.push(false);
-        aligns.extend(others(c).map(|_| true));
-        aligns.push(false);
-        s += &md_row(&head);
-        s += &md_rule(&aligns);
-        for d in &c.derived {
-            let mut cells = vec![md(&d.name)];
-            cells.extend(derived_values(d));
-            cells.push(md(&d.unit));
-            cells.extend(others(c).map(|i| derived_ratio(d, c.baseline, i)));
-            cells.push(md(formula(d)));
-            s += &md_row(&cells);
-        }
-        let na = derived_na(c);
-        if !na.is_empty() {
-            s += "\n";
-            for line in na {
-                let _ = writeln!(s, "- {}", md(&line));
-            }
-        }
-    }
-    s
 }
 
 /// The facts a comparison shows whenever they differ: which machine, system and kernel.

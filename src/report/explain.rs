@@ -2,10 +2,12 @@
 //! section with a differential flame graph per test (`report::flame::differential`). Pure:
 //! an [`Explanation`] (and, for the flame graphs, the two profiles of each test) in, text out.
 
+use super::markup::{Markdown, Markup, Text};
 use crate::explain::bisect::{Bisection, Effect, Tried};
-use crate::explain::diff::{Delta, PathDelta};
+use crate::explain::diff::{Delta, FunctionDelta, PathDelta, ProfileDiff};
+use crate::explain::facts::Tied;
 use crate::explain::{
-    ns, signed_ns, CountRow, Explanation, Listed, SideHeader, Source, TestExplanation,
+    ns, signed_ns, CountRow, Explanation, Listed, OneSide, SideHeader, Source, TestExplanation,
 };
 use crate::model::Profile;
 use serde_json::Value;
@@ -141,63 +143,127 @@ fn num4(v: f64) -> String {
 
 /// The explanation as text; `top` functions per test.
 pub fn text(e: &Explanation, top: usize) -> String {
-    let mut s = String::new();
-    let _ = writeln!(s, "sysperf explain: B against A (the baseline)");
-    let _ = writeln!(s, "  A: {}", side(&e.a));
-    let _ = writeln!(s, "  B: {}", side(&e.b));
+    walk(e, top, Text::default())
+}
+
+/// The explanation as GitHub-flavoured Markdown; `top` functions per test.
+pub fn markdown(e: &Explanation, top: usize) -> String {
+    walk(e, top, Markdown::default())
+}
+
+/// How a format writes each part of an explanation, a row at a time; [`walk`] visits the
+/// parts once, in order. The parts a mail leaves out (one side's profile, the traces, the
+/// disturbed line, the recorded differences at the end) are written by the text alone.
+trait Parts: Markup {
+    /// The title and the two sides.
+    fn open(&mut self, e: &Explanation);
+    fn no_tests(&mut self);
+    /// A test's headline, sentence and where its profiles came from.
+    fn test(&mut self, t: &TestExplanation);
+    /// The CPU time both profiles hold, and how much of the measured change that is.
+    fn cpu(&mut self, t: &TestExplanation, d: &ProfileDiff);
+    fn trunk(&mut self, p: &PathDelta);
+    /// What comes before the changed call paths (`none`: there are none).
+    fn paths(&mut self, none: bool);
+    fn path(&mut self, p: &PathDelta);
+    fn functions(&mut self, t: &TestExplanation);
+    fn function(&mut self, f: &FunctionDelta);
+    fn one_side(&mut self, _t: &TestExplanation, _o: &OneSide) {}
+    fn traces(&mut self, _t: &TestExplanation) {}
+    fn counts(&mut self, t: &TestExplanation);
+    fn count(&mut self, c: &CountRow);
+    fn tied_head(&mut self, _t: &TestExplanation) {}
+    fn tied(&mut self, t: &TestExplanation, x: &Tied);
+    /// `--try-switches`: what was done, before each difference switched.
+    fn switches(&mut self, b: &Bisection);
+    fn tried(&mut self, t: &Tried);
+    fn effect(&mut self, t: &Tried, e: &Effect);
+    fn tried_end(&mut self, _t: &Tried) {}
+    /// The differences not switched and the tests not measured, then the method.
+    fn switches_end(&mut self, b: &Bisection);
+    /// The recorded differences and the method.
+    fn close(&mut self, e: &Explanation);
+}
+
+/// The one walk: each test, its profiles, paths, functions, counts and ties, then the
+/// switched differences, each written by the format.
+fn walk<W: Parts>(e: &Explanation, top: usize, mut w: W) -> String {
+    w.open(e);
     if e.tests.is_empty() {
+        w.no_tests();
+    }
+    for t in &e.tests {
+        w.test(t);
+        if let Some(d) = &t.profile {
+            w.cpu(t, d);
+            if let Some(p) = &d.trunk {
+                w.trunk(p);
+            }
+            w.paths(d.paths.is_empty());
+            d.paths.iter().for_each(|p| w.path(p));
+            w.functions(t);
+            d.functions.iter().take(top).for_each(|f| w.function(f));
+        }
+        if let Some(o) = &t.one_side {
+            w.one_side(t, o);
+        }
+        w.traces(t);
+        if !t.counts.is_empty() {
+            w.counts(t);
+            t.counts.iter().for_each(|c| w.count(c));
+        }
+        w.tied_head(t);
+        t.tied.iter().for_each(|x| w.tied(t, x));
+    }
+    if let Some(b) = &e.try_switches {
+        w.switches(b);
+        for t in &b.tried {
+            w.tried(t);
+            t.effects.iter().for_each(|x| w.effect(t, x));
+            w.tried_end(t);
+        }
+        w.switches_end(b);
+    }
+    w.close(e);
+    w.finish()
+}
+
+/// The samples of a side's profile, when both sides have one.
+fn samples(t: &TestExplanation, i: usize) -> Option<u64> {
+    t.profile.as_ref().map(|d| d.all.samples[i])
+}
+
+/// A tied difference's functions with their changes: "f +1.20 ns, g +0.800 ns".
+fn tied_functions(x: &Tied, code: &str) -> String {
+    x.functions
+        .iter()
+        .map(|(f, c)| format!("{code}{f}{code} {}", signed_ns(*c)))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+impl Parts for Text {
+    fn open(&mut self, e: &Explanation) {
+        let s = &mut self.0;
+        let _ = writeln!(s, "sysperf explain: B against A (the baseline)");
+        let _ = writeln!(s, "  A: {}", side(&e.a));
+        let _ = writeln!(s, "  B: {}", side(&e.b));
+    }
+    fn no_tests(&mut self) {
         let _ = writeln!(
-            s,
+            self.0,
             "\nNo test is significantly slower or faster in B; name tests (sysperf explain A B TEST...) to explain them anyway."
         );
     }
-    for t in &e.tests {
-        test_text(&mut s, t, top);
+    fn test(&mut self, t: &TestExplanation) {
+        let s = &mut self.0;
+        let _ = writeln!(s, "\n{}", headline(t));
+        let _ = writeln!(s, "  => {}", t.sentence);
+        let _ = writeln!(s, "  Profiles: A {}", source(&t.profiles[0], samples(t, 0)));
+        let _ = writeln!(s, "            B {}", source(&t.profiles[1], samples(t, 1)));
     }
-    if let Some(b) = &e.try_switches {
-        switches_text(&mut s, b);
-    }
-    let _ = writeln!(s, "\nRecorded differences between A and B");
-    if e.differences.is_empty() {
-        let _ = writeln!(s, "  none: the fingerprints (and ab switches) are the same");
-    }
-    for d in &e.differences {
-        let _ = writeln!(
-            s,
-            "  {}: A {}, B {}{}",
-            d.field,
-            d.a.as_deref().unwrap_or("unknown"),
-            d.b.as_deref().unwrap_or("unknown"),
-            d.fact
-                .as_deref()
-                .map(|f| format!(" (ties table: {f})"))
-                .unwrap_or_default()
-        );
-    }
-    let _ = writeln!(s, "\nMethod: {}.", e.method);
-    s
-}
-
-/// Why the profiles may hold less of the change than the trials measured: other work ran
-/// beside the test in a side's run. Said when they hold under 80% of it.
-pub fn disturbed_line(a: &crate::explain::Accounting) -> Option<String> {
-    if a.disturbed_sides.is_empty() || a.profile_pct.abs() >= 80.0 {
-        return None;
-    }
-    Some(format!(
-        "Other work ran beside the test in {} (busy_cpu, busy_machine or steal warnings): its time is in the measured change but not in the CPU profiles, which hold {:.0}% of it; profile on a quiet machine for shares of the kernel's change alone.",
-        a.disturbed_sides.join(" and "),
-        a.profile_pct
-    ))
-}
-
-fn test_text(s: &mut String, t: &TestExplanation, top: usize) {
-    let _ = writeln!(s, "\n{}", headline(t));
-    let _ = writeln!(s, "  => {}", t.sentence);
-    let samples = |i: usize| t.profile.as_ref().map(|d| d.all.samples[i]);
-    let _ = writeln!(s, "  Profiles: A {}", source(&t.profiles[0], samples(0)));
-    let _ = writeln!(s, "            B {}", source(&t.profiles[1], samples(1)));
-    if let Some(d) = &t.profile {
+    fn cpu(&mut self, t: &TestExplanation, d: &ProfileDiff) {
+        let s = &mut self.0;
         let _ = writeln!(
             s,
             "  CPU time per {} in the profiles: A {}, B {}: {} (its interval: the sampling of one profiled trial a side, not trial-to-trial noise){}",
@@ -218,39 +284,46 @@ fn test_text(s: &mut String, t: &TestExplanation, top: usize) {
         if let Some(line) = t.accounting.as_ref().and_then(disturbed_line) {
             let _ = writeln!(s, "  {line}");
         }
-        if let Some(p) = &d.trunk {
+    }
+    fn trunk(&mut self, p: &PathDelta) {
+        let s = &mut self.0;
+        let _ = writeln!(
+            s,
+            "\n  The change's trunk (the call path it goes through, then spreads from): {}",
+            p.path.join(" > ")
+        );
+        path_row(s, p);
+        let _ = writeln!(
+            s,
+            "      self {}; spreads into {}",
+            change(&p.self_),
+            callees(p)
+        );
+    }
+    fn paths(&mut self, none: bool) {
+        if none {
             let _ = writeln!(
-                s,
-                "\n  The change's trunk (the call path it goes through, then spreads from): {}",
-                p.path.join(" > ")
-            );
-            path_row(s, p);
-            let _ = writeln!(
-                s,
-                "      self {}; spreads into {}",
-                change(&p.self_),
-                callees(p)
-            );
-        }
-        if d.paths.is_empty() {
-            let _ = writeln!(
-                s,
+                self.0,
                 "  Where the change is: no call path changed significantly"
             );
         } else {
             let _ = writeln!(
-                s,
+                self.0,
                 "\n  Where the change is (call paths, with what they call): {:>10} {:>10}  {:<28} {:>6}",
                 "A", "B", "B-A [95%]", "share"
             );
-            for p in &d.paths {
-                path_row(s, p);
-                let _ = writeln!(s, "      self {}; from {}", change(&p.self_), path_line(p));
-                if !p.callees.is_empty() {
-                    let _ = writeln!(s, "      calls {}", callees(p));
-                }
-            }
         }
+    }
+    fn path(&mut self, p: &PathDelta) {
+        let s = &mut self.0;
+        path_row(s, p);
+        let _ = writeln!(s, "      self {}; from {}", change(&p.self_), path_line(p));
+        if !p.callees.is_empty() {
+            let _ = writeln!(s, "      calls {}", callees(p));
+        }
+    }
+    fn functions(&mut self, t: &TestExplanation) {
+        let s = &mut self.0;
         let _ = writeln!(
             s,
             "\n  Functions (self: in it; total: with what it called; ns per {}, B-A with its 95% interval, ~ not significant)",
@@ -261,22 +334,23 @@ fn test_text(s: &mut String, t: &TestExplanation, top: usize) {
             "    {:<40} {:>9} {:>9}  {:<28} {:>6}  {:>9} {:>9}  total B-A [95%]",
             "function", "self A", "self B", "self B-A [95%]", "share", "total A", "total B",
         );
-        for f in d.functions.iter().take(top) {
-            let _ = writeln!(
-                s,
-                "    {:<40} {:>9} {:>9}  {:<28} {:>6}  {:>9} {:>9}  {}",
-                f.function,
-                ns(f.self_.a_ns_per_op),
-                ns(f.self_.b_ns_per_op),
-                change(&f.self_),
-                pct(f.share_pct),
-                ns(f.total.a_ns_per_op),
-                ns(f.total.b_ns_per_op),
-                change(&f.total)
-            );
-        }
     }
-    if let Some(o) = &t.one_side {
+    fn function(&mut self, f: &FunctionDelta) {
+        let _ = writeln!(
+            self.0,
+            "    {:<40} {:>9} {:>9}  {:<28} {:>6}  {:>9} {:>9}  {}",
+            f.function,
+            ns(f.self_.a_ns_per_op),
+            ns(f.self_.b_ns_per_op),
+            change(&f.self_),
+            pct(f.share_pct),
+            ns(f.total.a_ns_per_op),
+            ns(f.total.b_ns_per_op),
+            change(&f.total)
+        );
+    }
+    fn one_side(&mut self, t: &TestExplanation, o: &OneSide) {
+        let s = &mut self.0;
         let _ = writeln!(
             s,
             "  Only {} has a profile: {} of CPU per {}; its functions (self, total):",
@@ -288,66 +362,319 @@ fn test_text(s: &mut String, t: &TestExplanation, top: usize) {
             let _ = writeln!(s, "    {:<48} {:>10} {:>10}", f, ns(*sf), ns(*tot));
         }
     }
-    if t.traces.iter().any(Option::is_some) {
+    fn traces(&mut self, t: &TestExplanation) {
+        if t.traces.iter().all(Option::is_none) {
+            return;
+        }
         let shown = |x: &Option<String>| {
             x.as_ref()
                 .map_or("none".to_string(), |id| format!("stored trace {id}"))
         };
         let _ = writeln!(
-            s,
+            self.0,
             "  Traces: A {}, B {}",
             shown(&t.traces[0]),
             shown(&t.traces[1])
         );
     }
-    if !t.counts.is_empty() {
+    fn counts(&mut self, t: &TestExplanation) {
         let _ = writeln!(
-            s,
+            self.0,
             "\n  Events per {}{:>24} {:>24}  source",
             t.unit, "A", "B"
         );
-        for c in &t.counts {
-            count_line(s, c);
+    }
+    fn count(&mut self, c: &CountRow) {
+        let _ = writeln!(
+            self.0,
+            "    {:<30} {:>24} {:>24}  {}",
+            c.what,
+            count_value(c.a, c.a_ci),
+            count_value(c.b, c.b_ci),
+            c.source
+        );
+    }
+    fn tied_head(&mut self, t: &TestExplanation) {
+        if t.tied.is_empty() {
+            let _ = writeln!(
+                self.0,
+                "\n  No recorded difference between A and B is tied to {}.",
+                t.test
+            );
+        } else {
+            let _ = writeln!(self.0, "\n  Recorded differences tied to {}:", t.test);
         }
     }
-    if t.tied.is_empty() {
+    fn tied(&mut self, t: &TestExplanation, x: &Tied) {
+        let by = match (x.by_test, x.functions.is_empty()) {
+            (true, true) => format!("the table ties {} to it", t.test),
+            (true, false) => format!("the table ties {} and these functions to it", t.test),
+            (false, _) => "the table ties these functions to it".into(),
+        };
         let _ = writeln!(
-            s,
-            "\n  No recorded difference between A and B is tied to {}.",
-            t.test
+            self.0,
+            "    {} ({by}{}){}",
+            crate::explain::difference_words(&x.difference),
+            x.difference
+                .source
+                .as_deref()
+                .map(|src| format!("; {src}"))
+                .unwrap_or_default(),
+            if x.functions.is_empty() {
+                String::new()
+            } else {
+                format!(": {}", tied_functions(x, ""))
+            }
         );
-    } else {
-        let _ = writeln!(s, "\n  Recorded differences tied to {}:", t.test);
-        for x in &t.tied {
-            let by = match (x.by_test, x.functions.is_empty()) {
-                (true, true) => format!("the table ties {} to it", t.test),
-                (true, false) => format!("the table ties {} and these functions to it", t.test),
-                (false, _) => "the table ties these functions to it".into(),
-            };
+    }
+    fn switches(&mut self, b: &Bisection) {
+        let _ = writeln!(
+            self.0,
+            "\nDifferences switched on this machine (--try-switches: B's setting against A's, paired rounds, about {} s each)",
+            b.seconds_per_switch
+        );
+        if b.tried.is_empty() {
+            let _ = writeln!(self.0, "  none could be switched here");
+        }
+    }
+    fn tried(&mut self, t: &Tried) {
+        let _ = writeln!(
+            self.0,
+            "  {} ({}): {}; {}",
+            t.field,
+            values(&t.a, &t.b),
+            t.flip.describe(),
+            flip_runs(t)
+        );
+    }
+    fn effect(&mut self, _t: &Tried, e: &Effect) {
+        let _ = writeln!(self.0, "    {}: {}{}", e.test, e.words, rounds(e));
+    }
+    fn tried_end(&mut self, t: &Tried) {
+        if let Some(err) = &t.error {
+            let _ = writeln!(self.0, "    not finished: {err}");
+        }
+    }
+    fn switches_end(&mut self, b: &Bisection) {
+        let s = &mut self.0;
+        for (test, why) in &b.not_measured {
+            let _ = writeln!(s, "  {test} not measured: {why}");
+        }
+        if !b.not_switchable.is_empty() {
+            let _ = writeln!(s, "  Not switched here:");
+            for n in &b.not_switchable {
+                let _ = writeln!(s, "    {} ({}): {}", n.field, values(&n.a, &n.b), n.why);
+            }
+        }
+        let _ = writeln!(s, "  Method: {}.", b.method);
+    }
+    fn close(&mut self, e: &Explanation) {
+        let s = &mut self.0;
+        let _ = writeln!(s, "\nRecorded differences between A and B");
+        if e.differences.is_empty() {
+            let _ = writeln!(s, "  none: the fingerprints (and ab switches) are the same");
+        }
+        for d in &e.differences {
             let _ = writeln!(
                 s,
-                "    {} ({by}{}){}",
-                crate::explain::difference_words(&x.difference),
-                x.difference
-                    .source
+                "  {}: A {}, B {}{}",
+                d.field,
+                d.a.as_deref().unwrap_or("unknown"),
+                d.b.as_deref().unwrap_or("unknown"),
+                d.fact
                     .as_deref()
-                    .map(|src| format!("; {src}"))
-                    .unwrap_or_default(),
-                if x.functions.is_empty() {
-                    String::new()
-                } else {
-                    format!(
-                        ": {}",
-                        x.functions
-                            .iter()
-                            .map(|(f, c)| format!("{f} {}", signed_ns(*c)))
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    )
-                }
+                    .map(|f| format!(" (ties table: {f})"))
+                    .unwrap_or_default()
+            );
+        }
+        let _ = writeln!(s, "\nMethod: {}.", e.method);
+    }
+}
+
+impl Parts for Markdown {
+    fn open(&mut self, e: &Explanation) {
+        let s = &mut self.0;
+        let _ = writeln!(s, "## sysperf explain: B against A\n");
+        let _ = writeln!(s, "- **A** (baseline): {}", md(&side(&e.a)));
+        let _ = writeln!(s, "- **B**: {}", md(&side(&e.b)));
+    }
+    fn no_tests(&mut self) {
+        let _ = writeln!(
+            self.0,
+            "\nNo test is significantly slower or faster in B; name tests to explain them anyway."
+        );
+    }
+    fn test(&mut self, t: &TestExplanation) {
+        let s = &mut self.0;
+        let _ = writeln!(s, "\n### {}\n", md(&headline(t)));
+        let _ = writeln!(s, "**{}**\n", md(&t.sentence));
+        let src = |i: usize| md(&source(&t.profiles[i], samples(t, i)));
+        let _ = writeln!(s, "- A's profile: {}", src(0));
+        let _ = writeln!(s, "- B's profile: {}", src(1));
+    }
+    fn cpu(&mut self, t: &TestExplanation, d: &ProfileDiff) {
+        let _ = writeln!(
+            self.0,
+            "- CPU time per {} in the profiles: A {}, B {}: {} (sampling of one profiled trial a side){}",
+            t.unit,
+            ns(d.all.a_ns_per_op),
+            ns(d.all.b_ns_per_op),
+            md(&change(&d.all)),
+            t.accounting
+                .as_ref()
+                .map(|a| format!(
+                    "; {:.0}% of the measured {}, the paths {:.0}%",
+                    a.profile_pct,
+                    signed_ns(a.measured_ns_per_op),
+                    a.paths_pct
+                ))
+                .unwrap_or_default()
+        );
+    }
+    fn trunk(&mut self, p: &PathDelta) {
+        let _ = writeln!(self.0, "- The change's trunk{}", md(&trunk_line(p)));
+    }
+    fn paths(&mut self, none: bool) {
+        if !none {
+            let _ = writeln!(
+                self.0,
+                "\n| where the change is | from | A | B | B-A [95%] | share |\n|---|---|---:|---:|---|---:|"
             );
         }
     }
+    fn path(&mut self, p: &PathDelta) {
+        let _ = writeln!(
+            self.0,
+            "| `{}` | {} | {} | {} | {} | {} |",
+            md(p.function()),
+            md(&path_line(p)),
+            ns(p.total.a_ns_per_op),
+            ns(p.total.b_ns_per_op),
+            md(&change(&p.total)),
+            pct(p.share_pct)
+        );
+    }
+    fn functions(&mut self, _t: &TestExplanation) {
+        let _ = writeln!(
+            self.0,
+            "\n| function | self A | self B | self B-A [95%] | share | total A | total B | total B-A [95%] |\n|---|---:|---:|---|---:|---:|---:|---|"
+        );
+    }
+    fn function(&mut self, f: &FunctionDelta) {
+        let _ = writeln!(
+            self.0,
+            "| `{}` | {} | {} | {} | {} | {} | {} | {} |",
+            md(&f.function),
+            ns(f.self_.a_ns_per_op),
+            ns(f.self_.b_ns_per_op),
+            md(&change(&f.self_)),
+            pct(f.share_pct),
+            ns(f.total.a_ns_per_op),
+            ns(f.total.b_ns_per_op),
+            md(&change(&f.total))
+        );
+    }
+    fn counts(&mut self, t: &TestExplanation) {
+        let _ = writeln!(
+            self.0,
+            "\n| per {} | A | B | source |\n|---|---:|---:|---|",
+            md(&t.unit)
+        );
+    }
+    fn count(&mut self, c: &CountRow) {
+        let _ = writeln!(
+            self.0,
+            "| {} | {} | {} | {} |",
+            md(c.what.trim()),
+            count_value(c.a, c.a_ci),
+            count_value(c.b, c.b_ci),
+            md(&c.source)
+        );
+    }
+    fn tied(&mut self, _t: &TestExplanation, x: &Tied) {
+        let _ = writeln!(
+            self.0,
+            "- tied: {}{}",
+            md(&crate::explain::difference_words(&x.difference)),
+            if x.functions.is_empty() {
+                String::new()
+            } else {
+                format!(" (functions: {})", md(&tied_functions(x, "`")))
+            }
+        );
+    }
+    fn switches(&mut self, b: &Bisection) {
+        let _ = writeln!(
+            self.0,
+            "\n### Differences switched on this machine\n\nEach set to A's setting and to B's in paired rounds, about {} s each (`--try-switches`).\n",
+            b.seconds_per_switch
+        );
+        if !b.tried.is_empty() {
+            let _ = writeln!(
+                self.0,
+                "| difference | A | B | test | B's setting / A's [95%] | share of A->B | account |\n|---|---|---|---|---|---|---|"
+            );
+        }
+    }
+    fn tried(&mut self, t: &Tried) {
+        if t.effects.is_empty() {
+            let _ = writeln!(
+                self.0,
+                "| {} | - | - | - | {} |",
+                switched_cells(t),
+                md(t.error.as_deref().unwrap_or("not measured"))
+            );
+        }
+    }
+    fn effect(&mut self, t: &Tried, e: &Effect) {
+        let _ = writeln!(
+            self.0,
+            "| {} | {} | {} | {} | {} |",
+            switched_cells(t),
+            md(&e.test),
+            e.ratio_text(),
+            e.share_text(),
+            md(&e.words)
+        );
+    }
+    fn switches_end(&mut self, b: &Bisection) {
+        let s = &mut self.0;
+        for n in &b.not_switchable {
+            let _ = writeln!(
+                s,
+                "- not switched here: {} ({}): {}",
+                md(&n.field),
+                md(&values(&n.a, &n.b)),
+                md(&n.why)
+            );
+        }
+        for (test, why) in &b.not_measured {
+            let _ = writeln!(s, "- {} not measured: {}", md(test), md(why));
+        }
+        let _ = writeln!(s, "\n_Switching: {}._", md(&b.method));
+    }
+    fn close(&mut self, e: &Explanation) {
+        let _ = writeln!(self.0, "\n_Method: {}._", md(&e.method));
+    }
+}
+
+/// A switched difference's first cells in Markdown: the field, A's value, B's value.
+fn switched_cells(t: &Tried) -> String {
+    let cell = |v: &Option<String>| md(v.as_deref().unwrap_or("unknown"));
+    format!("{} | {} | {}", md(&t.field), cell(&t.a), cell(&t.b))
+}
+
+/// Why the profiles may hold less of the change than the trials measured: other work ran
+/// beside the test in a side's run. Said when they hold under 80% of it.
+pub fn disturbed_line(a: &crate::explain::Accounting) -> Option<String> {
+    if a.disturbed_sides.is_empty() || a.profile_pct.abs() >= 80.0 {
+        return None;
+    }
+    Some(format!(
+        "Other work ran beside the test in {} (busy_cpu, busy_machine or steal warnings): its time is in the measured change but not in the CPU profiles, which hold {:.0}% of it; profile on a quiet machine for shares of the kernel's change alone.",
+        a.disturbed_sides.join(" and "),
+        a.profile_pct
+    ))
 }
 
 /// "A x, B y" of a difference's values.
@@ -375,242 +702,9 @@ fn rounds(e: &Effect) -> String {
         .unwrap_or_default()
 }
 
-/// `--try-switches`: each difference flipped here, with its account per test; the others and
-/// why not.
-fn switches_text(s: &mut String, b: &Bisection) {
-    let _ = writeln!(
-        s,
-        "\nDifferences switched on this machine (--try-switches: B's setting against A's, paired rounds, about {} s each)",
-        b.seconds_per_switch
-    );
-    if b.tried.is_empty() {
-        let _ = writeln!(s, "  none could be switched here");
-    }
-    for t in &b.tried {
-        let _ = writeln!(
-            s,
-            "  {} ({}): {}; {}",
-            t.field,
-            values(&t.a, &t.b),
-            t.flip.describe(),
-            flip_runs(t)
-        );
-        for e in &t.effects {
-            let _ = writeln!(s, "    {}: {}{}", e.test, e.words, rounds(e));
-        }
-        if let Some(err) = &t.error {
-            let _ = writeln!(s, "    not finished: {err}");
-        }
-    }
-    for (test, why) in &b.not_measured {
-        let _ = writeln!(s, "  {test} not measured: {why}");
-    }
-    if !b.not_switchable.is_empty() {
-        let _ = writeln!(s, "  Not switched here:");
-        for n in &b.not_switchable {
-            let _ = writeln!(s, "    {} ({}): {}", n.field, values(&n.a, &n.b), n.why);
-        }
-    }
-    let _ = writeln!(s, "  Method: {}.", b.method);
-}
-
-fn count_line(s: &mut String, c: &CountRow) {
-    let _ = writeln!(
-        s,
-        "    {:<30} {:>24} {:>24}  {}",
-        c.what,
-        count_value(c.a, c.a_ci),
-        count_value(c.b, c.b_ci),
-        c.source
-    );
-}
-
 /// A Markdown cell: pipes and newlines would break the table.
 fn md(s: &str) -> String {
     s.replace('|', "\\|").replace('\n', " ")
-}
-
-/// The explanation as GitHub-flavoured Markdown; `top` functions per test.
-pub fn markdown(e: &Explanation, top: usize) -> String {
-    let mut s = String::new();
-    let _ = writeln!(s, "## sysperf explain: B against A\n");
-    let _ = writeln!(s, "- **A** (baseline): {}", md(&side(&e.a)));
-    let _ = writeln!(s, "- **B**: {}", md(&side(&e.b)));
-    if e.tests.is_empty() {
-        let _ = writeln!(
-            s,
-            "\nNo test is significantly slower or faster in B; name tests to explain them anyway."
-        );
-    }
-    for t in &e.tests {
-        let _ = writeln!(s, "\n### {}\n", md(&headline(t)));
-        let _ = writeln!(s, "**{}**\n", md(&t.sentence));
-        let samples = |i: usize| t.profile.as_ref().map(|d| d.all.samples[i]);
-        let _ = writeln!(
-            s,
-            "- A's profile: {}",
-            md(&source(&t.profiles[0], samples(0)))
-        );
-        let _ = writeln!(
-            s,
-            "- B's profile: {}",
-            md(&source(&t.profiles[1], samples(1)))
-        );
-        if let Some(d) = &t.profile {
-            let _ = writeln!(
-                s,
-                "- CPU time per {} in the profiles: A {}, B {}: {} (sampling of one profiled trial a side){}",
-                t.unit,
-                ns(d.all.a_ns_per_op),
-                ns(d.all.b_ns_per_op),
-                md(&change(&d.all)),
-                t.accounting
-                    .as_ref()
-                    .map(|a| format!(
-                        "; {:.0}% of the measured {}, the paths {:.0}%",
-                        a.profile_pct,
-                        signed_ns(a.measured_ns_per_op),
-                        a.paths_pct
-                    ))
-                    .unwrap_or_default()
-            );
-            if let Some(p) = &d.trunk {
-                let _ = writeln!(s, "- The change's trunk{}", md(&trunk_line(p)));
-            }
-            if !d.paths.is_empty() {
-                let _ = writeln!(
-                    s,
-                    "\n| where the change is | from | A | B | B-A [95%] | share |\n|---|---|---:|---:|---|---:|"
-                );
-                for p in &d.paths {
-                    let _ = writeln!(
-                        s,
-                        "| `{}` | {} | {} | {} | {} | {} |",
-                        md(p.function()),
-                        md(&path_line(p)),
-                        ns(p.total.a_ns_per_op),
-                        ns(p.total.b_ns_per_op),
-                        md(&change(&p.total)),
-                        pct(p.share_pct)
-                    );
-                }
-            }
-            let _ = writeln!(
-                s,
-                "\n| function | self A | self B | self B-A [95%] | share | total A | total B | total B-A [95%] |\n|---|---:|---:|---|---:|---:|---:|---|"
-            );
-            for f in d.functions.iter().take(top) {
-                let _ = writeln!(
-                    s,
-                    "| `{}` | {} | {} | {} | {} | {} | {} | {} |",
-                    md(&f.function),
-                    ns(f.self_.a_ns_per_op),
-                    ns(f.self_.b_ns_per_op),
-                    md(&change(&f.self_)),
-                    pct(f.share_pct),
-                    ns(f.total.a_ns_per_op),
-                    ns(f.total.b_ns_per_op),
-                    md(&change(&f.total))
-                );
-            }
-        }
-        if !t.counts.is_empty() {
-            let _ = writeln!(
-                s,
-                "\n| per {} | A | B | source |\n|---|---:|---:|---|",
-                md(&t.unit)
-            );
-            for c in &t.counts {
-                let _ = writeln!(
-                    s,
-                    "| {} | {} | {} | {} |",
-                    md(c.what.trim()),
-                    count_value(c.a, c.a_ci),
-                    count_value(c.b, c.b_ci),
-                    md(&c.source)
-                );
-            }
-        }
-        for x in &t.tied {
-            let _ = writeln!(
-                s,
-                "- tied: {}{}",
-                md(&crate::explain::difference_words(&x.difference)),
-                if x.functions.is_empty() {
-                    String::new()
-                } else {
-                    format!(
-                        " (functions: {})",
-                        md(&x
-                            .functions
-                            .iter()
-                            .map(|(f, c)| format!("`{f}` {}", signed_ns(*c)))
-                            .collect::<Vec<_>>()
-                            .join(", "))
-                    )
-                }
-            );
-        }
-    }
-    if let Some(b) = &e.try_switches {
-        switches_markdown(&mut s, b);
-    }
-    let _ = writeln!(s, "\n_Method: {}._", md(&e.method));
-    s
-}
-
-fn switches_markdown(s: &mut String, b: &Bisection) {
-    let _ = writeln!(
-        s,
-        "\n### Differences switched on this machine\n\nEach set to A's setting and to B's in paired rounds, about {} s each (`--try-switches`).\n",
-        b.seconds_per_switch
-    );
-    if !b.tried.is_empty() {
-        let _ = writeln!(
-            s,
-            "| difference | A | B | test | B's setting / A's [95%] | share of A->B | account |\n|---|---|---|---|---|---|---|"
-        );
-    }
-    for t in &b.tried {
-        let cell = |v: &Option<String>| md(v.as_deref().unwrap_or("unknown"));
-        if t.effects.is_empty() {
-            let _ = writeln!(
-                s,
-                "| {} | {} | {} | - | - | - | {} |",
-                md(&t.field),
-                cell(&t.a),
-                cell(&t.b),
-                md(t.error.as_deref().unwrap_or("not measured"))
-            );
-        }
-        for e in &t.effects {
-            let (ratio, share) = (e.ratio_text(), e.share_text());
-            let _ = writeln!(
-                s,
-                "| {} | {} | {} | {} | {} | {} | {} |",
-                md(&t.field),
-                cell(&t.a),
-                cell(&t.b),
-                md(&e.test),
-                ratio,
-                share,
-                md(&e.words)
-            );
-        }
-    }
-    for n in &b.not_switchable {
-        let _ = writeln!(
-            s,
-            "- not switched here: {} ({}): {}",
-            md(&n.field),
-            md(&values(&n.a, &n.b)),
-            md(&n.why)
-        );
-    }
-    for (test, why) in &b.not_measured {
-        let _ = writeln!(s, "- {} not measured: {}", md(test), md(why));
-    }
-    let _ = writeln!(s, "\n_Switching: {}._", md(&b.method));
 }
 
 /// The JSON document (`explain --json`).

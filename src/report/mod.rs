@@ -16,6 +16,7 @@ pub mod heatmap;
 pub mod html;
 pub mod json;
 pub mod list;
+pub mod markup;
 pub mod plot;
 pub mod png;
 pub mod profile;

@@ -91,8 +91,24 @@ pub fn header(run: &Run) -> String {
         run.sysperf_version,
         if run.complete { "" } else { "  (INCOMPLETE)" }
     );
-    let _ = writeln!(
-        s,
+    let _ = writeln!(s, "{}", machine_line(f));
+    let _ = writeln!(s, "{}", method_line(&run.params));
+    let _ = writeln!(s, "{}", ci_line(run));
+    if let Some(o) = &run.overhead {
+        let _ = writeln!(
+            s,
+            "overhead: timer {} ns per trial and loop {} ns per iteration, measured in a worker and subtracted from elapsed time",
+            num(o.timer_ns),
+            num(o.loop_ns_per_iteration)
+        );
+    }
+    s += &cpu_lines(run);
+    s
+}
+
+/// The machine: host, kernel, CPU, CPUs, memory, virtualization.
+fn machine_line(f: &crate::model::Fingerprint) -> String {
+    format!(
         "machine: {} | Linux {} | {} | {} CPUs | {} GiB | virt {}",
         f.hostname.as_deref().unwrap_or("?"),
         f.kernel_release.as_deref().unwrap_or("?"),
@@ -104,8 +120,11 @@ pub fn header(run: &Run) -> String {
             .map(|b| format!("{:.1}", b as f64 / (1u64 << 30) as f64))
             .unwrap_or_else(|| "?".into()),
         f.virtualization.as_deref().unwrap_or("?"),
-    );
-    let p = &run.params;
+    )
+}
+
+/// How the run measured: trials, order, worker, calibration, placement and its options.
+fn method_line(p: &crate::model::RunParams) -> String {
     let order = match (p.order.as_deref(), p.seed) {
         (Some("interleaved"), Some(seed)) => {
             format!(" in interleaved rounds (every test once a round, shuffled; seed {seed})")
@@ -114,8 +133,7 @@ pub fn header(run: &Run) -> String {
         (Some(o), _) => format!(" back to back ({o})"),
         (None, _) => " back to back (made before sysperf ran trials in rounds)".to_string(),
     };
-    let _ = writeln!(
-        s,
+    format!(
         "method: {} measured trial(s) per test{order}, each in its own worker process, after calibration to >= {} s{}; placement {}{}{}{}{}",
         p.trials,
         p.min_time_s,
@@ -130,15 +148,18 @@ pub fn header(run: &Run) -> String {
         },
         // What the wait found is a note (quiet) or a warning (not), printed below.
         p.settle_s.map(|x| format!("; first waited up to {x} s for a quiet machine (--settle {x})")).unwrap_or_default(),
-    );
+    )
+}
+
+/// What the intervals are, at the level the fewest trials allow.
+fn ci_line(run: &Run) -> String {
     let level = run
         .results
         .iter()
         .filter_map(|r| r.summary.as_ref())
         .map(|s| s.wall_ns_per_op.ci_level)
         .fold(f64::NAN, f64::min);
-    let _ = writeln!(
-        s,
+    format!(
         "CI: distribution-free interval of the median from order statistics{}",
         if level.is_finite() && level == 0.0 {
             " (a single trial has none: the bracket repeats it)".to_string()
@@ -152,15 +173,12 @@ pub fn header(run: &Run) -> String {
         } else {
             String::new()
         }
-    );
-    if let Some(o) = &run.overhead {
-        let _ = writeln!(
-            s,
-            "overhead: timer {} ns per trial and loop {} ns per iteration, measured in a worker and subtracted from elapsed time",
-            num(o.timer_ns),
-            num(o.loop_ns_per_iteration)
-        );
-    }
+    )
+}
+
+/// How User and System were obtained, and whether the CPU columns include reaped children.
+fn cpu_lines(run: &Run) -> String {
+    let mut s = String::new();
     // How the User and System columns were obtained (#45): this kernel's split, or the
     // paper's figures as printed.
     if run.source == "published" {
@@ -254,13 +272,27 @@ fn paging_row(r: &BenchResult, label: &str) -> String {
 /// The whole run as text: header, Table 2, Table 7, derived figures, warnings.
 pub fn render(run: &Run) -> String {
     let mut s = header(run);
-    let label_of = |r: &BenchResult| {
-        crate::bench::find(&r.id)
-            .map(|sp| sp.label.to_string())
-            .unwrap_or_else(|| r.id.clone())
-    };
+    s += &kernel_table(run);
+    s += &paging_table(run);
+    s.push_str(&counters_table(run));
+    s.push_str(&super::series::render(run));
+    s += &derived_lines(run);
+    s += &forking_lines(run);
+    s += &closing_lines(run);
+    s
+}
+
+/// A test's label as the paper's tables print it (its id when sysperf no longer knows it).
+fn label_of(r: &BenchResult) -> String {
+    crate::bench::find(&r.id)
+        .map(|sp| sp.label.to_string())
+        .unwrap_or_else(|| r.id.clone())
+}
+
+/// Table 2: the kernel tests, with their header and rule; empty without any.
+fn kernel_table(run: &Run) -> String {
+    let mut s = String::new();
     let kernel: Vec<&BenchResult> = run.results.iter().filter(|r| r.group != "paging").collect();
-    let paging: Vec<&BenchResult> = run.results.iter().filter(|r| r.group == "paging").collect();
     if !kernel.is_empty() {
         let _ = writeln!(
             s,
@@ -296,6 +328,13 @@ pub fn render(run: &Run) -> String {
             let _ = writeln!(s, "{}", kernel_row(r, &label_of(r)));
         }
     }
+    s
+}
+
+/// Table 7: the paging tests, with their header and rule; empty without any.
+fn paging_table(run: &Run) -> String {
+    let mut s = String::new();
+    let paging: Vec<&BenchResult> = run.results.iter().filter(|r| r.group == "paging").collect();
     if !paging.is_empty() {
         let _ = writeln!(
             s,
@@ -327,8 +366,12 @@ pub fn render(run: &Run) -> String {
             let _ = writeln!(s, "{}", paging_row(r, &label_of(r)));
         }
     }
-    s.push_str(&counters_table(run));
-    s.push_str(&super::series::render(run));
+    s
+}
+
+/// The derived figures with their formulas; empty without any.
+fn derived_lines(run: &Run) -> String {
+    let mut s = String::new();
     if !run.derived.is_empty() {
         let _ = writeln!(s, "\nDerived figures");
         for d in &run.derived {
@@ -353,6 +396,12 @@ pub fn render(run: &Run) -> String {
             }
         }
     }
+    s
+}
+
+/// The forking process's size, for forks0 and vforks0 when measured; empty otherwise.
+fn forking_lines(run: &Run) -> String {
+    let mut s = String::new();
     // The forking process's size when the timed region began: the paper's forks program for
     // forks0 and the vforks program for vforks0 (a worker in runs made before them).
     let rss: Vec<String> = run
@@ -379,6 +428,12 @@ pub fn render(run: &Run) -> String {
             let _ = writeln!(s, "{line}");
         }
     }
+    s
+}
+
+/// What closes the run: the machine's speed, the warnings, the doctor's warnings.
+fn closing_lines(run: &Run) -> String {
+    let mut s = String::new();
     // The machine's speed through the run (`crate::speed`): a note when it kept one speed
     // (a warning, below, when it changed speed).
     for note in run.notes.iter().filter(|n| crate::speed::is_line(n)) {
