@@ -124,6 +124,7 @@ struct Look {
 }
 
 impl Look {
+    /// A look of fixed words.
     fn new(fill: &str, text: &str, tip: &str) -> Look {
         Look {
             fill: fill.to_string(),

@@ -1184,17 +1184,14 @@ pub fn html_fleet(
     };
     let mut s = String::with_capacity(64 * 1024);
     page_top(&mut s, cmp, &shown);
-
-    open_section(&mut s, "summary", None);
-    summary(&mut s, runs, cmp);
-    s.push_str("<h3>Runs</h3>");
-    runs_table(&mut s, runs, cmp);
-    close_section(&mut s);
-
-    open_section(&mut s, "comparison", Some("Comparison"));
-    comparison_table(&mut s, cmp);
-    close_section(&mut s);
-
+    section(&mut s, "summary", None, |s| {
+        summary(s, runs, cmp);
+        s.push_str("<h3>Runs</h3>");
+        runs_table(s, runs, cmp);
+    });
+    section(&mut s, "comparison", Some("Comparison"), |s| {
+        comparison_table(s, cmp)
+    });
     if let (Some(key), Some(map)) = (by, crate::report::heatmap::chart_marked(cmp, marked)) {
         evolution_section(&mut s, key, &map, !marked.is_empty());
     }
@@ -1209,41 +1206,36 @@ pub fn html_fleet(
         suites(&mut s, runs);
         s.push_str("</section>\n");
     }
-    fingerprints_section(&mut s, runs, cmp);
-
-    open_section(&mut s, "warnings", Some("Warnings"));
-    warnings(&mut s, cmp);
-    close_section(&mut s);
-
+    section(&mut s, "fingerprints", Some("Fingerprints"), |s| {
+        fingerprints(s, runs, cmp)
+    });
+    section(&mut s, "warnings", Some("Warnings"), |s| warnings(s, cmp));
     if shown.counters {
-        open_section(&mut s, "counters", Some("Counters"));
-        s.push_str("<p>What <code>sysperf run --observe</code> counted: context switches, migrations and page faults per operation from perf counters on the worker and its children (taken in the warm-up trial, since they slow the work they count, or in every trial of a <code>--quick</code> run, which has none), interrupts per trial system-wide.</p>\n");
-        counters(&mut s, cmp, counter_rows);
-        close_section(&mut s);
+        section(&mut s, "counters", Some("Counters"), |s| {
+            s.push_str("<p>What <code>sysperf run --observe</code> counted: context switches, migrations and page faults per operation from perf counters on the worker and its children (taken in the warm-up trial, since they slow the work they count, or in every trial of a <code>--quick</code> run, which has none), interrupts per trial system-wide.</p>\n");
+            counters(s, cmp, counter_rows);
+        });
     }
     if shown.explain {
-        open_section(&mut s, "explain", Some("Explain"));
-        let _ = write!(
-            s,
-            "<p>Why the tests compared slower or faster moved, from the kernel profiles stored with both runs (<code>sysperf explain</code>): time per operation per call path and function, B against the baseline A, each difference with its 95% sampling interval; the method and its limits are in docs/explain.md.</p>\n{explained}"
-        );
-        close_section(&mut s);
+        section(&mut s, "explain", Some("Explain"), |s| {
+            let _ = write!(
+                s,
+                "<p>Why the tests compared slower or faster moved, from the kernel profiles stored with both runs (<code>sysperf explain</code>): time per operation per call path and function, B against the baseline A, each difference with its 95% sampling interval; the method and its limits are in docs/explain.md.</p>\n{explained}"
+            );
+        });
     }
     if shown.profiles {
-        open_section(&mut s, "profiles", Some("Kernel profiles"));
-        profiles_section(&mut s, cmp, profiles);
-        close_section(&mut s);
+        section(&mut s, "profiles", Some("Kernel profiles"), |s| {
+            profiles_section(s, cmp, profiles)
+        });
     }
-
-    open_section(&mut s, "doctor", Some("Doctor"));
-    s.push_str("<p>What <code>sysperf doctor</code> found on each machine when its run was made: settings and activity that make results noisy or not comparable.</p>\n");
-    findings(&mut s, cmp);
-    close_section(&mut s);
-
-    open_section(&mut s, "derived", Some("Derived figures"));
-    derived(&mut s, runs, cmp);
-    close_section(&mut s);
-
+    section(&mut s, "doctor", Some("Doctor"), |s| {
+        s.push_str("<p>What <code>sysperf doctor</code> found on each machine when its run was made: settings and activity that make results noisy or not comparable.</p>\n");
+        findings(s, cmp);
+    });
+    section(&mut s, "derived", Some("Derived figures"), |s| {
+        derived(s, runs, cmp)
+    });
     page_bottom(&mut s, cmp);
     s
 }
@@ -1267,8 +1259,10 @@ fn open_section(s: &mut String, id: &str, heading: Option<&str>) {
     }
 }
 
-/// The end of a section whose last element is not followed by a line break.
-fn close_section(s: &mut String) {
+/// A whole section: its opening, what `body` writes, and its end on a line of its own.
+fn section(s: &mut String, id: &str, heading: Option<&str>, body: impl FnOnce(&mut String)) {
+    open_section(s, id, heading);
+    body(s);
     s.push_str("\n</section>\n");
 }
 
@@ -1364,10 +1358,9 @@ fn paging_section(s: &mut String, cmp: &Comparison) {
     s.push_str("</section>\n");
 }
 
-/// The Fingerprints section: the machines' facts and the runs' parameters side by side, with
-/// a word on how many facts differ.
-fn fingerprints_section(s: &mut String, runs: &[Run], cmp: &Comparison) {
-    open_section(s, "fingerprints", Some("Fingerprints"));
+/// The Fingerprints section's body: the machines' facts and the runs' parameters side by
+/// side, with a word on how many facts differ.
+fn fingerprints(s: &mut String, runs: &[Run], cmp: &Comparison) {
     if cmp.fingerprint_diffs.is_empty() || cmp.runs.len() < 2 {
         s.push_str("<p>The machines' recorded facts, side by side.</p>");
     } else {
@@ -1385,7 +1378,6 @@ fn fingerprints_section(s: &mut String, runs: &[Run], cmp: &Comparison) {
     side_by_side(s, cmp, &fingerprint_rows(&fps));
     s.push_str("<h3>How the runs were made</h3>");
     side_by_side(s, cmp, &parameter_rows(runs));
-    close_section(s);
 }
 
 /// The Method section and the footer, which end the page.

@@ -587,6 +587,7 @@ impl Plot {
         }
     }
 
+    /// The plot's width between its axes' ends.
     fn width(&self) -> f64 {
         self.right - self.left
     }
@@ -596,6 +597,7 @@ impl Plot {
         self.bottom - self.scale.frac(v / self.unit.factor) * PLOT_H
     }
 
+    /// Where `x` lands along the plot; None where the axis has no place for it.
     fn x_of(&self, x: f64) -> Option<f64> {
         self.axis.frac(x).map(|t| self.left + t * self.width())
     }
@@ -605,6 +607,7 @@ impl Plot {
         self.width() / self.axis.ticks(fig.is_bytes()).len().max(1) as f64
     }
 
+    /// Whether x names categories (drawn without lines) rather than numbers.
     fn is_categorical(&self) -> bool {
         matches!(self.axis, XAxis::Categories(_))
     }

@@ -607,6 +607,7 @@ impl BarLayout {
         }
     }
 
+    /// Where the value `v` lands along the bars.
     fn x_of(&self, v: f64) -> f64 {
         self.left + self.scale.frac(v) * self.plot_w
     }
