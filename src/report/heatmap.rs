@@ -12,7 +12,7 @@
 
 use super::svg::{self, f, Svg, CHAR_W, GRID, MUTED};
 use super::{clip, escape as esc};
-use crate::compare::{Comparison, Verdict};
+use crate::compare::{Comparison, Ratio, Verdict};
 use std::fmt::Write;
 
 /// The figure id of the heat map (the report's `<figure id="figure-evolution">`).
@@ -70,18 +70,7 @@ pub fn chart_marked(cmp: &Comparison, changed: &[(String, usize)]) -> Option<Svg
         "<text x=\"10\" y=\"20\" font-size=\"14\" font-weight=\"bold\">{}</text>",
         esc(&title)
     );
-    let max_chars = ((cell_w - 4.0) / CHAR_W).floor().max(4.0) as usize;
-    for (j, name) in names.iter().enumerate() {
-        let x = LABEL_W + cell_w * (j as f64 + 0.5);
-        let _ = writeln!(
-            b,
-            "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" font-size=\"11\"><title>{}</title>{}</text>",
-            f(x),
-            f(TOP - 8.0),
-            esc(name),
-            esc(&clip(name, max_chars))
-        );
-    }
+    column_heads(&mut b, &names, cell_w);
     for (i, row) in cmp.rows.iter().enumerate() {
         let y = TOP + ROW_H * i as f64;
         let _ = writeln!(
@@ -93,92 +82,9 @@ pub fn chart_marked(cmp: &Comparison, changed: &[(String, usize)]) -> Option<Svg
         );
         for (j, name) in names.iter().enumerate() {
             let x = LABEL_W + cell_w * j as f64;
-            let present = row.cells.get(j).is_some_and(|c| c.cell().is_some());
-            let (fill, text, tip) = if j == base {
-                if present {
-                    (
-                        "#FFFFFF".to_string(),
-                        "1.00".to_string(),
-                        "baseline".to_string(),
-                    )
-                } else {
-                    (
-                        "#F2F4F7".to_string(),
-                        "\u{2013}".to_string(),
-                        "missing".to_string(),
-                    )
-                }
-            } else {
-                match row.ratios.get(j).and_then(Option::as_ref) {
-                    Some(r) => {
-                        let mark = match r.verdict {
-                            Verdict::Slower => " \u{25b2}",
-                            Verdict::Faster => " \u{25bc}",
-                            _ => "",
-                        };
-                        // Coloured only where there is a verdict: a ratio with none is grey,
-                        // its number in brackets, so no unjudged cell reads as a change (#42).
-                        let judged = matches!(
-                            r.verdict,
-                            Verdict::Slower
-                                | Verdict::Faster
-                                | Verdict::NoChange
-                                | Verdict::Inconclusive
-                        );
-                        (
-                            if judged {
-                                paint(r.ratio)
-                            } else {
-                                NO_VERDICT.to_string()
-                            },
-                            if judged {
-                                format!("{:.2}{mark}", r.ratio)
-                            } else {
-                                format!("({:.2})", r.ratio)
-                            },
-                            format!("{:.3}x, {}", r.ratio, r.verdict.as_str()),
-                        )
-                    }
-                    None => (
-                        "#F2F4F7".to_string(),
-                        "\u{2013}".to_string(),
-                        "no ratio (missing or failed)".to_string(),
-                    ),
-                }
-            };
             let marked = changed.iter().any(|(t, c)| *t == row.id && *c == j);
-            let (text, tip) = if marked {
-                (
-                    format!("\u{25c6}{text}"),
-                    format!("{tip}; a change point began in these runs (sysperf changes)"),
-                )
-            } else {
-                (text, tip)
-            };
-            let _ = writeln!(
-                b,
-                "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{fill}\" stroke=\"{GRID}\"><title>{}: {}</title></rect>\
-                 <text x=\"{}\" y=\"{}\" text-anchor=\"middle\" font-size=\"11\">{}</text>",
-                f(x),
-                f(y),
-                f(cell_w),
-                f(ROW_H),
-                esc(&format!("{} in {name}", row.id)),
-                esc(&tip),
-                f(x + cell_w / 2.0),
-                f(y + 14.0),
-                esc(&text)
-            );
-            if marked {
-                let _ = writeln!(
-                    b,
-                    "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"#101828\" stroke-width=\"2\"/>",
-                    f(x + 1.0),
-                    f(y + 1.0),
-                    f(cell_w - 2.0),
-                    f(ROW_H - 2.0)
-                );
-            }
+            let look = look(row, j, base);
+            cell(&mut b, [x, y, cell_w], &row.id, name, look, marked);
         }
     }
     let _ = writeln!(
@@ -192,6 +98,124 @@ pub fn chart_marked(cmp: &Comparison, changed: &[(String, usize)]) -> Option<Svg
         }
     );
     Some(Svg::new(width, height, title, b))
+}
+
+/// The columns' names over them, clipped to the cell with the whole name as a tooltip.
+fn column_heads(b: &mut String, names: &[String], cell_w: f64) {
+    let max_chars = ((cell_w - 4.0) / CHAR_W).floor().max(4.0) as usize;
+    for (j, name) in names.iter().enumerate() {
+        let x = LABEL_W + cell_w * (j as f64 + 0.5);
+        let _ = writeln!(
+            b,
+            "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" font-size=\"11\"><title>{}</title>{}</text>",
+            f(x),
+            f(TOP - 8.0),
+            esc(name),
+            esc(&clip(name, max_chars))
+        );
+    }
+}
+
+/// How a cell reads: its fill, its text and its tooltip.
+struct Look {
+    fill: String,
+    text: String,
+    tip: String,
+}
+
+impl Look {
+    /// A look of fixed words.
+    fn new(fill: &str, text: &str, tip: &str) -> Look {
+        Look {
+            fill: fill.to_string(),
+            text: text.to_string(),
+            tip: tip.to_string(),
+        }
+    }
+}
+
+/// The look of `row`'s cell in column `j`: the baseline's own (1.00, or missing), a ratio's,
+/// or none where the column has no ratio.
+fn look(row: &crate::compare::Row, j: usize, base: usize) -> Look {
+    if j == base {
+        return if row.cells.get(j).is_some_and(|c| c.cell().is_some()) {
+            Look::new("#FFFFFF", "1.00", "baseline")
+        } else {
+            Look::new("#F2F4F7", "\u{2013}", "missing")
+        };
+    }
+    match row.ratios.get(j).and_then(Option::as_ref) {
+        Some(r) => ratio_look(r),
+        None => Look::new("#F2F4F7", "\u{2013}", "no ratio (missing or failed)"),
+    }
+}
+
+/// A ratio's cell: coloured with a verdict's mark where it has a verdict, grey with its number
+/// in brackets where it has none.
+fn ratio_look(r: &Ratio) -> Look {
+    let mark = match r.verdict {
+        Verdict::Slower => " \u{25b2}",
+        Verdict::Faster => " \u{25bc}",
+        _ => "",
+    };
+    // Coloured only where there is a verdict: a ratio with none is grey, its number in
+    // brackets, so no unjudged cell reads as a change (#42).
+    let judged = matches!(
+        r.verdict,
+        Verdict::Slower | Verdict::Faster | Verdict::NoChange | Verdict::Inconclusive
+    );
+    Look {
+        fill: if judged {
+            paint(r.ratio)
+        } else {
+            NO_VERDICT.to_string()
+        },
+        text: if judged {
+            format!("{:.2}{mark}", r.ratio)
+        } else {
+            format!("({:.2})", r.ratio)
+        },
+        tip: format!("{:.3}x, {}", r.ratio, r.verdict.as_str()),
+    }
+}
+
+/// One cell at (x, y), `w` wide, of test `test` in column `name`: its rectangle with a
+/// tooltip and its text; where a change point began (`marked`), a diamond before the text
+/// and an outline.
+fn cell(b: &mut String, [x, y, w]: [f64; 3], test: &str, name: &str, look: Look, marked: bool) {
+    let Look { fill, text, tip } = look;
+    let (text, tip) = if marked {
+        (
+            format!("\u{25c6}{text}"),
+            format!("{tip}; a change point began in these runs (sysperf changes)"),
+        )
+    } else {
+        (text, tip)
+    };
+    let _ = writeln!(
+        b,
+        "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{fill}\" stroke=\"{GRID}\"><title>{}: {}</title></rect>\
+         <text x=\"{}\" y=\"{}\" text-anchor=\"middle\" font-size=\"11\">{}</text>",
+        f(x),
+        f(y),
+        f(w),
+        f(ROW_H),
+        esc(&format!("{test} in {name}")),
+        esc(&tip),
+        f(x + w / 2.0),
+        f(y + 14.0),
+        esc(&text)
+    );
+    if marked {
+        let _ = writeln!(
+            b,
+            "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"#101828\" stroke-width=\"2\"/>",
+            f(x + 1.0),
+            f(y + 1.0),
+            f(w - 2.0),
+            f(ROW_H - 2.0)
+        );
+    }
 }
 
 #[cfg(test)]

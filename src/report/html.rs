@@ -230,70 +230,102 @@ fn smoke_banner(s: &mut String, runs: &[Run]) {
     );
 }
 
+/// The summary at the top of the page: a smoke test's banner, the boxes of regressions and
+/// improvements, the counts behind them, and what makes them less trustworthy.
 fn summary(s: &mut String, runs: &[Run], cmp: &Comparison) {
     smoke_banner(s, runs);
     s.push_str("<div class=\"banner\">");
     if cmp.runs.len() < 2 {
         s.push_str("<div class=\"box calm\"><h2>One run</h2><p>Nothing to compare it with: the table and charts show its figures. Give two or more runs to see ratios and verdicts.</p></div>");
     } else {
-        let base = cmp.runs.get(cmp.baseline).map(run_name).unwrap_or_default();
-        let slower = changes(cmp, Verdict::Slower);
-        let faster = changes(cmp, Verdict::Faster);
-        let (judged, unjudged) = verdict_counts(cmp);
-        if slower.is_empty() && judged == 0 {
-            // Nothing unjudged looks judged (#42): no green box when no row had a verdict.
-            let _ = write!(
-                s,
-                "<div class=\"box calm\" id=\"no-verdict\"><h2>No verdict</h2><p>None of the {unjudged} comparisons against the baseline {} could be judged: each row says why (no interval, run-to-run or sitting-to-sitting noise unknown, other work beside the test, other options). Nothing here says the runs are alike, or that they differ.</p></div>",
-                esc(&base)
-            );
-        } else if slower.is_empty() {
-            let _ = write!(
-                s,
-                "<div class=\"box good\"><h2>No regressions</h2><p>No test is significantly slower than the baseline {} among the {judged} comparisons judged{}.</p></div>",
-                esc(&base),
-                if unjudged > 0 {
-                    format!("; {unjudged} more have no verdict (each row says why)")
-                } else {
-                    String::new()
-                }
-            );
-        } else {
-            let _ = write!(
-                s,
-                "<div class=\"box bad\"><h2>\u{25b2} {} {}</h2><p>Significantly slower than the baseline {}:</p>",
-                slower.len(),
-                if slower.len() == 1 {
-                    "regression"
-                } else {
-                    "regressions"
-                },
-                esc(&base)
-            );
-            change_list(s, cmp, &slower, "slower");
-            s.push_str("</div>");
-        }
-        if faster.is_empty() {
-            s.push_str("<div class=\"box calm\"><h2>No improvements</h2><p>No test is significantly faster than the baseline.</p></div>");
-        } else {
-            let _ = write!(
-                s,
-                "<div class=\"box good\"><h2>\u{25bc} {} {}</h2><p>Significantly faster than the baseline {}:</p>",
-                faster.len(),
-                if faster.len() == 1 {
-                    "improvement"
-                } else {
-                    "improvements"
-                },
-                esc(&base)
-            );
-            change_list(s, cmp, &faster, "faster");
-            s.push_str("</div>");
-        }
+        verdict_boxes(s, cmp);
     }
     s.push_str("</div>");
+    verdict_count_line(s, cmp);
+    trust_alerts(s, runs, cmp);
+}
 
-    // The counts behind the verdicts, and anything that makes them less trustworthy.
+/// The two boxes of a comparison: its regressions (or why there are none, or no verdict at
+/// all), then its improvements.
+fn verdict_boxes(s: &mut String, cmp: &Comparison) {
+    let base = cmp.runs.get(cmp.baseline).map(run_name).unwrap_or_default();
+    let slower = changes(cmp, Verdict::Slower);
+    let faster = changes(cmp, Verdict::Faster);
+    let (judged, unjudged) = verdict_counts(cmp);
+    if slower.is_empty() && judged == 0 {
+        // Nothing unjudged looks judged (#42): no green box when no row had a verdict.
+        let _ = write!(
+            s,
+            "<div class=\"box calm\" id=\"no-verdict\"><h2>No verdict</h2><p>None of the {unjudged} comparisons against the baseline {} could be judged: each row says why (no interval, run-to-run or sitting-to-sitting noise unknown, other work beside the test, other options). Nothing here says the runs are alike, or that they differ.</p></div>",
+            esc(&base)
+        );
+    } else if slower.is_empty() {
+        let _ = write!(
+            s,
+            "<div class=\"box good\"><h2>No regressions</h2><p>No test is significantly slower than the baseline {} among the {judged} comparisons judged{}.</p></div>",
+            esc(&base),
+            if unjudged > 0 {
+                format!("; {unjudged} more have no verdict (each row says why)")
+            } else {
+                String::new()
+            }
+        );
+    } else {
+        change_box(s, cmp, &slower, &base, ChangeBox::SLOWER);
+    }
+    if faster.is_empty() {
+        s.push_str("<div class=\"box calm\"><h2>No improvements</h2><p>No test is significantly faster than the baseline.</p></div>");
+    } else {
+        change_box(s, cmp, &faster, &base, ChangeBox::FASTER);
+    }
+}
+
+/// How a box of changes in one direction reads: its class, mark, nouns and word.
+struct ChangeBox {
+    class: &'static str,
+    mark: &'static str,
+    one: &'static str,
+    many: &'static str,
+    word: &'static str,
+}
+
+impl ChangeBox {
+    const SLOWER: ChangeBox = ChangeBox {
+        class: "bad",
+        mark: "\u{25b2}",
+        one: "regression",
+        many: "regressions",
+        word: "slower",
+    };
+    const FASTER: ChangeBox = ChangeBox {
+        class: "good",
+        mark: "\u{25bc}",
+        one: "improvement",
+        many: "improvements",
+        word: "faster",
+    };
+}
+
+/// A box listing the changes of one direction against the baseline `base`: one form for
+/// regressions and improvements, so that they read alike.
+fn change_box(s: &mut String, cmp: &Comparison, list: &[Change], base: &str, b: ChangeBox) {
+    let _ = write!(
+        s,
+        "<div class=\"box {}\"><h2>{} {} {}</h2><p>Significantly {} than the baseline {}:</p>",
+        b.class,
+        b.mark,
+        list.len(),
+        if list.len() == 1 { b.one } else { b.many },
+        b.word,
+        esc(base)
+    );
+    change_list(s, cmp, list, b.word);
+    s.push_str("</div>");
+}
+
+/// The counts behind the verdicts: tests, runs, the noise band, each verdict, and failed and
+/// missing results.
+fn verdict_count_line(s: &mut String, cmp: &Comparison) {
     let all: Vec<&Ratio> = cmp
         .rows
         .iter()
@@ -326,6 +358,11 @@ fn summary(s: &mut String, runs: &[Run], cmp: &Comparison) {
         failed,
         missing
     );
+}
+
+/// What makes the verdicts less trustworthy: incomplete runs, runs of too few trials, and
+/// the comparison's warnings.
+fn trust_alerts(s: &mut String, runs: &[Run], cmp: &Comparison) {
     for r in runs.iter().filter(|r| !r.complete) {
         let _ = write!(
             s,
@@ -1026,9 +1063,10 @@ fn suites(s: &mut String, runs: &[Run]) {
 /// The Changes section: each change point of the fleet's histories (host, test, options), as
 /// `sysperf changes` prints it.
 fn changes_section(s: &mut String, c: &crate::changes::Changes) {
-    let _ = write!(
+    open_section(s, "changes", Some("Changes"));
+    let _ = writeln!(
         s,
-        "<section id=\"changes\">\n<h2>Changes</h2>\n<p>Change points in the {} histories (host, test, options) of the matching complete runs ({}), as <code>sysperf changes</code> finds them (docs/changes.md); {}. Ratio: the new level over the old; interval: {}.</p>\n",
+        "<p>Change points in the {} histories (host, test, options) of the matching complete runs ({}), as <code>sysperf changes</code> finds them (docs/changes.md); {}. Ratio: the new level over the old; interval: {}.</p>",
         c.histories,
         esc(&crate::report::changes::searched(c)),
         esc(&crate::report::changes::false_alarms(c)),
@@ -1126,9 +1164,6 @@ pub fn html_fleet(
     changes: Option<&crate::changes::Changes>,
     marked: &[(String, usize)],
 ) -> String {
-    let names: Vec<String> = cmp.runs.iter().map(run_name).collect();
-    // The Suites section and its link appear only for runs of `run --suite`.
-    let has_series = runs.iter().any(|r| !r.series.is_empty());
     // Counters and profiles, and their links, only when some run has them: most runs are
     // neither observed nor profiled, and an empty section says nothing.
     let counter_rows = crate::report::compare::counter_rows(cmp);
@@ -1138,7 +1173,103 @@ pub fn html_fleet(
     } else {
         String::new()
     };
+    let shown = Shown {
+        evolution: by.is_some() && crate::report::heatmap::chart(cmp).is_some(),
+        changes: changes.is_some(),
+        // The Suites section and its link appear only for runs of `run --suite`.
+        suites: runs.iter().any(|r| !r.series.is_empty()),
+        counters: !counter_rows.is_empty(),
+        explain: !explained.is_empty(),
+        profiles: has_profiles,
+    };
     let mut s = String::with_capacity(64 * 1024);
+    page_top(&mut s, cmp, &shown);
+    section(&mut s, "summary", None, |s| {
+        summary(s, runs, cmp);
+        s.push_str("<h3>Runs</h3>");
+        runs_table(s, runs, cmp);
+    });
+    section(&mut s, "comparison", Some("Comparison"), |s| {
+        comparison_table(s, cmp)
+    });
+    if let (Some(key), Some(map)) = (by, crate::report::heatmap::chart_marked(cmp, marked)) {
+        evolution_section(&mut s, key, &map, !marked.is_empty());
+    }
+    if let Some(c) = changes {
+        changes_section(&mut s, c);
+    }
+    charts_section(&mut s, cmp);
+    paging_section(&mut s, cmp);
+    if shown.suites {
+        open_section(&mut s, "suites", Some("Suites"));
+        s.push_str("<p>The suites' sweeps (<code>sysperf run --suite</code>) drawn as the papers' figures, one curve per run and series, each with its points below it.</p>\n");
+        suites(&mut s, runs);
+        s.push_str("</section>\n");
+    }
+    section(&mut s, "fingerprints", Some("Fingerprints"), |s| {
+        fingerprints(s, runs, cmp)
+    });
+    section(&mut s, "warnings", Some("Warnings"), |s| warnings(s, cmp));
+    if shown.counters {
+        section(&mut s, "counters", Some("Counters"), |s| {
+            s.push_str("<p>What <code>sysperf run --observe</code> counted: context switches, migrations and page faults per operation from perf counters on the worker and its children (taken in the warm-up trial, since they slow the work they count, or in every trial of a <code>--quick</code> run, which has none), interrupts per trial system-wide.</p>\n");
+            counters(s, cmp, counter_rows);
+        });
+    }
+    if shown.explain {
+        section(&mut s, "explain", Some("Explain"), |s| {
+            let _ = write!(
+                s,
+                "<p>Why the tests compared slower or faster moved, from the kernel profiles stored with both runs (<code>sysperf explain</code>): time per operation per call path and function, B against the baseline A, each difference with its 95% sampling interval; the method and its limits are in docs/explain.md.</p>\n{explained}"
+            );
+        });
+    }
+    if shown.profiles {
+        section(&mut s, "profiles", Some("Kernel profiles"), |s| {
+            profiles_section(s, cmp, profiles)
+        });
+    }
+    section(&mut s, "doctor", Some("Doctor"), |s| {
+        s.push_str("<p>What <code>sysperf doctor</code> found on each machine when its run was made: settings and activity that make results noisy or not comparable.</p>\n");
+        findings(s, cmp);
+    });
+    section(&mut s, "derived", Some("Derived figures"), |s| {
+        derived(s, runs, cmp)
+    });
+    page_bottom(&mut s, cmp);
+    s
+}
+
+/// The optional sections a page has, each with its link in the table of contents.
+struct Shown {
+    evolution: bool,
+    changes: bool,
+    suites: bool,
+    counters: bool,
+    explain: bool,
+    profiles: bool,
+}
+
+/// A section's opening tag and, when it has one, its heading: one form for every section of
+/// the page, so that the table of contents' links find them.
+fn open_section(s: &mut String, id: &str, heading: Option<&str>) {
+    let _ = writeln!(s, "<section id=\"{id}\">");
+    if let Some(h) = heading {
+        let _ = writeln!(s, "<h2>{h}</h2>");
+    }
+}
+
+/// A whole section: its opening, what `body` writes, and its end on a line of its own.
+fn section(s: &mut String, id: &str, heading: Option<&str>, body: impl FnOnce(&mut String)) {
+    open_section(s, id, heading);
+    body(s);
+    s.push_str("\n</section>\n");
+}
+
+/// The document's head (title, inline style, the policy that forbids every fetch), the
+/// page's header, and the table of contents with a link to each section it has.
+fn page_top(s: &mut String, cmp: &Comparison, shown: &Shown) {
+    let names: Vec<String> = cmp.runs.iter().map(run_name).collect();
     let _ = write!(
         s,
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
@@ -1147,10 +1278,17 @@ pub fn html_fleet(
          <title>sysperf report: {}</title>\n<style>{CSS}</style>\n</head>\n<body>\n<main>\n",
         esc(&names.join(" vs "))
     );
+    let link = |on: bool, id: &str, text: &str| {
+        if on {
+            format!("<a href=\"#{id}\">{text}</a>")
+        } else {
+            String::new()
+        }
+    };
     let _ = write!(
         s,
         "<header><h1>sysperf report</h1><p>{} run{} compared{}, by the method of Leffler, Karels and McKusick's 4.2BSD measurements (1984).</p>\n\
-         </header>\n<nav class=\"toc\"><a href=\"#comparison\">Comparison</a>{evolution_link}<a href=\"#charts\">Charts</a><a href=\"#paging\">Paging</a>{suites_link}<a href=\"#fingerprints\">Fingerprints</a><a href=\"#warnings\">Warnings</a><a href=\"#doctor\">Doctor</a>{counters_link}{explain_link}{profiles_link}<a href=\"#derived\">Derived figures</a><a href=\"#method\">Method</a></nav>\n",
+         </header>\n<nav class=\"toc\"><a href=\"#comparison\">Comparison</a>{}{}<a href=\"#charts\">Charts</a><a href=\"#paging\">Paging</a>{}<a href=\"#fingerprints\">Fingerprints</a><a href=\"#warnings\">Warnings</a><a href=\"#doctor\">Doctor</a>{}{}{}<a href=\"#derived\">Derived figures</a><a href=\"#method\">Method</a></nav>\n",
         cmp.runs.len(),
         if cmp.runs.len() == 1 { "" } else { "s" },
         cmp.runs
@@ -1158,66 +1296,35 @@ pub fn html_fleet(
             .filter(|_| cmp.runs.len() > 1)
             .map(|h| format!(" against the baseline {}", esc(&run_name(h))))
             .unwrap_or_default(),
-        evolution_link = match (
-            by.is_some() && crate::report::heatmap::chart(cmp).is_some(),
-            changes.is_some()
-        ) {
-            (true, true) => "<a href=\"#evolution\">Evolution</a><a href=\"#changes\">Changes</a>",
-            (true, false) => "<a href=\"#evolution\">Evolution</a>",
-            (false, true) => "<a href=\"#changes\">Changes</a>",
-            (false, false) => "",
-        },
-        suites_link = if has_series {
-            "<a href=\"#suites\">Suites</a>"
-        } else {
-            ""
-        },
-        counters_link = if counter_rows.is_empty() {
-            ""
-        } else {
-            "<a href=\"#counters\">Counters</a>"
-        },
-        explain_link = if explained.is_empty() {
-            ""
-        } else {
-            "<a href=\"#explain\">Explain</a>"
-        },
-        profiles_link = if has_profiles {
-            "<a href=\"#profiles\">Profiles</a>"
+        link(shown.evolution, "evolution", "Evolution"),
+        link(shown.changes, "changes", "Changes"),
+        link(shown.suites, "suites", "Suites"),
+        link(shown.counters, "counters", "Counters"),
+        link(shown.explain, "explain", "Explain"),
+        link(shown.profiles, "profiles", "Profiles"),
+    );
+}
+
+/// The Evolution section of a report grouped `--by key`: the heat map, one column per group.
+fn evolution_section(s: &mut String, key: &str, map: &svg::Svg, marked: bool) {
+    let _ = write!(
+        s,
+        "<section id=\"evolution\">\n<h2>Evolution</h2>\n<p>One column per {}, {}; each cell is the test's time per operation against the first column, as LEBench's figure of Linux's core operations across kernels.</p>\n<figure id=\"figure-{}\">\n{}<figcaption>Red: slower, blue: faster than the first column (full colour at 2x); \u{25b2}/\u{25bc}: a significant verdict{}.</figcaption></figure>\n</section>\n",
+        esc(key),
+        if key == "kernel" { "ordered by version" } else { "in order" },
+        crate::report::heatmap::FIGURE_ID,
+        map.element(),
+        if marked {
+            "; \u{25c6} outlined: a change point (see Changes) began in the column's runs"
         } else {
             ""
         }
     );
+}
 
-    s.push_str("<section id=\"summary\">\n");
-    summary(&mut s, runs, cmp);
-    s.push_str("<h3>Runs</h3>");
-    runs_table(&mut s, runs, cmp);
-    s.push_str("\n</section>\n");
-
-    s.push_str("<section id=\"comparison\">\n<h2>Comparison</h2>\n");
-    comparison_table(&mut s, cmp);
-    s.push_str("\n</section>\n");
-
-    if let (Some(key), Some(map)) = (by, crate::report::heatmap::chart_marked(cmp, marked)) {
-        let _ = write!(
-            s,
-            "<section id=\"evolution\">\n<h2>Evolution</h2>\n<p>One column per {}, {}; each cell is the test's time per operation against the first column, as LEBench's figure of Linux's core operations across kernels.</p>\n<figure id=\"figure-{}\">\n{}<figcaption>Red: slower, blue: faster than the first column (full colour at 2x); \u{25b2}/\u{25bc}: a significant verdict{}.</figcaption></figure>\n</section>\n",
-            esc(key),
-            if key == "kernel" { "ordered by version" } else { "in order" },
-            crate::report::heatmap::FIGURE_ID,
-            map.element(),
-            if marked.is_empty() {
-                ""
-            } else {
-                "; \u{25c6} outlined: a change point (see Changes) began in the column's runs"
-            }
-        );
-    }
-    if let Some(c) = changes {
-        changes_section(&mut s, c);
-    }
-    s.push_str("<section id=\"charts\">\n<h2>Charts</h2>\n");
+/// The Charts section: a bar chart per group of tests the comparison has.
+fn charts_section(s: &mut String, cmp: &Comparison) {
+    open_section(s, "charts", Some("Charts"));
     let mut any = false;
     for g in svg::groups() {
         if let Some(chart) = svg::group_chart(cmp, g) {
@@ -1233,8 +1340,11 @@ pub fn html_fleet(
         s.push_str("<p>No test results to chart.</p>");
     }
     s.push_str("</section>\n");
+}
 
-    s.push_str("<section id=\"paging\">\n<h2>Paging figure</h2>\n");
+/// The Paging section: the paper's paging figure, or how to get the tests it needs.
+fn paging_section(s: &mut String, cmp: &Comparison) {
+    open_section(s, "paging", Some("Paging figure"));
     match svg::paging_figure(cmp) {
         Some(fig) => {
             let _ = write!(
@@ -1246,14 +1356,11 @@ pub fn html_fleet(
         None => s.push_str("<p>The runs have no gausspage tests; run <code>sysperf run 'gausspage*'</code> to draw this figure.</p>"),
     }
     s.push_str("</section>\n");
+}
 
-    if has_series {
-        s.push_str("<section id=\"suites\">\n<h2>Suites</h2>\n<p>The suites' sweeps (<code>sysperf run --suite</code>) drawn as the papers' figures, one curve per run and series, each with its points below it.</p>\n");
-        suites(&mut s, runs);
-        s.push_str("</section>\n");
-    }
-
-    s.push_str("<section id=\"fingerprints\">\n<h2>Fingerprints</h2>\n");
+/// The Fingerprints section's body: the machines' facts and the runs' parameters side by
+/// side, with a word on how many facts differ.
+fn fingerprints(s: &mut String, runs: &[Run], cmp: &Comparison) {
     if cmp.fingerprint_diffs.is_empty() || cmp.runs.len() < 2 {
         s.push_str("<p>The machines' recorded facts, side by side.</p>");
     } else {
@@ -1268,42 +1375,13 @@ pub fn html_fleet(
         );
     }
     let fps: Vec<&Fingerprint> = runs.iter().map(|r| &r.fingerprint).collect();
-    side_by_side(&mut s, cmp, &fingerprint_rows(&fps));
+    side_by_side(s, cmp, &fingerprint_rows(&fps));
     s.push_str("<h3>How the runs were made</h3>");
-    side_by_side(&mut s, cmp, &parameter_rows(runs));
-    s.push_str("\n</section>\n");
+    side_by_side(s, cmp, &parameter_rows(runs));
+}
 
-    s.push_str("<section id=\"warnings\">\n<h2>Warnings</h2>\n");
-    warnings(&mut s, cmp);
-    s.push_str("\n</section>\n");
-
-    if !counter_rows.is_empty() {
-        s.push_str("<section id=\"counters\">\n<h2>Counters</h2>\n<p>What <code>sysperf run --observe</code> counted: context switches, migrations and page faults per operation from perf counters on the worker and its children (taken in the warm-up trial, since they slow the work they count, or in every trial of a <code>--quick</code> run, which has none), interrupts per trial system-wide.</p>\n");
-        counters(&mut s, cmp, counter_rows);
-        s.push_str("\n</section>\n");
-    }
-
-    if !explained.is_empty() {
-        let _ = write!(
-            s,
-            "<section id=\"explain\">\n<h2>Explain</h2>\n<p>Why the tests compared slower or faster moved, from the kernel profiles stored with both runs (<code>sysperf explain</code>): time per operation per call path and function, B against the baseline A, each difference with its 95% sampling interval; the method and its limits are in docs/explain.md.</p>\n{explained}\n</section>\n"
-        );
-    }
-
-    if has_profiles {
-        s.push_str("<section id=\"profiles\">\n<h2>Kernel profiles</h2>\n");
-        profiles_section(&mut s, cmp, profiles);
-        s.push_str("\n</section>\n");
-    }
-
-    s.push_str("<section id=\"doctor\">\n<h2>Doctor</h2>\n<p>What <code>sysperf doctor</code> found on each machine when its run was made: settings and activity that make results noisy or not comparable.</p>\n");
-    findings(&mut s, cmp);
-    s.push_str("\n</section>\n");
-
-    s.push_str("<section id=\"derived\">\n<h2>Derived figures</h2>\n");
-    derived(&mut s, runs, cmp);
-    s.push_str("\n</section>\n");
-
+/// The Method section and the footer, which end the page.
+fn page_bottom(s: &mut String, cmp: &Comparison) {
     let _ = write!(
         s,
         "<section id=\"method\">\n<h2>Method</h2>\n<ul class=\"warn\">\
@@ -1319,7 +1397,6 @@ pub fn html_fleet(
         "<footer>Made by sysperf {}. Self-contained: this page loads nothing from anywhere.</footer>\n</main>\n</body>\n</html>\n",
         env!("CARGO_PKG_VERSION")
     );
-    s
 }
 
 #[cfg(test)]

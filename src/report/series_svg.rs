@@ -15,7 +15,7 @@
 //! one figure at 720 px wide. Every string is escaped. Not a plotting library: only the suites'
 //! figures.
 
-use super::svg::{self, colour, f, marker_painted, text_w, whisker, Scale, Svg, GRID, INK, MUTED};
+use super::svg::{self, colour, f, marker_painted, text_w, whisker, Scale, Svg, MUTED};
 use super::{clip, escape as esc, num};
 use crate::model::{Run, YKind};
 use std::fmt::Write;
@@ -451,39 +451,31 @@ impl XAxis {
 /// The legend: one key (line and marker, dashed and hollow for the paper's) and name per
 /// curve, wrapped to the width. Returns the elements and the y below it.
 fn legend(curves: &[Curve], lines: bool, y: f64) -> (String, f64) {
-    let mut s = String::new();
-    let (mut x, mut row_y) = (16.0, y);
-    for c in curves {
-        let name = clip(&c.name, 56);
-        let w = 26.0 + text_w(&name, 12.0) + 18.0;
-        if x > 16.0 && x + w > FIG_WIDTH - 16.0 {
-            x = 16.0;
-            row_y += 18.0;
-        }
-        // A line in the key only where the curves are drawn with one (not for categories).
-        let line = if lines {
-            format!(
-                "<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"{}\" stroke-width=\"2\"{}/>",
-                f(x),
-                f(row_y - 4.0),
-                f(x + 20.0),
-                f(row_y - 4.0),
-                colour(c.style),
-                if c.is_paper() { " stroke-dasharray=\"4 3\"" } else { "" },
-            )
-        } else {
-            String::new()
-        };
-        let _ = writeln!(
-            s,
-            "{line}{}<text x=\"{}\" y=\"{}\">{}</text>",
-            marker(c, x + 10.0, row_y - 4.0),
-            f(x + 26.0),
-            f(row_y),
-            esc(&name)
-        );
-        x += w;
-    }
+    let (s, row_y) = svg::wrapped_keys(
+        curves.iter().map(|c| c.name.as_str()),
+        56,
+        26.0,
+        FIG_WIDTH,
+        y,
+        |i, x, row_y| {
+            let c = &curves[i];
+            // A line in the key only where the curves are drawn with one (not for categories).
+            let line = if lines {
+                format!(
+                    "<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"{}\" stroke-width=\"2\"{}/>",
+                    f(x),
+                    f(row_y - 4.0),
+                    f(x + 20.0),
+                    f(row_y - 4.0),
+                    colour(c.style),
+                    if c.is_paper() { " stroke-dasharray=\"4 3\"" } else { "" },
+                )
+            } else {
+                String::new()
+            };
+            format!("{line}{}", marker(c, x + 10.0, row_y - 4.0))
+        },
+    );
     (s, row_y + 8.0)
 }
 
@@ -525,10 +517,25 @@ fn wrap(text: &str, max: usize, lines: usize) -> Vec<String> {
     out.into_iter().map(|l| clip(&l, max)).collect()
 }
 
-/// One figure as a chart (for inline use in the report, or as a document).
+/// One figure as a chart (for inline use in the report, or as a document): its title and
+/// caption, legend, axes, then its curves.
 pub fn figure_chart(fig: &FigureData) -> Svg {
     let mut s = String::new();
     svg::title(&mut s, &clip(&fig.title, 80));
+    let y = caption(&mut s, fig);
+    let axis = XAxis::of(fig);
+    let categorical = matches!(axis, XAxis::Categories(_));
+    let (leg, below) = legend(&fig.curves, !categorical, y + 24.0);
+    s.push_str(&leg);
+    let plot = Plot::new(fig, axis, below + 12.0);
+    plot.axes(&mut s, fig);
+    plot.curves(&mut s, fig);
+    Svg::new(FIG_WIDTH, plot.bottom + 48.0, fig.title.clone(), s)
+}
+
+/// The papers a figure reproduces, in at most two lines under its title. Returns the y of
+/// the last line.
+fn caption(s: &mut String, fig: &FigureData) -> f64 {
     let mut y = 22.0;
     let caption = fig.papers.join("; ");
     for line in wrap(
@@ -544,151 +551,165 @@ pub fn figure_chart(fig: &FigureData) -> Svg {
             esc(&line)
         );
     }
-    let axis = XAxis::of(fig);
-    let categorical = matches!(axis, XAxis::Categories(_));
-    let (leg, below) = legend(&fig.curves, !categorical, y + 24.0);
-    s.push_str(&leg);
+    y
+}
 
-    let (scale, unit) = fig.y_scale();
-    let y_ticks = scale.ticks().0;
-    let label_w = y_ticks
-        .iter()
-        .map(|(_, l)| text_w(l, 12.0))
-        .fold(0.0, f64::max);
-    let left = 34.0 + label_w + 8.0;
-    let right = FIG_WIDTH - 20.0;
-    let plot_w = right - left;
-    let top = below + 12.0;
-    let bottom = top + PLOT_H;
-    let y_of = |v: f64| bottom - scale.frac(v / unit.factor) * PLOT_H;
-    let x_of = |x: f64| axis.frac(x).map(|t| left + t * plot_w);
+/// Where a figure's plot lies and how values map onto it: its axes and units, and its
+/// edges (the left one after the widest y label).
+struct Plot {
+    axis: XAxis,
+    scale: Scale,
+    unit: YUnit,
+    y_ticks: Vec<(f64, String)>,
+    left: f64,
+    right: f64,
+    top: f64,
+    bottom: f64,
+}
 
-    for (v, label) in &y_ticks {
-        let _ = writeln!(
-            s,
-            "<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"{GRID}\"/><text x=\"{}\" y=\"{}\" text-anchor=\"end\" fill=\"{MUTED}\">{}</text>",
-            f(left - 4.0),
-            f(bottom - scale.frac(*v) * PLOT_H),
-            f(right),
-            f(bottom - scale.frac(*v) * PLOT_H),
-            f(left - 7.0),
-            f(bottom - scale.frac(*v) * PLOT_H + 4.0),
-            esc(label)
-        );
-    }
-    // Tick labels that would run into the previous one are left out (categories are clipped
-    // to their band instead).
-    let x_ticks = axis.ticks(fig.is_bytes());
-    let band = plot_w / x_ticks.len().max(1) as f64;
-    let mut last_end = f64::NEG_INFINITY;
-    for (v, label) in &x_ticks {
-        let Some(x) = x_of(*v) else { continue };
-        let label = match axis {
-            XAxis::Categories(_) => {
-                clip(label, ((band - 6.0) / text_w("x", 12.0)).max(3.0) as usize)
-            }
-            _ => label.clone(),
-        };
-        let half = text_w(&label, 12.0) / 2.0;
-        if x - half < last_end + 6.0 {
-            continue;
+impl Plot {
+    fn new(fig: &FigureData, axis: XAxis, top: f64) -> Plot {
+        let (scale, unit) = fig.y_scale();
+        let y_ticks = scale.ticks().0;
+        let label_w = y_ticks
+            .iter()
+            .map(|(_, l)| text_w(l, 12.0))
+            .fold(0.0, f64::max);
+        Plot {
+            axis,
+            scale,
+            unit,
+            y_ticks,
+            left: 34.0 + label_w + 8.0,
+            right: FIG_WIDTH - 20.0,
+            top,
+            bottom: top + PLOT_H,
         }
-        last_end = x + half;
-        let _ = writeln!(
-            s,
-            "<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"{INK}\"/><text x=\"{}\" y=\"{}\" text-anchor=\"middle\" fill=\"{MUTED}\">{}</text>",
-            f(x),
-            f(bottom),
-            f(x),
-            f(bottom + 4.0),
-            f(x),
-            f(bottom + 17.0),
-            esc(&label)
-        );
-    }
-    let _ = writeln!(
-        s,
-        "<path d=\"M{} {}V{}H{}\" stroke=\"{INK}\" fill=\"none\"/>",
-        f(left),
-        f(top),
-        f(bottom),
-        f(right)
-    );
-    let log_note = |t: String, log: bool| if log { format!("{t}, log scale") } else { t };
-    let _ = writeln!(
-        s,
-        "<text transform=\"translate({},{}) rotate(-90)\" text-anchor=\"middle\">{}</text>",
-        f(24.0),
-        f(top + PLOT_H / 2.0),
-        esc(&log_note(fig.y_title(), scale.is_log()))
-    );
-    let _ = writeln!(
-        s,
-        "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>",
-        f(left + plot_w / 2.0),
-        f(bottom + 36.0),
-        esc(&log_note(fig.x_title(), axis.is_log()))
-    );
-    if fig.values().is_empty() {
-        let _ = writeln!(
-            s,
-            "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" fill=\"{MUTED}\" font-style=\"italic\">no point of this figure was measured</text>",
-            f(left + plot_w / 2.0),
-            f(top + PLOT_H / 2.0)
-        );
     }
 
-    // Curves side by side around each x, so equal values do not hide one another: a few
-    // pixels on a numeric axis, spread over the band for categories (which get no lines).
-    // On a numeric axis the paper's points stay at their x; only measured curves are spread.
-    let measured = fig.curves.iter().filter(|c| !c.is_paper()).count();
-    let n = if categorical {
-        fig.curves.len()
-    } else {
-        measured
-    };
-    let step = if categorical {
-        (band * 0.6 / n as f64).min(14.0)
-    } else {
-        4.0
-    };
-    let order = fig
-        .curves
-        .iter()
-        .enumerate()
-        .filter(|(_, c)| c.is_paper())
-        .chain(fig.curves.iter().enumerate().filter(|(_, c)| !c.is_paper()));
-    for (k, c) in order {
-        let dodge = if !categorical && c.is_paper() {
-            0.0
+    /// The plot's width between its axes' ends.
+    fn width(&self) -> f64 {
+        self.right - self.left
+    }
+
+    /// Where a value of y in the series' unit lands (before `unit` scales it for display).
+    fn y_of(&self, v: f64) -> f64 {
+        self.bottom - self.scale.frac(v / self.unit.factor) * PLOT_H
+    }
+
+    /// Where `x` lands along the plot; None where the axis has no place for it.
+    fn x_of(&self, x: f64) -> Option<f64> {
+        self.axis.frac(x).map(|t| self.left + t * self.width())
+    }
+
+    /// The width of one x tick's share of the plot (a category's band).
+    fn band(&self, fig: &FigureData) -> f64 {
+        self.width() / self.axis.ticks(fig.is_bytes()).len().max(1) as f64
+    }
+
+    /// Whether x names categories (drawn without lines) rather than numbers.
+    fn is_categorical(&self) -> bool {
+        matches!(self.axis, XAxis::Categories(_))
+    }
+
+    /// The grid and ticks of both axes, the axes, their titles, and a note on a figure with
+    /// no measured point.
+    fn axes(&self, s: &mut String, fig: &FigureData) {
+        let (left, right, top, bottom) = (self.left, self.right, self.top, self.bottom);
+        for (v, label) in &self.y_ticks {
+            svg::y_grid_line(s, left, right, bottom - self.scale.frac(*v) * PLOT_H, label);
+        }
+        // Tick labels that would run into the previous one are left out (categories are
+        // clipped to their band instead).
+        let band = self.band(fig);
+        let mut last_end = f64::NEG_INFINITY;
+        for (v, label) in &self.axis.ticks(fig.is_bytes()) {
+            let Some(x) = self.x_of(*v) else { continue };
+            let label = match self.axis {
+                XAxis::Categories(_) => {
+                    clip(label, ((band - 6.0) / text_w("x", 12.0)).max(3.0) as usize)
+                }
+                _ => label.clone(),
+            };
+            let half = text_w(&label, 12.0) / 2.0;
+            if x - half < last_end + 6.0 {
+                continue;
+            }
+            last_end = x + half;
+            svg::x_tick(s, x, bottom, &label);
+        }
+        svg::axes(s, left, top, bottom, right);
+        let log_note = |t: String, log: bool| if log { format!("{t}, log scale") } else { t };
+        let y_title = log_note(fig.y_title(), self.scale.is_log());
+        svg::y_axis_title(s, 24.0, top + PLOT_H / 2.0, &y_title);
+        let x_title = log_note(fig.x_title(), self.axis.is_log());
+        svg::x_axis_title(s, left + self.width() / 2.0, bottom, &x_title);
+        if fig.values().is_empty() {
+            let _ = writeln!(
+                s,
+                "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" fill=\"{MUTED}\" font-style=\"italic\">no point of this figure was measured</text>",
+                f(left + self.width() / 2.0),
+                f(top + PLOT_H / 2.0)
+            );
+        }
+    }
+
+    /// Every curve, the paper's first so the measured ones are drawn over them. Curves sit
+    /// side by side around each x, so equal values do not hide one another: a few pixels on a
+    /// numeric axis, spread over the band for categories (which get no lines). On a numeric
+    /// axis the paper's points stay at their x; only measured curves are spread.
+    fn curves(&self, s: &mut String, fig: &FigureData) {
+        let categorical = self.is_categorical();
+        let measured = fig.curves.iter().filter(|c| !c.is_paper()).count();
+        let n = if categorical {
+            fig.curves.len()
         } else {
-            (k as f64 - (n as f64 - 1.0) / 2.0) * step
+            measured
         };
+        let step = if categorical {
+            (self.band(fig) * 0.6 / n as f64).min(14.0)
+        } else {
+            4.0
+        };
+        let order = fig
+            .curves
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| c.is_paper())
+            .chain(fig.curves.iter().enumerate().filter(|(_, c)| !c.is_paper()));
+        for (k, c) in order {
+            let dodge = if !categorical && c.is_paper() {
+                0.0
+            } else {
+                (k as f64 - (n as f64 - 1.0) / 2.0) * step
+            };
+            self.curve(s, fig, c, dodge);
+        }
+    }
+
+    /// One curve moved `dodge` pixels along x: its line (not for categories), then each point
+    /// with its tooltip, whisker and marker, in one group named after its series.
+    fn curve(&self, s: &mut String, fig: &FigureData, c: &Curve, dodge: f64) {
         let mut pts: Vec<(&CurvePoint, f64, f64)> = c
             .points
             .iter()
-            .filter_map(|p| Some((p, x_of(p.x)? + dodge, y_of(p.y.filter(|v| v.is_finite())?))))
+            .filter_map(|p| {
+                let x = self.x_of(p.x)? + dodge;
+                Some((p, x, self.y_of(p.y.filter(|v| v.is_finite())?)))
+            })
             .collect();
         pts.sort_by(|a, b| a.1.total_cmp(&b.1));
         let _ = writeln!(s, "<g class=\"curve\" data-curve=\"{}\">", esc(&c.series));
-        if !categorical && pts.len() > 1 {
-            let d: Vec<String> = pts
-                .iter()
-                .map(|(_, x, y)| format!("{} {}", f(*x), f(*y)))
-                .collect();
-            let _ = writeln!(
-                s,
-                "<path d=\"M{}\" stroke=\"{}\" stroke-width=\"{}\" fill=\"none\"{}/>",
-                d.join("L"),
-                colour(c.style),
-                if c.is_paper() { "1.5" } else { "2" },
-                if c.is_paper() {
-                    " stroke-dasharray=\"5 4\""
-                } else {
-                    ""
-                }
-            );
+        if !self.is_categorical() && pts.len() > 1 {
+            let line: Vec<(f64, f64)> = pts.iter().map(|(_, x, y)| (*x, *y)).collect();
+            let (width, dash) = if c.is_paper() {
+                ("1.5", Some("5 4"))
+            } else {
+                ("2", None)
+            };
+            svg::polyline(s, &line, colour(c.style), width, dash);
         }
+        let unit = &self.unit;
         for (p, x, y) in &pts {
             let ci = p
                 .ci
@@ -702,7 +723,7 @@ pub fn figure_chart(fig: &FigureData) -> Svg {
                 unit.label
             );
             let bar =
-                p.ci.map(|[lo, hi]| whisker(*x, y_of(lo), y_of(hi), colour(c.style)))
+                p.ci.map(|[lo, hi]| whisker(*x, self.y_of(lo), self.y_of(hi), colour(c.style)))
                     .unwrap_or_default();
             let _ = writeln!(
                 s,
@@ -713,7 +734,6 @@ pub fn figure_chart(fig: &FigureData) -> Svg {
         }
         s.push_str("</g>\n");
     }
-    Svg::new(FIG_WIDTH, bottom + 48.0, fig.title.clone(), s)
 }
 
 /// One figure as a standalone SVG document (`sysperf plot --figure ID -o x.svg`).

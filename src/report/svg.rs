@@ -384,50 +384,69 @@ enum Key {
     Marker,
 }
 
-/// A legend of colour keys and names starting at (16, y), wrapped to the chart width.
-/// Returns the elements and the y below the legend.
-fn legend(names: &[String], key: Key, y: f64) -> (String, f64) {
+/// Keys and names in rows from (16, y), wrapped before `width - 16`: each name clipped to
+/// `clip_at` characters, its key drawn by `key(i, x, row_y)` in the `key_w` pixels before it.
+/// Returns the elements and the y of the last row. One layout for every chart's legend, which
+/// differ only in their keys and sizes.
+pub(crate) fn wrapped_keys<'a>(
+    names: impl IntoIterator<Item = &'a str>,
+    clip_at: usize,
+    key_w: f64,
+    width: f64,
+    y: f64,
+    key: impl Fn(usize, f64, f64) -> String,
+) -> (String, f64) {
     let mut s = String::new();
     let (mut x, mut row_y) = (16.0, y);
-    for (i, name) in names.iter().enumerate() {
-        let name = clip(name, 48);
-        let w = 22.0 + text_w(&name, 12.0) + 18.0;
-        if x > 16.0 && x + w > WIDTH - 16.0 {
+    for (i, name) in names.into_iter().enumerate() {
+        let name = clip(name, clip_at);
+        let w = key_w + text_w(&name, 12.0) + 18.0;
+        if x > 16.0 && x + w > width - 16.0 {
             x = 16.0;
             row_y += 18.0;
         }
-        match key {
-            Key::Swatch => {
-                let _ = write!(
-                    s,
-                    "<rect x=\"{}\" y=\"{}\" width=\"14\" height=\"12\" fill=\"{}\"/>",
-                    f(x),
-                    f(row_y - 10.0),
-                    colour(i)
-                );
-            }
-            Key::Marker => {
-                let _ = write!(
-                    s,
-                    "<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"{}\" stroke-width=\"2\"/>{}",
-                    f(x - 2.0),
-                    f(row_y - 4.0),
-                    f(x + 16.0),
-                    f(row_y - 4.0),
-                    colour(i),
-                    marker(i, x + 7.0, row_y - 4.0, colour(i))
-                );
-            }
-        }
         let _ = writeln!(
             s,
-            "<text x=\"{}\" y=\"{}\">{}</text>",
-            f(x + 22.0),
+            "{}<text x=\"{}\" y=\"{}\">{}</text>",
+            key(i, x, row_y),
+            f(x + key_w),
             f(row_y),
             esc(&name)
         );
         x += w;
     }
+    (s, row_y)
+}
+
+/// A legend of colour keys and names starting at (16, y), wrapped to the chart width.
+/// Returns the elements and the y below the legend.
+fn legend(names: &[String], key: Key, y: f64) -> (String, f64) {
+    let (s, row_y) = wrapped_keys(
+        names.iter().map(String::as_str),
+        48,
+        22.0,
+        WIDTH,
+        y,
+        |i, x, row_y| {
+            match key {
+            Key::Swatch => format!(
+                "<rect x=\"{}\" y=\"{}\" width=\"14\" height=\"12\" fill=\"{}\"/>",
+                f(x),
+                f(row_y - 10.0),
+                colour(i)
+            ),
+            Key::Marker => format!(
+                "<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"{}\" stroke-width=\"2\"/>{}",
+                f(x - 2.0),
+                f(row_y - 4.0),
+                f(x + 16.0),
+                f(row_y - 4.0),
+                colour(i),
+                marker(i, x + 7.0, row_y - 4.0, colour(i))
+            ),
+        }
+        },
+    );
     (s, row_y + 14.0)
 }
 
@@ -439,205 +458,320 @@ pub(crate) fn title(s: &mut String, text: &str) {
     );
 }
 
-/// A horizontal grouped bar chart: one band per test, one bar per run, whiskers for the 95%
-/// interval, the value (and any verdict) written after each bar. Horizontal because the
-/// paper's test names are long and read best left-aligned, one under the other.
-pub fn bar_chart(c: &BarChart) -> Svg {
-    let mut s = String::new();
-    title(&mut s, &c.title);
-    let (leg, mut top) = legend(&c.series, Key::Swatch, 44.0);
-    s.push_str(&leg);
-    top += 4.0;
+/// A horizontal grid line across the plot from `left` to `right` at `y`, with its value
+/// written left of the axis: the y axis of every vertical chart.
+pub(crate) fn y_grid_line(s: &mut String, left: f64, right: f64, y: f64, label: &str) {
+    let _ = writeln!(
+        s,
+        "<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"{GRID}\"/><text x=\"{}\" y=\"{}\" text-anchor=\"end\" fill=\"{MUTED}\">{}</text>",
+        f(left - 4.0),
+        f(y),
+        f(right),
+        f(y),
+        f(left - 7.0),
+        f(y + 4.0),
+        esc(label)
+    );
+}
 
-    let mut values = Vec::new();
-    for row in &c.cells {
-        for cell in row {
-            if let BarCell::Value(b) = cell {
-                values.push(b.value);
-                if let Some([lo, hi]) = b.ci {
-                    values.extend([lo, hi]);
-                }
-            }
-        }
-    }
-    let scale = Scale::for_values(&values, true);
-    let nser = c.series.len().max(1);
-    let bar_h = if nser <= 4 {
-        14.0
-    } else if nser <= 8 {
-        10.0
-    } else {
-        6.0
-    };
-    let band = nser as f64 * bar_h + 12.0;
-    let categories: Vec<String> = c.categories.iter().map(|n| clip(n, 28)).collect();
-    let label_w = categories
-        .iter()
-        .map(|n| text_w(n, 12.0))
-        .fold(0.0, f64::max)
-        .clamp(50.0, 210.0);
-    let left = 16.0 + label_w + 10.0;
-    // Room on the right for the longest note ("1234.5  +1.20x slower").
-    let plot_w = WIDTH - left - 160.0;
-    let x_of = |v: f64| left + scale.frac(v) * plot_w;
-    let plot_h = band * c.categories.len().max(1) as f64;
-    let bottom = top + plot_h;
+/// A tick under the x axis at `x` with its label below it.
+pub(crate) fn x_tick(s: &mut String, x: f64, bottom: f64, label: &str) {
+    let _ = writeln!(
+        s,
+        "<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"{INK}\"/><text x=\"{}\" y=\"{}\" text-anchor=\"middle\" fill=\"{MUTED}\">{}</text>",
+        f(x),
+        f(bottom),
+        f(x),
+        f(bottom + 4.0),
+        f(x),
+        f(bottom + 17.0),
+        esc(label)
+    );
+}
 
-    // Bands, grid, then bars over them.
-    for (k, _) in c.categories.iter().enumerate() {
-        if k % 2 == 1 {
-            let _ = writeln!(
-                s,
-                "<rect x=\"16\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"#F5F6F8\"/>",
-                f(top + k as f64 * band),
-                f(WIDTH - 32.0),
-                f(band)
-            );
-        }
-    }
-    let (major, minor) = scale.ticks();
-    for v in minor {
-        let x = x_of(v);
-        let _ = writeln!(
-            s,
-            "<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"#F0F1F3\"/>",
-            f(x),
-            f(top),
-            f(x),
-            f(bottom)
-        );
-    }
-    for (v, label) in &major {
-        let x = x_of(*v);
-        let _ = writeln!(
-            s,
-            "<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"{GRID}\"/><text x=\"{}\" y=\"{}\" text-anchor=\"middle\" fill=\"{MUTED}\">{}</text>",
-            f(x),
-            f(top),
-            f(x),
-            f(bottom + 4.0),
-            f(x),
-            f(bottom + 18.0),
-            esc(label)
-        );
-    }
-    for (k, (name, row)) in categories.iter().zip(&c.cells).enumerate() {
-        let band_top = top + k as f64 * band;
-        let _ = writeln!(
-            s,
-            "<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>",
-            f(left - 10.0),
-            f(band_top + band / 2.0 + 4.0),
-            esc(name)
-        );
-        for (j, cell) in row.iter().enumerate() {
-            let y = band_top + 6.0 + j as f64 * bar_h;
-            let cy = y + (bar_h - 2.0) / 2.0;
-            let who = c.series.get(j).map(String::as_str).unwrap_or("");
-            match cell {
-                BarCell::Value(b) => {
-                    let x1 = x_of(b.value);
-                    let tip = match b.ci {
-                        Some([lo, hi]) => {
-                            format!("{who}: {} [{}, {}]", num(b.value), num(lo), num(hi))
-                        }
-                        None => format!("{who}: {} (no interval)", num(b.value)),
-                    };
-                    let _ = writeln!(
-                        s,
-                        "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\"><title>{}</title></rect>",
-                        f(left),
-                        f(y),
-                        f((x1 - left).max(1.0)),
-                        f(bar_h - 2.0),
-                        colour(j),
-                        esc(&tip)
-                    );
-                    let mut end = x1;
-                    if let Some([lo, hi]) = b.ci {
-                        let (a, z) = (x_of(lo), x_of(hi));
-                        end = end.max(z);
-                        let cap = (bar_h - 2.0) * 0.4;
-                        let _ = writeln!(
-                            s,
-                            "<path d=\"M{} {}H{}M{} {}V{}M{} {}V{}\" stroke=\"{INK}\" stroke-width=\"1.3\" fill=\"none\"/>",
-                            f(a),
-                            f(cy),
-                            f(z),
-                            f(a),
-                            f(cy - cap),
-                            f(cy + cap),
-                            f(z),
-                            f(cy - cap),
-                            f(cy + cap)
-                        );
-                    }
-                    let note = match &b.note {
-                        Some((text, tone)) => {
-                            let (fill, mark) = match tone {
-                                Tone::Slower => (SLOWER, "\u{25b2} "),
-                                Tone::Faster => (FASTER, "\u{25bc} "),
-                                Tone::Plain => (MUTED, ""),
-                            };
-                            format!(
-                                "<tspan dx=\"6\" fill=\"{fill}\" font-weight=\"bold\">{mark}{}</tspan>",
-                                esc(text)
-                            )
-                        }
-                        None => String::new(),
-                    };
-                    let _ = writeln!(
-                        s,
-                        "<text x=\"{}\" y=\"{}\" font-size=\"11\">{}{note}</text>",
-                        f(end + 5.0),
-                        f(cy + 4.0),
-                        esc(&num(b.value))
-                    );
-                }
-                BarCell::Failed | BarCell::Missing => {
-                    let word = if matches!(cell, BarCell::Failed) {
-                        "failed"
-                    } else {
-                        "not in this run"
-                    };
-                    let _ = writeln!(
-                        s,
-                        "<text x=\"{}\" y=\"{}\" font-size=\"11\" font-style=\"italic\" fill=\"{}\">{who}: {word}</text>",
-                        f(left + 4.0),
-                        f(cy + 4.0),
-                        if matches!(cell, BarCell::Failed) { SLOWER } else { MUTED },
-                        who = esc(&clip(who, 40)),
-                    );
-                }
-            }
-        }
-    }
+/// The two axes of a plot as one stroke: up the left side, along the bottom.
+pub(crate) fn axes(s: &mut String, left: f64, top: f64, bottom: f64, right: f64) {
     let _ = writeln!(
         s,
         "<path d=\"M{} {}V{}H{}\" stroke=\"{INK}\" fill=\"none\"/>",
         f(left),
         f(top),
         f(bottom),
-        f(left + plot_w)
+        f(right)
     );
-    let axis = if scale.is_log() {
+}
+
+/// The title of the horizontal axis, centred at `centre` under the tick labels.
+pub(crate) fn x_axis_title(s: &mut String, centre: f64, bottom: f64, text: &str) {
+    let _ = writeln!(
+        s,
+        "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>",
+        f(centre),
+        f(bottom + 36.0),
+        esc(text)
+    );
+}
+
+/// The title of the vertical axis, turned to read upwards, centred at (`x`, `middle`).
+pub(crate) fn y_axis_title(s: &mut String, x: f64, middle: f64, text: &str) {
+    let _ = writeln!(
+        s,
+        "<text transform=\"translate({},{}) rotate(-90)\" text-anchor=\"middle\">{}</text>",
+        f(x),
+        f(middle),
+        esc(text)
+    );
+}
+
+/// A curve through `points` (screen coordinates, in order), `width` wide, dashed by `dash`
+/// (an SVG dash array) when given.
+pub(crate) fn polyline(
+    s: &mut String,
+    points: &[(f64, f64)],
+    stroke: &str,
+    width: &str,
+    dash: Option<&str>,
+) {
+    let d: Vec<String> = points
+        .iter()
+        .map(|(x, y)| format!("{} {}", f(*x), f(*y)))
+        .collect();
+    let _ = writeln!(
+        s,
+        "<path d=\"M{}\" stroke=\"{stroke}\" stroke-width=\"{width}\" fill=\"none\"{}/>",
+        d.join("L"),
+        dash.map(|d| format!(" stroke-dasharray=\"{d}\""))
+            .unwrap_or_default()
+    );
+}
+
+/// Every value a value axis must hold: each value and the ends of its interval.
+fn with_intervals(points: impl IntoIterator<Item = (f64, Option<[f64; 2]>)>) -> Vec<f64> {
+    let mut values = Vec::new();
+    for (v, ci) in points {
+        values.push(v);
+        if let Some([lo, hi]) = ci {
+            values.extend([lo, hi]);
+        }
+    }
+    values
+}
+
+/// Where a bar chart's parts go: its value axis, the height of a bar and of a band (one band
+/// per category), and the plot's edges.
+struct BarLayout {
+    scale: Scale,
+    bar_h: f64,
+    band: f64,
+    left: f64,
+    plot_w: f64,
+    top: f64,
+    bottom: f64,
+}
+
+impl BarLayout {
+    /// Bars thinner as there are more series; the plot starts after the longest category
+    /// name (`categories`, clipped) and leaves room on the right for the notes.
+    fn new(c: &BarChart, categories: &[String], top: f64) -> BarLayout {
+        let values = with_intervals(c.cells.iter().flatten().filter_map(|cell| match cell {
+            BarCell::Value(b) => Some((b.value, b.ci)),
+            _ => None,
+        }));
+        let scale = Scale::for_values(&values, true);
+        let nser = c.series.len().max(1);
+        let bar_h = if nser <= 4 {
+            14.0
+        } else if nser <= 8 {
+            10.0
+        } else {
+            6.0
+        };
+        let band = nser as f64 * bar_h + 12.0;
+        let label_w = categories
+            .iter()
+            .map(|n| text_w(n, 12.0))
+            .fold(0.0, f64::max)
+            .clamp(50.0, 210.0);
+        let left = 16.0 + label_w + 10.0;
+        // Room on the right for the longest note ("1234.5  +1.20x slower").
+        let plot_w = WIDTH - left - 160.0;
+        let plot_h = band * c.categories.len().max(1) as f64;
+        BarLayout {
+            scale,
+            bar_h,
+            band,
+            left,
+            plot_w,
+            top,
+            bottom: top + plot_h,
+        }
+    }
+
+    /// Where the value `v` lands along the bars.
+    fn x_of(&self, v: f64) -> f64 {
+        self.left + self.scale.frac(v) * self.plot_w
+    }
+}
+
+/// A horizontal grouped bar chart: one band per test, one bar per run, whiskers for the 95%
+/// interval, the value (and any verdict) written after each bar. Horizontal because the
+/// paper's test names are long and read best left-aligned, one under the other.
+pub fn bar_chart(c: &BarChart) -> Svg {
+    let mut s = String::new();
+    title(&mut s, &c.title);
+    let (leg, top) = legend(&c.series, Key::Swatch, 44.0);
+    s.push_str(&leg);
+    let categories: Vec<String> = c.categories.iter().map(|n| clip(n, 28)).collect();
+    let l = BarLayout::new(c, &categories, top + 4.0);
+    bar_grid(&mut s, &l, c.categories.len());
+    for (k, (name, row)) in categories.iter().zip(&c.cells).enumerate() {
+        let band_top = l.top + k as f64 * l.band;
+        let _ = writeln!(
+            s,
+            "<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>",
+            f(l.left - 10.0),
+            f(band_top + l.band / 2.0 + 4.0),
+            esc(name)
+        );
+        for (j, cell) in row.iter().enumerate() {
+            let y = band_top + 6.0 + j as f64 * l.bar_h;
+            let who = c.series.get(j).map(String::as_str).unwrap_or("");
+            bar_cell(&mut s, &l, y, j, cell, who);
+        }
+    }
+    axes(&mut s, l.left, l.top, l.bottom, l.left + l.plot_w);
+    let axis = if l.scale.is_log() {
         format!("{} (log scale)", c.axis)
     } else {
         c.axis.clone()
     };
-    let _ = writeln!(
-        s,
-        "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>",
-        f(left + plot_w / 2.0),
-        f(bottom + 36.0),
-        esc(&axis)
-    );
+    x_axis_title(&mut s, l.left + l.plot_w / 2.0, l.bottom, &axis);
     Svg {
         width: WIDTH,
-        height: bottom + 50.0,
+        height: l.bottom + 50.0,
         title: c.title.clone(),
         body: s,
     }
+}
+
+/// What the bars stand on: every other band shaded, then the value axis's grid with its
+/// labels under the plot. Drawn first, so the bars lie over it.
+fn bar_grid(s: &mut String, l: &BarLayout, categories: usize) {
+    for k in (0..categories).filter(|k| k % 2 == 1) {
+        let _ = writeln!(
+            s,
+            "<rect x=\"16\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"#F5F6F8\"/>",
+            f(l.top + k as f64 * l.band),
+            f(WIDTH - 32.0),
+            f(l.band)
+        );
+    }
+    let (major, minor) = l.scale.ticks();
+    for v in minor {
+        let x = l.x_of(v);
+        let _ = writeln!(
+            s,
+            "<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"#F0F1F3\"/>",
+            f(x),
+            f(l.top),
+            f(x),
+            f(l.bottom)
+        );
+    }
+    for (v, label) in &major {
+        let x = l.x_of(*v);
+        let _ = writeln!(
+            s,
+            "<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"{GRID}\"/><text x=\"{}\" y=\"{}\" text-anchor=\"middle\" fill=\"{MUTED}\">{}</text>",
+            f(x),
+            f(l.top),
+            f(x),
+            f(l.bottom + 4.0),
+            f(x),
+            f(l.bottom + 18.0),
+            esc(label)
+        );
+    }
+}
+
+/// One series' cell of a band, at `y`: its bar, or the word for a failed or missing result
+/// (`who`: the series' name).
+fn bar_cell(s: &mut String, l: &BarLayout, y: f64, j: usize, cell: &BarCell, who: &str) {
+    let cy = y + (l.bar_h - 2.0) / 2.0;
+    let word = match cell {
+        BarCell::Value(b) => return bar(s, l, y, j, b, who),
+        BarCell::Failed => "failed",
+        BarCell::Missing => "not in this run",
+    };
+    let _ = writeln!(
+        s,
+        "<text x=\"{}\" y=\"{}\" font-size=\"11\" font-style=\"italic\" fill=\"{}\">{who}: {word}</text>",
+        f(l.left + 4.0),
+        f(cy + 4.0),
+        if matches!(cell, BarCell::Failed) { SLOWER } else { MUTED },
+        who = esc(&clip(who, 40)),
+    );
+}
+
+/// A bar at `y` in series `j`'s colour with its tooltip, its interval's whisker, and its
+/// value and note written after whichever ends further right.
+fn bar(s: &mut String, l: &BarLayout, y: f64, j: usize, b: &Bar, who: &str) {
+    let cy = y + (l.bar_h - 2.0) / 2.0;
+    let x1 = l.x_of(b.value);
+    let tip = match b.ci {
+        Some([lo, hi]) => format!("{who}: {} [{}, {}]", num(b.value), num(lo), num(hi)),
+        None => format!("{who}: {} (no interval)", num(b.value)),
+    };
+    let _ = writeln!(
+        s,
+        "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\"><title>{}</title></rect>",
+        f(l.left),
+        f(y),
+        f((x1 - l.left).max(1.0)),
+        f(l.bar_h - 2.0),
+        colour(j),
+        esc(&tip)
+    );
+    let mut end = x1;
+    if let Some([lo, hi]) = b.ci {
+        let (a, z) = (l.x_of(lo), l.x_of(hi));
+        end = end.max(z);
+        let cap = (l.bar_h - 2.0) * 0.4;
+        let _ = writeln!(
+            s,
+            "<path d=\"M{} {}H{}M{} {}V{}M{} {}V{}\" stroke=\"{INK}\" stroke-width=\"1.3\" fill=\"none\"/>",
+            f(a),
+            f(cy),
+            f(z),
+            f(a),
+            f(cy - cap),
+            f(cy + cap),
+            f(z),
+            f(cy - cap),
+            f(cy + cap)
+        );
+    }
+    let note = match &b.note {
+        Some((text, tone)) => {
+            let (fill, mark) = match tone {
+                Tone::Slower => (SLOWER, "\u{25b2} "),
+                Tone::Faster => (FASTER, "\u{25bc} "),
+                Tone::Plain => (MUTED, ""),
+            };
+            format!(
+                "<tspan dx=\"6\" fill=\"{fill}\" font-weight=\"bold\">{mark}{}</tspan>",
+                esc(text)
+            )
+        }
+        None => String::new(),
+    };
+    let _ = writeln!(
+        s,
+        "<text x=\"{}\" y=\"{}\" font-size=\"11\">{}{note}</text>",
+        f(end + 5.0),
+        f(cy + 4.0),
+        esc(&num(b.value))
+    );
 }
 
 /// One point of an x-y series.
@@ -666,6 +800,7 @@ pub struct XyFigure {
     pub panels: Vec<XyPanel>,
 }
 
+/// Panels side by side under one title and legend, each drawn by [`xy_panel`].
 pub fn xy_figure(fig: &XyFigure) -> Svg {
     let mut s = String::new();
     title(&mut s, &fig.title);
@@ -673,141 +808,117 @@ pub fn xy_figure(fig: &XyFigure) -> Svg {
     s.push_str(&leg);
     let n = fig.panels.len().max(1) as f64;
     let panel_w = (WIDTH - 16.0) / n;
-    let plot_h = 220.0;
     let ptop = top + 26.0;
-    let bottom = ptop + plot_h;
+    let bottom = ptop + XY_PLOT_H;
     for (p, panel) in fig.panels.iter().enumerate() {
         let px = 8.0 + p as f64 * panel_w;
-        let left = px + 64.0;
-        let plot_w = panel_w - 64.0 - 16.0;
-        let x_of = |x: f64| left + (x / X_MAX).clamp(0.0, 1.0) * plot_w;
-        let mut values = Vec::new();
-        for pt in panel.series.iter().flatten().flatten() {
-            values.push(pt.y);
-            if let Some([lo, hi]) = pt.ci {
-                values.extend([lo, hi]);
-            }
-        }
-        let scale = Scale::for_values(&values, false);
-        let y_of = |v: f64| bottom - scale.frac(v) * plot_h;
-        let _ = writeln!(
-            s,
-            "<text x=\"{}\" y=\"{}\" font-weight=\"bold\">{}</text>",
-            f(left),
-            f(ptop - 10.0),
-            esc(&panel.title)
-        );
-        let (major, _) = scale.ticks();
-        for (v, label) in &major {
-            let y = y_of(*v);
-            let _ = writeln!(
-                s,
-                "<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"{GRID}\"/><text x=\"{}\" y=\"{}\" text-anchor=\"end\" fill=\"{MUTED}\">{}</text>",
-                f(left - 4.0),
-                f(y),
-                f(left + plot_w),
-                f(y),
-                f(left - 7.0),
-                f(y + 4.0),
-                esc(label)
-            );
-        }
-        for (x, label) in &fig.x {
-            let _ = writeln!(
-                s,
-                "<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"{INK}\"/><text x=\"{}\" y=\"{}\" text-anchor=\"middle\" fill=\"{MUTED}\">{}</text>",
-                f(x_of(*x)),
-                f(bottom),
-                f(x_of(*x)),
-                f(bottom + 4.0),
-                f(x_of(*x)),
-                f(bottom + 17.0),
-                esc(label)
-            );
-        }
-        // Axes, with a break in the x axis before the points placed past it.
-        let brk = x_of(BREAK_X);
-        let _ = writeln!(
-            s,
-            "<path d=\"M{l} {t}V{b}H{b1}M{b2} {b}H{r}\" stroke=\"{INK}\" fill=\"none\"/><path d=\"M{a1} {y1}L{a2} {y2}M{c1} {y1}L{c2} {y2}\" stroke=\"{INK}\"/>",
-            l = f(left),
-            t = f(ptop),
-            b = f(bottom),
-            b1 = f(brk - 3.0),
-            b2 = f(brk + 3.0),
-            r = f(left + plot_w),
-            a1 = f(brk - 6.0),
-            a2 = f(brk),
-            c1 = f(brk),
-            c2 = f(brk + 6.0),
-            y1 = f(bottom + 5.0),
-            y2 = f(bottom - 5.0),
-        );
-        let _ = writeln!(
-            s,
-            "<text transform=\"translate({},{}) rotate(-90)\" text-anchor=\"middle\">{}</text>",
-            f(px + 14.0),
-            f(ptop + plot_h / 2.0),
-            esc(&panel.y_axis)
-        );
-        let _ = writeln!(
-            s,
-            "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>",
-            f(left + plot_w / 2.0),
-            f(bottom + 36.0),
-            esc(&fig.x_axis)
-        );
-        // Series side by side around each x (a few pixels apart), so that equal values
-        // do not hide one another and every whisker stays visible.
-        let nser = panel.series.len();
-        for (i, series) in panel.series.iter().enumerate() {
-            let dodge = (i as f64 - (nser as f64 - 1.0) / 2.0) * 5.0;
-            let x_of = |x: f64| x_of(x) + dodge;
-            let pts: Vec<(f64, XyPoint)> = fig
-                .x
-                .iter()
-                .zip(series)
-                .filter_map(|((x, _), p)| p.map(|p| (*x, p)))
-                .collect();
-            // Solid line within the scaled part of the axis, dashed across the break.
-            let (near, far): (Vec<_>, Vec<_>) = pts.iter().partition(|(x, _)| *x < BREAK_X);
-            if near.len() > 1 {
-                let d: Vec<String> = near
-                    .iter()
-                    .map(|(x, p)| format!("{} {}", f(x_of(*x)), f(y_of(p.y))))
-                    .collect();
-                let _ = writeln!(
-                    s,
-                    "<path d=\"M{}\" stroke=\"{}\" stroke-width=\"2\" fill=\"none\"/>",
-                    d.join("L"),
-                    colour(i)
-                );
-            }
-            if let (Some((x0, p0)), Some((x1, p1))) = (near.last(), far.first()) {
-                let _ = writeln!(
-                    s,
-                    "<path d=\"M{} {}L{} {}\" stroke=\"{}\" stroke-width=\"1.5\" stroke-dasharray=\"4 3\" fill=\"none\"/>",
-                    f(x_of(*x0)),
-                    f(y_of(p0.y)),
-                    f(x_of(*x1)),
-                    f(y_of(p1.y)),
-                    colour(i)
-                );
-            }
-            for (x, p) in &pts {
-                let (cx, cy) = (x_of(*x), y_of(p.y));
-                if let Some([lo, hi]) = p.ci {
-                    let _ = writeln!(s, "{}", whisker(cx, y_of(lo), y_of(hi), colour(i)));
-                }
-                let _ = writeln!(s, "{}", marker(i, cx, cy, colour(i)));
-            }
-        }
+        xy_panel(&mut s, fig, panel, px, panel_w, ptop);
     }
     Svg {
         width: WIDTH,
         height: bottom + 50.0,
         title: fig.title.clone(),
         body: s,
+    }
+}
+
+/// The height of an x-y figure's plots.
+const XY_PLOT_H: f64 = 220.0;
+
+/// One panel of an x-y figure at `px`, `panel_w` wide, its plot from `ptop` down: its title,
+/// its own y axis (each panel has its own unit), the shared x axis with its break, and the
+/// series. Separate because a figure repeats it once per panel.
+fn xy_panel(s: &mut String, fig: &XyFigure, panel: &XyPanel, px: f64, panel_w: f64, ptop: f64) {
+    let plot_h = XY_PLOT_H;
+    let bottom = ptop + plot_h;
+    let left = px + 64.0;
+    let plot_w = panel_w - 64.0 - 16.0;
+    let x_of = |x: f64| left + (x / X_MAX).clamp(0.0, 1.0) * plot_w;
+    let values = with_intervals(
+        panel
+            .series
+            .iter()
+            .flatten()
+            .flatten()
+            .map(|pt| (pt.y, pt.ci)),
+    );
+    let scale = Scale::for_values(&values, false);
+    let y_of = |v: f64| bottom - scale.frac(v) * plot_h;
+    let _ = writeln!(
+        s,
+        "<text x=\"{}\" y=\"{}\" font-weight=\"bold\">{}</text>",
+        f(left),
+        f(ptop - 10.0),
+        esc(&panel.title)
+    );
+    let (major, _) = scale.ticks();
+    for (v, label) in &major {
+        y_grid_line(s, left, left + plot_w, y_of(*v), label);
+    }
+    for (x, label) in &fig.x {
+        x_tick(s, x_of(*x), bottom, label);
+    }
+    // Axes, with a break in the x axis before the points placed past it.
+    let brk = x_of(BREAK_X);
+    let _ = writeln!(
+        s,
+        "<path d=\"M{l} {t}V{b}H{b1}M{b2} {b}H{r}\" stroke=\"{INK}\" fill=\"none\"/><path d=\"M{a1} {y1}L{a2} {y2}M{c1} {y1}L{c2} {y2}\" stroke=\"{INK}\"/>",
+        l = f(left),
+        t = f(ptop),
+        b = f(bottom),
+        b1 = f(brk - 3.0),
+        b2 = f(brk + 3.0),
+        r = f(left + plot_w),
+        a1 = f(brk - 6.0),
+        a2 = f(brk),
+        c1 = f(brk),
+        c2 = f(brk + 6.0),
+        y1 = f(bottom + 5.0),
+        y2 = f(bottom - 5.0),
+    );
+    y_axis_title(s, px + 14.0, ptop + plot_h / 2.0, &panel.y_axis);
+    x_axis_title(s, left + plot_w / 2.0, bottom, &fig.x_axis);
+    // Series side by side around each x (a few pixels apart), so that equal values
+    // do not hide one another and every whisker stays visible.
+    let nser = panel.series.len();
+    for (i, series) in panel.series.iter().enumerate() {
+        let dodge = (i as f64 - (nser as f64 - 1.0) / 2.0) * 5.0;
+        let pts: Vec<(f64, f64, XyPoint)> = fig
+            .x
+            .iter()
+            .zip(series)
+            .filter_map(|((x, _), p)| p.map(|p| (*x, x_of(*x) + dodge, p)))
+            .collect();
+        xy_series(s, i, &pts, &y_of);
+    }
+}
+
+/// Series `i` of a panel: `pts` as (x on the axis, x on screen, point), a solid line through
+/// those before the axis break, a dashed one across it, and each point's marker and whisker.
+fn xy_series(s: &mut String, i: usize, pts: &[(f64, f64, XyPoint)], y_of: &dyn Fn(f64) -> f64) {
+    // Solid line within the scaled part of the axis, dashed across the break.
+    let (near, far): (Vec<_>, Vec<_>) = pts.iter().partition(|(x, _, _)| *x < BREAK_X);
+    if near.len() > 1 {
+        let line: Vec<(f64, f64)> = near.iter().map(|(_, sx, p)| (*sx, y_of(p.y))).collect();
+        polyline(s, &line, colour(i), "2", None);
+    }
+    if let (Some((_, x0, p0)), Some((_, x1, p1))) = (near.last(), far.first()) {
+        let _ = writeln!(
+            s,
+            "<path d=\"M{} {}L{} {}\" stroke=\"{}\" stroke-width=\"1.5\" stroke-dasharray=\"4 3\" fill=\"none\"/>",
+            f(*x0),
+            f(y_of(p0.y)),
+            f(*x1),
+            f(y_of(p1.y)),
+            colour(i)
+        );
+    }
+    for (_, cx, p) in pts {
+        let cy = y_of(p.y);
+        if let Some([lo, hi]) = p.ci {
+            let _ = writeln!(s, "{}", whisker(*cx, y_of(lo), y_of(hi), colour(i)));
+        }
+        let _ = writeln!(s, "{}", marker(i, *cx, cy, colour(i)));
     }
 }
 

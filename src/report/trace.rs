@@ -82,6 +82,13 @@ fn row(out: &mut String, label: &str, c: Count) {
     );
 }
 
+/// Rows of one section, in order: a table, so that a section lists what it counts once.
+fn rows(out: &mut String, rows: &[(&str, Count)]) {
+    for (label, c) in rows {
+        row(out, label, *c);
+    }
+}
+
 fn header(out: &mut String, title: &str, unit: &str) {
     let _ = writeln!(
         out,
@@ -109,146 +116,26 @@ fn where_traced(tracefs: &str, mounted: bool, instance: &str, buffer_kb: u64, lo
     )
 }
 
+/// The `sysperf trace` summary as text: what was traced and where, then one section per event
+/// set the report holds, then the notes its rows need.
 pub fn render(r: &TraceReport) -> String {
     let mut out = String::new();
-    let runs: Vec<String> = r.runs.iter().map(|x| thousands(x.iterations)).collect();
     let d_ops = match (r.runs.first(), r.runs.last()) {
         (Some(a), Some(b)) => b.ops.saturating_sub(a.ops),
         _ => 0,
     };
-    let _ = writeln!(out, "sysperf trace {}: {}", r.bench, r.paper);
-    let _ = writeln!(
-        out,
-        "runs of {} iterations, placement {} (CPU {}); per {} = (run 2 - run 1) / {} {}",
-        runs.join(" and "),
-        r.placement,
-        crate::harness::placement::format_list(&r.cpus),
-        r.unit,
-        thousands(d_ops),
-        plural(&r.unit)
-    );
-    let lost: u64 = r.runs.iter().map(|x| x.lost_events).sum();
-    let _ = writeln!(
-        out,
-        "{}",
-        where_traced(
-            &r.tracefs,
-            r.tracefs_mounted_by_sysperf,
-            &r.instance,
-            r.buffer_kb,
-            lost
-        )
-    );
-
+    trace_heading(&mut out, r, d_ops);
     if let Some(s) = &r.syscalls {
-        header(&mut out, "System calls", &r.unit);
-        row(&mut out, "all", s.total);
-        // A call whose count differs between the runs belongs to the timed loop; the others
-        // are start-up and teardown, folded into one row.
-        let (shown, rest): (Vec<_>, Vec<_>) = s
-            .by_name
-            .iter()
-            .partition(|c| (c.per_op * d_ops as f64).abs() >= 0.5);
-        for c in &shown {
-            row(
-                &mut out,
-                &c.name,
-                Count {
-                    per_op: c.per_op,
-                    run_total: c.run_total,
-                },
-            );
-        }
-        if !rest.is_empty() {
-            let total: u64 = rest.iter().map(|c| c.run_total).sum();
-            let per: f64 = rest.iter().map(|c| c.per_op).sum();
-            row(
-                &mut out,
-                &format!("{} other calls (start-up, setup, teardown)", rest.len()),
-                Count {
-                    per_op: per,
-                    run_total: total,
-                },
-            );
-        }
+        syscalls_section(&mut out, s, &r.unit, d_ops);
     }
     if let Some(s) = &r.sched {
-        header(&mut out, "Scheduling", &r.unit);
-        row(&mut out, "context switches", s.switches);
-        row(&mut out, "  voluntary (the process slept)", s.voluntary);
-        row(&mut out, "  involuntary (preempted)", s.involuntary);
-        if let Some(w) = s.wakeups {
-            row(&mut out, "wakeups", w);
-        }
-        if let Some(m) = s.migrations {
-            row(&mut out, "migrations to another CPU", m);
-        }
-        row(&mut out, "processes created", s.forks);
-        let _ = writeln!(
-            out,
-            "  wake-up latency, run 2: {}",
-            dist(&s.wakeup_latency_us, "wakeups")
-        );
+        sched_section(&mut out, s, &r.unit);
     }
     if let Some(p) = &r.pagecache {
-        header(&mut out, "Page cache", &r.unit);
-        row(
-            &mut out,
-            "pages requested (reads and faults)",
-            p.requested_pages,
-        );
-        row(
-            &mut out,
-            "  missed (the request waited for I/O)",
-            p.missed_pages,
-        );
-        row(&mut out, "pages added to the cache", p.added_pages);
-        row(&mut out, "  read ahead", p.readahead_pages);
-        row(&mut out, "  read ahead, then used", p.readahead_used);
-        row(
-            &mut out,
-            "  read ahead, evicted unused",
-            p.readahead_evicted_unused,
-        );
-        row(&mut out, "pages removed from the cache", p.deleted_pages);
-        row(&mut out, "page faults on files", p.faults);
-        row(&mut out, "pages mapped around faults", p.mapped_pages);
-        row(&mut out, "synchronous read-aheads", p.sync_readaheads);
-        row(&mut out, "asynchronous read-aheads", p.async_readaheads);
-        let _ = writeln!(
-            out,
-            "  hit ratio: {} per {}, {} in run 2; read-ahead pages used: {} per {}, {} in run 2",
-            pct(p.hit_ratio_per_op),
-            r.unit,
-            pct(p.hit_ratio_run),
-            pct(p.readahead_used_share_per_op),
-            r.unit,
-            pct(p.readahead_used_share_run)
-        );
+        pagecache_section(&mut out, p, &r.unit);
     }
     if let Some(b) = &r.block {
-        header(
-            &mut out,
-            "Block I/O (issued by the traced processes)",
-            &r.unit,
-        );
-        row(&mut out, "requests", b.requests);
-        row(&mut out, "  reads", b.reads);
-        row(&mut out, "  writes", b.writes);
-        row(&mut out, "  failed", b.errors);
-        row(&mut out, "bytes", b.bytes);
-        let _ = writeln!(
-            out,
-            "  latency (issue to completion), run 2: {}",
-            dist(&b.latency_us, "requests")
-        );
-        let _ = writeln!(
-            out,
-            "  every device and process during run 2: {} requests, {} bytes; {}",
-            thousands(b.system_requests),
-            thousands(b.system_bytes),
-            dist(&b.system_latency_us, "requests")
-        );
+        block_section(&mut out, b, &r.unit);
     }
     if !r.events_per_op.is_empty() {
         header(&mut out, "Events", &r.unit);
@@ -273,6 +160,152 @@ pub fn render(r: &TraceReport) -> String {
         }
     }
     out
+}
+
+/// The three lines over a trace's sections: the benchmark, the runs and how a count per
+/// operation is made of them (`d_ops`: the operations run 2 did more than run 1), and where
+/// it was traced. Separate so that `render` reads as the list of its sections.
+fn trace_heading(out: &mut String, r: &TraceReport, d_ops: u64) {
+    let runs: Vec<String> = r.runs.iter().map(|x| thousands(x.iterations)).collect();
+    let _ = writeln!(out, "sysperf trace {}: {}", r.bench, r.paper);
+    let _ = writeln!(
+        out,
+        "runs of {} iterations, placement {} (CPU {}); per {} = (run 2 - run 1) / {} {}",
+        runs.join(" and "),
+        r.placement,
+        crate::harness::placement::format_list(&r.cpus),
+        r.unit,
+        thousands(d_ops),
+        plural(&r.unit)
+    );
+    let lost: u64 = r.runs.iter().map(|x| x.lost_events).sum();
+    let _ = writeln!(
+        out,
+        "{}",
+        where_traced(
+            &r.tracefs,
+            r.tracefs_mounted_by_sysperf,
+            &r.instance,
+            r.buffer_kb,
+            lost
+        )
+    );
+}
+
+/// System calls per operation: all of them, each call of the timed loop, and the rest folded
+/// into one row. Separate because only this section decides which rows belong to the loop.
+fn syscalls_section(out: &mut String, s: &crate::trace::Syscalls, unit: &str, d_ops: u64) {
+    header(out, "System calls", unit);
+    row(out, "all", s.total);
+    // A call whose count differs between the runs belongs to the timed loop; the others
+    // are start-up and teardown, folded into one row.
+    let (shown, rest): (Vec<_>, Vec<_>) = s
+        .by_name
+        .iter()
+        .partition(|c| (c.per_op * d_ops as f64).abs() >= 0.5);
+    for c in &shown {
+        row(
+            out,
+            &c.name,
+            Count {
+                per_op: c.per_op,
+                run_total: c.run_total,
+            },
+        );
+    }
+    if !rest.is_empty() {
+        let total: u64 = rest.iter().map(|c| c.run_total).sum();
+        let per: f64 = rest.iter().map(|c| c.per_op).sum();
+        row(
+            out,
+            &format!("{} other calls (start-up, setup, teardown)", rest.len()),
+            Count {
+                per_op: per,
+                run_total: total,
+            },
+        );
+    }
+}
+
+/// Scheduling per operation: switches by kind, wakeups, migrations, forks, and the wake-up
+/// latency of run 2.
+fn sched_section(out: &mut String, s: &crate::trace::Sched, unit: &str) {
+    header(out, "Scheduling", unit);
+    row(out, "context switches", s.switches);
+    row(out, "  voluntary (the process slept)", s.voluntary);
+    row(out, "  involuntary (preempted)", s.involuntary);
+    if let Some(w) = s.wakeups {
+        row(out, "wakeups", w);
+    }
+    if let Some(m) = s.migrations {
+        row(out, "migrations to another CPU", m);
+    }
+    row(out, "processes created", s.forks);
+    let _ = writeln!(
+        out,
+        "  wake-up latency, run 2: {}",
+        dist(&s.wakeup_latency_us, "wakeups")
+    );
+}
+
+/// The page cache per operation: pages requested, missed, added, read ahead and removed,
+/// faults, and the hit and read-ahead ratios.
+fn pagecache_section(out: &mut String, p: &crate::trace::PageCache, unit: &str) {
+    header(out, "Page cache", unit);
+    rows(
+        out,
+        &[
+            ("pages requested (reads and faults)", p.requested_pages),
+            ("  missed (the request waited for I/O)", p.missed_pages),
+            ("pages added to the cache", p.added_pages),
+            ("  read ahead", p.readahead_pages),
+            ("  read ahead, then used", p.readahead_used),
+            ("  read ahead, evicted unused", p.readahead_evicted_unused),
+            ("pages removed from the cache", p.deleted_pages),
+            ("page faults on files", p.faults),
+            ("pages mapped around faults", p.mapped_pages),
+            ("synchronous read-aheads", p.sync_readaheads),
+            ("asynchronous read-aheads", p.async_readaheads),
+        ],
+    );
+    let _ = writeln!(
+        out,
+        "  hit ratio: {} per {}, {} in run 2; read-ahead pages used: {} per {}, {} in run 2",
+        pct(p.hit_ratio_per_op),
+        unit,
+        pct(p.hit_ratio_run),
+        pct(p.readahead_used_share_per_op),
+        unit,
+        pct(p.readahead_used_share_run)
+    );
+}
+
+/// Block I/O per operation of the traced processes, then every device's during run 2 for
+/// scale.
+fn block_section(out: &mut String, b: &crate::trace::Block, unit: &str) {
+    header(out, "Block I/O (issued by the traced processes)", unit);
+    rows(
+        out,
+        &[
+            ("requests", b.requests),
+            ("  reads", b.reads),
+            ("  writes", b.writes),
+            ("  failed", b.errors),
+            ("bytes", b.bytes),
+        ],
+    );
+    let _ = writeln!(
+        out,
+        "  latency (issue to completion), run 2: {}",
+        dist(&b.latency_us, "requests")
+    );
+    let _ = writeln!(
+        out,
+        "  every device and process during run 2: {} requests, {} bytes; {}",
+        thousands(b.system_requests),
+        thousands(b.system_bytes),
+        dist(&b.system_latency_us, "requests")
+    );
 }
 
 /// Nanoseconds as milliseconds with one decimal ("12.3 ms"), or seconds past 10 s.
@@ -304,7 +337,13 @@ fn calls_table(
     }
 }
 
-/// The `sysperf trace --system` summary as text.
+/// One figure of a system trace's section: its label, its value right-aligned.
+fn value_line(out: &mut String, label: &str, value: String) {
+    let _ = writeln!(out, "  {label:<LABEL$} {value:>14}");
+}
+
+/// The `sysperf trace --system` summary as text: how long and where it traced, one section
+/// per event set the report holds, the papers' figures beside today's, then the warnings.
 pub fn render_system(r: &SystemReport) -> String {
     let mut out = String::new();
     let _ = writeln!(
@@ -330,147 +369,165 @@ pub fn render_system(r: &SystemReport) -> String {
         ),
         thousands(r.events_read)
     );
-    let line = |out: &mut String, label: &str, value: String| {
-        let _ = writeln!(out, "  {label:<LABEL$} {value:>14}");
-    };
     if let Some(p) = &r.pagecache {
-        let _ = writeln!(
-            out,
-            "\nPage cache (reads and faults; filemap and readahead trace points, as §3.2.6)"
-        );
-        line(&mut out, "pages requested", thousands(p.requested_pages));
-        line(&mut out, "  missed (waited for)", thousands(p.missed_pages));
-        line(
-            &mut out,
-            "  read ahead while tracing",
-            thousands(p.readahead_requested_pages),
-        );
-        line(&mut out, "hit rate (found in the cache)", pct(p.hit_rate));
-        line(
-            &mut out,
-            "hit rate counting read-ahead as hits",
-            pct(p.hit_rate_readahead_counted),
-        );
-        line(
-            &mut out,
-            "read-ahead requests (sync, async)",
-            format!(
-                "{}, {}",
-                thousands(p.sync_readaheads),
-                thousands(p.async_readaheads)
-            ),
-        );
-        line(&mut out, "pages read ahead", thousands(p.readahead_pages));
-        line(
-            &mut out,
-            "  used while tracing",
-            pct(p.readahead_used_share),
-        );
-        line(
-            &mut out,
-            "  evicted unused",
-            thousands(p.readahead_evicted_unused),
-        );
-        if p.untracked_pages > 0 {
-            line(
-                &mut out,
-                "pages not followed (memory bound)",
-                thousands(p.untracked_pages),
-            );
-        }
+        system_pagecache(&mut out, p);
     }
     if let Some(d) = &r.dentry {
-        let _ = writeln!(out, "\nDentry cache (path lookups, as §4.1.1's name cache)");
-        line(
-            &mut out,
-            "path lookups (system calls)",
-            thousands(d.path_lookups),
-        );
-        line(
-            &mut out,
-            "  that allocated a dentry (missed)",
-            thousands(d.lookups_missed),
-        );
-        line(&mut out, "hit rate", pct(d.hit_rate));
-        line(
-            &mut out,
-            "dentries allocated in lookups",
-            thousands(d.dentries_allocated_in_lookups),
-        );
-        line(
-            &mut out,
-            "dentries allocated elsewhere",
-            thousands(d.dentries_allocated_elsewhere),
-        );
-        let _ = writeln!(
-            out,
-            "  kernel functions: {} (kmem:kmem_cache_alloc, name == \"dentry\", within path system calls)",
-            if d.kernel_functions.is_empty() {
-                "none seen".to_string()
-            } else {
-                d.kernel_functions.join(", ")
-            }
-        );
+        system_dentry(&mut out, d);
     }
     if let Some(s) = &r.syscalls {
-        let _ = writeln!(
-            out,
-            "\nSystem calls: {} calls, {} in calls (entry to exit, microsecond timestamps)",
-            thousands(s.calls),
-            ms(s.time_ns)
-        );
-        let kinds = s
-            .by_kind
-            .iter()
-            .map(|k| (k.name.clone(), k.count, k.time_ns));
-        calls_table(&mut out, "by kind", "kinds", kinds);
-        let processes = s.by_process.iter().map(|p| {
-            let who = if p.pid == 0 {
-                p.comm.clone()
-            } else {
-                format!("{} [{}]", p.comm, p.pid)
-            };
-            (who, p.count, p.time_ns)
-        });
-        calls_table(&mut out, "by process", "processes", processes);
+        system_syscalls(&mut out, s);
     }
     if let Some(q) = &r.softirq {
-        let _ = writeln!(
-            out,
-            "\nSoftirqs: {} of {} kernel time (/proc/stat system + irq + softirq; its own softirq count: {})",
-            ms(q.time_ns),
-            ms(q.kernel_time_ns),
-            ms(q.proc_stat_softirq_ns)
-        );
-        let _ = writeln!(
-            out,
-            "  {:<28} {:>12} {:>12} {:>12}",
-            "kind", "count", "time", "of kernel"
-        );
-        for k in &q.by_kind {
-            let _ = writeln!(
-                out,
-                "  {:<28} {:>12} {:>12} {:>12}",
-                k.name,
-                thousands(k.count),
-                ms(k.time_ns),
-                pct(k.share_of_kernel_time)
-            );
-        }
-        let _ = writeln!(
-            out,
-            "  {:<28} {:>12} {:>12} {:>12}",
-            "all",
-            thousands(q.by_kind.iter().map(|k| k.count).sum()),
-            ms(q.time_ns),
-            pct(q.share_of_kernel_time)
-        );
+        system_softirq(&mut out, q);
     }
     out.push_str(&papers_text(&r.papers));
     for w in &r.warnings {
         let _ = writeln!(out, "\nwarning: {w}");
     }
     out
+}
+
+/// The machine's page cache while tracing: requests, misses, hit rates (with read-ahead
+/// counted as the paper counted it, and not), read-ahead and what became of it.
+fn system_pagecache(out: &mut String, p: &crate::trace::system::SystemPageCache) {
+    let _ = writeln!(
+        out,
+        "\nPage cache (reads and faults; filemap and readahead trace points, as §3.2.6)"
+    );
+    value_line(out, "pages requested", thousands(p.requested_pages));
+    value_line(out, "  missed (waited for)", thousands(p.missed_pages));
+    value_line(
+        out,
+        "  read ahead while tracing",
+        thousands(p.readahead_requested_pages),
+    );
+    value_line(out, "hit rate (found in the cache)", pct(p.hit_rate));
+    value_line(
+        out,
+        "hit rate counting read-ahead as hits",
+        pct(p.hit_rate_readahead_counted),
+    );
+    value_line(
+        out,
+        "read-ahead requests (sync, async)",
+        format!(
+            "{}, {}",
+            thousands(p.sync_readaheads),
+            thousands(p.async_readaheads)
+        ),
+    );
+    value_line(out, "pages read ahead", thousands(p.readahead_pages));
+    value_line(out, "  used while tracing", pct(p.readahead_used_share));
+    value_line(
+        out,
+        "  evicted unused",
+        thousands(p.readahead_evicted_unused),
+    );
+    if p.untracked_pages > 0 {
+        value_line(
+            out,
+            "pages not followed (memory bound)",
+            thousands(p.untracked_pages),
+        );
+    }
+}
+
+/// The machine's dentry cache while tracing: path lookups, those that missed, and where the
+/// dentries were allocated.
+fn system_dentry(out: &mut String, d: &crate::trace::system::SystemDentry) {
+    let _ = writeln!(out, "\nDentry cache (path lookups, as §4.1.1's name cache)");
+    value_line(
+        out,
+        "path lookups (system calls)",
+        thousands(d.path_lookups),
+    );
+    value_line(
+        out,
+        "  that allocated a dentry (missed)",
+        thousands(d.lookups_missed),
+    );
+    value_line(out, "hit rate", pct(d.hit_rate));
+    value_line(
+        out,
+        "dentries allocated in lookups",
+        thousands(d.dentries_allocated_in_lookups),
+    );
+    value_line(
+        out,
+        "dentries allocated elsewhere",
+        thousands(d.dentries_allocated_elsewhere),
+    );
+    let _ = writeln!(
+        out,
+        "  kernel functions: {} (kmem:kmem_cache_alloc, name == \"dentry\", within path system calls)",
+        if d.kernel_functions.is_empty() {
+            "none seen".to_string()
+        } else {
+            d.kernel_functions.join(", ")
+        }
+    );
+}
+
+/// The machine's system calls while tracing: the total, then tables by kind and by process.
+fn system_syscalls(out: &mut String, s: &crate::trace::system::SystemSyscalls) {
+    let _ = writeln!(
+        out,
+        "\nSystem calls: {} calls, {} in calls (entry to exit, microsecond timestamps)",
+        thousands(s.calls),
+        ms(s.time_ns)
+    );
+    let kinds = s
+        .by_kind
+        .iter()
+        .map(|k| (k.name.clone(), k.count, k.time_ns));
+    calls_table(out, "by kind", "kinds", kinds);
+    let processes = s.by_process.iter().map(|p| {
+        let who = if p.pid == 0 {
+            p.comm.clone()
+        } else {
+            format!("{} [{}]", p.comm, p.pid)
+        };
+        (who, p.count, p.time_ns)
+    });
+    calls_table(out, "by process", "processes", processes);
+}
+
+/// The machine's softirqs while tracing, by kind and in all, each as a share of kernel time.
+fn system_softirq(out: &mut String, q: &crate::trace::system::SystemSoftirq) {
+    let _ = writeln!(
+        out,
+        "\nSoftirqs: {} of {} kernel time (/proc/stat system + irq + softirq; its own softirq count: {})",
+        ms(q.time_ns),
+        ms(q.kernel_time_ns),
+        ms(q.proc_stat_softirq_ns)
+    );
+    let row4 = |out: &mut String, a: &str, b: String, c: String, d: String| {
+        let _ = writeln!(out, "  {a:<28} {b:>12} {c:>12} {d:>12}");
+    };
+    row4(
+        out,
+        "kind",
+        "count".into(),
+        "time".into(),
+        "of kernel".into(),
+    );
+    for k in &q.by_kind {
+        row4(
+            out,
+            &k.name,
+            thousands(k.count),
+            ms(k.time_ns),
+            pct(k.share_of_kernel_time),
+        );
+    }
+    row4(
+        out,
+        "all",
+        thousands(q.by_kind.iter().map(|k| k.count).sum()),
+        ms(q.time_ns),
+        pct(q.share_of_kernel_time),
+    );
 }
 
 /// Today's figures beside the papers' (§3.2.6's buffer cache trace, §4.1.1's name cache, §2.1's
