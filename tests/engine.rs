@@ -3,7 +3,7 @@
 //! in one), started from the built `sysperf` binary.
 
 use std::sync::atomic::AtomicBool;
-use std::sync::Mutex;
+use std::sync::{Mutex, MutexGuard};
 use sysperf::engine::{Engine, Event, RunPlan, RunRequest, Sink};
 use sysperf::model::TrialKind;
 use sysperf::store::{Backend, Store};
@@ -12,6 +12,42 @@ use sysperf::store::{Backend, Store};
 /// come to it as subreaper), which in a test binary includes a child that another test thread
 /// spawned and is about to wait for: so these tests take turns.
 static SERIAL: Mutex<()> = Mutex::new(());
+
+/// What each in-process run needs: its turn ([`SERIAL`]), a store in a temporary directory,
+/// and a flag to stop the engine with.
+struct Setup {
+    store: Store,
+    stop: AtomicBool,
+    _tmp: tempfile::TempDir,
+    _serial: MutexGuard<'static, ()>,
+}
+
+impl Setup {
+    /// Everything, the stop flag set when `stopped`.
+    fn new(stopped: bool) -> Setup {
+        let serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+        let tmp = tempfile::tempdir().unwrap();
+        Setup {
+            store: Store::open(&tmp.path().join("s.db")).unwrap(),
+            stop: AtomicBool::new(stopped),
+            _tmp: tmp,
+            _serial: serial,
+        }
+    }
+
+    /// The engine, with workers from the built binary.
+    fn engine(&self) -> Engine<'_> {
+        Engine {
+            worker_exe: assert_cmd::cargo::cargo_bin("sysperf"),
+            stop: &self.stop,
+        }
+    }
+}
+
+/// The plan of `req` on the CPUs this process may use.
+fn plan(req: &RunRequest) -> RunPlan {
+    RunPlan::resolve(req, &sysperf::sys::get_affinity().unwrap()).unwrap()
+}
 
 /// Records every event as a short line.
 #[derive(Default)]
@@ -33,9 +69,6 @@ impl Sink for Recorder {
 
 #[test]
 fn a_plan_runs_in_rounds_and_every_planned_trial_is_reported_and_stored() {
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let tmp = tempfile::tempdir().unwrap();
-    let store = Store::open(&tmp.path().join("s.db")).unwrap();
     let req = RunRequest {
         selection: vec!["syscall".into(), "signocsw".into()],
         trials: Some(3),
@@ -43,15 +76,12 @@ fn a_plan_runs_in_rounds_and_every_planned_trial_is_reported_and_stored() {
         seed: 7,
         ..RunRequest::default()
     };
-    let plan = RunPlan::resolve(&req, &sysperf::sys::get_affinity().unwrap()).unwrap();
+    let plan = plan(&req);
     assert_eq!(plan.planned_trials(), 2 * (3 + 1));
-    let stop = AtomicBool::new(false);
-    let engine = Engine {
-        worker_exe: assert_cmd::cargo::cargo_bin("sysperf"),
-        stop: &stop,
-    };
+    let setup = Setup::new(false);
+    let (store, engine) = (&setup.store, setup.engine());
     let mut sink = Recorder::default();
-    let out = engine.execute(&plan, &store, &mut sink).unwrap();
+    let out = engine.execute(&plan, store, &mut sink).unwrap();
     let ev = &sink.0;
 
     // Order: started, overhead, calibration (each target, then its trials), three rounds,
@@ -121,22 +151,16 @@ fn a_plan_runs_in_rounds_and_every_planned_trial_is_reported_and_stored() {
 
 #[test]
 fn a_stop_before_the_first_trial_stores_an_incomplete_run_with_nothing_measured() {
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let tmp = tempfile::tempdir().unwrap();
-    let store = Store::open(&tmp.path().join("s.db")).unwrap();
     let req = RunRequest {
         selection: vec!["syscall".into()],
         seed: 1,
         ..RunRequest::default()
     };
-    let plan = RunPlan::resolve(&req, &sysperf::sys::get_affinity().unwrap()).unwrap();
-    let stop = AtomicBool::new(true);
-    let engine = Engine {
-        worker_exe: assert_cmd::cargo::cargo_bin("sysperf"),
-        stop: &stop,
-    };
+    let plan = plan(&req);
+    let setup = Setup::new(true);
+    let (store, engine) = (&setup.store, setup.engine());
     let out = engine
-        .execute(&plan, &store, &mut Recorder::default())
+        .execute(&plan, store, &mut Recorder::default())
         .unwrap();
     assert!(out.interrupted);
     let stored = store.load_run(&out.run.id).unwrap();
@@ -146,9 +170,6 @@ fn a_stop_before_the_first_trial_stores_an_incomplete_run_with_nothing_measured(
 
 #[test]
 fn precision_adds_rounds_and_names_the_benchmarks_that_did_not_get_there() {
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let tmp = tempfile::tempdir().unwrap();
-    let store = Store::open(&tmp.path().join("s.db")).unwrap();
     // A half-width nothing reaches, and a short time limit: rounds are added, then both are
     // named with what they reached.
     let req = RunRequest {
@@ -162,14 +183,11 @@ fn precision_adds_rounds_and_names_the_benchmarks_that_did_not_get_there() {
         seed: 3,
         ..RunRequest::default()
     };
-    let plan = RunPlan::resolve(&req, &sysperf::sys::get_affinity().unwrap()).unwrap();
-    let stop = AtomicBool::new(false);
-    let engine = Engine {
-        worker_exe: assert_cmd::cargo::cargo_bin("sysperf"),
-        stop: &stop,
-    };
+    let plan = plan(&req);
+    let setup = Setup::new(false);
+    let (store, engine) = (&setup.store, setup.engine());
     let out = engine
-        .execute(&plan, &store, &mut Recorder::default())
+        .execute(&plan, store, &mut Recorder::default())
         .unwrap();
     for r in &out.run.results {
         let measured = r
@@ -205,9 +223,6 @@ fn precision_rounds_hold_every_test_and_a_run_to_run_variance_wider_than_asked_i
     // few ran back to back and met the machine in another moment), and the interval waited
     // for is a comparison's: with this machine's run-to-run CV of syscall at 50%, +-50% is
     // out of reach for it whatever the rounds, so it is named and not waited for.
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let tmp = tempfile::tempdir().unwrap();
-    let store = Store::open(&tmp.path().join("s.db")).unwrap();
     let req = RunRequest {
         selection: vec!["syscall".into(), "signocsw".into()],
         trials: Some(3),
@@ -217,15 +232,12 @@ fn precision_rounds_hold_every_test_and_a_run_to_run_variance_wider_than_asked_i
         seed: 4,
         ..RunRequest::default()
     };
-    let mut plan = RunPlan::resolve(&req, &sysperf::sys::get_affinity().unwrap()).unwrap();
+    let mut plan = plan(&req);
     plan.run_cv.insert("syscall".into(), 0.5);
-    let stop = AtomicBool::new(false);
-    let engine = Engine {
-        worker_exe: assert_cmd::cargo::cargo_bin("sysperf"),
-        stop: &stop,
-    };
+    let setup = Setup::new(false);
+    let (store, engine) = (&setup.store, setup.engine());
     let out = engine
-        .execute(&plan, &store, &mut Recorder::default())
+        .execute(&plan, store, &mut Recorder::default())
         .unwrap();
     let (a, b) = (&out.run.results[0], &out.run.results[1]);
     assert_eq!(rounds_of(a), rounds_of(b), "full rounds only");
@@ -253,9 +265,6 @@ fn precision_rounds_hold_every_test_and_a_run_to_run_variance_wider_than_asked_i
 
 #[test]
 fn repeat_stores_a_group_of_runs_under_one_label() {
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let tmp = tempfile::tempdir().unwrap();
-    let store = Store::open(&tmp.path().join("s.db")).unwrap();
     let req = RunRequest {
         selection: vec!["syscall".into()],
         quick: true,
@@ -264,14 +273,11 @@ fn repeat_stores_a_group_of_runs_under_one_label() {
         seed: 5,
         ..RunRequest::default()
     };
-    let plan = RunPlan::resolve(&req, &sysperf::sys::get_affinity().unwrap()).unwrap();
-    let stop = AtomicBool::new(false);
-    let engine = Engine {
-        worker_exe: assert_cmd::cargo::cargo_bin("sysperf"),
-        stop: &stop,
-    };
+    let plan = plan(&req);
+    let setup = Setup::new(false);
+    let (store, engine) = (&setup.store, setup.engine());
     let outs = engine
-        .execute_repeated(&plan, &store, &mut Recorder::default())
+        .execute_repeated(&plan, store, &mut Recorder::default())
         .unwrap();
     assert_eq!(outs.len(), 2);
     let (a, b) = (&outs[0].run, &outs[1].run);
