@@ -1384,144 +1384,14 @@ pub fn build_grouped(
         .collect();
     let runs = &firsts[..];
     let baseline = baseline.min(runs.len().saturating_sub(1));
-    // Rows: the registry's order first, then any test the registry does not know.
-    let mut ids: Vec<String> = crate::bench::all()
-        .iter()
-        .map(|s| s.id.to_string())
-        .filter(|id| runs.iter().any(|r| r.results.iter().any(|x| &x.id == id)))
-        .collect();
-    for run in runs {
-        for r in &run.results {
-            if !ids.contains(&r.id) {
-                ids.push(r.id.clone());
-            }
-        }
-    }
-    let rows = ids
+    let rows = row_ids(runs)
         .into_iter()
-        .map(|id| {
-            let found: Vec<Option<&BenchResult>> = runs
-                .iter()
-                .map(|run| run.results.iter().find(|r| r.id == id))
-                .collect();
-            let spec = crate::bench::find(&id);
-            let first = found.iter().flatten().next();
-            let group = first.map(|r| r.group.clone()).unwrap_or_default();
-            let paper_count = first
-                .map(|r| r.paper_count)
-                .or(spec.map(|s| s.paper_count))
-                .unwrap_or(1);
-            let cells: Vec<CellState> = found
-                .iter()
-                .zip(columns)
-                .map(|(f, col)| {
-                    group_cell(col, &id)
-                        .unwrap_or_else(|| f.map(cell).unwrap_or(CellState::Missing))
-                })
-                .collect();
-            let base = found
-                .get(baseline)
-                .copied()
-                .flatten()
-                .filter(|r| r.summary.is_some());
-            let ratios = runs
-                .iter()
-                .zip(&found)
-                .enumerate()
-                .map(|(i, (_, f))| {
-                    let (b, r) = (base?, f.filter(|r| r.summary.is_some())?);
-                    if i == baseline {
-                        return None;
-                    }
-                    if are_ab_sides(&columns[baseline], &columns[i]) {
-                        return paired_ratio(&columns[baseline], &columns[i], &id, noise_pct);
-                    }
-                    let (bs, rs) = (b.summary.as_ref()?, r.summary.as_ref()?);
-                    let ratio = grouped_ratio(
-                        &group_samples(&columns[baseline], &id),
-                        bs.wall_ns_per_op.median,
-                        &group_samples(&columns[i], &id),
-                        rs.wall_ns_per_op.median,
-                        noise_pct,
-                        seed_of(&id) ^ i as u64,
-                        known.for_pair(&id, &columns[baseline], &columns[i]),
-                    )?;
-                    let ratio = disturbed(ratio, &columns[baseline], &columns[i], &id);
-                    Some(unlike(ratio, &columns[baseline], &columns[i]))
-                })
-                .collect();
-            let mut adjusted: Vec<Option<Ratio>> = (0..runs.len())
-                .map(|i| {
-                    (i != baseline).then(|| {
-                        adjusted_ratio(
-                            &columns[baseline],
-                            &columns[i],
-                            &id,
-                            noise_pct,
-                            seed_of(&id) ^ (i as u64) ^ 0x5eed,
-                            known,
-                        )
-                    })?
-                })
-                .collect();
-            if adjusted.iter().all(Option::is_none) {
-                adjusted.clear();
-            }
-            Row {
-                label: spec
-                    .map(|s| s.label.to_string())
-                    .unwrap_or_else(|| id.clone()),
-                id,
-                group,
-                paper_count,
-                cells,
-                ratios,
-                adjusted,
-            }
-        })
+        .map(|id| compare_row(columns, runs, baseline, noise_pct, known, id))
         .collect();
-
-    let mut derived: Vec<DerivedRow> = Vec::new();
-    for (i, run) in runs.iter().enumerate() {
-        for d in &run.derived {
-            let row = match derived.iter_mut().position(|x| x.name == d.name) {
-                Some(p) => &mut derived[p],
-                None => {
-                    derived.push(DerivedRow {
-                        name: d.name.clone(),
-                        unit: d.unit.clone(),
-                        formula: d.formula.clone(),
-                        values: vec![None; runs.len()],
-                        na: vec![None; runs.len()],
-                    });
-                    derived.last_mut().expect("just pushed")
-                }
-            };
-            // A figure its inputs cannot support is no value to take a ratio of.
-            match crate::suite::na_of(d, run) {
-                Some(why) => row.na[i] = Some(why),
-                None => row.values[i] = Some(d.value),
-            }
-        }
-    }
+    let derived = derived_rows(runs);
 
     Comparison {
-        runs: runs
-            .iter()
-            .map(|r| RunHeader {
-                id: r.id.clone(),
-                label: r.label.clone(),
-                source: r.source.clone(),
-                citation: r.citation.clone(),
-                started_ns: r.started_ns,
-                hostname: r.fingerprint.hostname.clone(),
-                kernel_release: r.fingerprint.kernel_release.clone(),
-                complete: r.complete,
-                quick: r.params.quick,
-                command: r.params.ab.as_ref().and_then(|a| a.command.clone()),
-                cpu_split: crate::cpusplit::of(&r.fingerprint),
-            })
-            .collect(),
+        runs: runs.iter().map(run_header).collect(),
         group_runs: columns.iter().map(Vec::len).collect(),
         covers: covers_note(columns, known),
         baseline,
@@ -1551,6 +1421,172 @@ pub fn build_grouped(
             })
             .collect(),
         series: series_rows(runs, baseline, noise_pct, known),
+    }
+}
+
+/// The rows of a comparison: the tests of the registry that `runs` measured, in its order,
+/// then any test the registry does not know, in the runs' order.
+fn row_ids(runs: &[Run]) -> Vec<String> {
+    let mut ids: Vec<String> = crate::bench::all()
+        .iter()
+        .map(|s| s.id.to_string())
+        .filter(|id| runs.iter().any(|r| r.results.iter().any(|x| &x.id == id)))
+        .collect();
+    for run in runs {
+        for r in &run.results {
+            if !ids.contains(&r.id) {
+                ids.push(r.id.clone());
+            }
+        }
+    }
+    ids
+}
+
+/// The row of test `id`: each column's cell (its first run's figures, or the group's), and
+/// each column's ratio to the baseline, raw and adjusted for host speed.
+fn compare_row(
+    columns: &[Vec<&Run>],
+    runs: &[Run],
+    baseline: usize,
+    noise_pct: f64,
+    known: &Known,
+    id: String,
+) -> Row {
+    let found: Vec<Option<&BenchResult>> = runs
+        .iter()
+        .map(|run| run.results.iter().find(|r| r.id == id))
+        .collect();
+    let spec = crate::bench::find(&id);
+    let first = found.iter().flatten().next();
+    let group = first.map(|r| r.group.clone()).unwrap_or_default();
+    let paper_count = first
+        .map(|r| r.paper_count)
+        .or(spec.map(|s| s.paper_count))
+        .unwrap_or(1);
+    let cells: Vec<CellState> = found
+        .iter()
+        .zip(columns)
+        .map(|(f, col)| {
+            group_cell(col, &id).unwrap_or_else(|| f.map(cell).unwrap_or(CellState::Missing))
+        })
+        .collect();
+    let ratios = row_ratios(columns, &found, baseline, noise_pct, known, &id);
+    let mut adjusted: Vec<Option<Ratio>> = (0..runs.len())
+        .map(|i| {
+            (i != baseline).then(|| {
+                adjusted_ratio(
+                    &columns[baseline],
+                    &columns[i],
+                    &id,
+                    noise_pct,
+                    seed_of(&id) ^ (i as u64) ^ 0x5eed,
+                    known,
+                )
+            })?
+        })
+        .collect();
+    if adjusted.iter().all(Option::is_none) {
+        adjusted.clear();
+    }
+    Row {
+        label: spec
+            .map(|s| s.label.to_string())
+            .unwrap_or_else(|| id.clone()),
+        id,
+        group,
+        paper_count,
+        cells,
+        ratios,
+        adjusted,
+    }
+}
+
+/// The ratio of each column to the baseline for test `id` (`found`: each column's first
+/// run's result): paired for `ab` sides, grouped otherwise; none for the baseline itself or
+/// where either side has no summary.
+fn row_ratios(
+    columns: &[Vec<&Run>],
+    found: &[Option<&BenchResult>],
+    baseline: usize,
+    noise_pct: f64,
+    known: &Known,
+    id: &str,
+) -> Vec<Option<Ratio>> {
+    let base = found
+        .get(baseline)
+        .copied()
+        .flatten()
+        .filter(|r| r.summary.is_some());
+    found
+        .iter()
+        .enumerate()
+        .map(|(i, f)| {
+            let (b, r) = (base?, f.filter(|r| r.summary.is_some())?);
+            if i == baseline {
+                return None;
+            }
+            if are_ab_sides(&columns[baseline], &columns[i]) {
+                return paired_ratio(&columns[baseline], &columns[i], id, noise_pct);
+            }
+            let (bs, rs) = (b.summary.as_ref()?, r.summary.as_ref()?);
+            let ratio = grouped_ratio(
+                &group_samples(&columns[baseline], id),
+                bs.wall_ns_per_op.median,
+                &group_samples(&columns[i], id),
+                rs.wall_ns_per_op.median,
+                noise_pct,
+                seed_of(id) ^ i as u64,
+                known.for_pair(id, &columns[baseline], &columns[i]),
+            )?;
+            let ratio = disturbed(ratio, &columns[baseline], &columns[i], id);
+            Some(unlike(ratio, &columns[baseline], &columns[i]))
+        })
+        .collect()
+}
+
+/// The derived figures of the runs, one row per name (in the order first met), with the
+/// value of each run or why it has none.
+fn derived_rows(runs: &[Run]) -> Vec<DerivedRow> {
+    let mut derived: Vec<DerivedRow> = Vec::new();
+    for (i, run) in runs.iter().enumerate() {
+        for d in &run.derived {
+            let row = match derived.iter_mut().position(|x| x.name == d.name) {
+                Some(p) => &mut derived[p],
+                None => {
+                    derived.push(DerivedRow {
+                        name: d.name.clone(),
+                        unit: d.unit.clone(),
+                        formula: d.formula.clone(),
+                        values: vec![None; runs.len()],
+                        na: vec![None; runs.len()],
+                    });
+                    derived.last_mut().expect("just pushed")
+                }
+            };
+            // A figure its inputs cannot support is no value to take a ratio of.
+            match crate::suite::na_of(d, run) {
+                Some(why) => row.na[i] = Some(why),
+                None => row.values[i] = Some(d.value),
+            }
+        }
+    }
+    derived
+}
+
+/// The header of a run's column.
+fn run_header(r: &Run) -> RunHeader {
+    RunHeader {
+        id: r.id.clone(),
+        label: r.label.clone(),
+        source: r.source.clone(),
+        citation: r.citation.clone(),
+        started_ns: r.started_ns,
+        hostname: r.fingerprint.hostname.clone(),
+        kernel_release: r.fingerprint.kernel_release.clone(),
+        complete: r.complete,
+        quick: r.params.quick,
+        command: r.params.ab.as_ref().and_then(|a| a.command.clone()),
+        cpu_split: crate::cpusplit::of(&r.fingerprint),
     }
 }
 

@@ -75,42 +75,41 @@ fn difference_interval(
 /// difference of two medians can be negative by chance (an environment "costing" less than
 /// none) and a reader must not take it for a finding.
 fn difference_note(results: &[BenchResult], a: &str, b: &str, k: f64, scale: f64) -> String {
-    match (us_ci(results, a), us_ci(results, b)) {
-        (Some((alo, ahi)), Some((blo, bhi))) => {
-            let (lo, hi) = ((alo - k * bhi) * scale, (ahi - k * blo) * scale);
-            let verdict = if lo <= 0.0 && hi >= 0.0 {
-                "includes 0: within noise"
-            } else {
-                "excludes 0"
-            };
-            format!("; from the intervals: {lo:.3} to {hi:.3} ({verdict})")
-        }
-        _ => String::new(),
-    }
+    interval_note(difference_interval(results, a, b, k, scale))
 }
 
 /// Every derived figure computable from `results`.
 pub fn compute(results: &[BenchResult]) -> Vec<Derived> {
     let mut out = Vec::new();
+    out.extend(context_switch(results));
+    exec_overheads(results, &mut out);
+    environment_costs(results, &mut out);
+    fault_costs(results, &mut out);
+    out
+}
 
-    if let (Some(csw), Some(sig)) = (us(results, "csw"), us(results, "signocsw")) {
-        let per_round_trip = csw - 2.0 * sig;
-        out.push(Derived {
-            na: unsupported(
-                &[trials(results, "csw"), trials(results, "signocsw")],
-                difference_interval(results, "csw", "signocsw", 2.0, 0.5),
-                per_round_trip / 2.0,
-            ),
-            name: "context switch".into(),
-            value: per_round_trip / 2.0,
-            unit: "us/switch".into(),
-            formula: format!(
-                "(csw - 2 x signocsw) / 2 = ({csw:.3} - 2 x {sig:.3}) / 2 us; a csw round trip is two signals and two switches{}",
-                difference_note(results, "csw", "signocsw", 2.0, 0.5)
-            ),
-        });
-    }
+/// The cost of a context switch: half of a `csw` round trip without its two signals.
+fn context_switch(results: &[BenchResult]) -> Option<Derived> {
+    let (csw, sig) = (us(results, "csw")?, us(results, "signocsw")?);
+    let per_round_trip = csw - 2.0 * sig;
+    Some(Derived {
+        na: unsupported(
+            &[trials(results, "csw"), trials(results, "signocsw")],
+            difference_interval(results, "csw", "signocsw", 2.0, 0.5),
+            per_round_trip / 2.0,
+        ),
+        name: "context switch".into(),
+        value: per_round_trip / 2.0,
+        unit: "us/switch".into(),
+        formula: format!(
+            "(csw - 2 x signocsw) / 2 = ({csw:.3} - 2 x {sig:.3}) / 2 us; a csw round trip is two signals and two switches{}",
+            difference_note(results, "csw", "signocsw", 2.0, 0.5)
+        ),
+    })
+}
 
+/// The cost of an exec beyond its fork, for each pair of tests measured.
+fn exec_overheads(results: &[BenchResult], out: &mut Vec<Derived>) {
     for (exec, fork) in [
         ("execs0null", "forks0"),
         ("execs1knull", "forks1k"),
@@ -138,10 +137,13 @@ pub fn compute(results: &[BenchResult]) -> Vec<Derived> {
             });
         }
     }
+}
 
-    // §3.2.1: Table 3's system seconds with and without the 1K environment, over the 1065
-    // bytes the paper counts (the 15 variables without their NULs; the kernel copies 1,080),
-    // in the paper's accounting (the exec happens in the waited-for child: bench::charged).
+/// The environment's cost per byte of an exec (§3.2.1): Table 3's system seconds with and
+/// without the 1K environment, over the 1065 bytes the paper counts (the 15 variables
+/// without their NULs; the kernel copies 1,080), in the paper's accounting (the exec
+/// happens in the waited-for child: bench::charged).
+fn environment_costs(results: &[BenchResult], out: &mut Vec<Derived>) {
     let extra_bytes = crate::bench::exec::paper_env_bytes() as f64;
     let sys_of = |id: &str| {
         results
@@ -159,16 +161,7 @@ pub fn compute(results: &[BenchResult]) -> Vec<Derived> {
                     (k.ci_high - b.ci_low) / extra_bytes,
                 )
             });
-            let note = if let Some((lo, hi)) = interval {
-                let verdict = if lo <= 0.0 && hi >= 0.0 {
-                    "includes 0: within noise"
-                } else {
-                    "excludes 0"
-                };
-                format!("; from the intervals: {lo:.3} to {hi:.3} ({verdict})")
-            } else {
-                String::new()
-            };
+            let note = interval_note(interval);
             out.push(Derived {
                 na: unsupported(&[b.n, k.n], interval, (k.median - b.median) / extra_bytes),
                 name: format!("environment cost ({base})"),
@@ -183,7 +176,10 @@ pub fn compute(results: &[BenchResult]) -> Vec<Derived> {
             });
         }
     }
+}
 
+/// The system time per page fault of each paging test that faulted.
+fn fault_costs(results: &[BenchResult], out: &mut Vec<Derived>) {
     for id in [
         "seqpage",
         "seqpage-v",
@@ -218,7 +214,22 @@ pub fn compute(results: &[BenchResult]) -> Vec<Derived> {
             }
         }
     }
-    out
+}
+
+/// What an interval of a difference says, as a note to its formula: a figure whose
+/// interval includes zero is within noise (see [`difference_note`]); nothing without one.
+fn interval_note(interval: Option<(f64, f64)>) -> String {
+    match interval {
+        Some((lo, hi)) => {
+            let verdict = if lo <= 0.0 && hi >= 0.0 {
+                "includes 0: within noise"
+            } else {
+                "excludes 0"
+            };
+            format!("; from the intervals: {lo:.3} to {hi:.3} ({verdict})")
+        }
+        None => String::new(),
+    }
 }
 
 /// Why figure `d` of `run` cannot be supported, from the results' figures alone (the
@@ -310,19 +321,8 @@ mod tests {
             cpus: vec![0],
             trials: vec![],
             summary: Some(Summary {
-                wall_ns_per_op: est(wall_ns),
-                user_ns_per_op: est(0.0),
-                sys_ns_per_op: est(sys_ns),
-                whole: None,
                 minflt_per_op: minflt,
-                majflt_per_op: 0.0,
-                csw_per_op: 0.0,
-                nvcsw_per_op: 0.0,
-                nivcsw_per_op: 0.0,
-                migrations_per_op: None,
-                worker_rss_bytes: 0,
-                worker_maps: 0,
-                counters: None,
+                ..Summary::of_times(est(wall_ns), est(0.0), est(sys_ns))
             }),
             error: None,
         }

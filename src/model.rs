@@ -319,6 +319,28 @@ pub struct Summary {
     pub counters: Option<CounterSummary>,
 }
 
+impl Summary {
+    /// A summary of the three times per operation alone, every count zero and nothing else
+    /// known (what the paper publishes of a test, or a test's made-up figures).
+    pub fn of_times(wall: Estimate, user: Estimate, sys: Estimate) -> Summary {
+        Summary {
+            wall_ns_per_op: wall,
+            user_ns_per_op: user,
+            sys_ns_per_op: sys,
+            whole: None,
+            minflt_per_op: 0.0,
+            majflt_per_op: 0.0,
+            csw_per_op: 0.0,
+            nvcsw_per_op: 0.0,
+            nivcsw_per_op: 0.0,
+            migrations_per_op: None,
+            worker_rss_bytes: 0,
+            worker_maps: 0,
+            counters: None,
+        }
+    }
+}
+
 /// Everything measured for one benchmark in a run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct BenchResult {

@@ -206,21 +206,14 @@ fn result(spec: &crate::bench::Spec, real: f64, user: f64, sys: f64, faults: f64
         cpus: Vec::new(),
         trials: Vec::new(),
         summary: Some(Summary {
-            wall_ns_per_op: single(per_op(real)),
-            user_ns_per_op: single(per_op(user)),
-            sys_ns_per_op: single(per_op(sys)),
-            whole: None,
             // Table 7's page faults were page-ins: its 7.3 MB array paged on a 4.5 MB VAX
             // (§3.2.8), and Table 8 serves them from disk. A major fault is that (#45).
-            minflt_per_op: 0.0,
             majflt_per_op: faults / count,
-            csw_per_op: 0.0,
-            nvcsw_per_op: 0.0,
-            nivcsw_per_op: 0.0,
-            migrations_per_op: None,
-            worker_rss_bytes: 0,
-            worker_maps: 0,
-            counters: None,
+            ..Summary::of_times(
+                single(per_op(real)),
+                single(per_op(user)),
+                single(per_op(sys)),
+            )
         }),
         error: None,
     }

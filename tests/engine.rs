@@ -3,7 +3,7 @@
 //! in one), started from the built `sysperf` binary.
 
 use std::sync::atomic::AtomicBool;
-use std::sync::Mutex;
+use std::sync::{Mutex, MutexGuard};
 use sysperf::engine::{Engine, Event, RunPlan, RunRequest, Sink};
 use sysperf::model::TrialKind;
 use sysperf::store::{Backend, Store};
@@ -12,6 +12,42 @@ use sysperf::store::{Backend, Store};
 /// come to it as subreaper), which in a test binary includes a child that another test thread
 /// spawned and is about to wait for: so these tests take turns.
 static SERIAL: Mutex<()> = Mutex::new(());
+
+/// What each in-process run needs: its turn ([`SERIAL`]), a store in a temporary directory,
+/// and a flag to stop the engine with.
+struct Setup {
+    store: Store,
+    stop: AtomicBool,
+    _tmp: tempfile::TempDir,
+    _serial: MutexGuard<'static, ()>,
+}
+
+impl Setup {
+    /// Everything, the stop flag set when `stopped`.
+    fn new(stopped: bool) -> Setup {
+        let serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+        let tmp = tempfile::tempdir().unwrap();
+        Setup {
+            store: Store::open(&tmp.path().join("s.db")).unwrap(),
+            stop: AtomicBool::new(stopped),
+            _tmp: tmp,
+            _serial: serial,
+        }
+    }
+
+    /// The engine, with workers from the built binary.
+    fn engine(&self) -> Engine<'_> {
+        Engine {
+            worker_exe: assert_cmd::cargo::cargo_bin("sysperf"),
+            stop: &self.stop,
+        }
+    }
+}
+
+/// The plan of `req` on the CPUs this process may use.
+fn plan(req: &RunRequest) -> RunPlan {
+    RunPlan::resolve(req, &sysperf::sys::get_affinity().unwrap()).unwrap()
+}
 
 /// Records every event as a short line.
 #[derive(Default)]
@@ -33,28 +69,21 @@ impl Sink for Recorder {
 
 #[test]
 fn a_plan_runs_in_rounds_and_every_planned_trial_is_reported_and_stored() {
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let tmp = tempfile::tempdir().unwrap();
-    let store = Store::open(&tmp.path().join("s.db")).unwrap();
     let req = RunRequest {
         selection: vec!["syscall".into(), "signocsw".into()],
         trials: Some(3),
         min_time_s: Some(0.005),
         seed: 7,
-        // Without the host-speed reference (#42), whose own trials these counts leave out
-        // (`the_reference_is_one_more_target_in_every_round` counts it).
+        // The host-speed reference (#42) would be a third target: counted here are two.
         reference: false,
         ..RunRequest::default()
     };
-    let plan = RunPlan::resolve(&req, &sysperf::sys::get_affinity().unwrap()).unwrap();
+    let plan = plan(&req);
     assert_eq!(plan.planned_trials(), 2 * (3 + 1));
-    let stop = AtomicBool::new(false);
-    let engine = Engine {
-        worker_exe: assert_cmd::cargo::cargo_bin("sysperf"),
-        stop: &stop,
-    };
+    let setup = Setup::new(false);
+    let (store, engine) = (&setup.store, setup.engine());
     let mut sink = Recorder::default();
-    let out = engine.execute(&plan, &store, &mut sink).unwrap();
+    let out = engine.execute(&plan, store, &mut sink).unwrap();
     let ev = &sink.0;
 
     // Order: started, overhead, calibration (each target, then its trials), three rounds,
@@ -124,25 +153,18 @@ fn a_plan_runs_in_rounds_and_every_planned_trial_is_reported_and_stored() {
 
 #[test]
 fn a_stop_before_the_first_trial_stores_an_incomplete_run_with_nothing_measured() {
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let tmp = tempfile::tempdir().unwrap();
-    let store = Store::open(&tmp.path().join("s.db")).unwrap();
     let req = RunRequest {
         selection: vec!["syscall".into()],
         seed: 1,
-        // Without the host-speed reference (#42), whose own trials these counts leave out
-        // (`the_reference_is_one_more_target_in_every_round` counts it).
+        // Without the host-speed reference (#42): `the_reference_is_one_more_target_in_every_round`.
         reference: false,
         ..RunRequest::default()
     };
-    let plan = RunPlan::resolve(&req, &sysperf::sys::get_affinity().unwrap()).unwrap();
-    let stop = AtomicBool::new(true);
-    let engine = Engine {
-        worker_exe: assert_cmd::cargo::cargo_bin("sysperf"),
-        stop: &stop,
-    };
+    let plan = plan(&req);
+    let setup = Setup::new(true);
+    let (store, engine) = (&setup.store, setup.engine());
     let out = engine
-        .execute(&plan, &store, &mut Recorder::default())
+        .execute(&plan, store, &mut Recorder::default())
         .unwrap();
     assert!(out.interrupted);
     let stored = store.load_run(&out.run.id).unwrap();
@@ -152,9 +174,6 @@ fn a_stop_before_the_first_trial_stores_an_incomplete_run_with_nothing_measured(
 
 #[test]
 fn precision_adds_rounds_and_names_the_benchmarks_that_did_not_get_there() {
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let tmp = tempfile::tempdir().unwrap();
-    let store = Store::open(&tmp.path().join("s.db")).unwrap();
     // A half-width nothing reaches, and a short time limit: rounds are added, then both are
     // named with what they reached.
     let req = RunRequest {
@@ -166,19 +185,15 @@ fn precision_adds_rounds_and_names_the_benchmarks_that_did_not_get_there() {
         // on a busy machine.
         max_time_s: Some(3.0),
         seed: 3,
-        // Without the host-speed reference (#42), whose own trials these counts leave out
-        // (`the_reference_is_one_more_target_in_every_round` counts it).
+        // Without the host-speed reference (#42), which would be named imprecise too.
         reference: false,
         ..RunRequest::default()
     };
-    let plan = RunPlan::resolve(&req, &sysperf::sys::get_affinity().unwrap()).unwrap();
-    let stop = AtomicBool::new(false);
-    let engine = Engine {
-        worker_exe: assert_cmd::cargo::cargo_bin("sysperf"),
-        stop: &stop,
-    };
+    let plan = plan(&req);
+    let setup = Setup::new(false);
+    let (store, engine) = (&setup.store, setup.engine());
     let out = engine
-        .execute(&plan, &store, &mut Recorder::default())
+        .execute(&plan, store, &mut Recorder::default())
         .unwrap();
     for r in &out.run.results {
         let measured = r
@@ -214,9 +229,6 @@ fn precision_rounds_hold_every_test_and_a_run_to_run_variance_wider_than_asked_i
     // few ran back to back and met the machine in another moment), and the interval waited
     // for is a comparison's: with this machine's run-to-run CV of syscall at 50%, +-50% is
     // out of reach for it whatever the rounds, so it is named and not waited for.
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let tmp = tempfile::tempdir().unwrap();
-    let store = Store::open(&tmp.path().join("s.db")).unwrap();
     let req = RunRequest {
         selection: vec!["syscall".into(), "signocsw".into()],
         trials: Some(3),
@@ -224,20 +236,16 @@ fn precision_rounds_hold_every_test_and_a_run_to_run_variance_wider_than_asked_i
         precision_pct: Some(50.0),
         max_time_s: Some(120.0),
         seed: 4,
-        // Without the host-speed reference (#42), whose own trials these counts leave out
-        // (`the_reference_is_one_more_target_in_every_round` counts it).
+        // Without the host-speed reference (#42): `the_reference_is_one_more_target_in_every_round`.
         reference: false,
         ..RunRequest::default()
     };
-    let mut plan = RunPlan::resolve(&req, &sysperf::sys::get_affinity().unwrap()).unwrap();
+    let mut plan = plan(&req);
     plan.run_cv.insert("syscall".into(), 0.5);
-    let stop = AtomicBool::new(false);
-    let engine = Engine {
-        worker_exe: assert_cmd::cargo::cargo_bin("sysperf"),
-        stop: &stop,
-    };
+    let setup = Setup::new(false);
+    let (store, engine) = (&setup.store, setup.engine());
     let out = engine
-        .execute(&plan, &store, &mut Recorder::default())
+        .execute(&plan, store, &mut Recorder::default())
         .unwrap();
     let (a, b) = (&out.run.results[0], &out.run.results[1]);
     assert_eq!(rounds_of(a), rounds_of(b), "full rounds only");
@@ -265,28 +273,21 @@ fn precision_rounds_hold_every_test_and_a_run_to_run_variance_wider_than_asked_i
 
 #[test]
 fn repeat_stores_a_group_of_runs_under_one_label() {
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let tmp = tempfile::tempdir().unwrap();
-    let store = Store::open(&tmp.path().join("s.db")).unwrap();
     let req = RunRequest {
         selection: vec!["syscall".into()],
         quick: true,
         repeat: 2,
         label: Some("twice".into()),
         seed: 5,
-        // Without the host-speed reference (#42), whose own trials these counts leave out
-        // (`the_reference_is_one_more_target_in_every_round` counts it).
+        // Without the host-speed reference (#42): `the_reference_is_one_more_target_in_every_round`.
         reference: false,
         ..RunRequest::default()
     };
-    let plan = RunPlan::resolve(&req, &sysperf::sys::get_affinity().unwrap()).unwrap();
-    let stop = AtomicBool::new(false);
-    let engine = Engine {
-        worker_exe: assert_cmd::cargo::cargo_bin("sysperf"),
-        stop: &stop,
-    };
+    let plan = plan(&req);
+    let setup = Setup::new(false);
+    let (store, engine) = (&setup.store, setup.engine());
     let outs = engine
-        .execute_repeated(&plan, &store, &mut Recorder::default())
+        .execute_repeated(&plan, store, &mut Recorder::default())
         .unwrap();
     assert_eq!(outs.len(), 2);
     let (a, b) = (&outs[0].run, &outs[1].run);
@@ -312,20 +313,12 @@ fn every_run_updates_the_machines_variance_and_show_and_doctor_print_it() {
     let out = sysperf(&["doctor", "--json"]).output().unwrap();
     assert!(out.status.success());
     assert!(!db.exists(), "doctor must not create a store");
-    // Three runs of one test: the machine's run-to-run variance is estimated and stored.
-    // Without the host-speed reference (#42), whose estimate would be stored beside it.
-    sysperf(&[
-        "run",
-        "syscall",
-        "--no-reference",
-        "--trials",
-        "3",
-        "--min-time",
-        "0.005",
-    ])
-    .args(["--repeat", "3", "--label", "three"])
-    .assert()
-    .success();
+    // Three runs of one test: the machine's run-to-run variance is estimated and stored
+    // (of that test alone: no host-speed reference, #42).
+    sysperf(&["run", "syscall", "--trials", "3", "--min-time", "0.005"])
+        .args(["--repeat", "3", "--label", "three", "--no-reference"])
+        .assert()
+        .success();
     let store = Store::open(&db).unwrap();
     let fp = store
         .load_run(&store.resolve("latest").unwrap())
@@ -345,8 +338,11 @@ fn every_run_updates_the_machines_variance_and_show_and_doctor_print_it() {
 
     // #30: runs made with other options (more trials, sequential order) are other
     // measurements: they neither join the estimate nor replace it.
-    for other in [&["--trials", "4"][..], &["--trials", "3", "--sequential"]] {
-        sysperf(&["run", "syscall", "--no-reference", "--min-time", "0.005"])
+    for other in [
+        &["--trials", "4", "--no-reference"][..],
+        &["--trials", "3", "--sequential"],
+    ] {
+        sysperf(&["run", "syscall", "--min-time", "0.005"])
             .args(other)
             .assert()
             .success();
@@ -426,9 +422,6 @@ fn a_run_says_one_line_about_the_machine_instead_of_a_warning_per_test() {
 /// every round, and stored with its own result, beside the tests it stands beside.
 #[test]
 fn the_reference_is_one_more_target_in_every_round() {
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let tmp = tempfile::tempdir().unwrap();
-    let store = Store::open(&tmp.path().join("s.db")).unwrap();
     let req = RunRequest {
         selection: vec!["syscall".into()],
         trials: Some(3),
@@ -440,15 +433,12 @@ fn the_reference_is_one_more_target_in_every_round() {
         req.reference,
         "interleaved runs carry the reference by default"
     );
-    let plan = RunPlan::resolve(&req, &sysperf::sys::get_affinity().unwrap()).unwrap();
+    let plan = plan(&req);
     assert_eq!(plan.planned_trials(), 2 * (3 + 1));
-    let stop = AtomicBool::new(false);
-    let engine = Engine {
-        worker_exe: assert_cmd::cargo::cargo_bin("sysperf"),
-        stop: &stop,
-    };
+    let setup = Setup::new(false);
+    let (store, engine) = (&setup.store, setup.engine());
     let mut sink = Recorder::default();
-    let out = engine.execute(&plan, &store, &mut sink).unwrap();
+    let out = engine.execute(&plan, store, &mut sink).unwrap();
     let mut ids: Vec<&str> = out.run.results.iter().map(|r| r.id.as_str()).collect();
     ids.sort_unstable();
     assert_eq!(ids, ["hostspeed", "syscall"], "{:?}", sink.0);

@@ -605,22 +605,11 @@ mod tests {
             cpus: vec![],
             trials: vec![],
             summary: Some(Summary {
-                wall_ns_per_op: e(100.0),
-                user_ns_per_op: e(1.0),
-                sys_ns_per_op: e(50.0),
                 whole: whole.then(|| WholeCpu {
                     user_ns_per_op: e(2.0),
                     sys_ns_per_op: e(90.0),
                 }),
-                minflt_per_op: 0.0,
-                majflt_per_op: 0.0,
-                csw_per_op: 0.0,
-                nvcsw_per_op: 0.0,
-                nivcsw_per_op: 0.0,
-                migrations_per_op: None,
-                worker_rss_bytes: 0,
-                worker_maps: 0,
-                counters: None,
+                ..Summary::of_times(e(100.0), e(1.0), e(50.0))
             }),
             error: None,
         };

@@ -307,31 +307,18 @@ impl super::Engine<'_> {
         let groups = (plan.repeat > 1)
             .then(|| Ok::<_, EngineError>([super::new_run_id()?, super::new_run_id()?]))
             .transpose()?;
-        let mut out = Vec::new();
-        for k in 0..plan.repeat {
-            let mut p = plan.clone();
-            p.seed = plan.seed.wrapping_add(u64::from(k));
-            p.params.seed = Some(p.seed);
-            if groups.is_some() {
-                p.params.replicate = Some(k);
-                let what = format!("pair {} of {}", k + 1, plan.repeat);
-                sink.event(super::Event::Phase { what: &what });
-            }
-            let o = self.ab_pair(&p, design, sides, groups.as_ref(), store, sink);
-            let o = match o {
-                Ok(o) => o,
-                Err(e) => {
-                    let _ = sides.set(false);
-                    return Err(e);
-                }
-            };
-            let stop = o.interrupted;
-            out.push(o);
-            if stop {
-                break;
-            }
-        }
-        Ok(out)
+        super::repeated(
+            plan,
+            "pair",
+            sink,
+            |p, sink| {
+                self.ab_pair(&p, design, sides, groups.as_ref(), store, sink)
+                    .inspect_err(|_| {
+                        let _ = sides.set(false);
+                    })
+            },
+            |o| o.interrupted,
+        )
     }
 
     fn ab_pair(

@@ -462,28 +462,21 @@ impl Engine<'_> {
             return Ok(vec![self.execute(plan, store, sink)?]);
         }
         let group = new_run_id()?;
-        let mut out = Vec::new();
-        for k in 0..plan.repeat {
-            let mut p = plan.clone();
-            p.seed = plan.seed.wrapping_add(u64::from(k));
-            p.label = Some(
-                plan.label
-                    .clone()
-                    .unwrap_or_else(|| format!("repeat-{group}")),
-            );
-            p.params.seed = Some(p.seed);
-            p.params.group = Some(group.clone());
-            p.params.replicate = Some(k);
-            let what = format!("run {} of {}", k + 1, plan.repeat);
-            sink.event(Event::Phase { what: &what });
-            let outcome = self.execute(&p, store, sink)?;
-            let stop = outcome.interrupted;
-            out.push(outcome);
-            if stop {
-                break;
-            }
-        }
-        Ok(out)
+        let label = plan
+            .label
+            .clone()
+            .unwrap_or_else(|| format!("repeat-{group}"));
+        repeated(
+            plan,
+            "run",
+            sink,
+            |mut p, sink| {
+                p.label = Some(label.clone());
+                p.params.group = Some(group.clone());
+                self.execute(&p, store, sink)
+            },
+            |o| o.interrupted,
+        )
     }
 
     /// One profiled trial of `target`, scaled from its measured trials to `seconds`.
@@ -552,6 +545,37 @@ impl Engine<'_> {
         }
         Ok(profiles)
     }
+}
+
+/// The `--repeat` loop of `run` and `ab`: `plan.repeat` copies of the plan run by `one`,
+/// one after the other, the k-th with the k-th stream of the seed and, when there are
+/// several, numbered as replicate k and announced as the phase "NOUN k+1 of N"; stops after
+/// one that was `interrupted`.
+pub(crate) fn repeated<O, E>(
+    plan: &RunPlan,
+    noun: &str,
+    sink: &mut dyn Sink,
+    mut one: impl FnMut(RunPlan, &mut dyn Sink) -> Result<O, E>,
+    interrupted: impl Fn(&O) -> bool,
+) -> Result<Vec<O>, E> {
+    let mut out = Vec::new();
+    for k in 0..plan.repeat {
+        let mut p = plan.clone();
+        p.seed = plan.seed.wrapping_add(u64::from(k));
+        p.params.seed = Some(p.seed);
+        if plan.repeat > 1 {
+            p.params.replicate = Some(k);
+            let what = format!("{noun} {} of {}", k + 1, plan.repeat);
+            sink.event(Event::Phase { what: &what });
+        }
+        let o = one(p, sink)?;
+        let stop = interrupted(&o);
+        out.push(o);
+        if stop {
+            break;
+        }
+    }
+    Ok(out)
 }
 
 /// Profiling needs permissions and kernel symbols: found out before measuring anything.

@@ -163,126 +163,11 @@ impl RunPlan {
         }
         let cpus = CpuChoice::new(req.cpus.clone(), allowed_cpus)?;
         check_label(req.label.as_deref())?;
-        if let Some(s) = req.profile_seconds {
-            positive("--profile-seconds", s)?;
-        }
-        positive("--timeout", req.timeout_s)?;
-        let trials = req.trials.unwrap_or(DEFAULT_TRIALS);
-        let min_time_s = req.min_time_s.unwrap_or(DEFAULT_MIN_TIME_S);
-        positive("--min-time", min_time_s)?;
-        let budget = Budget::run(
-            trials,
-            Duration::from_secs_f64(min_time_s),
-            Duration::from_secs_f64(req.timeout_s),
-            req.quick,
-        );
+        let budget = run_budget(req)?;
 
-        let mut targets = Vec::new();
-        for spec in specs {
-            targets.push(Planned {
-                target: Target::bench(spec),
-                placement: placement::plan(req.placement, spec.shape, &cpus)?,
-                origin: Origin::Bench(spec),
-            });
-        }
-        let mut suites = Vec::new();
-        for c in chosen {
-            let index = suites.len();
-            suites.push(c.suite);
-            for (series, points) in c.series {
-                let placed = placement::plan(req.placement, series.shape, &cpus)?;
-                for point in points {
-                    targets.push(Planned {
-                        target: suite::target(series, &point),
-                        placement: placed.clone(),
-                        origin: Origin::Point {
-                            suite: index,
-                            series,
-                            point,
-                        },
-                    });
-                }
-            }
-        }
-        let carries_reference = targets.iter().any(|t| match &t.origin {
-            Origin::Bench(spec) => spec.id == bench::hostspeed::ID,
-            Origin::Point { .. } => false,
-        });
-        if req.reference
-            && req.interleave
-            && !budget.quick
-            && !req.smoke
-            && !targets.is_empty()
-            && !carries_reference
-        {
-            if let Some(spec) = bench::find(bench::hostspeed::ID) {
-                targets.push(Planned {
-                    target: Target::bench(spec),
-                    placement: placement::plan(req.placement, spec.shape, &cpus)?,
-                    origin: Origin::Bench(spec),
-                });
-            }
-        }
-        if let Some(p) = req.precision_pct {
-            if !(p.is_finite() && p > 0.0 && p <= 100.0) {
-                return Err(InputError::InvalidValue {
-                    what: "--precision",
-                    value: p.to_string(),
-                    why: "give a percentage above 0 and at most 100, such as 3".into(),
-                });
-            }
-            if req.quick {
-                return Err(InputError::InvalidValue {
-                    what: "--precision",
-                    value: p.to_string(),
-                    why: "--quick runs one trial, which has no interval; drop --quick".into(),
-                });
-            }
-        }
-        if let Some(m) = req.max_time_s {
-            positive("--max-time", m)?;
-            if req.precision_pct.is_none() {
-                return Err(InputError::InvalidValue {
-                    what: "--max-time",
-                    value: m.to_string(),
-                    why: "it bounds --precision; give --precision PCT too".into(),
-                });
-            }
-        }
-        if let Some(s) = req.settle_s {
-            positive("--settle", s)?;
-        }
-        if req.repeat == 0 || req.repeat > 1000 {
-            return Err(InputError::InvalidValue {
-                what: "--repeat",
-                value: req.repeat.to_string(),
-                why: "give a number of runs from 1 to 1000".into(),
-            });
-        }
-        let params = RunParams {
-            selection: req.selection.clone(),
-            suites: req.suites.clone(),
-            trials: budget.trials,
-            min_time_s: budget.min_time.as_secs_f64(),
-            quick: budget.quick || req.smoke,
-            placement: req.placement.as_str().to_string(),
-            cpus: req.cpus.clone(),
-            timeout_s: req.timeout_s,
-            order: Some(
-                if req.interleave {
-                    "interleaved"
-                } else {
-                    "sequential"
-                }
-                .into(),
-            ),
-            seed: Some(req.seed),
-            group: None,
-            replicate: None,
-            precision_pct: req.precision_pct,
-            settle_s: req.settle_s,
-            ab: None,
-        };
+        let (targets, suites) = plan_targets(req, specs, chosen, &cpus, &budget)?;
+        check_rounds(req)?;
+        let params = run_params(req, &budget);
         Ok(RunPlan {
             targets,
             suites,
@@ -453,6 +338,160 @@ impl RunPlan {
             ));
         }
         s
+    }
+}
+
+/// The budget of a run (`--trials`, `--min-time`, `--timeout`, `--quick`), its values
+/// checked (and `--profile-seconds`').
+fn run_budget(req: &RunRequest) -> Result<Budget, InputError> {
+    if let Some(s) = req.profile_seconds {
+        positive("--profile-seconds", s)?;
+    }
+    positive("--timeout", req.timeout_s)?;
+    let trials = req.trials.unwrap_or(DEFAULT_TRIALS);
+    let min_time_s = req.min_time_s.unwrap_or(DEFAULT_MIN_TIME_S);
+    positive("--min-time", min_time_s)?;
+    Ok(Budget::run(
+        trials,
+        Duration::from_secs_f64(min_time_s),
+        Duration::from_secs_f64(req.timeout_s),
+        req.quick,
+    ))
+}
+
+/// The targets of a run, placed on `cpus`: the chosen tests (`specs`), each point of the
+/// chosen suites' series, and the reference test of host speed where the run's trials are
+/// interleaved and it is not among them; with the suites of the points.
+fn plan_targets(
+    req: &RunRequest,
+    specs: Vec<&'static bench::Spec>,
+    chosen: Vec<suite::Chosen>,
+    cpus: &CpuChoice,
+    budget: &Budget,
+) -> Result<(Vec<Planned>, Vec<&'static Suite>), InputError> {
+    let mut targets = Vec::new();
+    for spec in specs {
+        targets.push(Planned {
+            target: Target::bench(spec),
+            placement: placement::plan(req.placement, spec.shape, cpus)?,
+            origin: Origin::Bench(spec),
+        });
+    }
+    let mut suites = Vec::new();
+    for c in chosen {
+        let index = suites.len();
+        suites.push(c.suite);
+        for (series, points) in c.series {
+            let placed = placement::plan(req.placement, series.shape, cpus)?;
+            for point in points {
+                targets.push(Planned {
+                    target: suite::target(series, &point),
+                    placement: placed.clone(),
+                    origin: Origin::Point {
+                        suite: index,
+                        series,
+                        point,
+                    },
+                });
+            }
+        }
+    }
+    let carries_reference = targets.iter().any(|t| match &t.origin {
+        Origin::Bench(spec) => spec.id == bench::hostspeed::ID,
+        Origin::Point { .. } => false,
+    });
+    if req.reference
+        && req.interleave
+        && !budget.quick
+        && !req.smoke
+        && !targets.is_empty()
+        && !carries_reference
+    {
+        if let Some(spec) = bench::find(bench::hostspeed::ID) {
+            targets.push(Planned {
+                target: Target::bench(spec),
+                placement: placement::plan(req.placement, spec.shape, cpus)?,
+                origin: Origin::Bench(spec),
+            });
+        }
+    }
+    Ok((targets, suites))
+}
+
+/// Checks what bounds a run's rounds and runs: `--precision`, `--max-time`, `--settle`,
+/// `--repeat`.
+fn check_rounds(req: &RunRequest) -> Result<(), InputError> {
+    let bad = |what: &'static str, value: String, why: &str| {
+        Err(InputError::InvalidValue {
+            what,
+            value,
+            why: why.into(),
+        })
+    };
+    if let Some(p) = req.precision_pct {
+        if !(p.is_finite() && p > 0.0 && p <= 100.0) {
+            return bad(
+                "--precision",
+                p.to_string(),
+                "give a percentage above 0 and at most 100, such as 3",
+            );
+        }
+        if req.quick {
+            return bad(
+                "--precision",
+                p.to_string(),
+                "--quick runs one trial, which has no interval; drop --quick",
+            );
+        }
+    }
+    if let Some(m) = req.max_time_s {
+        positive("--max-time", m)?;
+        if req.precision_pct.is_none() {
+            return bad(
+                "--max-time",
+                m.to_string(),
+                "it bounds --precision; give --precision PCT too",
+            );
+        }
+    }
+    if let Some(s) = req.settle_s {
+        positive("--settle", s)?;
+    }
+    if req.repeat == 0 || req.repeat > 1000 {
+        return bad(
+            "--repeat",
+            req.repeat.to_string(),
+            "give a number of runs from 1 to 1000",
+        );
+    }
+    Ok(())
+}
+
+/// What a run records of how it was asked for.
+fn run_params(req: &RunRequest, budget: &Budget) -> RunParams {
+    RunParams {
+        selection: req.selection.clone(),
+        suites: req.suites.clone(),
+        trials: budget.trials,
+        min_time_s: budget.min_time.as_secs_f64(),
+        quick: budget.quick || req.smoke,
+        placement: req.placement.as_str().to_string(),
+        cpus: req.cpus.clone(),
+        timeout_s: req.timeout_s,
+        order: Some(
+            if req.interleave {
+                "interleaved"
+            } else {
+                "sequential"
+            }
+            .into(),
+        ),
+        seed: Some(req.seed),
+        group: None,
+        replicate: None,
+        precision_pct: req.precision_pct,
+        settle_s: req.settle_s,
+        ab: None,
     }
 }
 

@@ -392,71 +392,19 @@ fn explain_test(
             .iter()
             .find(|p| p.profile.bench == id && p.profile.samples > 0 && p.profile.operations > 0)
     });
-    let sources = [0, 1].map(|s| match found[s] {
-        Some(p) => p.source.clone(),
-        None => Source::Missing {
-            why: match &input.unmeasured[s] {
-                Some(why) => format!("run {} has no profile of {id}, and none was made now: {why}", input.runs[s].id),
-                None => format!(
-                    "run {} has no profile of {id} ('sysperf run --profile {id}' where it was measured stores one)",
-                    input.runs[s].id
-                ),
-            },
-        },
-    });
+    let sources = profile_sources(input, id, found);
 
     // Shares are of the measured change, when there is a significant one to share.
     let denominator = change.filter(|c| significant && *c != 0.0);
-    let share = |x: f64| denominator.map(|d| 100.0 * x / d);
-    let mut profile = None;
-    let mut accounting = None;
-    let mut one_side = None;
+    let (mut profile, mut accounting, mut one_side) = (None, None, None);
     match found {
         [Some(a), Some(b)] => {
-            let mut d = diff::diff(&a.profile, &b.profile);
-            d.functions.truncate(MAX_FUNCTIONS);
-            for f in &mut d.functions {
-                f.share_pct = share(f.self_.change_ns_per_op);
-            }
-            for p in d.paths.iter_mut().chain(&mut d.trunk) {
-                p.share_pct = share(p.total.change_ns_per_op);
-            }
-            accounting = denominator.map(|m| Accounting {
-                measured_ns_per_op: m,
-                profile_pct: 100.0 * d.all.change_ns_per_op / m,
-                paths_pct: 100.0
-                    * d.paths
-                        .iter()
-                        .map(|p| p.total.change_ns_per_op)
-                        .sum::<f64>()
-                    / m,
-                disturbed_sides: (0..2)
-                    .filter(|&s| input.runs[s].disturbed(id))
-                    .map(|s| side_name(s).to_string())
-                    .collect(),
-            });
-            profile = Some(d);
+            let (d, acc) = profile_diff(input, id, a, b, denominator);
+            (profile, accounting) = (Some(d), acc);
         }
         [Some(p), None] | [None, Some(p)] => {
             let side = if found[0].is_some() { 0 } else { 1 };
-            one_side = Some(OneSide {
-                side: side_name(side).into(),
-                cpu_ns_per_op: p.profile.samples as f64 * p.profile.sample_period_ns as f64
-                    / p.profile.operations as f64,
-                functions: p
-                    .profile
-                    .flat()
-                    .into_iter()
-                    .take(ONE_SIDE_FUNCTIONS)
-                    .map(|f| {
-                        (
-                            f.name,
-                            f.self_us_per_op * 1000.0,
-                            f.total_us_per_op * 1000.0,
-                        )
-                    })
-                    .collect(),
-            });
+            one_side = Some(only_side(side, p));
         }
         [None, None] => {}
     }
@@ -496,6 +444,82 @@ fn explain_test(
     };
     t.sentence = sentence(&t);
     t
+}
+
+/// Where each side's profile of test `id` comes from (`found`: the profile used), or why
+/// there is none.
+fn profile_sources(input: &Input<'_>, id: &str, found: [Option<&SideProfile>; 2]) -> [Source; 2] {
+    [0, 1].map(|s| match found[s] {
+        Some(p) => p.source.clone(),
+        None => Source::Missing {
+            why: match &input.unmeasured[s] {
+                Some(why) => format!("run {} has no profile of {id}, and none was made now: {why}", input.runs[s].id),
+                None => format!(
+                    "run {} has no profile of {id} ('sysperf run --profile {id}' where it was measured stores one)",
+                    input.runs[s].id
+                ),
+            },
+        },
+    })
+}
+
+/// The difference of the two sides' profiles of test `id`, its largest functions, each
+/// function's and path's share of the measured change (`denominator`, when significant),
+/// and how much of that change the profiles account for.
+fn profile_diff(
+    input: &Input<'_>,
+    id: &str,
+    a: &SideProfile,
+    b: &SideProfile,
+    denominator: Option<f64>,
+) -> (ProfileDiff, Option<Accounting>) {
+    let share = |x: f64| denominator.map(|d| 100.0 * x / d);
+    let mut d = diff::diff(&a.profile, &b.profile);
+    d.functions.truncate(MAX_FUNCTIONS);
+    for f in &mut d.functions {
+        f.share_pct = share(f.self_.change_ns_per_op);
+    }
+    for p in d.paths.iter_mut().chain(&mut d.trunk) {
+        p.share_pct = share(p.total.change_ns_per_op);
+    }
+    let accounting = denominator.map(|m| Accounting {
+        measured_ns_per_op: m,
+        profile_pct: 100.0 * d.all.change_ns_per_op / m,
+        paths_pct: 100.0
+            * d.paths
+                .iter()
+                .map(|p| p.total.change_ns_per_op)
+                .sum::<f64>()
+            / m,
+        disturbed_sides: (0..2)
+            .filter(|&s| input.runs[s].disturbed(id))
+            .map(|s| side_name(s).to_string())
+            .collect(),
+    });
+    (d, accounting)
+}
+
+/// What one side's profile alone (`side`'s, `p`) says: its CPU time per operation and its
+/// heaviest functions.
+fn only_side(side: usize, p: &SideProfile) -> OneSide {
+    OneSide {
+        side: side_name(side).into(),
+        cpu_ns_per_op: p.profile.samples as f64 * p.profile.sample_period_ns as f64
+            / p.profile.operations as f64,
+        functions: p
+            .profile
+            .flat()
+            .into_iter()
+            .take(ONE_SIDE_FUNCTIONS)
+            .map(|f| {
+                (
+                    f.name,
+                    f.self_us_per_op * 1000.0,
+                    f.total_us_per_op * 1000.0,
+                )
+            })
+            .collect(),
+    }
 }
 
 /// The per-operation figures of each measured trial of a result, by `per_op`.

@@ -508,18 +508,8 @@ pub fn measure_overhead(opts: &Options, stop: &AtomicBool) -> Result<Overhead, S
     let first = opts.cpus.cpus.first().copied();
     let iterations = 10_000_000;
     let req = Request {
-        id: worker::OVERHEAD_ID.into(),
-        iterations,
         pin: first.map(|c| vec![c]),
-        child_cpu: None,
-        observe: false,
-        perf: false,
-        hold: false,
-        param: None,
-        cgroup: None,
-        task: None,
-        start_at_ns: None,
-        command: None,
+        ..Request::plain(worker::OVERHEAD_ID, iterations)
     };
     match run_worker(&opts.worker_exe, &req, opts.timeout, stop) {
         Outcome::Done(r, _) => Ok(Overhead {
@@ -542,6 +532,25 @@ pub fn next_iterations(n: u64, wall_ns: u64, target_ns: u64) -> u64 {
     ((n as f64 * factor).ceil() as u64)
         .max(n.saturating_add(1))
         .min(MAX_ITERATIONS)
+}
+
+/// The one calibration rule (a run's measurements and `sysperf trace` share it): from one
+/// iteration, the count grows by [`next_iterations`] (at most to `max`) until one trial
+/// lasts at least `target_ns` or the count is `max`. `trial(n)` runs a trial of `n`
+/// iterations and gives its wall time, or nothing when it failed: then so does this.
+pub fn calibrate<E>(
+    target_ns: u64,
+    max: u64,
+    mut trial: impl FnMut(u64) -> Result<Option<u64>, E>,
+) -> Result<Option<u64>, E> {
+    let mut n = 1;
+    loop {
+        match trial(n)? {
+            None => return Ok(None),
+            Some(wall) if wall >= target_ns || n >= max => return Ok(Some(n)),
+            Some(wall) => n = next_iterations(n, wall, target_ns).min(max),
+        }
+    }
 }
 
 /// Other work on a measurement's CPUs, accumulated over the windows in which its own trials
@@ -840,28 +849,25 @@ impl<'a> Measurement<'a> {
         let iterations = if let Some(fixed) = self.fixed.or(self.target.iterations) {
             fixed.max(1)
         } else {
-            let mut n = 1;
-            loop {
-                match self.one(TrialKind::Calibration, None, n, stop, progress)? {
-                    None => {
-                        let why = self
-                            .result
-                            .trials
-                            .last()
-                            .and_then(|t| t.error.clone())
-                            .unwrap_or_default();
-                        self.result.error = Some(format!("calibration failed: {why}"));
-                        self.warnings.push(Warning {
-                            bench: Some(self.target.id.clone()),
-                            kind: WarningKind::Failed,
-                            message: format!("{}: {why}", self.target.id),
-                        });
-                        return Ok(());
-                    }
-                    Some(wall) if wall >= target_ns || n >= MAX_ITERATIONS => break n,
-                    Some(wall) => n = next_iterations(n, wall, target_ns),
-                }
-            }
+            let found = calibrate(target_ns, MAX_ITERATIONS, |n| {
+                self.one(TrialKind::Calibration, None, n, stop, progress)
+            })?;
+            let Some(n) = found else {
+                let why = self
+                    .result
+                    .trials
+                    .last()
+                    .and_then(|t| t.error.clone())
+                    .unwrap_or_default();
+                self.result.error = Some(format!("calibration failed: {why}"));
+                self.warnings.push(Warning {
+                    bench: Some(self.target.id.clone()),
+                    kind: WarningKind::Failed,
+                    message: format!("{}: {why}", self.target.id),
+                });
+                return Ok(());
+            };
+            n
         };
         if self.opts.warmup {
             self.one(TrialKind::Warmup, None, iterations, stop, progress)?;
@@ -1396,20 +1402,7 @@ mod tests {
     fn a_worker_past_its_limit_is_killed_and_the_message_states_the_limit() {
         let dir = tempfile::tempdir().unwrap();
         let exe = sleeper(dir.path(), "30");
-        let req = Request {
-            id: "syscall".into(),
-            iterations: 1,
-            pin: None,
-            child_cpu: None,
-            observe: false,
-            perf: false,
-            hold: false,
-            param: None,
-            cgroup: None,
-            task: None,
-            start_at_ns: None,
-            command: None,
-        };
+        let req = Request::plain("syscall", 1);
         let stop = AtomicBool::new(false);
         let t0 = Instant::now();
         let out = run_worker(&exe, &req, Duration::from_millis(50), &stop);
@@ -1427,6 +1420,23 @@ mod tests {
         assert_eq!(next_iterations(10, 1_000, 100_000_000), 1000);
         assert_eq!(next_iterations(100, 90, 100), 200);
         assert!(next_iterations(MAX_ITERATIONS, 1, 100) <= MAX_ITERATIONS);
+    }
+
+    #[test]
+    fn calibrate_stops_at_the_target_the_cap_or_a_failure() {
+        // 10 ns an iteration, 1000 ns wanted: 1 -> 100 (grown at most 100x: 1000 ns, reached).
+        let mut counts = Vec::new();
+        let n = calibrate::<()>(1000, 1 << 20, |n| {
+            counts.push(n);
+            Ok(Some(10 * n))
+        });
+        assert_eq!((n, counts), (Ok(Some(100)), vec![1, 100]));
+        // Never long enough: the cap ends it, at the cap.
+        let n = calibrate::<()>(u64::MAX, 50, |n| Ok(Some(n)));
+        assert_eq!(n, Ok(Some(50)));
+        // A failed trial: no count; an error: the error.
+        assert_eq!(calibrate::<()>(1000, 50, |_| Ok(None)), Ok(None));
+        assert_eq!(calibrate(1000, 50, |_| Err("stop")), Err("stop"));
     }
 
     fn trial(kind: TrialKind, iterations: u64, wall_ns: u64) -> Trial {

@@ -89,18 +89,31 @@ impl Request {
     /// One trial of a measurement target (a core benchmark or a series point).
     pub fn target(t: &super::Target, plan: &super::placement::Plan, iterations: u64) -> Request {
         Request {
-            id: t.request_id.clone(),
-            iterations,
             pin: plan.worker.clone(),
             child_cpu: plan.child,
+            param: t.param,
+            task: t.task,
+            command: t.command.clone(),
+            ..Request::plain(&t.request_id, iterations)
+        }
+    }
+
+    /// The one request every other is made from: `iterations` of the test `id`, unplaced,
+    /// unobserved, not held, in no cgroup, with no switch, parameter or command.
+    pub fn plain(id: &str, iterations: u64) -> Request {
+        Request {
+            id: id.to_string(),
+            iterations,
+            pin: None,
+            child_cpu: None,
             observe: false,
             perf: false,
             hold: false,
-            param: t.param,
+            param: None,
             cgroup: None,
-            task: t.task,
+            task: None,
             start_at_ns: None,
-            command: t.command.clone(),
+            command: None,
         }
     }
 }
@@ -181,33 +194,12 @@ pub fn main(request: &str, make: Make) -> i32 {
 }
 
 fn execute(req: &Request, make: Make) -> Result<Report, String> {
-    sys::set_process_name(&format!("sysperf:{}", req.id));
-    // If sysperf dies, so does its worker (and the worker's children, which do the same).
-    sys::set_parent_death_signal(libc::SIGKILL);
-    if let Some(cpus) = &req.pin {
-        sys::set_affinity(cpus).map_err(|e| format!("pinning to CPUs {cpus:?}: {e}"))?;
-    }
-    if req.hold {
-        // The parent attaches its profiler now; EOF means it gave up (or died).
-        let mut go = [0u8; 1];
-        match sys::read(0, &mut go) {
-            Ok(1) => {}
-            _ => return Err("the harness did not give the go-ahead".into()),
-        }
-    }
-    if let Some(sw) = req.task {
-        sw.apply()
-            .map_err(|e| format!("turning on the switch {sw:?}: {e}"))?;
-    }
+    enter(req)?;
     if req.id == OVERHEAD_ID {
         return Ok(overhead(req.iterations));
     }
     if let Some(dir) = &req.cgroup {
-        // Before setup, so that every page setup and the timed region touch is charged to
-        // the limited cgroup.
-        let procs = std::path::Path::new(dir).join("cgroup.procs");
-        std::fs::write(&procs, std::process::id().to_string())
-            .map_err(|e| format!("joining the cgroup {}: {e}", procs.display()))?;
+        join_cgroup(dir)?;
     }
     let mut b = make(&req.id, req.param)?;
     // Opened before setup, so that children forked in setup inherit the counters.
@@ -255,20 +247,7 @@ fn execute(req: &Request, make: Make) -> Result<Report, String> {
     // The children the paper's program never waited for, reaped once the clock has stopped
     // (its time stopped when the program exited): their usage is the trial's, not its own.
     let late = b.reap_unwaited();
-    let counters = match (&snap0, &snap1) {
-        (Some(a), Some(b)) => {
-            let mut cpus: Vec<u32> = req.pin.clone().unwrap_or_default();
-            if !cpus.is_empty() {
-                cpus.extend(req.child_cpu);
-            }
-            let mut c = counters::delta(a, b, &cpus);
-            if let Some(p) = &perf {
-                p.read_into(&mut c);
-            }
-            Some(c)
-        }
-        _ => None,
-    };
+    let counters = counter_delta(req, snap0.as_ref().zip(snap1.as_ref()), perf.as_ref());
     // A helper process that did the operations (the paper's forks/execs program) is the test
     // process: its own time is the parent's, its children's the children's, its size the
     // forking process's.
@@ -302,6 +281,63 @@ fn execute(req: &Request, make: Make) -> Result<Report, String> {
         ready_ns,
         intrusions,
     })
+}
+
+/// Makes this process the trial's: named after the test, killed with sysperf, pinned, held
+/// until the harness's go-ahead (`hold`), with the task's switch on.
+fn enter(req: &Request) -> Result<(), String> {
+    sys::set_process_name(&format!("sysperf:{}", req.id));
+    // If sysperf dies, so does its worker (and the worker's children, which do the same).
+    sys::set_parent_death_signal(libc::SIGKILL);
+    if let Some(cpus) = &req.pin {
+        sys::set_affinity(cpus).map_err(|e| format!("pinning to CPUs {cpus:?}: {e}"))?;
+    }
+    if req.hold {
+        // The parent attaches its profiler now; EOF means it gave up (or died).
+        let mut go = [0u8; 1];
+        match sys::read(0, &mut go) {
+            Ok(1) => {}
+            _ => return Err("the harness did not give the go-ahead".into()),
+        }
+    }
+    if let Some(sw) = req.task {
+        sw.apply()
+            .map_err(|e| format!("turning on the switch {sw:?}: {e}"))?;
+    }
+    Ok(())
+}
+
+/// Joins the cgroup `dir` of a memory-limited target.
+fn join_cgroup(dir: &str) -> Result<(), String> {
+    // Before setup, so that every page setup and the timed region touch is charged to
+    // the limited cgroup.
+    let procs = std::path::Path::new(dir).join("cgroup.procs");
+    std::fs::write(&procs, std::process::id().to_string())
+        .map_err(|e| format!("joining the cgroup {}: {e}", procs.display()))?;
+    Ok(())
+}
+
+/// What the counters counted between two snapshots (`snaps`), on the trial's CPUs (the
+/// pinned ones and the child's, or all), with the perf counters' figures; none unobserved.
+fn counter_delta(
+    req: &Request,
+    snaps: Option<(&counters::Snapshot, &counters::Snapshot)>,
+    perf: Option<&PerfCounters>,
+) -> Option<Counters> {
+    match snaps {
+        Some((a, b)) => {
+            let mut cpus: Vec<u32> = req.pin.clone().unwrap_or_default();
+            if !cpus.is_empty() {
+                cpus.extend(req.child_cpu);
+            }
+            let mut c = counters::delta(a, b, &cpus);
+            if let Some(p) = perf {
+                p.read_into(&mut c);
+            }
+            Some(c)
+        }
+        _ => None,
+    }
 }
 
 /// Measures the two costs the harness subtracts: a pair of clock reads around nothing (the

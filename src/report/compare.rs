@@ -799,13 +799,21 @@ fn warnings<M: Style>(c: &Comparison, m: &mut M) {
     // Each run's in turn, other work's one line per cause (#43).
     let mut items: Vec<String> = Vec::new();
     for (i, r) in c.runs.iter().enumerate() {
-        let own = c.warnings.iter().filter(|w| w.run == r.id).map(|w| &w.warning);
+        let own = c
+            .warnings
+            .iter()
+            .filter(|w| w.run == r.id)
+            .map(|w| &w.warning);
         for line in super::warnings::lines(own) {
             items.push(format!("{} {}", tag(i), m.esc(&line)));
         }
     }
     // A warning of a run not among the columns (none should be) is still said, under [1].
-    for w in c.warnings.iter().filter(|w| !c.runs.iter().any(|r| r.id == w.run)) {
+    for w in c
+        .warnings
+        .iter()
+        .filter(|w| !c.runs.iter().any(|r| r.id == w.run))
+    {
         items.push(format!("{} {}", tag(0), m.esc(&w.warning.message)));
     }
     m.list(&items, true);

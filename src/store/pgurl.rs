@@ -11,6 +11,7 @@
 //! locations with it and `pg` builds on `backend`.
 
 use crate::store::StoreError;
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 use tokio_postgres::config::{Host, LoadBalanceHosts};
@@ -285,6 +286,122 @@ fn percent_decode(s: &str) -> Option<Vec<u8>> {
     Some(out)
 }
 
+/// The type of [`PgUrl::parse`]'s error maker: the URL is bad, and why.
+type Bad<'a> = &'a dyn Fn(String) -> StoreError;
+
+/// The URL the driver reads (the query's parameters that sysperf reads itself, [`OURS`],
+/// taken out) and those parameters, decoded.
+fn split_query(url: &str, bad: Bad<'_>) -> Result<(String, HashMap<String, String>), StoreError> {
+    // The query, where the driver finds it: after the credentials (which end at the first
+    // '@'), from the first '?'.
+    let creds_end = url.find('@').map_or(0, |i| i + 1);
+    let (base, query) = match url[creds_end..].find('?') {
+        Some(i) => (&url[..creds_end + i], &url[creds_end + i + 1..]),
+        None => (url, ""),
+    };
+    let mut kept = Vec::new();
+    let mut ours = HashMap::new();
+    for pair in query.split('&').filter(|p| !p.is_empty()) {
+        let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+        let key = decode(k).unwrap_or_default();
+        if OURS.contains(&key.as_str()) {
+            let value = decode(v).ok_or_else(|| bad(format!("the value of {key} is not UTF-8")))?;
+            ours.insert(key, value);
+        } else {
+            kept.push(pair);
+        }
+    }
+    let driver_url = if kept.is_empty() {
+        base.to_string()
+    } else {
+        format!("{base}?{}", kept.join("&"))
+    };
+    Ok((driver_url, ours))
+}
+
+/// A service's settings (#44 item 5) where the URL has none, before the environment's
+/// (libpq's order: the URL, the service file, the environment, the defaults).
+fn apply_service(
+    config: &mut tokio_postgres::Config,
+    ours: &mut HashMap<String, String>,
+    service: &str,
+    bad: Bad<'_>,
+) -> Result<(), StoreError> {
+    let settings = super::pgservice::settings(service).map_err(bad)?;
+    for (key, value) in settings {
+        if OURS.contains(&key.as_str()) {
+            ours.entry(key).or_insert(value);
+        } else if SERVICE_KEYS.contains(&key.as_str()) {
+            if !has(config, &key) {
+                set(config, &key, &value)
+                    .map_err(|why| bad(format!("in the service \"{service}\": {why}")))?;
+            }
+        } else {
+            return Err(bad(format!(
+                "the service \"{service}\" sets '{key}', which sysperf does not take from a service file (it takes {} and {})",
+                SERVICE_KEYS.join(", "),
+                OURS[..4].join(", ")
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// libpq's environment where the URL and the service set nothing, then its defaults:
+/// without a host, the unix socket (#44 item 5).
+fn apply_env(config: &mut tokio_postgres::Config, bad: Bad<'_>) -> Result<(), StoreError> {
+    for (key, var) in [
+        ("host", "PGHOST"),
+        ("port", "PGPORT"),
+        ("dbname", "PGDATABASE"),
+        ("user", "PGUSER"),
+    ] {
+        if let Some(value) = env(var).filter(|_| !has(config, key)) {
+            set(config, key, &value).map_err(|why| bad(format!("{why} (from {var})")))?;
+        }
+    }
+    if !has(config, "host") {
+        let port = config.get_ports().first().copied().unwrap_or(5432);
+        config.host_path(default_socket_dir(port));
+    }
+    Ok(())
+}
+
+/// The TLS mode and roots, from the URL's parameters or else the environment's, checked
+/// against each other.
+fn ssl_of(
+    ours: &HashMap<String, String>,
+    bad: Bad<'_>,
+) -> Result<(SslMode, Option<RootCert>), StoreError> {
+    let param = |key: &str, var: &str| ours.get(key).cloned().or_else(|| env(var));
+    let rootcert = param("sslrootcert", "PGSSLROOTCERT").map(|r| match r.as_str() {
+        "system" => RootCert::System,
+        _ => RootCert::File(PathBuf::from(r)),
+    });
+    let sslmode = match param("sslmode", "PGSSLMODE") {
+        Some(m) => SslMode::parse(&m).ok_or_else(|| {
+            let from = if ours.contains_key("sslmode") {
+                ""
+            } else {
+                " (from PGSSLMODE)"
+            };
+            bad(format!(
+                "sslmode={m}{from} is not one of disable, prefer, require, verify-ca, verify-full"
+            ))
+        })?,
+        // libpq: the system's roots mean a certificate naming the host.
+        None if rootcert == Some(RootCert::System) => SslMode::VerifyFull,
+        None => SslMode::Prefer,
+    };
+    if rootcert == Some(RootCert::System) && sslmode != SslMode::VerifyFull {
+        return Err(bad(format!(
+            "sslrootcert=system needs sslmode=verify-full, not {}",
+            sslmode.name()
+        )));
+    }
+    Ok((sslmode, rootcert))
+}
+
 impl PgUrl {
     /// Reads a `postgres://` or `postgresql://` URL (the scheme in lower case).
     pub(crate) fn parse(url: &str) -> Result<PgUrl, StoreError> {
@@ -295,31 +412,7 @@ impl PgUrl {
             why: format!("{why}; the form is postgres://USER@HOST:PORT/DATABASE[?sslmode=verify-full&sslrootcert=FILE]"),
         }
         };
-        // The query, where the driver finds it: after the credentials (which end at the first
-        // '@'), from the first '?'.
-        let creds_end = url.find('@').map_or(0, |i| i + 1);
-        let (base, query) = match url[creds_end..].find('?') {
-            Some(i) => (&url[..creds_end + i], &url[creds_end + i + 1..]),
-            None => (url, ""),
-        };
-        let mut kept = Vec::new();
-        let mut ours = std::collections::HashMap::new();
-        for pair in query.split('&').filter(|p| !p.is_empty()) {
-            let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
-            let key = decode(k).unwrap_or_default();
-            if OURS.contains(&key.as_str()) {
-                let value =
-                    decode(v).ok_or_else(|| bad(format!("the value of {key} is not UTF-8")))?;
-                ours.insert(key, value);
-            } else {
-                kept.push(pair);
-            }
-        }
-        let driver_url = if kept.is_empty() {
-            base.to_string()
-        } else {
-            format!("{base}?{}", kept.join("&"))
-        };
+        let (driver_url, mut ours) = split_query(url, &bad)?;
         let mut config: tokio_postgres::Config =
             driver_url.parse().map_err(|e: tokio_postgres::Error| {
                 bad(format!(
@@ -327,67 +420,16 @@ impl PgUrl {
                     describe(&e)
                 ))
             })?;
-        // A service (#44 item 5): its settings where the URL has none, before the environment's
-        // (libpq's order: the URL, the service file, the environment, the defaults).
+        // A service's settings, then the environment's ([`apply_service`], [`apply_env`]).
         if let Some(service) = ours.remove("service").or_else(|| env("PGSERVICE")) {
-            let settings = super::pgservice::settings(&service).map_err(&bad)?;
-            for (key, value) in settings {
-                if OURS.contains(&key.as_str()) {
-                    ours.entry(key).or_insert(value);
-                } else if SERVICE_KEYS.contains(&key.as_str()) {
-                    if !has(&config, &key) {
-                        set(&mut config, &key, &value)
-                            .map_err(|why| bad(format!("in the service \"{service}\": {why}")))?;
-                    }
-                } else {
-                    return Err(bad(format!(
-                        "the service \"{service}\" sets '{key}', which sysperf does not take from a service file (it takes {} and {})",
-                        SERVICE_KEYS.join(", "),
-                        OURS[..4].join(", ")
-                    )));
-                }
-            }
+            apply_service(&mut config, &mut ours, &service, &bad)?;
         }
-        // libpq's environment, then its defaults: without a host, the unix socket (#44 item 5).
-        for (key, var) in [
-            ("host", "PGHOST"),
-            ("port", "PGPORT"),
-            ("dbname", "PGDATABASE"),
-            ("user", "PGUSER"),
-        ] {
-            if let Some(value) = env(var).filter(|_| !has(&config, key)) {
-                set(&mut config, key, &value).map_err(|why| bad(format!("{why} (from {var})")))?;
-            }
-        }
-        if !has(&config, "host") {
-            let port = config.get_ports().first().copied().unwrap_or(5432);
-            config.host_path(default_socket_dir(port));
-        }
+        apply_env(&mut config, &bad)?;
         if config.get_load_balance_hosts() == LoadBalanceHosts::Random {
             return Err(bad("load_balance_hosts=random is not supported".into()));
         }
         let param = |key: &str, var: &str| ours.get(key).cloned().or_else(|| env(var));
-        let rootcert = param("sslrootcert", "PGSSLROOTCERT").map(|r| match r.as_str() {
-            "system" => RootCert::System,
-            _ => RootCert::File(PathBuf::from(r)),
-        });
-        let sslmode = match param("sslmode", "PGSSLMODE") {
-            Some(m) => SslMode::parse(&m).ok_or_else(|| {
-                let from = if ours.contains_key("sslmode") { "" } else { " (from PGSSLMODE)" };
-                bad(format!(
-                    "sslmode={m}{from} is not one of disable, prefer, require, verify-ca, verify-full"
-                ))
-            })?,
-            // libpq: the system's roots mean a certificate naming the host.
-            None if rootcert == Some(RootCert::System) => SslMode::VerifyFull,
-            None => SslMode::Prefer,
-        };
-        if rootcert == Some(RootCert::System) && sslmode != SslMode::VerifyFull {
-            return Err(bad(format!(
-                "sslrootcert=system needs sslmode=verify-full, not {}",
-                sslmode.name()
-            )));
-        }
+        let (sslmode, rootcert) = ssl_of(&ours, &bad)?;
         config.ssl_mode(match sslmode {
             SslMode::Disable => tokio_postgres::config::SslMode::Disable,
             SslMode::Prefer => tokio_postgres::config::SslMode::Prefer,

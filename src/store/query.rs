@@ -812,29 +812,13 @@ pub(super) fn test_histories(
     newest: usize,
 ) -> Result<Histories> {
     let newest = newest.max(1);
-    let q = RunQuery {
-        complete_only: true,
-        limit: None,
-        ..query.clone()
-    };
-    let p = db.dialect().params();
-    // The measured runs `q` matches with `columns`, their options and kind, `plain` only (no
-    // side of `ab`, no quick run) or all, `tail` after the condition.
-    let runs = |b: &mut Sql, columns: &str, plain: bool, more: &str, tail: &str| {
-        let clause = clause(b, &q);
-        let mut wher = if clause.is_empty() {
-            " WHERE source = 'measured'".to_string()
-        } else {
-            format!("{clause} AND source = 'measured'")
-        };
-        if plain {
-            wher.push_str(&format!(" AND {}", p.plain));
-        }
-        wher.push_str(more);
-        format!(
-            "(SELECT {columns}, {} AS opts, {} AS kind FROM runs{}{wher} {tail}) AS runs",
-            p.opts, p.kind, p.join
-        )
+    let runs = MeasuredRuns {
+        q: RunQuery {
+            complete_only: true,
+            limit: None,
+            ..query.clone()
+        },
+        p: db.dialect().params(),
     };
     let mut options = Options::default();
     // A result whose test ran beside other work (`WarningKind::disturbs`) is no point of its
@@ -848,68 +832,182 @@ pub(super) fn test_histories(
     let mut b = Sql::new(db.dialect());
     let from = format!(
         "FROM {} JOIN results ON results.run_id = runs.id",
-        runs(&mut b, "id, hostname", false, "", "")
+        runs.table(&mut b, "id, hostname", false, "", "")
     );
     let counted = history_counts(db, b, from, &mut options)?;
     let mut out = Histories::default();
-    let mut all: HashMap<Key, usize> = HashMap::new();
-    let mut left_out: HashMap<Key, usize> = HashMap::new();
-    for ((kind, key), (n, disturbed)) in counted {
-        match kind.as_str() {
-            "ab" => out.ab_sides += n,
-            "quick" => out.quick += n,
-            _ => {
-                if disturbed > 0 {
-                    *left_out.entry(key.clone()).or_default() += disturbed;
-                }
-                *all.entry(key).or_default() += n;
-            }
-        }
-    }
-    let wanted: HashMap<Key, usize> = all
-        .iter()
-        .map(|(k, n)| {
-            let out = left_out.get(k).copied().unwrap_or(0);
-            (k.clone(), n.saturating_sub(out).min(newest))
-        })
-        .collect();
-    if wanted.is_empty() {
+    let counts = Counts::of(counted, newest, &mut out);
+    if counts.wanted.is_empty() {
         return Ok(out);
     }
-    // 2. The newest runs, one page of them along the index: per host, for each set of
-    // options its runs were made with (runs with other options are other runs), as many as
-    // its longest history keeps: all that is needed when every run measured every test.
-    // Where some of a history's results were left out as disturbed, as many more as they
-    // are of its results (#44: with half of them disturbed, a page of the newest runs held
-    // half the points, and step 3's window sorted every older run of the host).
-    let mut per_options: HashMap<(&Option<String>, &String), usize> = HashMap::new();
-    let mut tests: HashMap<&Option<String>, usize> = HashMap::new();
-    for (key @ (host, _, _, opts), want) in &wanted {
-        let n = all.get(key).copied().unwrap_or(0);
-        let clean = n.saturating_sub(left_out.get(key).copied().unwrap_or(0));
-        let runs = if clean == 0 {
-            0
-        } else {
-            (want.saturating_mul(n)).div_ceil(clean).min(n)
-        };
-        let e = per_options.entry((host, opts)).or_default();
-        *e = (*e).max(runs);
-        *tests.entry(host).or_default() += 1;
+    // 2. The newest runs, one page of them along the index ([`Counts::page`]).
+    let page = counts.page();
+    let mut keeper = Keeper {
+        wanted: &counts.wanted,
+        options: &mut options,
+        kept: HashMap::new(),
+        last: None,
+        page_runs: 0,
+    };
+    let mut b = Sql::new(db.dialect());
+    let limit = b.bind(int_usize(page, "a page of runs")?);
+    let newest_runs = runs.table(
+        &mut b,
+        RUN_KEYS,
+        true,
+        "",
+        &format!("{NEWEST} LIMIT {limit}"),
+    );
+    // Runs without a point still come back (one row, bench NULL): the page's end is known.
+    let sql = format!(
+        "SELECT {POINT_COLUMNS}
+         FROM {newest_runs}
+         LEFT JOIN results ON results.run_id = runs.id AND {MEASURED}
+         ORDER BY runs.started_ns DESC, runs.seq DESC"
+    );
+    db.rows(&b.on("results", sql), &mut |r| keeper.take(r))?;
+    // 3. The rest, where histories are still short and older runs remain (tests that come
+    // and go, a host retired long ago): the window over the older runs of those hosts only.
+    let short = keeper.short_hosts();
+    if let (false, Some(at), true) = (short.is_empty(), keeper.last, keeper.page_runs >= page) {
+        let (b, sql) = older_points(db.dialect(), &runs, at, &short, newest)?;
+        db.rows(&b.on("results", sql), &mut |r| keeper.take(r))?;
     }
-    let tests = tests.values().copied().max().unwrap_or(1);
-    // A page's rows (runs times their tests) stay under this many, whatever the store.
-    const PAGE_ROWS: usize = 50_000;
-    let page = (per_options.values().sum::<usize>()).clamp(1, (PAGE_ROWS / tests).max(64));
-    let mut kept: HashMap<Key, (usize, Vec<HistoryPoint>)> = HashMap::new();
-    // The oldest run read and how many runs were read (set by `take`).
-    let last: std::cell::Cell<Option<(i64, i64)>> = std::cell::Cell::new(None);
-    let page_runs = std::cell::Cell::new(0usize);
-    // Each row, newest first: a point of its history while that has fewer than it keeps.
-    let mut take = |r: &Reader<'_>, kept: &mut HashMap<Key, (usize, Vec<HistoryPoint>)>| {
+    let kept = keeper.kept;
+    out.histories = assemble(counts, kept, &options)?;
+    Ok(out)
+}
+
+/// The columns of a run that [`test_histories`] pages through and windows over.
+const RUN_KEYS: &str =
+    "runs.id AS id, runs.seq AS seq, runs.started_ns AS started_ns, runs.hostname AS hostname";
+
+/// The columns of a row that may be a point of a history ([`Keeper::take`] reads them).
+const POINT_COLUMNS: &str = "runs.id AS run_id, runs.started_ns AS started_ns, runs.seq AS seq,
+         runs.hostname AS hostname, runs.opts AS opts, results.bench AS bench,
+         results.placement AS placement, results.wall_median AS wall_median,
+         results.disturbed AS disturbed";
+
+/// The measured runs a query matches, as the derived table `runs` of [`test_histories`]'
+/// three steps, with their options (`opts`) and kind (`kind`) read out of their parameters.
+struct MeasuredRuns {
+    q: RunQuery,
+    p: ParamsSql,
+}
+
+impl MeasuredRuns {
+    /// The derived table with `columns`, `plain` runs only (no side of `ab`, no quick run)
+    /// or all, `more` added to the condition and `tail` after it; parameters bound in `b`.
+    fn table(&self, b: &mut Sql, columns: &str, plain: bool, more: &str, tail: &str) -> String {
+        let clause = clause(b, &self.q);
+        let mut wher = if clause.is_empty() {
+            " WHERE source = 'measured'".to_string()
+        } else {
+            format!("{clause} AND source = 'measured'")
+        };
+        if plain {
+            wher.push_str(&format!(" AND {}", self.p.plain));
+        }
+        wher.push_str(more);
+        format!(
+            "(SELECT {columns}, {} AS opts, {} AS kind FROM runs{}{wher} {tail}) AS runs",
+            self.p.opts, self.p.kind, self.p.join
+        )
+    }
+}
+
+/// Step 1 of [`test_histories`], per history: its measured results (`all`), those left out
+/// as disturbed (`left_out`), and how many points it keeps (`wanted`).
+struct Counts {
+    all: HashMap<Key, usize>,
+    left_out: HashMap<Key, usize>,
+    wanted: HashMap<Key, usize>,
+}
+
+impl Counts {
+    /// The counts of [`history_counts`]' rows; those of `ab` sides and quick runs are only
+    /// added up in `out`.
+    fn of(
+        counted: HashMap<(String, Key), (usize, usize)>,
+        newest: usize,
+        out: &mut Histories,
+    ) -> Self {
+        let mut all: HashMap<Key, usize> = HashMap::new();
+        let mut left_out: HashMap<Key, usize> = HashMap::new();
+        for ((kind, key), (n, disturbed)) in counted {
+            match kind.as_str() {
+                "ab" => out.ab_sides += n,
+                "quick" => out.quick += n,
+                _ => {
+                    if disturbed > 0 {
+                        *left_out.entry(key.clone()).or_default() += disturbed;
+                    }
+                    *all.entry(key).or_default() += n;
+                }
+            }
+        }
+        let wanted: HashMap<Key, usize> = all
+            .iter()
+            .map(|(k, n)| {
+                let out = left_out.get(k).copied().unwrap_or(0);
+                (k.clone(), n.saturating_sub(out).min(newest))
+            })
+            .collect();
+        Counts {
+            all,
+            left_out,
+            wanted,
+        }
+    }
+
+    /// How many of the newest runs step 2 reads: per host, for each set of options its runs
+    /// were made with (runs with other options are other runs), as many as its longest
+    /// history keeps: all that is needed when every run measured every test. Where some of a
+    /// history's results were left out as disturbed, as many more as they are of its results
+    /// (#44: with half of them disturbed, a page of the newest runs held half the points, and
+    /// step 3's window sorted every older run of the host).
+    fn page(&self) -> usize {
+        let mut per_options: HashMap<(&Option<String>, &String), usize> = HashMap::new();
+        let mut tests: HashMap<&Option<String>, usize> = HashMap::new();
+        for (key @ (host, _, _, opts), want) in &self.wanted {
+            let n = self.all.get(key).copied().unwrap_or(0);
+            let clean = n.saturating_sub(self.left_out.get(key).copied().unwrap_or(0));
+            let runs = if clean == 0 {
+                0
+            } else {
+                (want.saturating_mul(n)).div_ceil(clean).min(n)
+            };
+            let e = per_options.entry((host, opts)).or_default();
+            *e = (*e).max(runs);
+            *tests.entry(host).or_default() += 1;
+        }
+        let tests = tests.values().copied().max().unwrap_or(1);
+        // A page's rows (runs times their tests) stay under this many, whatever the store.
+        const PAGE_ROWS: usize = 50_000;
+        (per_options.values().sum::<usize>()).clamp(1, (PAGE_ROWS / tests).max(64))
+    }
+}
+
+/// Keeps each history's newest points from rows ([`POINT_COLUMNS`]) read newest first, and
+/// where the page of newest runs ended (steps 2 and 3 of [`test_histories`]).
+struct Keeper<'a> {
+    wanted: &'a HashMap<Key, usize>,
+    options: &'a mut Options,
+    /// Per history: how many of its newest results were taken, and its points among them.
+    kept: HashMap<Key, (usize, Vec<HistoryPoint>)>,
+    /// The oldest run read (start, seq).
+    last: Option<(i64, i64)>,
+    /// How many runs were read.
+    page_runs: usize,
+}
+
+impl<'a> Keeper<'a> {
+    /// One row: a point of its history while that has fewer than it keeps.
+    fn take(&mut self, r: &Reader<'_>) -> Result<()> {
         let at = (r.i64("started_ns")?, r.i64("seq")?);
-        if last.get() != Some(at) {
-            last.set(Some(at));
-            page_runs.set(page_runs.get() + 1);
+        if self.last != Some(at) {
+            self.last = Some(at);
+            self.page_runs += 1;
         }
         let Some(bench) = r.opt_text("bench")? else {
             return Ok(());
@@ -922,13 +1020,13 @@ pub(super) fn test_histories(
             r.opt_text("hostname")?,
             bench,
             r.text("placement")?,
-            options.key(&r.text("opts")?)?,
+            self.options.key(&r.text("opts")?)?,
         );
-        let Some(&want) = wanted.get(&key) else {
+        let Some(&want) = self.wanted.get(&key) else {
             // Stored since the histories were counted: not one of them.
             return Ok(());
         };
-        let (taken, points) = kept.entry(key).or_default();
+        let (taken, points) = self.kept.entry(key).or_default();
         if *taken >= want {
             return Ok(());
         }
@@ -946,94 +1044,82 @@ pub(super) fn test_histories(
             });
         }
         Ok(())
-    };
-    let columns = "runs.id AS run_id, runs.started_ns AS started_ns, runs.seq AS seq,
-         runs.hostname AS hostname, runs.opts AS opts, results.bench AS bench,
-         results.placement AS placement, results.wall_median AS wall_median,
-         results.disturbed AS disturbed";
-    let mut b = Sql::new(db.dialect());
-    let limit = b.bind(int_usize(page, "a page of runs")?);
-    let newest_runs = runs(
-        &mut b,
-        "runs.id AS id, runs.seq AS seq, runs.started_ns AS started_ns, runs.hostname AS hostname",
-        true,
-        "",
-        &format!("{NEWEST} LIMIT {limit}"),
-    );
-    // Runs without a point still come back (one row, bench NULL): the page's end is known.
-    let sql = format!(
-        "SELECT {columns}
-         FROM {newest_runs}
-         LEFT JOIN results ON results.run_id = runs.id AND {MEASURED}
-         ORDER BY runs.started_ns DESC, runs.seq DESC"
-    );
-    db.rows(&b.on("results", sql), &mut |r| take(r, &mut kept))?;
-    // 3. The rest, where histories are still short and older runs remain (tests that come
-    // and go, a host retired long ago): the window over the older runs of those hosts only.
-    let short: Vec<&Option<String>> = {
-        let mut hosts: Vec<&Option<String>> = wanted
+    }
+
+    /// The hosts of the histories still short of what they keep, sorted, each once.
+    fn short_hosts(&self) -> Vec<&'a Option<String>> {
+        let wanted: &'a HashMap<Key, usize> = self.wanted;
+        let mut hosts: Vec<&'a Option<String>> = wanted
             .iter()
-            .filter(|(k, want)| kept.get(*k).map_or(0, |(taken, _)| *taken) < **want)
+            .filter(|(k, want)| self.kept.get(*k).map_or(0, |(taken, _)| *taken) < **want)
             .map(|((host, ..), _)| host)
             .collect();
         hosts.sort();
         hosts.dedup();
         hosts
-    };
-    if let (false, Some((started, seq)), true) =
-        (short.is_empty(), last.get(), page_runs.get() >= page)
-    {
-        let mut b = Sql::new(db.dialect());
-        let mut older = format!(
-            " AND (runs.started_ns < {s} OR (runs.started_ns = {s} AND runs.seq < {q}))",
-            s = b.bind(started),
-            q = b.bind(seq)
-        );
-        // Hosts by name (a few, or every one when there are too many to list).
-        if short.len() <= 500 {
-            let mut any: Vec<String> = Vec::new();
-            let named: Vec<String> = short
-                .iter()
-                .filter_map(|h| h.as_deref())
-                .map(|h| b.bind(h))
-                .collect();
-            if !named.is_empty() {
-                any.push(format!("runs.hostname IN ({})", named.join(", ")));
-            }
-            if short.iter().any(|h| h.is_none()) {
-                any.push("runs.hostname IS NULL".into());
-            }
-            older.push_str(&format!(" AND ({})", any.join(" OR ")));
-        }
-        let older_runs = runs(
-            &mut b,
-            "runs.id AS id, runs.seq AS seq, runs.started_ns AS started_ns, runs.hostname AS hostname",
-            true,
-            &older,
-            "",
-        );
-        let keep = b.bind(int_usize(newest, "runs per history")?);
-        // The partitions are by the options' text: texts that are one history (lists in
-        // another order) each keep their newest, and `take` keeps the history's newest of
-        // those.
-        let sql = format!(
-            "SELECT run_id, started_ns, seq, hostname, opts, bench, placement, wall_median, disturbed FROM (
-                 SELECT {columns},
-                        ROW_NUMBER() OVER (PARTITION BY runs.hostname, runs.opts, results.bench,
-                                                        results.placement
-                                           ORDER BY runs.started_ns DESC, runs.seq DESC) AS nth
-                 FROM {older_runs}
-                 JOIN results ON results.run_id = runs.id
-                 WHERE {MEASURED} AND results.disturbed = 0) AS ranked
-             WHERE nth <= {keep}
-             {NEWEST}"
-        );
-        db.rows(&b.on("results", sql), &mut |r| take(r, &mut kept))?;
     }
-    // Every history counted, also one whose results were all left out (no points).
-    let mut histories = Vec::with_capacity(all.len());
-    for key in all.into_keys() {
-        let disturbed = left_out.get(&key).copied().unwrap_or(0);
+}
+
+/// Step 3 of [`test_histories`]: the newest `newest` points of each history among the runs
+/// of the `short` hosts older than `at` (start, seq), by a window, newest first.
+fn older_points(
+    dialect: Dialect,
+    runs: &MeasuredRuns,
+    (started, seq): (i64, i64),
+    short: &[&Option<String>],
+    newest: usize,
+) -> Result<(Sql, String)> {
+    let mut b = Sql::new(dialect);
+    let mut older = format!(
+        " AND (runs.started_ns < {s} OR (runs.started_ns = {s} AND runs.seq < {q}))",
+        s = b.bind(started),
+        q = b.bind(seq)
+    );
+    // Hosts by name (a few, or every one when there are too many to list).
+    if short.len() <= 500 {
+        let mut any: Vec<String> = Vec::new();
+        let named: Vec<String> = short
+            .iter()
+            .filter_map(|h| h.as_deref())
+            .map(|h| b.bind(h))
+            .collect();
+        if !named.is_empty() {
+            any.push(format!("runs.hostname IN ({})", named.join(", ")));
+        }
+        if short.iter().any(|h| h.is_none()) {
+            any.push("runs.hostname IS NULL".into());
+        }
+        older.push_str(&format!(" AND ({})", any.join(" OR ")));
+    }
+    let older_runs = runs.table(&mut b, RUN_KEYS, true, &older, "");
+    let keep = b.bind(int_usize(newest, "runs per history")?);
+    // The partitions are by the options' text: texts that are one history (lists in
+    // another order) each keep their newest, and `take` keeps the history's newest of
+    // those.
+    let sql = format!(
+        "SELECT run_id, started_ns, seq, hostname, opts, bench, placement, wall_median, disturbed FROM (
+             SELECT {POINT_COLUMNS},
+                    ROW_NUMBER() OVER (PARTITION BY runs.hostname, runs.opts, results.bench,
+                                                    results.placement
+                                       ORDER BY runs.started_ns DESC, runs.seq DESC) AS nth
+             FROM {older_runs}
+             JOIN results ON results.run_id = runs.id
+             WHERE {MEASURED} AND results.disturbed = 0) AS ranked
+         WHERE nth <= {keep}
+         {NEWEST}"
+    );
+    Ok((b, sql))
+}
+
+/// Every history counted, also one whose results were all left out (no points), in order.
+fn assemble(
+    counts: Counts,
+    mut kept: HashMap<Key, (usize, Vec<HistoryPoint>)>,
+    options: &Options,
+) -> Result<Vec<TestHistory>> {
+    let mut histories = Vec::with_capacity(counts.all.len());
+    for key in counts.all.into_keys() {
+        let disturbed = counts.left_out.get(&key).copied().unwrap_or(0);
         let mut points = kept.remove(&key).map(|(_, p)| p).unwrap_or_default();
         if points.is_empty() && disturbed == 0 {
             continue;
@@ -1053,8 +1139,7 @@ pub(super) fn test_histories(
         });
     }
     histories.sort_by(|a, b| a.order_key().cmp(&b.order_key()));
-    out.histories = histories;
-    Ok(out)
+    Ok(histories)
 }
 
 /// The fingerprints (kernel configuration included, where the store has it) and sysperf

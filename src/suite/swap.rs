@@ -271,19 +271,9 @@ mod tests {
     fn derive_puts_majflt_per_touch_beside_table_7_and_pfst_beside_table_8() {
         let est = |v: f64| Estimate::single(v, 1.0, 1);
         let summary = Summary {
-            wall_ns_per_op: est(5_000.0),
-            user_ns_per_op: est(100.0),
-            sys_ns_per_op: est(1_500.0),
-            whole: None,
             minflt_per_op: 0.25,
             majflt_per_op: 0.3,
-            csw_per_op: 0.0,
-            nvcsw_per_op: 0.0,
-            nivcsw_per_op: 0.0,
-            migrations_per_op: None,
-            worker_rss_bytes: 0,
-            worker_maps: 0,
-            counters: None,
+            ..Summary::of_times(est(5_000.0), est(100.0), est(1_500.0))
         };
         let mut s = super::super::series_from(&RAND, Vec::new(), None);
         s.points.push(SeriesPoint {

@@ -541,19 +541,11 @@ mod tests {
         use crate::model::{BenchResult, Estimate, SeriesPoint, Summary};
         let est = |v: f64| Estimate::single(v, 1.0, 1);
         let summary = Summary {
-            wall_ns_per_op: est(50_000.0),
-            user_ns_per_op: est(100.0),
-            sys_ns_per_op: est(2_000.0),
-            whole: None,
             minflt_per_op: 0.1,
             majflt_per_op: 0.5,
             csw_per_op: 0.5,
             nvcsw_per_op: 0.5,
-            nivcsw_per_op: 0.0,
-            migrations_per_op: None,
-            worker_rss_bytes: 0,
-            worker_maps: 0,
-            counters: None,
+            ..Summary::of_times(est(50_000.0), est(100.0), est(2_000.0))
         };
         let result = BenchResult {
             id: "vm.randpage@2x".into(),

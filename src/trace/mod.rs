@@ -546,9 +546,16 @@ pub fn trace(opts: &Options, stop: &AtomicBool, note: &dyn Fn(&str)) -> Result<T
             &format!("{}{pid}-block", tracefs::PREFIX),
         )?)
     };
-    let instances: Vec<&tracefs::Instance> = std::iter::once(&main).chain(block.as_ref()).collect();
-    let mut buffer_kb = opts.buffer_kb.unwrap_or(DEFAULT_BUFFER_KB);
-    set_buffers(&instances, buffer_kb)?;
+    let mut tracer = Tracer {
+        opts,
+        stop,
+        note,
+        main: &main,
+        block: block.as_ref(),
+        pid,
+        buffer_kb: opts.buffer_kb.unwrap_or(DEFAULT_BUFFER_KB),
+    };
+    set_buffers(&tracer.instances(), tracer.buffer_kb)?;
     main.follow(pid).map_err(io_err)?;
     for e in &resolved.main {
         main.enable(e).map_err(io_err)?;
@@ -578,96 +585,8 @@ pub fn trace(opts: &Options, stop: &AtomicBool, note: &dyn Fn(&str)) -> Result<T
     };
     let mut warnings = Vec::new();
     let mut raw = opts.keep_raw.then(String::new);
-    let mut outs = Vec::new();
-    for (index, n) in [iterations, iterations.saturating_mul(2)]
-        .into_iter()
-        .enumerate()
-    {
-        let out = loop {
-            note(&format!(
-                "run {} of 2: {} iterations, traced ({} KB buffer per CPU)",
-                index + 1,
-                n,
-                buffer_kb
-            ));
-            let lost_before: u64 = instances.iter().map(|i| i.lost_events()).sum();
-            for i in &instances {
-                i.clear().map_err(io_err)?;
-            }
-            for i in &instances {
-                i.on(true).map_err(io_err)?;
-            }
-            let trial = harness::run_trial(
-                &opts.worker_exe,
-                opts.spec,
-                &opts.plan,
-                n,
-                opts.budget.timeout,
-                stop,
-            );
-            for i in &instances {
-                i.on(false).map_err(io_err)?;
-            }
-            let rep = trial.map_err(|e| trial_error(opts, e))?;
-            let lost = instances
-                .iter()
-                .map(|i| i.lost_events())
-                .sum::<u64>()
-                .saturating_sub(lost_before);
-            if lost > 0 && opts.buffer_kb.is_none() && buffer_kb < MAX_AUTO_BUFFER_KB {
-                let bigger = (buffer_kb * 4).min(MAX_AUTO_BUFFER_KB);
-                note(&format!(
-                    "{lost} events did not fit in {buffer_kb} KB per CPU; repeating run {} with {bigger} KB",
-                    index + 1
-                ));
-                buffer_kb = bigger;
-                set_buffers(&instances, buffer_kb)?;
-                continue;
-            }
-            let mut tally = Tally::new(pid, sys::page_size() as u64);
-            let mut text = raw.as_mut();
-            if let Some(t) = text.as_deref_mut() {
-                t.push_str(&format!(
-                    "# sysperf trace {}: run {} of 2, {} iterations, instance {}\n",
-                    opts.spec.id,
-                    index + 1,
-                    n,
-                    main.name
-                ));
-            }
-            read_trace(&main, stop, &mut text, |l| tally.feed(l))?;
-            if let Some(b) = &block {
-                if let Some(t) = text.as_deref_mut() {
-                    t.push_str(&format!(
-                        "# sysperf trace {}: run {} of 2, block events of every process, instance {}\n",
-                        opts.spec.id,
-                        index + 1,
-                        b.name
-                    ));
-                }
-                read_trace(b, stop, &mut text, |l| tally.feed_block(l))?;
-            }
-            let lost = lost.max(tally.lost_events);
-            if lost > 0 {
-                warnings.push(format!(
-                    "{lost} events were lost in run {} ({buffer_kb} KB per CPU was too small), so its counts are incomplete: raise --buffer-kb or lower --iterations",
-                    index + 1
-                ));
-            }
-            let info = RunInfo {
-                iterations: n,
-                ops: n * opts.spec.ops_per_iteration,
-                wall_ns: rep.wall_ns,
-                events: tally.events.values().sum(),
-                lost_events: lost,
-                buffer_kb,
-            };
-            break RunOut { tally, info };
-        };
-        outs.push(out);
-    }
-    let hi = outs.pop().expect("two runs");
-    let lo = outs.pop().expect("two runs");
+    let lo = tracer.run(0, iterations, &mut raw, &mut warnings)?;
+    let hi = tracer.run(1, iterations.saturating_mul(2), &mut raw, &mut warnings)?;
     if !resolved.missing.is_empty() {
         warnings.push(format!(
             "this kernel lacks {}, so the figures that need them stay at zero",
@@ -689,7 +608,7 @@ pub fn trace(opts: &Options, stop: &AtomicBool, note: &dyn Fn(&str)) -> Result<T
         tracefs: fs.root.display().to_string(),
         tracefs_mounted_by_sysperf: fs.mounted,
         instance: main.name.clone(),
-        buffer_kb,
+        buffer_kb: tracer.buffer_kb,
         events,
         method: METHOD.to_string(),
         syscalls: None,
@@ -702,6 +621,136 @@ pub fn trace(opts: &Options, stop: &AtomicBool, note: &dyn Fn(&str)) -> Result<T
     };
     let report = summarize(report, &resolved, &lo.tally, &hi.tally, lo.info, hi.info);
     Ok(Traced { report, raw })
+}
+
+/// The two traced runs of [`trace`]: the instances they turn on and read (`main`, the
+/// worker's events; `block`, every process's block events), and the ring's size.
+struct Tracer<'a> {
+    opts: &'a Options,
+    stop: &'a AtomicBool,
+    note: &'a dyn Fn(&str),
+    main: &'a tracefs::Instance,
+    block: Option<&'a tracefs::Instance>,
+    pid: sys::Pid,
+    /// KB per CPU; without `--buffer-kb`, grown while a run loses events.
+    buffer_kb: u64,
+}
+
+impl Tracer<'_> {
+    fn instances(&self) -> Vec<&tracefs::Instance> {
+        std::iter::once(self.main).chain(self.block).collect()
+    }
+
+    /// Run `index` (0 or 1) of `n` iterations, traced, and its tally; repeated with a ring
+    /// four times larger (up to [`MAX_AUTO_BUFFER_KB`]) while it loses events, unless
+    /// `--buffer-kb` fixed the ring. A loss left is a warning.
+    fn run(
+        &mut self,
+        index: usize,
+        n: u64,
+        raw: &mut Option<String>,
+        warnings: &mut Vec<String>,
+    ) -> Result<RunOut, TraceError> {
+        loop {
+            (self.note)(&format!(
+                "run {} of 2: {} iterations, traced ({} KB buffer per CPU)",
+                index + 1,
+                n,
+                self.buffer_kb
+            ));
+            let (wall_ns, lost) = self.traced_trial(n)?;
+            let buffer_kb = self.buffer_kb;
+            if lost > 0 && self.opts.buffer_kb.is_none() && buffer_kb < MAX_AUTO_BUFFER_KB {
+                let bigger = (buffer_kb * 4).min(MAX_AUTO_BUFFER_KB);
+                (self.note)(&format!(
+                    "{lost} events did not fit in {buffer_kb} KB per CPU; repeating run {} with {bigger} KB",
+                    index + 1
+                ));
+                self.buffer_kb = bigger;
+                set_buffers(&self.instances(), bigger)?;
+                continue;
+            }
+            let tally = self.read(index, n, raw)?;
+            let lost = lost.max(tally.lost_events);
+            if lost > 0 {
+                warnings.push(format!(
+                    "{lost} events were lost in run {} ({buffer_kb} KB per CPU was too small), so its counts are incomplete: raise --buffer-kb or lower --iterations",
+                    index + 1
+                ));
+            }
+            let info = RunInfo {
+                iterations: n,
+                ops: n * self.opts.spec.ops_per_iteration,
+                wall_ns,
+                events: tally.events.values().sum(),
+                lost_events: lost,
+                buffer_kb,
+            };
+            return Ok(RunOut { tally, info });
+        }
+    }
+
+    /// One trial of `n` iterations with the instances cleared and on: its wall time and the
+    /// events the rings lost meanwhile.
+    fn traced_trial(&self, n: u64) -> Result<(u64, u64), TraceError> {
+        let instances = self.instances();
+        let lost_before: u64 = instances.iter().map(|i| i.lost_events()).sum();
+        for i in &instances {
+            i.clear().map_err(io_err)?;
+        }
+        for i in &instances {
+            i.on(true).map_err(io_err)?;
+        }
+        let opts = self.opts;
+        let trial = harness::run_trial(
+            &opts.worker_exe,
+            opts.spec,
+            &opts.plan,
+            n,
+            opts.budget.timeout,
+            self.stop,
+        );
+        for i in &instances {
+            i.on(false).map_err(io_err)?;
+        }
+        let rep = trial.map_err(|e| trial_error(opts, e))?;
+        let lost = instances
+            .iter()
+            .map(|i| i.lost_events())
+            .sum::<u64>()
+            .saturating_sub(lost_before);
+        Ok((rep.wall_ns, lost))
+    }
+
+    /// The tally of the traces of run `index` (`n` iterations), each text kept in `raw`
+    /// after a header when asked.
+    fn read(&self, index: usize, n: u64, raw: &mut Option<String>) -> Result<Tally, TraceError> {
+        let id = self.opts.spec.id;
+        let mut tally = Tally::new(self.pid, sys::page_size() as u64);
+        let mut text = raw.as_mut();
+        if let Some(t) = text.as_deref_mut() {
+            t.push_str(&format!(
+                "# sysperf trace {}: run {} of 2, {} iterations, instance {}\n",
+                id,
+                index + 1,
+                n,
+                self.main.name
+            ));
+        }
+        read_trace(self.main, self.stop, &mut text, |l| tally.feed(l))?;
+        if let Some(b) = self.block {
+            if let Some(t) = text.as_deref_mut() {
+                t.push_str(&format!(
+                    "# sysperf trace {}: run {} of 2, block events of every process, instance {}\n",
+                    id,
+                    index + 1,
+                    b.name
+                ));
+            }
+            read_trace(b, self.stop, &mut text, |l| tally.feed_block(l))?;
+        }
+        Ok(tally)
+    }
 }
 
 pub const METHOD: &str = "per operation = (count in run 2 - count in run 1) / (operations in run 2 - operations in run 1); the runs differ only in their iteration count, so process start, setup and teardown cancel. Totals and latencies are from run 2, the whole worker.";
@@ -754,13 +803,12 @@ fn read_trace(
     }
 }
 
-/// Grows the iteration count, untraced, until one run lasts about 10 ms, capped at
-/// [`MAX_CALIBRATED_ITERATIONS`].
+/// Grows the iteration count, untraced, by the harness's rule ([`harness::calibrate`])
+/// until one run lasts about 10 ms, capped at [`MAX_CALIBRATED_ITERATIONS`].
 fn calibrate(opts: &Options, stop: &AtomicBool) -> Result<u64, TraceError> {
     let target = opts.budget.min_time.as_nanos().min(u64::MAX as u128) as u64;
-    let mut n = 1u64;
-    loop {
-        let rep = harness::run_trial(
+    let found = harness::calibrate(target, MAX_CALIBRATED_ITERATIONS, |n| {
+        harness::run_trial(
             &opts.worker_exe,
             opts.spec,
             &opts.plan,
@@ -768,12 +816,11 @@ fn calibrate(opts: &Options, stop: &AtomicBool) -> Result<u64, TraceError> {
             opts.budget.timeout,
             stop,
         )
-        .map_err(|e| trial_error(opts, e))?;
-        if rep.wall_ns >= target || n >= MAX_CALIBRATED_ITERATIONS {
-            return Ok(n);
-        }
-        n = harness::next_iterations(n, rep.wall_ns, target).min(MAX_CALIBRATED_ITERATIONS);
-    }
+        .map(|rep| Some(rep.wall_ns))
+        .map_err(|e| trial_error(opts, e))
+    })?;
+    // A failed trial is an error here, never "no wall time": `found` always holds a count.
+    Ok(found.unwrap_or(1))
 }
 
 /// One untraced trial of one iteration, so that both traced runs find what the worker
@@ -828,38 +875,8 @@ pub fn summarize(
         run_total: b,
     };
     let enabled = |e: &str| resolved.main.iter().chain(&resolved.block).any(|x| x == e);
-    let ratio = |num: f64, den: f64| (den > 0.0).then(|| (num / den).clamp(0.0, 1.0));
-
     if enabled("raw_syscalls:sys_enter") {
-        let nrs: BTreeSet<i64> = lo
-            .syscalls
-            .keys()
-            .chain(hi.syscalls.keys())
-            .copied()
-            .collect();
-        let get = |t: &Tally, nr: i64| t.syscalls.get(&nr).copied().unwrap_or(0);
-        let mut by_name: Vec<SyscallCount> = nrs
-            .into_iter()
-            .map(|nr| {
-                let c = count(get(lo, nr), get(hi, nr));
-                SyscallCount {
-                    name: syscalls::name(nr),
-                    nr,
-                    per_op: c.per_op,
-                    run_total: c.run_total,
-                }
-            })
-            .collect();
-        by_name.sort_by(|a, b| {
-            b.per_op
-                .total_cmp(&a.per_op)
-                .then(b.run_total.cmp(&a.run_total))
-                .then(a.name.cmp(&b.name))
-        });
-        report.syscalls = Some(Syscalls {
-            total: count(lo.syscalls.values().sum(), hi.syscalls.values().sum()),
-            by_name,
-        });
+        report.syscalls = Some(syscall_counts(lo, hi, &count));
     }
     if enabled("sched:sched_switch") {
         let (l, h) = (&lo.sched, &hi.sched);
@@ -881,35 +898,7 @@ pub fn summarize(
             .iter()
             .any(|e| e.starts_with("filemap:") || e.starts_with("readahead:"))
     {
-        let (l, h) = (&lo.pagecache, &hi.pagecache);
-        let c = |f: fn(&tally::PageCache) -> u64| count(f(l), f(h));
-        let requested = c(|p| p.requested_pages);
-        let missed = c(|p| p.missed_pages);
-        let ra = c(|p| p.readahead_pages);
-        let used = c(|p| p.readahead_used);
-        let diff = |f: fn(&tally::PageCache) -> u64| f(h) as f64 - f(l) as f64;
-        let (dreq, dmiss) = (diff(|p| p.requested_pages), diff(|p| p.missed_pages));
-        let (dra, dused) = (diff(|p| p.readahead_pages), diff(|p| p.readahead_used));
-        report.pagecache = Some(PageCache {
-            requested_pages: requested,
-            missed_pages: missed,
-            added_pages: c(|p| p.added_pages),
-            readahead_pages: ra,
-            readahead_used: used,
-            readahead_evicted_unused: c(|p| p.readahead_evicted_unused),
-            deleted_pages: c(|p| p.deleted_pages),
-            faults: c(|p| p.faults),
-            mapped_pages: c(|p| p.mapped_pages),
-            sync_readaheads: c(|p| p.sync_readaheads),
-            async_readaheads: c(|p| p.async_readaheads),
-            hit_ratio_per_op: ratio(dreq - dmiss, dreq),
-            hit_ratio_run: ratio(
-                h.requested_pages.saturating_sub(h.missed_pages) as f64,
-                h.requested_pages as f64,
-            ),
-            readahead_used_share_per_op: ratio(dused, dra),
-            readahead_used_share_run: ratio(h.readahead_used as f64, h.readahead_pages as f64),
-        });
+        report.pagecache = Some(pagecache_counts(&lo.pagecache, &hi.pagecache, &count));
     }
     if !resolved.block.is_empty() {
         let (l, h) = (&lo.block, &hi.block);
@@ -943,6 +932,78 @@ pub fn summarize(
     report
 }
 
+/// The share `num / den`, within 0..=1; none without a denominator.
+fn ratio(num: f64, den: f64) -> Option<f64> {
+    (den > 0.0).then(|| (num / den).clamp(0.0, 1.0))
+}
+
+/// The system calls of the two runs (`lo`, `hi`) per operation, by name, the most frequent
+/// first; `count` makes a [`Count`] of a figure of each run.
+fn syscall_counts(lo: &Tally, hi: &Tally, count: &dyn Fn(u64, u64) -> Count) -> Syscalls {
+    let nrs: BTreeSet<i64> = lo
+        .syscalls
+        .keys()
+        .chain(hi.syscalls.keys())
+        .copied()
+        .collect();
+    let get = |t: &Tally, nr: i64| t.syscalls.get(&nr).copied().unwrap_or(0);
+    let mut by_name: Vec<SyscallCount> = nrs
+        .into_iter()
+        .map(|nr| {
+            let c = count(get(lo, nr), get(hi, nr));
+            SyscallCount {
+                name: syscalls::name(nr),
+                nr,
+                per_op: c.per_op,
+                run_total: c.run_total,
+            }
+        })
+        .collect();
+    by_name.sort_by(|a, b| {
+        b.per_op
+            .total_cmp(&a.per_op)
+            .then(b.run_total.cmp(&a.run_total))
+            .then(a.name.cmp(&b.name))
+    });
+    Syscalls {
+        total: count(lo.syscalls.values().sum(), hi.syscalls.values().sum()),
+        by_name,
+    }
+}
+
+/// The page cache figures of the two runs (`l`, `h`) per operation, with the hit ratio and
+/// readahead's used share per operation and over the longer run; `count` as in
+/// [`syscall_counts`].
+fn pagecache_counts(
+    l: &tally::PageCache,
+    h: &tally::PageCache,
+    count: &dyn Fn(u64, u64) -> Count,
+) -> PageCache {
+    let c = |f: fn(&tally::PageCache) -> u64| count(f(l), f(h));
+    let diff = |f: fn(&tally::PageCache) -> u64| f(h) as f64 - f(l) as f64;
+    let (dreq, dmiss) = (diff(|p| p.requested_pages), diff(|p| p.missed_pages));
+    let (dra, dused) = (diff(|p| p.readahead_pages), diff(|p| p.readahead_used));
+    PageCache {
+        requested_pages: c(|p| p.requested_pages),
+        missed_pages: c(|p| p.missed_pages),
+        added_pages: c(|p| p.added_pages),
+        readahead_pages: c(|p| p.readahead_pages),
+        readahead_used: c(|p| p.readahead_used),
+        readahead_evicted_unused: c(|p| p.readahead_evicted_unused),
+        deleted_pages: c(|p| p.deleted_pages),
+        faults: c(|p| p.faults),
+        mapped_pages: c(|p| p.mapped_pages),
+        sync_readaheads: c(|p| p.sync_readaheads),
+        async_readaheads: c(|p| p.async_readaheads),
+        hit_ratio_per_op: ratio(dreq - dmiss, dreq),
+        hit_ratio_run: ratio(
+            h.requested_pages.saturating_sub(h.missed_pages) as f64,
+            h.requested_pages as f64,
+        ),
+        readahead_used_share_per_op: ratio(dused, dra),
+        readahead_used_share_run: ratio(h.readahead_used as f64, h.readahead_pages as f64),
+    }
+}
 #[cfg(test)]
 mod tests {
     use super::*;

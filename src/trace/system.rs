@@ -795,50 +795,8 @@ pub fn trace_system(
     {
         warnings.push("this kernel cannot leave sysperf's own events out (no set_event_notrace_pid): its reads of the trace are counted".into());
     }
-    let mut events: Vec<String> = Vec::new();
-    let mut have_group = BTreeMap::new();
-    for g in groups().into_iter().filter(|g| opts.sets.contains(&g.set)) {
-        let absent: Vec<&str> = g
-            .required
-            .iter()
-            .copied()
-            .filter(|e| !available.contains(*e))
-            .collect();
-        if !absent.is_empty() {
-            warnings.push(format!(
-                "no figures for {}: this kernel lacks {}",
-                g.what,
-                absent.join(", ")
-            ));
-            have_group.insert(g.what, false);
-            continue;
-        }
-        for e in g.events.iter().filter(|e| available.contains(**e)) {
-            inst.enable(e).map_err(io)?;
-            events.push(e.to_string());
-        }
-        have_group.insert(g.what, true);
-    }
-    let on = |what: &str| have_group.get(what).copied().unwrap_or(false);
-    let syscalls_on = on(SYSCALLS);
-    let dentry_on = syscalls_on
-        && {
-            let (system, name) = DENTRY_EVENT.split_once(':').expect("system:name");
-            let filtered = available.contains(DENTRY_EVENT)
-                && inst
-                    .write(&format!("events/{system}/{name}/filter"), DENTRY_FILTER)
-                    .is_ok();
-            if filtered {
-                inst.enable(DENTRY_EVENT).map_err(io)?;
-                events.push(format!("{DENTRY_EVENT} if {DENTRY_FILTER}"));
-            } else {
-                warnings.push(format!(
-                "no dentry cache figures: this kernel has no {DENTRY_EVENT} with a cache name to filter on ({DENTRY_FILTER}), and sysperf does not use the function tracer or kprobes (__d_lookup_rcu, d_alloc_parallel)"
-            ));
-            }
-            filtered
-        };
-    if events.is_empty() {
+    let enabled = enable_events(&inst, &available, opts, &mut warnings)?;
+    if enabled.events.is_empty() {
         return Err(TraceError::Access(tracefs::AccessError::Unavailable(
             "this kernel has none of the events a system trace reads (raw_syscalls, irq:softirq_*, filemap): check CONFIG_FTRACE_SYSCALLS and available_events".into(),
         )));
@@ -855,11 +813,6 @@ pub fn trace_system(
     let lost_before = inst.lost_events();
     let stat_before = procfs::read_stat().ok();
     let mut tally = SystemTally::new(sys::page_size() as u64);
-    let name_of = |p: i32| {
-        std::fs::read_to_string(format!("/proc/{p}/comm"))
-            .ok()
-            .map(|s| s.trim_end().to_string())
-    };
     inst.on(true).map_err(io)?;
     // Said once tracing is on, so that whoever waits for it misses nothing (a test read a
     // file right after the message and lost the first tenth of its pages).
@@ -869,99 +822,27 @@ pub fn trace_system(
         inst.name,
         opts.buffer_kb
     ));
-    let start = Instant::now();
-    let mut buf = vec![0u8; 1 << 18];
-    let mut partial: Vec<u8> = Vec::new();
-    let mut last_progress = Instant::now();
-    let feed = |bytes: &[u8], partial: &mut Vec<u8>, tally: &mut SystemTally| {
-        partial.extend_from_slice(bytes);
-        let end = partial
-            .iter()
-            .rposition(|&b| b == b'\n')
-            .map_or(0, |i| i + 1);
-        for line in partial[..end].split(|&b| b == b'\n') {
-            if let Ok(l) = std::str::from_utf8(line) {
-                tally.feed(l, &name_of);
-            }
-        }
-        partial.drain(..end);
+    let reader = PipeReader {
+        inst: &inst,
+        path: &pipe_path,
+        opts,
+        lost_before,
     };
-    let mut interrupted = false;
-    let mut traced_for = Duration::ZERO;
-    // Reads until the deadline; then, tracing off, until the ring is empty.
-    let mut draining = false;
-    loop {
-        // Reads back to back while the ring has events; sleeps only when it is empty.
-        let idle = match pipe.read(&mut buf) {
-            Ok(0) => true,
-            Ok(n) => {
-                feed(&buf[..n], &mut partial, &mut tally);
-                false
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => true,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => false,
-            Err(e) => {
-                return Err(TraceError::Io(format!(
-                    "reading {}: {e}",
-                    pipe_path.display()
-                )))
-            }
-        };
-        if draining {
-            if idle {
-                break;
-            }
-            continue;
-        }
-        let elapsed = start.elapsed();
-        if stop.load(Ordering::Relaxed) || elapsed >= opts.duration {
-            interrupted = elapsed < opts.duration;
-            traced_for = elapsed;
-            inst.on(false).map_err(io)?;
-            draining = true;
-            continue;
-        }
-        if last_progress.elapsed() >= Duration::from_secs(1) {
-            last_progress = Instant::now();
-            progress(Progress {
-                elapsed,
-                duration: opts.duration,
-                events: tally.lines,
-                lost: inst.lost_events().saturating_sub(lost_before) + tally.lost_markers,
-            });
-        }
-        if idle {
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-    feed(b"\n", &mut partial, &mut tally);
+    let (interrupted, traced_for) = reader.read(&mut pipe, stop, progress, &mut tally)?;
     drop(pipe);
     let stat_after = procfs::read_stat().ok();
     let lost = inst
         .lost_events()
         .saturating_sub(lost_before)
         .max(tally.lost_markers);
-    let tick_ns = 1_000_000_000 / sys::clock_ticks().max(1);
-    let (kernel_ns, softirq_ns) = match (stat_before, stat_after) {
-        (Some(b), Some(a)) => match (b.cpu, a.cpu) {
-            (Some(b), Some(a)) => {
-                let d = a.since(&b);
-                (
-                    (d.system + d.irq + d.softirq) * tick_ns,
-                    d.softirq * tick_ns,
-                )
-            }
-            _ => (0, 0),
-        },
-        _ => (0, 0),
-    };
+    let (kernel_ns, softirq_ns) = kernel_time(stat_before, stat_after);
     if lost > 0 {
         warnings.push(format!(
             "{lost} events were lost (the ring of {} KB per CPU filled faster than sysperf read it), so the counts are incomplete: raise --buffer-kb",
             opts.buffer_kb
         ));
     }
-    let (softirq_on, pagecache_on) = (on(SOFTIRQS), on(PAGECACHE));
+    let (softirq_on, pagecache_on) = (enabled.on(SOFTIRQS), enabled.on(PAGECACHE));
     Ok(SystemReport {
         format: "sysperf-trace-system",
         format_version: 1,
@@ -974,12 +855,12 @@ pub fn trace_system(
         tracefs_mounted_by_sysperf: fs.mounted,
         instance: inst.name.clone(),
         buffer_kb: opts.buffer_kb,
-        events,
+        events: enabled.events,
         events_read: tally.lines,
         lost_events: lost,
         pagecache: pagecache_on.then(|| tally.pagecache()),
-        dentry: dentry_on.then(|| tally.dentry()),
-        syscalls: syscalls_on.then(|| tally.syscalls()),
+        dentry: enabled.dentry.then(|| tally.dentry()),
+        syscalls: enabled.syscalls.then(|| tally.syscalls()),
         softirq: softirq_on.then(|| tally.softirq(kernel_ns, softirq_ns)),
         warnings,
         papers: Vec::new(),
@@ -988,6 +869,204 @@ pub fn trace_system(
         r.papers = beside_papers(&r);
         r
     })
+}
+
+/// The events a system trace turned on ([`enable_events`]).
+struct Enabled {
+    /// As the report lists them (the dentry event with its filter).
+    events: Vec<String>,
+    /// Whether each group of `opts.sets` has its required events.
+    groups: BTreeMap<&'static str, bool>,
+    syscalls: bool,
+    /// The dentry cache's event, filtered on its cache name (only with the system calls).
+    dentry: bool,
+}
+
+impl Enabled {
+    /// Whether the group `what` is traced.
+    fn on(&self, what: &str) -> bool {
+        self.groups.get(what).copied().unwrap_or(false)
+    }
+}
+
+/// Turns on, in `inst`, the events of each group of `opts.sets` whose required events the
+/// kernel has (`available`); a warning names each group left out and what it lacks.
+fn enable_events(
+    inst: &tracefs::Instance,
+    available: &BTreeSet<String>,
+    opts: &SystemOptions,
+    warnings: &mut Vec<String>,
+) -> Result<Enabled, TraceError> {
+    let io = |e: std::io::Error| TraceError::Io(e.to_string());
+    let mut events: Vec<String> = Vec::new();
+    let mut groups_on = BTreeMap::new();
+    for g in groups().into_iter().filter(|g| opts.sets.contains(&g.set)) {
+        let absent: Vec<&str> = g
+            .required
+            .iter()
+            .copied()
+            .filter(|e| !available.contains(*e))
+            .collect();
+        if !absent.is_empty() {
+            warnings.push(format!(
+                "no figures for {}: this kernel lacks {}",
+                g.what,
+                absent.join(", ")
+            ));
+            groups_on.insert(g.what, false);
+            continue;
+        }
+        for e in g.events.iter().filter(|e| available.contains(**e)) {
+            inst.enable(e).map_err(io)?;
+            events.push(e.to_string());
+        }
+        groups_on.insert(g.what, true);
+    }
+    let mut enabled = Enabled {
+        events,
+        groups: groups_on,
+        syscalls: false,
+        dentry: false,
+    };
+    enabled.syscalls = enabled.on(SYSCALLS);
+    enabled.dentry = enabled.syscalls
+        && {
+            let (system, name) = DENTRY_EVENT.split_once(':').expect("system:name");
+            let filtered = available.contains(DENTRY_EVENT)
+                && inst
+                    .write(&format!("events/{system}/{name}/filter"), DENTRY_FILTER)
+                    .is_ok();
+            if filtered {
+                inst.enable(DENTRY_EVENT).map_err(io)?;
+                enabled
+                    .events
+                    .push(format!("{DENTRY_EVENT} if {DENTRY_FILTER}"));
+            } else {
+                warnings.push(format!(
+                "no dentry cache figures: this kernel has no {DENTRY_EVENT} with a cache name to filter on ({DENTRY_FILTER}), and sysperf does not use the function tracer or kprobes (__d_lookup_rcu, d_alloc_parallel)"
+            ));
+            }
+            filtered
+        };
+    Ok(enabled)
+}
+
+/// Reads a system trace's `trace_pipe` (opened non-blocking) into a tally.
+struct PipeReader<'a> {
+    inst: &'a tracefs::Instance,
+    path: &'a std::path::Path,
+    opts: &'a SystemOptions,
+    /// The instance's lost events when tracing began.
+    lost_before: u64,
+}
+
+impl PipeReader<'_> {
+    /// Reads until the deadline or `stop`; then, tracing off, until the ring is empty.
+    /// Returns whether `stop` ended it early and for how long it traced.
+    fn read(
+        &self,
+        pipe: &mut std::fs::File,
+        stop: &AtomicBool,
+        progress: &mut dyn FnMut(Progress),
+        tally: &mut SystemTally,
+    ) -> Result<(bool, Duration), TraceError> {
+        let start = Instant::now();
+        let mut buf = vec![0u8; 1 << 18];
+        let mut partial: Vec<u8> = Vec::new();
+        let mut last_progress = Instant::now();
+        let mut interrupted = false;
+        let mut traced_for = Duration::ZERO;
+        let mut draining = false;
+        loop {
+            // Reads back to back while the ring has events; sleeps only when it is empty.
+            let idle = match pipe.read(&mut buf) {
+                Ok(0) => true,
+                Ok(n) => {
+                    feed_lines(&buf[..n], &mut partial, tally);
+                    false
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => true,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => false,
+                Err(e) => {
+                    return Err(TraceError::Io(format!(
+                        "reading {}: {e}",
+                        self.path.display()
+                    )))
+                }
+            };
+            if draining {
+                if idle {
+                    break;
+                }
+                continue;
+            }
+            let elapsed = start.elapsed();
+            if stop.load(Ordering::Relaxed) || elapsed >= self.opts.duration {
+                interrupted = elapsed < self.opts.duration;
+                traced_for = elapsed;
+                self.inst
+                    .on(false)
+                    .map_err(|e| TraceError::Io(e.to_string()))?;
+                draining = true;
+                continue;
+            }
+            if last_progress.elapsed() >= Duration::from_secs(1) {
+                last_progress = Instant::now();
+                progress(Progress {
+                    elapsed,
+                    duration: self.opts.duration,
+                    events: tally.lines,
+                    lost: self.inst.lost_events().saturating_sub(self.lost_before)
+                        + tally.lost_markers,
+                });
+            }
+            if idle {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        }
+        feed_lines(b"\n", &mut partial, tally);
+        Ok((interrupted, traced_for))
+    }
+}
+
+/// Adds `bytes` read from the pipe to `partial` and feeds the tally every whole line, the
+/// last (unfinished) line kept for the next read.
+fn feed_lines(bytes: &[u8], partial: &mut Vec<u8>, tally: &mut SystemTally) {
+    let name_of = |p: i32| {
+        std::fs::read_to_string(format!("/proc/{p}/comm"))
+            .ok()
+            .map(|s| s.trim_end().to_string())
+    };
+    partial.extend_from_slice(bytes);
+    let end = partial
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map_or(0, |i| i + 1);
+    for line in partial[..end].split(|&b| b == b'\n') {
+        if let Ok(l) = std::str::from_utf8(line) {
+            tally.feed(l, &name_of);
+        }
+    }
+    partial.drain(..end);
+}
+
+/// The kernel's time (system, irq and softirq) and its softirq time alone, in ns, over all
+/// CPUs between two reads of /proc/stat (0 without both).
+fn kernel_time(before: Option<procfs::ProcStat>, after: Option<procfs::ProcStat>) -> (u64, u64) {
+    let tick_ns = 1_000_000_000 / sys::clock_ticks().max(1);
+    match (before, after) {
+        (Some(b), Some(a)) => match (b.cpu, a.cpu) {
+            (Some(b), Some(a)) => {
+                let d = a.since(&b);
+                (
+                    (d.system + d.irq + d.softirq) * tick_ns,
+                    d.softirq * tick_ns,
+                )
+            }
+            _ => (0, 0),
+        },
+        _ => (0, 0),
+    }
 }
 
 /// 90 s as "1m30s", 10 s as "10 s".
