@@ -12,7 +12,7 @@
 //!
 //! Pure: builds a [`Comparison`] from runs already loaded; rendering is in `report`.
 
-use crate::harness::adjusted_wall_ns;
+use crate::model::adjusted_wall_ns;
 use crate::model::scaled_s;
 use crate::model::{
     BenchResult, CounterSummary, Estimate, Finding, Fingerprint, Run, SeriesPoint, TrialKind,

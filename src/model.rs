@@ -535,6 +535,16 @@ pub struct Overhead {
     pub loop_ns_per_iteration: f64,
 }
 
+/// Wall time of a trial less the timer overhead (once) and the loop overhead (per iteration);
+/// never below zero. Here, beside the records it reads, because the harness summarises with
+/// it and the comparisons and suites, above the harness or beside it, read runs with it (#46).
+pub fn adjusted_wall_ns(t: &Trial, overhead: Option<&Overhead>) -> f64 {
+    let o = overhead
+        .map(|o| o.timer_ns + o.loop_ns_per_iteration * t.iterations as f64)
+        .unwrap_or(0.0);
+    (t.wall_ns as f64 - o).max(0.0)
+}
+
 /// The parameters a run was made with.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct RunParams {

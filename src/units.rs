@@ -8,6 +8,9 @@
 //! The refusal says what is wrong and what to give, without repeating the text (every caller
 //! shows the value beside it). Seconds come back as an `f64`, as typed: a caller that wants a
 //! `Duration` converts, so that a run records exactly what was asked.
+//!
+//! It also writes CPU lists ([`format_list`]), the other quantity every layer prints alike;
+//! reading them from the kernel's files stays with the harness (`harness::placement`).
 
 /// What one option accepts.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -82,9 +85,41 @@ pub fn parse_seconds(s: &str, bounds: &Bounds) -> Result<f64, String> {
     Ok(secs)
 }
 
+/// Formats CPUs compactly, as the kernel writes CPU lists ("0-3,5"): the one spelling of a
+/// CPU list in sysperf's output, for the harness, the engine and the reports alike (#46).
+pub fn format_list(cpus: &[u32]) -> String {
+    let mut sorted = cpus.to_vec();
+    sorted.sort_unstable();
+    sorted.dedup();
+    let mut parts = Vec::new();
+    let mut i = 0;
+    while i < sorted.len() {
+        let start = sorted[i];
+        let mut end = start;
+        while i + 1 < sorted.len() && sorted[i + 1] == end + 1 {
+            i += 1;
+            end = sorted[i];
+        }
+        parts.push(if start == end {
+            start.to_string()
+        } else {
+            format!("{start}-{end}")
+        });
+        i += 1;
+    }
+    parts.join(",")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cpu_lists_are_written_compactly() {
+        assert_eq!(format_list(&[5, 0, 1, 2, 3]), "0-3,5");
+        assert_eq!(format_list(&[3, 3, 1]), "1,3");
+        assert_eq!(format_list(&[]), "");
+    }
 
     #[test]
     fn seconds_and_spans_read_as_typed() {

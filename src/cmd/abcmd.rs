@@ -263,11 +263,11 @@ pub(crate) fn exec(a: Args) -> Result<i32> {
     let placement = match (a.duet, &req.cpus) {
         (true, _) => format!(
             "the commands ran at the same time, each on a CPU of its own (CPUs {}), swapped every round (--duet)",
-            sysperf::harness::placement::format_list(&plan.cpus.cpus[..2.min(plan.cpus.cpus.len())])
+            sysperf::units::format_list(&plan.cpus.cpus[..2.min(plan.cpus.cpus.len())])
         ),
         (false, Some(cpus)) => format!(
             "the commands ran on CPUs {} (--cpu), back to back in a random order each round",
-            sysperf::harness::placement::format_list(cpus)
+            sysperf::units::format_list(cpus)
         ),
         (false, None) => "the commands ran unpinned, where the scheduler put them (--cpu LIST keeps them on those CPUs), back to back in a random order each round".into(),
     };

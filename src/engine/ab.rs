@@ -237,7 +237,7 @@ pub fn check_duet(plan: &RunPlan, concurrent: Result<(), String>) -> Result<[u32
         _ => Err(bad(format!("on {} CPU", cpus.len()), format!(
             "a duet needs two CPUs, one a side, and this process may use {} ({}); leave out --duet, or allow two CPUs (--cpu A,B)",
             cpus.len(),
-            crate::harness::placement::format_list(cpus)
+            crate::units::format_list(cpus)
         ))),
     }
 }

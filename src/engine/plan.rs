@@ -283,7 +283,7 @@ impl RunPlan {
             },
             d.order,
             d.seed,
-            placement::format_list(&d.cpus),
+            crate::units::format_list(&d.cpus),
         );
         s.push_str(&format!(
             "budget: trials of at least {} s, killed after {} s{}{}{}\n",
@@ -329,7 +329,7 @@ impl RunPlan {
                 "{:<28} {:<9} {:<7} {}{}\n",
                 t.id,
                 t.placement,
-                placement::format_list(&t.cpus),
+                crate::units::format_list(&t.cpus),
                 t.iterations,
                 match t.memory_limit_bytes {
                     Some(b) => format!(", memory limited to {} KiB", b / 1024),

@@ -998,7 +998,7 @@ impl<'a> Measurement<'a> {
                 message: format!(
                     "{id}: other work used {:.0}% of CPU {} while it ran; results may be inflated (see what else runs with top)",
                     100.0 * other / (w.wall_s * ncpu),
-                    if watched.is_empty() { "all".to_string() } else { placement::format_list(&watched) }
+                    if watched.is_empty() { "all".to_string() } else { crate::units::format_list(&watched) }
                 ),
             });
         }
@@ -1009,7 +1009,7 @@ impl<'a> Measurement<'a> {
                 message: format!(
                     "{id}: other work used {:.0}% of CPU {} (not the test's) while it ran; CPUs that share caches, memory or, on a VM, host cores slow the test too (see what else runs with top)",
                     w.rest_busy_pct(tick_s),
-                    placement::format_list(&w.rest_cpus)
+                    crate::units::format_list(&w.rest_cpus)
                 ),
             });
         }
@@ -1183,7 +1183,7 @@ pub fn summarize(
             .map(|&i| f(&trials[i]) / ops(&trials[i]))
             .collect()
     };
-    let wall = per_op(&|t| adjusted_wall_ns(t, overhead));
+    let wall = per_op(&|t| crate::model::adjusted_wall_ns(t, overhead));
     // The parent's own time, and the whole tree beside it: which of them the paper's time
     // charged depends on whether its program waited for its children (bench::charged).
     let child = |t: &Trial| t.children.unwrap_or_default();
@@ -1286,15 +1286,6 @@ pub fn summarize_counters(trials: &[Trial], ops_per_iteration: u64) -> Option<Co
         },
         disk_ios_per_trial: per_trial(&|c| c.disk_reads + c.disk_writes),
     })
-}
-
-/// Wall time of a trial less the timer overhead (once) and the loop overhead (per iteration);
-/// never below zero.
-pub fn adjusted_wall_ns(t: &Trial, overhead: Option<&Overhead>) -> f64 {
-    let o = overhead
-        .map(|o| o.timer_ns + o.loop_ns_per_iteration * t.iterations as f64)
-        .unwrap_or(0.0);
-    (t.wall_ns as f64 - o).max(0.0)
 }
 
 #[cfg(test)]

@@ -55,7 +55,7 @@ impl CpuChoice {
                         value: bad.to_string(),
                         why: format!(
                             "CPU {bad} is not available to this process (allowed: {}); choose from those",
-                            format_list(allowed)
+                            crate::units::format_list(allowed)
                         ),
                     });
                 }
@@ -169,30 +169,6 @@ pub fn parse_list(s: &str) -> Result<Vec<u32>, InputError> {
     Ok(out)
 }
 
-/// Formats CPUs compactly ("0-3,5").
-pub fn format_list(cpus: &[u32]) -> String {
-    let mut sorted = cpus.to_vec();
-    sorted.sort_unstable();
-    sorted.dedup();
-    let mut parts = Vec::new();
-    let mut i = 0;
-    while i < sorted.len() {
-        let start = sorted[i];
-        let mut end = start;
-        while i + 1 < sorted.len() && sorted[i + 1] == end + 1 {
-            i += 1;
-            end = sorted[i];
-        }
-        parts.push(if start == end {
-            start.to_string()
-        } else {
-            format!("{start}-{end}")
-        });
-        i += 1;
-    }
-    parts.join(",")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -205,7 +181,6 @@ mod tests {
         for bad in ["", "a", "3-1", "1,,2", "-1", "99999"] {
             assert!(parse_list(bad).is_err(), "{bad}");
         }
-        assert_eq!(format_list(&[5, 0, 1, 2, 3]), "0-3,5");
     }
 
     #[test]

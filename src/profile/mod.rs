@@ -31,6 +31,10 @@ use std::sync::atomic::AtomicBool;
 /// The frame that stands for a whole kernel stack's caller in the call graph (user space).
 pub const SPONTANEOUS: &str = "<spontaneous>";
 
+/// The root frame of a kernel sample the kernel recorded no call chain for: its function is
+/// known from the sampled address alone, not its callers (see [`no_kernel_chain_note`]).
+pub const NO_CHAIN: &str = "[no call chain]";
+
 /// One line of the flat profile.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FlatEntry {
@@ -338,6 +342,9 @@ pub fn profile_benchmark(
     let tree = process_tree(s.root.unwrap_or(0), &s.forks);
     let ours = |pid: u32| s.scope() == Scope::Task || tree.contains(&pid);
     let folded = fold(&s.samples, region, &access.syms, &comm_of, &ours);
+    if let Some(note) = no_kernel_chain_note(&target.id, &folded, s.limits) {
+        crate::notice::tell(&note);
+    }
     Ok(Profile {
         bench: target.id.clone(),
         unit: target.unit.clone(),
@@ -366,6 +373,45 @@ pub struct Folded {
     pub outside: u64,
     /// Samples of other processes inside the region.
     pub other: u64,
+    /// Of `inside`, those taken in the kernel, and of those, the ones without a call chain.
+    pub kernel: u64,
+    pub chainless: u64,
+    /// The most kernel frames a sample had.
+    pub longest_chain: usize,
+}
+
+/// What to tell the user when a profile's kernel samples lack their call chains, or when
+/// none was taken in the kernel: the cause where it can be read (a call chain limit another
+/// process set to 0 before sampling began, or lowered), else what was seen. None when the
+/// kernel's samples came with their call chains.
+pub fn no_kernel_chain_note(
+    bench: &str,
+    f: &Folded,
+    limits: sampler::ChainLimits,
+) -> Option<String> {
+    if f.inside > 0 && f.kernel == 0 {
+        return Some(format!(
+            "profile of {bench}: none of its {} samples was taken in the kernel (all in user mode), so it has no kernel frame",
+            f.inside
+        ));
+    }
+    if f.chainless > 0 {
+        let cause = match (limits.max_stack, limits.max_contexts) {
+            (Some(0), _) => "because kernel.perf_event_max_stack is 0 (set by a root process before sampling began; the kernel keeps it while anything samples call chains); to record them: sysctl -w kernel.perf_event_max_stack=127".to_string(),
+            (_, Some(0)) => "because kernel.perf_event_max_contexts_per_stack is 0 (set by a root process before sampling began; the kernel keeps it while anything samples call chains); to record them: sysctl -w kernel.perf_event_max_contexts_per_stack=8".to_string(),
+            _ => "though the call chain limits allow them: the kernel's per-CPU call chain buffer was taken when they were sampled (by another perf or BPF user recording call chains on that CPU)".to_string(),
+        };
+        return Some(format!(
+            "profile of {bench}: the kernel recorded no call chain for {} of its {} kernel samples, {cause}; each is named by its sampled function alone, under {NO_CHAIN}",
+            f.chainless, f.kernel
+        ));
+    }
+    match limits.max_stack {
+        Some(k) if k < 127 && f.longest_chain + 1 >= k as usize => Some(format!(
+            "profile of {bench}: kernel call chains were cut at {k} entries, as kernel.perf_event_max_stack is {k} (the kernel's default is 127), so their outer callers are missing"
+        )),
+        _ => None,
+    }
 }
 
 /// A process name as the kernel keeps it (TASK_COMM_LEN: 15 bytes and the NUL):
@@ -403,15 +449,36 @@ pub fn fold(
             }
             (false, false) => continue,
         }
-        let key = if s.user || s.kernel_chain.is_empty() {
-            format!("[user] {}", comm_of(s.pid))
-        } else {
-            let names = frame_names(&s.kernel_chain, syms);
-            names.into_iter().rev().collect::<Vec<_>>().join(";")
+        let key = match kernel_frames(s, syms) {
+            None => format!("[user] {}", comm_of(s.pid)),
+            Some(names) => {
+                f.kernel += 1;
+                f.chainless += u64::from(s.kernel_chain.is_empty());
+                f.longest_chain = f.longest_chain.max(s.kernel_chain.len());
+                names.into_iter().rev().collect::<Vec<_>>().join(";")
+            }
         };
         *f.stacks.entry(key).or_default() += 1;
     }
     f
+}
+
+/// The functions of a kernel-mode sample, leaf first; None for a user-mode one. A kernel
+/// sample without a call chain (the kernel records none when kernel.perf_event_max_stack or
+/// kernel.perf_event_max_contexts_per_stack is 0, or its call chain buffer is taken) is its
+/// sampled address's function under [`NO_CHAIN`]: it was once folded as user time, so a
+/// profile of a system call benchmark held only `[user] sysperf:syscall` (#46).
+pub fn kernel_frames<'a>(s: &Sample, syms: &'a Kallsyms) -> Option<Vec<&'a str>> {
+    if s.user {
+        None
+    } else if s.kernel_chain.is_empty() {
+        Some(vec![
+            syms.lookup(s.ip).unwrap_or("[unknown kernel]"),
+            NO_CHAIN,
+        ])
+    } else {
+        Some(frame_names(&s.kernel_chain, syms))
+    }
 }
 
 /// The functions of a kernel call chain, leaf first. A return address points after its
@@ -471,6 +538,17 @@ ffffffff81005000 T __task_pid_nr_ns
         }
     }
 
+    /// The samples among the records of `bytes`.
+    fn samples_of(bytes: &[u8]) -> Vec<Sample> {
+        records::parse(bytes)
+            .into_iter()
+            .filter_map(|r| match r {
+                Record::Sample(s) => Some(s),
+                _ => None,
+            })
+            .collect()
+    }
+
     #[test]
     fn samples_fold_into_named_stacks_inside_the_region() {
         let syms = Kallsyms::parse(SYMS).unwrap();
@@ -496,13 +574,7 @@ ffffffff81005000 T __task_pid_nr_ns
             0xffffffff81004010,
             &[0xffffffff81004010, 0xffffffff81004000],
         ));
-        let samples: Vec<Sample> = records::parse(&bytes)
-            .into_iter()
-            .filter_map(|r| match r {
-                Record::Sample(s) => Some(s),
-                _ => None,
-            })
-            .collect();
+        let samples = samples_of(&bytes);
         let comm = |pid: u32| {
             if pid == 8 {
                 "nulljob".to_string()
@@ -527,6 +599,59 @@ ffffffff81005000 T __task_pid_nr_ns
         let f = fold(&samples, [100, 500], &syms, &comm, &only7);
         assert_eq!((f.inside, f.outside, f.other), (4, 1, 1));
         assert!(!f.stacks.contains_key("[user] nulljob"));
+    }
+
+    /// A kernel sample the kernel gave no call chain is kernel time named by its address,
+    /// not user time (#46: a profile held only `[user] sysperf:syscall` once), and the note
+    /// names the limit that caused it when one is 0.
+    #[test]
+    fn kernel_samples_without_a_call_chain_stay_kernel_and_are_explained() {
+        let syms = Kallsyms::parse(SYMS).unwrap();
+        let mut bytes = Vec::new();
+        // In __x64_sys_getpid, no chain (what perf_event_max_stack=0 gives); one user sample.
+        bytes.extend(synth::sample(7, 100, false, 0xffffffff81004010, &[]));
+        bytes.extend(synth::sample(7, 110, false, 0xffffffff81004010, &[]));
+        bytes.extend(synth::sample(7, 120, true, 0x5555_0000_1234, &[]));
+        let samples = samples_of(&bytes);
+        let comm = |_pid: u32| "sysperf:syscall".to_string();
+        let f = fold(&samples, [0, 500], &syms, &comm, &|_| true);
+        assert_eq!(f.stacks[&format!("{NO_CHAIN};__x64_sys_getpid")], 2);
+        assert_eq!(f.stacks["[user] sysperf:syscall"], 1);
+        assert_eq!((f.inside, f.kernel, f.chainless), (3, 2, 2));
+        let limits = |max_stack, max_contexts| sampler::ChainLimits {
+            max_stack: Some(max_stack),
+            max_contexts: Some(max_contexts),
+        };
+        let note = no_kernel_chain_note("syscall", &f, limits(0, 8)).unwrap();
+        assert!(
+            note.contains("no call chain for 2 of its 2 kernel samples")
+                && note.contains("kernel.perf_event_max_stack is 0")
+                && note.contains("sysctl -w kernel.perf_event_max_stack=127"),
+            "{note}"
+        );
+        let note = no_kernel_chain_note("syscall", &f, limits(127, 0)).unwrap();
+        assert!(
+            note.contains("perf_event_max_contexts_per_stack is 0"),
+            "{note}"
+        );
+        let note = no_kernel_chain_note("syscall", &f, limits(127, 8)).unwrap();
+        assert!(note.contains("call chain buffer was taken"), "{note}");
+        // All in user mode: said, without a cause it cannot see.
+        let user_only = fold(&samples[2..], [0, 500], &syms, &comm, &|_| true);
+        let note = no_kernel_chain_note("syscall", &user_only, limits(127, 8)).unwrap();
+        assert!(
+            note.contains("none of its 1 samples was taken in the kernel"),
+            "{note}"
+        );
+        // Chains cut by a lowered limit; and a normal profile needs no note.
+        let mut chained = Vec::new();
+        let chain = [0xffffffff81004010, 0xffffffff81003030, 0xffffffff81002040];
+        chained.extend(synth::sample(7, 100, false, chain[0], &chain));
+        let chained = samples_of(&chained);
+        let f = fold(&chained, [0, 500], &syms, &comm, &|_| true);
+        assert!(no_kernel_chain_note("syscall", &f, limits(127, 8)).is_none());
+        let note = no_kernel_chain_note("syscall", &f, limits(4, 8)).unwrap();
+        assert!(note.contains("cut at 4 entries"), "{note}");
     }
 
     #[test]

@@ -31,6 +31,31 @@ pub const PERIOD_NS: u64 = 200_033;
 /// kernel.perf_event_mlock_kb (516) of unprivileged users.
 const DATA_PAGES: usize = 64;
 
+/// The kernel's limits on the call chains it records (kernel.perf_event_max_stack and
+/// kernel.perf_event_max_contexts_per_stack), as they were while the sampler's events were
+/// open: the kernel refuses to change either while any event samples call chains, so values
+/// read then are the ones every sample was taken under. Either at 0 (any root process may set
+/// it while nothing samples call chains) leaves every kernel sample without a call chain.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ChainLimits {
+    pub max_stack: Option<u32>,
+    pub max_contexts: Option<u32>,
+}
+
+impl ChainLimits {
+    pub fn read() -> ChainLimits {
+        let read = |name: &str| {
+            std::fs::read_to_string(format!("/proc/sys/kernel/{name}"))
+                .ok()
+                .and_then(|s| s.trim().parse().ok())
+        };
+        ChainLimits {
+            max_stack: read("perf_event_max_stack"),
+            max_contexts: read("perf_event_max_contexts_per_stack"),
+        }
+    }
+}
+
 /// What a sampling event watches.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Scope {
@@ -88,6 +113,8 @@ pub struct Sampler {
     pub throttled: u64,
     /// Names of tasks that exec'd or were renamed, by pid.
     pub comms: HashMap<u32, String>,
+    /// The call chain limits the samples were taken under (read once attached).
+    pub limits: ChainLimits,
 }
 
 impl Sampler {
@@ -105,6 +132,7 @@ impl Sampler {
             lost: 0,
             throttled: 0,
             comms: HashMap::new(),
+            limits: ChainLimits::default(),
         }
     }
 
@@ -132,6 +160,7 @@ impl harness::Observer for Sampler {
             self.rings.push(ring);
         }
         self.root = Some(pid as u32);
+        self.limits = ChainLimits::read();
         Ok(())
     }
 

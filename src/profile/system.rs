@@ -264,7 +264,8 @@ impl Aggregator {
     pub fn sample(&mut self, s: &Sample, syms: &Kallsyms) {
         self.samples += 1;
         let comm = self.comm(s.pid);
-        let user = s.user || s.kernel_chain.is_empty();
+        let frames = super::kernel_frames(s, syms);
+        let user = frames.is_none();
         self.key.clear();
         let class = if user {
             self.user_samples += 1;
@@ -272,7 +273,7 @@ impl Aggregator {
             self.key.push_str(&comm);
             "user"
         } else {
-            let names = super::frame_names(&s.kernel_chain, syms);
+            let names = frames.unwrap_or_default();
             let class = classify(names.iter().copied());
             if class == "idle" {
                 self.idle_samples += 1;

@@ -615,10 +615,7 @@ fn parameter_rows(runs: &[Run]) -> Vec<(String, Vec<Option<String>>)> {
         ("quick", |r| Some(r.params.quick.to_string())),
         ("placement", |r| Some(r.params.placement.clone())),
         ("cpus", |r| {
-            r.params
-                .cpus
-                .as_ref()
-                .map(|c| crate::harness::placement::format_list(c))
+            r.params.cpus.as_ref().map(|c| crate::units::format_list(c))
         }),
         ("trial timeout", |r| {
             Some(format!("{} s", r.params.timeout_s))

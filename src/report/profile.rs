@@ -19,7 +19,7 @@ pub fn render(p: &Profile, top: usize) -> String {
         "Kernel profile of {} ({} placement, CPUs {}): {} samples, one per {} us of CPU time, over {} operations at {} us per {}",
         p.bench,
         p.placement,
-        crate::harness::placement::format_list(&p.cpus),
+        crate::units::format_list(&p.cpus),
         p.samples,
         num(p.sample_period_ns as f64 / 1000.0),
         p.operations,

@@ -56,7 +56,7 @@ pub fn render(p: &SystemProfile, top: usize, iso: &[Isolation]) -> String {
         p.label.as_deref().map(|l| format!(" \"{l}\"")).unwrap_or_default(),
         secs(p.wall_ns),
         p.cpus.len(),
-        crate::harness::placement::format_list(&p.cpus),
+        crate::units::format_list(&p.cpus),
         p.samples,
         num(p.sample_period_ns as f64 / 1000.0),
         if p.interrupted { " (interrupted early)" } else { "" },

@@ -139,7 +139,7 @@ fn method_line(p: &crate::model::RunParams) -> String {
         p.min_time_s,
         if p.quick { " (quick)" } else { " and one warm-up" },
         p.placement,
-        p.cpus.as_ref().map(|c| format!(" on CPUs {}", crate::harness::placement::format_list(c))).unwrap_or_default(),
+        p.cpus.as_ref().map(|c| format!(" on CPUs {}", crate::units::format_list(c))).unwrap_or_default(),
         p.precision_pct.map(|x| format!("; rounds added until each interval is within +-{x}% of its median (--precision)")).unwrap_or_default(),
         match (&p.group, p.replicate) {
             // Numbered from 0, as `params.replicate` is in the JSON.

@@ -173,7 +173,7 @@ fn trace_heading(out: &mut String, r: &TraceReport, d_ops: u64) {
         "runs of {} iterations, placement {} (CPU {}); per {} = (run 2 - run 1) / {} {}",
         runs.join(" and "),
         r.placement,
-        crate::harness::placement::format_list(&r.cpus),
+        crate::units::format_list(&r.cpus),
         r.unit,
         thousands(d_ops),
         plural(&r.unit)

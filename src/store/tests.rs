@@ -1942,6 +1942,159 @@ fn import_runs_stores_a_stream_in_one_transaction(backing: Backing) {
     ));
 }
 
+/// A column as both stores can describe it: its type's class and whether it may be NULL.
+type Columns = BTreeMap<(String, String), (&'static str, bool)>;
+
+/// The tables and columns of a new SQLite store, every migration applied, from
+/// `pragma table_info`. Float columns are declared without a type (see `migrations`).
+fn sqlite_columns() -> Columns {
+    let conn = Connection::open_in_memory().unwrap();
+    migrations::migrate(&conn, Path::new(":memory:")).unwrap();
+    let tables: Vec<String> = conn
+        .prepare("SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<rusqlite::Result<_>>()
+        .unwrap();
+    let mut out = Columns::new();
+    for table in tables {
+        let mut stmt = conn
+            .prepare(&format!(
+                "SELECT name, type, \"notnull\", pk FROM pragma_table_info('{table}')"
+            ))
+            .unwrap();
+        let rows = stmt
+            .query_map([], |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get::<_, bool>(2)?,
+                    r.get::<_, i64>(3)?,
+                ))
+            })
+            .unwrap();
+        for row in rows {
+            let (column, ty, not_null, pk) = row.unwrap();
+            let class = match ty.to_ascii_uppercase().as_str() {
+                "INTEGER" => "integer",
+                "TEXT" => "text",
+                "" | "REAL" => "float",
+                other => {
+                    panic!("{table}.{column}: a SQLite type this test does not class: {other}")
+                }
+            };
+            // PostgreSQL makes a key's columns NOT NULL; SQLite only an INTEGER PRIMARY KEY,
+            // but no key sysperf writes is NULL, so a key column counts as NOT NULL here.
+            out.insert((table.clone(), column), (class, not_null || pk > 0));
+        }
+    }
+    out
+}
+
+/// The tables and columns of a new PostgreSQL store (migrated by connecting), from
+/// information_schema.columns.
+fn pg_columns(url: &str) -> Columns {
+    let mut c = postgres::Client::connect(url, postgres::NoTls).unwrap();
+    let rows = c
+        .query(
+            "SELECT table_name::text, column_name::text, data_type::text, is_nullable::text
+               FROM information_schema.columns WHERE table_schema = current_schema()",
+            &[],
+        )
+        .unwrap();
+    rows.iter()
+        .map(|r| {
+            let (table, column, ty): (String, String, String) = (r.get(0), r.get(1), r.get(2));
+            let class = match ty.as_str() {
+                "bigint" | "integer" => "integer",
+                "text" => "text",
+                "double precision" | "real" => "float",
+                other => {
+                    panic!("{table}.{column}: a PostgreSQL type this test does not class: {other}")
+                }
+            };
+            ((table, column), (class, r.get::<_, String>(3) == "NO"))
+        })
+        .collect()
+}
+
+/// The tables only one store has, each with why; every other table and column must be in
+/// both, of the same class and nullability.
+const ONE_STORE_ONLY: [(&str, &str); 3] = [
+    // The processes writing to an SQLite file, named when a writer waited too long for its one
+    // write lock; PostgreSQL locks rows and lists its sessions itself (pg_stat_activity).
+    ("writers", "sqlite"),
+    // The schema's version: SQLite keeps it in the file's header (PRAGMA user_version).
+    ("sysperf_schema", "postgres"),
+    // The store's own id, for spool files to find it (#44); an SQLite store is its file.
+    ("sysperf_store", "postgres"),
+];
+
+/// Where two column lists differ, beyond the tables [`ONE_STORE_ONLY`] names: a column in
+/// one only, or of another class or nullability.
+fn schema_differences(lite: &Columns, pg: &Columns) -> Vec<String> {
+    let only = |store: &str, table: &str| ONE_STORE_ONLY.contains(&(table, store));
+    let mut out = Vec::new();
+    for ((table, column), l) in lite {
+        match pg.get(&(table.clone(), column.clone())) {
+            None if !only("sqlite", table) => out.push(format!("{table}.{column}: SQLite only")),
+            Some(p) if p != l => out.push(format!(
+                "{table}.{column}: SQLite {l:?}, PostgreSQL {p:?} (class, NOT NULL)"
+            )),
+            _ => {}
+        }
+    }
+    for (table, column) in pg.keys() {
+        if !lite.contains_key(&(table.clone(), column.clone())) && !only("postgres", table) {
+            out.push(format!("{table}.{column}: PostgreSQL only"));
+        }
+    }
+    out
+}
+
+/// The schema is written twice, as SQLite's and PostgreSQL's migrations (#46): both build
+/// the same tables with the same columns, of the same class (integer, float, text) and
+/// nullability, but for the tables one store has for reasons its comment gives.
+#[test]
+fn both_stores_build_the_same_tables_and_columns() {
+    let lite = sqlite_columns();
+    assert!(
+        lite.contains_key(&("runs".into(), "writer_json".into())) && lite.len() > 100,
+        "the SQLite schema is read: {lite:?}"
+    );
+    // The comparison itself sees a column that one side lacks or types otherwise.
+    let mut planted = lite.clone();
+    planted.remove(&("trials".into(), "round".into()));
+    planted.insert(("runs".into(), "label".into()), ("integer", false));
+    assert_eq!(
+        schema_differences(&planted, &lite),
+        [
+            "runs.label: SQLite (\"integer\", false), PostgreSQL (\"text\", false) (class, NOT NULL)",
+            "trials.round: PostgreSQL only"
+        ]
+    );
+    let Some(url) = pg_cluster::fresh_db("schemas_agree") else {
+        return;
+    };
+    drop(PgStore::connect(&url).unwrap());
+    let pg = pg_columns(&url);
+    for (table, store) in ONE_STORE_ONLY {
+        let has = |cols: &Columns| cols.keys().any(|(t, _)| t == table);
+        assert!(
+            has(if store == "sqlite" { &lite } else { &pg })
+                && !has(if store == "sqlite" { &pg } else { &lite }),
+            "{table} is allowed in {store} only, and is there only"
+        );
+    }
+    let diffs = schema_differences(&lite, &pg);
+    assert!(
+        diffs.is_empty(),
+        "the stores' schemas differ (store/migrations.rs against store/pg.rs PG_MIGRATIONS):\n{}",
+        diffs.join("\n")
+    );
+}
+
 /// PostgreSQL reads an id prefix through `runs_by_id_prefix` (migration 4), not by scanning
 /// the runs, whatever the database's collation; a label that is not hex is never looked up
 /// as a prefix, and prefixes still resolve (a label that is also a prefix wins, as on SQLite).

@@ -11,8 +11,8 @@
 //! file. It does not measure (the harness does), store or draw anything.
 
 use crate::bench::{Benchmark, Shape};
-use crate::harness::adjusted_wall_ns;
 use crate::harness::Target;
+use crate::model::adjusted_wall_ns;
 use crate::model::{BenchResult, Derived, Overhead, Series, SeriesPoint, TrialKind, YKind};
 use crate::stats;
 

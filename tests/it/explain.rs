@@ -305,11 +305,35 @@ fn ab_profile_then_explain_names_the_planted_seccomp_filter() {
         // once another one in a full run of the tests (other tests' work on the machine).
         "--profile-seconds",
         "2",
-        "--label",
-        "pc",
     ];
-    ok(&db, &args, 0);
-    let v = json_of(ok(&db, &["explain", "pc-off", "pc-on", "syscall", "--json"], 0).as_bytes());
+    // Without call chains the kernel's samples are named by their function alone, so no path
+    // leads to the filter. Where a root process outside sysperf set a call chain limit to 0
+    // (the profile's note names it; #46: the profile once held only `[user] sysperf:syscall`),
+    // once more after a pause, then skipped saying why. Any other profile is judged below.
+    let limit_at_zero = |err: &str| {
+        err.contains("the kernel recorded no call chain") && err.contains("is 0 (set by a root")
+    };
+    let mut label = String::new();
+    for attempt in 1..=2 {
+        label = format!("pc{attempt}");
+        let out = sysperf(&db)
+            .args(args)
+            .args(["--label", &label])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{err}");
+        if !limit_at_zero(&err) {
+            break;
+        }
+        if attempt == 2 {
+            eprintln!("skipped: the kernel recorded no call chains, twice: {err}");
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_secs(5));
+    }
+    let (off, on) = (format!("{label}-off"), format!("{label}-on"));
+    let v = json_of(ok(&db, &["explain", &off, &on, "syscall", "--json"], 0).as_bytes());
     let t = &v["tests"][0];
     assert_eq!(t["profiles"][0]["kind"], "run", "{t}");
     assert_eq!(t["profiles"][1]["kind"], "run");

@@ -1,7 +1,9 @@
 //! The architecture holds as ARCHITECTURE.md draws it, read from the source (test modules,
 //! files compiled only for tests, and comment lines left out):
-//! - every module imports (`crate::` paths) only modules of its own layer or of layers below
-//!   it, in the order of ARCHITECTURE.md's table, and every top-level module is in the table;
+//! - every module imports only modules of its own layer or of layers below it, in the order
+//!   of ARCHITECTURE.md's table, and every top-level module is in the table; the imports are
+//!   read in every form (`crate::a::b` inline, `use crate::{a, b::{c, d}}`, `super::` chains
+//!   that climb to the crate's root);
 //! - the top-level modules depend on each other without loops, and so do the files of each
 //!   folder (a folder's `mod.rs`, or the file beside it, is its face and not counted);
 //! - `unsafe` is written only in `sys` and `clib`, the only modules the crate's
@@ -116,31 +118,136 @@ fn binary_modules() -> BTreeSet<String> {
         .collect()
 }
 
-/// Identifiers that follow `prefix` in `code`.
-fn after<'a>(code: &'a str, prefix: &'a str) -> impl Iterator<Item = String> + 'a {
-    code.match_indices(prefix).map(move |(i, _)| {
-        code[i + prefix.len()..]
-            .chars()
-            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
-            .collect()
-    })
+/// The identifier `text` starts with ("" when it starts with something else).
+fn ident(text: &str) -> String {
+    text.chars()
+        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+        .collect()
+}
+
+/// The first name of each path a use tree or path names, from the text right after its
+/// prefix (`crate::`, `super::`): `a` for `a::b(...)`, `a` and `d` for `{a::{b, c}, d}` (the
+/// inner groups name items of `a`, not modules beside it), across lines.
+fn heads(rest: &str) -> Vec<String> {
+    let rest = rest.trim_start();
+    let Some(group) = rest.strip_prefix('{') else {
+        return vec![ident(rest)];
+    };
+    let mut out = Vec::new();
+    let (mut depth, mut at_start) = (0, true);
+    for (i, c) in group.char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' if depth == 0 => break,
+            '}' => depth -= 1,
+            ',' if depth == 0 => at_start = true,
+            c if at_start && !c.is_whitespace() => {
+                out.push(ident(&group[i..]));
+                at_start = false;
+            }
+            _ => {}
+        }
+    }
+    out.retain(|h| !h.is_empty() && h != "self");
+    out
+}
+
+/// Where `prefix` starts a path in `code`: not inside a longer name (`mycrate::`), and for
+/// `super::`, only the first of a chain (`super::super::`).
+fn path_starts<'a>(code: &'a str, prefix: &'a str) -> impl Iterator<Item = usize> + 'a {
+    code.match_indices(prefix)
+        .map(|(i, _)| i)
+        .filter(move |&i| {
+            let before = code[..i].chars().next_back();
+            !before.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_' || c == ':')
+        })
+}
+
+/// How many modules deep each line of `code` is below its file's module: 0, or more inside a
+/// `mod name {` block (rustfmt's layout: its `}` at the indentation of its `mod`), as
+/// (the line's byte offset, its depth).
+fn inline_depths(code: &str) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    let mut open: Vec<usize> = Vec::new();
+    let mut at = 0;
+    for line in code.split('\n') {
+        let t = line.trim_start();
+        let indent = line.len() - t.len();
+        if open.last() == Some(&indent) && t.starts_with('}') {
+            open.pop();
+        }
+        out.push((at, open.len()));
+        let decl = t.strip_prefix("pub ").unwrap_or(t);
+        let decl = decl
+            .strip_prefix("pub(crate) ")
+            .or_else(|| decl.strip_prefix("pub(super) "))
+            .unwrap_or(decl);
+        if decl.starts_with("mod ") && t.ends_with('{') {
+            open.push(indent);
+        }
+        at += line.len() + 1;
+    }
+    out
+}
+
+/// The top-level modules (or crate-root items) the code of the file `rel` names by a path
+/// from the crate's root, in every form: `crate::a::b(...)` inline, `use crate::{a, b}`,
+/// `use crate::{a::{b, c}, d}`, and `super::` chains that climb to the root
+/// (`super::super::a` in harness/placement.rs, `super::a` in compare.rs's own code).
+fn root_names(rel: &Path, code: &str) -> BTreeSet<String> {
+    let mut out: BTreeSet<String> = path_starts(code, "crate::")
+        .flat_map(|i| heads(&code[i + "crate::".len()..]))
+        .collect();
+    // The file's module depth: compare.rs and compare/mod.rs are 1, harness/placement.rs 2.
+    let stem = rel.file_stem().and_then(|s| s.to_str()).unwrap_or("");
+    let depth = rel.components().count() - usize::from(stem == "mod");
+    if matches!(stem, "lib" | "main") && rel.components().count() == 1 {
+        return out;
+    }
+    for (climbs, rest) in super_paths(code) {
+        if climbs == depth as isize {
+            out.extend(heads(rest));
+        }
+    }
+    out
+}
+
+/// Each `super::` chain of `code`: how many modules it climbs above the file's own module
+/// (those it climbs out of `mod name {` blocks first are not counted), and the text after it.
+fn super_paths(code: &str) -> Vec<(isize, &str)> {
+    let lines = inline_depths(code);
+    path_starts(code, "super::")
+        .map(|i| {
+            let mut rest = &code[i..];
+            let mut climbs = 0;
+            while let Some(r) = rest.strip_prefix("super::") {
+                climbs += 1;
+                rest = r;
+            }
+            let line = lines.partition_point(|&(at, _)| at <= i) - 1;
+            (climbs - lines[line].1 as isize, rest)
+        })
+        .collect()
 }
 
 type Graph = BTreeMap<String, BTreeMap<String, String>>;
 
 /// The `crate::` edges between the library's top-level modules, each with a file that makes it.
 fn edges() -> Graph {
-    let all = files();
-    let tests = test_only(&all);
-    let binary = binary_modules();
+    edges_of(&files(), &binary_modules())
+}
+
+/// [`edges`] of the files `all` (paths under src/ with their text).
+fn edges_of(all: &[(PathBuf, String)], binary: &BTreeSet<String>) -> Graph {
+    let tests = test_only(all);
     let modules: BTreeSet<String> = all.iter().filter_map(|(r, _)| module_of(r)).collect();
     let mut out = Graph::new();
-    for (rel, text) in &all {
+    for (rel, text) in all {
         let Some(from) = module_of(rel) else { continue };
         if tests.contains(rel) || binary.contains(&from) {
             continue;
         }
-        for to in after(&code(text), "crate::") {
+        for to in root_names(rel, &code(text)) {
             // `crate::exit`, `crate::VERSION`: the crate root's, in no layer.
             if to != from && modules.contains(&to) {
                 out.entry(from.clone())
@@ -153,32 +260,20 @@ fn edges() -> Graph {
     out
 }
 
-/// The names a file takes from its siblings (the other modules its parent declares).
+/// The names a file takes from its siblings (the other modules its parent declares): by
+/// `super::x` (one climb from the file's own module), `use super::{a::X, b}` or
+/// `crate::parent::x`, in any of their forms.
 fn sibling_uses(code: &str, siblings: &BTreeSet<String>, parent_path: &str) -> BTreeSet<String> {
-    let mut names: Vec<String> = after(code, "super::").collect();
-    // `use super::{a::X, b}`: each item of the group.
-    for (i, _) in code.match_indices("super::{") {
-        let mut depth = 0;
-        let mut item = String::new();
-        let mut at_start = true;
-        for c in code[i + 8..].chars() {
-            match c {
-                '{' => depth += 1,
-                '}' if depth == 0 => break,
-                '}' => depth -= 1,
-                ',' if depth == 0 => at_start = true,
-                c if at_start && (c.is_ascii_alphanumeric() || c == '_') => item.push(c),
-                _ if at_start && !item.is_empty() => {
-                    names.push(std::mem::take(&mut item));
-                    at_start = false;
-                }
-                _ => {}
-            }
-        }
-        names.extend((!item.is_empty()).then_some(item));
-    }
+    let mut names: Vec<String> = super_paths(code)
+        .into_iter()
+        .filter(|&(climbs, _)| climbs == 1)
+        .flat_map(|(_, rest)| heads(rest))
+        .collect();
     if !parent_path.is_empty() {
-        names.extend(after(code, &format!("crate::{parent_path}::")));
+        let prefix = format!("crate::{parent_path}::");
+        for i in path_starts(code, &prefix) {
+            names.extend(heads(&code[i + prefix.len()..]));
+        }
     }
     names.into_iter().filter(|n| siblings.contains(n)).collect()
 }
@@ -391,6 +486,97 @@ fn the_scans_see_loops_and_imports_against_the_order() {
     assert_eq!(
         sibling_uses("crate::store::pg::PgStore", &siblings, "store"),
         ["pg"].map(String::from).into()
+    );
+}
+
+/// Every form of a path to another module is read (#46): a grouped or nested `use crate::{..}`,
+/// a `super::` chain up to the root, a path written inline without `use`, a group over lines;
+/// and an upward import planted in a foundation's file in one of those forms fails the order.
+#[test]
+fn the_scans_read_every_import_form() {
+    let names = |rel: &str, code: &str| -> Vec<String> {
+        root_names(Path::new(rel), code).into_iter().collect()
+    };
+    assert_eq!(
+        names("units.rs", "use crate::{stats, sys};"),
+        ["stats", "sys"]
+    );
+    assert_eq!(
+        names(
+            "units.rs",
+            "use crate::{report::{html, text::Table}, model};"
+        ),
+        ["model", "report"]
+    );
+    assert_eq!(
+        names(
+            "units.rs",
+            "use crate::{\n    model::Run,\n    engine::{self, plan},\n};"
+        ),
+        ["engine", "model"]
+    );
+    assert_eq!(
+        names("units.rs", "let x = crate::engine::plan::resolve(1);"),
+        ["engine"]
+    );
+    // From harness/placement.rs, super::super is the root; super is harness (no edge).
+    assert_eq!(
+        names(
+            "harness/placement.rs",
+            "super::super::report::text(x); super::worker::go();"
+        ),
+        ["report"]
+    );
+    assert_eq!(
+        names(
+            "harness/placement.rs",
+            "use super::super::{report, cmd::x};"
+        ),
+        ["cmd", "report"]
+    );
+    // From compare.rs (depth 1) one super:: is the root; in its inline module, two.
+    assert_eq!(names("compare.rs", "use super::report;"), ["report"]);
+    assert_eq!(
+        names(
+            "compare.rs",
+            "mod inner {\n    use super::helper;\n    use super::super::engine;\n}\nfn f() {}"
+        ),
+        ["engine"]
+    );
+    assert_eq!(
+        names("report/mod.rs", "use super::engine::Sink;"),
+        ["engine"]
+    );
+    // Not a path from the root: a longer name ending in crate, a crate-root item's `self`.
+    assert!(names("units.rs", "use mycrate::engine; use crate::{self as c};").is_empty());
+
+    // A grouped upward import planted in a foundation (units) and in a harness file is caught
+    // by the same scan and order check the real source goes through.
+    let layers = documented_layers(&architecture());
+    let planted = [
+        (
+            "units.rs",
+            "//! x\nuse crate::{stats, report::{html, text}};\n",
+        ),
+        (
+            "harness/placement.rs",
+            "//! x\nuse super::super::{sys, engine::Session};\n",
+        ),
+        ("stats.rs", "//! x\n"),
+        ("report/mod.rs", "//! x\n"),
+        ("engine/mod.rs", "//! x\n"),
+        ("sys.rs", "//! x\n"),
+    ]
+    .map(|(r, t)| (PathBuf::from(r), t.to_string()));
+    let g = edges_of(&planted, &BTreeSet::new());
+    let bad = against_the_order(&g, &layers);
+    assert_eq!(
+        bad,
+        [
+            "harness (harness) uses engine (run engine, a layer above) in harness/placement.rs",
+            "units (foundations) uses report (rendering, a layer above) in units.rs",
+        ],
+        "{g:?}"
     );
 }
 
