@@ -550,16 +550,28 @@ fn walk<M: Style>(c: &Comparison, mut m: M) -> String {
 /// The runs, whether they are smoke tests, the method, what the intervals cover, and how
 /// each run's User and System were obtained.
 fn head<M: Style>(c: &Comparison, m: &mut M) {
-    let aside = format!(
-        ": {} run{}; ratios are to {} (the baseline)",
-        c.runs.len(),
-        if c.runs.len() == 1 { "" } else { "s" },
-        tag(c.baseline)
-    );
+    // One run (`run`, `show` or a command alone, exported) is no comparison (#43: its
+    // Markdown was headed "sysperf compare").
+    let (title, aside) = if c.runs.len() == 1 {
+        ("sysperf run", ": 1 run, no ratios".to_string())
+    } else {
+        (
+            "sysperf compare",
+            format!(
+                ": {} runs; ratios are to {} (the baseline)",
+                c.runs.len(),
+                tag(c.baseline)
+            ),
+        )
+    };
     let aside = m.aside(&aside);
-    m.title("sysperf compare", aside);
+    m.title(title, aside);
     m.runs(c);
     if let Some(line) = smoke_line(c) {
+        let line = m.esc(&line);
+        m.alert(&line);
+    }
+    for line in missing_lines(c) {
         let line = m.esc(&line);
         m.alert(&line);
     }
@@ -1162,6 +1174,40 @@ pub fn smoke_line(c: &Comparison) -> Option<String> {
     })
 }
 
+/// For each run that lacks most of the baseline's tests, what it lacks and the run that has
+/// them (#43: `compare vax750-4.3bsd latest` after a quick run of one test answered with 27
+/// `missing` rows and no word on what to run). Empty when every run has at least half.
+pub fn missing_lines(c: &Comparison) -> Vec<String> {
+    let has = |i: usize, r: &crate::compare::Row| !matches!(r.cells[i], CellState::Missing);
+    let base: Vec<&crate::compare::Row> = c.rows.iter().filter(|r| has(c.baseline, r)).collect();
+    (0..c.runs.len())
+        .filter(|&i| i != c.baseline)
+        .filter_map(|i| {
+            let lacking: Vec<&str> = base
+                .iter()
+                .filter(|r| !has(i, r))
+                .map(|r| r.id.as_str())
+                .collect();
+            (2 * lacking.len() > base.len()).then(|| {
+                let shown: Vec<&str> = lacking.iter().take(8).copied().collect();
+                format!(
+                    "{} has {} of the {} tests of {}: to compare them all, measure them (sysperf run {}{})",
+                    tag(i),
+                    base.len() - lacking.len(),
+                    base.len(),
+                    tag(c.baseline),
+                    shown.join(" "),
+                    if lacking.len() > shown.len() {
+                        format!(" ...; or sysperf run alone for every test: {} more", lacking.len() - shown.len())
+                    } else {
+                        String::new()
+                    }
+                )
+            })
+        })
+        .collect()
+}
+
 /// A derived figure's cells, one per run: its value, "n/a" where its inputs cannot support it
 /// (the reason follows the table), "-" where the run lacks it.
 fn derived_values(d: &DerivedRow) -> Vec<String> {
@@ -1370,6 +1416,46 @@ mod tests {
         }
         slow.series[1].points.retain(|p| p.x != 2.0);
         slow
+    }
+
+    /// #43: a run with few of the baseline's tests says which and what to run.
+    #[test]
+    fn a_run_lacking_most_tests_says_what_to_run() {
+        let base = crate::report::fixture_run();
+        let mut few = base.clone();
+        few.id = "00000000fe77".into();
+        few.results.truncate(1);
+        let c = crate::report::fixture_compare(&[base.clone(), few], 0, 2.0);
+        let lines = missing_lines(&c);
+        assert_eq!(lines.len(), 1, "{lines:?}");
+        assert!(lines[0].starts_with("[2] has 1 of the "), "{}", lines[0]);
+        assert!(lines[0].contains("sysperf run "), "{}", lines[0]);
+        assert!(text(&c).contains(&lines[0]));
+        // Every test there: nothing to say.
+        let c = crate::report::fixture_compare(&[base.clone(), base], 0, 2.0);
+        assert!(missing_lines(&c).is_empty());
+    }
+
+    /// #43: one run exported is headed as a run, not as a comparison, in both formats.
+    #[test]
+    fn one_run_is_headed_as_a_run() {
+        let c = crate::report::fixture_compare(&[crate::report::fixture_run()], 0, 2.0);
+        assert!(
+            markdown(&c).starts_with("## sysperf run\n"),
+            "{}",
+            markdown(&c)
+        );
+        assert!(
+            text(&c).starts_with("sysperf run: 1 run, no ratios\n"),
+            "{}",
+            text(&c)
+        );
+        let two = crate::report::fixture_compare(
+            &[crate::report::fixture_run(), crate::report::fixture_run()],
+            0,
+            2.0,
+        );
+        assert!(markdown(&two).starts_with("## sysperf compare\n"));
     }
 
     #[test]
