@@ -66,6 +66,14 @@ impl Group {
     }
 }
 
+/// Whether a test of this group (as stored: [`Group::as_str`]) has a paper's operation count,
+/// to which Table 2 scales its seconds. LEBench's operations (its paper counts none: 10,000
+/// is sysperf's) and the host-speed reference have none, and their tables print "-" there
+/// rather than seconds for an invented count (#43).
+pub fn has_paper_count(group: &str) -> bool {
+    !matches!(group, "lebench" | "reference")
+}
+
 /// A chart of the report and of `sysperf plot --group NAME`: tests of similar magnitude on
 /// one axis (Table 2 spans 0.1 to 300 us, which no single axis shows well). Each family
 /// declares its chart, or names another family's, and every spec carries it; [`charts`]

@@ -215,14 +215,22 @@ fn per_run(c: &Comparison, row: &Row, f: impl Fn(&Cell, bool) -> String) -> Vec<
 /// flag says the run is published).
 type Figure = (&'static str, fn(&Row, &Cell, bool) -> String);
 
-fn real(_: &Row, x: &Cell, published: bool) -> String {
-    secs(x.real_s, published)
+/// Seconds for the paper's count, or "-" for a test no paper counted (#43).
+fn counted(row: &Row, s: f64, published: bool) -> String {
+    if crate::bench::has_paper_count(&row.group) {
+        secs(s, published)
+    } else {
+        "-".into()
+    }
 }
-fn user(_: &Row, x: &Cell, published: bool) -> String {
-    secs(x.user_s, published)
+fn real(row: &Row, x: &Cell, published: bool) -> String {
+    counted(row, x.real_s, published)
 }
-fn system(_: &Row, x: &Cell, published: bool) -> String {
-    secs(x.sys_s, published)
+fn user(row: &Row, x: &Cell, published: bool) -> String {
+    counted(row, x.user_s, published)
+}
+fn system(row: &Row, x: &Cell, published: bool) -> String {
+    counted(row, x.sys_s, published)
 }
 fn us_per_op(_: &Row, x: &Cell, _: bool) -> String {
     num(x.us_per_op)

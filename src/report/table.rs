@@ -225,18 +225,28 @@ fn kernel_row(r: &BenchResult, label: &str) -> String {
     let p = w.n == 0;
     // What the paper's time charged: the process, with the children it waited for.
     let (user, sys) = crate::bench::charged(r).unwrap_or((s.user_ns_per_op, s.sys_ns_per_op));
+    // Seconds for the paper's count; "-" for a test no paper counted (#43: LEBench's rows
+    // showed "Elapsed 691 s" for sysperf's own 10,000).
+    let counted = crate::bench::has_paper_count(&r.group);
+    let scaled = |ns: f64| {
+        if counted {
+            secs(scaled_s(ns, r.paper_count), p)
+        } else {
+            "-".to_string()
+        }
+    };
     format!(
         "{label:<21}| {:>7} | {:>8} | {:>7} | {:>7} | {:>7} | {:>9} {} | {:>9} | {:>7} | {}",
-        r.paper_count,
-        secs(scaled_s(w.median, r.paper_count), p),
-        secs(scaled_s(user.median, r.paper_count), p),
-        secs(scaled_s(sys.median, r.paper_count), p),
-        s.whole.as_ref().map_or("-".to_string(), |x| secs(
-            scaled_s(
-                x.user_ns_per_op.median + x.sys_ns_per_op.median,
-                r.paper_count
-            ),
-            p
+        if counted {
+            r.paper_count.to_string()
+        } else {
+            "-".to_string()
+        },
+        scaled(w.median),
+        scaled(user.median),
+        scaled(sys.median),
+        s.whole.as_ref().map_or("-".to_string(), |x| scaled(
+            x.user_ns_per_op.median + x.sys_ns_per_op.median
         )),
         num(w.median / 1000.0),
         ci(w, 8),
