@@ -95,7 +95,7 @@ pub(crate) fn exec(a: Args) -> Result<i32> {
     let bar = &mut Trials::new();
     let outcomes = engine(&stop)?.execute_repeated(&plan, store.as_ref(), bar)?;
     bar.finish();
-    super::run::record_variance(store.as_ref(), &outcomes);
+    sysperf::ops::record_variance(store.as_ref(), &outcomes);
     if outcomes.iter().any(|o| o.interrupted) {
         say!("sysperf: interrupted; the finished runs are stored");
         return Ok(engine::interrupted_code());

@@ -5,6 +5,7 @@ use super::args::{parse_seconds, DbArg, PlaceArgs};
 use super::failure::{failure, Context};
 use super::out::{engine, print, print_json};
 use super::progress;
+use super::shared::print_system_profile;
 use super::Result;
 use clap::Args as ClapArgs;
 use std::path::{Path, PathBuf};
@@ -13,7 +14,7 @@ use sysperf::catalog::{self, CatalogError};
 use sysperf::engine::{self, Budget, Event, Sink};
 use sysperf::error::InputError;
 use sysperf::harness::placement;
-use sysperf::model::{Profile, SystemProfile};
+use sysperf::model::Profile;
 use sysperf::profile::{self, kallsyms::Kallsyms, system};
 use sysperf::{exit, output, report, store, units};
 
@@ -172,23 +173,6 @@ fn whole_machine(a: &Args, duration: &str) -> Result<i32> {
         return Ok(engine::interrupted_code());
     }
     Ok(exit::OK)
-}
-
-/// A system profile with the benchmarks that isolate its hottest functions (from the
-/// benchmark profiles in `store`).
-pub(crate) fn print_system_profile(
-    store: &dyn store::Backend,
-    p: &SystemProfile,
-    top: usize,
-    json: bool,
-) -> Result<i32> {
-    let benchmarks = store.benchmark_profiles()?;
-    let iso = profile::isolate::isolate(p, &benchmarks, profile::isolate::HOT_FUNCTIONS);
-    if json {
-        print_json(&report::system::json_document(p, top, &iso))
-    } else {
-        print(&report::system::render(p, top, &iso))
-    }
 }
 
 /// `sysperf profile RUN`: the profiles stored with a run.

@@ -1,19 +1,19 @@
 //! `sysperf ab CMD...` (#43): commands timed as hyperfine times them, with its flags where
 //! they mean the same, on sysperf's paired engine: each command after the baseline is one
 //! A/B (paired round by round, both sides stored), a command alone is one run. Not the switch
-//! form (`ab --switch`), which `super::ab` measures on benchmarks.
+//! form (`ab --switch`), which `super` measures on benchmarks.
 //!
 //! What it prints beyond `compare`'s table: hyperfine's per-command lines (mean +- sd and
 //! min...max of the trials' time per run, user and system CPU) and its summary line with the
 //! paired interval and verdict; where the commands ran; and, loudly, a command that failed.
 
-use super::ab::Args;
-use super::args::{allowed_cpus, parse_pct, parse_pct_opt};
-use super::compare::{show, Format};
-use super::failure::Context;
-use super::out::{engine, print, spooled_into};
-use super::progress::Trials;
-use super::Result;
+use super::super::args::{allowed_cpus, parse_pct, parse_pct_opt};
+use super::super::failure::{failure, with_spool, Context};
+use super::super::out::{engine, print, spooled_into};
+use super::super::progress::Trials;
+use super::super::shared::{print_comparison, Format};
+use super::super::Result;
+use super::Args;
 use sysperf::bench::command::CommandLine;
 use sysperf::catalog::{self, Catalog};
 use sysperf::engine::ab::{CommandSides, Design};
@@ -200,10 +200,7 @@ fn once(what: &str, c: &CommandLine) -> Result<()> {
     } else {
         format!("; its standard error ended:\n    {}", tail.join("\n    "))
     };
-    Err(super::failure::failure(format!(
-        "{what} `{}` {how}{said}",
-        c.name()
-    )))
+    Err(failure(format!("{what} `{}` {how}{said}", c.name())))
 }
 
 pub(crate) fn exec(a: Args) -> Result<i32> {
@@ -378,7 +375,7 @@ pub(crate) fn exec(a: Args) -> Result<i32> {
             gate_pct,
         };
         if !a.json {
-            code = code.max(show(&req, Format::Text, false, db.clone())?);
+            code = code.max(print_comparison(&req, Format::Text, false, db.clone())?);
         }
         let (_, c) = Catalog::new(db.clone()).comparison(&req.runs, None, noise_pct)?;
         comparisons.push(c);
@@ -469,7 +466,7 @@ pub(crate) fn exec(a: Args) -> Result<i32> {
         code = exit::FAILURE;
     }
     if let (true, Some((x, y))) = (a.explain, pairs.first()) {
-        super::ab::explain(&a, &x.id, &y.id, db)?;
+        super::explain(&a, &x.id, &y.id, db)?;
     }
-    Ok(super::run::with_spool(code, spool.is_some()))
+    Ok(with_spool(code, spool.is_some()))
 }
