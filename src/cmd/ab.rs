@@ -6,7 +6,7 @@ mod commands;
 mod opts;
 
 use super::args::{allowed_cpus, or_noise_default, parse_pct, parse_pct_opt, parse_seconds};
-use super::args::{DbArg, PlaceArgs};
+use super::args::{DbArg, PlaceArgs, ThresholdArg};
 use super::failure::{with_spool, Context};
 use super::out::{engine, print, spooled_into, worker_exe};
 use super::progress::{Bars, Trials};
@@ -139,15 +139,8 @@ pub(crate) struct Args {
     /// Kill and record as failed any trial running longer than this many seconds.
     #[arg(long, value_name = "S", default_value_t = 60.0, allow_negative_numbers = true, value_parser = parse_seconds)]
     pub(crate) timeout: f64,
-    /// Noise band in percent (0-1000): a verdict needs the ratio's whole interval outside +-PCT.
-    #[arg(
-        long = "threshold",
-        visible_alias = "noise",
-        value_name = "PCT",
-        default_value = "2",
-        allow_negative_numbers = true
-    )]
-    pub(crate) noise: String,
+    #[command(flatten)]
+    pub(crate) threshold: ThresholdArg,
     /// Exit 3 when a test is significantly slower with the switch on by more than PCT percent.
     #[arg(long, value_name = "PCT", allow_negative_numbers = true)]
     pub(crate) fail_on_regression: Option<String>,
@@ -221,7 +214,7 @@ pub(crate) fn exec(a: Args) -> Result<i32> {
     }
     a.cmd.refuse_with_switch()?;
     // 1. Every option is checked before anything is measured or changed.
-    let noise_pct = parse_pct("--threshold", &a.noise)?;
+    let noise_pct = a.threshold.pct()?;
     let gate_pct = parse_pct_opt("--fail-on-regression", a.fail_on_regression.as_deref())?;
     let switch = Switch::parse(a.switch.as_deref(), a.sysctl.as_deref(), a.on.as_deref())?;
     let name = switch.name().to_string();
@@ -412,7 +405,7 @@ pub(crate) fn explain(a: &Args, x: &str, y: &str, db: Option<std::path::PathBuf>
         a: x.to_string(),
         b: y.to_string(),
         tests: Vec::new(),
-        noise_pct: parse_pct("--noise", &a.noise)?,
+        noise_pct: parse_pct("--noise", &a.threshold.noise)?,
         measure_s: None,
         try_switches: None,
         db,

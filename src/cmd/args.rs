@@ -119,6 +119,13 @@ pub(crate) struct AgainstArgs {
     /// The run the others are compared with (default: the first RUN); it becomes column 1.
     #[arg(long, value_name = "RUN")]
     pub(crate) baseline: Option<String>,
+    #[command(flatten)]
+    pub(crate) threshold: ThresholdArg,
+}
+
+/// `--threshold` (`--noise`), the one definition `compare`, `report`, `noise` and `ab` share.
+#[derive(Args, Clone)]
+pub(crate) struct ThresholdArg {
     /// The smallest change that counts, in percent (0-1000): a verdict needs the ratio's whole
     /// interval outside +-PCT (criterion's name; --noise is its old name).
     #[arg(
@@ -129,6 +136,13 @@ pub(crate) struct AgainstArgs {
         allow_negative_numbers = true
     )]
     pub(crate) noise: String,
+}
+
+impl ThresholdArg {
+    /// The band, checked.
+    pub(crate) fn pct(&self) -> Result<f64, InputError> {
+        parse_pct("--threshold", &self.noise)
+    }
 }
 
 /// The selection `noise` and `ab` measure when none is given: the six tests of the verdicts

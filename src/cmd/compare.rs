@@ -1,7 +1,7 @@
 //! `sysperf compare`: runs (or two observations of the whole machine) side by side, printed,
 //! with the regression gate (printed by `shared::print_comparison`, which `ab` uses too).
 
-use super::args::{parse_pct, parse_pct_opt, AgainstArgs, DbArg, FleetArgs};
+use super::args::{parse_pct_opt, AgainstArgs, DbArg, FleetArgs};
 use super::shared::{print_comparison, Format};
 use super::Result;
 use clap::Args as ClapArgs;
@@ -50,7 +50,7 @@ pub(crate) fn compare_help() -> String {
 pub(crate) fn exec(a: Args) -> Result<i32> {
     // Every option is checked before any run is loaded.
     let req = compare::Request {
-        noise_pct: parse_pct("--threshold", &a.against.noise)?,
+        noise_pct: a.against.threshold.pct()?,
         gate_pct: parse_pct_opt("--fail-on-regression", a.fail_on_regression.as_deref())?,
         runs: a.runs,
         baseline: a.against.baseline,

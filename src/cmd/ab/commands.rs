@@ -7,7 +7,7 @@
 //! min...max of the trials' time per run, user and system CPU) and its summary line with the
 //! paired interval and verdict; where the commands ran; and, loudly, a command that failed.
 
-use super::super::args::{allowed_cpus, parse_pct, parse_pct_opt};
+use super::super::args::{allowed_cpus, parse_pct_opt};
 use super::super::failure::{failure, with_spool, Context};
 use super::super::out::{engine, print, spooled_into};
 use super::super::progress::Trials;
@@ -214,7 +214,7 @@ pub(crate) fn exec(a: Args) -> Result<i32> {
         }
         .into());
     }
-    let noise_pct = parse_pct("--threshold", &a.noise)?;
+    let noise_pct = a.threshold.pct()?;
     let gate_pct = parse_pct_opt("--fail-on-regression", a.fail_on_regression.as_deref())?;
     let typed = typed(&a)?;
     let lines = lines(&a, &typed)?;
