@@ -6,6 +6,7 @@
 //! `notice`. Not the engine's own work (plans, trials, the switch's record), which
 //! `engine` does for every command alike.
 
+pub mod commands;
 pub mod explain;
 mod switches;
 
@@ -38,6 +39,10 @@ pub enum OpsError {
     Ab(#[from] AbError),
     #[error(transparent)]
     Input(#[from] InputError),
+    /// Something the use case ran failed (a command's --setup exited non-zero): what, and
+    /// what it said.
+    #[error("{0}")]
+    Failed(String),
     #[error("{what}")]
     Io {
         what: String,
@@ -54,7 +59,7 @@ impl crate::error::Exit for OpsError {
             OpsError::Engine(e) => e.exit_code(),
             OpsError::Ab(e) => e.exit_code(),
             OpsError::Input(e) => e.exit_code(),
-            OpsError::Io { .. } => crate::exit::FAILURE,
+            OpsError::Failed(_) | OpsError::Io { .. } => crate::exit::FAILURE,
         }
     }
 }

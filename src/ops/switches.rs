@@ -184,23 +184,7 @@ pub(super) fn try_switches(
             flip.describe()
         ));
         let label = format!("try-{}-{}", slug(&flip), &run_engine::new_run_id()?[..6]);
-        let (selection, suites) = run_engine::ab::selection(&tests, false)?;
-        let plan = RunPlan::resolve(
-            &RunRequest {
-                selection,
-                suites,
-                trials: Some(MIN_ROUNDS),
-                min_time_s: Some(TRIAL_S),
-                precision_pct: Some(PRECISION_PCT),
-                max_time_s: Some(how.seconds),
-                label: Some(label),
-                seed: run_engine::fresh_seed()?,
-                // The pairing takes the host's speed out round by round: no reference (#42).
-                reference: false,
-                ..RunRequest::default()
-            },
-            &cpus,
-        )?;
+        let plan = plan(how, &tests, label, &cpus)?;
         let outcome = engine.execute_ab(
             &plan,
             Design::Paired,
@@ -226,6 +210,31 @@ pub(super) fn try_switches(
     }
     let stopped = b.interrupted;
     Ok((b, stopped))
+}
+
+/// The paired rounds of one switch: `tests` in `ab`'s short trials, at least [`MIN_ROUNDS`],
+/// until [`PRECISION_PCT`] or the switch's seconds.
+fn plan(
+    how: &TrySwitches,
+    tests: &[String],
+    label: String,
+    cpus: &[u32],
+) -> Result<RunPlan, OpsError> {
+    let (selection, suites) = run_engine::ab::selection(tests, false)?;
+    let req = RunRequest {
+        selection,
+        suites,
+        trials: Some(MIN_ROUNDS),
+        min_time_s: Some(TRIAL_S),
+        precision_pct: Some(PRECISION_PCT),
+        max_time_s: Some(how.seconds),
+        label: Some(label),
+        seed: run_engine::fresh_seed()?,
+        // The pairing takes the host's speed out round by round: no reference (#42).
+        reference: false,
+        ..RunRequest::default()
+    };
+    Ok(RunPlan::resolve(&req, cpus)?)
 }
 
 /// A difference not switched, and why.
