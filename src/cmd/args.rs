@@ -5,7 +5,7 @@ use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::Args;
 use std::path::PathBuf;
 use sysperf::error::InputError;
-use sysperf::harness::placement::{self, CpuChoice, Mode};
+use sysperf::harness::placement::{self, Mode};
 use sysperf::units;
 
 use super::failure::{Context, Result};
@@ -69,10 +69,14 @@ pub(crate) struct PlaceArgs {
 }
 
 impl PlaceArgs {
-    /// The CPUs to use: --cpu, checked against those this process may use, or all of those.
-    pub(crate) fn choose(&self) -> Result<CpuChoice> {
-        let allowed = allowed_cpus()?;
-        Ok(CpuChoice::new(self.cpus()?, &allowed)?)
+    /// Where targets run: --placement on the CPUs of --cpu, checked against those this
+    /// process may use, or on all of those (the engine's one placement path).
+    pub(crate) fn placing(&self) -> Result<sysperf::engine::Placing> {
+        Ok(sysperf::engine::Placing::new(
+            self.placement,
+            self.cpus()?,
+            &allowed_cpus()?,
+        )?)
     }
 
     /// --cpu as the user gave it (a run records it).

@@ -13,7 +13,6 @@ use std::time::Duration;
 use sysperf::catalog::{self, CatalogError};
 use sysperf::engine::{self, Budget, Event, Sink};
 use sysperf::error::InputError;
-use sysperf::harness::placement;
 use sysperf::model::Profile;
 use sysperf::profile::{self, kallsyms::Kallsyms, system};
 use sysperf::{exit, output, report, store, units};
@@ -81,10 +80,10 @@ pub(crate) fn exec(a: Args) -> Result<i32> {
         Err(bench_err) if a.target.len() == 1 => return stored(&a, bench_err),
         Err(bench_err) => return Err(bench_err.into()),
     };
-    let cpus = a.place.choose()?;
+    let placing = a.place.placing()?;
     let plans = targets
         .into_iter()
-        .map(|(t, shape)| Ok((t, placement::plan(a.place.placement, shape, &cpus)?)))
+        .map(|(t, shape)| Ok((t, placing.plan(shape)?)))
         .collect::<Result<Vec<_>, InputError>>()?;
     let stop = engine::stop_flag()?;
     struct Say(f64);
@@ -98,8 +97,8 @@ pub(crate) fn exec(a: Args) -> Result<i32> {
     let budget = Budget::profile_calibration(Duration::from_secs_f64(a.timeout));
     let profiles = match engine(&stop)?.profile(
         &plans,
-        a.place.placement,
-        &cpus,
+        placing.mode,
+        &placing.cpus,
         budget,
         a.seconds,
         &mut Say(a.seconds),
