@@ -48,6 +48,17 @@ impl Exit for serde_json::Error {
     }
 }
 
+/// An error with its causes, as one line ("what: why: the OS's reason").
+pub fn one_line(e: &dyn std::error::Error) -> String {
+    let mut line = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        line.push_str(&format!(": {c}"));
+        cause = c.source();
+    }
+    line
+}
+
 /// Errors a user can cause with their input; the CLI maps them to exit code 2.
 #[derive(Debug, Error)]
 pub enum InputError {

@@ -65,6 +65,7 @@ pub mod managed;
 pub mod model;
 pub mod notice;
 pub mod observe;
+pub mod ops;
 pub mod output;
 pub mod paired;
 pub mod papers;

@@ -72,7 +72,6 @@ fn dispatch(command: Cmd) -> cmd::Result<i32> {
     match command {
         Cmd::Run(a) => cmd::run::exec(a),
         Cmd::Noise(a) => cmd::noise::exec(a),
-        Cmd::Ab(a) if a.commands() => cmd::abcmd::exec(*a),
         Cmd::Ab(a) => cmd::ab::exec(*a),
         Cmd::List(a) => cmd::list::exec(a),
         Cmd::Runs(a) => cmd::runs::exec(a),

@@ -484,7 +484,7 @@ pub fn upload_waiting(to: Option<&dyn Backend>) -> Vec<(Spooled, Result<Synced, 
         Ok(Some(dir)) => dir,
         Ok(None) => return uploads,
         Err(e) => {
-            crate::notice::tell(&chain(&e));
+            crate::notice::tell(&crate::error::one_line(&e));
             return uploads;
         }
     };
@@ -502,7 +502,7 @@ pub fn upload_waiting(to: Option<&dyn Backend>) -> Vec<(Spooled, Result<Synced, 
             ));
             continue;
         };
-        let done = upload(&dir, &s.path, to).map_err(|e| chain(&e));
+        let done = upload(&dir, &s.path, to).map_err(|e| crate::error::one_line(&e));
         match &done {
             Ok(Some(n)) => crate::notice::tell(&format!(
                 "uploaded the spool file {shown} to {dest} ({} run{} copied, {} completed) and removed it",
@@ -524,17 +524,6 @@ pub fn upload_waiting(to: Option<&dyn Backend>) -> Vec<(Spooled, Result<Synced, 
         }
     }
     uploads
-}
-
-/// An error with its causes, as one line.
-fn chain(e: &dyn std::error::Error) -> String {
-    let mut line = e.to_string();
-    let mut cause = e.source();
-    while let Some(c) = cause {
-        line.push_str(&format!(": {c}"));
-        cause = c.source();
-    }
-    line
 }
 
 /// Copies the spool file `path` (in the checked spool directory `dir`) into `to` and removes

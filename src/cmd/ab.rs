@@ -2,11 +2,15 @@
 //! paired round by round or as a duet, stored as two runs, then printed side by side as
 //! `compare` prints them, with its gate.
 
+mod commands;
+mod opts;
+
 use super::args::{allowed_cpus, or_noise_default, parse_pct, parse_pct_opt, parse_seconds};
-use super::args::{DbArg, PlaceArgs};
-use super::compare::{show, Format};
-use super::out::{engine, spooled_into};
-use super::progress::Trials;
+use super::args::{DbArg, PlaceArgs, ThresholdArg};
+use super::failure::{with_spool, Context};
+use super::out::{engine, print, spooled_into, worker_exe};
+use super::progress::{Bars, Trials};
+use super::shared::{print_comparison, Format};
 use super::Result;
 use clap::Args as ClapArgs;
 use sysperf::engine::ab::Design;
@@ -94,7 +98,7 @@ pub(crate) struct Args {
     #[arg(long, short = 'r', visible_alias = "runs", value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub(crate) trials: Option<u32>,
     #[command(flatten)]
-    pub(crate) cmd: super::abopts::CommandArgs,
+    pub(crate) cmd: opts::CommandArgs,
     /// Minimum duration of one trial in seconds (default 0.015: many short trials).
     #[arg(long, value_name = "S", allow_negative_numbers = true, value_parser = parse_seconds)]
     pub(crate) min_time: Option<f64>,
@@ -135,15 +139,8 @@ pub(crate) struct Args {
     /// Kill and record as failed any trial running longer than this many seconds.
     #[arg(long, value_name = "S", default_value_t = 60.0, allow_negative_numbers = true, value_parser = parse_seconds)]
     pub(crate) timeout: f64,
-    /// Noise band in percent (0-1000): a verdict needs the ratio's whole interval outside +-PCT.
-    #[arg(
-        long = "threshold",
-        visible_alias = "noise",
-        value_name = "PCT",
-        default_value = "2",
-        allow_negative_numbers = true
-    )]
-    pub(crate) noise: String,
+    #[command(flatten)]
+    pub(crate) threshold: ThresholdArg,
     /// Exit 3 when a test is significantly slower with the switch on by more than PCT percent.
     #[arg(long, value_name = "PCT", allow_negative_numbers = true)]
     pub(crate) fail_on_regression: Option<String>,
@@ -170,7 +167,7 @@ pub(crate) struct Args {
 
 impl Args {
     /// Whether these are commands (positional, or --a/--b), timed as hyperfine times them
-    /// (`super::abcmd`), rather than a switch measured on benchmarks.
+    /// ([`commands`]), rather than a switch measured on benchmarks.
     pub(crate) fn commands(&self) -> bool {
         self.switch.is_none() && self.sysctl.is_none()
     }
@@ -212,9 +209,12 @@ impl Args {
 }
 
 pub(crate) fn exec(a: Args) -> Result<i32> {
+    if a.commands() {
+        return commands::exec(a);
+    }
     a.cmd.refuse_with_switch()?;
     // 1. Every option is checked before anything is measured or changed.
-    let noise_pct = parse_pct("--threshold", &a.noise)?;
+    let noise_pct = a.threshold.pct()?;
     let gate_pct = parse_pct_opt("--fail-on-regression", a.fail_on_regression.as_deref())?;
     let switch = Switch::parse(a.switch.as_deref(), a.sysctl.as_deref(), a.on.as_deref())?;
     let name = switch.name().to_string();
@@ -280,11 +280,11 @@ pub(crate) fn exec(a: Args) -> Result<i32> {
         noise_pct,
         gate_pct,
     };
-    let code = show(&req, Format::text_or_json(a.json), false, db.clone())?;
+    let code = print_comparison(&req, Format::text_or_json(a.json), false, db.clone())?;
     if a.explain {
         explain(&a, &req.runs[0], &req.runs[1], db)?;
     }
-    Ok(super::run::with_spool(code, spool.is_some()))
+    Ok(with_spool(code, spool.is_some()))
 }
 
 /// Seconds between sittings when --spacing is not given.
@@ -372,9 +372,9 @@ fn sittings(
             "noise_pct": noise_pct,
             "tests": rows,
         });
-        super::out::print(&format!("{}\n", serde_json::to_string_pretty(&doc)?))?;
+        print(&format!("{}\n", serde_json::to_string_pretty(&doc)?))?;
     } else {
-        super::out::print(&sysperf::report::compare::sittings_text(
+        print(&sysperf::report::compare::sittings_text(
             &rows, &labels, spacing,
         ))?;
     }
@@ -394,27 +394,28 @@ fn sittings(
     } else {
         sysperf::exit::OK
     };
-    Ok(super::run::with_spool(code, spooled))
+    Ok(with_spool(code, spooled))
 }
 
-/// `--explain`: 'sysperf explain' of the two sides `x` and `y`, after the comparison.
+/// `--explain`: 'sysperf explain' of the two sides `x` and `y`, after the comparison, as its
+/// text.
 pub(crate) fn explain(a: &Args, x: &str, y: &str, db: Option<std::path::PathBuf>) -> Result<()> {
-    super::out::print("\n")?;
-    super::explain::exec(super::explain::Args {
+    print("\n")?;
+    let req = sysperf::ops::explain::Request {
         a: x.to_string(),
         b: y.to_string(),
         tests: Vec::new(),
-        noise: a.noise.clone(),
-        top: sysperf::report::explain::DEFAULT_TOP as u32,
-        json: false,
-        markdown: false,
-        measure: false,
-        profile_seconds: 1.0,
-        try_switches: false,
-        allow_foreign_values: false,
-        try_seconds: 2.0,
-        html: None,
-        db: super::args::DbArg { db },
-    })?;
+        noise_pct: parse_pct("--noise", &a.threshold.noise)?,
+        measure_s: None,
+        try_switches: None,
+        db,
+        worker_exe: worker_exe()?,
+    };
+    let explained = sysperf::ops::explain::explain(&req, &mut Bars::default())?;
+    let text = sysperf::report::explain::text(
+        &explained.explanation,
+        sysperf::report::explain::DEFAULT_TOP,
+    );
+    print(&text).context("writing the explanation")?;
     Ok(())
 }

@@ -5,7 +5,7 @@ use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::Args;
 use std::path::PathBuf;
 use sysperf::error::InputError;
-use sysperf::harness::placement::{self, CpuChoice, Mode};
+use sysperf::harness::placement::{self, Mode};
 use sysperf::units;
 
 use super::failure::{Context, Result};
@@ -69,10 +69,14 @@ pub(crate) struct PlaceArgs {
 }
 
 impl PlaceArgs {
-    /// The CPUs to use: --cpu, checked against those this process may use, or all of those.
-    pub(crate) fn choose(&self) -> Result<CpuChoice> {
-        let allowed = allowed_cpus()?;
-        Ok(CpuChoice::new(self.cpus()?, &allowed)?)
+    /// Where targets run: --placement on the CPUs of --cpu, checked against those this
+    /// process may use, or on all of those (the engine's one placement path).
+    pub(crate) fn placing(&self) -> Result<sysperf::engine::Placing> {
+        Ok(sysperf::engine::Placing::new(
+            self.placement,
+            self.cpus()?,
+            &allowed_cpus()?,
+        )?)
     }
 
     /// --cpu as the user gave it (a run records it).
@@ -119,6 +123,13 @@ pub(crate) struct AgainstArgs {
     /// The run the others are compared with (default: the first RUN); it becomes column 1.
     #[arg(long, value_name = "RUN")]
     pub(crate) baseline: Option<String>,
+    #[command(flatten)]
+    pub(crate) threshold: ThresholdArg,
+}
+
+/// `--threshold` (`--noise`), the one definition `compare`, `report`, `noise` and `ab` share.
+#[derive(Args, Clone)]
+pub(crate) struct ThresholdArg {
     /// The smallest change that counts, in percent (0-1000): a verdict needs the ratio's whole
     /// interval outside +-PCT (criterion's name; --noise is its old name).
     #[arg(
@@ -129,6 +140,13 @@ pub(crate) struct AgainstArgs {
         allow_negative_numbers = true
     )]
     pub(crate) noise: String,
+}
+
+impl ThresholdArg {
+    /// The band, checked.
+    pub(crate) fn pct(&self) -> Result<f64, InputError> {
+        parse_pct("--threshold", &self.noise)
+    }
 }
 
 /// The selection `noise` and `ab` measure when none is given: the six tests of the verdicts

@@ -74,3 +74,13 @@ impl<T, E: Into<Failure>> Context<T> for std::result::Result<T, E> {
         })
     }
 }
+
+/// A command's exit code once its runs went into a spool file: [`sysperf::exit::SPOOLED`]
+/// where it would have been 0; a failure or a signal's code says more and stays.
+pub(crate) fn with_spool(code: i32, spooled: bool) -> i32 {
+    if spooled && code == sysperf::exit::OK {
+        sysperf::exit::SPOOLED
+    } else {
+        code
+    }
+}

@@ -9,10 +9,9 @@ mod args;
 mod failure;
 mod out;
 mod progress;
+mod shared;
 
 pub(crate) mod ab;
-pub(crate) mod abcmd;
-pub(crate) mod abopts;
 pub(crate) mod changes;
 pub(crate) mod compare;
 pub(crate) mod completions;

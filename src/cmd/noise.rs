@@ -1,7 +1,7 @@
 //! `sysperf noise`: an A/A experiment. K runs of a selection, stored, then the variance within
 //! and between them, the false verdicts among them and the smallest detectable change.
 
-use super::args::{allowed_cpus, or_noise_default, parse_pct, DbArg, PlaceArgs};
+use super::args::{allowed_cpus, or_noise_default, DbArg, PlaceArgs, ThresholdArg};
 use super::out::{engine, print, print_json};
 use super::progress::Trials;
 use super::Result;
@@ -30,16 +30,8 @@ pub(crate) struct Args {
     /// Label of the runs (default: repeat-GROUP).
     #[arg(long, value_name = "TEXT")]
     pub(crate) label: Option<String>,
-    /// The smallest change that counts, in percent, for the false-verdict count, as compare's
-    /// --threshold (--noise is its old name).
-    #[arg(
-        long = "threshold",
-        visible_alias = "noise",
-        value_name = "PCT",
-        default_value = "2",
-        allow_negative_numbers = true
-    )]
-    pub(crate) noise: String,
+    #[command(flatten)]
+    pub(crate) threshold: ThresholdArg,
     #[command(flatten)]
     pub(crate) place: PlaceArgs,
     #[command(flatten)]
@@ -88,14 +80,14 @@ impl Args {
 }
 
 pub(crate) fn exec(a: Args) -> Result<i32> {
-    let band = parse_pct("--threshold", &a.noise)?;
+    let band = a.threshold.pct()?;
     let plan = RunPlan::resolve(&a.request(engine::fresh_seed()?)?, &allowed_cpus()?)?;
     let stop = engine::stop_flag()?;
     let store = catalog::open_store(a.db.db.as_ref())?;
     let bar = &mut Trials::new();
     let outcomes = engine(&stop)?.execute_repeated(&plan, store.as_ref(), bar)?;
     bar.finish();
-    super::run::record_variance(store.as_ref(), &outcomes);
+    sysperf::ops::record_variance(store.as_ref(), &outcomes);
     if outcomes.iter().any(|o| o.interrupted) {
         say!("sysperf: interrupted; the finished runs are stored");
         return Ok(engine::interrupted_code());

@@ -5,6 +5,7 @@ use super::args::{parse_seconds, DbArg, PlaceArgs};
 use super::failure::{failure, Context};
 use super::out::{engine, print, print_json};
 use super::progress;
+use super::shared::print_system_profile;
 use super::Result;
 use clap::Args as ClapArgs;
 use std::path::{Path, PathBuf};
@@ -12,8 +13,7 @@ use std::time::Duration;
 use sysperf::catalog::{self, CatalogError};
 use sysperf::engine::{self, Budget, Event, Sink};
 use sysperf::error::InputError;
-use sysperf::harness::placement;
-use sysperf::model::{Profile, SystemProfile};
+use sysperf::model::Profile;
 use sysperf::profile::{self, kallsyms::Kallsyms, system};
 use sysperf::{exit, output, report, store, units};
 
@@ -80,10 +80,10 @@ pub(crate) fn exec(a: Args) -> Result<i32> {
         Err(bench_err) if a.target.len() == 1 => return stored(&a, bench_err),
         Err(bench_err) => return Err(bench_err.into()),
     };
-    let cpus = a.place.choose()?;
+    let placing = a.place.placing()?;
     let plans = targets
         .into_iter()
-        .map(|(t, shape)| Ok((t, placement::plan(a.place.placement, shape, &cpus)?)))
+        .map(|(t, shape)| Ok((t, placing.plan(shape)?)))
         .collect::<Result<Vec<_>, InputError>>()?;
     let stop = engine::stop_flag()?;
     struct Say(f64);
@@ -97,8 +97,8 @@ pub(crate) fn exec(a: Args) -> Result<i32> {
     let budget = Budget::profile_calibration(Duration::from_secs_f64(a.timeout));
     let profiles = match engine(&stop)?.profile(
         &plans,
-        a.place.placement,
-        &cpus,
+        placing.mode,
+        &placing.cpus,
         budget,
         a.seconds,
         &mut Say(a.seconds),
@@ -172,23 +172,6 @@ fn whole_machine(a: &Args, duration: &str) -> Result<i32> {
         return Ok(engine::interrupted_code());
     }
     Ok(exit::OK)
-}
-
-/// A system profile with the benchmarks that isolate its hottest functions (from the
-/// benchmark profiles in `store`).
-pub(crate) fn print_system_profile(
-    store: &dyn store::Backend,
-    p: &SystemProfile,
-    top: usize,
-    json: bool,
-) -> Result<i32> {
-    let benchmarks = store.benchmark_profiles()?;
-    let iso = profile::isolate::isolate(p, &benchmarks, profile::isolate::HOT_FUNCTIONS);
-    if json {
-        print_json(&report::system::json_document(p, top, &iso))
-    } else {
-        print(&report::system::render(p, top, &iso))
-    }
 }
 
 /// `sysperf profile RUN`: the profiles stored with a run.

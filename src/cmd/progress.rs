@@ -74,6 +74,23 @@ impl Sink for Trials {
     }
 }
 
+/// A [`Trials`] bar for each run a library use case makes (`sysperf::ops`), taken off the
+/// screen when the run is over.
+#[derive(Default)]
+pub(crate) struct Bars(Option<Trials>);
+
+impl sysperf::ops::Progress for Bars {
+    fn sink(&mut self) -> &mut dyn Sink {
+        self.0.get_or_insert_with(Trials::new)
+    }
+
+    fn done(&mut self) {
+        if let Some(bar) = self.0.take() {
+            bar.finish();
+        }
+    }
+}
+
 /// Seconds of `duration` (`profile --system`), with its ETA.
 pub(crate) fn seconds(duration: Duration) -> ProgressBar {
     bar(

@@ -1,6 +1,6 @@
 //! `sysperf report`: a self-contained HTML page comparing runs.
 
-use super::args::{parse_pct, AgainstArgs, DbArg, FleetArgs};
+use super::args::{AgainstArgs, DbArg, FleetArgs};
 use super::failure::Context;
 use super::Result;
 use clap::Args as ClapArgs;
@@ -27,7 +27,7 @@ pub(crate) struct Args {
 }
 
 pub(crate) fn exec(a: Args) -> Result<i32> {
-    let noise = parse_pct("--threshold", &a.against.noise)?;
+    let noise = a.against.threshold.pct()?;
     // The page is HTML whatever the name says: a name that promises another format is a
     // mistake to stop, not a file to write (a device or a name without one is written).
     if let Some(ext) = a.output.extension().and_then(|e| e.to_str()) {

@@ -2,13 +2,15 @@
 //! execute it with the progress bar as its sink, print the run, exit as the run went.
 
 use super::args::{parse_seconds, DbArg, ExportArgs, PlaceArgs};
+use super::failure::with_spool;
 use super::out::{engine, print, print_json, spooled_into, write_exports};
 use super::progress::Trials;
+use super::shared::{print_run, RUN_PROFILE_TOP};
 use super::Result;
 use clap::Args as ClapArgs;
 use sysperf::engine::{self, RunPlan, RunRequest};
 use sysperf::error::InputError;
-use sysperf::model::{Profile, Run, VarianceEstimate};
+use sysperf::model::VarianceEstimate;
 use sysperf::{catalog, report, suite};
 
 #[derive(ClapArgs)]
@@ -186,7 +188,7 @@ pub(crate) fn exec(a: Args) -> Result<i32> {
     let bar = &mut Trials::new();
     let outcomes = engine(&stop)?.execute_repeated(&plan, store.as_ref(), bar)?;
     bar.finish();
-    let variance = record_variance(store.as_ref(), &outcomes);
+    let variance = sysperf::ops::record_variance(store.as_ref(), &outcomes);
     // 4. Print: the run, or with --repeat each run (as a JSON array with --json).
     if a.json && outcomes.len() > 1 {
         print_json(&repeated_document(&outcomes, &variance))?;
@@ -251,8 +253,6 @@ pub(crate) fn exec(a: Args) -> Result<i32> {
     Ok(with_spool(engine::exit_code(&outcomes), spool.is_some()))
 }
 
-/// A command's exit code once its runs went into a spool file: [`sysperf::exit::SPOOLED`]
-/// where it would have been 0; a failure or a signal's code says more and stays.
 /// A command line where a benchmark id goes, or the `command` benchmark alone (which has
 /// nothing to run without one): a usage error pointing to `sysperf ab`, which times commands
 /// (#43).
@@ -274,14 +274,6 @@ fn not_a_command(selection: &[String]) -> Result<(), InputError> {
     Ok(())
 }
 
-pub(crate) fn with_spool(code: i32, spooled: bool) -> i32 {
-    if spooled && code == sysperf::exit::OK {
-        sysperf::exit::SPOOLED
-    } else {
-        code
-    }
-}
-
 /// The runs of `--repeat` as one JSON document (an array), each with the machine's variance
 /// as the runs left it.
 fn repeated_document(
@@ -289,54 +281,4 @@ fn repeated_document(
     variance: &[VarianceEstimate],
 ) -> serde_json::Value {
     report::json::repeated_runs_document(outcomes.iter().map(|o| (&o.run, variance)))
-}
-
-/// The machine's variance estimates once the runs made are stored (empty when interrupted or
-/// fewer than three runs of a test are known): the engine does not know the catalog. Derived
-/// and rebuilt after every run, so a failure costs a warning, not the run.
-pub(crate) fn record_variance(
-    store: &dyn sysperf::store::Backend,
-    outcomes: &[engine::RunOutcome],
-) -> Vec<VarianceEstimate> {
-    match outcomes.iter().rev().find(|o| !o.interrupted) {
-        Some(o) => catalog::record_variance(store, &o.run).unwrap_or_else(|e| {
-            say!("sysperf: warning: could not update this machine's variance estimates: {e}");
-            Vec::new()
-        }),
-        None => Vec::new(),
-    }
-}
-
-/// Flat-profile lines printed with a run (`sysperf profile` prints as many as --top asks).
-pub(crate) const RUN_PROFILE_TOP: usize = 15;
-
-/// A run as `run` and `show` print it: Table 2 with the machine's variance and the kernel
-/// profiles stored with it, or its JSON document.
-pub(crate) fn print_run(
-    run: &Run,
-    profiles: &[Profile],
-    var: Option<&[VarianceEstimate]>,
-    json: bool,
-) -> Result<()> {
-    if json {
-        print_json(&report::json::show_document(
-            run,
-            profiles,
-            var,
-            RUN_PROFILE_TOP,
-        ))?;
-    } else {
-        let mut text = report::table::render(run);
-        if let Some(v) = var {
-            text.push_str(&format!("\n{}", report::table::variance(run, v)));
-        }
-        for p in profiles {
-            text.push_str(&format!(
-                "\n{}",
-                report::profile::render(p, RUN_PROFILE_TOP)
-            ));
-        }
-        print(&text)?;
-    }
-    Ok(())
 }

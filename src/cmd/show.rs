@@ -3,8 +3,7 @@
 
 use super::args::{DbArg, ExportArgs};
 use super::out::write_exports;
-use super::profile::print_system_profile;
-use super::run::{print_run, RUN_PROFILE_TOP};
+use super::shared::{print_run, print_system_profile, RUN_PROFILE_TOP};
 use super::Result;
 use clap::Args as ClapArgs;
 use sysperf::catalog::Catalog;

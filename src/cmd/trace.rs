@@ -10,7 +10,6 @@ use clap::Args as ClapArgs;
 use std::path::PathBuf;
 use std::time::Duration;
 use sysperf::engine::{self, Budget};
-use sysperf::harness::placement;
 use sysperf::{bench, exit, output, report, trace};
 
 pub(crate) const TRACE_HELP: &str = "\
@@ -87,8 +86,7 @@ pub(crate) fn exec(a: Args) -> Result<i32> {
     let id = a.id.as_deref().unwrap_or_default();
     let spec = bench::select_one(id, "trace")?;
     let selection = trace::parse_selection(a.events.as_deref().unwrap_or(trace::DEFAULT_EVENTS))?;
-    let cpus = a.place.choose()?;
-    let plan = placement::plan(a.place.placement, spec.shape, &cpus)?;
+    let plan = a.place.placing()?.plan(spec.shape)?;
     if let Some(raw) = &a.raw {
         output::check(raw).context("--raw")?;
     }

@@ -23,7 +23,7 @@ pub mod tidy;
 
 pub use crate::harness::budget::Budget;
 pub use outcome::{exit_code, left_out};
-pub use plan::{Origin, Planned, RunPlan, RunRequest};
+pub use plan::{Origin, Placing, Planned, RunPlan, RunRequest};
 pub use schedule::trial_order;
 pub use tidy::tidy;
 

@@ -113,6 +113,33 @@ pub struct Planned {
     pub origin: Origin,
 }
 
+/// Where targets run: `mode` on the CPUs given (`--cpu`) among those this process may use.
+/// The one placement path: a run's targets are placed through it, and so are `trace`'s and
+/// `profile`'s, which make no run plan (#46).
+#[derive(Debug, Clone)]
+pub struct Placing {
+    pub mode: Mode,
+    pub cpus: CpuChoice,
+}
+
+impl Placing {
+    pub fn new(
+        mode: Mode,
+        given: Option<Vec<u32>>,
+        allowed: &[u32],
+    ) -> Result<Placing, InputError> {
+        Ok(Placing {
+            mode,
+            cpus: CpuChoice::new(given, allowed)?,
+        })
+    }
+
+    /// Where a target of `shape` runs.
+    pub fn plan(&self, shape: bench::Shape) -> Result<Plan, InputError> {
+        placement::plan(self.mode, shape, &self.cpus)
+    }
+}
+
 /// Every decision of a run, made before the first trial.
 #[derive(Debug, Clone)]
 pub struct RunPlan {
@@ -161,11 +188,11 @@ impl RunPlan {
                 ),
             });
         }
-        let cpus = CpuChoice::new(req.cpus.clone(), allowed_cpus)?;
+        let placing = Placing::new(req.placement, req.cpus.clone(), allowed_cpus)?;
         check_label(req.label.as_deref())?;
         let budget = run_budget(req)?;
 
-        let (targets, suites) = plan_targets(req, specs, chosen, &cpus, &budget)?;
+        let (targets, suites) = plan_targets(req, specs, chosen, &placing, &budget)?;
         check_rounds(req)?;
         let params = run_params(req, &budget);
         Ok(RunPlan {
@@ -173,7 +200,7 @@ impl RunPlan {
             suites,
             budget,
             mode: req.placement,
-            cpus,
+            cpus: placing.cpus,
             label: req.label.clone(),
             observe: req.observe,
             profile_seconds: req.profile_seconds,
@@ -366,14 +393,14 @@ fn plan_targets(
     req: &RunRequest,
     specs: Vec<&'static bench::Spec>,
     chosen: Vec<suite::Chosen>,
-    cpus: &CpuChoice,
+    placing: &Placing,
     budget: &Budget,
 ) -> Result<(Vec<Planned>, Vec<&'static Suite>), InputError> {
     let mut targets = Vec::new();
     for spec in specs {
         targets.push(Planned {
             target: Target::bench(spec),
-            placement: placement::plan(req.placement, spec.shape, cpus)?,
+            placement: placing.plan(spec.shape)?,
             origin: Origin::Bench(spec),
         });
     }
@@ -382,7 +409,7 @@ fn plan_targets(
         let index = suites.len();
         suites.push(c.suite);
         for (series, points) in c.series {
-            let placed = placement::plan(req.placement, series.shape, cpus)?;
+            let placed = placing.plan(series.shape)?;
             for point in points {
                 targets.push(Planned {
                     target: suite::target(series, &point),
@@ -410,7 +437,7 @@ fn plan_targets(
         if let Some(spec) = bench::find(bench::hostspeed::ID) {
             targets.push(Planned {
                 target: Target::bench(spec),
-                placement: placement::plan(req.placement, spec.shape, cpus)?,
+                placement: placing.plan(spec.shape)?,
                 origin: Origin::Bench(spec),
             });
         }

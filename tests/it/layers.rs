@@ -278,6 +278,70 @@ fn sibling_uses(code: &str, siblings: &BTreeSet<String>, parent_path: &str) -> B
     names.into_iter().filter(|n| siblings.contains(n)).collect()
 }
 
+/// The first name of each item of the groups `open` starts (`super::{`): `a` and `b` of
+/// `super::{a::X, b}`.
+fn grouped(code: &str, open: &str) -> Vec<String> {
+    let mut names = Vec::new();
+    for (i, _) in code.match_indices(open) {
+        let mut depth = 0;
+        let mut item = String::new();
+        let mut at_start = true;
+        for c in code[i + open.len()..].chars() {
+            match c {
+                '{' => depth += 1,
+                '}' if depth == 0 => break,
+                '}' => depth -= 1,
+                ',' if depth == 0 => at_start = true,
+                c if at_start && (c.is_ascii_alphanumeric() || c == '_') => item.push(c),
+                _ if at_start && !item.is_empty() => {
+                    names.push(std::mem::take(&mut item));
+                    at_start = false;
+                }
+                _ => {}
+            }
+        }
+        names.extend((!item.is_empty()).then_some(item));
+    }
+    names
+}
+
+/// The names that follow each `prefix` in `code` (`after(code, "super::")`: `run` of
+/// `super::run::x`).
+fn after<'a>(code: &'a str, prefix: &'a str) -> impl Iterator<Item = String> + 'a {
+    code.match_indices(prefix).map(move |(i, _)| {
+        code[i + prefix.len()..]
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect()
+    })
+}
+
+/// The subcommands: the modules of `cmd/` whose `exec` `main.rs` dispatches to.
+fn commands() -> BTreeSet<String> {
+    let main = std::fs::read_to_string(src().join("main.rs")).unwrap();
+    after(&main, "cmd::")
+        .filter(|m| main.contains(&format!("cmd::{m}::exec")))
+        .collect()
+}
+
+/// The other commands' modules that the file `rel` of `cmd/` (`cmd/show.rs`, or
+/// `cmd/ab/commands.rs` of the command `ab`) names, in any form: `super::run::x`,
+/// `super::{run, out}`, `super::super::explain` from a command's folder, `crate::cmd::run`.
+fn other_commands_used(rel: &Path, code: &str, commands: &BTreeSet<String>) -> BTreeSet<String> {
+    let mut parts = rel.iter().skip(1).map(|p| p.to_str().unwrap());
+    let own = parts.next().unwrap_or("").trim_end_matches(".rs");
+    // `super::` once per folder below cmd/: from cmd/ab/commands.rs, `super::super::`.
+    let up = "super::".repeat(parts.count() + 1);
+    let mut names: Vec<String> = after(code, &up).collect();
+    names.extend(grouped(code, &format!("{up}{{")));
+    names.extend(after(code, "crate::cmd::"));
+    names.extend(grouped(code, "crate::cmd::{"));
+    names
+        .into_iter()
+        .filter(|n| n != own && commands.contains(n))
+        .collect()
+}
+
 /// The edges between the files of each folder: "store/pg.rs" -> "store/backend.rs".
 fn folder_edges() -> Graph {
     let all = files();
@@ -578,6 +642,66 @@ fn the_scans_read_every_import_form() {
         ],
         "{g:?}"
     );
+}
+
+/// cargo's thin `commands/`: what two commands share lives in the library or in a helper of
+/// `cmd/` that is no command (`args`, `out`, `shared`, ...), never in one command's file
+/// that another calls (#46).
+#[test]
+fn no_command_uses_another_commands_module() {
+    let commands = commands();
+    assert!(
+        commands.len() > 20 && commands.contains("ab") && !commands.contains("shared"),
+        "the scan found the commands: {commands:?}"
+    );
+    let mut bad = Vec::new();
+    for (rel, text) in files() {
+        if rel.iter().next() != Some("cmd".as_ref()) {
+            continue;
+        }
+        for other in other_commands_used(&rel, &code(&text), &commands) {
+            bad.push(format!(
+                "{} uses the command {other}'s module",
+                rel.display()
+            ));
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "commands calling each other:\n{}",
+        bad.join("\n")
+    );
+    // The forms the scan reads.
+    let planted = [
+        ("cmd/show.rs", "use super::run::print_run;"),
+        ("cmd/show.rs", "use super::{out::print, run};"),
+        ("cmd/ab/commands.rs", "super::super::explain::exec(a)"),
+        (
+            "cmd/ab/commands.rs",
+            "use super::super::{args::X, run::with_spool};",
+        ),
+        ("cmd/noise.rs", "crate::cmd::run::record_variance(s, o)"),
+    ];
+    for (rel, code) in planted {
+        assert_eq!(
+            other_commands_used(Path::new(rel), code, &commands).len(),
+            1,
+            "{rel}: {code}"
+        );
+    }
+    // A command's own parts and the helpers are not other commands.
+    for (rel, code) in [
+        (
+            "cmd/ab.rs",
+            "use super::shared::print_comparison; mod commands;",
+        ),
+        (
+            "cmd/ab/commands.rs",
+            "use super::Args; use super::super::out::print;",
+        ),
+    ] {
+        assert!(other_commands_used(Path::new(rel), code, &commands).is_empty());
+    }
 }
 
 #[test]

@@ -1,8 +1,8 @@
 //! hyperfine's options as `sysperf ab` takes them for commands (#43), and what each means
-//! under paired rounds: parsed and checked here, used by `super::abcmd`. Not the switch
-//! form's options, which `super::ab` declares.
+//! under paired rounds: parsed and checked here, used by `super::commands`. Not the switch
+//! form's options, which `super` (`cmd/ab.rs`) declares.
 
-use super::args::ExportArgs;
+use super::super::args::ExportArgs;
 use clap::Args as ClapArgs;
 use std::path::PathBuf;
 use sysperf::bench::command::{self, Output};

@@ -1,26 +1,30 @@
 //! `sysperf ab CMD...` (#43): commands timed as hyperfine times them, with its flags where
 //! they mean the same, on sysperf's paired engine: each command after the baseline is one
 //! A/B (paired round by round, both sides stored), a command alone is one run. Not the switch
-//! form (`ab --switch`), which `super::ab` measures on benchmarks.
+//! form (`ab --switch`), which `super` measures on benchmarks.
 //!
 //! What it prints beyond `compare`'s table: hyperfine's per-command lines (mean +- sd and
 //! min...max of the trials' time per run, user and system CPU) and its summary line with the
 //! paired interval and verdict; where the commands ran; and, loudly, a command that failed.
+//! Here: what was typed made into command lines, and the printing; --setup, --warmup, the
+//! rounds and --cleanup are `sysperf::ops::commands`.
 
-use super::ab::Args;
-use super::args::{allowed_cpus, parse_pct, parse_pct_opt};
-use super::compare::{show, Format};
-use super::failure::Context;
-use super::out::{engine, print, spooled_into};
-use super::progress::Trials;
-use super::Result;
+use super::super::args::{allowed_cpus, parse_pct_opt};
+use super::super::failure::{with_spool, Context};
+use super::super::out::{print, worker_exe};
+use super::super::progress::Bars;
+use super::super::shared::{print_comparison, Format};
+use super::super::Result;
+use super::Args;
+use std::path::PathBuf;
 use sysperf::bench::command::CommandLine;
-use sysperf::catalog::{self, Catalog};
-use sysperf::engine::ab::{CommandSides, Design};
+use sysperf::catalog::Catalog;
+use sysperf::engine::ab::Design;
 use sysperf::engine::{self, RunPlan};
 use sysperf::error::InputError;
 use sysperf::harness::placement::Mode;
 use sysperf::model::Run;
+use sysperf::ops::commands::{self, Timed};
 use sysperf::{compare, exit};
 
 /// One command as typed: its line, its name in outputs, and its variables.
@@ -161,51 +165,6 @@ fn lines(a: &Args, typed: &[Typed]) -> Result<Vec<CommandLine>, InputError> {
         .collect()
 }
 
-/// Runs `line` once in this process, untimed (--setup, --cleanup, --warmup), its output
-/// discarded; an error quoting its standard error unless it exits 0.
-fn once(what: &str, c: &CommandLine) -> Result<()> {
-    let program = &c.argv[0];
-    let found = if program.contains('/') {
-        std::path::absolute(program).and_then(|p| sysperf::programs::at(&p))
-    } else {
-        sysperf::programs::command(program)
-    };
-    let mut cmd = found.context(format!("{what}: finding {program}"))?;
-    let input = match &c.input {
-        Some(path) => std::process::Stdio::from(
-            std::fs::File::open(path).context(format!("opening --input {}", path.display()))?,
-        ),
-        None => std::process::Stdio::null(),
-    };
-    let out = cmd
-        .args(&c.argv[1..])
-        .envs(c.env.iter().map(|(k, v)| (k, v)))
-        .stdin(input)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .output()
-        .context(format!("{what}: starting `{}`", c.name()))?;
-    if out.status.success() || (c.ignore_failure && what == "--warmup") {
-        return Ok(());
-    }
-    let text = String::from_utf8_lossy(&out.stderr);
-    let tail: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
-    let tail = &tail[tail.len().saturating_sub(5)..];
-    let how = match out.status.code() {
-        Some(code) => format!("exited with code {code}"),
-        None => format!("ended with {}", out.status),
-    };
-    let said = if tail.is_empty() {
-        "; it wrote nothing to standard error".to_string()
-    } else {
-        format!("; its standard error ended:\n    {}", tail.join("\n    "))
-    };
-    Err(super::failure::failure(format!(
-        "{what} `{}` {how}{said}",
-        c.name()
-    )))
-}
-
 pub(crate) fn exec(a: Args) -> Result<i32> {
     // 1. Every option is checked before anything runs.
     if let Some(k) = a.sittings {
@@ -217,12 +176,63 @@ pub(crate) fn exec(a: Args) -> Result<i32> {
         }
         .into());
     }
-    let noise_pct = parse_pct("--threshold", &a.noise)?;
+    let noise_pct = a.threshold.pct()?;
     let gate_pct = parse_pct_opt("--fail-on-regression", a.fail_on_regression.as_deref())?;
     let typed = typed(&a)?;
     let lines = lines(&a, &typed)?;
     a.cmd.exports.check()?;
+    let (plan, design, placement) = plan(&a, &lines)?;
     let shell = a.cmd.shell();
+    let in_shell = |line: &String| {
+        CommandLine::in_shell(line, &[], shell).map_err(|why| InputError::InvalidValue {
+            what: "--setup/--cleanup",
+            value: line.clone(),
+            why,
+        })
+    };
+    // 2. --setup, --warmup, the rounds, --cleanup.
+    let timed = commands::time(
+        &commands::Request {
+            plan: &plan,
+            design,
+            lines: &lines,
+            setup: a.cmd.setup.as_ref().map(in_shell).transpose()?,
+            cleanup: a.cmd.cleanup.as_ref().map(in_shell).transpose()?,
+            warmup: a.cmd.warmup,
+            db: a.db.db.as_ref(),
+            worker_exe: &worker_exe()?,
+        },
+        &mut Bars::default(),
+    )?;
+    let Some(db) = stored_in(&a, &timed) else {
+        return Ok(engine::interrupted_code());
+    };
+    // 3. Each pair as 'compare' prints it (with its gate), then hyperfine's lines.
+    let (comparisons, mut code) = comparisons(&a, &timed, noise_pct, gate_pct, &db)?;
+    let named = named(&lines, &timed);
+    let text = hyperfine_lines(&a, &named, &timed, &comparisons, &placement);
+    if a.json {
+        say!("{}", text.trim_end());
+    } else {
+        print(&format!("\n{text}"))?;
+    }
+    write_exports(&a, &comparisons)?;
+    // 4. Failures, loudly: each failed command with what it said; exit 1.
+    let failed = sysperf::report::command::failures(named.iter().map(|(n, r)| (n.clone(), *r)));
+    if !failed.is_empty() {
+        for f in &failed {
+            say!("sysperf: {f}");
+        }
+        code = exit::FAILURE;
+    }
+    if let (true, Some((x, y))) = (a.explain, timed.pairs.first()) {
+        super::explain(&a, &x.id, &y.id, db)?;
+    }
+    Ok(with_spool(code, timed.spool.is_some()))
+}
+
+/// The plan of the rounds, their design, and where the commands ran, in words.
+fn plan(a: &Args, lines: &[CommandLine]) -> Result<(RunPlan, Design, String)> {
     let mut req = a.request(engine::fresh_seed()?)?;
     // hyperfine's --min-runs/--max-runs bound the rounds.
     if req.trials.is_some() && a.trials.is_none() {
@@ -271,85 +281,28 @@ pub(crate) fn exec(a: Args) -> Result<i32> {
         ),
         (false, None) => "the commands ran unpinned, where the scheduler put them (--cpu LIST keeps them on those CPUs), back to back in a random order each round".into(),
     };
-    // 2. --setup, --warmup, the rounds, --cleanup.
-    let in_shell = |line: &str| {
-        CommandLine::in_shell(line, &[], shell).map_err(|why| InputError::InvalidValue {
-            what: "--setup/--cleanup",
-            value: line.to_string(),
-            why,
-        })
-    };
-    if let Some(setup) = &a.cmd.setup {
-        once("--setup", &in_shell(setup)?)?;
-    }
-    for c in &lines {
-        for _ in 0..a.cmd.warmup {
-            once("--warmup", c)?;
-        }
-    }
-    let stop = engine::stop_flag()?;
-    let store = catalog::open_store_to_measure(a.db.db.as_ref())?;
-    let opened = store.location();
-    sysperf::sync::upload_waiting(Some(store.as_ref()));
-    let bar = &mut Trials::new();
-    let engine = engine(&stop)?;
-    // Each command after the baseline is one A/B with it; a command alone is one run.
-    let mut pairs: Vec<(Run, Run)> = Vec::new();
-    let mut alone: Option<Run> = None;
-    let mut interrupted = false;
-    let measured: Result<()> = (|| {
-        if lines.len() == 1 {
-            let mut p = plan.clone();
-            for t in &mut p.targets {
-                t.target.command = Some(lines[0].clone());
-            }
-            let o = engine.execute(&p, store.as_ref(), bar)?;
-            interrupted = o.interrupted;
-            alone = Some(o.run);
-            return Ok(());
-        }
-        for (j, b) in lines.iter().enumerate().skip(1) {
-            let mut p = plan.clone();
-            if lines.len() > 2 {
-                p.label = plan.label.as_ref().map(|l| format!("{l}-{}", j + 1));
-            }
-            let mut sides = CommandSides {
-                a: lines[0].clone(),
-                b: b.clone(),
-            };
-            let outcomes = engine.execute_sides(&p, design, &mut sides, store.as_ref(), bar)?;
-            let Some(last) = outcomes.into_iter().last() else {
-                break;
-            };
-            interrupted = last.interrupted;
-            pairs.push((last.off, last.on));
-            if interrupted {
-                break;
-            }
-        }
-        Ok(())
-    })();
-    bar.finish();
-    measured?;
-    if let Some(cleanup) = &a.cmd.cleanup {
-        once("--cleanup", &in_shell(cleanup)?)?;
-    }
-    let spool = spooled_into(&opened, store.as_ref());
-    drop(store);
-    let labels: Vec<String> = pairs
+    Ok((plan, design, placement))
+}
+
+/// Says where the runs were stored and returns the store to read them back from (the spool
+/// file when the shared store stayed away); None when Ctrl-C stopped the rounds.
+fn stored_in(a: &Args, timed: &Timed) -> Option<Option<PathBuf>> {
+    let labels: Vec<String> = timed
+        .pairs
         .iter()
         .flat_map(|(x, y)| [x, y])
-        .chain(alone.iter())
+        .chain(timed.alone.iter())
         .map(|r| r.label.clone().unwrap_or_else(|| r.id.clone()))
         .collect();
-    if interrupted {
+    if timed.interrupted {
         say!(
             "sysperf: interrupted; the runs {} are kept as incomplete",
             labels.join(", ")
         );
-        return Ok(engine::interrupted_code());
+        return None;
     }
-    let db = match &spool {
+    let opened = &timed.opened;
+    Some(match &timed.spool {
         Some(spool) => {
             say!(
                 "sysperf: the runs {} are NOT in the shared store {opened}: the server could not be reached, so they are kept in the spool file {} on this host; upload them with 'sysperf sync {} {opened}' once the server is back (exit code {})",
@@ -364,11 +317,21 @@ pub(crate) fn exec(a: Args) -> Result<i32> {
             say!("sysperf: stored as runs {}", labels.join(", "));
             a.db.db.clone()
         }
-    };
-    // 3. Each pair as 'compare' prints it (with its gate), then hyperfine's lines.
+    })
+}
+
+/// Each pair's comparison (a command alone: its run's), printed as 'compare' prints it (as
+/// one JSON document, or an array, with --json), with the gate's exit code.
+fn comparisons(
+    a: &Args,
+    timed: &Timed,
+    noise_pct: f64,
+    gate_pct: Option<f64>,
+    db: &Option<PathBuf>,
+) -> Result<(Vec<compare::Comparison>, i32)> {
     let mut code = exit::OK;
     let mut comparisons = Vec::new();
-    for (x, y) in &pairs {
+    for (x, y) in &timed.pairs {
         let req = compare::Request {
             runs: vec![x.id.clone(), y.id.clone()],
             baseline: None,
@@ -378,13 +341,13 @@ pub(crate) fn exec(a: Args) -> Result<i32> {
             gate_pct,
         };
         if !a.json {
-            code = code.max(show(&req, Format::Text, false, db.clone())?);
+            code = code.max(print_comparison(&req, Format::Text, false, db.clone())?);
         }
         let (_, c) = Catalog::new(db.clone()).comparison(&req.runs, None, noise_pct)?;
         comparisons.push(c);
     }
     // A command alone: its run as 'compare' takes one (for --json and the exports).
-    if let Some(run) = &alone {
+    if let Some(run) = &timed.alone {
         let (_, c) =
             Catalog::new(db.clone()).comparison(std::slice::from_ref(&run.id), None, noise_pct)?;
         comparisons.push(c);
@@ -407,9 +370,13 @@ pub(crate) fn exec(a: Args) -> Result<i32> {
             }
         }
     }
-    let unit = a.cmd.time_unit.as_deref();
-    // Every command once, in order, with the run that timed it (the baseline's first pair).
-    let named: Vec<(String, &Run)> = pairs
+    Ok((comparisons, code))
+}
+
+/// Every command once, in order, with the run that timed it (the baseline's first pair).
+fn named<'t>(lines: &[CommandLine], timed: &'t Timed) -> Vec<(String, &'t Run)> {
+    timed
+        .pairs
         .iter()
         .enumerate()
         .flat_map(|(k, (x, y))| {
@@ -420,30 +387,40 @@ pub(crate) fn exec(a: Args) -> Result<i32> {
                 vec![b]
             }
         })
-        .chain(alone.iter().map(|r| (lines[0].name(), r)))
-        .collect();
+        .chain(timed.alone.iter().map(|r| (lines[0].name(), r)))
+        .collect()
+}
+
+/// hyperfine's lines: each command's, its summary, and where the commands ran.
+fn hyperfine_lines(
+    a: &Args,
+    named: &[(String, &Run)],
+    timed: &Timed,
+    comparisons: &[compare::Comparison],
+    placement: &str,
+) -> String {
+    let unit = a.cmd.time_unit.as_deref();
     let mut text = String::new();
     for (i, (name, run)) in named.iter().enumerate() {
         text += &sysperf::report::command::per_command(i + 1, name, run, unit);
     }
-    if let Some(run) = &alone {
+    if let Some(run) = &timed.alone {
         text += &sysperf::report::command::alone(run, unit);
     }
-    let summary: Vec<String> = pairs
+    let summary: Vec<String> = timed
+        .pairs
         .iter()
-        .zip(&comparisons)
+        .zip(comparisons)
         .filter_map(|((x, y), c)| sysperf::report::command::summary(x, y, c))
         .collect();
     if !summary.is_empty() {
         text += &format!("Summary\n  {}\n", summary.join("\n  "));
     }
-    text += &format!("  ({placement})\n");
-    if a.json {
-        say!("{}", text.trim_end());
-    } else {
-        print(&format!("\n{text}"))?;
-    }
-    // Exports: each pair's comparison (several: a JSON array, the rest one after the other).
+    text + &format!("  ({placement})\n")
+}
+
+/// Exports: each pair's comparison (several: a JSON array, the rest one after the other).
+fn write_exports(a: &Args, comparisons: &[compare::Comparison]) -> Result<()> {
     for (what, path) in a.cmd.exports.files() {
         let parts: Vec<String> = comparisons
             .iter()
@@ -460,16 +437,5 @@ pub(crate) fn exec(a: Args) -> Result<i32> {
         sysperf::output::write(path, body.as_bytes(), 0o644).context(what)?;
         say!("sysperf: wrote {} ({what})", path.display());
     }
-    // 4. Failures, loudly: each failed command with what it said; exit 1.
-    let failed = sysperf::report::command::failures(named.iter().map(|(n, r)| (n.clone(), *r)));
-    if !failed.is_empty() {
-        for f in &failed {
-            say!("sysperf: {f}");
-        }
-        code = exit::FAILURE;
-    }
-    if let (true, Some((x, y))) = (a.explain, pairs.first()) {
-        super::ab::explain(&a, &x.id, &y.id, db)?;
-    }
-    Ok(super::run::with_spool(code, spool.is_some()))
+    Ok(())
 }
