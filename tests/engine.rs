@@ -254,9 +254,12 @@ fn precision_rounds_hold_every_test_and_a_run_to_run_variance_wider_than_asked_i
         "rounds were added: {:?}",
         rounds_of(a)
     );
-    // signocsw reaches +-50% within a few rounds; syscall's run-to-run part (+-98%) never
-    // does, and does not keep the run going until --max-time.
-    assert!(rounds_of(a).len() < 40, "{:?}", rounds_of(a));
+    // signocsw reaches +-50% within a few rounds (tens beside other work); syscall's
+    // run-to-run part (+-98%) never does, and does not keep the run going until --max-time
+    // (120 s): the run ends when signocsw gets there. Judged by the run's length, not a
+    // count of rounds, which depends on how busy the machine is (74 and 233 at load 14).
+    let took_s = (out.run.ended_ns.unwrap() - out.run.started_ns) as f64 / 1e9;
+    assert!(took_s < 115.0, "{took_s:.0} s, rounds {:?}", rounds_of(a));
     let named: Vec<&str> = out
         .run
         .warnings

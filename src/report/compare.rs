@@ -560,14 +560,16 @@ fn walk<M: Style>(c: &Comparison, mut m: M) -> String {
 fn head<M: Style>(c: &Comparison, m: &mut M) {
     // One run (`run`, `show` or a command alone, exported) is no comparison (#43: its
     // Markdown was headed "sysperf compare").
-    let (title, aside) = if c.runs.len() == 1 {
+    let one_run = c.runs.len() == 1 && c.group_runs.first().is_none_or(|n| *n <= 1);
+    let (title, aside) = if one_run {
         ("sysperf run", ": 1 run, no ratios".to_string())
     } else {
         (
             "sysperf compare",
             format!(
-                ": {} runs; ratios are to {} (the baseline)",
+                ": {} run{}; ratios are to {} (the baseline)",
                 c.runs.len(),
+                if c.runs.len() == 1 { "" } else { "s" },
                 tag(c.baseline)
             ),
         )

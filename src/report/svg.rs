@@ -1091,6 +1091,22 @@ pub fn paging_figure(cmp: &Comparison) -> Option<Svg> {
 mod tests {
     use super::*;
 
+    /// #43: a quick run's whiskers are one short trial's, so its legend says so.
+    #[test]
+    fn a_quick_run_is_named_so_in_legends() {
+        let mut run = crate::report::fixture_run();
+        run.params.quick = true;
+        let c = crate::report::fixture_compare(&[run.clone()], 0, 2.0);
+        assert!(
+            run_name(&c.runs[0]).ends_with(" (quick: no interval)"),
+            "{}",
+            run_name(&c.runs[0])
+        );
+        run.params.quick = false;
+        let c = crate::report::fixture_compare(&[run], 0, 2.0);
+        assert!(!run_name(&c.runs[0]).contains("quick"));
+    }
+
     fn with_gauss(mut run: crate::model::Run, factor: f64) -> crate::model::Run {
         let template = run
             .results

@@ -766,6 +766,37 @@ mod tests {
         insta::assert_snapshot!(render(&crate::report::fixture_run()));
     }
 
+    /// #43: a test no paper counted (LEBench's, the host-speed reference) shows "-" for the
+    /// count and the seconds scaled to it, and its time per operation as any test's.
+    #[test]
+    fn a_test_no_paper_counted_has_no_seconds_for_a_count() {
+        let mut run = crate::report::fixture_run();
+        let mut le = run.results[0].clone();
+        le.id = "le-getpid".into();
+        le.group = "lebench".into();
+        le.paper_count = 10_000;
+        run.results = vec![run.results[0].clone(), le];
+        let t = render(&run);
+        let row = t
+            .lines()
+            .find(|l| l.starts_with("le-getpid"))
+            .unwrap_or_else(|| panic!("{t}"));
+        let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+        assert_eq!(&cells[1..6], ["-", "-", "-", "-", "-"], "{row}");
+        assert!(
+            cells[6].parse::<f64>().is_ok() || cells[6].contains('['),
+            "{row}"
+        );
+        let kernel = t
+            .lines()
+            .find(|l| l.starts_with(run.results[0].id.as_str()))
+            .unwrap();
+        assert!(
+            !kernel.split('|').nth(1).unwrap().trim().starts_with('-'),
+            "{kernel}"
+        );
+    }
+
     #[test]
     fn published_runs_show_the_papers_figures_and_their_source() {
         let run = crate::reference::find("vax750-4.2bsd").unwrap().unwrap();
