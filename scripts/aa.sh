@@ -94,24 +94,9 @@ fi
 elapsed=$((SECONDS - start))
 python3 - "$work" "$n" "$MODE" "$K" "$HOG" "$elapsed" "$DESIGN" $SEL <<'PY'
 import json, math, statistics, sys
+sys.path.insert(0, "scripts")
+from verdicts import clopper_pearson
 work, n, mode, k, hog, elapsed, design, sel = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5], sys.argv[6], sys.argv[7], sys.argv[8:]
-
-def binom_cdf(x, n, p):
-    # P(X <= x) for X ~ Binomial(n, p).
-    return sum(math.comb(n, i) * p ** i * (1 - p) ** (n - i) for i in range(x + 1))
-
-def clopper_pearson(x, n):
-    # The exact 95% interval: the p at which seeing x or more (x or fewer) is 2.5% likely.
-    def solve(f):
-        lo, hi = 0.0, 1.0
-        for _ in range(60):
-            mid = (lo + hi) / 2
-            if f(mid): lo = mid
-            else: hi = mid
-        return (lo + hi) / 2
-    low = 0.0 if x == 0 else solve(lambda p: 1 - binom_cdf(x - 1, n, p) < 0.025)
-    high = 1.0 if x == n else solve(lambda p: binom_cdf(x, n, p) > 0.025)
-    return low, high
 
 calls = judged = unknown = disturbed = other = 0
 widths, covers, false = [], set(), []

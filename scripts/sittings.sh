@@ -99,22 +99,9 @@ fi
 elapsed=$((SECONDS - start))
 python3 - "$work" "$n" "$g" "$S" "$SLOW" "$elapsed" $SEL <<'PY'
 import json, math, statistics, sys
+sys.path.insert(0, "scripts")
+from verdicts import clopper_pearson
 work, n, g, s, slow, elapsed, sel = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5], sys.argv[6], sys.argv[7:]
-
-def binom_cdf(x, n, p):
-    return sum(math.comb(n, i) * p ** i * (1 - p) ** (n - i) for i in range(x + 1))
-
-def clopper_pearson(x, n):
-    def solve(f):
-        lo, hi = 0.0, 1.0
-        for _ in range(60):
-            mid = (lo + hi) / 2
-            if f(mid): lo = mid
-            else: hi = mid
-        return (lo + hi) / 2
-    low = 0.0 if x == 0 else solve(lambda p: 1 - binom_cdf(x - 1, n, p) < 0.025)
-    high = 1.0 if x == n else solve(lambda p: binom_cdf(x, n, p) > 0.025)
-    return low, high
 
 def tally(prefix, count, key):
     rows = verdicts = false = 0
