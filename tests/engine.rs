@@ -58,6 +58,7 @@ impl Sink for Recorder {
         self.0.push(match e {
             Event::RunStarted { planned_trials, .. } => format!("started {planned_trials}"),
             Event::Phase { what } => format!("phase {what}"),
+            Event::FewerTrials { trials } => format!("fewer {trials}"),
             Event::TargetStarted { id, .. } => format!("target {id}"),
             Event::TrialFinished { kind } => format!("trial {kind:?}"),
             Event::Warning { warning } => format!("warning {}", warning.kind),

@@ -44,7 +44,8 @@ baseline; each other command is one A/B with it (runs LABEL-a and LABEL-b, or LA
 the Kth of several); a command alone is one run, timed with its interval. Timed: the wall
 clock of each run from spawn to reaped exit, with its user and system CPU; a trial times many
 runs together. hyperfine's flags mean the same here, but: --runs/--min-runs/--max-runs count
-rounds (a trial of each command each); --prepare and --conclude run once a trial, outside it;
+rounds (a trial of each command each; without --runs, as hyperfine: at least 10 rounds and
+3 s a command, at most 30); --prepare and --conclude run once a trial, outside it;
 --setup and --cleanup once before and after all rounds; --warmup runs each command N times
 before them; --output inherit and --show-output are refused (the worker's output is its
 channel to sysperf: use --output FILE). A command that exits non-zero fails its trial: its

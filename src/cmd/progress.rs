@@ -59,6 +59,9 @@ impl Sink for Trials {
                 ..
             } => bar.set_length(1 + planned_trials + 3 * calibrated as u64),
             Event::Phase { what } => bar.set_message(what.to_string()),
+            Event::FewerTrials { trials } => {
+                bar.set_length(bar.length().unwrap_or(0).saturating_sub(trials))
+            }
             Event::TargetStarted { id, index, total } => {
                 bar.set_message(format!("{} ({}/{})", id, index + 1, total))
             }

@@ -370,7 +370,7 @@ impl super::Engine<'_> {
         {
             let mut side = |i: usize| sides.set(i >= n).map_err(AbError::from);
             s.calibrate_sides(&mut ms, n, &mut side)?;
-            s.rounds(&mut ms, &slots, plan.budget.trials, order, &mut side)?;
+            s.rounds(&mut ms, &slots, plan, order, &mut side)?;
             let swapped = design == Design::Duet;
             let wide = |ms: &[Measurement], pct| paired_wide(ms, n, swapped, pct);
             s.precision(&mut ms, &slots, plan, order, &wide, &mut side)?;

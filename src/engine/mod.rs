@@ -63,6 +63,11 @@ pub enum Event<'a> {
         index: usize,
         total: usize,
     },
+    /// The counted rounds will stop early ([`plan::RoundsUntil`]): `trials` fewer than
+    /// `RunStarted` planned.
+    FewerTrials {
+        trials: u64,
+    },
     /// One worker finished (calibration, warm-up or counted trial).
     TrialFinished {
         kind: TrialKind,
@@ -287,7 +292,7 @@ impl Engine<'_> {
         } else {
             Order::Sequential
         };
-        s.rounds(&mut ms, &slots, plan.budget.trials, order, &mut plain)?;
+        s.rounds(&mut ms, &slots, plan, order, &mut plain)?;
         let wide = |ms: &[Measurement], pct| run_wide(ms, pct, &plan.run_cv);
         s.precision(&mut ms, &slots, plan, order, &wide, &mut plain)?;
         let done = s.summarise(&ms, &slots)?;

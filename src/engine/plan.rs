@@ -164,8 +164,37 @@ pub struct RunPlan {
     /// options (the caller's to fill: the engine reads no store for it); `--precision`
     /// includes it in the interval it waits for. Empty: not known.
     pub run_cv: std::collections::BTreeMap<String, f64>,
+    /// Counted rounds may stop before `budget.trials` once enough have run for long enough
+    /// (`ab` of commands, as hyperfine's runs do); None: always `budget.trials`.
+    pub rounds_until: Option<RoundsUntil>,
     /// What the run records of how it was asked for.
     pub params: RunParams,
+}
+
+/// When counted rounds may stop early (#43): after at least `min_rounds` rounds, once the
+/// rounds have lasted `seconds`. hyperfine times a command at least 10 times and for at least
+/// 3 s; `ab` of commands asks the same of each pair of commands, so that commands of 0.1-1 s
+/// take no more time than there, while short ones still get every planned round. The rule
+/// reads the clock only, never the figures: stopping on what was measured would bias them.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RoundsUntil {
+    pub min_rounds: u32,
+    pub seconds: f64,
+}
+
+impl RoundsUntil {
+    /// Whether the rounds may stop after `done` rounds that lasted `elapsed`.
+    pub fn reached(&self, done: u32, elapsed: Duration) -> bool {
+        done >= self.min_rounds && elapsed.as_secs_f64() >= self.seconds
+    }
+
+    /// The rounds it expects of at most `count`, the first having lasted `first`: what the
+    /// progress bar is told once a round's length is known.
+    pub fn expected(&self, count: u32, first: Duration) -> u32 {
+        let per = first.as_secs_f64().max(1e-6);
+        let n = (self.seconds / per).ceil().min(count as f64) as u32;
+        n.max(self.min_rounds).min(count)
+    }
 }
 
 impl RunPlan {
@@ -210,6 +239,7 @@ impl RunPlan {
             precision_pct: req.precision_pct,
             max_time: Duration::from_secs_f64(req.max_time_s.unwrap_or(DEFAULT_MAX_TIME_S)),
             run_cv: Default::default(),
+            rounds_until: None,
             params,
         })
     }
@@ -643,6 +673,23 @@ fn check_label(label: Option<&str>) -> Result<(), InputError> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn rounds_stop_only_after_the_least_rounds_and_the_time() {
+        let u = RoundsUntil {
+            min_rounds: 10,
+            seconds: 6.0,
+        };
+        let s = Duration::from_secs_f64;
+        assert!(!u.reached(9, s(60.0)), "fewer rounds than the least");
+        assert!(!u.reached(20, s(5.9)), "not yet 6 s");
+        assert!(u.reached(10, s(6.0)));
+        // What the bar expects from the first round's length, within [least, count].
+        assert_eq!(u.expected(30, s(0.6)), 10);
+        assert_eq!(u.expected(30, s(0.25)), 24);
+        assert_eq!(u.expected(30, s(0.001)), 30);
+        assert_eq!(u.expected(8, s(2.0)), 8, "never past the count");
+    }
+
     use super::*;
 
     fn req(selection: &[&str]) -> RunRequest {

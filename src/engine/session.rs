@@ -260,19 +260,21 @@ impl<'s> Session<'s> {
         Ok(())
     }
 
-    /// `count` rounds of counted trials in `order`, the results so far stored between rounds
-    /// (in sequential order, after each measurement's trials).
+    /// `plan`'s rounds of counted trials in `order` (its `budget.trials`, or fewer where its
+    /// `rounds_until` allows), the results so far stored between rounds (in sequential
+    /// order, after each measurement's trials).
     pub fn rounds<E: From<EngineError>>(
         &mut self,
         ms: &mut [Measurement],
         slots: &[Slot],
-        count: u32,
+        plan: &RunPlan,
         order: Order,
         before: Before<'_, E>,
     ) -> Result<(), E> {
         if self.interrupted {
             return Ok(());
         }
+        let (count, until) = (plan.budget.trials, plan.rounds_until);
         if order == Order::Sequential {
             let mut prev = None;
             for (r, i) in schedule::trial_order(ms.len(), count, self.seed, false) {
@@ -285,13 +287,25 @@ impl<'s> Session<'s> {
             }
             return Ok(());
         }
+        let start = Instant::now();
+        let mut planned = count;
         for r in 0..count {
             if r > 0 {
                 self.checkpoint(ms, slots, 0..ms.len())?;
+                if until.is_some_and(|u| u.reached(r, start.elapsed())) {
+                    break;
+                }
             }
-            self.phase(&format!("round {} of {count}", r + 1));
+            self.phase(&format!("round {} of {planned}", r + 1));
             if !self.round(ms, r, order, before)? {
                 break;
+            }
+            // Once a round's length is known, the bar is told how many rounds to expect.
+            if let (0, Some(u)) = (r, until) {
+                planned = u.expected(count, start.elapsed());
+                self.event(Event::FewerTrials {
+                    trials: u64::from(count - planned) * ms.len() as u64,
+                });
             }
         }
         Ok(())

@@ -231,12 +231,20 @@ pub(crate) fn exec(a: Args) -> Result<i32> {
     Ok(with_spool(code, timed.spool.is_some()))
 }
 
+/// hyperfine's least number of runs of a command, and the least time it times one for: the
+/// rounds of a pair of commands stop at `--max-runs` (30), or earlier once both hold (#43).
+const MIN_ROUNDS: u32 = 10;
+const SECONDS_PER_COMMAND: f64 = 3.0;
+
 /// The plan of the rounds, their design, and where the commands ran, in words.
 fn plan(a: &Args, lines: &[CommandLine]) -> Result<(RunPlan, Design, String)> {
     let mut req = a.request(engine::fresh_seed()?)?;
-    // hyperfine's --min-runs/--max-runs bound the rounds.
+    // hyperfine's rule when --runs (--trials) does not fix the rounds: at least --min-runs
+    // (10) rounds and at least 3 s a command, at most --max-runs (30, the paired default).
+    let mut until = None;
     if req.trials.is_some() && a.trials.is_none() {
-        let (lo, hi) = (a.cmd.min_runs.unwrap_or(1), a.cmd.max_runs.unwrap_or(1000));
+        let lo = a.cmd.min_runs.unwrap_or(MIN_ROUNDS);
+        let hi = a.cmd.max_runs.unwrap_or(engine::ab::DEFAULT_ROUNDS.max(lo));
         if lo > hi {
             return Err(InputError::InvalidValue {
                 what: "--min-runs",
@@ -245,7 +253,11 @@ fn plan(a: &Args, lines: &[CommandLine]) -> Result<(RunPlan, Design, String)> {
             }
             .into());
         }
-        req.trials = Some(engine::ab::DEFAULT_ROUNDS.clamp(lo, hi));
+        req.trials = Some(hi);
+        until = Some(engine::plan::RoundsUntil {
+            min_rounds: lo,
+            seconds: SECONDS_PER_COMMAND * lines.len().min(2) as f64,
+        });
     }
     // A command is a program of its own, perhaps of many threads: where the scheduler puts
     // it, unless --cpu names CPUs (or a duet gives each side one).
@@ -255,7 +267,8 @@ fn plan(a: &Args, lines: &[CommandLine]) -> Result<(RunPlan, Design, String)> {
     if req.label.is_none() {
         req.label = Some(engine::ab::default_label("cmd")?);
     }
-    let plan = RunPlan::resolve(&req, &allowed_cpus()?)?;
+    let mut plan = RunPlan::resolve(&req, &allowed_cpus()?)?;
+    plan.rounds_until = until;
     let design = if a.duet {
         if lines.len() < 2 {
             return Err(InputError::InvalidValue {

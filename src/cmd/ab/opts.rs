@@ -34,10 +34,11 @@ pub(crate) struct CommandArgs {
     #[arg(long, short = 'w', value_name = "N", default_value_t = 0)]
     pub(crate) warmup: u32,
     /// At least N rounds (hyperfine's --min-runs; a round times each command once, in a
-    /// trial of many runs).
+    /// trial of many runs). Without --runs the rounds go on until there are N (default 10)
+    /// and they have lasted 3 s a command, as hyperfine's do, up to --max-runs.
     #[arg(long, short = 'm', value_name = "N", conflicts_with = "trials", value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub(crate) min_runs: Option<u32>,
-    /// At most N rounds (hyperfine's --max-runs).
+    /// At most N rounds (hyperfine's --max-runs; default 30).
     #[arg(long, short = 'M', value_name = "N", conflicts_with = "trials", value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub(crate) max_runs: Option<u32>,
     /// Run CMD before each trial, outside its timed region. hyperfine runs it before each
