@@ -13,8 +13,9 @@ use super::progress::{Bars, Trials};
 use super::shared::{print_comparison, Format};
 use super::Result;
 use clap::Args as ClapArgs;
-use sysperf::engine::ab::Design;
+use sysperf::engine::ab::{AbError, AbOutcome, Design};
 use sysperf::engine::{self, switch::Switch, RunPlan, RunRequest};
+use sysperf::store::Backend;
 use sysperf::{catalog, compare};
 
 pub(crate) const AB_HELP: &str = "\
@@ -124,7 +125,7 @@ pub(crate) struct Args {
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub(crate) repeat: u32,
     /// K paired sittings spread over time (2-100), each a whole 'ab' stored as
-    /// LABEL.sI-off/-on, the next started --spacing seconds after one ends: the ratio across
+    /// LABEL.sI-off/-on (two commands: LABEL.sI-a/-b), the next started --spacing seconds after one ends: the ratio across
     /// them is a t interval over their estimates, so an effect that differs between the
     /// host's states (its fast and slow episodes, minutes apart) is covered, and the output
     /// says when the sittings disagree beyond their own intervals. 3 or more for a useful
@@ -224,7 +225,12 @@ pub(crate) fn exec(a: Args) -> Result<i32> {
         req.label = Some(engine::ab::default_label(&name)?);
     }
     if let Some(k) = a.sittings {
-        return sittings(&a, &req, k, &switch, noise_pct, gate_pct);
+        let plans = sitting_plans(&req, k, None)?;
+        let mut measure =
+            |e: &engine::Engine<'_>, p: &RunPlan, st: &dyn Backend, bar: &mut Trials| {
+                e.execute_ab(p, Design::Paired, &switch, st, bar)
+            };
+        return sittings(&a, plans, &mut measure, None, noise_pct, gate_pct);
     }
     let plan = RunPlan::resolve(&req, &allowed_cpus()?)?;
     let design = if a.duet {
@@ -291,26 +297,50 @@ pub(crate) fn exec(a: Args) -> Result<i32> {
 /// Seconds between sittings when --spacing is not given.
 const DEFAULT_SPACING_S: f64 = 120.0;
 
-/// `ab --sittings K` (#42): K whole paired `ab`s, --spacing seconds apart, each stored as
-/// LABEL.sI; then every test's ratio in each and across them, with the gate on the latter.
-fn sittings(
-    a: &Args,
+/// The plans of `ab --sittings K`: `req` K times, labelled LABEL.sI, each with a seed of its
+/// own (and the rounds' stop rule of `ab` of commands, where there is one).
+pub(crate) fn sitting_plans(
     req: &RunRequest,
     k: u32,
-    switch: &Switch,
-    noise_pct: f64,
-    gate_pct: Option<f64>,
-) -> Result<i32> {
-    // parse_seconds took only positive, finite seconds.
-    let spacing = a.spacing.unwrap_or(DEFAULT_SPACING_S);
+    until: Option<engine::plan::RoundsUntil>,
+) -> Result<Vec<RunPlan>> {
     let base = req.label.clone().unwrap_or_default();
     let mut plans = Vec::new();
     for i in 1..=k {
         let mut r = req.clone();
         r.label = Some(format!("{base}.s{i}"));
         r.seed = engine::fresh_seed()?;
-        plans.push(RunPlan::resolve(&r, &allowed_cpus()?)?);
+        let mut plan = RunPlan::resolve(&r, &allowed_cpus()?)?;
+        plan.rounds_until = until;
+        plans.push(plan);
     }
+    Ok(plans)
+}
+
+/// How one sitting of `ab --sittings` is measured: a switch's A/B, or two commands'.
+pub(crate) type Sitting<'a> = dyn FnMut(
+        &engine::Engine<'_>,
+        &RunPlan,
+        &dyn Backend,
+        &mut Trials,
+    ) -> std::result::Result<Vec<AbOutcome>, AbError>
+    + 'a;
+
+/// `ab --sittings K` (#42): K whole paired `ab`s (`plans`, each measured by `measure`),
+/// --spacing seconds apart, each stored as LABEL.sI; then every test's ratio in each and
+/// across them, with the gate on the latter. `named`: the two commands, when they are what
+/// the sides ran (#43).
+pub(crate) fn sittings(
+    a: &Args,
+    plans: Vec<RunPlan>,
+    measure: &mut Sitting<'_>,
+    named: Option<[String; 2]>,
+    noise_pct: f64,
+    gate_pct: Option<f64>,
+) -> Result<i32> {
+    // parse_seconds took only positive, finite seconds.
+    let spacing = a.spacing.unwrap_or(DEFAULT_SPACING_S);
+    let k = plans.len();
     let stop = engine::stop_flag()?;
     let store = catalog::open_store_to_measure(a.db.db.as_ref())?;
     let opened = store.location();
@@ -320,7 +350,7 @@ fn sittings(
     let mut labels = Vec::new();
     for (i, plan) in plans.iter().enumerate() {
         let bar = &mut Trials::new();
-        let outcomes = engine.execute_ab(plan, Design::Paired, switch, store.as_ref(), bar);
+        let outcomes = measure(&engine, plan, store.as_ref(), bar);
         bar.finish();
         let Some(last) = outcomes?.pop() else {
             return Ok(sysperf::exit::FAILURE);
@@ -370,11 +400,17 @@ fn sittings(
             "format_version": 1,
             "labels": labels,
             "spacing_s": spacing,
+            "commands": named,
             "noise_pct": noise_pct,
             "tests": rows,
         });
         print(&format!("{}\n", serde_json::to_string_pretty(&doc)?))?;
     } else {
+        if let Some([x, y]) = &named {
+            print(&format!(
+                "A: `{x}`\nB: `{y}` (the test 'command' is B against A)\n"
+            ))?;
+        }
         print(&sysperf::report::compare::sittings_text(
             &rows, &labels, spacing,
         ))?;

@@ -48,14 +48,7 @@ pub struct Timed {
 
 /// Times `req.lines`; the rounds report to `progress`.
 pub fn time(req: &Request<'_>, progress: &mut dyn Progress) -> Result<Timed, OpsError> {
-    if let Some(setup) = &req.setup {
-        once("--setup", setup)?;
-    }
-    for c in req.lines {
-        for _ in 0..req.warmup {
-            once("--warmup", c)?;
-        }
-    }
+    before(req)?;
     let stop = engine::stop_flag()?;
     let store = catalog::open_store_to_measure(req.db)?;
     let opened = store.location();
@@ -74,13 +67,33 @@ pub fn time(req: &Request<'_>, progress: &mut dyn Progress) -> Result<Timed, Ops
     let measured = rounds(req, &engine, store.as_ref(), progress.sink(), &mut timed);
     progress.done();
     measured?;
-    if let Some(cleanup) = &req.cleanup {
-        once("--cleanup", cleanup)?;
-    }
+    after(req)?;
     if let (Location::Postgres(_), Location::Sqlite(spool)) = (&timed.opened, store.location()) {
         timed.spool = Some(spool);
     }
     Ok(timed)
+}
+
+/// What runs before the rounds: `--setup`, then each command `--warmup` times (before the
+/// first of `ab --sittings` too).
+pub fn before(req: &Request<'_>) -> Result<(), OpsError> {
+    if let Some(setup) = &req.setup {
+        once("--setup", setup)?;
+    }
+    for c in req.lines {
+        for _ in 0..req.warmup {
+            once("--warmup", c)?;
+        }
+    }
+    Ok(())
+}
+
+/// What runs after the rounds (after the last of `ab --sittings`): `--cleanup`.
+pub fn after(req: &Request<'_>) -> Result<(), OpsError> {
+    if let Some(cleanup) = &req.cleanup {
+        once("--cleanup", cleanup)?;
+    }
+    Ok(())
 }
 
 /// The rounds: each command after the baseline is one A/B with it; a command alone is one run.

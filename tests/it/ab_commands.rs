@@ -303,3 +303,69 @@ fn without_runs_the_rounds_stop_as_hyperfines_do_after_the_least_rounds_and_3_s_
     sp(&db, d, &args, false, 0);
     assert_eq!((counted("fast-a"), counted("fast-b")), (12, 12));
 }
+
+#[test]
+fn sittings_of_two_commands_store_each_and_judge_across_them() {
+    // #43: --sittings was refused for commands ("made of a switch's A/B for now").
+    let dir = tempfile::tempdir().unwrap();
+    let (d, db) = (dir.path(), dir.path().join("s.db"));
+    let args = [
+        "ab",
+        "sleep 0.001",
+        "sleep 0.003",
+        "--sittings",
+        "2",
+        "--spacing",
+        "0.1",
+        "--trials",
+        "6",
+        "--min-time",
+        "0.005",
+        "--label",
+        "st",
+        "--json",
+        "--setup",
+        "echo s >> log",
+        "--cleanup",
+        "echo c >> log",
+    ];
+    let (out, _) = sp(&db, d, &args, false, 0);
+    let doc = json_of(out.as_bytes());
+    assert_eq!(doc["format"], "sysperf-ab-sittings", "{doc}");
+    assert_eq!(doc["commands"][0], "sleep 0.001", "{doc}");
+    assert_eq!(doc["commands"][1], "sleep 0.003", "{doc}");
+    let row = &doc["tests"][0];
+    assert_eq!(row["id"], "command", "{doc}");
+    assert_eq!(row["sittings"].as_array().unwrap().len(), 2, "{doc}");
+    // Each sitting's sides are stored, B the 3 ms command.
+    for i in [1, 2] {
+        let (a, b) = (
+            show(&db, &format!("st.s{i}-a")),
+            show(&db, &format!("st.s{i}-b")),
+        );
+        let median = |r: &serde_json::Value| {
+            r["results"][0]["summary"]["wall_ns_per_op"]["median"]
+                .as_f64()
+                .unwrap()
+        };
+        let (ma, mb) = (median(&a), median(&b));
+        assert!(mb > ma, "sitting {i}: A {ma} ns, B {mb} ns");
+    }
+    // --setup once before the first sitting, --cleanup once after the last.
+    assert_eq!(std::fs::read_to_string(d.join("log")).unwrap(), "s\nc\n");
+    // Three commands, or an export of one A/B, are refused before anything runs.
+    let three = ["ab", "true", "true", "true", "--sittings", "2"];
+    let (_, err) = sp(&db, d, &three, false, 2);
+    assert!(err.contains("give two"), "{err}");
+    let export = [
+        "ab",
+        "true",
+        "true",
+        "--sittings",
+        "2",
+        "--export-csv",
+        "x.csv",
+    ];
+    let (_, err) = sp(&db, d, &export, false, 2);
+    assert!(err.contains("--json"), "{err}");
+}

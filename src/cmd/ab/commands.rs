@@ -12,19 +12,20 @@
 use super::super::args::{allowed_cpus, parse_pct_opt};
 use super::super::failure::{with_spool, Context};
 use super::super::out::{print, worker_exe};
-use super::super::progress::Bars;
+use super::super::progress::{Bars, Trials};
 use super::super::shared::{print_comparison, Format};
 use super::super::Result;
 use super::Args;
 use std::path::PathBuf;
 use sysperf::bench::command::CommandLine;
 use sysperf::catalog::Catalog;
-use sysperf::engine::ab::Design;
-use sysperf::engine::{self, RunPlan};
+use sysperf::engine::ab::{CommandSides, Design};
+use sysperf::engine::{self, RunPlan, RunRequest};
 use sysperf::error::InputError;
 use sysperf::harness::placement::Mode;
 use sysperf::model::Run;
 use sysperf::ops::commands::{self, Timed};
+use sysperf::store::Backend;
 use sysperf::{compare, exit};
 
 /// One command as typed: its line, its name in outputs, and its variables.
@@ -167,21 +168,15 @@ fn lines(a: &Args, typed: &[Typed]) -> Result<Vec<CommandLine>, InputError> {
 
 pub(crate) fn exec(a: Args) -> Result<i32> {
     // 1. Every option is checked before anything runs.
-    if let Some(k) = a.sittings {
-        // Not yet wired through the commands' A/Bs: refused rather than ignored.
-        return Err(InputError::InvalidValue {
-            what: "--sittings",
-            value: k.to_string(),
-            why: "sittings are made of a switch's A/B for now ('ab --switch ... --sittings K'); for commands, run 'ab' K times some minutes apart and compare the runs".into(),
-        }
-        .into());
-    }
     let noise_pct = a.threshold.pct()?;
     let gate_pct = parse_pct_opt("--fail-on-regression", a.fail_on_regression.as_deref())?;
     let typed = typed(&a)?;
     let lines = lines(&a, &typed)?;
     a.cmd.exports.check()?;
-    let (plan, design, placement) = plan(&a, &lines)?;
+    let (req, plan, design, placement) = plan(&a, &lines)?;
+    if a.sittings.is_some() {
+        check_sittings(&a, &lines)?;
+    }
     let shell = a.cmd.shell();
     let in_shell = |line: &String| {
         CommandLine::in_shell(line, &[], shell).map_err(|why| InputError::InvalidValue {
@@ -191,19 +186,21 @@ pub(crate) fn exec(a: Args) -> Result<i32> {
         })
     };
     // 2. --setup, --warmup, the rounds, --cleanup.
-    let timed = commands::time(
-        &commands::Request {
-            plan: &plan,
-            design,
-            lines: &lines,
-            setup: a.cmd.setup.as_ref().map(in_shell).transpose()?,
-            cleanup: a.cmd.cleanup.as_ref().map(in_shell).transpose()?,
-            warmup: a.cmd.warmup,
-            db: a.db.db.as_ref(),
-            worker_exe: &worker_exe()?,
-        },
-        &mut Bars::default(),
-    )?;
+    let exe = worker_exe()?;
+    let request = commands::Request {
+        plan: &plan,
+        design,
+        lines: &lines,
+        setup: a.cmd.setup.as_ref().map(in_shell).transpose()?,
+        cleanup: a.cmd.cleanup.as_ref().map(in_shell).transpose()?,
+        warmup: a.cmd.warmup,
+        db: a.db.db.as_ref(),
+        worker_exe: &exe,
+    };
+    if let Some(k) = a.sittings {
+        return sittings(&a, &req, &request, k, noise_pct, gate_pct);
+    }
+    let timed = commands::time(&request, &mut Bars::default())?;
     let Some(db) = stored_in(&a, &timed) else {
         return Ok(engine::interrupted_code());
     };
@@ -231,13 +228,60 @@ pub(crate) fn exec(a: Args) -> Result<i32> {
     Ok(with_spool(code, timed.spool.is_some()))
 }
 
+/// `ab --sittings K` of commands: two, and no per-A/B export file.
+fn check_sittings(a: &Args, lines: &[CommandLine]) -> Result<(), InputError> {
+    let bad = |why: String| InputError::InvalidValue {
+        what: "--sittings",
+        value: a.sittings.unwrap_or_default().to_string(),
+        why,
+    };
+    if lines.len() != 2 {
+        return Err(bad(format!(
+            "sittings compare two commands, and {} were given; give two (the first is the baseline)",
+            lines.len()
+        )));
+    }
+    if let Some((what, _)) = a.cmd.exports.files().first() {
+        return Err(bad(format!(
+            "{what} writes one A/B's comparison; the sittings' result is written by --json"
+        )));
+    }
+    Ok(())
+}
+
+/// `ab --sittings K` of two commands (#43): --setup and --warmup before the first sitting,
+/// each sitting the two commands' paired rounds, --cleanup after the last; the result is the
+/// switches' sittings table.
+fn sittings(
+    a: &Args,
+    req: &RunRequest,
+    request: &commands::Request<'_>,
+    k: u32,
+    noise_pct: f64,
+    gate_pct: Option<f64>,
+) -> Result<i32> {
+    let plans = super::sitting_plans(req, k, request.plan.rounds_until)?;
+    commands::before(request)?;
+    let mut sides = CommandSides {
+        a: request.lines[0].clone(),
+        b: request.lines[1].clone(),
+    };
+    let mut measure = |e: &engine::Engine<'_>, p: &RunPlan, st: &dyn Backend, bar: &mut Trials| {
+        e.execute_sides(p, Design::Paired, &mut sides, st, bar)
+    };
+    let named = [request.lines[0].name(), request.lines[1].name()];
+    let code = super::sittings(a, plans, &mut measure, Some(named), noise_pct, gate_pct)?;
+    commands::after(request)?;
+    Ok(code)
+}
+
 /// hyperfine's least number of runs of a command, and the least time it times one for: the
 /// rounds of a pair of commands stop at `--max-runs` (30), or earlier once both hold (#43).
 const MIN_ROUNDS: u32 = 10;
 const SECONDS_PER_COMMAND: f64 = 3.0;
 
 /// The plan of the rounds, their design, and where the commands ran, in words.
-fn plan(a: &Args, lines: &[CommandLine]) -> Result<(RunPlan, Design, String)> {
+fn plan(a: &Args, lines: &[CommandLine]) -> Result<(RunRequest, RunPlan, Design, String)> {
     let mut req = a.request(engine::fresh_seed()?)?;
     // hyperfine's rule when --runs (--trials) does not fix the rounds: at least --min-runs
     // (10) rounds and at least 3 s a command, at most --max-runs (30, the paired default).
@@ -294,7 +338,7 @@ fn plan(a: &Args, lines: &[CommandLine]) -> Result<(RunPlan, Design, String)> {
         ),
         (false, None) => "the commands ran unpinned, where the scheduler put them (--cpu LIST keeps them on those CPUs), back to back in a random order each round".into(),
     };
-    Ok((plan, design, placement))
+    Ok((req, plan, design, placement))
 }
 
 /// Says where the runs were stored and returns the store to read them back from (the spool
