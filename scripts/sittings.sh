@@ -20,7 +20,9 @@
 # refusal keeps false verdicts out; then the slow sitting's syscall verdicts.
 #
 # Usage: [S=4] [REPEAT=3] [SEL="..."] [SETTLE=60] [CHURN_GIB=3] [HOG_S=15] [SLOW=1]
-#        [AB_CHECKS=40] [SP=path/to/sysperf] [KEEP=DIR] scripts/sittings.sh
+#        [AB_CHECKS=40] [SP=path/to/sysperf] [KEEP=DIR] [REUSE=DIR] scripts/sittings.sh
+# REUSE=DIR measures nothing: it compares again the runs of a store KEEP kept (DIR/s.db,
+# copied first), as this sysperf judges them (a change of the statistics, on the same data).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 S=${S:-4}
@@ -62,7 +64,14 @@ PY
 }
 
 start=$SECONDS
+if [ -n "${REUSE:-}" ]; then
+  # The slow sitting was measured after the A/A's comparisons: out of their history.
+  cp "$REUSE/s.db" "$db"
+  "$SP" rm slow --db "$db" >/dev/null 2>&1 || true
+  S=$("$SP" runs --json --db "$db" --limit 1000 | python3 -c "import json,sys; print(len({r['label'] for r in json.load(sys.stdin) if r.get('label','').startswith('s')}))")
+fi
 for s in $(seq 1 "$S"); do
+  [ -n "${REUSE:-}" ] && break
   disturb
   # shellcheck disable=SC2086
   "$SP" run $SEL --repeat "$REPEAT" --settle "$SETTLE" --label "s$s" --db "$db" >/dev/null 2>"$work/err" || { cat "$work/err" >&2; exit 1; }
@@ -89,9 +98,13 @@ for i in $(seq 1 "$S"); do
   done
 done
 if [ "$SLOW" = 1 ]; then
-  disturb
-  # shellcheck disable=SC2086
-  python3 scripts/seccomp_wrap.py "$SP" run $SEL --repeat "$REPEAT" --settle "$SETTLE" --label slow --db "$db" >/dev/null 2>"$work/err" || { cat "$work/err" >&2; exit 1; }
+  if [ -n "${REUSE:-}" ]; then
+    cp "$REUSE/s.db" "$db"
+  else
+    disturb
+    # shellcheck disable=SC2086
+    python3 scripts/seccomp_wrap.py "$SP" run $SEL --repeat "$REPEAT" --settle "$SETTLE" --label slow --db "$db" >/dev/null 2>"$work/err" || { cat "$work/err" >&2; exit 1; }
+  fi
   for i in $(seq 1 "$S"); do
     "$SP" compare "s$i" slow --json --db "$db" > "$work/slow$i.json"
   done

@@ -1020,6 +1020,15 @@ impl Run {
             .iter()
             .any(|w| w.kind.disturbs() && w.bench.as_deref() == Some(id))
     }
+
+    /// [`Self::disturbed`] by other processes only (busy_cpu, busy_machine), steal time not
+    /// counted: what a speed-adjusted figure is refused for (#42; its speed, the run's other
+    /// tests, met the hypervisor's steal as the test did).
+    pub fn disturbed_by_work(&self, id: &str) -> bool {
+        self.warnings.iter().any(|w| {
+            w.kind.disturbs() && w.kind != WarningKind::Steal && w.bench.as_deref() == Some(id)
+        })
+    }
 }
 
 /// What the y of a series is, computed from each point's per-operation wall time (or, for

@@ -648,7 +648,7 @@ fn adjusted<M: Style>(c: &Comparison, m: &mut M) {
     }
     m.heading(
         "Speed-adjusted",
-        &format!("(each test's time over its own run's host speed, the '{}' loop measured in every round, which never enters the kernel: a host that ran everything slower moves the raw ratios, not these; a kernel change that slows system calls moves both)",
+        &format!("(each test's time over its run's speed: the geometric mean of the run's other tests' times, or of the '{}' loop where it measured no other: what moved every test alike (the host, or a kernel change that slows them all) moves the raw ratios, not these; a change to some tests moves both)",
         crate::bench::hostspeed::ID),
     );
     if let Some(host) = c.rows.iter().find(|r| r.id == crate::bench::hostspeed::ID) {
@@ -909,19 +909,19 @@ fn series_head(row: &SeriesRow) -> String {
 }
 
 /// Which moved between the baseline and a run (#42), from the raw verdict and the
-/// speed-adjusted one: the test (both say the same change), the host (the raw ratio changed
-/// and the adjusted one did not), or the test where the host hid it (only the adjusted one
-/// changed).
+/// speed-adjusted one: the test (both say the same change), every test (the raw ratio
+/// changed and the adjusted one did not: the host, or a change that moves every test), or
+/// the test where the rest hid it (only the adjusted one changed).
 pub fn moved(raw: Option<&Ratio>, adjusted: Option<&Ratio>) -> &'static str {
     use crate::compare::Verdict::*;
     let change = |r: Option<&Ratio>| r.map(|r| r.verdict).filter(|v| v.is_change());
     match (change(raw), adjusted.map(|r| r.verdict)) {
         (_, None) => "",
         (Some(a), Some(b)) if a == b => "the test",
-        (Some(_), Some(b)) if b.is_change() => "the test and the host, opposite ways",
-        (Some(_), Some(NoChange)) => "the host",
-        (Some(_), Some(_)) => "the host, at least",
-        (None, Some(b)) if b.is_change() => "the test (the host hid it)",
+        (Some(_), Some(b)) if b.is_change() => "the test and every test, opposite ways",
+        (Some(_), Some(NoChange)) => "every test",
+        (Some(_), Some(_)) => "every test, at least",
+        (None, Some(b)) if b.is_change() => "the test (the rest hid it)",
         (None, Some(_)) => "",
     }
 }
