@@ -19,7 +19,8 @@
 #
 # Usage: [MODE=runs|ab] [K=6] [TRIES=20] [SEL="..."] [TRIALS=5] [SETTLE=0] [HOG=0|1|constant]
 #        [DESIGN=paired|duet] [SP=path/to/sysperf] [KEEP=DIR] scripts/aa.sh
-# KEEP=DIR keeps the store (DIR/aa.db) and the comparisons' JSON for a closer look.
+# KEEP=DIR keeps the store (DIR/aa.db) and the comparisons' JSON for a closer look; REUSE=DIR
+# (MODE=runs) measures nothing and compares a kept store's runs again, as this sysperf judges.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 MODE=${MODE:-runs}
@@ -79,7 +80,12 @@ if [ "$MODE" = ab ]; then
   done
   n=$TRIES
 else
+  if [ -n "${REUSE:-}" ]; then
+    cp "$REUSE/aa.db" "$db"
+    K=$("$SP" runs --json --db "$db" --limit 1000 | python3 -c "import json,sys; print(len({r['label'] for r in json.load(sys.stdin) if r.get('label','').startswith('aa-')}))")
+  fi
   for k in $(seq 1 "$K"); do
+    [ -n "${REUSE:-}" ] && break
     # shellcheck disable=SC2086
     "$SP" run $SEL --trials "$TRIALS" "${settle[@]}" --label "aa-$k" --db "$db" >/dev/null 2>"$work/err" || { cat "$work/err" >&2; exit 1; }
   done
@@ -98,40 +104,48 @@ sys.path.insert(0, "scripts")
 from verdicts import clopper_pearson
 work, n, mode, k, hog, elapsed, design, sel = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5], sys.argv[6], sys.argv[7], sys.argv[8:]
 
-calls = judged = unknown = disturbed = other = 0
-widths, covers, false = [], set(), []
-for i in range(1, n + 1):
-    c = json.load(open(f"{work}/c{i}.json"))
-    for row in c["rows"]:
-        if row["id"] not in sel:
-            continue
-        r = row["ratios"][1]
-        if r is None:
-            other += 1
-            continue
-        if r["verdict"] == "noise_unknown":
-            unknown += 1
-            continue
-        if r["verdict"] == "disturbed":
-            disturbed += 1
-            continue
-        if r["ci"] is None:
-            other += 1
-            continue
-        judged += 1
-        covers.add(r["covers"])
-        lo, hi = r["ci"]
-        widths.append(100 * (hi - lo) / 2 / r["ratio"])
-        if r["verdict"] in ("faster", "slower"):
-            calls += 1
-            false.append(f"{c['runs'][0]['label']} vs {c['runs'][1]['label']} {row['id']}: {r['verdict']} {r['ratio']:.3f} [{lo:.3f}, {hi:.3f}]")
-for f in false:
-    print(f"  false verdict: {f}")
-lo, hi = clopper_pearson(calls, judged) if judged else (0.0, 1.0)
-what = (f"{k} runs, all {n} pairs" if mode == "runs" else f"{n} paired ab tries ({design}, --switch none)")
-print(f"aa.sh: {mode}{' with a CPU hog' if hog == '1' else ' with a constant CPU hog' if hog == 'constant' else ''}: {what} of {' '.join(sel)}: "
-      f"{calls} of {judged} comparisons faster/slower = {100 * calls / max(judged, 1):.1f}% "
-      f"[95% CI {100 * lo:.1f}-{100 * hi:.1f}%, Clopper-Pearson]; {unknown} without a verdict (noise unknown), {disturbed} without a verdict (other work beside the test), {other} without an interval; "
-      f"median half-width {statistics.median(widths) if widths else float('nan'):.1f}%; covers: {', '.join(sorted(covers)) or '-'}; "
-      f"machine time {elapsed} s")
+def tally(key):
+    calls = judged = unknown = disturbed = other = 0
+    widths, covers, false = [], set(), []
+    for i in range(1, n + 1):
+        c = json.load(open(f"{work}/c{i}.json"))
+        for row in c["rows"]:
+            if row["id"] not in sel:
+                continue
+            rs = row.get(key) or []
+            r = rs[1] if len(rs) > 1 else None
+            if r is None:
+                other += 1
+                continue
+            if r["verdict"] == "noise_unknown":
+                unknown += 1
+                continue
+            if r["verdict"] == "disturbed":
+                disturbed += 1
+                continue
+            if r["ci"] is None:
+                other += 1
+                continue
+            judged += 1
+            covers.add(r["covers"])
+            lo, hi = r["ci"]
+            widths.append(100 * (hi - lo) / 2 / r["ratio"])
+            if r["verdict"] in ("faster", "slower"):
+                calls += 1
+                false.append(f"{c['runs'][0]['label']} vs {c['runs'][1]['label']} {row['id']}: {r['verdict']} {r['ratio']:.3f} [{lo:.3f}, {hi:.3f}]")
+    if key == "adjusted" and judged + unknown + disturbed == 0:
+        return
+    for f in false:
+        print(f"  false verdict ({key}): {f}")
+    lo, hi = clopper_pearson(calls, judged) if judged else (0.0, 1.0)
+    what = (f"{k} runs, all {n} pairs" if mode == "runs" else f"{n} paired ab tries ({design}, --switch none)")
+    print(f"aa.sh: {mode}{' with a CPU hog' if hog == '1' else ' with a constant CPU hog' if hog == 'constant' else ''}: {what} of {' '.join(sel)}, {key}: "
+          f"{calls} of {judged} comparisons faster/slower = {100 * calls / max(judged, 1):.1f}% "
+          f"[95% CI {100 * lo:.1f}-{100 * hi:.1f}%, Clopper-Pearson]; {unknown} without a verdict (noise unknown), {disturbed} without a verdict (other work beside the test), {other} without an interval; "
+          f"median half-width {statistics.median(widths) if widths else float('nan'):.1f}%; covers: {', '.join(sorted(covers)) or '-'}; "
+          f"machine time {elapsed} s")
+
+# The raw ratios, then the speed-adjusted ones (#42; none for ab's paired sides).
+tally("ratios")
+tally("adjusted")
 PY
