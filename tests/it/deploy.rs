@@ -583,6 +583,100 @@ fn the_playbook_deploys_over_ssh_to_3_namespace_hosts_and_their_runs_compare() {
         format!("{label}-host1-").len() + 13,
         "{labels:?}"
     );
+
+    // #44 item 6: the timer firing twice on two hosts, over the network with verify-full,
+    // the store's server down at the first firing. Each firing is the host's service command
+    // run in the host's namespace over ssh, with its environment file, as systemd runs it.
+    let fire = |n: usize| -> i32 {
+        let host = hosts[n];
+        let units = w.join(host).join("units");
+        let service = std::fs::read_to_string(units.join("sysperf-fleet.service")).unwrap();
+        let exec = service
+            .lines()
+            .find_map(|l| l.strip_prefix("ExecStart="))
+            .unwrap()
+            .replace("$$", "$")
+            .replace("%%", "%")
+            .replace("--settle 120", "--settle 1");
+        let quote = |s: &str| format!("'{}'", s.replace('\'', "'\\''"));
+        let env_file = std::fs::read_to_string(w.join(host).join("etc/fleet.env")).unwrap();
+        let vars: Vec<String> = env_file
+            .lines()
+            .filter(|l| l.contains('='))
+            .map(quote)
+            .collect();
+        let out = Command::new("ssh")
+            .args([
+                "-o",
+                "ControlMaster=no",
+                "-o",
+                "UserKnownHostsFile=/dev/null",
+            ])
+            .args(["-o", "StrictHostKeyChecking=no", "-o", "IdentitiesOnly=yes"])
+            .arg("-i")
+            .arg(&key)
+            .arg(format!("root@{}", link(n as u32).1))
+            .arg(format!("env {} {exec}", vars.join(" ")))
+            .output()
+            .unwrap();
+        let code = out.status.code().unwrap_or(-1);
+        if code != 0 && code != 5 {
+            panic!(
+                "{host}: the service's command exited {code}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        code
+    };
+    let count = |sql: &str| {
+        cluster.query("deploy_fleet", sql)[0]
+            .parse::<usize>()
+            .unwrap()
+    };
+    let before = count("SELECT count(*) FROM runs");
+    cluster.stop();
+    for n in [0, 1] {
+        // 5: measured and spooled, which the service counts as success (SuccessExitStatus=5).
+        assert_eq!(
+            fire(n),
+            5,
+            "{}: the first firing with the server away",
+            hosts[n]
+        );
+    }
+    assert_eq!(spooled(), 2);
+    cluster.start_again();
+    for n in [0, 1] {
+        assert_eq!(fire(n), 0, "{}: the second firing", hosts[n]);
+    }
+    // Both firings of both hosts are in the store, complete, each once; nothing waits.
+    assert_eq!(spooled(), 0);
+    assert_eq!(count("SELECT count(*) FROM runs"), before + 4);
+    assert_eq!(
+        count("SELECT count(*) - count(DISTINCT id) FROM runs"),
+        0,
+        "a run stored twice"
+    );
+    for (n, host) in hosts[..2].iter().enumerate() {
+        let fired = count(&format!(
+            "SELECT count(*) FROM runs WHERE complete = 1 AND hostname = '{host}-{pid}' AND label LIKE '{label}-{host}-2%'"
+        ));
+        assert_eq!(fired, 2, "{}: the two firings", hosts[n]);
+    }
+    // `changes` reads the fleet's store with them in it: an answer (0, 6 or 7), not an error.
+    let changes = assert_cmd::Command::cargo_bin("sysperf")
+        .unwrap()
+        .env("SYSPERF_DB", &url)
+        .env("NO_COLOR", "1")
+        .args(["changes", "--json"])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&changes.stderr);
+    assert!(
+        matches!(changes.status.code(), Some(0 | 6 | 7)),
+        "changes: {said}"
+    );
+    json_of(&changes.stdout);
     drop(fleet);
 }
 
