@@ -171,11 +171,12 @@ pub struct RunPlan {
     pub params: RunParams,
 }
 
-/// When counted rounds may stop early (#43): after at least `min_rounds` rounds, once the
-/// rounds have lasted `seconds`. hyperfine times a command at least 10 times and for at least
-/// 3 s; `ab` of commands asks the same of each pair of commands, so that commands of 0.1-1 s
-/// take no more time than there, while short ones still get every planned round. The rule
-/// reads the clock only, never the figures: stopping on what was measured would bias them.
+/// When counted rounds may stop early (#43): after at least `min_rounds` rounds, once
+/// `seconds` have passed since the measuring began (calibration and warm-up count). hyperfine
+/// times a command at least 10 times and for at least 3 s; `ab` of commands asks the same of
+/// each pair of commands, so that commands of 0.1-1 s take no more time than there, while
+/// short ones still get every planned round. The rule reads the clock only, never the
+/// figures: stopping on what was measured would bias them.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RoundsUntil {
     pub min_rounds: u32,
@@ -183,16 +184,18 @@ pub struct RoundsUntil {
 }
 
 impl RoundsUntil {
-    /// Whether the rounds may stop after `done` rounds that lasted `elapsed`.
+    /// Whether the rounds may stop after `done` rounds, `elapsed` after the measuring began.
     pub fn reached(&self, done: u32, elapsed: Duration) -> bool {
         done >= self.min_rounds && elapsed.as_secs_f64() >= self.seconds
     }
 
-    /// The rounds it expects of at most `count`, the first having lasted `first`: what the
-    /// progress bar is told once a round's length is known.
-    pub fn expected(&self, count: u32, first: Duration) -> u32 {
+    /// The rounds it expects of at most `count`, `before` having passed before the first
+    /// round, which lasted `first`: what the progress bar is told once a round's length is
+    /// known.
+    pub fn expected(&self, count: u32, before: Duration, first: Duration) -> u32 {
         let per = first.as_secs_f64().max(1e-6);
-        let n = (self.seconds / per).ceil().min(count as f64) as u32;
+        let left = (self.seconds - before.as_secs_f64()).max(0.0);
+        let n = (left / per).ceil().min(count as f64) as u32;
         n.max(self.min_rounds).min(count)
     }
 }
@@ -684,10 +687,16 @@ mod tests {
         assert!(!u.reached(20, s(5.9)), "not yet 6 s");
         assert!(u.reached(10, s(6.0)));
         // What the bar expects from the first round's length, within [least, count].
-        assert_eq!(u.expected(30, s(0.6)), 10);
-        assert_eq!(u.expected(30, s(0.25)), 24);
-        assert_eq!(u.expected(30, s(0.001)), 30);
-        assert_eq!(u.expected(8, s(2.0)), 8, "never past the count");
+        assert_eq!(u.expected(30, s(0.0), s(0.6)), 10);
+        assert_eq!(u.expected(30, s(0.0), s(0.25)), 24);
+        assert_eq!(
+            u.expected(30, s(1.0), s(0.25)),
+            20,
+            "calibration's second counts"
+        );
+        assert_eq!(u.expected(30, s(9.0), s(0.25)), 10, "never below the least");
+        assert_eq!(u.expected(30, s(0.0), s(0.001)), 30);
+        assert_eq!(u.expected(8, s(0.0), s(2.0)), 8, "never past the count");
     }
 
     use super::*;

@@ -292,7 +292,9 @@ impl<'s> Session<'s> {
         for r in 0..count {
             if r > 0 {
                 self.checkpoint(ms, slots, 0..ms.len())?;
-                if until.is_some_and(|u| u.reached(r, start.elapsed())) {
+                // From the command's start: calibration and warm-up count, as the whole of
+                // a hyperfine command's time does.
+                if until.is_some_and(|u| u.reached(r, self.elapsed())) {
                     break;
                 }
             }
@@ -302,7 +304,7 @@ impl<'s> Session<'s> {
             }
             // Once a round's length is known, the bar is told how many rounds to expect.
             if let (0, Some(u)) = (r, until) {
-                planned = u.expected(count, start.elapsed());
+                planned = u.expected(count, self.elapsed() - start.elapsed(), start.elapsed());
                 self.event(Event::FewerTrials {
                     trials: u64::from(count - planned) * ms.len() as u64,
                 });
