@@ -9,7 +9,12 @@
 //! computed from them ([`Profile::flat`], [`Profile::call_graph`]). Rendering is in
 //! `report::profile`; storing in `store`.
 //!
-//! It is not a user-space profiler: user-mode samples count as one frame, `[user] <process>`.
+//! User space is named by the sampled address's function ([`usersym`]): a user-mode sample is
+//! `[user] <process>;<file>:<function>`, and a kernel sample's chain hangs under the user
+//! function that entered the kernel (`[user] strace;libc.so.6:wait4;entry_SYSCALL_64...`), or
+//! the frame says why there is no name (stripped, JIT, mapping unknown). It is not a full
+//! user-space profiler: user call chains are not unwound, only the innermost user function is
+//! named.
 
 pub mod calls;
 pub mod isolate;

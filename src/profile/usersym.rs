@@ -86,6 +86,10 @@ impl Spaces {
 
     /// The mapping holding `addr` in process `pid` at `time_ns`: its own latest one made since
     /// its last exec, else (when it has not exec'd) its parent's as they were at the fork.
+    /// An address the image since the exec does not map is looked up in the one before it:
+    /// the exec renames the process before the new program is loaded, and until it is, kernel
+    /// samples of the execve call still carry the old program's user address (its call of
+    /// execve).
     pub fn find(&self, pid: u32, time_ns: u64, addr: u64) -> Option<&Map> {
         let (mut pid, mut t) = (pid, time_ns);
         for _ in 0..MAX_FORK_DEPTH {
@@ -100,11 +104,18 @@ impl Spaces {
                     .filter(|m| m.start <= addr && addr < m.end)
                     .max_by_key(|m| m.time_ns)
             });
-            if own.is_some() || exec.is_some() {
+            if own.is_some() {
                 return own;
             }
-            let &(ppid, forked) = self.parents.get(&pid)?;
-            (pid, t) = (ppid, forked.min(t));
+            match exec {
+                // Just before the exec (times are whole nanoseconds; one before is earlier).
+                Some(e) if e > 0 => t = e - 1,
+                Some(_) => return None,
+                None => {
+                    let &(ppid, forked) = self.parents.get(&pid)?;
+                    (pid, t) = (ppid, forked.min(t));
+                }
+            }
         }
         None
     }
@@ -466,9 +477,15 @@ mod tests {
         assert_eq!(file(11, 150, 0x9010), None, "the parent's later mapping");
         assert_eq!(file(10, 160, 0x9010), Some("/later.so"));
         assert_eq!(file(10, 140, 0x9010), None, "not made yet");
-        // After the exec the parent's mappings are gone; an unknown process has none.
+        // After the exec the parent's later mappings are still not the child's; an unknown
+        // process has none.
         assert_eq!(file(11, 300, 0x9010), None);
         assert_eq!(file(99, 300, 0x1800), None);
+        // The execve call itself: renamed at 200, the new image not yet mapped at 205, its
+        // user address is the old program's, inherited from the parent.
+        assert_eq!(file(11, 205, 0x1800), Some("/sysperf"));
+        // Once mapped, the new image wins at that address.
+        assert_eq!(file(11, 215, 0x1800), Some("/usr/bin/cat"));
     }
 
     #[test]
