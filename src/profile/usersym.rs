@@ -9,8 +9,9 @@
 //!   (`cat (stripped)`, `(anonymous memory: JIT or generated code)`, `(mapping unknown)`).
 //!
 //! It names the sampled address only (a flat profile of user functions); it does not unwind
-//! user call stacks, read DWARF or separate debug files, demangle C++ names, or follow a
-//! process into another mount namespace (a mapping's path is read in sysperf's own).
+//! user call stacks, read DWARF or separate debug files, demangle C++ or Rust v0 names (Rust's
+//! default legacy mangling is demangled: [`demangle_rust`]), or follow a process into another
+//! mount namespace (a mapping's path is read in sysperf's own).
 //! Files are opened read-only and read only when they are regular files of at most
 //! [`MAX_FILE_BYTES`]: their paths come from the profiled processes.
 
@@ -396,8 +397,13 @@ impl Symbolizer {
     }
 
     /// The frame of user address `ip` of process `pid` at `time_ns`: `FILE:FUNCTION`, or
-    /// what it is and why it has no name.
+    /// what it is and why it has no name. A `;` (in a file name, or a demangled name) is
+    /// written `,`: it joins the frames of a folded stack.
     pub fn frame(&mut self, pid: u32, time_ns: u64, ip: u64) -> String {
+        self.name(pid, time_ns, ip).replace(';', ",")
+    }
+
+    fn name(&mut self, pid: u32, time_ns: u64, ip: u64) -> String {
         let Some(m) = self.spaces.find(pid, time_ns, ip) else {
             return "(mapping unknown)".into();
         };
@@ -424,13 +430,78 @@ impl Symbolizer {
         match syms {
             Err(why) => format!("{base} (unreadable: {why})"),
             Ok(s) => match s.lookup(offset) {
-                Lookup::Function(f) => format!("{base}:{f}"),
+                Lookup::Function(f) => match demangle_rust(f) {
+                    Some(d) => format!("{base}:{d}"),
+                    None => format!("{base}:{f}"),
+                },
                 Lookup::Stripped => format!("{base} (stripped)"),
                 Lookup::NoSymbol => format!("{base} (no symbol at this address)"),
                 Lookup::NotLoaded => format!("{base} (address outside its loaded segments)"),
             },
         }
     }
+}
+
+/// A Rust symbol of the legacy mangling (`_ZN` length-prefixed parts, the last a hash
+/// `h` and 16 hex digits, then `E`) as Rust prints it, without the hash:
+/// `<sysperf::bench::syscall::Syscall as sysperf::bench::Benchmark>::run`. None for any
+/// other name (C, or C++, whose nested names have no such hash).
+pub fn demangle_rust(sym: &str) -> Option<String> {
+    let mut rest = sym.strip_prefix("_ZN")?.strip_suffix('E')?;
+    let mut parts = Vec::new();
+    while !rest.is_empty() {
+        let digits = rest.find(|c: char| !c.is_ascii_digit())?;
+        let len: usize = rest[..digits].parse().ok()?;
+        let part = rest.get(digits..digits.checked_add(len)?)?;
+        parts.push(part);
+        rest = &rest[digits + len..];
+    }
+    let hash = parts.pop()?;
+    let is_hash = hash.len() == 17
+        && hash.starts_with('h')
+        && hash[1..].bytes().all(|b| b.is_ascii_hexdigit());
+    if !is_hash || parts.is_empty() {
+        return None;
+    }
+    let parts: Option<Vec<String>> = parts.iter().map(|p| unescape_rust(p)).collect();
+    Some(parts?.join("::"))
+}
+
+/// One part of a legacy-mangled Rust path: `$LT$` `<`, `$u20$` ` `, `..` `::`, and the rest.
+fn unescape_rust(part: &str) -> Option<String> {
+    let mut p = part;
+    // A part that would start with `$` is written with a leading `_`.
+    if p.starts_with("_$") {
+        p = &p[1..];
+    }
+    let mut out = String::new();
+    while !p.is_empty() {
+        if let Some(r) = p.strip_prefix("..") {
+            out.push_str("::");
+            p = r;
+        } else if let Some(r) = p.strip_prefix('$') {
+            let end = r.find('$')?;
+            let code = &r[..end];
+            let c = match code {
+                "SP" => '@',
+                "BP" => '*',
+                "RF" => '&',
+                "LT" => '<',
+                "GT" => '>',
+                "LP" => '(',
+                "RP" => ')',
+                "C" => ',',
+                _ => char::from_u32(u32::from_str_radix(code.strip_prefix('u')?, 16).ok()?)?,
+            };
+            out.push(c);
+            p = &r[end + 1..];
+        } else {
+            let c = p.chars().next()?;
+            out.push(c);
+            p = &p[c.len_utf8()..];
+        }
+    }
+    Some(out)
 }
 
 #[cfg(test)]
@@ -651,6 +722,33 @@ garbage
     }
 
     #[test]
+    fn rust_legacy_names_are_demangled_and_others_left_alone() {
+        let d = |s: &str| demangle_rust(s);
+        assert_eq!(
+            d("_ZN7sysperf3sys14getpid_syscall17h5b032b57c787b993E").as_deref(),
+            Some("sysperf::sys::getpid_syscall")
+        );
+        assert_eq!(
+            d("_ZN78_$LT$sysperf..bench..syscall..Syscall$u20$as$u20$sysperf..bench..Benchmark$GT$3run17h7aadd22ec4088192E").as_deref(),
+            Some("<sysperf::bench::syscall::Syscall as sysperf::bench::Benchmark>::run")
+        );
+        assert_eq!(
+            d("_ZN4core3ptr85drop_in_place$LT$std..rt..lang_start$LT$$LP$$RP$$GT$..$u7b$$u7b$closure$u7d$$u7d$$GT$17h1234567890abcdefE").as_deref(),
+            Some("core::ptr::drop_in_place<std::rt::lang_start<()>::{{closure}}>")
+        );
+        // C, C++ (no hash, or parameters after the E) and broken names stay as they are.
+        for other in [
+            "main",
+            "_ZN3foo3barEv",
+            "_ZN3foo3barE",
+            "_ZN99xE",
+            "_ZN3foo17hzzzzzzzzzzzzzzzzE",
+        ] {
+            assert_eq!(d(other), None, "{other}");
+        }
+    }
+
+    #[test]
     fn says_why_an_address_has_no_name() {
         let initial = vec![
             (1, map(0x1000, 0x2000, "//anon", 0)),
@@ -680,5 +778,12 @@ garbage
             "null (unreadable: not a regular file)"
         );
         assert_eq!(s.frame(1, 5, 0xd010), "(mapping unknown)");
+        // A `;` in a name would split a folded stack's frame in two.
+        let semi = vec![(1, map(0x1000, 0x2000, "/tmp/a;b (deleted)", 0))];
+        let mut s = Symbolizer::new(Spaces::new(&[], &[], &[], semi));
+        assert_eq!(
+            s.frame(1, 5, 0x1010),
+            "a,b (deleted file: its symbols are gone)"
+        );
     }
 }
