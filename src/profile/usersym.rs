@@ -359,6 +359,14 @@ impl ElfSymbols {
 /// a FIFO or taking a terminal, and only a regular file of at most [`MAX_FILE_BYTES`].
 pub fn read_file(path: &str) -> Result<Vec<u8>, String> {
     use std::os::unix::fs::OpenOptionsExt;
+    // Checked before opening too: opening some devices acts (a tape rewinds), so a path that
+    // is not a regular file is never opened; the check after opening covers a swap between.
+    if !std::fs::metadata(path)
+        .map_err(|e| e.to_string())?
+        .is_file()
+    {
+        return Err("not a regular file".into());
+    }
     let f = std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
