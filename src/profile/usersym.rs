@@ -243,31 +243,36 @@ impl ElfSymbols {
         let phnum = u64::from(u16_at(b, 0x38).ok_or_else(bad)?);
         let shentsize = u64::from(u16_at(b, 0x3a).ok_or_else(bad)?);
         let shnum = u64::from(u16_at(b, 0x3c).ok_or_else(bad)?);
+        let bytes = |off: u64, size: u64| -> Option<&[u8]> {
+            let off = usize::try_from(off).ok()?;
+            b.get(off..off.checked_add(usize::try_from(size).ok()?)?)
+        };
+        // The `i`th entry of a table at `off`, its fixed part (`len` bytes) within the file.
+        let entry = |off: u64, i: u64, size: u64, len: u64| {
+            off.checked_add(i.checked_mul(size)?)
+                .and_then(|at| bytes(at, len))
+        };
         let mut e = ElfSymbols::default();
         for i in 0..phnum {
-            let p = phoff + i * phentsize;
-            if u32_at(b, p).ok_or_else(bad)? == PT_LOAD {
+            let p = entry(phoff, i, phentsize, 40).ok_or_else(bad)?;
+            if u32_at(p, 0) == Some(PT_LOAD) {
                 e.loads.push((
-                    u64_at(b, p + 8).ok_or_else(bad)?,
-                    u64_at(b, p + 16).ok_or_else(bad)?,
-                    u64_at(b, p + 32).ok_or_else(bad)?,
+                    u64_at(p, 8).ok_or_else(bad)?,
+                    u64_at(p, 16).ok_or_else(bad)?,
+                    u64_at(p, 32).ok_or_else(bad)?,
                 ));
             }
         }
         // (type, offset, size, link, entsize) of each section.
         let section = |i: u64| -> Option<(u32, u64, u64, u32, u64)> {
-            let s = shoff.checked_add(i.checked_mul(shentsize)?)?;
+            let s = entry(shoff, i, shentsize, 64)?;
             Some((
-                u32_at(b, s + 4)?,
-                u64_at(b, s + 24)?,
-                u64_at(b, s + 32)?,
-                u32_at(b, s + 40)?,
-                u64_at(b, s + 56)?,
+                u32_at(s, 4)?,
+                u64_at(s, 24)?,
+                u64_at(s, 32)?,
+                u32_at(s, 40)?,
+                u64_at(s, 56)?,
             ))
-        };
-        let bytes = |off: u64, size: u64| -> Option<&[u8]> {
-            let off = usize::try_from(off).ok()?;
-            b.get(off..off.checked_add(usize::try_from(size).ok()?)?)
         };
         let sections: Vec<_> = (0..shnum).filter_map(section).collect();
         e.symtab = sections.iter().any(|s| s.0 == SHT_SYMTAB);
@@ -704,6 +709,17 @@ garbage
         let mut bad = tiny_elf(SHT_SYMTAB);
         bad[0x800 + 64 + 32..0x800 + 64 + 40].copy_from_slice(&u64::MAX.to_le_bytes());
         assert_eq!(ElfSymbols::parse(&bad).unwrap_err(), ElfError::Malformed);
+        // Tables placed at the top of the address space, or entries of any size: no overflow.
+        for (at, v) in [(0x20, u64::MAX - 3), (0x28, u64::MAX - 10), (0x20, 0x1ff8)] {
+            let mut bad = tiny_elf(SHT_SYMTAB);
+            bad[at..at + 8].copy_from_slice(&v.to_le_bytes());
+            let _ = ElfSymbols::parse(&bad);
+        }
+        for at in [0x36, 0x3a] {
+            let mut bad = tiny_elf(SHT_DYNSYM);
+            bad[at..at + 2].copy_from_slice(&u16::MAX.to_le_bytes());
+            let _ = ElfSymbols::parse(&bad);
+        }
     }
 
     #[test]
