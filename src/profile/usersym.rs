@@ -173,6 +173,14 @@ pub enum ElfError {
     Malformed,
 }
 
+/// Never the outcome of a command (a file that cannot be read is a frame saying so), but a
+/// library error has its exit code: a failure.
+impl crate::error::Exit for ElfError {
+    fn exit_code(&self) -> i32 {
+        crate::exit::FAILURE
+    }
+}
+
 /// What an address of a file is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Lookup<'a> {
