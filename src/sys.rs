@@ -1179,8 +1179,10 @@ pub mod perf {
     pub const FLAG_INHERIT: u64 = 1 << 1;
     pub const FLAG_EXCLUDE_HV: u64 = 1 << 6;
     pub const FLAG_EXCLUDE_IDLE: u64 = 1 << 7;
+    pub const FLAG_MMAP: u64 = 1 << 8;
     pub const FLAG_COMM: u64 = 1 << 9;
     pub const FLAG_TASK: u64 = 1 << 13;
+    pub const FLAG_SAMPLE_ID_ALL: u64 = 1 << 18;
     pub const FLAG_EXCLUDE_CALLCHAIN_USER: u64 = 1 << 22;
     pub const FLAG_COMM_EXEC: u64 = 1 << 24;
     pub const FLAG_USE_CLOCKID: u64 = 1 << 25;

@@ -9,7 +9,12 @@
 //! computed from them ([`Profile::flat`], [`Profile::call_graph`]). Rendering is in
 //! `report::profile`; storing in `store`.
 //!
-//! It is not a user-space profiler: user-mode samples count as one frame, `[user] <process>`.
+//! User space is named by the sampled address's function ([`usersym`]): a user-mode sample is
+//! `[user] <process>;<file>:<function>`, and a kernel sample's chain hangs under the user
+//! function that entered the kernel (`[user] strace;libc.so.6:wait4;entry_SYSCALL_64...`), or
+//! the frame says why there is no name (stripped, JIT, mapping unknown). It is not a full
+//! user-space profiler: user call chains are not unwound, only the innermost user function is
+//! named.
 
 pub mod calls;
 pub mod isolate;
@@ -17,6 +22,7 @@ pub mod kallsyms;
 pub mod records;
 pub mod sampler;
 pub mod system;
+pub mod usersym;
 
 use crate::harness::{self, placement::Plan, Options, Stop};
 pub use crate::model::Profile;
@@ -341,7 +347,9 @@ pub fn profile_benchmark(
     let comm_of = |pid: u32| s.comms.get(&pid).cloned().unwrap_or(worker_comm.clone());
     let tree = process_tree(s.root.unwrap_or(0), &s.forks);
     let ours = |pid: u32| s.scope() == Scope::Task || tree.contains(&pid);
-    let folded = fold(&s.samples, region, &access.syms, &comm_of, &ours);
+    let mut names = s.symbolizer();
+    let mut user = |pid, time, ip| names.frame(pid, time, ip);
+    let folded = fold(&s.samples, region, &access.syms, &comm_of, &ours, &mut user);
     if let Some(note) = no_kernel_chain_note(&target.id, &folded, s.limits) {
         crate::notice::tell(&note);
     }
@@ -425,14 +433,18 @@ pub fn kernel_comm(name: &str) -> String {
 }
 
 /// Folds the samples of processes `ours` accepts taken within `region` (CLOCK_MONOTONIC ns,
-/// inclusive) into stacks, root first: a kernel sample's frames are its call chain's
-/// functions; a user-mode sample is the one frame `[user] <comm>`.
+/// inclusive) into stacks, root first. A sample's user part is two frames, `[user] <comm>`
+/// and its user address's frame from `user_frame(pid, time, address)` (a function, or why
+/// it has none): all of a user-mode sample, and the caller of a kernel sample's call chain
+/// when the kernel recorded where user space entered it. A kernel sample without it is its
+/// call chain alone, as before user frames were named.
 pub fn fold(
     samples: &[Sample],
     region: [u64; 2],
     syms: &Kallsyms,
     comm_of: &dyn Fn(u32) -> String,
     ours: &dyn Fn(u32) -> bool,
+    user_frame: &mut dyn FnMut(u32, u64, u64) -> String,
 ) -> Folded {
     let mut f = Folded::default();
     for s in samples {
@@ -449,13 +461,24 @@ pub fn fold(
             }
             (false, false) => continue,
         }
+        let user = |ip: u64, user_frame: &mut dyn FnMut(u32, u64, u64) -> String| {
+            format!(
+                "[user] {};{}",
+                comm_of(s.pid),
+                user_frame(s.pid, s.time_ns, ip)
+            )
+        };
         let key = match kernel_frames(s, syms) {
-            None => format!("[user] {}", comm_of(s.pid)),
+            None => user(s.ip, user_frame),
             Some(names) => {
                 f.kernel += 1;
                 f.chainless += u64::from(s.kernel_chain.is_empty());
                 f.longest_chain = f.longest_chain.max(s.kernel_chain.len());
-                names.into_iter().rev().collect::<Vec<_>>().join(";")
+                let kernel = names.into_iter().rev().collect::<Vec<_>>().join(";");
+                match s.user_ip {
+                    Some(ip) => format!("{};{kernel}", user(ip, user_frame)),
+                    None => kernel,
+                }
             }
         };
         *f.stacks.entry(key).or_default() += 1;
@@ -538,6 +561,11 @@ ffffffff81005000 T __task_pid_nr_ns
         }
     }
 
+    /// A user frame named after its address, as a symbolizer would name a function.
+    fn names(_pid: u32, _time: u64, ip: u64) -> String {
+        format!("main:f{ip:#x}")
+    }
+
     /// The samples among the records of `bytes`.
     fn samples_of(bytes: &[u8]) -> Vec<Sample> {
         records::parse(bytes)
@@ -583,7 +611,7 @@ ffffffff81005000 T __task_pid_nr_ns
             }
         };
         let all = |_pid: u32| true;
-        let f = fold(&samples, [100, 500], &syms, &comm, &all);
+        let f = fold(&samples, [100, 500], &syms, &comm, &all, &mut names);
         assert_eq!((f.inside, f.outside, f.other), (5, 1, 0));
         let stacks = f.stacks;
         assert_eq!(stacks["entry_SYSCALL_64_after_hwframe;do_syscall_64;x64_sys_call;__x64_sys_getpid;__task_pid_nr_ns"], 1);
@@ -592,13 +620,51 @@ ffffffff81005000 T __task_pid_nr_ns
             1
         );
         assert_eq!(stacks["x64_sys_call;__x64_sys_getpid"], 1);
-        assert_eq!(stacks["[user] sysperf:syscall"], 1);
-        assert_eq!(stacks["[user] nulljob"], 1);
+        assert_eq!(stacks["[user] sysperf:syscall;main:f0x555500001234"], 1);
+        assert_eq!(stacks["[user] nulljob;main:f0x555500001234"], 1);
         // Other processes' samples are counted inside the region only, never folded.
         let only7 = |pid: u32| pid == 7;
-        let f = fold(&samples, [100, 500], &syms, &comm, &only7);
+        let f = fold(&samples, [100, 500], &syms, &comm, &only7, &mut names);
         assert_eq!((f.inside, f.outside, f.other), (4, 1, 1));
-        assert!(!f.stacks.contains_key("[user] nulljob"));
+        assert!(!f.stacks.contains_key("[user] nulljob;main:f0x555500001234"));
+    }
+
+    /// A kernel sample with its user call chain is called from the user function it entered
+    /// the kernel from (#43): explain's "from" can name it.
+    #[test]
+    fn kernel_time_hangs_under_the_user_function_that_entered_the_kernel() {
+        let syms = Kallsyms::parse(SYMS).unwrap();
+        let chain = [0xffffffff81004010, 0xffffffff81002040, 0xffffffff81001050];
+        let bytes = synth::sample_with_user_chain(
+            7,
+            100,
+            false,
+            chain[0],
+            &chain,
+            &[0x7f00_0010, 0x55_0000],
+        );
+        let samples = samples_of(&bytes);
+        let comm = |_pid: u32| "strace".to_string();
+        let mut seen = Vec::new();
+        let mut user = |pid, time, ip| {
+            seen.push((pid, time, ip));
+            "libc.so.6:wait4".to_string()
+        };
+        let f = fold(&samples, [0, 500], &syms, &comm, &|_| true, &mut user);
+        assert_eq!(
+            f.stacks["[user] strace;libc.so.6:wait4;entry_SYSCALL_64_after_hwframe;do_syscall_64;__x64_sys_getpid"],
+            1
+        );
+        // The address asked about is the user chain's first entry, at the sample's time.
+        assert_eq!(seen, vec![(7, 100, 0x7f00_0010)]);
+        assert_eq!((f.kernel, f.chainless), (1, 0));
+        let p = profile(&[(f.stacks.keys().next().unwrap().as_str(), 1)]);
+        let g = p.call_graph(10);
+        let entry = g
+            .iter()
+            .find(|e| e.name == "entry_SYSCALL_64_after_hwframe")
+            .unwrap();
+        assert_eq!(entry.callers[0].name, "libc.so.6:wait4");
     }
 
     /// A kernel sample the kernel gave no call chain is kernel time named by its address,
@@ -614,9 +680,9 @@ ffffffff81005000 T __task_pid_nr_ns
         bytes.extend(synth::sample(7, 120, true, 0x5555_0000_1234, &[]));
         let samples = samples_of(&bytes);
         let comm = |_pid: u32| "sysperf:syscall".to_string();
-        let f = fold(&samples, [0, 500], &syms, &comm, &|_| true);
+        let f = fold(&samples, [0, 500], &syms, &comm, &|_| true, &mut names);
         assert_eq!(f.stacks[&format!("{NO_CHAIN};__x64_sys_getpid")], 2);
-        assert_eq!(f.stacks["[user] sysperf:syscall"], 1);
+        assert_eq!(f.stacks["[user] sysperf:syscall;main:f0x555500001234"], 1);
         assert_eq!((f.inside, f.kernel, f.chainless), (3, 2, 2));
         let limits = |max_stack, max_contexts| sampler::ChainLimits {
             max_stack: Some(max_stack),
@@ -637,7 +703,7 @@ ffffffff81005000 T __task_pid_nr_ns
         let note = no_kernel_chain_note("syscall", &f, limits(127, 8)).unwrap();
         assert!(note.contains("call chain buffer was taken"), "{note}");
         // All in user mode: said, without a cause it cannot see.
-        let user_only = fold(&samples[2..], [0, 500], &syms, &comm, &|_| true);
+        let user_only = fold(&samples[2..], [0, 500], &syms, &comm, &|_| true, &mut names);
         let note = no_kernel_chain_note("syscall", &user_only, limits(127, 8)).unwrap();
         assert!(
             note.contains("none of its 1 samples was taken in the kernel"),
@@ -648,7 +714,7 @@ ffffffff81005000 T __task_pid_nr_ns
         let chain = [0xffffffff81004010, 0xffffffff81003030, 0xffffffff81002040];
         chained.extend(synth::sample(7, 100, false, chain[0], &chain));
         let chained = samples_of(&chained);
-        let f = fold(&chained, [0, 500], &syms, &comm, &|_| true);
+        let f = fold(&chained, [0, 500], &syms, &comm, &|_| true, &mut names);
         assert!(no_kernel_chain_note("syscall", &f, limits(127, 8)).is_none());
         let note = no_kernel_chain_note("syscall", &f, limits(4, 8)).unwrap();
         assert!(note.contains("cut at 4 entries"), "{note}");

@@ -2,8 +2,11 @@
 //! parent while the worker runs (a [`harness::Observer`]).
 //!
 //! cpu-clock is a software event driven by an hrtimer, so it needs no hardware counters;
-//! kernel call chains come from the kernel's unwinder, user call chains are not asked for
-//! (user frames are named after the process). Two scopes, the first when permitted:
+//! kernel call chains come from the kernel's unwinder. Of user space the sampler keeps the
+//! address only (a user-mode sample's ip, or the first entry of a kernel sample's user call
+//! chain: where the process entered the kernel), with the mmap, exec and fork records and the
+//! worker's /proc/PID/maps that let [`super::usersym`] name its function ([`user_attr`]).
+//! Two scopes, the first when permitted:
 //! - [`Scope::Cpus`]: one event per CPU the benchmark runs on, sampling whatever runs there
 //!   (idle excluded), with fork records, so the samples of the worker's process tree can be
 //!   kept and the rest counted as other work. It catches short-lived children fully, which
@@ -16,7 +19,8 @@
 //!
 //! The descriptors and mappings are the sampler's and close with it.
 
-use super::records::{self, Record, Sample};
+use super::records::{self, Mmap, Record, Sample};
+use super::usersym;
 use crate::harness::{self, counters::perf_open_error};
 use crate::sys::{self, perf, PerfEventAttr, PerfRing};
 use std::collections::HashMap;
@@ -96,6 +100,18 @@ pub fn attr(scope: Scope) -> PerfEventAttr {
     a
 }
 
+/// [`attr`] with what naming user-space functions takes: mmap records of executable
+/// mappings, task (fork) records in both scopes (a child starts with its parent's mappings),
+/// every record timed (sample_id_all: an exec replaces a process's mappings, so a mapping is
+/// known by when it was made), and user call chains (the kernel's frame-pointer walk, cut at
+/// kernel.perf_event_max_stack; only its first entry, the exact user address, is used).
+pub fn user_attr(scope: Scope) -> PerfEventAttr {
+    let mut a = attr(scope);
+    a.flags |= perf::FLAG_MMAP | perf::FLAG_TASK | perf::FLAG_SAMPLE_ID_ALL;
+    a.flags &= !perf::FLAG_EXCLUDE_CALLCHAIN_USER;
+    a
+}
+
 /// Samples of one worker, gathered while it runs.
 pub struct Sampler {
     scope: Scope,
@@ -115,6 +131,12 @@ pub struct Sampler {
     pub comms: HashMap<u32, String>,
     /// The call chain limits the samples were taken under (read once attached).
     pub limits: ChainLimits,
+    /// Executable mappings made while sampling, and (pid, time) of every exec.
+    pub mmaps: Vec<Mmap>,
+    pub execs: Vec<(u32, u64)>,
+    /// The worker's executable mappings when it was attached (before sampling began, the
+    /// kernel reports none of them).
+    pub initial_maps: Vec<usersym::Map>,
 }
 
 impl Sampler {
@@ -133,17 +155,35 @@ impl Sampler {
             throttled: 0,
             comms: HashMap::new(),
             limits: ChainLimits::default(),
+            mmaps: Vec::new(),
+            execs: Vec::new(),
+            initial_maps: Vec::new(),
         }
     }
 
     pub fn scope(&self) -> Scope {
         self.scope
     }
+
+    /// What names the user addresses of the samples.
+    pub fn symbolizer(&self) -> usersym::Symbolizer {
+        let initial = self
+            .root
+            .into_iter()
+            .flat_map(|pid| self.initial_maps.iter().map(move |m| (pid, m.clone())))
+            .collect();
+        usersym::Symbolizer::new(usersym::Spaces::new(
+            &self.mmaps,
+            &self.execs,
+            &self.forks,
+            initial,
+        ))
+    }
 }
 
 impl harness::Observer for Sampler {
     fn attach(&mut self, pid: sys::Pid) -> Result<(), String> {
-        let a = attr(self.scope);
+        let a = user_attr(self.scope);
         let target = match self.scope {
             Scope::Cpus => -1,
             Scope::Task => pid,
@@ -161,6 +201,8 @@ impl harness::Observer for Sampler {
         }
         self.root = Some(pid as u32);
         self.limits = ChainLimits::read();
+        // Held before its setup, the worker maps nothing new until it is let go.
+        self.initial_maps = usersym::proc_maps(pid as u32);
         Ok(())
     }
 
@@ -170,13 +212,22 @@ impl harness::Observer for Sampler {
             if ring.drain(&mut self.buf) == 0 {
                 continue;
             }
-            for r in records::parse(&self.buf) {
+            for r in records::parse_with_ids(&self.buf) {
                 match r {
                     Record::Sample(s) => self.samples.push(s),
                     Record::Lost(n) => self.lost += n,
-                    Record::Comm { pid, comm, .. } => {
+                    Record::Comm {
+                        pid,
+                        comm,
+                        exec,
+                        time_ns,
+                    } => {
+                        if let (true, Some(t)) = (exec, time_ns) {
+                            self.execs.push((pid, t));
+                        }
                         self.comms.insert(pid, comm);
                     }
+                    Record::Mmap(m) => self.mmaps.push(m),
                     Record::Throttle => self.throttled += 1,
                     Record::Fork { pid, ppid, time_ns } => {
                         if pid != ppid {

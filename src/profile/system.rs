@@ -257,6 +257,8 @@ impl Aggregator {
                     }
                 }
             }
+            // Not asked for: a system profile names user time by process alone.
+            Record::Mmap(_) => {}
         }
     }
 

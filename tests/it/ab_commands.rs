@@ -367,3 +367,87 @@ fn sittings_of_two_commands_store_each_and_judge_across_them() {
     let (_, err) = sp(&db, d, &export, false, 2);
     assert!(err.contains("--json"), "{err}");
 }
+
+/// A program of the test's own, built with its symbol table: most of its time in one function
+/// of its own in user mode, then a loop of system calls made through libc's `getppid`.
+const SPINNER_C: &str = r#"
+#include <stdio.h>
+#include <unistd.h>
+unsigned long spin_here(unsigned long n) {
+    volatile unsigned long s = 0;
+    for (unsigned long i = 0; i < n; i++) s += i * i;
+    return s;
+}
+int main(void) {
+    unsigned long s = spin_here(3000000);
+    for (int i = 0; i < 20000; i++) s += (unsigned long)getppid();
+    printf("%lu\n", s);
+    return 0;
+}
+"#;
+
+/// #43: a profile of a command names its user-mode time by function (the program's own, from
+/// its symbol table) and the user function its kernel time was entered from (libc's, from its
+/// dynamic symbols), where it was one frame per program, `[user] spinner`, before.
+#[test]
+fn a_profile_of_a_command_names_its_user_functions() {
+    if !common::profiling_allowed() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (d, db) = (dir.path(), dir.path().join("s.db"));
+    std::fs::write(d.join("spinner.c"), SPINNER_C).unwrap();
+    // Building sysperf takes a C compiler too (ring), so one is there wherever this runs.
+    let built = std::process::Command::new("cc")
+        .args(["-O0", "-o", "spinner", "spinner.c"])
+        .current_dir(d)
+        .status()
+        .expect("running cc");
+    assert!(built.success(), "cc failed to build the test's program");
+    let args = [
+        "ab",
+        "--a",
+        "./spinner",
+        "--b",
+        "./spinner x",
+        "--label",
+        "usym",
+        "--profile",
+        "--profile-seconds",
+        "0.5",
+    ];
+    sp(&db, d, &args, true, 0);
+    let (out, _) = sp(&db, d, &["profile", "usym-a", "--json"], false, 0);
+    let v = json_of(out.as_bytes());
+    let p = &v["profiles"][0];
+    let stacks = p["stacks"].as_object().unwrap();
+    let samples = |pick: &dyn Fn(&str) -> bool| -> u64 {
+        stacks
+            .iter()
+            .filter(|(k, _)| pick(k))
+            .map(|(_, n)| n.as_u64().unwrap())
+            .sum()
+    };
+    let all = samples(&|_| true);
+    // The loop's time is the program's own function, by name, not `[user] spinner` alone.
+    let spin = samples(&|k| k == "[user] spinner;spinner:spin_here");
+    assert!(
+        spin * 4 >= all,
+        "spin_here has {spin} of {all} samples; the user stacks: {:?}",
+        stacks
+            .keys()
+            .filter(|k| k.starts_with("[user]"))
+            .collect::<Vec<_>>()
+    );
+    // Its system calls are entered from libc's getppid (glibc's or musl's library).
+    let from_getppid = samples(&|k| {
+        k.starts_with("[user] spinner;")
+            && k.split(';').nth(1).is_some_and(|f| f.ends_with(":getppid"))
+            && k.contains(";do_syscall_64")
+    });
+    assert!(
+        from_getppid > 0,
+        "no kernel time entered from getppid among {:?}",
+        stacks.keys().collect::<Vec<_>>()
+    );
+}
