@@ -286,6 +286,10 @@ UPDATE results SET disturbed = 1
     // and a run's own row is written in the same statements as its results, so the columns
     // cannot drift from them (no trigger, no second place to keep right on rm, gc and sync).
     // The runs of a host measured alike share one `points` text: the index's few groups.
+    // `runs_by_host`: a host's newest runs (`--by host`: the newest 30 of each host) along
+    // an index; `runs_by_machine` puts the kernel between host and start, so SQLite read
+    // and sorted every run of the host (10 hosts of 100,000 runs: 0.8 s of
+    // `compare --by host`'s 1.3 s).
     // Filled in here for the runs stored before (the options read out of the parameters as
     // the store read them until now; a run whose parameters are no JSON is in no history).
     r#"
@@ -308,6 +312,7 @@ UPDATE runs SET points = (
          ORDER BY position));
 CREATE INDEX runs_by_history
     ON runs (source, complete, hostname, history_options, left_out_as, points);
+CREATE INDEX runs_by_host ON runs (hostname, started_ns, seq);
 "#,
 ];
 

@@ -259,7 +259,8 @@ UPDATE results SET disturbed = 1
 "#,
     // The SQLite store's migration 15 (#44): what `changes` counts of a run kept on it (its
     // options, why it is in no history, its measured results), read out of the parameters
-    // and results of the runs stored before, each run's results in one grouped pass.
+    // and results of the runs stored before, each run's results in one grouped pass; and
+    // `runs_by_host`, a host's newest runs along an index.
     r#"
 ALTER TABLE runs ADD COLUMN history_options TEXT;
 ALTER TABLE runs ADD COLUMN left_out_as TEXT;
@@ -284,6 +285,7 @@ UPDATE runs SET points = coalesce(m.points, '[]')
  WHERE runs.id = m.run;
 CREATE INDEX runs_by_history
     ON runs (source, complete, hostname, history_options, left_out_as, points);
+CREATE INDEX runs_by_host ON runs (hostname, started_ns, seq);
 "#,
 ];
 

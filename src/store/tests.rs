@@ -764,7 +764,7 @@ fn test_histories_keep_each_historys_newest_points(b: Backing) {
 /// What SQLite's migration 15 and PostgreSQL's 9 add (#44: what `changes` counts of a run,
 /// kept on it), taken away again: a store as the version before made it, but for the
 /// schema's number.
-const UNDO_RUN_COLUMNS: &str = "DROP INDEX runs_by_history;
+const UNDO_RUN_COLUMNS: &str = "DROP INDEX runs_by_history; DROP INDEX runs_by_host;
     ALTER TABLE runs DROP COLUMN history_options; ALTER TABLE runs DROP COLUMN left_out_as;
     ALTER TABLE runs DROP COLUMN points;";
 
