@@ -1012,11 +1012,25 @@ fn insert_run(conn: &Connection, run: &Run, complete: bool) -> Result<()> {
         .transpose()?;
     let findings_json = to_json(&run.findings, "the doctor's findings")?;
     let notes_json = to_json(&run.notes, "the suites' notes")?;
+    // Which test histories the run belongs in, or why in none (`changes`, migration 15),
+    // apart from the parameters so that counting the histories parses none of them.
+    let (history_options, left_out_as) = match query::left_out_as(&run.params) {
+        Some(why) => (None, Some(why)),
+        None => (
+            Some(to_json(
+                &query::option_fields(&run.params),
+                "the run's options",
+            )?),
+            None,
+        ),
+    };
     conn.execute(
         "INSERT INTO runs (id, label, started_ns, ended_ns, complete, sysperf_version,
                            hostname, kernel_release, params_json, fingerprint_json, overhead_json,
-                           source, citation, findings_json, notes_json, cpu_model)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
+                           source, citation, findings_json, notes_json, cpu_model,
+                           history_options, left_out_as)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,
+                 ?18)",
         params![
             run.id,
             run.label,
@@ -1034,6 +1048,8 @@ fn insert_run(conn: &Connection, run: &Run, complete: bool) -> Result<()> {
             findings_json,
             notes_json,
             run.fingerprint.cpu_model,
+            history_options,
+            left_out_as,
         ],
     )?;
     for (i, result) in run.results.iter().enumerate() {
@@ -1043,6 +1059,7 @@ fn insert_run(conn: &Connection, run: &Run, complete: bool) -> Result<()> {
     insert_derived(conn, &run.id, &run.derived)?;
     insert_warnings(conn, &run.id, 0, &run.warnings)?;
     conn.execute(&disturbed_sql("?1"), params![run.id])?;
+    conn.execute(&points_sql(Dialect::Sqlite, "?1"), params![run.id])?;
     Ok(())
 }
 
@@ -1062,6 +1079,27 @@ pub(super) fn disturbed_sql(run: &str) -> String {
           WHERE run_id = {run}",
         kinds.join(", ")
     )
+}
+
+/// The statement that sets `runs.points` (migration 15) of one run from its stored results,
+/// its run id the parameter `run`: run after [`disturbed_sql`] wherever that runs, so that
+/// the column always lists the run's measured results (`query::MEASURED`) with their flags,
+/// in their order, as the migration made it for the runs stored before.
+pub(super) fn points_sql(dialect: Dialect, run: &str) -> String {
+    let measured = format!("results.run_id = runs.id AND {}", query::MEASURED);
+    let points = match dialect {
+        Dialect::Sqlite => format!(
+            "SELECT json_group_array(json_array(bench, placement, disturbed)) FROM (
+                 SELECT bench, placement, disturbed FROM results WHERE {measured}
+                  ORDER BY position)"
+        ),
+        Dialect::Postgres => format!(
+            "SELECT coalesce(json_agg(json_build_array(bench, placement, disturbed)
+                                      ORDER BY position)::text, '[]')
+               FROM results WHERE {measured}"
+        ),
+    };
+    format!("UPDATE runs SET points = ({points}) WHERE id = {run}")
 }
 
 /// Stores series of a run in their order, the first at position `first`.

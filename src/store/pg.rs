@@ -68,7 +68,7 @@ const MIGRATION_LOCK: i64 = 0x5359_5350_5359_5350;
 
 /// The schema in PostgreSQL's types, one entry per migration (frozen once released; a change
 /// is a new entry at the end). Entry 1 is the SQLite store's schema as of its migration 9.
-const PG_MIGRATIONS: &[&str] = &[
+pub(super) const PG_MIGRATIONS: &[&str] = &[
     r#"
 CREATE TABLE runs (
     seq              BIGSERIAL PRIMARY KEY,
@@ -256,6 +256,36 @@ UPDATE results SET disturbed = 1
   FROM (SELECT DISTINCT run_id, bench FROM warnings
          WHERE kind IN ('busy_cpu', 'busy_machine', 'steal')) AS d
  WHERE results.run_id = d.run_id AND results.bench = d.bench;
+"#,
+    // The SQLite store's migration 15 (#44): what `changes` counts of a run kept on it (its
+    // options, why it is in no history, its measured results), read out of the parameters
+    // and results of the runs stored before, each run's results in one grouped pass; and
+    // `runs_by_host`, a host's newest runs along an index.
+    r#"
+ALTER TABLE runs ADD COLUMN history_options TEXT;
+ALTER TABLE runs ADD COLUMN left_out_as TEXT;
+ALTER TABLE runs ADD COLUMN points TEXT;
+UPDATE runs SET
+    left_out_as = CASE WHEN j.p ->> 'ab' IS NOT NULL THEN 'ab'
+                       WHEN j.p ->> 'quick' = 'true' THEN 'quick' END,
+    history_options = CASE WHEN j.p ->> 'ab' IS NULL AND j.p ->> 'quick' = 'false'
+        THEN jsonb_build_array(j.p -> 'selection', j.p -> 'suites', j.p -> 'trials',
+                               j.p -> 'min_time_s', j.p -> 'quick', j.p -> 'order',
+                               j.p -> 'precision_pct', j.p -> 'placement', j.p -> 'cpus')::text END
+  FROM (SELECT id AS run, params_json::jsonb AS p FROM runs) AS j
+ WHERE runs.id = j.run;
+UPDATE runs SET points = coalesce(m.points, '[]')
+  FROM (SELECT runs.id AS run, json_agg(json_build_array(r.bench, r.placement, r.disturbed)
+                                        ORDER BY r.position)
+                                FILTER (WHERE r.run_id IS NOT NULL)::text AS points
+          FROM runs LEFT JOIN results AS r
+            ON r.run_id = runs.id AND r.has_summary = 1 AND r.error IS NULL
+           AND r.wall_median > 0
+         GROUP BY runs.id) AS m
+ WHERE runs.id = m.run;
+CREATE INDEX runs_by_history
+    ON runs (source, complete, hostname, history_options, left_out_as, points);
+CREATE INDEX runs_by_host ON runs (hostname, started_ns, seq);
 "#,
 ];
 
@@ -874,6 +904,10 @@ fn migrate(client: &mut Client, at: &Location) -> Result<()> {
             found: version,
             supported,
         });
+    }
+    if version > 0 && version < supported {
+        let runs: i64 = tx.query_one("SELECT count(*) FROM runs", &[])?.try_get(0)?;
+        migrations::announce(&at.to_string(), runs);
     }
     for sql in PG_MIGRATIONS.iter().skip(version as usize) {
         tx.batch_execute(sql)?;

@@ -426,15 +426,14 @@ pub(super) fn query_runs(db: &mut dyn Db, query: &RunQuery) -> Result<Vec<RunInf
         Some(n) => format!(" LIMIT {}", b.bind(int_usize(n, "a limit")?)),
         None => String::new(),
     };
-    let params = db.dialect().params();
-    let (join, kind) = (params.join, params.kind);
+    // A quick run that was a side of `ab` is told as a side (`left_out_as`, migration 15).
     let sql = format!(
         "SELECT id, label, started_ns, ended_ns, complete, hostname, kernel_release, cpu_model,
-                heartbeat_ns, heartbeat_at, writer_json, {kind} AS run_kind,
+                heartbeat_ns, heartbeat_at, writer_json, left_out_as,
                 (SELECT count(*) FROM results WHERE results.run_id = runs.id) AS benchmarks,
                 (SELECT count(*) FROM series WHERE series.run_id = runs.id) AS series,
                 (SELECT count(*) FROM warnings WHERE warnings.run_id = runs.id) AS warnings
-         FROM runs{join}{clause} {NEWEST}{limit}"
+         FROM runs{clause} {NEWEST}{limit}"
     );
     let now = super::now_ns();
     rows(db, b.on("runs", sql), |r| {
@@ -450,7 +449,7 @@ pub(super) fn query_runs(db: &mut dyn Db, query: &RunQuery) -> Result<Vec<RunInf
             benchmarks: r.u64("benchmarks")?,
             series: r.u64("series")?,
             warnings: r.u64("warnings")?,
-            quick: r.text("run_kind")? == "quick",
+            quick: r.opt_text("left_out_as")?.as_deref() == Some("quick"),
             stopped: match r.bool("complete")? {
                 true => None,
                 false => Some(crate::model::Stopped::judged(
@@ -644,81 +643,68 @@ fn newest_per_value(
 type Key = (Option<String>, String, String, String);
 
 /// A result that is a point of its history: measured, with a time.
-const MEASURED: &str =
+pub(super) const MEASURED: &str =
     "results.has_summary = 1 AND results.error IS NULL AND results.wall_median > 0";
 
-/// What a history reads of each run's stored parameters, in the store's SQL (#42): the
-/// options [`RunParams::measures_like`](crate::model::RunParams::measures_like) compares,
-/// read in one go as a JSON array of [`RunOptions::new`]'s arguments (`opts`), and whether
-/// the run is a side of `ab` or quick. The parameters are JSON text in both stores; the
-/// database takes the few fields out (one parse a run, no round trip), and the array is
-/// made into options once per distinct text ([`Options`]).
-struct ParamsSql {
-    /// Added to `FROM runs`.
-    join: &'static str,
-    /// The JSON array of the options, as text.
-    opts: &'static str,
-    /// 'ab' for a side of `sysperf ab`, 'quick' for a quick run, '' otherwise.
-    kind: &'static str,
-    /// The condition that holds for a run that is neither.
-    plain: &'static str,
+/// The fields of `runs.history_options` (migration 15), in order: [`RunOptions::new`]'s
+/// arguments (selection, suites, trials, trial length, quick, order, precision, placement,
+/// CPUs), the options [`RunParams::measures_like`](crate::model::RunParams::measures_like)
+/// compares. Written ([`option_fields`]) and read ([`Options::key`]) as this one type, so the
+/// store reads what it writes.
+pub(super) type OptionFields = (
+    Vec<String>,
+    Option<Vec<String>>,
+    u32,
+    f64,
+    bool,
+    Option<String>,
+    Option<f64>,
+    String,
+    Option<Vec<u32>>,
+);
+
+/// A run's [`OptionFields`], as the store writes them in `runs.history_options`.
+pub(super) fn option_fields(p: &crate::model::RunParams) -> OptionFields {
+    (
+        p.selection.clone(),
+        Some(p.suites.clone()),
+        p.trials,
+        p.min_time_s,
+        p.quick,
+        p.order.clone(),
+        p.precision_pct,
+        p.placement.clone(),
+        p.cpus.clone(),
+    )
 }
 
-impl Dialect {
-    fn params(self) -> ParamsSql {
-        match self {
-            // One parse of the text for the three (SQLite keeps the last documents parsed).
-            Dialect::Sqlite => ParamsSql {
-                join: "",
-                opts: "json_extract(runs.params_json, '$.selection', '$.suites', '$.trials', \
-                       '$.min_time_s', '$.quick', '$.order', '$.precision_pct', '$.placement', \
-                       '$.cpus')",
-                kind: "CASE WHEN json_extract(runs.params_json, '$.ab') IS NOT NULL THEN 'ab' \
-                       WHEN json_extract(runs.params_json, '$.quick') THEN 'quick' ELSE '' END",
-                plain: "json_extract(runs.params_json, '$.ab') IS NULL \
-                        AND NOT json_extract(runs.params_json, '$.quick')",
-            },
-            // The text cast once per run: OFFSET 0 keeps the planner from pasting the cast
-            // into each of the expressions that read it.
-            Dialect::Postgres => ParamsSql {
-                join:
-                    " CROSS JOIN LATERAL (SELECT runs.params_json::jsonb AS p OFFSET 0) AS params",
-                opts: "jsonb_build_array(params.p -> 'selection', params.p -> 'suites', \
-                       params.p -> 'trials', params.p -> 'min_time_s', params.p -> 'quick', \
-                       params.p -> 'order', params.p -> 'precision_pct', params.p -> 'placement', \
-                       params.p -> 'cpus')::text",
-                kind: "CASE WHEN params.p ->> 'ab' IS NOT NULL THEN 'ab' \
-                       WHEN params.p ->> 'quick' = 'true' THEN 'quick' ELSE '' END",
-                plain: "params.p ->> 'ab' IS NULL AND params.p ->> 'quick' = 'false'",
-            },
-        }
+/// Why a run is in no test's history, as the store writes it in `runs.left_out_as`: "ab" for
+/// a side of `sysperf ab` (its two sides share rounds, and a switch or a command made the
+/// side what it is), "quick" for a quick run (one short trial: a level and a spread of its
+/// own); None for a run that is in one (#42).
+pub(super) fn left_out_as(p: &crate::model::RunParams) -> Option<&'static str> {
+    if p.ab.is_some() {
+        Some("ab")
+    } else if p.quick {
+        Some("quick")
+    } else {
+        None
     }
 }
 
-/// The options of the `opts` texts read ([`ParamsSql::opts`]), each text made into options
-/// once: runs measured alike share a text, whatever their seeds.
+/// The `runs.history_options` texts read, each made into options once: runs measured alike
+/// share a text, whatever their seeds.
 #[derive(Default)]
 struct Options(HashMap<String, (String, RunOptions)>);
 
 impl Options {
-    /// The key ([`RunOptions::key`]) of an `opts` text.
+    /// The key ([`RunOptions::key`]) of a `runs.history_options` text.
     fn key(&mut self, text: &str) -> Result<String> {
         if let Some((key, _)) = self.0.get(text) {
             return Ok(key.clone());
         }
-        type Fields = (
-            Vec<String>,
-            Option<Vec<String>>,
-            u32,
-            f64,
-            bool,
-            Option<String>,
-            Option<f64>,
-            String,
-            Option<Vec<u32>>,
-        );
-        let f: Fields = serde_json::from_str(text)
-            .map_err(|e| StoreError::Corrupt(format!("a run's parameters ({text}): {e}")))?;
+        let f: OptionFields = serde_json::from_str(text)
+            .map_err(|e| StoreError::Corrupt(format!("a run's options ({text}): {e}")))?;
         let o = RunOptions::new(
             &f.0,
             f.1.as_deref().unwrap_or_default(),
@@ -744,36 +730,51 @@ impl Options {
     }
 }
 
-/// How many measured results each history has among the rows of `from` (a FROM clause
-/// joining `runs`, with its `opts` and `kind` columns, and `results`, its parameters bound in
-/// `b`), by the kind of run ('ab', 'quick' or ''), and how many of those were disturbed
-/// (`results.disturbed`: counted in the same scan, #44).
-fn history_counts(
-    db: &mut dyn Db,
-    b: Sql,
-    from: String,
-    options: &mut Options,
-) -> Result<HashMap<(String, Key), (usize, usize)>> {
+/// A history's count in step 1 of [`test_histories`]: its measured results and how many of
+/// them were disturbed; or, keyed by why, the results of runs left out of every history.
+type Counted = HashMap<(Option<String>, Key), (usize, usize)>;
+
+/// How many measured results each history has among the runs of `from` (the derived table
+/// `runs` of [`MeasuredRuns::table`], its parameters bound in `b`), and how many of those
+/// were disturbed, by why their runs are in no history (`left_out_as`, None for those in
+/// one): read from the runs alone (`runs.points`, migration 15), grouped along the index
+/// `runs_by_history`, which holds every column read. A host's runs that measured the same
+/// tests alike are one group, however many: at 100,000 runs this reads 100,000 index entries
+/// where grouping every result (700,000, each joined to its run's parsed parameters) took
+/// most of `changes`' 47-92 s on SQLite and 29-32 s on PostgreSQL on a loaded VM.
+fn history_counts(db: &mut dyn Db, b: Sql, from: String, options: &mut Options) -> Result<Counted> {
     let sql = format!(
-        "SELECT runs.hostname AS hostname, results.bench AS bench,
-                results.placement AS placement, runs.opts AS opts, runs.kind AS kind,
-                count(*) AS n, count(CASE WHEN results.disturbed <> 0 THEN 1 END) AS d
-         {from}
-         WHERE {MEASURED}
-         GROUP BY runs.hostname, results.bench, results.placement, runs.opts, runs.kind"
+        "SELECT runs.hostname AS hostname, runs.opts AS opts, runs.left_out_as AS left_out_as,
+                runs.points AS points, count(*) AS n
+         FROM {from}
+         GROUP BY runs.hostname, runs.opts, runs.left_out_as, runs.points"
     );
-    let mut out = HashMap::new();
-    db.rows(&b.on("results", sql), &mut |r| {
-        let key = (
-            r.opt_text("hostname")?,
-            r.text("bench")?,
-            r.text("placement")?,
-            options.key(&r.text("opts")?)?,
-        );
-        // Texts that differ only in the order of a list are one history.
-        let e: &mut (usize, usize) = out.entry((r.text("kind")?, key)).or_default();
-        e.0 += r.u64("n")? as usize;
-        e.1 += r.u64("d")? as usize;
+    let mut out: Counted = HashMap::new();
+    db.rows(&b.on("runs", sql), &mut |r| {
+        let runs = r.u64("n")? as usize;
+        let why = r.opt_text("left_out_as")?;
+        // A run whose parameters the migration could not read (no JSON) is in no history,
+        // as the store read it before; so is a run without points.
+        let opts = match (&why, r.opt_text("opts")?) {
+            (None, Some(text)) => options.key(&text)?,
+            (None, None) => return Ok(()),
+            (Some(_), _) => String::new(),
+        };
+        let Some(text) = r.opt_text("points")? else {
+            return Ok(());
+        };
+        let points: Vec<(String, String, i64)> = serde_json::from_str(&text)
+            .map_err(|e| StoreError::Corrupt(format!("a run's points ({text}): {e}")))?;
+        let host = r.opt_text("hostname")?;
+        for (bench, placement, disturbed) in points {
+            // Texts that differ only in the order of a list are one history.
+            let key = (host.clone(), bench, placement, opts.clone());
+            let e = out.entry((why.clone(), key)).or_default();
+            e.0 += runs;
+            if disturbed != 0 {
+                e.1 += runs;
+            }
+        }
         Ok(())
     })?;
     Ok(out)
@@ -818,7 +819,6 @@ pub(super) fn test_histories(
             limit: None,
             ..query.clone()
         },
-        p: db.dialect().params(),
     };
     let mut options = Options::default();
     // A result whose test ran beside other work (`WarningKind::disturbs`) is no point of its
@@ -830,10 +830,7 @@ pub(super) fn test_histories(
     // quick runs, left out), and how many of those were left out as disturbed, in one scan:
     // each keeps the rest, up to `newest`.
     let mut b = Sql::new(db.dialect());
-    let from = format!(
-        "FROM {} JOIN results ON results.run_id = runs.id",
-        runs.table(&mut b, "id, hostname", false, "", "")
-    );
+    let from = runs.table(&mut b, "hostname, points", false, "", "");
     let counted = history_counts(db, b, from, &mut options)?;
     let mut out = Histories::default();
     let counts = Counts::of(counted, newest, &mut out);
@@ -889,10 +886,10 @@ const POINT_COLUMNS: &str = "runs.id AS run_id, runs.started_ns AS started_ns, r
          results.disturbed AS disturbed";
 
 /// The measured runs a query matches, as the derived table `runs` of [`test_histories`]'
-/// three steps, with their options (`opts`) and kind (`kind`) read out of their parameters.
+/// three steps, with their options (`opts`, `runs.history_options`) and why they are in no
+/// history (`left_out_as`): columns kept on write (migration 15), no parameters parsed.
 struct MeasuredRuns {
     q: RunQuery,
-    p: ParamsSql,
 }
 
 impl MeasuredRuns {
@@ -906,12 +903,11 @@ impl MeasuredRuns {
             format!("{clause} AND source = 'measured'")
         };
         if plain {
-            wher.push_str(&format!(" AND {}", self.p.plain));
+            wher.push_str(" AND history_options IS NOT NULL");
         }
         wher.push_str(more);
         format!(
-            "(SELECT {columns}, {} AS opts, {} AS kind FROM runs{}{wher} {tail}) AS runs",
-            self.p.opts, self.p.kind, self.p.join
+            "(SELECT {columns}, history_options AS opts, left_out_as FROM runs{wher} {tail}) AS runs"
         )
     }
 }
@@ -927,18 +923,15 @@ struct Counts {
 impl Counts {
     /// The counts of [`history_counts`]' rows; those of `ab` sides and quick runs are only
     /// added up in `out`.
-    fn of(
-        counted: HashMap<(String, Key), (usize, usize)>,
-        newest: usize,
-        out: &mut Histories,
-    ) -> Self {
+    fn of(counted: Counted, newest: usize, out: &mut Histories) -> Self {
         let mut all: HashMap<Key, usize> = HashMap::new();
         let mut left_out: HashMap<Key, usize> = HashMap::new();
-        for ((kind, key), (n, disturbed)) in counted {
-            match kind.as_str() {
-                "ab" => out.ab_sides += n,
-                "quick" => out.quick += n,
-                _ => {
+        for ((why, key), (n, disturbed)) in counted {
+            match why.as_deref() {
+                Some("ab") => out.ab_sides += n,
+                // 'quick', the only other reason written.
+                Some(_) => out.quick += n,
+                None => {
                     if disturbed > 0 {
                         *left_out.entry(key.clone()).or_default() += disturbed;
                     }
@@ -1279,11 +1272,16 @@ pub(super) fn beat(db: &mut dyn Db, id: &str, at: Option<&str>) -> Result<()> {
 }
 
 /// Sets the `disturbed` flag of the results of run `id` from its stored warnings
-/// ([`super::disturbed_sql`]), after a write that changed either.
+/// ([`super::disturbed_sql`]), and the run's `points` ([`super::points_sql`]), after a
+/// write that changed either.
 pub(super) fn mark_disturbed(db: &mut dyn Db, id: &str) -> Result<()> {
     let mut b = Sql::new(db.dialect());
     let sql = super::disturbed_sql(&b.bind(id));
     db.execute(&b.on("results", sql))?;
+    // And the run's `points`, which list the flags (migration 15).
+    let mut b = Sql::new(db.dialect());
+    let sql = super::points_sql(db.dialect(), &b.bind(id));
+    db.execute(&b.on("runs", sql))?;
     Ok(())
 }
 

@@ -715,7 +715,58 @@ fn test_histories_keep_each_historys_newest_points(b: Backing) {
         let got = store.test_histories(&q, newest).unwrap();
         assert_eq!(got, want(newest, Some("b")), "newest {newest}, host b");
     }
+    // #44: the same store as the version before made it (no options, reasons or points kept
+    // on the runs), migrated by opening it: its runs' options read out of their parameters
+    // and their points out of their results by the migration, in the store's own SQL, give
+    // the same histories as the columns written with the runs.
+    let kept = |b: &Backing| {
+        [
+            "history_options IS NOT NULL",
+            "left_out_as IS NOT NULL",
+            "points IS NOT NULL",
+        ]
+        .map(|c| b.count(&format!("SELECT count(*) FROM runs WHERE {c}")))
+    };
+    let written = kept(&b);
+    assert_eq!(written[0] + written[1], 60, "{written:?}");
+    assert!(
+        written[0] > 0 && written[1] > 0 && written[2] == 60,
+        "{written:?}"
+    );
+    b.exec(&format!(
+        "{UNDO_RUN_COLUMNS} {}",
+        if b.url.is_some() {
+            "UPDATE sysperf_schema SET version = 8;"
+        } else {
+            "PRAGMA user_version = 14;"
+        }
+    ));
+    let migrated = b.reopen();
+    assert_eq!(kept(&b), written, "after the migration");
+    for newest in [1, 2, 3, 5, 7, 100] {
+        let got = migrated
+            .test_histories(&RunQuery::default(), newest)
+            .unwrap();
+        assert_eq!(got, want(newest, None), "newest {newest}, migrated");
+        let q = RunQuery {
+            conds: vec![Cond::Host("b".into())],
+            ..RunQuery::default()
+        };
+        let got = migrated.test_histories(&q, newest).unwrap();
+        assert_eq!(
+            got,
+            want(newest, Some("b")),
+            "newest {newest}, host b, migrated"
+        );
+    }
 }
+
+/// What SQLite's migration 15 and PostgreSQL's 9 add (#44: what `changes` counts of a run,
+/// kept on it), taken away again: a store as the version before made it, but for the
+/// schema's number.
+const UNDO_RUN_COLUMNS: &str = "DROP INDEX runs_by_history; DROP INDEX runs_by_host;
+    ALTER TABLE runs DROP COLUMN history_options; ALTER TABLE runs DROP COLUMN left_out_as;
+    ALTER TABLE runs DROP COLUMN points;";
 
 /// Plain measured runs on hosts a and b, each of two tests, with warnings of every sort:
 /// none, a disturbing kind for one test or both, for the whole run, and of a kind that does
@@ -806,11 +857,14 @@ fn a_migrated_store_knows_its_disturbed_results_as_a_fresh_one(b: Backing) {
     // The store as the version before made it: no flag, SQLite's schema 13 (PostgreSQL
     // numbers its own migrations: 7, the store id of #44 item 1 being its 7th).
     let pg = b.url.is_some();
-    b.exec(if pg {
-        "ALTER TABLE results DROP COLUMN disturbed; UPDATE sysperf_schema SET version = 7;"
-    } else {
-        "ALTER TABLE results DROP COLUMN disturbed; PRAGMA user_version = 13;"
-    });
+    b.exec(&format!(
+        "{UNDO_RUN_COLUMNS} ALTER TABLE results DROP COLUMN disturbed; {}",
+        if pg {
+            "UPDATE sysperf_schema SET version = 7;"
+        } else {
+            "PRAGMA user_version = 13;"
+        }
+    ));
     let migrated = b.reopen();
     assert_eq!(disturbed_flags(&b, &runs), want, "after the migration");
     for (i, n) in [1, 3, 100].into_iter().enumerate() {
@@ -878,6 +932,13 @@ fn histories_find_disturbed_results_without_reading_the_warnings() {
             "a statement of test_histories reads the warnings: {plan}"
         );
     }
+    // The histories are counted from the runs' own columns along the index that holds them
+    // all (migration 15): no result read, no run's row (its parameters) read either.
+    assert!(
+        db.plans[0].contains("COVERING INDEX runs_by_history") && !db.plans[0].contains("results"),
+        "counting the histories reads more than the index: {}",
+        db.plans[0]
+    );
 }
 
 /// Every float of the run, as bits, so -0.0 and 0.0 are told apart.

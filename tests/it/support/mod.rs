@@ -377,10 +377,17 @@ pub fn as_if_quiet(db: &Path, label: &str) -> usize {
         )
         .unwrap();
     // The store keeps a result's disturbance as a flag too, written with its warnings
-    // (#44 item 3): the flag goes with them.
+    // (#44 item 3), and the run lists its measured tests with their flags (`runs.points`,
+    // which `changes` counts): both go with them.
     conn.execute(
         "UPDATE results SET disturbed = 0 \
          WHERE run_id IN (SELECT id FROM runs WHERE label = ?1)",
+        [label],
+    )
+    .unwrap();
+    conn.execute(
+        "UPDATE runs SET points = (SELECT json_group_array(json_array( \
+         json_extract(p.value, '$[0]'), json_extract(p.value, '$[1]'), 0)) FROM json_each(runs.points) AS p) WHERE label = ?1",
         [label],
     )
     .unwrap();
