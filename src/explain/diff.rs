@@ -175,6 +175,15 @@ impl<'a> Node<'a> {
     }
 }
 
+/// A folded stack's frames as the walk reads them: a kernel stack under a user caller
+/// (`[user] COMM;FUNCTION;kernel frames...`) without its two user frames.
+fn kernel_first<'s, 'a>(frames: &'s [&'a str]) -> &'s [&'a str] {
+    match frames {
+        [user, _, _, ..] if user.starts_with("[user] ") => &frames[2..],
+        _ => frames,
+    }
+}
+
 /// Per function: self and total samples on each side.
 fn tallies(p: &Profile, side: usize, into: &mut BTreeMap<String, [[u64; 2]; 2]>) {
     for (stack, &n) in &p.stacks {
@@ -213,11 +222,16 @@ pub fn diff(a: &Profile, b: &Profile) -> ProfileDiff {
             .then_with(|| x.function.cmp(&y.function))
     });
 
+    // The walk to where the change is goes kernel first: a kernel stack's leading user
+    // frames (its process and the user function that entered the kernel, #43) are left out
+    // of the tree, so that kernel time entered from several user call sites stays one path
+    // (a seccomp filter on system call entry is one change, whichever call site met it).
+    // User-mode stacks keep their two frames; the Functions table counts every frame.
     let mut root = Node::default();
     for (side, p) in [a, b].into_iter().enumerate() {
         for (stack, &n) in &p.stacks {
             let frames: Vec<&str> = stack.split(';').collect();
-            root.add(&frames, side, n);
+            root.add(kernel_first(&frames), side, n);
         }
     }
     let mut paths = Vec::new();
@@ -386,6 +400,33 @@ mod tests {
         stacks.extend(extra.iter().map(|(s, n)| (s.to_string(), *n)));
         let refs: Vec<(&str, u64)> = stacks.iter().map(|(s, n)| (s.as_str(), *n)).collect();
         profile(&refs, operations)
+    }
+
+    /// #43: kernel stacks carry the user function that entered the kernel. A change on
+    /// system call entry met from two user call sites is still one path, the kernel's: the
+    /// walk leaves the user frames of kernel stacks out.
+    #[test]
+    fn kernel_time_from_several_user_call_sites_is_one_kernel_path() {
+        let user = |site: &str, rest: &str| format!("[user] sysperf:syscall;main:{site};{rest}");
+        let base = |site: &str| user(site, &format!("{ENTRY};__x64_sys_getpid"));
+        let stacks_a = [(base("f1"), 5000), (base("f2"), 5000)];
+        let filter = format!("{ENTRY};syscall_trace_enter;__secure_computing;__seccomp_filter");
+        let stacks_b = [
+            (base("f1"), 5000),
+            (base("f2"), 5000),
+            (user("f1", &filter), 1000),
+            (user("f2", &filter), 1000),
+        ];
+        let of = |v: &[(String, u64)]| -> Profile {
+            let r: Vec<(&str, u64)> = v.iter().map(|(s, n)| (s.as_str(), *n)).collect();
+            profile(&r, 100_000)
+        };
+        let d = diff(&of(&stacks_a), &of(&stacks_b));
+        let top = &d.paths[0];
+        assert_eq!(top.function(), "__seccomp_filter", "{:?}", d.paths);
+        assert!(!top.path.iter().any(|f| f.starts_with("[user]")), "{top:?}");
+        // The Functions table still counts the user frames.
+        assert!(d.functions.iter().any(|f| f.function == "main:f1"));
     }
 
     #[test]
