@@ -249,6 +249,20 @@ fn ansible_playbook<S: AsRef<OsStr>>(w: &Path, inventory: &Path, args: &[S]) -> 
     (out, log)
 }
 
+/// The command of `host`'s scheduled service as systemd runs it ($$ is $, %% is %), with a
+/// settle of 1 s instead of 120.
+fn service_command(w: &Path, host: &str) -> String {
+    let units = w.join(host).join("units");
+    let service = std::fs::read_to_string(units.join("sysperf-fleet.service")).unwrap();
+    service
+        .lines()
+        .find_map(|l| l.strip_prefix("ExecStart="))
+        .unwrap()
+        .replace("$$", "$")
+        .replace("%%", "%")
+        .replace("--settle 120", "--settle 1")
+}
+
 /// `sysperf ARGS` on the store `db`, which must succeed: its stdout.
 fn sysperf(db: &str, args: &[&str]) -> String {
     let out = assert_cmd::Command::cargo_bin("sysperf")
@@ -553,14 +567,7 @@ fn the_playbook_deploys_over_ssh_to_3_namespace_hosts_and_their_runs_compare() {
     }
     // The service's command, as systemd runs it ($$ is $, %% is %), stores a run labelled
     // LABEL-HOST-YYYYMMDDTHHMM.
-    let service = std::fs::read_to_string(w.join("host1/units/sysperf-fleet.service")).unwrap();
-    let exec = service
-        .lines()
-        .find_map(|l| l.strip_prefix("ExecStart="))
-        .unwrap()
-        .replace("$$", "$")
-        .replace("%%", "%")
-        .replace("--settle 120", "--settle 1");
+    let exec = service_command(w, "host1");
     let ran = Command::new("/bin/sh")
         .args(["-c", &exec])
         .env("SYSPERF_DB", &url)
@@ -589,15 +596,7 @@ fn the_playbook_deploys_over_ssh_to_3_namespace_hosts_and_their_runs_compare() {
     // run in the host's namespace over ssh, with its environment file, as systemd runs it.
     let fire = |n: usize| -> i32 {
         let host = hosts[n];
-        let units = w.join(host).join("units");
-        let service = std::fs::read_to_string(units.join("sysperf-fleet.service")).unwrap();
-        let exec = service
-            .lines()
-            .find_map(|l| l.strip_prefix("ExecStart="))
-            .unwrap()
-            .replace("$$", "$")
-            .replace("%%", "%")
-            .replace("--settle 120", "--settle 1");
+        let exec = service_command(w, host);
         let quote = |s: &str| format!("'{}'", s.replace('\'', "'\\''"));
         let env_file = std::fs::read_to_string(w.join(host).join("etc/fleet.env")).unwrap();
         let vars: Vec<String> = env_file
