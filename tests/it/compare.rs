@@ -968,12 +968,7 @@ fn fork_and_exec_tests_are_charged_their_waited_for_children_as_the_paper_was() 
 fn runs_measured_with_other_options_get_no_verdict() {
     let tmp = tempfile::tempdir().unwrap();
     let db = tmp.path().join("s.db");
-    ok(
-        &db,
-        &["run", "syscall", "--trials", "5", "--label", "h0"],
-        0,
-    );
-    let doc: Value = serde_json::from_str(&ok(&db, &["export", "h0"], 0)).unwrap();
+    let doc = one_syscall_run(&db);
     for (i, label) in ["h1", "h2", "h3", "base", "other"].iter().enumerate() {
         let mut doc = doc.clone();
         let run = &mut doc["runs"][0];
@@ -985,9 +980,7 @@ fn runs_measured_with_other_options_get_no_verdict() {
             run["params"]["min_time_s"] = 0.005.into();
             run["params"]["order"] = "sequential".into();
         }
-        let file = tmp.path().join(format!("{label}.json"));
-        std::fs::write(&file, serde_json::to_vec(&doc).unwrap()).unwrap();
-        ok(&db, &["import", file.to_str().unwrap()], 0);
+        import_doc(&db, tmp.path(), label, &doc);
     }
     let v: Value =
         serde_json::from_str(&ok(&db, &["compare", "base", "other", "--json"], 0)).unwrap();
@@ -1059,4 +1052,73 @@ fn beside_the_vax_each_runs_user_system_split_says_how_it_was_obtained() {
     let v = success_json(sysperf(&db).args(["compare", "vax750-4.2bsd", "latest", "--json"]));
     assert_eq!(v["runs"][0].get("cpu_split"), None, "{}", v["runs"][0]);
     assert!(v["runs"][1]["cpu_split"].is_string(), "{}", v["runs"][1]);
+}
+
+/// #42: groups of two sittings are judged against a history that keeps the baseline's runs
+/// (they are one more draw of the noise; only the judged column's runs would take its change
+/// for noise). Four sittings of two runs: `compare s1 s2` leaves s1, s3 and s4 to estimate
+/// the sitting-to-sitting variance from, three sittings, enough for a verdict; with both
+/// columns left out, two were left and every row said "sitting-to-sitting noise unknown".
+/// Copies of one run, scaled a little per sitting and per run, stand for the sittings.
+#[test]
+fn groups_of_four_sittings_are_judged_with_the_baselines_sitting_in_the_history() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("s.db");
+    let doc = one_syscall_run(&db);
+    ok(&db, &["rm", "h0"], 0);
+    let started = doc["runs"][0]["started_ns"].as_i64().unwrap();
+    let sittings = [1.0, 1.03, 0.98, 1.01];
+    for (k, f) in sittings.iter().enumerate() {
+        for (i, g) in [1.0, 1.015].iter().enumerate() {
+            let mut doc = doc.clone();
+            let run = &mut doc["runs"][0];
+            run["id"] = format!("5a{k}{i}00000042").into();
+            run["label"] = format!("s{}", k + 1).into();
+            // A sitting a day apart, its runs a group made together.
+            let at = started + k as i64 * 86_400_000_000_000 + i as i64 * 10_000_000_000;
+            run["started_ns"] = at.into();
+            run["ended_ns"] = (at + 5_000_000_000).into();
+            run["params"]["group"] = format!("5a{k}000000042").into();
+            run["params"]["replicate"] = i.into();
+            // Quiet copies: a busy machine's warnings would make every pair "disturbed".
+            run["warnings"] = serde_json::json!([]);
+            for r in run["results"].as_array_mut().unwrap() {
+                for t in r["trials"].as_array_mut().unwrap() {
+                    let w = t["wall_ns"].as_f64().unwrap();
+                    t["wall_ns"] = ((w * f * g).round() as u64).into();
+                }
+                if let Some(s) = r["summary"]["wall_ns_per_op"].as_object_mut() {
+                    for k in ["median", "ci_low", "ci_high", "min", "max", "mean"] {
+                        let v = s[k].as_f64().unwrap();
+                        s.insert(k.into(), (v * f * g).into());
+                    }
+                }
+            }
+            import_doc(&db, tmp.path(), &format!("s{k}{i}"), &doc);
+        }
+    }
+    let v: Value = serde_json::from_str(&ok(&db, &["compare", "s1", "s2", "--json"], 0)).unwrap();
+    let row = v["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["id"] == "syscall")
+        .unwrap();
+    let r = &row["ratios"][1];
+    assert_eq!(r["covers"], "runs+sittings", "{r}");
+    assert_ne!(r["verdict"], "sittings_unknown", "{r}");
+    assert!(r["ci"].is_array(), "{r}");
+}
+
+/// A real run of syscall (5 trials) labelled h0 in `db`, exported: the run its tests copy.
+fn one_syscall_run(db: &Path) -> Value {
+    ok(db, &["run", "syscall", "--trials", "5", "--label", "h0"], 0);
+    serde_json::from_str(&ok(db, &["export", "h0"], 0)).unwrap()
+}
+
+/// Imports `doc` (an export) into `db` through a file `name.json` in `dir`.
+fn import_doc(db: &Path, dir: &Path, name: &str, doc: &Value) {
+    let file = dir.join(format!("{name}.json"));
+    std::fs::write(&file, serde_json::to_vec(doc).unwrap()).unwrap();
+    ok(db, &["import", file.to_str().unwrap()], 0);
 }
