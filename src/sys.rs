@@ -2017,6 +2017,17 @@ pub fn fs_block_size(path: &std::path::Path) -> io::Result<u64> {
     Ok(st.f_bsize as u64)
 }
 
+/// Lowers the calling process's scheduling priority to `nice` (setpriority(PRIO_PROCESS, 0)).
+pub fn set_nice(nice: i32) -> io::Result<()> {
+    // SAFETY: setpriority takes plain integers; 0 names the calling process.
+    let r = unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, nice) };
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -51,16 +51,35 @@ pub static SPECS: &[Spec] = &[Spec {
 /// The id of the reference test.
 pub const ID: &str = "hostspeed";
 
+/// The reference's chain: also the fixed unit of user-space work of the `scaling` suite's
+/// scheduler curves, which time it beside sleeping and runnable processes.
 #[derive(Default)]
-struct HostSpeed {
+pub(crate) struct HostSpeed {
     table: Vec<u64>,
     state: u64,
 }
 
 impl HostSpeed {
+    /// A chain ready to step: its table written, every word touched, so that stepping it
+    /// takes no page fault.
+    pub(crate) fn ready() -> HostSpeed {
+        HostSpeed {
+            table: (0..WORDS as u64)
+                .map(|i| i.wrapping_mul(0x2545_F491_4F6C_DD1D) | 1)
+                .collect(),
+            state: 0x1234_5678_9ABC_DEF1,
+        }
+    }
+
+    /// Where the chain is: it moves with every step.
+    #[cfg(test)]
+    pub(crate) fn step_state(&self) -> u64 {
+        self.state
+    }
+
     /// One operation: [`STEPS`] steps of the chain; returns the state so that the work is
     /// observable (and cannot be removed).
-    fn step(&mut self) -> u64 {
+    pub(crate) fn step(&mut self) -> u64 {
         let mut x = self.state;
         for _ in 0..STEPS {
             let i = (x as usize) & (WORDS - 1);
@@ -75,11 +94,7 @@ impl HostSpeed {
 
 impl Benchmark for HostSpeed {
     fn setup(&mut self, _ctx: &Ctx, _iterations: u64) -> Result<(), BenchError> {
-        // Every word touched now, so that the timed loop takes no page fault.
-        self.table = (0..WORDS as u64)
-            .map(|i| i.wrapping_mul(0x2545_F491_4F6C_DD1D) | 1)
-            .collect();
-        self.state = 0x1234_5678_9ABC_DEF1;
+        *self = HostSpeed::ready();
         Ok(())
     }
 

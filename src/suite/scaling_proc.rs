@@ -32,6 +32,20 @@
 //!   wake-ups, so a call costs the ready descriptors only. select stops at FD_SETSIZE (1024
 //!   descriptors numbered 0-1023, glibc's fixed fd_set), so its curve ends at 1000.
 //!
+//! - `sched-sleeping`, `sched-runnable`: the scheduler's periodic work against the number of
+//!   processes (§3.2.5: 4.2BSD's schedcpu scanned the whole process table once a second, as
+//!   much as 20% of the kernel's time on a loaded VAX-11/780 and 5-10% on average; §4.1.4:
+//!   "nearly 20% of the system time" with many processes, so 4.3BSD recomputes only the
+//!   runnable processes' priorities, a sleeper's when it wakes). The
+//!   operation is a fixed unit of user-space work (the host-speed reference's chain, about a
+//!   microsecond), timed with P processes besides the worker: asleep (idle children, as
+//!   above), or runnable (children that spin at nice 19 on the worker's CPUs: they inherit
+//!   its affinity). Asleep, y is wall time: what the worker lost to the scheduler's
+//!   periodic work (the tick, load balancing) as the sleeping processes grow. Runnable, y is
+//!   the worker's own CPU time (user + system), not wall time, which the spinners' share of
+//!   the CPU would dominate: what switching among more runnable processes costs the work
+//!   itself (the tick's and the switches' kernel time charged to it, its caches refilled).
+//!
 //! This file defines the benchmarks and [`SERIES`]; it does not measure, store or draw.
 
 use super::{Axis, Point, SeriesSpec};
@@ -185,9 +199,32 @@ fn descriptor_points(quick: bool, most: u64, linear: bool) -> Vec<Point> {
         .collect()
 }
 
+/// The most runnable processes of the scheduler curve: 64 spinners at nice 19 leave the
+/// worker (nice 0) about half its CPU (weights 1024 against 64 x 15).
+const MOST_RUNNABLE: u64 = 64;
+
+/// The runnable curve's sizes.
+fn runnable_sizes(quick: bool) -> Vec<u64> {
+    if quick {
+        vec![0, 2]
+    } else {
+        vec![0, 1, 2, 4, 8, 16, 32, MOST_RUNNABLE]
+    }
+}
+
+/// Units of work (about a microsecond each) per trial: about 15 ms (0.3 ms quick) on a
+/// quiet machine of this kind; more runnable processes stretch the wall time, not the work.
+fn compute_points(sizes: Vec<u64>, quick: bool) -> Vec<Point> {
+    let n = if quick { 300 } else { 15_000 };
+    sizes.into_iter().map(|p| fixed(p, p, n)).collect()
+}
+
 /// What one process-table iteration does.
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum ProcOp {
+    /// One unit of user-space work ([`crate::bench::hostspeed::HostSpeed::step`]), with the
+    /// children asleep or spinning.
+    Compute,
     /// fork, _exit, waitpid(pid).
     ForkWaitPid,
     /// fork, _exit, wait4(-1).
@@ -206,6 +243,10 @@ pub(crate) struct LiveChildren {
     /// The idle children block reading this pipe; every holder keeps the write end too, so
     /// the read never returns: they wait there until teardown kills them.
     gate: Option<(OwnedFd, OwnedFd)>,
+    /// The children spin at nice 19 instead of sleeping (the runnable scheduler curve).
+    spin: bool,
+    /// [`ProcOp::Compute`]'s unit of work, made ready in setup.
+    chain: Option<crate::bench::hostspeed::HostSpeed>,
 }
 
 impl LiveChildren {
@@ -215,7 +256,16 @@ impl LiveChildren {
             want,
             children: Vec::new(),
             gate: None,
+            spin: false,
+            chain: None,
         }
+    }
+
+    /// [`ProcOp::Compute`] beside `want` children spinning at nice 19.
+    fn spinning(want: u64) -> LiveChildren {
+        let mut b = LiveChildren::new(ProcOp::Compute, want);
+        b.spin = true;
+        b
     }
 
     /// Kills and reaps every idle child; the first failure other than "already gone" is
@@ -271,6 +321,17 @@ impl Benchmark for LiveChildren {
             match sys::fork() {
                 Ok(Fork::Child) => {
                     ctx.child_init();
+                    if self.spin {
+                        // Runnable for good, at the lowest priority (SIGKILL ends it); a
+                        // child that cannot lower its priority would take half the CPU.
+                        if sys::set_nice(19).is_err() {
+                            sys::exit_now(1)
+                        }
+                        let mut x = 1u64;
+                        loop {
+                            x = std::hint::black_box(x.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ 1);
+                        }
+                    }
                     let mut b = [0u8; 1];
                     // Blocks for good (see `gate`); SIGKILL or the parent's death ends it.
                     let _ = sys::read(gate_read, &mut b);
@@ -289,11 +350,22 @@ impl Benchmark for LiveChildren {
                 }
             }
         }
+        if self.op == ProcOp::Compute {
+            self.chain = Some(crate::bench::hostspeed::HostSpeed::ready());
+        }
         Ok(())
     }
 
     fn run(&mut self, iterations: u64) -> Result<(), BenchError> {
         match self.op {
+            ProcOp::Compute => {
+                let chain = self.chain.as_mut().ok_or_else(|| {
+                    BenchError::Protocol("compute: no chain (setup did not run)".into())
+                })?;
+                for _ in 0..iterations {
+                    std::hint::black_box(chain.step());
+                }
+            }
             ProcOp::ForkWaitPid => {
                 for _ in 0..iterations {
                     let pid = self.fork_one()?;
@@ -346,6 +418,8 @@ const PROCS_TITLE: &str =
 const KILL_FIGURE: &str = "scaling.kill";
 const KILL_TITLE: &str =
     "Process table: kill(pid, 0) against the number of live processes (§3.2.5)";
+const SCHED_FIGURE: &str = "scaling.scheduler";
+const SCHED_TITLE: &str = "The scheduler's periodic work: a unit of user-space work beside sleeping and runnable processes (§3.2.5, §4.1.4)";
 const FDS_FIGURE: &str = "scaling.descriptors";
 const FDS_TITLE: &str =
     "Descriptor sets: select, poll and epoll against the number of descriptors (§5.1.4)";
@@ -419,6 +493,38 @@ pub static SERIES: &[SeriesSpec] = &[
         kill_points,
         |p| Box::new(LiveChildren::new(ProcOp::Kill, p))
     ),
+    series!(
+        "scaling.sched-sleeping",
+        (SCHED_FIGURE, SCHED_TITLE),
+        "sleeping processes (wall time)",
+        "§3.2.5: 4.2BSD's schedcpu scanned the whole process table once a second to \
+                recompute priorities, as much as 20% of the kernel's time on a loaded system \
+                and 5-10% on average; §4.1.4: 4.3BSD recomputes only runnable processes, a \
+                sleeper's priority when it wakes",
+        "1024 dependent multiply-xorshift steps over a 16 KiB table (the host-speed \
+                chain, about 1 us) with P idle children asleep on a pipe; wall time",
+        X_CHILDREN,
+        "unit of work",
+        |q| compute_points(child_sizes(q, 0), q),
+        |p| Box::new(LiveChildren::new(ProcOp::Compute, p))
+    ),
+    SeriesSpec {
+        y: YKind::CpuNs,
+        ..series!(
+            "scaling.sched-runnable",
+            (SCHED_FIGURE, SCHED_TITLE),
+            "runnable processes (the worker's CPU time)",
+            "§3.2.5, §4.1.4: the scheduler's periodic work grew with the processes it \
+                    considered; 4.3BSD considers only the runnable ones",
+            "the same unit of work with P children spinning at nice 19 on the worker's \
+                    CPUs; y is the worker's user + system time, not wall time, which the \
+                    spinners' share of the CPU would dominate",
+            X_CHILDREN,
+            "unit of work",
+            |q| compute_points(runnable_sizes(q), q),
+            |p| Box::new(LiveChildren::spinning(p))
+        )
+    },
     series!(
         "scaling.select",
         (FDS_FIGURE, FDS_TITLE),
@@ -541,7 +647,12 @@ mod tests {
 
     #[test]
     fn setup_makes_p_idle_children_and_teardown_leaves_none() {
-        for op in [ProcOp::ForkWaitPid, ProcOp::ForkWaitAny, ProcOp::Kill] {
+        for op in [
+            ProcOp::ForkWaitPid,
+            ProcOp::ForkWaitAny,
+            ProcOp::Kill,
+            ProcOp::Compute,
+        ] {
             let mut b = LiveChildren::new(op, 40);
             b.setup(&Ctx::default(), 1).unwrap();
             let pids = b.children.clone();
@@ -580,6 +691,63 @@ mod tests {
                 assert!(!std::path::Path::new(&format!("/proc/{p}")).exists(), "{p}");
             }
         }
+    }
+
+    /// Field `n` (1-based, as proc(5) counts) of /proc/PID/stat.
+    fn stat_field(pid: Pid, n: usize) -> Option<String> {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        let rest = stat.rsplit_once(')')?.1;
+        rest.split_whitespace().nth(n - 3).map(str::to_string)
+    }
+
+    /// The runnable curve's children really are runnable, at nice 19, and gone after
+    /// teardown; the unit of work really runs (user time, no wait in the kernel), and its
+    /// chain moves.
+    #[test]
+    fn spinning_children_stay_runnable_at_nice_19_and_the_work_is_done() {
+        let mut b = LiveChildren::spinning(3);
+        b.setup(&Ctx::default(), 1).unwrap();
+        let pids = b.children.clone();
+        assert_eq!(pids.len(), 3);
+        // A fresh child may not have lowered its priority yet: look again for a while.
+        let mut seen: Vec<(Option<String>, Option<String>)> = Vec::new();
+        for _ in 0..1000 {
+            seen = pids
+                .iter()
+                .map(|&p| (stat_field(p, 3), stat_field(p, 19)))
+                .collect();
+            if seen.iter().all(|(_, n)| n.as_deref() == Some("19")) {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        assert!(
+            seen.iter()
+                .all(|(st, n)| st.as_deref() == Some("R") && n.as_deref() == Some("19")),
+            "state and nice of the spinners: {seen:?}"
+        );
+        let before = b.chain.as_ref().unwrap().step_state();
+        b.run(100).unwrap();
+        let u0 = sys::usage_thread();
+        b.run(20_000).unwrap();
+        let u = sys::usage_thread().since(&u0);
+        assert!(u.user_ns > 0, "{u:?}");
+        // No system call to wait in: a stray wait (the test process's other threads hold its
+        // memory map's lock while a stray fault needs it) is not one in a hundred units.
+        assert!(
+            u.nvcsw < 200,
+            "the unit of work waited in the kernel: {u:?}"
+        );
+        assert_ne!(b.chain.as_ref().unwrap().step_state(), before);
+        b.teardown().unwrap();
+        assert!(still_ours(&pids).is_empty(), "left {:?}", still_ours(&pids));
+        for p in &pids {
+            assert!(!std::path::Path::new(&format!("/proc/{p}")).exists(), "{p}");
+        }
+        // The sleeping curve's children sleep (`setup_makes_p_idle_children...` checks the
+        // state); its run needs setup's chain.
+        let mut none = LiveChildren::new(ProcOp::Compute, 0);
+        assert!(none.run(1).is_err());
     }
 
     #[test]
@@ -663,9 +831,13 @@ mod tests {
                 let most = *xs.last().unwrap();
                 match s.id {
                     "scaling.select" => assert!(most < libc::FD_SETSIZE as f64),
+                    "scaling.sched-runnable" => assert!(most <= MOST_RUNNABLE as f64),
                     "scaling.poll" | "scaling.epoll" if !quick => assert_eq!(most, 10_000.0),
                     // The cap follows the tasks running, which change between two looks.
-                    "scaling.forkwait" | "scaling.forkwait-any" | "scaling.kill" => {
+                    "scaling.forkwait"
+                    | "scaling.forkwait-any"
+                    | "scaling.kill"
+                    | "scaling.sched-sleeping" => {
                         assert!(
                             most <= MOST_CHILDREN as f64 && most % 100.0 == 0.0,
                             "{most}"

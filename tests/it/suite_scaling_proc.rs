@@ -8,14 +8,17 @@ use crate::support as common;
 use common::*;
 use serde_json::Value;
 
-/// This half's series and the x values of their quick sweep.
-const QUICK: &[(&str, &[f64])] = &[
-    ("scaling.forkwait", &[0.0, 100.0]),
-    ("scaling.forkwait-any", &[0.0, 100.0]),
-    ("scaling.kill", &[1.0, 100.0]),
-    ("scaling.select", &[1.0, 100.0]),
-    ("scaling.poll", &[1.0, 100.0]),
-    ("scaling.epoll", &[1.0, 100.0]),
+/// This half's series, the x values of their quick sweep, and what their y is.
+const QUICK: &[(&str, &[f64], &str)] = &[
+    ("scaling.forkwait", &[0.0, 100.0], "cost_ns"),
+    ("scaling.forkwait-any", &[0.0, 100.0], "cost_ns"),
+    ("scaling.kill", &[1.0, 100.0], "cost_ns"),
+    ("scaling.select", &[1.0, 100.0], "cost_ns"),
+    ("scaling.poll", &[1.0, 100.0], "cost_ns"),
+    ("scaling.epoll", &[1.0, 100.0], "cost_ns"),
+    ("scaling.sched-sleeping", &[0.0, 100.0], "cost_ns"),
+    // The worker's CPU time: its wall time would be the spinners' share of the CPU.
+    ("scaling.sched-runnable", &[0.0, 2.0], "cpu_ns"),
 ];
 
 #[test]
@@ -32,9 +35,9 @@ fn quick_run_stores_every_curve_with_its_points_and_notes() {
     );
     assert_nothing_left(&tag);
     let v: Value = common::json_of(&out.stdout);
-    for (id, xs) in QUICK {
+    for (id, xs, kind) in QUICK {
         let s = series_of(&v, id);
-        assert_eq!(s["y_kind"], "cost_ns", "{id}");
+        assert_eq!(s["y_kind"], *kind, "{id}");
         assert_eq!(&xs_of(s), xs, "{id}");
         for p in s["points"].as_array().unwrap() {
             let y = p["y"]["median"].as_f64();
