@@ -1173,7 +1173,7 @@ fn disturbed_if(r: Ratio, base: &[&Run], new: &[&Run], beside: impl Fn(&Run) -> 
 }
 
 /// No verdict between columns whose measured runs differ in an option that changes a test's
-/// level (`RunParams::level_diffs`): one `--sequential` run against one `--min-time 0.005` run
+/// level (`RunParams::level_values`): one `--sequential` run against one `--min-time 0.005` run
 /// differ by how they measured, which no interval of the machine's variation covers (#42).
 /// Published figures are taken as they are.
 fn unlike(r: Ratio, base: &[&Run], new: &[&Run]) -> Ratio {
@@ -1183,11 +1183,20 @@ fn unlike(r: Ratio, base: &[&Run], new: &[&Run]) -> Ratio {
             .map(|r| &r.params)
             .collect()
     }
-    let (a, b) = (measured(base), measured(new));
-    let differ = a
-        .iter()
-        .any(|pa| b.iter().any(|pb| !pa.level_diffs(pb).is_empty()));
-    if !differ || r.ci.is_none() {
+    if r.ci.is_none() {
+        return r;
+    }
+    // Each side's distinct levels, then any pair of them that differs: as comparing every
+    // run of one side with every run of the other, at the cost of one per run (two columns
+    // of 30 runs made 900 pairs a test, a sixth of `report --by host` at 100,000 runs, #44).
+    let levels = |c: &[&crate::model::RunParams]| {
+        let mut v: Vec<_> = c.iter().map(|p| p.level_values()).collect();
+        v.sort();
+        v.dedup();
+        v
+    };
+    let (a, b) = (levels(&measured(base)), levels(&measured(new)));
+    if !a.iter().any(|la| b.iter().any(|lb| la != lb)) {
         return r;
     }
     Ratio {
@@ -2381,6 +2390,38 @@ mod tests {
             "{:?}",
             row.adjusted
         );
+    }
+
+    /// #44: groups are unlike when any run of one measured at another level than any run of
+    /// the other (each side's distinct levels compared, not every pair): one run of five in
+    /// another order is enough, another seed or number of trials is not.
+    #[test]
+    fn groups_are_unlike_when_any_run_measured_at_another_level() {
+        let group = |prefix: &str| -> Vec<Run> {
+            (0..5)
+                .map(|i| run_of(&format!("{prefix}{i}"), i, &[("syscall", 100.0)], i as u64))
+                .collect()
+        };
+        let (base, mut new) = (group("a"), group("b"));
+        for (i, r) in new.iter_mut().enumerate() {
+            r.params.seed = Some(i as u64 + 7);
+            r.params.trials += i as u32;
+        }
+        let judged = Ratio::judged(1.0, [0.9, 1.1], 5.0, Covers::Runs);
+        let verdict = |base: &[Run], new: &[Run]| {
+            let (b, n): (Vec<&Run>, Vec<&Run>) = (base.iter().collect(), new.iter().collect());
+            unlike(judged.clone(), &b, &n).verdict
+        };
+        assert_ne!(verdict(&base, &new), Verdict::Unlike);
+        new[3].params.order = Some("interleaved".into());
+        assert_eq!(verdict(&base, &new), Verdict::Unlike);
+        assert_eq!(verdict(&new, &base), Verdict::Unlike);
+        // Alike within the one side that differs from the other: still unlike.
+        for r in &mut new {
+            r.params.order = Some("interleaved".into());
+        }
+        assert_eq!(verdict(&base, &new), Verdict::Unlike);
+        assert_ne!(verdict(&new, &new), Verdict::Unlike);
     }
 
     /// #42: the host's speed moves within a run; trial i of every test ran in round i, so

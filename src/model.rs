@@ -586,7 +586,7 @@ pub struct RunParams {
     pub ab: Option<AbSide>,
 }
 
-/// The options that change a test's level ([`RunParams::level_diffs`]).
+/// The options that change a test's level ([`RunParams::level_values`]).
 pub const LEVEL_OPTIONS: &[&str] = &["trial length", "quick", "order", "placement", "cpus"];
 
 impl RunParams {
@@ -622,27 +622,25 @@ impl RunParams {
     /// (option, this run's value, the other's). A comparison between runs that differ in any
     /// gives no verdict (#42): they measured differently, not the machine differently.
     pub fn option_diffs(&self, other: &RunParams) -> Vec<(&'static str, String, String)> {
-        self.all_option_diffs(other)
-    }
-
-    /// The options of [`RunParams::option_diffs`] that change what a test's figure is (its
-    /// level), not only how precisely it is known: trial length, quick, order and placement.
-    /// Two runs that differ only in the selection, the number of trials or `--precision`
-    /// measured each test alike and may be judged against each other; they still do not
-    /// share a run-to-run variance.
-    pub fn level_diffs(&self, other: &RunParams) -> Vec<(&'static str, String, String)> {
-        self.all_option_diffs(other)
-            .into_iter()
-            .filter(|(o, _, _)| LEVEL_OPTIONS.contains(o))
-            .collect()
-    }
-
-    fn all_option_diffs(&self, other: &RunParams) -> Vec<(&'static str, String, String)> {
         self.option_values()
             .into_iter()
             .zip(other.option_values())
             .filter(|((_, a), (_, b))| a != b)
             .map(|((o, a), (_, b))| (o, a, b))
+            .collect()
+    }
+
+    /// The values of the options of [`RunParams::option_values`] that change what a test's
+    /// figure is (its level), not only how precisely it is known: trial length, quick, order
+    /// and placement. Two runs whose level values are equal measured each test alike and may
+    /// be judged against each other, though they differ in the selection, the number of
+    /// trials or `--precision`; they still do not share a run-to-run variance. One value per
+    /// run rather than a comparison per pair: two columns of 30 runs compare a few distinct
+    /// values, not 900 pairs formatted again for each test (#44).
+    pub fn level_values(&self) -> Vec<(&'static str, String)> {
+        self.option_values()
+            .into_iter()
+            .filter(|(o, _)| LEVEL_OPTIONS.contains(o))
             .collect()
     }
 

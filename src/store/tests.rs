@@ -2448,3 +2448,27 @@ fn a_new_store_and_its_files_are_made_0600_and_an_old_one_keeps_its_mode() {
     assert_eq!(mode(""), "640", "an existing store's mode changed");
     assert_eq!(mode("-shm"), "640");
 }
+
+/// #44: a SQLite row is read by name from its statement's names read once (`Named`), as
+/// rusqlite read it by name: any ASCII case, and a name the answer lacks is the store's
+/// corruption naming the table and the column, never a panic nor another column's value.
+#[test]
+fn sqlite_cells_are_found_by_name_once_per_statement() {
+    let conn = Connection::open_in_memory().unwrap();
+    let mut stmt = conn.prepare("SELECT 7 AS wall_ns, 'x' AS Kind").unwrap();
+    let names = column_names(&stmt);
+    assert_eq!(names, ["wall_ns", "Kind"]);
+    let mut rows = stmt.query([]).unwrap();
+    let row = rows.next().unwrap().unwrap();
+    let row = Named { row, names: &names };
+    let r = Reader::new(&row, "trials");
+    assert_eq!(r.i64("wall_ns").unwrap(), 7);
+    assert_eq!(r.i64("WALL_NS").unwrap(), 7);
+    assert_eq!(r.text("kind").unwrap(), "x");
+    let e = r.i64("iterations").unwrap_err().to_string();
+    assert!(
+        e.contains("trials.iterations") && e.contains("iterations"),
+        "{e}"
+    );
+    assert!(matches!(r.i64("iterations"), Err(StoreError::Corrupt(_))));
+}
