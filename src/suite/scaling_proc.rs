@@ -419,7 +419,10 @@ const KILL_FIGURE: &str = "scaling.kill";
 const KILL_TITLE: &str =
     "Process table: kill(pid, 0) against the number of live processes (§3.2.5)";
 const SCHED_FIGURE: &str = "scaling.scheduler";
-const SCHED_TITLE: &str = "The scheduler's periodic work: a unit of user-space work beside sleeping and runnable processes (§3.2.5, §4.1.4)";
+const SCHED_TITLE: &str = "The scheduler's periodic work: a unit of user-space work beside sleeping processes, wall time (§3.2.5, §4.1.4)";
+/// The runnable curve has a chart of its own: its y is CPU time, and a chart has one y.
+const RUNNABLE_FIGURE: &str = "scaling.scheduler-runnable";
+const RUNNABLE_TITLE: &str = "The scheduler's periodic work: a unit of user-space work beside runnable processes, the worker's CPU time (§3.2.5, §4.1.4)";
 const FDS_FIGURE: &str = "scaling.descriptors";
 const FDS_TITLE: &str =
     "Descriptor sets: select, poll and epoll against the number of descriptors (§5.1.4)";
@@ -512,7 +515,7 @@ pub static SERIES: &[SeriesSpec] = &[
         y: YKind::CpuNs,
         ..series!(
             "scaling.sched-runnable",
-            (SCHED_FIGURE, SCHED_TITLE),
+            (RUNNABLE_FIGURE, RUNNABLE_TITLE),
             "runnable processes (the worker's CPU time)",
             "§3.2.5, §4.1.4: the scheduler's periodic work grew with the processes it \
                     considered; 4.3BSD considers only the runnable ones",
