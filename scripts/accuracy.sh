@@ -20,11 +20,12 @@
 #                                                         sockets, sendto/recvfrom, as sockperf)
 #   net.stream-tcp@65536 vs iperf3 -l 64K               (one-way TCP stream of 64 KiB writes over
 #                                                         127.0.0.1, both ends on one CPU)
-#   perfbench.messaging-pipe@4 vs perf bench sched messaging -p -g 4 -l 500 (4 groups of 20
+#   perfbench.messaging-pipe@4 vs perf bench sched messaging -p -g 4 -l 100 (4 groups of 20
 #                                                         senders and 20 receivers, 100-byte
 #                                                         messages; perf's "Total time" over its
-#                                                         4 x 400 x 500 messages)
-#   perfbench.messaging-socket@4 vs perf bench sched messaging -g 4 -l 500 (the same over Unix
+#                                                         4 x 400 x 100 messages; sysperf's
+#                                                         points send perf's default 100 loops)
+#   perfbench.messaging-socket@4 vs perf bench sched messaging -g 4 -l 100 (the same over Unix
 #                                                         stream sockets)
 #   perfbench.futex-hash@2 vs perf bench futex hash -t 2 (FUTEX_WAIT failing with EAGAIN; the
 #                                                         inverse of perf's averaged operations
@@ -208,9 +209,9 @@ side() { # pair side round
     # The reader's dd reports the bytes and seconds of the whole stream (100,000 blocks).
     tput/peer)    taskset -c "$CPU" sh -c 'dd if=/dev/zero bs=64K count=100000 2>/dev/null | dd of=/dev/null bs=64K iflag=fullblock' 2>"$out" ;;
     msgpipe/sp)   "$SP" run --suite perfbench.messaging-pipe@4 --cpu "$CPU" --db "$work/rounds.db" --json >"$out" ;;
-    msgpipe/peer) taskset -c "$CPU" perf bench sched messaging -p -g 4 -l 500 >"$out" 2>&1 ;;
+    msgpipe/peer) taskset -c "$CPU" perf bench sched messaging -p -g 4 -l 100 >"$out" 2>&1 ;;
     msgsock/sp)   "$SP" run --suite perfbench.messaging-socket@4 --cpu "$CPU" --db "$work/rounds.db" --json >"$out" ;;
-    msgsock/peer) taskset -c "$CPU" perf bench sched messaging -g 4 -l 500 >"$out" 2>&1 ;;
+    msgsock/peer) taskset -c "$CPU" perf bench sched messaging -g 4 -l 100 >"$out" 2>&1 ;;
     fhash/sp)     "$SP" run --suite perfbench.futex-hash@2 --cpu "$CPU" --db "$work/rounds.db" --json >"$out" ;;
     fhash/peer)   taskset -c "$CPU" perf bench futex hash -t 2 -r 5 >"$out" 2>&1 ;;
     fwake/sp)     "$SP" run --suite perfbench.futex-wake@4 --cpu "$CPU" --db "$work/rounds.db" --json >"$out" ;;
@@ -273,8 +274,8 @@ def perf_usecs(name):
     m = re.search(r"([0-9.]+)\s+usecs/op", text)
     return float(m.group(1)) if m else None
 
-def perf_messaging_us(name, messages=4 * 400 * 500):
-    # " Total time: 0.886 [sec]" of `perf bench sched messaging -g 4 -l 500`
+def perf_messaging_us(name, messages=4 * 400 * 100):
+    # " Total time: 0.222 [sec]" of `perf bench sched messaging -g 4 -l 100`
     m = perf_match(name, r"Total time:\s*([0-9.]+) \[sec\]")
     return float(m.group(1)) * 1e6 / messages if m else None
 

@@ -7,15 +7,16 @@
 //!   each of its group's 20 receivers over a pipe (`-p`) or a Unix stream socket pair; each
 //!   receiver reads its 20 x `loops` messages. As perf, the processes are forked and wait,
 //!   ready, before the clock (setup); the clock runs from the one byte that starts them to the
-//!   last one reaped (run). The harness's iterations are perf's `--nr_loops`, so y is perf's
-//!   "Total time" over the messages sent: groups x 400 x loops.
+//!   last one reaped (run). The iterations are perf's `--nr_loops`, fixed at its default 100
+//!   (the processes' start and reaping, tens of milliseconds, are in perf's time too), so y is
+//!   perf's "Total time" over the messages sent: groups x 400 x 100.
 //! - `futex-hash` (futex-hash.c): each thread calls FUTEX_WAIT_PRIVATE on its own 1024 futex
 //!   words in turn, with a value they never hold, so every call fails with EAGAIN after the
 //!   hashing and the bucket lock (the thread checks that it does). y is operations per second
 //!   of one thread, as perf's "Averaged N operations/sec"; the threads run the same count of
 //!   calls and the clock stops with the last, where perf runs them all for a fixed time.
 //! - `futex-wake` (futex-wake.c): the threads block on one futex word (checked in /proc
-//!   before the clock, where perf sleeps 100 ms); the clock runs while FUTEX_WAKE wakes them
+//!   before the clock, then 100 ms asleep as perf, which only sleeps); the clock runs while FUTEX_WAKE wakes them
 //!   one per call until all are woken. y is the time to wake them all: perf's "Wokeup N of N
 //!   threads in X ms".
 //! - `futex-wake-parallel` (futex-wake-parallel.c): as wake, with as many waking threads as
@@ -59,12 +60,16 @@ pub static SUITE: Suite = Suite {
 pub const DATASIZE: usize = 100;
 /// perf's num_fds: senders, and receivers, per group.
 pub const PER_GROUP: u64 = 20;
+/// perf's default nr_loops (`-l`): the messages every sender sends each receiver.
+pub const MESSAGING_LOOPS: u64 = 100;
 /// perf's nfutexes: the futex words of one hash thread.
 pub const HASH_FUTEXES: usize = 1024;
 /// The value perf's hash threads wait for, which their zeroed words never hold.
 const HASH_EXPECTED: u32 = 1234;
 /// How long setup waits for the futex threads to block before it gives up.
 const BLOCK_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(20);
+/// perf's pause between blocking its threads and waking them (usleep(100000)).
+const PERF_SETTLE: std::time::Duration = std::time::Duration::from_millis(100);
 
 const GROUPS: Axis = Axis {
     name: "groups (20 senders and 20 receivers each)",
@@ -83,6 +88,10 @@ fn messaging_points(quick: bool) -> Vec<Point> {
         .iter()
         .map(|&g| Point {
             ops_per_iteration: g * PER_GROUP * PER_GROUP,
+            // perf's count, not a calibrated one: starting and reaping the processes costs
+            // tens of milliseconds whatever the count, inside perf's "Total time" too, so a
+            // figure per message is perf's only over as many messages as perf sends.
+            iterations: Some(MESSAGING_LOOPS),
             ..Point::new(g as f64, g)
         })
         .collect()
@@ -112,8 +121,8 @@ static MESSAGING_PIPE: SeriesSpec = SeriesSpec {
     figure: "perfbench.messaging",
     figure_title: "perf bench sched messaging: time per 100-byte message, 20 senders to 20 receivers per group",
     curve: "pipes (perf bench sched messaging -p)",
-    paper: "perf bench sched messaging -p -g GROUPS -l LOOPS (tools/perf/bench/sched-messaging.c): \"Total time\" over GROUPS x 400 x LOOPS messages",
-    today: "GROUPS x 40 forked processes; every sender writes LOOPS 100-byte messages to each of its group's 20 receivers, one pipe per receiver; timed from the start byte to the last process reaped",
+    paper: "perf bench sched messaging -p -g GROUPS (tools/perf/bench/sched-messaging.c; -l 100, its default): \"Total time\" over GROUPS x 400 x 100 messages",
+    today: "GROUPS x 40 forked processes; every sender writes 100 100-byte messages (perf's default loops, fixed) to each of its group's 20 receivers, one pipe per receiver; timed from the start byte to the last process reaped; stored: ns per message",
     x: GROUPS,
     y: YKind::CostNs,
     unit: "message",
@@ -130,7 +139,7 @@ static MESSAGING_SOCKET: SeriesSpec = SeriesSpec {
     figure: "perfbench.messaging",
     figure_title: "perf bench sched messaging: time per 100-byte message, 20 senders to 20 receivers per group",
     curve: "Unix stream sockets (perf bench sched messaging)",
-    paper: "perf bench sched messaging -g GROUPS -l LOOPS (tools/perf/bench/sched-messaging.c, socketpair(AF_UNIX, SOCK_STREAM)): \"Total time\" over GROUPS x 400 x LOOPS messages",
+    paper: "perf bench sched messaging -g GROUPS (tools/perf/bench/sched-messaging.c, socketpair(AF_UNIX, SOCK_STREAM); -l 100, its default): \"Total time\" over GROUPS x 400 x 100 messages",
     today: "as messaging-pipe, over one AF_UNIX stream socket pair per receiver",
     x: GROUPS,
     y: YKind::CostNs,
@@ -713,6 +722,9 @@ impl Round {
                 std::thread::sleep(std::time::Duration::from_millis(1));
             }
         }
+        // Then perf's usleep(100000): its timed loop starts after 100 ms asleep, with what
+        // that leaves in the caches, and so does this one.
+        std::thread::sleep(PERF_SETTLE);
         Ok(())
     }
 }
@@ -826,6 +838,7 @@ mod tests {
             [1.0, 2.0, 4.0, 10.0]
         );
         assert_eq!(p[3].ops_per_iteration, 10 * 400);
+        assert!(p.iter().all(|p| p.iterations == Some(MESSAGING_LOOPS)));
         assert!(round_points(true).iter().all(|p| p.iterations == Some(1)));
     }
 
