@@ -34,9 +34,10 @@
 #                                                         FUTEX_WAKE; perf's average of its runs)
 #   perfbench.futex-requeue@4 vs perf bench futex requeue -t 4 (requeue 4 blocked threads, one
 #                                                         per FUTEX_CMP_REQUEUE)
-#   These perf bench tests place their own processes and threads (the futex threads pinned
-#   round-robin over the online CPUs, the messaging processes free), and so do sysperf's: both
-#   sides' main threads are on CPU, their workers on every online CPU.
+#   These perf bench tests place their own threads (pinned round-robin over the online CPUs),
+#   and so do sysperf's: both sides' main threads are on CPU, their workers on every online
+#   CPU. perf's messaging processes inherit its affinity, so it runs without taskset (its
+#   processes free, as sysperf's, which set every online CPU).
 #   The network section alone: NET_ONLY=1 scripts/accuracy.sh [CPU] (needs sockperf iperf3).
 #
 # Where a peer's operation is not exactly sysperf's, the script measures the difference instead
@@ -209,9 +210,11 @@ side() { # pair side round
     # The reader's dd reports the bytes and seconds of the whole stream (100,000 blocks).
     tput/peer)    taskset -c "$CPU" sh -c 'dd if=/dev/zero bs=64K count=100000 2>/dev/null | dd of=/dev/null bs=64K iflag=fullblock' 2>"$out" ;;
     msgpipe/sp)   "$SP" run --suite perfbench.messaging-pipe@4 --cpu "$CPU" --db "$work/rounds.db" --json >"$out" ;;
-    msgpipe/peer) taskset -c "$CPU" perf bench sched messaging -p -g 4 -l 100 >"$out" 2>&1 ;;
+    # perf leaves its messaging processes where they start, so taskset would put all 160 on
+    # one CPU (3-5 times slower per message here); sysperf's run on every online CPU.
+    msgpipe/peer) perf bench sched messaging -p -g 4 -l 100 >"$out" 2>&1 ;;
     msgsock/sp)   "$SP" run --suite perfbench.messaging-socket@4 --cpu "$CPU" --db "$work/rounds.db" --json >"$out" ;;
-    msgsock/peer) taskset -c "$CPU" perf bench sched messaging -g 4 -l 100 >"$out" 2>&1 ;;
+    msgsock/peer) perf bench sched messaging -g 4 -l 100 >"$out" 2>&1 ;;
     fhash/sp)     "$SP" run --suite perfbench.futex-hash@2 --cpu "$CPU" --db "$work/rounds.db" --json >"$out" ;;
     fhash/peer)   taskset -c "$CPU" perf bench futex hash -t 2 -r 5 >"$out" 2>&1 ;;
     fwake/sp)     "$SP" run --suite perfbench.futex-wake@4 --cpu "$CPU" --db "$work/rounds.db" --json >"$out" ;;
