@@ -20,6 +20,24 @@
 #                                                         sockets, sendto/recvfrom, as sockperf)
 #   net.stream-tcp@65536 vs iperf3 -l 64K               (one-way TCP stream of 64 KiB writes over
 #                                                         127.0.0.1, both ends on one CPU)
+#   perfbench.messaging-pipe@4 vs perf bench sched messaging -p -g 4 -l 100 (4 groups of 20
+#                                                         senders and 20 receivers, 100-byte
+#                                                         messages; perf's "Total time" over its
+#                                                         4 x 400 x 100 messages; sysperf's
+#                                                         points send perf's default 100 loops)
+#   perfbench.messaging-socket@4 vs perf bench sched messaging -g 4 -l 100 (the same over Unix
+#                                                         stream sockets)
+#   perfbench.futex-hash@2 vs perf bench futex hash -t 2 (FUTEX_WAIT failing with EAGAIN; the
+#                                                         inverse of perf's averaged operations
+#                                                         per second of one thread)
+#   perfbench.futex-wake@4 vs perf bench futex wake -t 4 (wake 4 blocked threads, one per
+#                                                         FUTEX_WAKE; perf's average of its runs)
+#   perfbench.futex-requeue@4 vs perf bench futex requeue -t 4 (requeue 4 blocked threads, one
+#                                                         per FUTEX_CMP_REQUEUE)
+#   These perf bench tests place their own threads (pinned round-robin over the online CPUs),
+#   and so do sysperf's: both sides' main threads are on CPU, their workers on every online
+#   CPU. perf's messaging processes inherit its affinity, so it runs without taskset (its
+#   processes free, as sysperf's, which set every online CPU).
 #   The network section alone: NET_ONLY=1 scripts/accuracy.sh [CPU] (needs sockperf iperf3).
 #
 # Where a peer's operation is not exactly sysperf's, the script measures the difference instead
@@ -191,10 +209,23 @@ side() { # pair side round
     tput/sp)      "$SP" run --suite bbn.pipe@65536 --placement same --cpu "$CPU" --db "$work/rounds.db" --json >"$out" ;;
     # The reader's dd reports the bytes and seconds of the whole stream (100,000 blocks).
     tput/peer)    taskset -c "$CPU" sh -c 'dd if=/dev/zero bs=64K count=100000 2>/dev/null | dd of=/dev/null bs=64K iflag=fullblock' 2>"$out" ;;
+    msgpipe/sp)   "$SP" run --suite perfbench.messaging-pipe@4 --cpu "$CPU" --db "$work/rounds.db" --json >"$out" ;;
+    # perf leaves its messaging processes where they start, so taskset would put all 160 on
+    # one CPU (3-5 times slower per message here); sysperf's run on every online CPU.
+    msgpipe/peer) perf bench sched messaging -p -g 4 -l 100 >"$out" 2>&1 ;;
+    msgsock/sp)   "$SP" run --suite perfbench.messaging-socket@4 --cpu "$CPU" --db "$work/rounds.db" --json >"$out" ;;
+    msgsock/peer) perf bench sched messaging -g 4 -l 100 >"$out" 2>&1 ;;
+    fhash/sp)     "$SP" run --suite perfbench.futex-hash@2 --cpu "$CPU" --db "$work/rounds.db" --json >"$out" ;;
+    fhash/peer)   taskset -c "$CPU" perf bench futex hash -t 2 -r 5 >"$out" 2>&1 ;;
+    fwake/sp)     "$SP" run --suite perfbench.futex-wake@4 --cpu "$CPU" --db "$work/rounds.db" --json >"$out" ;;
+    fwake/peer)   taskset -c "$CPU" perf bench futex wake -t 4 >"$out" 2>&1 ;;
+    frequeue/sp)  "$SP" run --suite perfbench.futex-requeue@4 --cpu "$CPU" --db "$work/rounds.db" --json >"$out" ;;
+    frequeue/peer) taskset -c "$CPU" perf bench futex requeue -t 4 >"$out" 2>&1 ;;
   esac
 }
 pairs="syscall pipe exec vfork tput"
 [ -n "$CPU2" ] && pairs="syscall pipe spread exec vfork tput"
+pairs="$pairs msgpipe msgsock fhash fwake frequeue"
 # shellcheck disable=SC2086
 alternate side $pairs
 
@@ -246,6 +277,28 @@ def perf_usecs(name):
     m = re.search(r"([0-9.]+)\s+usecs/op", text)
     return float(m.group(1)) if m else None
 
+def perf_messaging_us(name, messages=4 * 400 * 100):
+    # " Total time: 0.222 [sec]" of `perf bench sched messaging -g 4 -l 100`
+    m = perf_match(name, r"Total time:\s*([0-9.]+) \[sec\]")
+    return float(m.group(1)) * 1e6 / messages if m else None
+
+def perf_rate_us(name):
+    # "Averaged 572074 operations/sec (+- 4.83%)": one thread's operations per second
+    m = perf_match(name, r"Averaged (\d+) operations/sec")
+    return 1e6 / float(m.group(1)) if m and int(m.group(1)) > 0 else None
+
+def perf_round_us(name):
+    # The last line: "Wokeup 4 of 4 threads in 0.1594 ms" or "Requeued 4 of 4 threads in ..."
+    m = perf_match(name, r"^(?:Wokeup|Requeued) \d+ of \d+ threads in ([0-9.]+) ms")
+    return float(m.group(1)) * 1000 if m else None
+
+def perf_match(name, pattern):
+    try:
+        text = open(os.path.join(work, name)).read()
+    except OSError:
+        return None
+    return re.search(pattern, text, re.M)
+
 def hyperfine_us(name):
     try:
         r = json.load(open(os.path.join(work, name)))["results"][0]
@@ -286,6 +339,11 @@ peer_of = {
     "exec": lambda f: hyperfine_us(f),
     "vfork": lambda f: stress_us(f, "vfork"),
     "tput": lambda f: dd_us(f),
+    "msgpipe": perf_messaging_us,
+    "msgsock": perf_messaging_us,
+    "fhash": perf_rate_us,
+    "fwake": perf_round_us,
+    "frequeue": perf_round_us,
 }
 rows = [
     ("null system call", "syscall", "syscall", "perf bench syscall basic"),
@@ -294,6 +352,11 @@ rows = [
     ("vfork+exec null job+wait", "exec", "vexecs0null", "hyperfine -N (median)"),
     ("vfork+exit+wait", "vfork", "vforks0", "stress-ng --vfork"),
     ("64 KiB block through a pipe", "tput", "bbn.pipe@65536", "dd /dev/zero | dd"),
+    ("message, 4 groups, pipes", "msgpipe", "messaging-pipe@4", "perf sched messaging -p"),
+    ("message, 4 groups, sockets", "msgsock", "messaging-sock@4", "perf sched messaging"),
+    ("futex hash op, 1 of 2 thr.", "fhash", "futex-hash@2", "perf futex hash -t 2"),
+    ("wake 4 blocked threads", "fwake", "futex-wake@4", "perf futex wake -t 4"),
+    ("requeue 4 blocked threads", "frequeue", "futex-requeue@4", "perf futex requeue -t 4"),
 ]
 print(f"ratios: median of {rounds} rounds, each pair measured back to back in alternating order")
 print(f"{'operation':<28} {'sysperf id':<17} {'sysperf us/op':>13} {'peer':<26} {'peer us/op':>10} {'ratio':>6} {'range':>11}  in 0.85-1.15")

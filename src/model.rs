@@ -1045,6 +1045,10 @@ pub enum YKind {
     /// process and the children it reaped, for the papers' CPU-time figures (Feder's Table
     /// III), which count neither waiting for a device nor for the CPU.
     CpuNs,
+    /// Operations per second (higher is better): the inverse of the wall time per operation,
+    /// for a peer that prints a rate (perf bench's futex hash and lock-pi: operations per
+    /// second of each thread).
+    OpsPerSec,
 }
 
 impl YKind {
@@ -1062,6 +1066,7 @@ impl YKind {
             _ if wall_ns_per_op <= 0.0 => None,
             YKind::BytesPerSec => Some(bytes_per_op * 1e9 / wall_ns_per_op),
             YKind::PerHour => Some(3600e9 / wall_ns_per_op),
+            YKind::OpsPerSec => Some(1e9 / wall_ns_per_op),
         }
     }
     /// The y of one trial from its per-operation wall and CPU nanoseconds.
@@ -1081,6 +1086,7 @@ impl YKind {
             YKind::CostNs | YKind::CpuNs => "ns",
             YKind::BytesPerSec => "B/s",
             YKind::PerHour => "per hour",
+            YKind::OpsPerSec => "ops/s",
         }
     }
 }

@@ -1579,6 +1579,23 @@ impl Mapping {
 /// the word already differs (EAGAIN) or on a signal (EINTR); the caller re-checks the word.
 #[inline]
 pub fn futex_wait(word: &std::sync::atomic::AtomicU32, expected: u32) -> io::Result<()> {
+    match futex_wait_raw(word, expected) {
+        Err(e) if !matches!(e.raw_os_error(), Some(libc::EAGAIN) | Some(libc::EINTR)) => Err(e),
+        _ => Ok(()),
+    }
+}
+
+/// FUTEX_WAKE_PRIVATE of up to one waiter on `word`; returns how many were woken.
+#[inline]
+pub fn futex_wake(word: &std::sync::atomic::AtomicU32) -> io::Result<usize> {
+    futex_wake_n(word, 1)
+}
+
+/// FUTEX_WAIT_PRIVATE with the kernel's answer as it is (EAGAIN when the word differs from
+/// `expected`, EINTR on a signal), for the benchmarks that check what each call did (perf
+/// bench's futex tests, whose hash test wants EAGAIN every time).
+#[inline]
+pub fn futex_wait_raw(word: &std::sync::atomic::AtomicU32, expected: u32) -> io::Result<()> {
     // SAFETY: word is a live, aligned u32 for the whole call; no timeout pointer.
     let r = unsafe {
         libc::syscall(
@@ -1589,29 +1606,106 @@ pub fn futex_wait(word: &std::sync::atomic::AtomicU32, expected: u32) -> io::Res
             std::ptr::null::<libc::timespec>(),
         )
     };
-    if r < 0 {
-        let e = io::Error::last_os_error();
-        return match e.raw_os_error() {
-            Some(libc::EAGAIN) | Some(libc::EINTR) => Ok(()),
-            _ => Err(e),
-        };
-    }
-    Ok(())
+    cvt_long(r).map(|_| ())
 }
 
-/// FUTEX_WAKE_PRIVATE of up to one waiter on `word`; returns how many were woken.
+/// FUTEX_WAKE_PRIVATE of up to `n` waiters on `word`; returns how many were woken.
 #[inline]
-pub fn futex_wake(word: &std::sync::atomic::AtomicU32) -> io::Result<usize> {
+pub fn futex_wake_n(word: &std::sync::atomic::AtomicU32, n: u32) -> io::Result<usize> {
+    let n = n.min(i32::MAX as u32);
     // SAFETY: word is a live, aligned u32; FUTEX_WAKE only reads its address.
     let r = unsafe {
         libc::syscall(
             libc::SYS_futex,
             word.as_ptr(),
             libc::FUTEX_WAKE | libc::FUTEX_PRIVATE_FLAG,
-            1,
+            n,
         )
     };
     cvt_long(r)
+}
+
+/// FUTEX_CMP_REQUEUE_PRIVATE: while `from` holds `expected`, wakes up to `nr_wake` of its
+/// waiters and moves up to `nr_requeue` others to wait on `to`; returns how many it woke or
+/// moved.
+#[inline]
+pub fn futex_cmp_requeue(
+    from: &std::sync::atomic::AtomicU32,
+    expected: u32,
+    to: &std::sync::atomic::AtomicU32,
+    nr_wake: u32,
+    nr_requeue: u32,
+) -> io::Result<usize> {
+    // SAFETY: both words are live, aligned u32s; the fourth argument of FUTEX_CMP_REQUEUE is
+    // a count passed in the timeout's place, as futex(2) documents.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_futex,
+            from.as_ptr(),
+            libc::FUTEX_CMP_REQUEUE | libc::FUTEX_PRIVATE_FLAG,
+            nr_wake,
+            nr_requeue as libc::c_ulong,
+            to.as_ptr(),
+            expected,
+        )
+    };
+    cvt_long(r)
+}
+
+/// FUTEX_LOCK_PI_PRIVATE on `word` (its owner's tid once taken), blocking while another
+/// thread holds it.
+#[inline]
+pub fn futex_lock_pi(word: &std::sync::atomic::AtomicU32) -> io::Result<()> {
+    // SAFETY: word is a live, aligned u32; no timeout pointer.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_futex,
+            word.as_ptr(),
+            libc::FUTEX_LOCK_PI | libc::FUTEX_PRIVATE_FLAG,
+            0,
+            std::ptr::null::<libc::timespec>(),
+        )
+    };
+    cvt_long(r).map(|_| ())
+}
+
+/// FUTEX_UNLOCK_PI_PRIVATE on `word`, which the calling thread holds.
+#[inline]
+pub fn futex_unlock_pi(word: &std::sync::atomic::AtomicU32) -> io::Result<()> {
+    // SAFETY: word is a live, aligned u32.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_futex,
+            word.as_ptr(),
+            libc::FUTEX_UNLOCK_PI | libc::FUTEX_PRIVATE_FLAG,
+        )
+    };
+    cvt_long(r).map(|_| ())
+}
+
+/// Whether thread `tid` of this process sleeps in futex(2) on `word`: its state is S and
+/// /proc/self/task/TID/syscall names futex with `word` as its first argument.
+pub fn thread_waits_on_futex(tid: Pid, word: &std::sync::atomic::AtomicU32) -> io::Result<bool> {
+    let task = format!("/proc/self/task/{tid}");
+    let stat = std::fs::read_to_string(format!("{task}/stat"))?;
+    // The state follows the command name, which is in parentheses and may hold anything.
+    let state = stat
+        .rsplit_once(')')
+        .and_then(|(_, rest)| rest.split_whitespace().next());
+    if state != Some("S") {
+        return Ok(false);
+    }
+    let call = std::fs::read_to_string(format!("{task}/syscall"))?;
+    Ok(parse_syscall_line(&call) == Some((libc::SYS_futex, word.as_ptr() as u64)))
+}
+
+/// The system call number and first argument of a /proc/PID/syscall line ("202 0x7f... ..."),
+/// None when the task runs or sleeps outside a system call.
+fn parse_syscall_line(line: &str) -> Option<(libc::c_long, u64)> {
+    let mut f = line.split_whitespace();
+    let nr: libc::c_long = f.next()?.parse().ok()?;
+    let arg0 = u64::from_str_radix(f.next()?.trim_start_matches("0x"), 16).ok()?;
+    (nr >= 0).then_some((nr, arg0))
 }
 
 /// sched_yield(2).
@@ -2031,6 +2125,48 @@ pub fn set_nice(nice: i32) -> io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn proc_syscall_lines_give_the_call_and_its_first_argument() {
+        assert_eq!(
+            parse_syscall_line("202 0x7ffc10 0x80 0x0 0x0 0x0 0x0 0x7ffc00 0x7f00\n"),
+            Some((202, 0x7ffc10))
+        );
+        assert_eq!(parse_syscall_line("running\n"), None);
+        assert_eq!(parse_syscall_line("-1 0x7ffc00 0x7f00\n"), None);
+    }
+
+    #[test]
+    fn a_thread_blocked_on_a_futex_is_seen_there_and_a_wake_frees_it() {
+        use std::sync::atomic::{AtomicI32, AtomicU32, Ordering};
+        use std::sync::Arc;
+        let word = Arc::new(AtomicU32::new(0));
+        let tid = Arc::new(AtomicI32::new(0));
+        let (w, t) = (word.clone(), tid.clone());
+        let h = std::thread::spawn(move || {
+            t.store(gettid(), Ordering::Release);
+            futex_wait_raw(&w, 0)
+        });
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        loop {
+            let id = tid.load(Ordering::Acquire);
+            if id != 0 && thread_waits_on_futex(id, &word).unwrap() {
+                break;
+            }
+            assert!(std::time::Instant::now() < deadline, "never blocked");
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        assert_eq!(futex_wake_n(&word, 5).unwrap(), 1);
+        h.join().unwrap().unwrap();
+        // A word that differs: EAGAIN at once, which futex_wait_raw reports.
+        let e = futex_wait_raw(&word, 7).unwrap_err();
+        assert_eq!(e.raw_os_error(), Some(libc::EAGAIN));
+        // A PI lock taken holds the owner's tid, and is free again after the unlock.
+        futex_lock_pi(&word).unwrap();
+        assert_eq!(word.load(Ordering::Relaxed) as Pid & 0x3fff_ffff, gettid());
+        futex_unlock_pi(&word).unwrap();
+        assert_eq!(word.load(Ordering::Relaxed), 0);
+    }
 
     #[test]
     fn a_forked_child_whose_parent_died_before_it_asked_for_the_signal_exits() {

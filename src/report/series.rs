@@ -23,6 +23,7 @@ pub fn y_unit(kind: YKind, largest: f64) -> (f64, &'static str) {
         YKind::CostNs | YKind::CpuNs => pick(&[(1.0, "ns"), (1e3, "us"), (1e6, "ms"), (1e9, "s")]),
         YKind::BytesPerSec => pick(&[(1.0, "B/s"), (1e3, "KB/s"), (1e6, "MB/s"), (1e9, "GB/s")]),
         YKind::PerHour => (1.0, "per hour"),
+        YKind::OpsPerSec => pick(&[(1.0, "ops/s"), (1e3, "K ops/s"), (1e6, "M ops/s")]),
     }
 }
 
@@ -39,6 +40,7 @@ pub fn y_name(kind: YKind) -> &'static str {
         YKind::CpuNs => "CPU time per operation",
         YKind::BytesPerSec => "throughput",
         YKind::PerHour => "operations per hour",
+        YKind::OpsPerSec => "operations per second",
     }
 }
 
@@ -226,6 +228,8 @@ mod tests {
         assert_eq!(y_unit(YKind::CostNs, 12_000.0), (1e3, "us"));
         assert_eq!(y_unit(YKind::CostNs, 0.0), (1.0, "ns"));
         assert_eq!(y_unit(YKind::PerHour, 5e4).1, "per hour");
+        assert_eq!(y_unit(YKind::OpsPerSec, 2.5e6), (1e6, "M ops/s"));
+        assert_eq!(y_unit(YKind::OpsPerSec, 900.0), (1.0, "ops/s"));
     }
 
     #[test]

@@ -231,7 +231,7 @@ impl FigureData {
         // The text tables keep to ASCII; a figure can say µs.
         let label = if label == "us" { "\u{b5}s" } else { label };
         match self.y_kind {
-            YKind::CostNs | YKind::CpuNs | YKind::BytesPerSec => YUnit {
+            YKind::CostNs | YKind::CpuNs | YKind::BytesPerSec | YKind::OpsPerSec => YUnit {
                 factor,
                 label: label.to_string(),
             },
@@ -250,6 +250,7 @@ impl FigureData {
             YKind::CpuNs => format!("CPU time per {} ({u})", self.unit),
             YKind::BytesPerSec => format!("throughput ({u})"),
             YKind::PerHour => u,
+            YKind::OpsPerSec => format!("{} per second ({u})", plural(&self.unit)),
         }
     }
 

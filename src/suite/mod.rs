@@ -22,6 +22,7 @@ pub mod feder;
 pub mod fs;
 pub mod libs;
 pub mod net;
+pub mod perfbench;
 pub mod scaling;
 pub mod scaling_proc;
 pub mod swap;
@@ -172,6 +173,7 @@ pub fn suites() -> Vec<&'static Suite> {
         &fs::SUITE,
         &libs::SUITE,
         &net::SUITE,
+        &perfbench::SUITE,
         &scaling::SUITE,
         &swap::SUITE,
         &tty::SUITE,

@@ -189,7 +189,17 @@ fn list_suites_names_every_suite_and_its_series() {
     assert_eq!(
         names,
         [
-            "bbn", "commands", "feder", "fs", "libs", "net", "scaling", "swap", "tty", "vm",
+            "bbn",
+            "commands",
+            "feder",
+            "fs",
+            "libs",
+            "net",
+            "perfbench",
+            "scaling",
+            "swap",
+            "tty",
+            "vm",
             "workload"
         ]
     );

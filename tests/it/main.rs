@@ -40,6 +40,7 @@ mod suite_feder;
 mod suite_fs;
 mod suite_libs;
 mod suite_net;
+mod suite_perfbench;
 mod suite_scaling;
 mod suite_scaling_proc;
 mod suite_swap;

@@ -6,7 +6,6 @@
 use crate::support as common;
 
 use common::*;
-use serde_json::Value;
 
 /// This half's series, the x values of their quick sweep, and what their y is.
 const QUICK: &[(&str, &[f64], &str)] = &[
@@ -23,18 +22,7 @@ const QUICK: &[(&str, &[f64], &str)] = &[
 
 #[test]
 fn quick_run_stores_every_curve_with_its_points_and_notes() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("x.db");
-    let tag = unique_tag("scaling-proc");
-    let args = ["run", "--suite", "scaling", "--quick", "--json"];
-    let out = spawn_tagged(&db, &tag, &args).wait_with_output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert_nothing_left(&tag);
-    let v: Value = common::json_of(&out.stdout);
+    let v = quick_suite_run("scaling", "scaling-proc");
     for (id, xs, kind) in QUICK {
         let s = series_of(&v, id);
         assert_eq!(s["y_kind"], *kind, "{id}");

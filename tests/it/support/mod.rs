@@ -92,6 +92,23 @@ pub fn spawn_tagged(db: &Path, tag: &str, args: &[&str]) -> std::process::Child 
         .unwrap()
 }
 
+/// `sysperf run --suite SUITE --quick --json` on a fresh store, tagged `name`: fails the test
+/// unless it succeeded and left no process behind; its JSON document.
+pub fn quick_suite_run(suite: &str, name: &str) -> Value {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("x.db");
+    let tag = unique_tag(name);
+    let args = ["run", "--suite", suite, "--quick", "--json"];
+    let out = spawn_tagged(&db, &tag, &args).wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_nothing_left(&tag);
+    json_of(&out.stdout)
+}
+
 /// Sends SIGINT, as a terminal's Ctrl-C does.
 pub fn interrupt(child: &std::process::Child) {
     let status = std::process::Command::new("kill")
