@@ -439,12 +439,14 @@ mod tests {
             "children left: {:?}",
             my_children()
         );
+        // A process preempted before its read finds the token there and does not block: on a
+        // busy machine some of the switches are involuntary instead.
+        let switches = |u: &Usage| u.nvcsw + u.nivcsw;
         assert!(
-            children.nvcsw >= 3 * n * 9 / 10,
-            "{} voluntary switches of the 3 children for {n} trips",
-            children.nvcsw
+            switches(&children) >= 3 * n * 9 / 10,
+            "{children:?}: the 3 children's switches for {n} trips"
         );
-        assert!(mine.nvcsw >= n * 9 / 10, "the test process: {mine:?}");
+        assert!(switches(&mine) >= n * 9 / 10, "the test process: {mine:?}");
         // Each child touched its 16 KiB: its own copy of the data's pages.
         assert!(children.minflt >= 3 * 4, "{children:?}");
         b.teardown().unwrap();
