@@ -39,6 +39,17 @@
 #   CPU. perf's messaging processes inherit its affinity, so it runs without taskset (its
 #   processes free, as sysperf's, which set every online CPU).
 #   The network section alone: NET_ONLY=1 scripts/accuracy.sh [CPU] (needs sockperf iperf3).
+#   mem.bw-bcopy@67108864 vs mbw -t0 64              (the C library's memcpy of 64 MiB; mbw's
+#                                                         runs after its first, whose pages fault)
+#   With LMBENCH=/path/to/lmbench/bin (lmbench is not packaged: build lat_mem_rd, bw_mem and
+#   lat_ctx from its source, outside this tree), also, every tool on CPU:
+#   mem.lat-stride64@SIZE  vs lat_mem_rd 64 64        (ns per load at 16 KiB, 256 KiB, 8 MiB,
+#   mem.lat-random@SIZE    vs lat_mem_rd -t 64 16     64 MiB: L1, L2, L3, memory)
+#   mem.bw-OP@SIZE         vs bw_mem SIZE OP          (OP rd wr cp bcopy bzero at 16 KiB, 64 MiB)
+#   ctx.sNk@P less overhead vs lat_ctx -s N P          (N/P 0/2, 0/16, 16/8, 64/8; lmbench's
+#                                                         overhead from P pipes, sysperf's 96)
+#   The memory and context-switch section alone: MEM_ONLY=1 [LMBENCH=DIR] scripts/accuracy.sh [CPU]
+#   (needs mbw: apt-get install mbw).
 #
 # Where a peer's operation is not exactly sysperf's, the script measures the difference instead
 # of hiding it: with strace installed it counts the system calls each side makes per operation
@@ -54,21 +65,29 @@
 # It then checks the physics a faithful suite must show (vfork copies nothing; a round trip
 # costs more than a message to oneself) from one stored sysperf run.
 #
-# Usage: [ROUNDS=N] scripts/accuracy.sh [CPU]      (default: the last CPU this shell may use)
+# Usage: [ROUNDS=N] [LMBENCH=DIR] scripts/accuracy.sh [CPU]   (default: the last CPU this shell may use)
+#   LMBENCH=DIR: a directory holding lmbench's lat_mem_rd, bw_mem and lat_ctx; without it the
+#   lmbench rows are left out (mbw's stays).
 # Needs: linux-perf hyperfine stress-ng sockperf iperf3 python3
 #        (apt-get install linux-perf hyperfine stress-ng sockperf iperf3)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 missing=()
-tools="perf hyperfine stress-ng sockperf iperf3 python3 taskset"
+tools="perf hyperfine stress-ng sockperf iperf3 mbw python3 taskset"
 [ -n "${NET_ONLY:-}" ] && tools="sockperf iperf3 python3 taskset"
+[ -n "${MEM_ONLY:-}" ] && tools="mbw python3 taskset"
 for t in $tools; do
   command -v "$t" >/dev/null 2>&1 || missing+=("$t")
 done
 if [ ${#missing[@]} -gt 0 ]; then
-  echo "accuracy.sh: missing ${missing[*]}; install with: apt-get install linux-perf hyperfine stress-ng sockperf iperf3 python3 util-linux" >&2
+  echo "accuracy.sh: missing ${missing[*]}; install with: apt-get install linux-perf hyperfine stress-ng sockperf iperf3 mbw python3 util-linux" >&2
   exit 1
+fi
+if [ -n "${LMBENCH:-}" ]; then
+  for t in lat_mem_rd bw_mem lat_ctx; do
+    [ -x "$LMBENCH/$t" ] || { echo "accuracy.sh: LMBENCH=$LMBENCH has no executable $t; build lmbench's src/$t.c there, or leave LMBENCH unset" >&2; exit 2; }
+  done
 fi
 
 cargo build --release -q
@@ -78,6 +97,33 @@ CPU=${1:-$(python3 -c 'import os; print(max(os.sched_getaffinity(0)))')}
 CPU2=$(python3 -c "import os; c=sorted(os.sched_getaffinity(0)); o=[x for x in c if x != $CPU]; print(o[-1] if o else '')")
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+# The ratio table both sections print, as a module their Python imports from $work.
+cat >"$work/ratios.py" <<'PY'
+import statistics
+
+def table(rows, rounds, lo, hi, sp_label, peer_label, widths=(28, 21, 13, 25, 10), fmt=".3f"):
+    """Prints each row (operation, sysperf id, peer, sysperf_of(round), peer_of(round)) with
+    the median over rounds of sysperf/peer and its range; returns how many rows have no
+    figure or a ratio outside lo-hi."""
+    wo, wi, ws, wp, wv = widths
+    print(f"{'operation':<{wo}} {'sysperf id':<{wi}} {sp_label:>{ws}} {'peer':<{wp}} {peer_label:>{wv}} {'ratio':>6} {'range':>11}  in {lo}-{hi}")
+    bad = 0
+    for op, sid, peer, sp_of, peer_of in rows:
+        svs, pvs, ratios = [], [], []
+        for r in range(1, rounds + 1):
+            sv, pv = sp_of(r), peer_of(r)
+            if sv is not None and pv:
+                svs.append(sv); pvs.append(pv); ratios.append(sv / pv)
+        if not ratios:
+            print(f"{op:<{wo}} {sid:<{wi}} {'-':>{ws}} {peer:<{wp}} {'-':>{wv}} {'-':>6} {'':>11}  no figure")
+            bad += 1
+            continue
+        ratio = statistics.median(ratios)
+        ok = lo <= ratio <= hi
+        bad += not ok
+        print(f"{op:<{wo}} {sid:<{wi}} {statistics.median(svs):>{ws}{fmt}} {peer:<{wp}} {statistics.median(pvs):>{wv}{fmt}} {ratio:>6.2f} {min(ratios):.2f}-{max(ratios):.2f}  {'yes' if ok else 'NO'}")
+    return bad
+PY
 
 echo "accuracy: CPU $CPU for every tool; $(uname -r); $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')" >&2
 
@@ -153,33 +199,169 @@ def iperf_us(name):
         return None
     return 65536 * 8 / bps * 1e6 if bps else None
 
+sys.path.insert(0, work)
+from ratios import table
 rows = [
     ("TCP round trip, 64 B", "rtt-tcp", "net.rtt-tcp@64", "sockperf ping-pong --tcp", sockperf_us),
     ("UDP round trip, 64 B", "rtt-udp", "net.rtt-udp-sendto@64", "sockperf ping-pong (UDP)", sockperf_us),
     ("TCP stream, 64 KiB writes", "stream", "net.stream-tcp@65536", "iperf3 -l 64K", iperf_us),
 ]
 print(f"network: median of {rounds} rounds, both sides on one CPU, loopback")
-print(f"{'operation':<28} {'sysperf id':<21} {'sysperf us/op':>13} {'peer':<25} {'peer us/op':>10} {'ratio':>6} {'range':>11}  in 0.8-1.25")
-bad = 0
-for op, pair, sid, peer, parse in rows:
-    svs, pvs, ratios = [], [], []
-    for r in range(1, rounds + 1):
-        sv, pv = sp_us(f"net-{pair}-sp-{r}"), parse(f"net-{pair}-peer-{r}")
-        if sv is not None and pv:
-            svs.append(sv); pvs.append(pv); ratios.append(sv / pv)
-    if not ratios:
-        print(f"{op:<28} {sid:<21} {'-':>13} {peer:<25} {'-':>10} {'-':>6} {'':>11}  no figure")
-        bad += 1
-        continue
-    ratio = statistics.median(ratios)
-    ok = 0.8 <= ratio <= 1.25
-    bad += not ok
-    print(f"{op:<28} {sid:<21} {statistics.median(svs):>13.3f} {peer:<25} {statistics.median(pvs):>10.3f} {ratio:>6.2f} {min(ratios):.2f}-{max(ratios):.2f}  {'yes' if ok else 'NO'}")
+bad = table([(op, sid, peer,
+              lambda r, pair=pair: sp_us(f"net-{pair}-sp-{r}"),
+              lambda r, pair=pair, parse=parse: parse(f"net-{pair}-peer-{r}"))
+             for op, pair, sid, peer, parse in rows],
+            rounds, 0.8, 1.25, "sysperf us/op", "peer us/op")
 sys.exit(1 if bad else 0)
 PY
 }
 if [ -n "${NET_ONLY:-}" ]; then
   net_section
+  exit $?
+fi
+
+# The memory and context-switch section: the mem and ctx suites beside mbw and, given
+# LMBENCH=DIR, lmbench's own lat_mem_rd, bw_mem and lat_ctx, every process on $CPU.
+MEM_LAT_SIZES="16384 262144 8388608 67108864"
+MEM_BW_SIZES="16384 67108864"
+CTX_POINTS="0/2 0/16 16/8 64/8"
+mem_side() { # pair side round
+  local out="$work/mem-$1-$2-$3" pts=() s op
+  case "$1/$2" in
+    mbw/sp)   "$SP" run --suite mem.bw-bcopy@67108864 --cpu "$CPU" --db "$work/mem.db" --json >"$out" ;;
+    mbw/peer) taskset -c "$CPU" mbw -n 10 -t0 64 >"$out" 2>&1 || true ;;
+    lat/sp)
+      for s in $MEM_LAT_SIZES; do pts+=(--suite "mem.lat-stride64@$s" --suite "mem.lat-random@$s"); done
+      "$SP" run "${pts[@]}" --cpu "$CPU" --db "$work/mem.db" --json >"$out" ;;
+    lat/peer)
+      taskset -c "$CPU" "$LMBENCH/lat_mem_rd" 64 64 >"$out.stride" 2>&1 || true
+      taskset -c "$CPU" "$LMBENCH/lat_mem_rd" -t 64 16 >"$out.random" 2>&1 || true ;;
+    bw/sp)
+      for s in $MEM_BW_SIZES; do for op in rd wr cp bcopy bzero; do pts+=(--suite "mem.bw-$op@$s"); done; done
+      "$SP" run "${pts[@]}" --cpu "$CPU" --db "$work/mem.db" --json >"$out" ;;
+    bw/peer)
+      : >"$out"
+      for s in $MEM_BW_SIZES; do for op in rd wr cp bcopy bzero; do
+        echo "$op $s $(taskset -c "$CPU" "$LMBENCH/bw_mem" "$s" "$op" 2>&1)" >>"$out"
+      done; done ;;
+    ctx/sp)
+      for s in $CTX_POINTS; do pts+=(--suite "ctx.s${s%/*}k@${s#*/}"); done
+      "$SP" run "${pts[@]}" --suite ctx.overhead --cpu "$CPU" --db "$work/mem.db" --json >"$out" ;;
+    ctx/peer)
+      : >"$out"
+      for s in $CTX_POINTS; do
+        echo "size ${s%/*} procs ${s#*/}: $(taskset -c "$CPU" "$LMBENCH/lat_ctx" -s "${s%/*}" "${s#*/}" 2>&1 | tail -1)" >>"$out"
+      done ;;
+  esac
+}
+mem_section() {
+  local pairs="mbw"
+  [ -n "${LMBENCH:-}" ] && pairs="mbw lat bw ctx"
+  # shellcheck disable=SC2086
+  alternate mem_side $pairs
+  python3 - "$work" "$ROUNDS" "${LMBENCH:-}" "$MEM_LAT_SIZES" "$MEM_BW_SIZES" "$CTX_POINTS" <<'PY'
+import json, os, re, statistics, sys
+work, rounds, lmbench = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+sys.path.insert(0, work)
+from ratios import table
+lat_sizes, bw_sizes = sys.argv[4].split(), sys.argv[5].split()
+ctx_points = [tuple(p.split("/")) for p in sys.argv[6].split()]
+
+def doc(name):
+    try:
+        return json.load(open(os.path.join(work, name)))
+    except (OSError, ValueError):
+        return None
+
+def sp_point(name, pid):
+    # A suite point's median y (ns per op, or bytes per second).
+    d = doc(name)
+    for s in (d or {}).get("series", []):
+        for p in s["points"]:
+            if p["result"]["id"] == pid and p.get("y"):
+                return p["y"]["median"]
+    return None
+
+def sp_derived(name, dname):
+    d = doc(name)
+    for x in (d or {}).get("derived", []):
+        if x["name"] == dname and not x.get("na"):
+            return x["value"]
+    return None
+
+def mbw_mibs(name):
+    # Per-run lines "N Method: MEMCPY ... Copy: X MiB/s"; the median of all but the first.
+    try:
+        text = open(os.path.join(work, name)).read()
+    except OSError:
+        return None
+    v = [float(m) for m in re.findall(r"^\d+\s+Method: MEMCPY.*Copy: ([0-9.]+) MiB/s", text, re.M)]
+    return statistics.median(v[1:]) if len(v) > 1 else None
+
+def lmb_lat(name, size):
+    # lat_mem_rd prints "SIZE_IN_MB NS" lines on stderr.
+    try:
+        text = open(os.path.join(work, name)).read()
+    except OSError:
+        return None
+    want = int(size) / 1048576
+    for line in text.splitlines():
+        f = line.split()
+        if len(f) == 2 and abs(float(f[0]) - want) < 1e-5:
+            return float(f[1])
+    return None
+
+def lmb_bw(name, op, size):
+    # "OP SIZE MB MB/s" lines; MB = 10^6 bytes.
+    try:
+        for line in open(os.path.join(work, name)):
+            f = line.split()
+            if len(f) == 4 and f[0] == op and f[1] == size:
+                return float(f[3]) * 1e6
+    except (OSError, ValueError):
+        return None
+    return None
+
+def lmb_ctx(name, size, procs):
+    try:
+        for line in open(os.path.join(work, name)):
+            m = re.match(r"size %s procs %s: %s ([0-9.]+)$" % (size, procs, procs), line.strip())
+            if m:
+                return float(m.group(1))
+    except OSError:
+        return None
+    return None
+
+rows = [("memcpy 64 MiB (B/s)", "mbw", "mem.bw-bcopy@67108864", "mbw -t0 64 (runs 2-10)",
+         lambda r: sp_point(f"mem-mbw-sp-{r}", "mem.bw-bcopy@67108864"),
+         lambda r: (lambda v: v * 1048576 if v else None)(mbw_mibs(f"mem-mbw-peer-{r}")))]
+if lmbench:
+    for s in lat_sizes:
+        for walk, peer, suffix in (("stride64", "lat_mem_rd 64 64", "stride"), ("random", "lat_mem_rd -t 64 16", "random")):
+            pid = f"mem.lat-{walk}@{s}"
+            rows.append((f"load, {walk} (ns)", "lat", pid, peer,
+                         lambda r, pid=pid: sp_point(f"mem-lat-sp-{r}", pid),
+                         lambda r, s=s, suffix=suffix: lmb_lat(f"mem-lat-peer-{r}.{suffix}", s)))
+    for s in bw_sizes:
+        for op in ("rd", "wr", "cp", "bcopy", "bzero"):
+            pid = f"mem.bw-{op}@{s}"
+            rows.append((f"bw_mem {op} (B/s)", "bw", pid, f"bw_mem {s} {op}",
+                         lambda r, pid=pid: sp_point(f"mem-bw-sp-{r}", pid),
+                         lambda r, op=op, s=s: lmb_bw(f"mem-bw-peer-{r}", op, s)))
+    for size, procs in ctx_points:
+        dname = f"ctx.s{size}k@{procs} less overhead"
+        rows.append((f"switch, less overhead (us)", "ctx", dname, f"lat_ctx -s {size} {procs}",
+                     lambda r, dname=dname: (lambda v: v / 1000 if v is not None else None)(sp_derived(f"mem-ctx-sp-{r}", dname)),
+                     lambda r, size=size, procs=procs: lmb_ctx(f"mem-ctx-peer-{r}", size, procs)))
+print(f"memory and context switches: median of {rounds} rounds, every process on one CPU"
+      + ("" if lmbench else " (LMBENCH=DIR adds lmbench's rows)"))
+bad = table([(op, sid, peer, spf, pf) for op, pair, sid, peer, spf, pf in rows],
+            rounds, 0.85, 1.15, "sysperf", "peer", widths=(28, 34, 12, 24, 12), fmt=".4g")
+sys.exit(1 if bad else 0)
+PY
+}
+if [ -n "${MEM_ONLY:-}" ]; then
+  mem_section
   exit $?
 fi
 "$SP" job null -o "$work/nulljob"
@@ -418,4 +600,7 @@ PY
 echo
 net_status=0
 net_section || net_status=$?
-exit $((main_status || net_status))
+echo
+mem_status=0
+mem_section || mem_status=$?
+exit $((main_status || net_status || mem_status))

@@ -368,6 +368,15 @@ pub fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
     Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
 }
 
+/// Closes descriptor `fd` in a forked child that will leave with [`exit_now`], whose
+/// `OwnedFd`s (the parent's, copied by fork) are never dropped: so that a ring's child keeps
+/// only its own two pipe ends, and a closed end upstream reaches it as end of file.
+pub fn close_in_child(fd: &impl AsRawFd) {
+    // SAFETY: close takes a plain integer; the OwnedFd that names it is never used or
+    // dropped again in this process, which exits without running destructors.
+    unsafe { libc::close(fd.as_raw_fd()) };
+}
+
 /// Sets the capacity of the pipe `fd` belongs to (F_SETPIPE_SZ) and returns what the kernel
 /// made it (at least `bytes`, rounded up to a power of two of pages).
 pub fn set_pipe_size(fd: &impl AsRawFd, bytes: usize) -> io::Result<usize> {
@@ -603,6 +612,53 @@ impl Mapping {
 
     pub fn is_empty(&self) -> bool {
         self.len == 0
+    }
+
+    /// The mapping as 32-bit words (the memory suite's bandwidth loops: lmbench's `bw_mem`
+    /// works on `int`s). Anonymous memory reads as zeros until written.
+    pub fn words_mut(&mut self) -> &mut [u32] {
+        // SAFETY: the mapping is page-aligned (so aligned for u32), readable and writable,
+        // owned by self for the borrow's life, and len / 4 words fit in it.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.cast::<u32>(), self.len / 4) }
+    }
+
+    /// Stores in the word at byte `at` the address of byte `to`: one link of a pointer chain
+    /// for [`Mapping::chase`] (lmbench's `*(char **)&addr[at] = &addr[to]`).
+    pub fn link(&self, at: usize, to: usize) {
+        let w = std::mem::size_of::<usize>();
+        assert!(
+            at.is_multiple_of(w) && at + w <= self.len && to + w <= self.len,
+            "link outside the mapping"
+        );
+        // SAFETY: `at` is word-aligned and the word lies inside the writable mapping.
+        unsafe {
+            self.ptr
+                .add(at)
+                .cast::<usize>()
+                .write_volatile(self.ptr as usize + to)
+        };
+    }
+
+    /// Follows the chain [`Mapping::link`] built for `loads` loads from byte `from`, each load
+    /// taking its address from the one before (lmbench `lat_mem_rd`'s `p = (char **)*p`), and
+    /// returns the byte offset it stopped at, so that the next call continues from there. The
+    /// loads are volatile, so none is removed; each address is checked against the mapping
+    /// (a compare beside the load, off its dependency chain) so that a chain another link broke
+    /// stops with a panic instead of reading outside it.
+    #[inline(never)]
+    pub fn chase(&self, from: usize, loads: u64) -> usize {
+        let base = self.ptr as usize;
+        let last = self.len.saturating_sub(std::mem::size_of::<usize>());
+        let mut p = base + from;
+        for _ in 0..loads {
+            assert!(
+                p.wrapping_sub(base) <= last && p.is_multiple_of(std::mem::size_of::<usize>()),
+                "pointer chain leaves the mapping"
+            );
+            // SAFETY: p was just checked to be an aligned word inside the readable mapping.
+            p = unsafe { (p as *const usize).read_volatile() };
+        }
+        p.wrapping_sub(base)
     }
 }
 

@@ -416,18 +416,20 @@ impl Benchmark for Ipc {
     }
 }
 
+/// The children of the calling thread (zombies included) as the kernel lists them: what the
+/// tests of a benchmark with children check it left.
+#[cfg(test)]
+pub(crate) fn my_children() -> Vec<Pid> {
+    std::fs::read_to_string("/proc/thread-self/children")
+        .unwrap()
+        .split_whitespace()
+        .map(|p| p.parse().unwrap())
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// The children of the calling thread (zombies included) as the kernel lists them.
-    fn my_children() -> Vec<Pid> {
-        std::fs::read_to_string("/proc/thread-self/children")
-            .unwrap()
-            .split_whitespace()
-            .map(|p| p.parse().unwrap())
-            .collect()
-    }
 
     #[test]
     fn the_partner_is_reaped_after_the_clock_stopped_not_in_the_timed_loop() {

@@ -18,9 +18,11 @@ use crate::stats;
 
 pub mod bbn;
 pub mod commands;
+pub mod ctx;
 pub mod feder;
 pub mod fs;
 pub mod libs;
+pub mod mem;
 pub mod net;
 pub mod perfbench;
 pub mod scaling;
@@ -169,9 +171,11 @@ pub fn suites() -> Vec<&'static Suite> {
     vec![
         &bbn::SUITE,
         &commands::SUITE,
+        &ctx::SUITE,
         &feder::SUITE,
         &fs::SUITE,
         &libs::SUITE,
+        &mem::SUITE,
         &net::SUITE,
         &perfbench::SUITE,
         &scaling::SUITE,

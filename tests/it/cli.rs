@@ -191,9 +191,11 @@ fn list_suites_names_every_suite_and_its_series() {
         [
             "bbn",
             "commands",
+            "ctx",
             "feder",
             "fs",
             "libs",
+            "mem",
             "net",
             "perfbench",
             "scaling",
