@@ -737,16 +737,19 @@ pub fn host_speed(run: &Run) -> Option<f64> {
 /// too: the raw ratios keep it, and the report says which moved.
 pub fn common_speed(run: &Run, id: &str) -> Option<(f64, String)> {
     let (others, key) = speed_tests(run, id)?;
-    let log_mean = others
-        .iter()
-        .map(|r| {
-            r.summary
-                .as_ref()
-                .map_or(0.0, |s| s.wall_ns_per_op.median.ln())
-        })
-        .sum::<f64>()
-        / others.len() as f64;
-    Some((log_mean.exp(), key))
+    Some((geometric_mean(others.iter().map(|r| median_of(r))), key))
+}
+
+/// A result's median time per operation ([`speed_tests`] keeps only results that have one).
+fn median_of(r: &BenchResult) -> f64 {
+    r.summary
+        .as_ref()
+        .map_or(f64::NAN, |s| s.wall_ns_per_op.median)
+}
+
+fn geometric_mean(v: impl ExactSizeIterator<Item = f64>) -> f64 {
+    let n = v.len() as f64;
+    (v.map(f64::ln).sum::<f64>() / n).exp()
 }
 
 /// The results [`common_speed`] stands on, by name, and its key.
@@ -793,32 +796,31 @@ fn speed_tests<'r>(run: &'r Run, id: &str) -> Option<(Vec<&'r BenchResult>, Stri
 pub fn adjusted_trials(run: &Run, r: &BenchResult) -> Option<(Vec<f64>, String)> {
     let (others, key) = speed_tests(run, &r.id)?;
     let own = samples(run, r);
-    let rounds = |x: &BenchResult| -> Option<Vec<f64>> {
-        let measured = x
-            .trials
-            .iter()
-            .filter(|t| t.kind == TrialKind::Measured)
-            .count();
-        let s = samples(run, x);
-        (s.len() == measured && s.len() == own.len()).then_some(s)
+    // Trial i is round i only where no measured trial was lost; suite points ran in rounds
+    // of their own, so only core results line up with the others.
+    let whole = |x: &BenchResult, kept: usize| {
+        kept == own.len()
+            && x.trials
+                .iter()
+                .filter(|t| t.kind == TrialKind::Measured)
+                .count()
+                == kept
     };
-    // Suite points ran in rounds of their own: only core results line up with the others.
-    let in_rounds = run.results.iter().any(|x| x.id == r.id);
-    let per_round: Option<Vec<Vec<f64>>> = std::iter::once(r)
-        .chain(others.iter().copied())
-        .map(rounds)
-        .collect::<Option<Vec<_>>>()
-        .filter(|_| in_rounds)
-        .map(|mut v| v.split_off(1));
-    let adjusted = match per_round {
-        Some(others) if !own.is_empty() => (0..own.len())
-            .map(|i| {
-                let log_mean = others.iter().map(|o| o[i].ln()).sum::<f64>() / others.len() as f64;
-                own[i] / log_mean.exp()
-            })
+    let aligned = whole(r, own.len()) && run.results.iter().any(|x| x.id == r.id);
+    let rounds: Option<Vec<Vec<f64>>> = aligned
+        .then(|| {
+            others
+                .iter()
+                .map(|o| Some(samples(run, o)).filter(|s| whole(o, s.len())))
+                .collect()
+        })
+        .flatten();
+    let adjusted = match rounds {
+        Some(rounds) => (0..own.len())
+            .map(|i| own[i] / geometric_mean(rounds.iter().map(|o| o[i])))
             .collect(),
-        _ => {
-            let (speed, _) = common_speed(run, &r.id)?;
+        None => {
+            let speed = geometric_mean(others.iter().map(|o| median_of(o)));
             own.iter().map(|x| x / speed).collect()
         }
     };

@@ -11,14 +11,7 @@ use sysperf::suite::find_suite;
 
 #[test]
 fn quick_ctx_suite_switches_at_every_hand_over_and_leaves_nothing() {
-    let tmp = tempfile::tempdir().unwrap();
-    let db = tmp.path().join("ctx.db");
-    let tag = unique_tag("suite-ctx");
-    let v = success_json(
-        sysperf(&db)
-            .env("SYSPERF_TEST_TAG", &tag)
-            .args(["run", "--suite", "ctx", "--quick", "--json"]),
-    );
+    let v = quick_suite_run("ctx", "suite-ctx");
     let suite = find_suite("ctx").unwrap();
     for spec in (suite.series)() {
         let s = series_of(&v, spec.id);
@@ -48,5 +41,4 @@ fn quick_ctx_suite_switches_at_every_hand_over_and_leaves_nothing() {
         let name = format!("{id} less overhead");
         assert!(names.contains(&name.as_str()), "no {name}: {names:?}");
     }
-    assert_nothing_left(&tag);
 }

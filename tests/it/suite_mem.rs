@@ -10,14 +10,7 @@ use sysperf::suite::find_suite;
 
 #[test]
 fn quick_mem_suite_stores_every_curve_and_the_machines_caches() {
-    let tmp = tempfile::tempdir().unwrap();
-    let db = tmp.path().join("mem.db");
-    let tag = unique_tag("suite-mem");
-    let v = success_json(
-        sysperf(&db)
-            .env("SYSPERF_TEST_TAG", &tag)
-            .args(["run", "--suite", "mem", "--quick", "--json"]),
-    );
+    let v = quick_suite_run("mem", "suite-mem");
     let suite = find_suite("mem").unwrap();
     for spec in (suite.series)() {
         let s = series_of(&v, spec.id);
@@ -44,5 +37,4 @@ fn quick_mem_suite_stores_every_curve_and_the_machines_caches() {
         v.to_string().contains("cpu0's caches (sysfs)"),
         "no note of sysfs's caches"
     );
-    assert_nothing_left(&tag);
 }
