@@ -87,7 +87,9 @@ sysctl -q -w fs.protected_symlinks=0 fs.protected_regular=0 >/dev/null
 
 # A command as the attacker: "${asu[@]}" CMD (in the background its pid is CMD's, which
 # setpriv becomes), or as_user CMD.
-asu=(setpriv --reuid="$U" --regid="$U" --init-groups --)
+# With the attacker's own HOME: root's (0700) would refuse the attacker's state directory
+# and make a probe inconclusive for a reason that is not the probe's.
+asu=(setpriv --reuid="$U" --regid="$U" --init-groups -- env HOME="$AH")
 as_user() { "${asu[@]}" "$@"; }
 # The victim's store for everything but item 4 (which is about the default path).
 export SYSPERF_DB=$W/root/store.db
