@@ -19,7 +19,10 @@
 # as disturbed judged anyway, by cause (steal time alone, or other work), to show whether the
 # refusal keeps false verdicts out; then the slow sitting's syscall verdicts.
 #
-# Usage: [S=4] [REPEAT=3] [SEL="..."] [SETTLE=60] [CHURN_GIB=3] [HOG_S=15] [SLOW=1]
+# RUN_OPTS adds options to every run (e.g. RUN_OPTS="--precision 8": each run measures until a
+# comparison with another run made alike would resolve 8%).
+#
+# Usage: [S=4] [REPEAT=3] [SEL="..."] [RUN_OPTS="..."] [SETTLE=60] [CHURN_GIB=3] [HOG_S=15] [SLOW=1]
 #        [AB_CHECKS=40] [SP=path/to/sysperf] [KEEP=DIR] [REUSE=DIR] scripts/sittings.sh
 # REUSE=DIR measures nothing: it compares again the runs of a store KEEP kept (DIR/s.db,
 # copied first), as this sysperf judges them (a change of the statistics, on the same data).
@@ -29,6 +32,7 @@ S=${S:-4}
 REPEAT=${REPEAT:-3}
 SEL=${SEL:-"syscall csw pipeback4 forks0 execs0null seqpage"}
 SETTLE=${SETTLE:-60}
+RUN_OPTS=${RUN_OPTS:-}
 CHURN_GIB=${CHURN_GIB:-3}
 HOG_S=${HOG_S:-15}
 SLOW=${SLOW:-1}
@@ -74,7 +78,7 @@ for s in $(seq 1 "$S"); do
   [ -n "${REUSE:-}" ] && break
   disturb
   # shellcheck disable=SC2086
-  "$SP" run $SEL --repeat "$REPEAT" --settle "$SETTLE" --label "s$s" --db "$db" >/dev/null 2>"$work/err" || { cat "$work/err" >&2; exit 1; }
+  "$SP" run $SEL $RUN_OPTS --repeat "$REPEAT" --settle "$SETTLE" --label "s$s" --db "$db" >/dev/null 2>"$work/err" || { cat "$work/err" >&2; exit 1; }
   echo "sitting $s of $S stored ($((SECONDS - start)) s)" >&2
 done
 "$SP" runs --json --db "$db" --limit 1000 > "$work/runs.json"
@@ -103,7 +107,7 @@ if [ "$SLOW" = 1 ]; then
   else
     disturb
     # shellcheck disable=SC2086
-    python3 scripts/seccomp_wrap.py "$SP" run $SEL --repeat "$REPEAT" --settle "$SETTLE" --label slow --db "$db" >/dev/null 2>"$work/err" || { cat "$work/err" >&2; exit 1; }
+    python3 scripts/seccomp_wrap.py "$SP" run $SEL $RUN_OPTS --repeat "$REPEAT" --settle "$SETTLE" --label slow --db "$db" >/dev/null 2>"$work/err" || { cat "$work/err" >&2; exit 1; }
   fi
   for i in $(seq 1 "$S"); do
     "$SP" compare "s$i" slow --json --db "$db" > "$work/slow$i.json"
