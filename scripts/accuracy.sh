@@ -20,13 +20,33 @@
 #                                                         sockets, sendto/recvfrom, as sockperf)
 #   net.stream-tcp@65536 vs iperf3 -l 64K               (one-way TCP stream of 64 KiB writes over
 #                                                         127.0.0.1, both ends on one CPU)
-#   perfbench.messaging-pipe@4 vs perf bench sched messaging -p -g 4 -l 100 (4 groups of 20
-#                                                         senders and 20 receivers, 100-byte
-#                                                         messages; perf's "Total time" over its
-#                                                         4 x 400 x 100 messages; sysperf's
-#                                                         points send perf's default 100 loops)
-#   perfbench.messaging-socket@4 vs perf bench sched messaging -g 4 -l 100 (the same over Unix
-#                                                         stream sockets)
+#   perfbench.messaging-pipe@4 vs perf bench sched messaging -p -g 4 -l 100 and -l 1 (4 groups
+#                                                         of 20 senders and 20 receivers,
+#                                                         100-byte messages; sysperf's points send
+#                                                         perf's default 100 loops; perf's figure
+#                                                         is its slope: Total time at -l 100 less
+#                                                         Total time at -l 1, over the 4 x 400 x
+#                                                         99 messages between them)
+#   perfbench.messaging-socket@4 vs perf bench sched messaging -g 4 -l 100 and -l 1 (the same
+#                                                         over Unix stream sockets)
+#   Why the slope and not perf's Total time over its 160,000 messages, which is what sysperf's
+#   figure mirrors (start byte to last child reaped, over 100 loops): perf's children leave with
+#   exit(0) inside perf's binary, which runs the destructors of its 27 shared objects
+#   (_dl_fini, resolving symbols lazily on the way) and unmaps 173 mappings per child, where
+#   sysperf's leave with _exit, 36 mappings of 4 shared objects. Counted at 4 groups (perf
+#   record -e exceptions:page_fault_user, split at each child's return from poll): 75-122 user
+#   page faults per perf child between the start and its exit, 3 per sysperf child; the reads
+#   and writes are the same (strace -f -c at 1 group, 20 loops: 8,000 of each, one per message,
+#   on both sides).
+#   That exit is a constant per process (a process has 1,000 messages at 100 loops) inside
+#   perf's Total time: at -l 1, 1,600 messages, perf's Total time was 0.119 s (pipes) and
+#   0.168 s (sockets) where sysperf's trial took 16 and 25 ms (one run each, load 1.7 to 4.5),
+#   0.6 to 0.9 us of perf's per-message figure at -l 100: the gaps behind the ratios 0.65
+#   (0.879 against 1.350 us, pipes) and 0.82 (2.206 against 2.438, sockets) against Total
+#   time on a quiet machine were 0.47 and 0.23 us. The slope leaves all of perf's constant out;
+#   sysperf's figure keeps its own, smaller one (waking its 160 processes, their _exit and
+#   reaping), so its ratio may sit a little above 1. The summary also prints the ratio against
+#   perf's Total time and perf's constant (its Total time at -l 1).
 #   perfbench.futex-hash@2 vs perf bench futex hash -t 2 (FUTEX_WAIT failing with EAGAIN; the
 #                                                         inverse of perf's averaged operations
 #                                                         per second of one thread)
@@ -394,9 +414,13 @@ side() { # pair side round
     msgpipe/sp)   "$SP" run --suite perfbench.messaging-pipe@4 --cpu "$CPU" --db "$work/rounds.db" --json >"$out" ;;
     # perf leaves its messaging processes where they start, so taskset would put all 160 on
     # one CPU (3-5 times slower per message here); sysperf's run on every online CPU.
-    msgpipe/peer) perf bench sched messaging -p -g 4 -l 100 >"$out" 2>&1 ;;
+    # Then -l 1: its Total time is nearly all the per-run constant (the start and the exit of
+    # the 160 processes), which the slope leaves out (see the header).
+    msgpipe/peer) perf bench sched messaging -p -g 4 -l 100 >"$out" 2>&1
+                  perf bench sched messaging -p -g 4 -l 1 >"$out.l1" 2>&1 ;;
     msgsock/sp)   "$SP" run --suite perfbench.messaging-socket@4 --cpu "$CPU" --db "$work/rounds.db" --json >"$out" ;;
-    msgsock/peer) perf bench sched messaging -g 4 -l 100 >"$out" 2>&1 ;;
+    msgsock/peer) perf bench sched messaging -g 4 -l 100 >"$out" 2>&1
+                  perf bench sched messaging -g 4 -l 1 >"$out.l1" 2>&1 ;;
     fhash/sp)     "$SP" run --suite perfbench.futex-hash@2 --cpu "$CPU" --db "$work/rounds.db" --json >"$out" ;;
     fhash/peer)   taskset -c "$CPU" perf bench futex hash -t 2 -r 5 >"$out" 2>&1 ;;
     fwake/sp)     "$SP" run --suite perfbench.futex-wake@4 --cpu "$CPU" --db "$work/rounds.db" --json >"$out" ;;
@@ -459,10 +483,23 @@ def perf_usecs(name):
     m = re.search(r"([0-9.]+)\s+usecs/op", text)
     return float(m.group(1)) if m else None
 
-def perf_messaging_us(name, messages=4 * 400 * 100):
+def perf_total_s(name):
     # " Total time: 0.222 [sec]" of `perf bench sched messaging -g 4 -l 100`
     m = perf_match(name, r"Total time:\s*([0-9.]+) \[sec\]")
-    return float(m.group(1)) * 1e6 / messages if m else None
+    return float(m.group(1)) if m else None
+
+def perf_messaging_us(name, messages=4 * 400 * 100):
+    # perf's Total time over its messages: what sysperf's figure mirrors, with perf's
+    # per-run constant (its children's exit through its libraries) inside.
+    t = perf_total_s(name)
+    return t * 1e6 / messages if t is not None else None
+
+def perf_messaging_slope_us(name, messages=4 * 400 * 99):
+    # Total time at -l 100 less at -l 1, over the messages between them: perf's constant out.
+    t100, t1 = perf_total_s(name), perf_total_s(name + ".l1")
+    if t100 is None or t1 is None or t100 <= t1:
+        return None
+    return (t100 - t1) * 1e6 / messages
 
 def perf_rate_us(name):
     # "Averaged 572074 operations/sec (+- 4.83%)": one thread's operations per second
@@ -521,8 +558,8 @@ peer_of = {
     "exec": lambda f: hyperfine_us(f),
     "vfork": lambda f: stress_us(f, "vfork"),
     "tput": lambda f: dd_us(f),
-    "msgpipe": perf_messaging_us,
-    "msgsock": perf_messaging_us,
+    "msgpipe": perf_messaging_slope_us,
+    "msgsock": perf_messaging_slope_us,
     "fhash": perf_rate_us,
     "fwake": perf_round_us,
     "frequeue": perf_round_us,
@@ -534,8 +571,8 @@ rows = [
     ("vfork+exec null job+wait", "exec", "vexecs0null", "hyperfine -N (median)"),
     ("vfork+exit+wait", "vfork", "vforks0", "stress-ng --vfork"),
     ("64 KiB block through a pipe", "tput", "bbn.pipe@65536", "dd /dev/zero | dd"),
-    ("message, 4 groups, pipes", "msgpipe", "messaging-pipe@4", "perf sched messaging -p"),
-    ("message, 4 groups, sockets", "msgsock", "messaging-sock@4", "perf sched messaging"),
+    ("message, 4 groups, pipes", "msgpipe", "messaging-pipe@4", "perf messaging -p, slope"),
+    ("message, 4 groups, sockets", "msgsock", "messaging-sock@4", "perf messaging, slope"),
     ("futex hash op, 1 of 2 thr.", "fhash", "futex-hash@2", "perf futex hash -t 2"),
     ("wake 4 blocked threads", "fwake", "futex-wake@4", "perf futex wake -t 4"),
     ("requeue 4 blocked threads", "frequeue", "futex-requeue@4", "perf futex requeue -t 4"),
@@ -561,6 +598,26 @@ for op, pair, sid, peer in rows:
     rng = f"{min(ratios):.2f}-{max(ratios):.2f}"
     print(f"{op:<28} {sid:<17} {statistics.median(svs):>13.3f} {peer:<26} {statistics.median(pvs):>10.3f} {ratio:>6.2f} {rng:>11}  {'yes' if ok else 'NO'}")
 
+print()
+print("perf's messaging Total time (what sysperf's figure mirrors) holds a per-run constant: its")
+print("160 children's exit(0) through perf's shared libraries (sysperf's _exit); medians of the rounds:")
+for pair, what in (("msgpipe", "pipes"), ("msgsock", "sockets")):
+    tot, const, ratios = [], [], []
+    for r in range(1, rounds + 1):
+        sv, pv = sp_file(f"{pair}-sp-{r}"), perf_messaging_us(f"{pair}-peer-{r}")
+        t1 = perf_total_s(f"{pair}-peer-{r}.l1")
+        if pv:
+            tot.append(pv)
+            if sv is not None:
+                ratios.append(sv / pv)
+        if t1 is not None:
+            const.append(t1)
+    if tot and const:
+        c = statistics.median(const)
+        print(f"  {what}: perf's Total time over its 160,000 messages {statistics.median(tot):.3f} us"
+              + (f" (sysperf/that {statistics.median(ratios):.2f}, not checked)" if ratios else "")
+              + f"; its Total time at -l 1 (1,600 messages) {c:.3f} s: {c * 1e6 / (4 * 400 * 100):.3f} us"
+              + " of the figure at -l 100")
 print()
 print("where the peer's operation differs (system calls per operation, counted by strace):")
 perf_calls = per_op("perf", 200, 400, 200_000)

@@ -8,8 +8,21 @@
 //!   receiver reads its 20 x `loops` messages. As perf, the processes are forked and wait,
 //!   ready, before the clock (setup); the clock runs from the one byte that starts them to the
 //!   last one reaped (run). The iterations are perf's `--nr_loops`, fixed at its default 100
-//!   (the processes' start and reaping, tens of milliseconds, are in perf's time too), so y is
-//!   perf's "Total time" over the messages sent: groups x 400 x 100.
+//!   (the processes' start and reaping are in perf's time too), so y is perf's "Total time"
+//!   over the messages sent: groups x 400 x 100. One part of perf's Total time is perf's own
+//!   and not here: its children leave with exit(0) inside perf's binary, which runs the
+//!   destructors of its 27 shared objects (glibc's _dl_fini, resolving their symbols lazily on
+//!   the way) and unmaps 173 mappings each; these leave with _exit, 36 mappings of 4 shared
+//!   objects. The messages are the same (strace -f -c, one group, 20 loops: 8,000 reads and
+//!   8,000 writes of 100 bytes on both sides, one each per message), but between its start
+//!   and its exit a perf child took 75 to 122 user page faults (perf record -e
+//!   exceptions:page_fault_user, 4 groups, linux-perf 6.1), each of these 3. That exit is a
+//!   constant per process, and a process has 1,000 messages at 100 loops whatever the groups:
+//!   perf's Total time at `-l 1` (1,600 messages) was 0.119 s (pipes) and 0.168 s (sockets)
+//!   where this benchmark's trial at 1 loop took 16 and 25 ms (one run each, load 1.7 to 4.5),
+//!   0.6 to 0.9 us of perf's per-message figure at `-l 100`; so y reads 0.65 to 0.82 of perf's
+//!   Total time over its messages, and `scripts/accuracy.sh` compares it with perf's slope
+//!   (Total time at `-l 100` less at `-l 1`, over the messages between them) instead.
 //! - `futex-hash` (futex-hash.c): each thread calls FUTEX_WAIT_PRIVATE on its own 1024 futex
 //!   words in turn, with a value they never hold, so every call fails with EAGAIN after the
 //!   hashing and the bucket lock (the thread checks that it does). y is operations per second
@@ -122,7 +135,7 @@ static MESSAGING_PIPE: SeriesSpec = SeriesSpec {
     figure_title: "perf bench sched messaging: time per 100-byte message, 20 senders to 20 receivers per group",
     curve: "pipes (perf bench sched messaging -p)",
     paper: "perf bench sched messaging -p -g GROUPS (tools/perf/bench/sched-messaging.c; -l 100, its default): \"Total time\" over GROUPS x 400 x 100 messages",
-    today: "GROUPS x 40 forked processes; every sender writes 100 100-byte messages (perf's default loops, fixed) to each of its group's 20 receivers, one pipe per receiver; timed from the start byte to the last process reaped; stored: ns per message",
+    today: "GROUPS x 40 forked processes; every sender writes 100 100-byte messages (perf's default loops, fixed) to each of its group's 20 receivers, one pipe per receiver; timed from the start byte to the last process reaped (they leave with _exit; perf's exit(0) through its shared objects is in its Total time); stored: ns per message",
     x: GROUPS,
     y: YKind::CostNs,
     unit: "message",
