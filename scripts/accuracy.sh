@@ -245,6 +245,15 @@ fi
 MEM_LAT_SIZES="16384 262144 8388608 67108864"
 MEM_BW_SIZES="16384 67108864"
 CTX_POINTS="0/2 0/16 16/8 64/8"
+# lmbench's own timing: each measurement lasts ENOUGH microseconds and is repeated -N times
+# (the median kept). Left to itself, lmbench picks both from a calibration that took 40-55 s
+# a command here (a lat_mem_rd sweep, minutes); 0.1 s (sysperf's --min-time) and 5
+# repetitions (sysperf's trials) take 1-2 s a command.
+LMBENCH_ENOUGH=${LMBENCH_ENOUGH:-100000}
+LMBENCH_N=${LMBENCH_N:-5}
+lmb() { # TOOL ARG...: lmbench's TOOL on $CPU with the timing above
+  ENOUGH=$LMBENCH_ENOUGH taskset -c "$CPU" "$LMBENCH/$1" -N "$LMBENCH_N" "${@:2}"
+}
 mem_side() { # pair side round
   local out="$work/mem-$1-$2-$3" pts=() s op
   case "$1/$2" in
@@ -254,15 +263,15 @@ mem_side() { # pair side round
       for s in $MEM_LAT_SIZES; do pts+=(--suite "mem.lat-stride64@$s" --suite "mem.lat-random@$s"); done
       "$SP" run "${pts[@]}" --cpu "$CPU" --db "$work/mem.db" --json >"$out" ;;
     lat/peer)
-      taskset -c "$CPU" "$LMBENCH/lat_mem_rd" 64 64 >"$out.stride" 2>&1 || true
-      taskset -c "$CPU" "$LMBENCH/lat_mem_rd" -t 64 16 >"$out.random" 2>&1 || true ;;
+      lmb lat_mem_rd 64 64 >"$out.stride" 2>&1 || true
+      lmb lat_mem_rd -t 64 16 >"$out.random" 2>&1 || true ;;
     bw/sp)
       for s in $MEM_BW_SIZES; do for op in rd wr cp bcopy bzero; do pts+=(--suite "mem.bw-$op@$s"); done; done
       "$SP" run "${pts[@]}" --cpu "$CPU" --db "$work/mem.db" --json >"$out" ;;
     bw/peer)
       : >"$out"
       for s in $MEM_BW_SIZES; do for op in rd wr cp bcopy bzero; do
-        echo "$op $s $(taskset -c "$CPU" "$LMBENCH/bw_mem" "$s" "$op" 2>&1)" >>"$out"
+        echo "$op $s $(lmb bw_mem "$s" "$op" 2>&1)" >>"$out"
       done; done ;;
     ctx/sp)
       for s in $CTX_POINTS; do pts+=(--suite "ctx.s${s%/*}k@${s#*/}"); done
@@ -270,7 +279,7 @@ mem_side() { # pair side round
     ctx/peer)
       : >"$out"
       for s in $CTX_POINTS; do
-        echo "size ${s%/*} procs ${s#*/}: $(taskset -c "$CPU" "$LMBENCH/lat_ctx" -s "${s%/*}" "${s#*/}" 2>&1 | tail -1)" >>"$out"
+        echo "size ${s%/*} procs ${s#*/}: $(lmb lat_ctx -s "${s%/*}" "${s#*/}" 2>&1 | tail -1)" >>"$out"
       done ;;
   esac
 }
