@@ -15,6 +15,9 @@
 //! and it is not stored with runs. It is a command rather than a benchmark because the
 //! harness times a hot loop from outside, and a spin of fixed length has nothing to time. It
 //! keeps every CPU it spins on busy for the whole time: do not run it beside measurements.
+//! The `clock` suite's benchmark spins here too ([`spin_on_clock`] until a fixed amount of
+//! the spin's own time), and the harness times it: a spin of fixed work lengthens with what
+//! is taken from it (see `suite::clock` for why that is its operation).
 
 use crate::harness::counters::parse_interrupts;
 use crate::procfs;
