@@ -165,6 +165,32 @@ pub struct Trial {
     pub started_ns: Option<i64>,
 }
 
+#[cfg(test)]
+impl Trial {
+    /// A measured trial of `iterations` in `wall_ns`, nothing else known: the suites' tests
+    /// build the trials their derived figures read from it.
+    pub(crate) fn measured(iterations: u64, wall_ns: u64) -> Trial {
+        Trial {
+            kind: TrialKind::Measured,
+            iterations,
+            wall_ns,
+            usage: Usage::default(),
+            children: None,
+            worker_total: Usage::default(),
+            worker_rss_bytes: 0,
+            worker_maps: 0,
+            migrations: None,
+            cpu_start: None,
+            cpu_end: None,
+            outlier: Outlier::None,
+            error: None,
+            counters: None,
+            round: None,
+            started_ns: None,
+        }
+    }
+}
+
 /// What `sysperf run --observe` counts over one trial's timed region.
 ///
 /// The /proc figures are system-wide deltas (every CPU, every process), read by the worker just

@@ -826,6 +826,27 @@ pub fn pidfd_open(pid: Pid) -> io::Result<OwnedFd> {
     Ok(unsafe { OwnedFd::from_raw_fd(fd as RawFd) })
 }
 
+/// A timerfd on the monotonic clock (close-on-exec), armed to expire every `period_ns` from
+/// `period_ns` from now: each expiry is a high-resolution timer interrupt on the CPU that
+/// armed it (or last read it), and a read(2) of its 8-byte count waits for the next.
+pub fn timerfd_periodic(period_ns: u64) -> io::Result<OwnedFd> {
+    // SAFETY: timerfd_create takes a clock id and flags.
+    let fd = cvt(unsafe { libc::timerfd_create(libc::CLOCK_MONOTONIC, libc::TFD_CLOEXEC) })?;
+    // SAFETY: the kernel just gave us this descriptor.
+    let owned = unsafe { OwnedFd::from_raw_fd(fd) };
+    let every = libc::timespec {
+        tv_sec: (period_ns / 1_000_000_000) as libc::time_t,
+        tv_nsec: (period_ns % 1_000_000_000) as libc::c_long,
+    };
+    let spec = libc::itimerspec {
+        it_interval: every,
+        it_value: every,
+    };
+    // SAFETY: a valid descriptor and itimerspec; the old value is not asked for.
+    cvt(unsafe { libc::timerfd_settime(fd, 0, &spec, std::ptr::null_mut()) })?;
+    Ok(owned)
+}
+
 /// Waits up to `timeout_ms` for `fd` to become readable; Ok(true) if it did.
 pub fn poll_readable(fd: RawFd, timeout_ms: i32) -> io::Result<bool> {
     let mut p = libc::pollfd {

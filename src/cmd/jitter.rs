@@ -25,7 +25,7 @@ pub(crate) struct Args {
     #[arg(long, value_name = "S", default_value_t = 1.0, allow_negative_numbers = true, value_parser = super::args::parse_seconds)]
     pub(crate) seconds: f64,
     /// Gaps longer than this many nanoseconds count as lost time.
-    #[arg(long, value_name = "NS", default_value_t = 1000, value_parser = clap::value_parser!(u64).range(1..=1_000_000_000))]
+    #[arg(long, value_name = "NS", default_value_t = jitter::DEFAULT_THRESHOLD_NS, value_parser = clap::value_parser!(u64).range(1..=1_000_000_000))]
     pub(crate) threshold_ns: u64,
     /// CPUs to spin on (comma-separated; default: every CPU this process may use).
     #[arg(long, value_name = "LIST", value_delimiter = ',')]

@@ -15,6 +15,9 @@
 //! and it is not stored with runs. It is a command rather than a benchmark because the
 //! harness times a hot loop from outside, and a spin of fixed length has nothing to time. It
 //! keeps every CPU it spins on busy for the whole time: do not run it beside measurements.
+//! The `clock` suite's benchmark spins here too ([`spin_on_clock`] until a fixed amount of
+//! the spin's own time), and the harness times it: a spin of fixed work lengthens with what
+//! is taken from it (see `suite::clock` for why that is its operation).
 
 use crate::harness::counters::parse_interrupts;
 use crate::procfs;
@@ -155,41 +158,87 @@ pub fn cpu_deltas(
         .collect()
 }
 
-/// What one CPU's spin measured: its length, reads, gaps above the threshold, and the
-/// thread's own usage meanwhile.
-struct Spun {
-    spin_ns: u64,
-    reads: u64,
-    gaps: Vec<u64>,
-    usage: crate::model::Usage,
+/// Gaps between two clock reads longer than this count as time taken from a spin: the
+/// default of `sysperf jitter --threshold-ns`, and the `clock` suite's. A read of the
+/// monotonic clock through the vDSO takes tens of nanoseconds; an interrupt, even one that
+/// finds nothing to do, takes a microsecond or more.
+pub const DEFAULT_THRESHOLD_NS: u64 = 1_000;
+
+/// When a spin on the clock ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Until {
+    /// When this many nanoseconds have passed on the clock, gaps included (`sysperf jitter`:
+    /// a spin of fixed length).
+    Elapsed(u64),
+    /// When the spin has had this many nanoseconds of its own, the intervals between reads up
+    /// to the threshold, gaps excluded (the `clock` suite: a fixed amount of the spin's work,
+    /// which takes the longer the more is taken from it).
+    Progress(u64),
 }
 
-/// The spin of one CPU.
-fn spin(cpu: u32, seconds: f64, threshold_ns: u64) -> std::io::Result<Spun> {
-    sys::set_affinity(&[cpu])?;
-    let length = (seconds * 1e9) as u64;
-    let mut gaps = Vec::with_capacity(4096);
-    let used = sys::usage_thread();
+/// What a spin on the clock saw.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Spin {
+    /// Nanoseconds from the first read to the last.
+    pub spin_ns: u64,
+    /// Clock reads.
+    pub reads: u64,
+    /// Intervals longer than the threshold, their sum and the largest.
+    pub gaps: u64,
+    pub stolen_ns: u64,
+    pub max_gap_ns: u64,
+    /// The first gaps' lengths, as many as the caller asked to keep.
+    pub kept: Vec<u64>,
+}
+
+/// Reads the monotonic clock in a loop on the calling thread until `until`, counting each
+/// interval between two reads longer than `threshold_ns` as a gap (time taken from the
+/// thread) and keeping the lengths of the first `keep`. The one clock spin of sysperf: `sysperf
+/// jitter` and the `clock` suite's benchmark both spin here.
+pub fn spin_on_clock(until: Until, threshold_ns: u64, keep: usize) -> Spin {
+    let mut s = Spin {
+        kept: Vec::with_capacity(keep.min(4096)),
+        ..Spin::default()
+    };
     let start = sys::monotonic_ns();
     let mut last = start;
-    let mut reads = 0u64;
+    let mut own = 0u64;
     loop {
         let now = sys::monotonic_ns();
-        reads += 1;
+        s.reads += 1;
         let gap = now - last;
-        if gap > threshold_ns && gaps.len() < MAX_GAPS {
-            gaps.push(gap);
-        }
         last = now;
-        if now - start >= length {
-            return Ok(Spun {
-                spin_ns: now - start,
-                reads,
-                gaps,
-                usage: sys::usage_thread().since(&used),
-            });
+        if gap > threshold_ns {
+            s.gaps += 1;
+            s.stolen_ns += gap;
+            s.max_gap_ns = s.max_gap_ns.max(gap);
+            if s.kept.len() < keep {
+                s.kept.push(gap);
+            }
+        } else {
+            own += gap;
+        }
+        let done = match until {
+            Until::Elapsed(ns) => now - start >= ns,
+            Until::Progress(ns) => own >= ns,
+        };
+        if done {
+            s.spin_ns = now - start;
+            return s;
         }
     }
+}
+
+/// The spin of one CPU, with the thread's own usage meanwhile.
+fn spin(cpu: u32, seconds: f64, threshold_ns: u64) -> std::io::Result<(Spin, crate::model::Usage)> {
+    sys::set_affinity(&[cpu])?;
+    let used = sys::usage_thread();
+    let spun = spin_on_clock(
+        Until::Elapsed((seconds * 1e9) as u64),
+        threshold_ns,
+        MAX_GAPS,
+    );
+    Ok((spun, sys::usage_thread().since(&used)))
 }
 
 /// Spins `seconds` on each of `cpus` at once and attributes what it saw.
@@ -202,7 +251,7 @@ pub fn measure(cpus: &[u32], seconds: f64, threshold_ns: u64) -> std::io::Result
         )
     };
     let before = read_irqs();
-    let spins: Vec<std::io::Result<Spun>> = std::thread::scope(|s| {
+    let spins: Vec<std::io::Result<(Spin, crate::model::Usage)>> = std::thread::scope(|s| {
         let handles: Vec<_> = cpus
             .iter()
             .map(|&cpu| s.spawn(move || spin(cpu, seconds, threshold_ns)))
@@ -218,24 +267,19 @@ pub fn measure(cpus: &[u32], seconds: f64, threshold_ns: u64) -> std::io::Result
     let after = read_irqs();
     let mut out = Vec::new();
     for (&cpu, spun) in cpus.iter().zip(spins) {
-        let Spun {
-            spin_ns,
-            reads,
-            gaps,
-            usage,
-        } = spun?;
-        let stolen_ns: u64 = gaps.iter().sum();
+        let (spun, usage) = spun?;
+        let spin_ns = spun.spin_ns;
         let interrupts = cpu_deltas(&before.0, &after.0, cpu);
         let steal = procfs::cpus_since(&before.2, &after.2, &[cpu]).steal;
         out.push(CpuNoise {
             cpu,
             spin_ns,
-            reads,
-            gaps: gaps.len() as u64,
-            stolen_ns,
-            stolen_us_per_s: stolen_ns as f64 / 1e3 / (spin_ns.max(1) as f64 / 1e9),
-            max_gap_ns: gaps.iter().copied().max().unwrap_or(0),
-            histogram: histogram(&gaps),
+            reads: spun.reads,
+            gaps: spun.gaps,
+            stolen_ns: spun.stolen_ns,
+            stolen_us_per_s: spun.stolen_ns as f64 / 1e3 / (spin_ns.max(1) as f64 / 1e9),
+            max_gap_ns: spun.max_gap_ns,
+            histogram: histogram(&spun.kept),
             ticks: interrupts.get("LOC").copied().unwrap_or(0),
             interrupts,
             softirqs: cpu_deltas(&before.1, &after.1, cpu),

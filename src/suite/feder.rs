@@ -930,31 +930,18 @@ mod tests {
 
     #[test]
     fn table3_is_cpu_time_as_the_papers_times_are_not_elapsed_time() {
-        use crate::model::{BenchResult, Outlier, Trial, TrialKind, Usage};
+        use crate::model::{BenchResult, Trial, Usage};
         assert_eq!(TABLE3_SERIES.y, YKind::CpuNs);
         // A disk read: 3 ms elapsed waiting for the device, 0.1 ms of CPU (the worker's own
         // and its reaped children's). The paper's 3.1 ms was CPU time, so the y is the 0.1.
         let trial = Trial {
-            kind: TrialKind::Measured,
-            iterations: 10,
-            wall_ns: 30_000_000,
             usage: Usage {
                 user_ns: 200_000,
                 sys_ns: 800_000,
                 ..Usage::default()
             },
             children: Some(Usage::default()),
-            worker_total: Usage::default(),
-            worker_rss_bytes: 0,
-            worker_maps: 0,
-            migrations: None,
-            cpu_start: None,
-            cpu_end: None,
-            outlier: Outlier::None,
-            error: None,
-            counters: None,
-            round: None,
-            started_ns: None,
+            ..Trial::measured(10, 30_000_000)
         };
         let result = BenchResult {
             id: "feder.table3@disk-block".into(),

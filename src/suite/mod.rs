@@ -17,6 +17,7 @@ use crate::model::{BenchResult, Derived, Overhead, Series, SeriesPoint, TrialKin
 use crate::stats;
 
 pub mod bbn;
+pub mod clock;
 pub mod commands;
 pub mod ctx;
 pub mod feder;
@@ -170,6 +171,7 @@ pub fn no_derived(_: &[crate::model::Series]) -> Vec<Derived> {
 pub fn suites() -> Vec<&'static Suite> {
     vec![
         &bbn::SUITE,
+        &clock::SUITE,
         &commands::SUITE,
         &ctx::SUITE,
         &feder::SUITE,

@@ -190,6 +190,7 @@ fn list_suites_names_every_suite_and_its_series() {
         names,
         [
             "bbn",
+            "clock",
             "commands",
             "ctx",
             "feder",

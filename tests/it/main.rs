@@ -35,6 +35,7 @@ mod programs;
 mod report;
 mod signals;
 mod suite_bbn;
+mod suite_clock;
 mod suite_commands;
 mod suite_ctx;
 mod suite_feder;
