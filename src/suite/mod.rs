@@ -18,6 +18,7 @@ use crate::stats;
 
 pub mod bbn;
 pub mod commands;
+pub mod cspeed;
 pub mod ctx;
 pub mod feder;
 pub mod fs;
@@ -171,6 +172,7 @@ pub fn suites() -> Vec<&'static Suite> {
     vec![
         &bbn::SUITE,
         &commands::SUITE,
+        &cspeed::SUITE,
         &ctx::SUITE,
         &feder::SUITE,
         &fs::SUITE,

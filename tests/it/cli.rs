@@ -191,6 +191,7 @@ fn list_suites_names_every_suite_and_its_series() {
         [
             "bbn",
             "commands",
+            "cspeed",
             "ctx",
             "feder",
             "fs",

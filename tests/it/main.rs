@@ -36,6 +36,7 @@ mod report;
 mod signals;
 mod suite_bbn;
 mod suite_commands;
+mod suite_cspeed;
 mod suite_ctx;
 mod suite_feder;
 mod suite_fs;
