@@ -20,10 +20,13 @@
 //! starts it (one process per trial, as the forks/execs program of the fork tests: no exec and
 //! no C start-up in the timed region); each run sends it a count over a pipe, it runs that
 //! many passes of the point's kernel, making no system call, and answers with its own rusage.
-//! The timed region is that exchange. The y is the program's CPU time per pass (its rusage,
-//! which the harness counts as the test's): the program only computes, so on a machine that
-//! other work keeps busy its CPU time is its speed, where the wall time would add the waits
-//! for a CPU (kept in every trial too). In-process (the kernels linked into sysperf and called)
+//! The timed region is that exchange. The y is its wall time per pass, the time `compare`'s
+//! ratios are of: the program only computes, so on a quiet machine that is its CPU time, which
+//! the table's User column shows (the program's rusage, which the harness counts as the
+//! test's); on a busy one the wall time also holds the waits for a CPU, and the run warns
+//! that other work inflated it. (A CPU-time y would hide the load, but then `compare`, whose
+//! ratios are of wall time for every point, would set a ratio beside it that is not of the
+//! figures shown.) In-process (the kernels linked into sysperf and called)
 //! would save the pipe exchange, a few microseconds a trial, but would need `unsafe` outside
 //! a system call and would run the kernels in the multi-MiB worker, not as the small program
 //! Feder's were.
@@ -245,7 +248,7 @@ const KERNEL_AXIS: Axis = Axis {
 pub static TABLE2_SERIES: SeriesSpec = SeriesSpec {
     id: "cspeed.table2",
     figure: "cspeed.table2",
-    figure_title: "Table II: C object code execution speed, today (CPU time per pass)",
+    figure_title: "Table II: C object code execution speed, today (time per pass)",
     curve: "today",
     paper: "Table II, \"Normalized C object code execution speed\" (Version 5.0 compilers, \
             peephole optimized, relative to the 3B20S): 3B20S 1.00, VAX-11/780 0.97, \
@@ -254,10 +257,10 @@ pub static TABLE2_SERIES: SeriesSpec = SeriesSpec {
     today: "one pass of a kernel of sysperf's freestanding C program (csrc/cspeed.c, -O) over a \
             fixed 8 KiB text: wc's counting, a chained-hash symbol table, sort of the lines \
             through a comparison procedure, a stack-machine interpreter running sum(1), a \
-            table-driven CRC-32; run by the program in its own process, y its CPU time per \
+            table-driven CRC-32; run by the program in its own process, y the wall time per \
             pass: an absolute time (compare two runs for the paper's ratio)",
     x: KERNEL_AXIS,
-    y: YKind::CpuNs,
+    y: YKind::CostNs,
     unit: "pass",
     shape: Shape::Single,
     points: |_| super::feder::labelled(&KERNELS),
@@ -346,7 +349,7 @@ fn cc_version(cc: &Path) -> Option<String> {
     text.lines().next().map(|l| l.trim().to_string())
 }
 
-/// Table II today: the geometric mean of the kernels' CPU time per pass, beside the paper's
+/// Table II today: the geometric mean of the kernels' time per pass, beside the paper's
 /// relative speeds; and the compile times beside the paper's words on them.
 fn derive(series: &[Series]) -> Vec<Derived> {
     use crate::papers::beside;
@@ -383,7 +386,7 @@ fn derive(series: &[Series]) -> Vec<Derived> {
             value: value / 1e3,
             unit: "us/pass".into(),
             formula: format!(
-                "geometric mean of the kernels' CPU time per pass ({}) = {:.1} us. Feder's \
+                "geometric mean of the kernels' time per pass ({}) = {:.1} us. Feder's \
                  Table II: {}: speeds relative to his 3B20S, where this is an absolute time on \
                  this machine with the build's compiler. To compare two machines, compilers or \
                  kernels as the paper did, `sysperf compare RUN_A RUN_B`: each kernel's ratio \
