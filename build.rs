@@ -1,46 +1,81 @@
-//! Build script: compiles the papers' null job and big job, Feder's 8K-BSS job, and the
-//! paper's forks/execs program (csrc/forker.c) into tiny freestanding static executables that
-//! the sysperf binary carries (include_bytes!), so no benchmark depends on a program outside
-//! sysperf. It also records the git commit the build is made from (`SYSPERF_COMMIT`: the
+//! Build script: compiles the papers' null job and big job, Feder's 8K-BSS job, the paper's
+//! forks/execs program (csrc/forker.c) and Feder's C-speed program (csrc/cspeed.c with its
+//! driver csrc/cspeed_main.c) into tiny freestanding static executables that the sysperf
+//! binary carries (include_bytes!), so no benchmark depends on a program outside sysperf. It also records the git commit the build is made from (`SYSPERF_COMMIT`: the
 //! version every run stores and `--version` prints). It builds nothing else.
 
 use std::env;
 use std::path::PathBuf;
 use std::process::Command;
 
+/// How every carried program is linked.
+/// -nostdlib/-static: no libc, no loader; the program is its own _start.
+/// -no-pie: a fixed-address executable, like the papers' a.out files.
+/// -Wl,--build-id=none, -s: nothing in the file but text and data.
+const FREESTANDING: [&str; 9] = [
+    "-static",
+    "-nostdlib",
+    "-nostartfiles",
+    "-no-pie",
+    "-fno-pie",
+    "-fno-stack-protector",
+    "-fno-asynchronous-unwind-tables",
+    "-Wl,--build-id=none",
+    "-s",
+];
+
 fn main() {
     let out = PathBuf::from(env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
     let cc = env::var("SYSPERF_JOB_CC")
         .or_else(|_| env::var("CC"))
         .unwrap_or_else(|_| "cc".to_string());
-    for job in ["nulljob", "bigjob", "bss8k", "forker"] {
-        let src = format!("csrc/{job}.c");
-        println!("cargo:rerun-if-changed={src}");
+    // The jobs are optimised for size (their text is what exec reads); the C-speed program
+    // with `-O`, as Feder's "peephole optimized" code and the compile series' `cc -O`.
+    let programs: [(&str, &[&str], &str); 5] = [
+        ("nulljob", &["csrc/nulljob.c"], "-Os"),
+        ("bigjob", &["csrc/bigjob.c"], "-Os"),
+        ("bss8k", &["csrc/bss8k.c"], "-Os"),
+        ("forker", &["csrc/forker.c"], "-Os"),
+        ("cspeed", &["csrc/cspeed.c", "csrc/cspeed_main.c"], "-O"),
+    ];
+    for (job, sources, opt) in programs {
+        let src = sources.join(" ");
+        for s in sources {
+            println!("cargo:rerun-if-changed={s}");
+        }
         let dst = out.join(job);
-        // -nostdlib/-static: no libc, no loader; the program is its own _start.
-        // -no-pie: a fixed-address executable, like the papers' a.out files.
-        // -Wl,--build-id=none, -s: nothing in the file but text and data.
         let status = Command::new(&cc)
-            .args([
-                "-Os",
-                "-static",
-                "-nostdlib",
-                "-nostartfiles",
-                "-no-pie",
-                "-fno-pie",
-                "-fno-stack-protector",
-                "-fno-asynchronous-unwind-tables",
-                "-Wl,--build-id=none",
-                "-s",
-                "-o",
-            ])
+            .arg(opt)
+            .args(FREESTANDING)
+            .arg("-o")
             .arg(&dst)
-            .arg(&src)
+            .args(sources)
             .status()
             .unwrap_or_else(|e| panic!("could not run the C compiler '{cc}' for {src}: {e}; install gcc (apt-get install gcc)"));
         assert!(status.success(), "compiling {src} with '{cc}' failed");
     }
+    // The compiler the C-speed program was built with, for the cspeed suite's notes: that
+    // program's speed is this compiler's code's as much as the machine's (Feder's "grouping
+    // of machine with compiler performance").
+    let version = Command::new(&cc)
+        .arg("--version")
+        .output()
+        .ok()
+        .and_then(|o| {
+            String::from_utf8_lossy(&o.stdout)
+                .lines()
+                .next()
+                .map(str::to_string)
+        })
+        .unwrap_or_else(|| "version unknown".into());
+    println!("cargo:rustc-env=SYSPERF_CSPEED_CC={cc} -O ({version})");
+    // The same flags for the cspeed suite's compile of the whole program.
+    println!(
+        "cargo:rustc-env=SYSPERF_FREESTANDING={}",
+        FREESTANDING.join(" ")
+    );
     println!("cargo:rerun-if-changed=csrc/job.h");
+    println!("cargo:rerun-if-changed=csrc/sys.h");
     commit();
     println!("cargo:rerun-if-env-changed=SYSPERF_JOB_CC");
     println!("cargo:rerun-if-env-changed=CC");

@@ -29,35 +29,11 @@
  * Nothing here reads a clock: sysperf times the run around its pipe exchange.
  */
 
-typedef unsigned long u64;
-typedef long i64;
+#include "sys.h"
+
+SYS_ENTRY(forker_main)
 
 #if defined(__x86_64__)
-#define SYS_read 0
-#define SYS_write 1
-#define SYS_brk 12
-#define SYS_clone 56
-#define SYS_execve 59
-#define SYS_wait4 61
-#define SYS_getrusage 98
-#define SYS_exit_group 231
-
-static inline i64 sc6(i64 n, i64 a, i64 b, i64 c, i64 d, i64 e, i64 f)
-{
-    i64 ret;
-    register i64 r10 __asm__("r10") = d;
-    register i64 r8 __asm__("r8") = e;
-    register i64 r9 __asm__("r9") = f;
-    __asm__ volatile("syscall"
-                     : "=a"(ret)
-                     : "a"(n), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8), "r"(r9)
-                     : "rcx", "r11", "memory");
-    return ret;
-}
-
-/* The entry: the stack holds argc, argv[], NULL, envp[], NULL. */
-__asm__(".text\n.global _start\n_start:\n\txor %rbp, %rbp\n\tmov %rsp, %rdi\n\tand $-16, %rsp\n\tcall forker_main\n\thlt\n");
-
 /*
  * i64 vfork_child(path rdi, argv rsi, envp rdx, code rcx): vfork; the child execs path (when
  * not NULL) or exits with code (127 when the exec failed); the parent gets the child's pid.
@@ -74,33 +50,6 @@ __asm__(".text\n.global vfork_child\nvfork_child:\n"
         "1:\tret\n");
 
 #elif defined(__aarch64__)
-#define SYS_read 63
-#define SYS_write 64
-#define SYS_brk 214
-#define SYS_clone 220
-#define SYS_execve 221
-#define SYS_wait4 260
-#define SYS_getrusage 165
-#define SYS_exit_group 94
-
-static inline i64 sc6(i64 n, i64 a, i64 b, i64 c, i64 d, i64 e, i64 f)
-{
-    register i64 x8 __asm__("x8") = n;
-    register i64 x0 __asm__("x0") = a;
-    register i64 x1 __asm__("x1") = b;
-    register i64 x2 __asm__("x2") = c;
-    register i64 x3 __asm__("x3") = d;
-    register i64 x4 __asm__("x4") = e;
-    register i64 x5 __asm__("x5") = f;
-    __asm__ volatile("svc #0"
-                     : "+r"(x0)
-                     : "r"(x8), "r"(x1), "r"(x2), "r"(x3), "r"(x4), "r"(x5)
-                     : "memory");
-    return x0;
-}
-
-__asm__(".text\n.global _start\n_start:\n\tmov x29, #0\n\tmov x0, sp\n\tbl forker_main\n\tbrk #0\n");
-
 /* vfork_child(path x0, argv x1, envp x2, code x3), as on x86-64; svc keeps x1-x30. */
 __asm__(".text\n.global vfork_child\nvfork_child:\n"
         "\tmov x9, x0\n\tmov x10, x1\n\tmov x11, x2\n\tmov x12, x3\n"
@@ -110,36 +59,11 @@ __asm__(".text\n.global vfork_child\nvfork_child:\n"
         "\tmov x12, #127\n"
         "2:\tmov x0, x12\n\tmov x8, #94\n\tsvc #0\n\tbrk #0\n"
         "1:\tret\n");
-
-#else
-#error "sysperf's forker: add the system calls for this architecture in csrc/forker.c"
 #endif
 
 i64 vfork_child(const char *path, char **argv, char **envp, i64 code);
 
 #define SIGCHLD 17
-#define RUSAGE_SELF 0
-#define RUSAGE_CHILDREN (-1)
-#define CMD_FD 3
-#define REPORT_FD 4
-
-struct timeval {
-    i64 tv_sec;
-    i64 tv_usec;
-};
-
-/* struct rusage of Linux on 64-bit machines. */
-struct rusage {
-    struct timeval ru_utime, ru_stime;
-    i64 ru_maxrss, ru_ixrss, ru_idrss, ru_isrss, ru_minflt, ru_majflt, ru_nswap, ru_inblock,
-        ru_oublock, ru_msgsnd, ru_msgrcv, ru_nsignals, ru_nvcsw, ru_nivcsw;
-};
-
-static __attribute__((noreturn)) void die(int code)
-{
-    for (;;)
-        sc6(SYS_exit_group, code, 0, 0, 0, 0, 0);
-}
 
 static u64 atou(const char *s)
 {
@@ -147,33 +71,6 @@ static u64 atou(const char *s)
     while (*s >= '0' && *s <= '9')
         v = v * 10 + (u64)(*s++ - '0');
     return v;
-}
-
-static int full(int write, int fd, char *buf, u64 len)
-{
-    u64 done = 0;
-    while (done < len) {
-        i64 n = sc6(write ? SYS_write : SYS_read, fd, (i64)(buf + done), (i64)(len - done), 0, 0, 0);
-        if (n == -4) /* EINTR */
-            continue;
-        if (n <= 0)
-            return -1;
-        done += (u64)n;
-    }
-    return 0;
-}
-
-static void usage(int who, u64 *out)
-{
-    struct rusage r; /* filled whole by the kernel */
-    if (sc6(SYS_getrusage, who, (i64)&r, 0, 0, 0, 0) != 0)
-        die(5);
-    out[0] = (u64)r.ru_utime.tv_sec * 1000000000ul + (u64)r.ru_utime.tv_usec * 1000ul;
-    out[1] = (u64)r.ru_stime.tv_sec * 1000000000ul + (u64)r.ru_stime.tv_usec * 1000ul;
-    out[2] = (u64)r.ru_minflt;
-    out[3] = (u64)r.ru_majflt;
-    out[4] = (u64)r.ru_nvcsw;
-    out[5] = (u64)r.ru_nivcsw;
 }
 
 __attribute__((used, noreturn)) void forker_main(i64 *sp)
@@ -205,7 +102,7 @@ __attribute__((used, noreturn)) void forker_main(i64 *sp)
         u64 n;
         if (full(0, CMD_FD, (char *)&n, sizeof n))
             die(0); /* sysperf closed the pipe: done */
-        u64 out[13];
+        u64 out[ANSWER_WORDS];
         u64 s0[6], c0[6], s1[6], c1[6];
         u64 wrong = 0;
         usage(RUSAGE_SELF, s0);

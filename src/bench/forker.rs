@@ -17,6 +17,10 @@
 //! name, so that an exec looks the name up as the paper's `execv(argv[3], argv)` did. It is
 //! removed when the benchmark is dropped; one left by a killed worker is removed by the next
 //! worker with the same pid.
+//!
+//! The cspeed suite's C-speed program (csrc/cspeed_main.c) speaks the same protocol
+//! (csrc/sys.h, which both programs include) and is started the same way
+//! ([`Forker::start_program`]); its answer counts the passes whose self-check failed.
 
 use super::{Ctx, Helper};
 use crate::error::BenchError;
@@ -99,8 +103,11 @@ pub(crate) fn ptrs(v: &[CString]) -> Vec<*const libc::c_char> {
         .collect()
 }
 
-/// The running forks/execs program, waiting for counts.
+/// The running forks/execs program (or another helper program that speaks its protocol,
+/// csrc/sys.h: the C-speed program), waiting for counts.
 pub(crate) struct Forker {
+    /// What the answer's last word counts, for the error when it is not 0.
+    wrong: &'static str,
     pid: Option<Pid>,
     cmd: Option<File>,
     answers: File,
@@ -118,11 +125,32 @@ impl Forker {
         env: &[String],
         job: Option<(&str, &[u8])>,
     ) -> Result<Forker, BenchError> {
+        Forker::start_program(
+            ctx,
+            FORKER,
+            "children that ended wrongly (a failed exec exits 127)",
+            argv,
+            env,
+            job,
+        )
+    }
+
+    /// Starts `image`, a program of csrc/ speaking the forks/execs program's protocol
+    /// (csrc/sys.h), as [`Forker::start`] does; `wrong` says what its answer's last word
+    /// counts.
+    pub(crate) fn start_program(
+        ctx: &Ctx,
+        image: &[u8],
+        wrong: &'static str,
+        argv: &[String],
+        env: &[String],
+        job: Option<(&str, &[u8])>,
+    ) -> Result<Forker, BenchError> {
         let program = argv
             .first()
             .ok_or_else(|| BenchError::Protocol("forker: no program name".into()))?;
         let dir = ProgramDir::new()?;
-        dir.add(program, FORKER)?;
+        dir.add(program, image)?;
         if let Some((name, bytes)) = job {
             dir.add(name, bytes)?;
         }
@@ -157,6 +185,7 @@ impl Forker {
         };
         drop((cmd_r, ans_w));
         let mut f = Forker {
+            wrong,
             pid: Some(pid),
             cmd: Some(File::from(cmd_w)),
             answers: File::from(ans_r),
@@ -183,7 +212,7 @@ impl Forker {
         let mut buf = [0u8; ANSWER_WORDS * 8];
         if self.answers.read_exact(&mut buf).is_err() {
             return Err(BenchError::Protocol(format!(
-                "the forks/execs program gave no answer: {}",
+                "the helper program gave no answer: {}",
                 self.end()
             )));
         }
@@ -193,8 +222,8 @@ impl Forker {
             .collect();
         if w[12] != 0 {
             return Err(BenchError::Protocol(format!(
-                "{} of {n} children of the forks/execs program ended wrongly (a failed exec exits 127)",
-                w[12]
+                "{} of {n} operations of the helper program went wrong: {}",
+                w[12], self.wrong
             )));
         }
         let usage = |u: &[u64]| Usage {

@@ -616,7 +616,7 @@ fn table3_make(row: u64) -> Box<dyn Benchmark> {
     }
 }
 
-fn labelled(labels: &[&str]) -> Vec<Point> {
+pub(super) fn labelled(labels: &[&str]) -> Vec<Point> {
     labels
         .iter()
         .enumerate()
@@ -627,7 +627,7 @@ fn labelled(labels: &[&str]) -> Vec<Point> {
         .collect()
 }
 
-const CATEGORY: Axis = Axis {
+pub(super) const CATEGORY: Axis = Axis {
     name: "operation",
     unit: "",
     log: false,
@@ -820,7 +820,7 @@ fn preflight() -> Result<Vec<String>, String> {
 }
 
 /// The y estimate of the point `label` of series `id`.
-fn point_y<'a>(series: &'a [Series], id: &str, label: &str) -> Option<&'a Estimate> {
+pub(super) fn point_y<'a>(series: &'a [Series], id: &str, label: &str) -> Option<&'a Estimate> {
     series
         .iter()
         .find(|s| s.id == id)?

@@ -19,6 +19,7 @@ use crate::stats;
 pub mod bbn;
 pub mod clock;
 pub mod commands;
+pub mod cspeed;
 pub mod ctx;
 pub mod feder;
 pub mod fs;
@@ -173,6 +174,7 @@ pub fn suites() -> Vec<&'static Suite> {
         &bbn::SUITE,
         &clock::SUITE,
         &commands::SUITE,
+        &cspeed::SUITE,
         &ctx::SUITE,
         &feder::SUITE,
         &fs::SUITE,

@@ -192,6 +192,7 @@ fn list_suites_names_every_suite_and_its_series() {
             "bbn",
             "clock",
             "commands",
+            "cspeed",
             "ctx",
             "feder",
             "fs",

@@ -37,6 +37,7 @@ mod signals;
 mod suite_bbn;
 mod suite_clock;
 mod suite_commands;
+mod suite_cspeed;
 mod suite_ctx;
 mod suite_feder;
 mod suite_fs;
