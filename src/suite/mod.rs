@@ -22,6 +22,7 @@ pub mod ctx;
 pub mod feder;
 pub mod fs;
 pub mod libs;
+pub mod login;
 pub mod mem;
 pub mod net;
 pub mod perfbench;
@@ -175,6 +176,7 @@ pub fn suites() -> Vec<&'static Suite> {
         &feder::SUITE,
         &fs::SUITE,
         &libs::SUITE,
+        &login::SUITE,
         &mem::SUITE,
         &net::SUITE,
         &perfbench::SUITE,
