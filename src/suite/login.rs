@@ -28,10 +28,12 @@
 //! when each has reported its last echo; a point's y is that wall time over the characters
 //! (iterations x sessions). When the clock has stopped the worker hangs up (closes the pipe the
 //! users wait on), each session's processes end in turn (the user exits, rlogind reads end of
-//! file, the editor's pty hangs up), report what they received and sent, and are reaped with
-//! their usage (`reap_unwaited`), which is the trial's CPU time: the derived CPU per character
-//! counts every process of every session, their setup after fork and their exit included
-//! (a fixed cost a trial of thousands of characters divides away). The trial fails unless
+//! file, the editor's pty hangs up), report what they received and sent and their own usage
+//! from when they were ready (set up, about to wait for their first input) to the report, and
+//! are reaped (`reap_unwaited`). Those usages are the trial's CPU time beside the worker's:
+//! the derived CPU per character counts every process of every session, without their fork,
+//! setup and exit, which a short trial would otherwise charge to its few characters (a quick
+//! run's local point showed 30 page faults a character that way). The trial fails unless
 //! every process received and sent exactly one byte per keystroke, and every echo was the key.
 //!
 //! Where today differs: one machine plays both ends, so "network traffic" is loopback TCP (its
@@ -189,16 +191,31 @@ pub struct Tally {
     pub sent: u64,
     /// 0, or one of the faults.
     pub code: u64,
+    /// Its own usage from when it was ready (set up, about to wait for its first input) to
+    /// its report: the session's work, without its fork, setup and exit.
+    pub usage: Usage,
 }
 
-/// A report record: session, role, received, sent, code; one write(2) of less than
-/// PIPE_BUF, so that records from many processes never interleave.
-const RECORD: usize = 5 * 8;
+/// A report record: session, role, received, sent, code and the six fields of the usage;
+/// one write(2) of less than PIPE_BUF, so that records from many processes never interleave.
+const RECORD: usize = 11 * 8;
 
 #[derive(Debug, Default, Clone, Copy)]
 struct Count {
     received: u64,
     sent: u64,
+    /// The process's usage when it was ready (each is single-threaded: the thread's is the
+    /// process's).
+    ready: Usage,
+}
+
+impl Count {
+    fn ready() -> Count {
+        Count {
+            ready: sys::usage_thread(),
+            ..Count::default()
+        }
+    }
 }
 
 /// Writes all of `buf`; a fault code otherwise.
@@ -229,10 +246,23 @@ fn get(fd: RawFd, buf: &mut [u8]) -> Result<usize, u64> {
 
 /// Sends this process's record to the worker and gives its exit code.
 fn report(to: RawFd, session: u64, role: Role, c: Count, code: u64) -> i32 {
+    let u = sys::usage_thread().since(&c.ready);
     let mut rec = [0u8; RECORD];
-    for (i, v) in [session, role.code(), c.received, c.sent, code]
-        .iter()
-        .enumerate()
+    for (i, v) in [
+        session,
+        role.code(),
+        c.received,
+        c.sent,
+        code,
+        u.user_ns,
+        u.sys_ns,
+        u.minflt,
+        u.majflt,
+        u.nvcsw,
+        u.nivcsw,
+    ]
+    .iter()
+    .enumerate()
     {
         rec[i * 8..i * 8 + 8].copy_from_slice(&v.to_ne_bytes());
     }
@@ -254,6 +284,14 @@ fn parse(rec: &[u8; RECORD]) -> Option<Tally> {
         received: f(2),
         sent: f(3),
         code: f(4),
+        usage: Usage {
+            user_ns: f(5),
+            sys_ns: f(6),
+            minflt: f(7),
+            majflt: f(8),
+            nvcsw: f(9),
+            nivcsw: f(10),
+        },
     })
 }
 
@@ -420,10 +458,11 @@ impl Login {
         let keep_only = |keep: &[RawFd]| sys::close_all_but(keep, &all);
         for &role in self.kind.roles() {
             let body = || -> i32 {
-                let mut c = Count::default();
+                let mut c;
                 let r = match role {
                     Role::Editor => {
                         keep_only(&[slave.as_raw_fd(), rep]);
+                        c = Count::ready();
                         relay(slave.as_raw_fd(), slave.as_raw_fd(), &mut c)
                     }
                     Role::Rlogind => {
@@ -431,6 +470,7 @@ impl Login {
                             return FAULT_IO as i32;
                         };
                         keep_only(&[sv.as_raw_fd(), master.as_raw_fd(), rep]);
+                        c = Count::ready();
                         rlogind(sv.as_raw_fd(), master.as_raw_fd(), &mut c)
                     }
                     Role::RloginWriter | Role::RloginReader => {
@@ -438,6 +478,7 @@ impl Login {
                             return FAULT_IO as i32;
                         };
                         keep_only(&[cl.as_raw_fd(), lslave.as_raw_fd(), rep]);
+                        c = Count::ready();
                         if role == Role::RloginWriter {
                             let r = relay(lslave.as_raw_fd(), cl.as_raw_fd(), &mut c);
                             // The reader holds the connection too: end it for rlogind.
@@ -454,6 +495,7 @@ impl Login {
                             (None, None) => master.as_raw_fd(),
                         };
                         keep_only(&[term, go, stop, rep]);
+                        c = Count::ready();
                         let r = type_keys(go, term, n, &mut c);
                         let code = report(rep, s, role, c, r.err().unwrap_or(0));
                         if code == 0 {
@@ -646,14 +688,19 @@ impl Benchmark for Login {
             }
         }
         self.check()?;
-        let mut total = Usage::default();
         // One at a time off the list, so that after one that ended wrongly teardown still
-        // finds the others.
+        // finds the others. Their lifetime usage (wait4's) holds their fork, setup and exit,
+        // which a short trial would charge to its few characters: the trial's is what each
+        // did from ready to its report.
         while let Some(&pid) = self.children.first() {
-            let usage = crate::bench::ipc::reap(pid);
+            let ended = crate::bench::ipc::reap(pid);
             self.children.remove(0);
-            total = total.plus(&usage?);
+            ended?;
         }
+        let total = self
+            .tallies
+            .iter()
+            .fold(Usage::default(), |a, t| a.plus(&t.usage));
         self.pidfds.clear();
         self.report = None;
         Ok(total)
@@ -762,9 +809,9 @@ fn series() -> Vec<&'static SeriesSpec> {
 fn preflight() -> Result<Vec<String>, String> {
     sys::open_pty().map_err(|e| format!("cannot open a pseudo-terminal: {e}"))?;
     Ok(vec![
-        "login CPU per character: user+sys of every process of every session (reaped after \
-         the hang-up, their setup after fork and their exit included) and the worker's, over \
-         the characters echoed; the kworker that moves pty data (flush_to_ldisc) is in no \
+        "login CPU per character: user+sys of every process of every session from when it \
+         was ready to its report after the last echo or the hang-up (its fork, setup and exit \
+         left out) and the worker's in the timed region, over the characters echoed; the kworker that moves pty data (flush_to_ldisc) is in no \
          process's rusage, loopback TCP's softirq work in whichever process it interrupted"
             .into(),
     ])
@@ -1025,6 +1072,7 @@ mod tests {
         let c = Count {
             received: 7,
             sent: 9,
+            ready: sys::usage_thread(),
         };
         assert_eq!(report(w.as_raw_fd(), 3, Role::RloginReader, c, 0), 0);
         let mut rec = [0u8; RECORD];
@@ -1037,9 +1085,12 @@ mod tests {
                 role: Role::RloginReader,
                 received: 7,
                 sent: 9,
-                code: 0
+                code: 0,
+                usage: t.usage,
             }
         );
+        // The usage since ready: this thread's, a moment's.
+        assert!(t.usage.user_ns + t.usage.sys_ns < 1_000_000_000, "{t:?}");
         for role in Role::ALL {
             assert_eq!(Role::of(role.code()), Some(role));
             assert!(role.comm().len() <= 15, "{}", role.comm());
