@@ -377,6 +377,37 @@ pub fn close_in_child(fd: &impl AsRawFd) {
     unsafe { libc::close(fd.as_raw_fd()) };
 }
 
+/// In a forked child that will leave with [`exit_now`]: closes every descriptor above 2 but
+/// those in `keep` (close_range(2) over the gaps between them), so that the child holds no
+/// end it does not use, whatever the parent had open (another thread's pipes, in a test
+/// process). Falls back to closing `known` one by one where close_range is missing (before
+/// Linux 5.9). Makes system calls only, as a child of a multi-threaded parent must.
+pub fn close_all_but(keep: &[RawFd], known: &[RawFd]) {
+    let mut kept = [0 as RawFd; 16];
+    let n = keep.len().min(kept.len());
+    kept[..n].copy_from_slice(&keep[..n]);
+    kept[..n].sort_unstable();
+    let mut from: u32 = 3;
+    let mut ok = true;
+    for &k in kept[..n].iter().chain(std::iter::once(&RawFd::MAX)) {
+        let k = k as u32;
+        if k < from {
+            continue;
+        }
+        if k > from {
+            // SAFETY: close_range takes plain integers; the descriptors it closes are never
+            // used again in this process, which exits without running destructors.
+            ok &= unsafe { libc::syscall(libc::SYS_close_range, from, k - 1, 0) } == 0;
+        }
+        from = k.saturating_add(1);
+    }
+    if !ok {
+        for fd in known.iter().filter(|fd| !keep.contains(fd)) {
+            close_in_child(fd);
+        }
+    }
+}
+
 /// Sets the capacity of the pipe `fd` belongs to (F_SETPIPE_SZ) and returns what the kernel
 /// made it (at least `bytes`, rounded up to a power of two of pages).
 pub fn set_pipe_size(fd: &impl AsRawFd, bytes: usize) -> io::Result<usize> {

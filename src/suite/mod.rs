@@ -24,6 +24,7 @@ pub mod ctx;
 pub mod feder;
 pub mod fs;
 pub mod libs;
+pub mod login;
 pub mod mem;
 pub mod net;
 pub mod perfbench;
@@ -179,6 +180,7 @@ pub fn suites() -> Vec<&'static Suite> {
         &feder::SUITE,
         &fs::SUITE,
         &libs::SUITE,
+        &login::SUITE,
         &mem::SUITE,
         &net::SUITE,
         &perfbench::SUITE,

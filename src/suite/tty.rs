@@ -99,7 +99,9 @@ fn write_whole(fd: RawFd, data: &[u8], op: &'static str) -> Result<(), BenchErro
 }
 
 /// Opens a pty pair and applies `edit` to the slave's attributes.
-fn pty_with(edit: impl FnOnce(&mut libc::termios)) -> Result<(OwnedFd, OwnedFd), BenchError> {
+pub(crate) fn pty_with(
+    edit: impl FnOnce(&mut libc::termios),
+) -> Result<(OwnedFd, OwnedFd), BenchError> {
     let (master, slave) = sys::open_pty().map_err(BenchError::sys("posix_openpt"))?;
     let mut t = sys::tcgetattr(slave.as_raw_fd()).map_err(BenchError::sys("tcgetattr"))?;
     edit(&mut t);
@@ -536,8 +538,9 @@ fn preflight() -> Result<Vec<String>, String> {
     ])
 }
 
-/// Median over a point's measured trials of user+sys nanoseconds per operation.
-fn cpu_ns_per_op(s: &Series, x: f64) -> Option<f64> {
+/// Median over a point's measured trials of user+sys nanoseconds per operation (the process
+/// and every child it reaped: the `login` suite's sessions too).
+pub(crate) fn cpu_ns_per_op(s: &Series, x: f64) -> Option<f64> {
     let p = s.points.iter().find(|p| p.x == x)?;
     let per_op: Vec<f64> = p
         .result

@@ -197,6 +197,7 @@ fn list_suites_names_every_suite_and_its_series() {
             "feder",
             "fs",
             "libs",
+            "login",
             "mem",
             "net",
             "perfbench",

@@ -42,6 +42,7 @@ mod suite_ctx;
 mod suite_feder;
 mod suite_fs;
 mod suite_libs;
+mod suite_login;
 mod suite_mem;
 mod suite_net;
 mod suite_perfbench;
