@@ -13,7 +13,8 @@
 #   TRIES3   `run --quick --suite workload` runs under the scratch swapper (item 3; default 10)
 #   TRIES5   `runs --db` calls under the file/link swapper (item 5; default 1000)
 #   ITEMS    the items to replay (default "1 2 3 4 5 6 8" of #29, then #41's "41.1 41.2 41.3
-#            41.4 41.5 41.7 41.8 41.9", each in scripts/secprobe.d/41-N.sh)
+#            41.4 41.5 41.7 41.8 41.9", each in scripts/secprobe.d/41-N.sh, then #45's "45.1",
+#            in scripts/secprobe.d/45-1.sh)
 #
 # What it changes, and puts back at exit (trap): it creates the user sp-probe-<pid> (home
 # under the work directory) and removes it with everything it made (userdel -r); it sets
@@ -41,7 +42,7 @@ fi
 TRIES2=${TRIES2:-300}
 TRIES3=${TRIES3:-10}
 TRIES5=${TRIES5:-1000}
-ITEMS=" ${ITEMS:-1 2 3 4 5 6 8 41.1 41.2 41.3 41.4 41.5 41.7 41.8 41.9} "
+ITEMS=" ${ITEMS:-1 2 3 4 5 6 8 41.1 41.2 41.3 41.4 41.5 41.7 41.8 41.9 45.1} "
 # Whether item $1 is to be replayed.
 want() { [ "${ITEMS#* $1 }" != "$ITEMS" ]; }
 
@@ -529,16 +530,18 @@ fi
 # #41's items, one file each (scripts/secprobe.d/41-N.sh): each file defines probe_41_N,
 # which uses this script's as_user, asu, report/judge, stop, alive, $W, $U, $AH, $SYSPERF and
 # $helper/$cc_ok, works under "$W/i41-N" and puts back anything it changes.
-for n in 1 2 3 4 5 7 8 9; do
-  want "41.$n" || continue
-  f=$here/scripts/secprobe.d/41-$n.sh
+# #45's (the cspeed suite's compiler) the same way, as scripts/secprobe.d/45-N.sh.
+for item in 41.1 41.2 41.3 41.4 41.5 41.7 41.8 41.9 45.1; do
+  want "$item" || continue
+  n=${item#*.} i=${item%%.*}
+  f=$here/scripts/secprobe.d/$i-$n.sh
   if [ -f "$f" ]; then
-    mkdir -p "$W/i41-$n"
+    mkdir -p "$W/i$i-$n"
     # shellcheck source=/dev/null
     . "$f"
-    "probe_41_$n"
+    "probe_${i}_$n"
   else
-    report "41.$n" "(no probe)" broken "$f is missing"
+    report "$item" "(no probe)" broken "$f is missing"
   fi
 done
 
