@@ -122,6 +122,19 @@ judge() {
   fi
 }
 
+# Item $1 ($2) judged by the attacker's mark file $3, to which every planted program appends
+# the id of whoever ran it: broken when it has lines (root ran "the attacker's $4"), else
+# inconclusive when root's command exited $5 non-zero (its first line in $6 said why), else held.
+judge_mark() {
+  if [ -s "$3" ]; then
+    judge "$1" "$2" "root ran the attacker's $4 $(wc -l <"$3") times (id -u: $(sort -u "$3" | tr '\n' ' ' | sed 's/ $//'))"
+  elif [ "$5" != 0 ]; then
+    report "$1" "$2" inconclusive "exited $5: $(head -1 "$6" | cut -c1-120)"
+  else
+    judge "$1" "$2" ""
+  fi
+}
+
 report() { # item, what, verdict (held / broken / inconclusive), evidence
   if [ "$3" = held ]; then
     echo "item $1 $2: held"

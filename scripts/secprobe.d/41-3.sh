@@ -37,11 +37,5 @@ probe_41_3() {
   done
   kill -KILL "$x" 2>/dev/null
   wait "$x" 2>/dev/null
-  if [ -s "$mark" ]; then
-    judge "41.3" "$what" "in ab $i root ran the attacker's true through $d/sticky/bin $(wc -l <"$mark") times (id -u: $(sort -u "$mark" | tr '\n' ' ' | sed 's/ $//'))"
-  elif [ "$rc" != 0 ]; then
-    report "41.3" "$what" inconclusive "ab exited $rc: $(head -1 "$d/ab.err" | cut -c1-120)"
-  else
-    judge "41.3" "$what" ""
-  fi
+  judge_mark "41.3" "$what" "$mark" "true through $d/sticky/bin (in ab $i)" "$rc" "$d/ab.err"
 }

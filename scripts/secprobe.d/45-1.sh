@@ -7,7 +7,7 @@
 # cleared). Everything is under "$W/i45-1" and the attacker's home.
 probe_45_1() {
   local what="compiler passes planted through COMPILER_PATH and GCC_EXEC_PREFIX (run --suite cspeed.compile)"
-  local d=$W/i45-1 mark=$AH/i45-1-ran rc=0 p
+  local d=$W/i45-1 mark=$AH/i45-1-ran rc p
   as_user mkdir -p "$AH/cc45"
   for p in as cc1 collect2 ld; do
     printf '#!/bin/sh\nid -u >> %s\nexit 1\n' "$mark" | as_user tee "$AH/cc45/$p" >/dev/null
@@ -16,11 +16,5 @@ probe_45_1() {
   COMPILER_PATH="$AH/cc45" GCC_EXEC_PREFIX="$AH/cc45/" timeout -k 5 300 "$SYSPERF" run \
     --suite cspeed.compile --quick --db "$d/s.db" >/dev/null 2>"$d/run.err"
   rc=$?
-  if [ -s "$mark" ]; then
-    judge "45.1" "$what" "root ran the attacker's compiler passes $(wc -l <"$mark") times (id -u: $(sort -u "$mark" | tr '\n' ' ' | sed 's/ $//'))"
-  elif [ "$rc" != 0 ]; then
-    report "45.1" "$what" inconclusive "run exited $rc: $(grep -m1 -i error "$d/run.err" | cut -c1-120)"
-  else
-    judge "45.1" "$what" ""
-  fi
+  judge_mark "45.1" "$what" "$mark" "compiler passes" "$rc" "$d/run.err"
 }
