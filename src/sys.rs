@@ -383,9 +383,17 @@ pub fn close_in_child(fd: &impl AsRawFd) {
 /// process). Falls back to closing `known` one by one where close_range is missing (before
 /// Linux 5.9). Makes system calls only, as a child of a multi-threaded parent must.
 pub fn close_all_but(keep: &[RawFd], known: &[RawFd]) {
+    // A fixed array: a forked child of a multi-threaded parent must not allocate. More to
+    // keep than it holds is closed the slow way, never by ranges that would take some kept.
     let mut kept = [0 as RawFd; 16];
-    let n = keep.len().min(kept.len());
-    kept[..n].copy_from_slice(&keep[..n]);
+    let n = keep.len();
+    if n > kept.len() {
+        for fd in known.iter().filter(|fd| !keep.contains(fd)) {
+            close_in_child(fd);
+        }
+        return;
+    }
+    kept[..n].copy_from_slice(keep);
     kept[..n].sort_unstable();
     let mut from: u32 = 3;
     let mut ok = true;
