@@ -319,13 +319,7 @@ pub fn run_cv(
         notes: Vec::new(),
     };
     let history = history_in(store, &probe, HISTORY_RUNS, &[])?;
-    Ok(compare::machine_variance(&history, 0)
-        .into_iter()
-        .map(|v| {
-            let cv = v.between_cv();
-            (v.test, cv)
-        })
-        .collect())
+    Ok(compare::run_to_run_cv(&history))
 }
 
 /// [`Catalog::history`] in an opened store.

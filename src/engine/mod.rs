@@ -633,7 +633,7 @@ fn run_wide(
                 (None, _) => "no 95% interval yet".to_string(),
                 (Some(h), None) => format!("+-{h:.1}%"),
                 (Some(h), Some(r)) if reachable => format!(
-                    "+-{h:.1}% (this machine's run-to-run variation +-{r:.1}% included)"
+                    "+-{h:.1}% (this machine's run-to-run variation +-{r:.1}% included, speed-adjusted where that is smaller)"
                 ),
                 (Some(h), Some(r)) => format!(
                     "+-{h:.1}%, of which this machine's run-to-run variation alone is +-{r:.1}%, which more rounds cannot narrow ('run --repeat N' averages runs)"

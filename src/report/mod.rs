@@ -184,6 +184,7 @@ pub(crate) fn fixture_compare(
         by_sitting,
         runs: 10,
         sittings: 10,
+        levels: Default::default(),
     };
     let columns: Vec<Vec<&crate::model::Run>> = runs.iter().map(|r| vec![r]).collect();
     crate::compare::build_grouped(&columns, baseline, noise_pct, &known)
