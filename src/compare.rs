@@ -674,7 +674,7 @@ fn covers_levels(columns: &[Vec<&Run>], known: &Known) -> String {
         )
     } else if !known.by_sitting.is_empty() {
         format!(
-            "intervals cover the trials and this machine's run-to-run variance, from {} stored runs of it in {} sitting(s) made with the same options (on the runs' medians, with their degrees of freedom; never narrower than the medians' own spread): runs of one sitting against the variance within sittings, runs of different sittings against the variance between them, which needs {} sittings; a test without the one it needs gets no verdict",
+            "intervals cover the trials and this machine's run-to-run variance, from {} stored runs of it in {} sitting(s) made with the same options (on the runs' medians, with their degrees of freedom; never narrower than the medians' own spread): runs of one sitting against the variance within sittings, runs of different sittings against the variance between them, which needs {} sittings; a test without the one it needs gets no verdict. Between sittings a run's interval narrows with its length, not with more sittings alone: 'run --precision PCT --max-time S' measures until a comparison made alike would resolve PCT%",
             known.runs,
             known.sittings,
             crate::variance::MIN_SITTINGS
