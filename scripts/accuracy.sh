@@ -60,7 +60,9 @@
 #   processes free, as sysperf's, which set every online CPU).
 #   The network section alone: NET_ONLY=1 scripts/accuracy.sh [CPU] (needs sockperf iperf3).
 #   mem.bw-bcopy@67108864 vs mbw -t0 64              (the C library's memcpy of 64 MiB; mbw's
-#                                                         runs after its first, whose pages fault)
+#                                                         runs after its first, whose pages fault;
+#                                                         -t1 for an mbw before 1.4, Debian's 1.2.2,
+#                                                         whose -t0 is its b[i]=a[i] loop)
 #   With LMBENCH=/path/to/lmbench/bin (lmbench is not packaged: build lat_mem_rd, bw_mem and
 #   lat_ctx from its source, outside this tree), also, every tool on CPU:
 #   mem.lat-stride64@SIZE  vs lat_mem_rd 64 64        (ns per load at 16 KiB, 256 KiB, 8 MiB,
@@ -108,6 +110,16 @@ if [ -n "${LMBENCH:-}" ]; then
   for t in lat_mem_rd bw_mem lat_ctx; do
     [ -x "$LMBENCH/$t" ] || { echo "accuracy.sh: LMBENCH=$LMBENCH has no executable $t; build lmbench's src/$t.c there, or leave LMBENCH unset" >&2; exit 2; }
   done
+fi
+
+# mbw's memcpy test. mbw before 1.4 (Debian's 1.2.2) runs its b[i] = a[i] loop for -t0 under the
+# label "MEMCPY" and memcpy for -t1 under "DUMB": its worker() tests type == 1 for memcpy while
+# main() and printout() number memcpy 0. Upstream fixed it in 6346daa ("Fix labeling of the
+# displayed results", 2014), the commit before the one that added the version banner of -h.
+if { mbw -h 2>&1 || true; } | grep -q "mbw memory benchmark v"; then
+  MBW_T=0 MBW_METHOD=MEMCPY
+else
+  MBW_T=1 MBW_METHOD=DUMB
 fi
 
 cargo build --release -q
@@ -258,7 +270,7 @@ mem_side() { # pair side round
   local out="$work/mem-$1-$2-$3" pts=() s op
   case "$1/$2" in
     mbw/sp)   "$SP" run --suite mem.bw-bcopy@67108864 --cpu "$CPU" --db "$work/mem.db" --json >"$out" ;;
-    mbw/peer) taskset -c "$CPU" mbw -n 10 -t0 64 >"$out" 2>&1 || true ;;
+    mbw/peer) taskset -c "$CPU" mbw -n 10 -t"$MBW_T" 64 >"$out" 2>&1 || true ;;
     lat/sp)
       for s in $MEM_LAT_SIZES; do pts+=(--suite "mem.lat-stride64@$s" --suite "mem.lat-random@$s"); done
       "$SP" run "${pts[@]}" --cpu "$CPU" --db "$work/mem.db" --json >"$out" ;;
@@ -288,13 +300,14 @@ mem_section() {
   [ -n "${LMBENCH:-}" ] && pairs="mbw lat bw ctx"
   # shellcheck disable=SC2086
   alternate mem_side $pairs
-  python3 - "$work" "$ROUNDS" "${LMBENCH:-}" "$MEM_LAT_SIZES" "$MEM_BW_SIZES" "$CTX_POINTS" <<'PY'
+  python3 - "$work" "$ROUNDS" "${LMBENCH:-}" "$MEM_LAT_SIZES" "$MEM_BW_SIZES" "$CTX_POINTS" "$MBW_T" "$MBW_METHOD" <<'PY'
 import json, os, re, statistics, sys
 work, rounds, lmbench = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 sys.path.insert(0, work)
 from ratios import table
 lat_sizes, bw_sizes = sys.argv[4].split(), sys.argv[5].split()
 ctx_points = [tuple(p.split("/")) for p in sys.argv[6].split()]
+mbw_t, mbw_method = sys.argv[7], sys.argv[8]
 
 def doc(name):
     try:
@@ -319,12 +332,13 @@ def sp_derived(name, dname):
     return None
 
 def mbw_mibs(name):
-    # Per-run lines "N Method: MEMCPY ... Copy: X MiB/s"; the median of all but the first.
+    # Per-run lines "N Method: MEMCPY ... Copy: X MiB/s" (the memcpy test's label, "DUMB" in an
+    # mbw before 1.4); the median of all but the first.
     try:
         text = open(os.path.join(work, name)).read()
     except OSError:
         return None
-    v = [float(m) for m in re.findall(r"^\d+\s+Method: MEMCPY.*Copy: ([0-9.]+) MiB/s", text, re.M)]
+    v = [float(m) for m in re.findall(rf"^\d+\s+Method: {mbw_method}.*Copy: ([0-9.]+) MiB/s", text, re.M)]
     return statistics.median(v[1:]) if len(v) > 1 else None
 
 def lmb_lat(name, size):
@@ -361,7 +375,7 @@ def lmb_ctx(name, size, procs):
         return None
     return None
 
-rows = [("memcpy 64 MiB (B/s)", "mbw", "mem.bw-bcopy@67108864", "mbw -t0 64 (runs 2-10)",
+rows = [("memcpy 64 MiB (B/s)", "mbw", "mem.bw-bcopy@67108864", f"mbw -t{mbw_t} 64 (runs 2-10)",
          lambda r: sp_point(f"mem-mbw-sp-{r}", "mem.bw-bcopy@67108864"),
          lambda r: (lambda v: v * 1048576 if v else None)(mbw_mibs(f"mem-mbw-peer-{r}")))]
 if lmbench:

@@ -18,7 +18,9 @@
 //! overhead (one process, 96 pipes, x = SIZE) and the suite's derived figures give lmbench's
 //! number for each point: per switch less overhead, "n/a" where lmbench prints nothing
 //! (overhead at least as large). The curves drawn are the ring's time per switch with the
-//! overhead in it.
+//! overhead in it. lat_ctx's own overhead over 96 pipes reads 0.1-0.2 us more than over 16
+//! here, so beside `lat_ctx -s 0 16` the derived figure reads a little lower (README,
+//! Accuracy).
 //!
 //! The children are forked in setup, each keeping only its two pipe ends; when the clock has
 //! stopped the test process closes its end and each child, reading end of file, exits in turn

@@ -19,6 +19,15 @@
 //!   sizes are read from this curve. Where SIZE is not a multiple of the page, lmbench chains
 //!   the words in bit-reversed order, which for a count that is not a power of two repeats
 //!   words and closes the chain early; this chains them in a random order instead.
+//!   lmbench also takes a size's pages from a permutation of all the pages of the run's
+//!   largest size, in one malloc of it (`lib_mem.c` `base_initialize`: `nmpages` from
+//!   `maxlen`), so in `lat_mem_rd -t 64 16` a 256 KiB chain is 64 pages scattered over
+//!   64 MiB, which transparent huge pages back with 2 MiB pages; here a chain of SIZE is a
+//!   mapping of SIZE, 4 KiB pages below 2 MiB, so this curve rises where the machine's TLB
+//!   for 4 KiB pages runs out (README, Accuracy: 9.6-10.8 ns against 5.2-5.6 ns for
+//!   lmbench's own 256 KiB point with THP disabled for it and not). And lat_mem_rd keeps the
+//!   least of its repetitions (`save_minimum()`), the harness the median of its trials, which
+//!   at a rise of the curve, where trials spread, reads higher.
 //!
 //! One operation is one load; an iteration follows the chain for at least [`MIN_LOADS`] loads
 //! (a whole lap at least), continuing where the last stopped as lmbench's `state->p` does.
