@@ -44,12 +44,29 @@ fn the_papers_ratio_pages_to_swap_with_faults_beside_table_7_or_says_why_it_skip
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let tmp = tempfile::tempdir().unwrap();
     let db = tmp.path().join("swap.db");
-    let out = sysperf(&db)
-        .args(["run", "--suite", "swap.randpage", "--quick", "--json"])
-        .timeout(Duration::from_secs(300))
-        .output()
-        .unwrap();
-    let v = json_of(&out.stdout);
+    let run = || {
+        let out = sysperf(&db)
+            .args(["run", "--suite", "swap.randpage", "--quick", "--json"])
+            .timeout(Duration::from_secs(300))
+            .output()
+            .unwrap();
+        json_of(&out.stdout)
+    };
+    let mut v = run();
+    // Beside the other CLI tests (in parallel, on two CPUs) the point's one quick trial
+    // failed once in several CI runs, with no summary. Once more, then fail saying why.
+    let failed = |v: &Value| {
+        v["series"].as_array().is_some_and(|s| {
+            s.iter()
+                .flat_map(|x| x["points"].as_array().into_iter().flatten())
+                .any(|p| p["result"]["summary"].is_null())
+        })
+    };
+    if zram::check().is_ok() && failed(&v) {
+        eprintln!("swap.randpage failed once, run again: {v}");
+        v = run();
+        assert!(!failed(&v), "swap.randpage failed twice: {v}");
+    }
     if let Err(e) = zram::check() {
         // Not root, or no zram: skipped, saying why and what the vm suite does instead.
         let skipped = v["warnings"].as_array().unwrap().iter().any(|w| {
