@@ -407,6 +407,17 @@ pub fn machine_variance(history: &[Run], now_ns: i64) -> Vec<crate::model::Varia
         .collect()
 }
 
+/// Each test's run-to-run CV across `history` from its raw figures ([`machine_variance`]).
+fn raw_run_to_run_cv(history: &[Run]) -> std::collections::BTreeMap<String, f64> {
+    machine_variance(history, 0)
+        .into_iter()
+        .map(|v| {
+            let cv = v.between_cv();
+            (v.test, cv)
+        })
+        .collect()
+}
+
 /// Each test's run-to-run CV across `history` (the component beyond a run's trials): what
 /// `run --precision` adds to the interval it waits for (#30), and which more rounds cannot
 /// narrow. The speed-adjusted ratio is the comparison that resolves across sittings (#42):
@@ -414,13 +425,7 @@ pub fn machine_variance(history: &[Run], now_ns: i64) -> Vec<crate::model::Varia
 /// (between sittings, [`Known`]), that is the variation, not the raw one, which made runs
 /// stop at 6-15 trials as "unreachable" at +-8% while their adjusted interval still narrowed.
 pub fn run_to_run_cv(history: &[Run]) -> std::collections::BTreeMap<String, f64> {
-    let mut cv: std::collections::BTreeMap<String, f64> = machine_variance(history, 0)
-        .into_iter()
-        .map(|v| {
-            let cv = v.between_cv();
-            (v.test, cv)
-        })
-        .collect();
+    let mut cv = raw_run_to_run_cv(history);
     let known = Known::from_history(history);
     for (key, v) in &known.by_sitting {
         let (Some((id, _)), Some(across)) = (key.split_once("@over:"), v.across) else {
@@ -772,10 +777,7 @@ pub fn levels_of(runs: &[&Run]) -> Levels {
         }
     }
     by.into_iter()
-        .filter_map(|(id, mut v)| {
-            v.sort_by(f64::total_cmp);
-            Some((id, stats::median(&v).ok()?))
-        })
+        .filter_map(|(id, v)| Some((id, stats::median(&v).ok()?)))
         .collect()
 }
 
@@ -1622,17 +1624,11 @@ pub fn build_grouped(
     // A test the history has no level for (no history, or a test new to it) takes its
     // level from the compared runs: the speeds of both sides then stand on the same levels.
     let compared: Vec<&Run> = columns.iter().flatten().copied().collect();
-    let theirs = levels_of(&compared);
-    let filled;
-    let known = if theirs.keys().all(|id| known.levels.contains_key(id)) {
-        known
-    } else {
-        let mut k = known.clone();
-        for (id, level) in theirs {
-            k.levels.entry(id).or_insert(level);
-        }
-        filled = k;
-        &filled
+    let mut levels = levels_of(&compared);
+    levels.extend(known.levels.clone());
+    let known = &Known {
+        levels,
+        ..known.clone()
     };
     let firsts: Vec<Run> = columns
         .iter()
@@ -2541,10 +2537,7 @@ mod tests {
             ];
             run_of(id, start, &figures, seed)
         });
-        let raw: std::collections::BTreeMap<String, f64> = machine_variance(&history, 0)
-            .into_iter()
-            .map(|v| (v.test.clone(), v.between_cv()))
-            .collect();
+        let raw = raw_run_to_run_cv(&history);
         let cv = run_to_run_cv(&history);
         assert!(raw["syscall"] > 0.05, "{raw:?}");
         assert!(

@@ -62,12 +62,13 @@ fn the_papers_ratio_pages_to_swap_with_faults_beside_table_7_or_says_why_it_skip
                 .any(|p| p["result"]["summary"].is_null())
         })
     };
-    if zram::check().is_ok() && failed(&v) {
+    let zram = zram::check();
+    if zram.is_ok() && failed(&v) {
         eprintln!("swap.randpage failed once, run again: {v}");
         v = run();
         assert!(!failed(&v), "swap.randpage failed twice: {v}");
     }
-    if let Err(e) = zram::check() {
+    if let Err(e) = zram {
         // Not root, or no zram: skipped, saying why and what the vm suite does instead.
         let skipped = v["warnings"].as_array().unwrap().iter().any(|w| {
             w["kind"] == "suite_skipped" && w["message"].as_str().unwrap().contains(&e.to_string())
