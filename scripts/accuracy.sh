@@ -82,7 +82,9 @@
 # Each pair is measured back to back, ROUNDS times (default 3), sysperf first in odd rounds and
 # the peer first in even ones: this VM's host noise drifts over minutes, and measuring one whole
 # side after the other put that drift into the ratios. A pair's ratio is the median of its
-# rounds' ratios; the range shows how much the host moved.
+# rounds' ratios; the range shows how much the host moved. A memory block (every bandwidth
+# point of one side) lasts 20-60 s, within which the speed moves too: a row outside the band
+# is measured again one point at a time with scripts/accuracy-point.sh (README, Accuracy).
 #
 # It then checks the physics a faithful suite must show (vfork copies nothing; a round trip
 # costs more than a message to oneself) from one stored sysperf run.
