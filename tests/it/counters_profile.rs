@@ -164,6 +164,17 @@ fn profile_syscall_names_the_entry_path_and_getpid() {
             .any(|n| n.starts_with("entry_SYSCALL_64") || n == "do_syscall_64"),
         "no system-call entry symbol among {names:?}"
     );
+    // The user function that makes the call, glibc's syscall(), is named. The worker's maps
+    // were once read while the loader was still mapping libc, and every user sample in it
+    // was "(mapping unknown)".
+    assert!(
+        names.iter().any(|n| n.starts_with("libc.so")),
+        "no C library function among {names:?}"
+    );
+    assert!(
+        !names.iter().any(|n| n == "(mapping unknown)"),
+        "an unnamed user mapping among {names:?}"
+    );
 }
 
 #[test]
