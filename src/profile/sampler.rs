@@ -230,8 +230,9 @@ impl harness::Observer for Sampler {
         self.limits = ChainLimits::read();
         // Held before its setup, the worker maps nothing new until it is let go. But attach
         // comes right after the worker's exec, while the dynamic loader may still be mapping
-        // the libraries, and the events (disabled until the go-ahead) record none of those
-        // mappings: libc read so, late, left every user sample in it "(mapping unknown)".
+        // the libraries, before the worker pins itself: whole-CPU events on the benchmark's
+        // CPUs then saw no mmap record of them, and a map read that early lacked libc, so
+        // every user sample in it was "(mapping unknown)".
         wait_until_held(pid as u32, HELD_WAIT);
         self.initial_maps = usersym::proc_maps(pid as u32);
         Ok(())
@@ -293,7 +294,8 @@ mod tests {
     #[test]
     fn a_process_waiting_on_its_stdin_is_found_held_and_a_gone_one_is_not_waited_for() {
         // `cat` blocks reading its standard input, a pipe nobody writes, as a held worker does.
-        let mut cat = std::process::Command::new("cat")
+        let mut cat = crate::programs::command("cat")
+            .unwrap()
             .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::null())
             .spawn()
