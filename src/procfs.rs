@@ -465,6 +465,14 @@ pub fn describe_process(pid: u32) -> String {
     }
 }
 
+/// Whether a `/proc/PID/syscall` line is a process blocked in read(2) of descriptor `fd`
+/// ("0 0x0 0x7f... ..." on x86-64 for descriptor 0; "running" while it runs).
+pub fn blocked_reading(syscall: &str, fd: u64) -> bool {
+    let mut f = syscall.split_whitespace();
+    f.next().and_then(|n| n.parse::<i64>().ok()) == Some(libc::SYS_read)
+        && f.next() == Some(&format!("{fd:#x}"))
+}
+
 /// A process's start time (clock ticks since boot, /proc/PID/stat field 22).
 pub fn start_ticks(pid: u32) -> Option<u64> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
@@ -546,6 +554,27 @@ impl ProcessMark {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_read_of_the_descriptor_is_blocked_reading_and_anything_else_is_not() {
+        let stdin = "0 0x0 0x7f4406cac000 0x20000 0x7f4406d3eb60 0xffffffff 0x0 0x7ffc0cfdf088 0x7f4406e272ad\n";
+        assert!(blocked_reading(stdin, 0));
+        assert!(!blocked_reading(stdin, 3));
+        assert!(blocked_reading(
+            "0 0x3 0x7f2a21ed8000 0x20000 0x0 0x0 0x0 0x0 0x0\n",
+            3
+        ));
+        assert!(!blocked_reading(
+            "0 0x3 0x7f2a21ed8000 0x20000 0x0 0x0 0x0 0x0 0x0\n",
+            0
+        ));
+        assert!(!blocked_reading("running\n", 0));
+        assert!(!blocked_reading(
+            "232 0x0 0x7ffc 0x1 0x0 0x0 0x0 0x7ffc 0x7f01\n",
+            0
+        ));
+        assert!(!blocked_reading("", 0));
+    }
 
     #[test]
     fn this_process_runs_and_a_later_one_with_its_pid_is_another() {

@@ -158,6 +158,10 @@ fn run_worker_observed(
     let deadline = Instant::now() + timeout;
     let mut verdict: Option<Outcome> = None;
     if let Some(obs) = observer.as_deref_mut() {
+        // The observer is promised a held worker: spawn returns after the exec, while the
+        // loader may still be mapping libraries (a profile that read the maps then named every
+        // user sample in libc "(mapping unknown)").
+        wait_until_held(pid as u32, HELD_WAIT);
         let go = obs.attach(pid).and_then(|()| {
             let mut stdin = child
                 .stdin
@@ -174,6 +178,24 @@ fn run_worker_observed(
     let out = collect(child, status, total, verdict);
     sys::reap_zombies();
     out
+}
+
+/// The longest [`wait_until_held`] waits: a worker's start (exec, the loader, naming and
+/// pinning itself) takes milliseconds; past this it is observed as it is.
+const HELD_WAIT: Duration = Duration::from_secs(2);
+
+/// Waits, at most `limit`, until process `pid` is blocked reading its standard input (a
+/// held worker's wait for the go-ahead, `worker::enter`), from `/proc/PID/syscall`. Returns
+/// at once where that file cannot be read (no such process, or not allowed).
+fn wait_until_held(pid: u32, limit: Duration) -> bool {
+    let start = Instant::now();
+    loop {
+        match std::fs::read_to_string(format!("/proc/{pid}/syscall")) {
+            Ok(s) if procfs::blocked_reading(&s, 0) => return true,
+            Ok(_) if start.elapsed() < limit => std::thread::sleep(Duration::from_micros(200)),
+            _ => return false,
+        }
+    }
 }
 
 /// Starts a worker for `req` in a process group of its own, its stdout and stderr piped (its
@@ -1291,6 +1313,24 @@ pub fn summarize_counters(trials: &[Trial], ops_per_iteration: u64) -> Option<Co
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_process_waiting_on_its_stdin_is_found_held_and_a_gone_one_is_not_waited_for() {
+        // `cat` blocks reading its standard input, a pipe nobody writes, as a held worker does.
+        let mut cat = crate::programs::command("cat")
+            .unwrap()
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .spawn()
+            .unwrap();
+        let held = wait_until_held(cat.id(), Duration::from_secs(30));
+        cat.kill().unwrap();
+        cat.wait().unwrap();
+        assert!(held, "cat never seen blocked reading descriptor 0");
+        let t = Instant::now();
+        assert!(!wait_until_held(u32::MAX / 2, Duration::from_secs(30)));
+        assert!(t.elapsed() < Duration::from_secs(5));
+    }
 
     #[test]
     fn other_work_in_a_short_window_shows_only_beyond_what_rounding_can_add() {

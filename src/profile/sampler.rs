@@ -112,33 +112,6 @@ pub fn user_attr(scope: Scope) -> PerfEventAttr {
     a
 }
 
-/// The longest [`wait_until_held`] waits: a worker's start (exec, the loader, naming and
-/// pinning itself) takes milliseconds; past this its maps are read as they are.
-const HELD_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
-
-/// Waits, at most `limit`, until process `pid` is blocked reading its standard input (the
-/// held worker's wait for the go-ahead, `harness::worker::enter`), from `/proc/PID/syscall`.
-/// Returns at once where that file cannot be read (no such process, or not allowed).
-fn wait_until_held(pid: u32, limit: std::time::Duration) -> bool {
-    let start = std::time::Instant::now();
-    loop {
-        match std::fs::read_to_string(format!("/proc/{pid}/syscall")) {
-            Ok(s) if blocked_reading_stdin(&s) => return true,
-            Ok(_) if start.elapsed() < limit => {
-                std::thread::sleep(std::time::Duration::from_micros(200))
-            }
-            _ => return false,
-        }
-    }
-}
-
-/// Whether a `/proc/PID/syscall` line is a process blocked in read(2) of descriptor 0
-/// ("0 0x0 0x7f... ..." on x86-64; "running" while it runs).
-fn blocked_reading_stdin(line: &str) -> bool {
-    let mut f = line.split_whitespace();
-    f.next() == Some(&libc::SYS_read.to_string()) && f.next() == Some("0x0")
-}
-
 /// Samples of one worker, gathered while it runs.
 pub struct Sampler {
     scope: Scope,
@@ -228,12 +201,8 @@ impl harness::Observer for Sampler {
         }
         self.root = Some(pid as u32);
         self.limits = ChainLimits::read();
-        // Held before its setup, the worker maps nothing new until it is let go. But attach
-        // comes right after the worker's exec, while the dynamic loader may still be mapping
-        // the libraries, before the worker pins itself: whole-CPU events on the benchmark's
-        // CPUs then saw no mmap record of them, and a map read that early lacked libc, so
-        // every user sample in it was "(mapping unknown)".
-        wait_until_held(pid as u32, HELD_WAIT);
+        // Held before its setup (the harness attaches once the worker waits for its
+        // go-ahead, its libraries loaded), the worker maps nothing new until it is let go.
         self.initial_maps = usersym::proc_maps(pid as u32);
         Ok(())
     }
@@ -269,46 +238,5 @@ impl harness::Observer for Sampler {
                 }
             }
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_read_of_descriptor_0_is_held_and_anything_else_is_not() {
-        assert!(blocked_reading_stdin(
-            "0 0x0 0x7f4406cac000 0x20000 0x7f4406d3eb60 0xffffffff 0x0 0x7ffc0cfdf088 0x7f4406e272ad\n"
-        ));
-        assert!(!blocked_reading_stdin(
-            "0 0x3 0x7f2a21ed8000 0x20000 0x0 0x0 0x0 0x0 0x0\n"
-        ));
-        assert!(!blocked_reading_stdin("running\n"));
-        assert!(!blocked_reading_stdin(
-            "232 0x4 0x7ffc 0x1 0x0 0x0 0x0 0x7ffc 0x7f01\n"
-        ));
-        assert!(!blocked_reading_stdin(""));
-    }
-
-    #[test]
-    fn a_process_waiting_on_its_stdin_is_found_held_and_a_gone_one_is_not_waited_for() {
-        // `cat` blocks reading its standard input, a pipe nobody writes, as a held worker does.
-        let mut cat = crate::programs::command("cat")
-            .unwrap()
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::null())
-            .spawn()
-            .unwrap();
-        let held = wait_until_held(cat.id(), std::time::Duration::from_secs(30));
-        cat.kill().unwrap();
-        cat.wait().unwrap();
-        assert!(held, "cat never seen blocked reading descriptor 0");
-        let t = std::time::Instant::now();
-        assert!(!wait_until_held(
-            u32::MAX / 2,
-            std::time::Duration::from_secs(30)
-        ));
-        assert!(t.elapsed() < std::time::Duration::from_secs(5));
     }
 }
