@@ -315,10 +315,7 @@ fn the_playbook_deploys_over_ssh_to_3_namespace_hosts_and_their_runs_compare() {
     if !ready(&tools, true) {
         return;
     }
-    let work = tempfile::Builder::new()
-        .prefix("sysperf-deploy-")
-        .tempdir()
-        .unwrap();
+    let work = pg::test_dir("deploy", None);
     let w = work.path();
     let pid = std::process::id();
     let state = w.join("state");
@@ -857,10 +854,7 @@ fn the_play_refuses_a_store_url_below_verify_full_unless_told() {
     if !ready(&["ansible-playbook"], false) {
         return;
     }
-    let work = tempfile::Builder::new()
-        .prefix("sysperf-deploy-tls-")
-        .tempdir()
-        .unwrap();
+    let work = pg::test_dir("deploy-tls", None);
     let w = work.path();
     let inventory = w.join("inventory.ini");
     std::fs::write(

@@ -777,3 +777,34 @@ fn reading_an_empty_database_leaves_it_empty() {
         1
     );
 }
+
+#[test]
+fn a_gone_test_process_directory_is_removed_and_a_live_ones_kept() {
+    // A test killed outright (or a machine restarted mid-run) leaves its cluster's directory;
+    // the next cluster made removes it, and never a live test's. Above any pid_max: gone.
+    let tmp = std::env::temp_dir();
+    let gone = tmp.join("sysperf-pgsweep.4294967295.planted");
+    let live = tmp.join(format!("sysperf-pgsweep.{}.planted", std::process::id()));
+    let other_kind = tmp.join("sysperf-pgsweepx.4294967295.planted");
+    for d in [&gone, &live, &other_kind] {
+        std::fs::create_dir_all(d.join("data")).unwrap();
+    }
+    let made = pg::test_dir("pgsweep", None);
+    let (g, l, o) = (gone.exists(), live.exists(), other_kind.exists());
+    for d in [&live, &other_kind] {
+        let _ = std::fs::remove_dir_all(d);
+    }
+    assert!(!g, "{} was left", gone.display());
+    assert!(l, "{} was removed", live.display());
+    assert!(o, "{} (another kind) was removed", other_kind.display());
+    let name = made
+        .path()
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    assert!(
+        name.starts_with(&format!("sysperf-pgsweep.{}.", std::process::id())),
+        "{name}"
+    );
+}

@@ -113,10 +113,7 @@ impl PgCluster {
                 .expect("running as root, but there is neither a postgres nor a nobody user to run PostgreSQL as")
                 .to_string()
         });
-        let dir = tempfile::Builder::new()
-            .prefix("sysperf-pg-")
-            .tempdir()
-            .unwrap();
+        let dir = test_dir("pg", user.as_deref().and_then(ids_of).map(|(uid, _)| uid));
         if let Some(u) = &user {
             let (uid, gid) = ids_of(u).unwrap();
             std::os::unix::fs::chown(dir.path(), Some(uid), Some(gid)).unwrap();
@@ -360,4 +357,40 @@ pub fn fresh_db(test: &str) -> Option<String> {
         .take(40)
         .collect();
     Some(shared()?.create_db(&format!("t{n}_{name}")))
+}
+
+/// A temporary directory `sysperf-<kind>.<pid>.<random>` for a test (here, where the store's
+/// unit tests also find it) (a PostgreSQL cluster, a
+/// fleet of ssh hosts), after removing those of `kind` a test process that is gone left (one
+/// killed, or on a machine that restarted mid-run, cannot remove its own). Only directories
+/// (never a link) owned by this user or by `server_uid` (a cluster's data belongs to its
+/// server's user) are removed. The dots keep the name out of the janitor's pattern
+/// (`sysperf-<what>-<pid>-...`): a sysperf run beside the tests takes a live test's
+/// directory for a gone sysperf's.
+pub fn test_dir(kind: &str, server_uid: Option<u32>) -> tempfile::TempDir {
+    use std::os::unix::fs::MetadataExt;
+    let tmp = std::env::temp_dir();
+    let prefix = format!("sysperf-{kind}.");
+    let me = unsafe_free_euid();
+    for e in std::fs::read_dir(&tmp).into_iter().flatten().flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let Some(pid) = name
+            .strip_prefix(&prefix)
+            .and_then(|rest| rest.split('.').next())
+            .and_then(|p| p.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let Ok(meta) = std::fs::symlink_metadata(e.path()) else {
+            continue;
+        };
+        let ours = meta.uid() == me || Some(meta.uid()) == server_uid;
+        if meta.is_dir() && ours && !std::path::Path::new(&format!("/proc/{pid}")).exists() {
+            let _ = std::fs::remove_dir_all(e.path());
+        }
+    }
+    tempfile::Builder::new()
+        .prefix(&format!("{prefix}{}.", std::process::id()))
+        .tempdir_in(&tmp)
+        .unwrap()
 }
